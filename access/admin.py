@@ -1,0 +1,12 @@
+from django.contrib import admin
+
+from .models import NamespaceGrant
+
+
+@admin.register(NamespaceGrant)
+class NamespaceGrantAdmin(admin.ModelAdmin):
+    list_display = ["namespace", "user", "group", "role", "created"]
+    list_filter = ["role"]
+    search_fields = ["namespace", "user__username", "group__name"]
+    autocomplete_fields = ["user", "group"]
+    list_select_related = ["user", "group"]

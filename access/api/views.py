@@ -1,0 +1,36 @@
+"""The caller's own reach: which namespaces they may read and change."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ..permissions import request_scope
+
+NamespaceAccessSerializer = inline_serializer(
+    name="NamespaceAccess",
+    fields={
+        "everywhere": serializers.BooleanField(help_text="A superuser may act in every namespace."),
+        "namespaces": serializers.ListField(
+            child=inline_serializer(
+                name="NamespaceRole",
+                fields={"namespace": serializers.CharField(), "role": serializers.CharField()},
+            )
+        ),
+    },
+)
+
+
+class NamespaceGrantViewSet(viewsets.ViewSet):
+    """Lists the namespaces the authenticated user was granted, with the strongest role in each."""
+
+    @extend_schema(responses=NamespaceAccessSerializer)
+    def list(self, request: Request) -> Response:
+        scope = request_scope(request)
+        namespaces = [
+            {"namespace": name, "role": "editor" if name in scope.writable else "viewer"}
+            for name in sorted(scope.readable)
+        ]
+        return Response({"everywhere": scope.everywhere, "namespaces": namespaces})

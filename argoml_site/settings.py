@@ -1,0 +1,194 @@
+"""Argo-ML settings: one file, driven by the environment (see README "Configuration").
+
+Defaults are the embedded development stack (SQLite in the project folder, the Redis that `make run`
+starts on a Unix socket under `.dev/`). Production sets DATABASE_URL, REDIS_URL, SECRET_KEY and the cluster.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DEV_DIR = BASE_DIR / ".dev"
+
+DEBUG = env_bool("DEBUG", default=False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) is required unless DEBUG=true.")
+    SECRET_KEY = "insecure-development-key-only-used-with-DEBUG"  # noqa: S105
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_celery_beat",
+    "argoml_site",
+    "access",
+    "kube",
+    "jobs",
+    "hyperparam",
+    "tensorboard",
+    "webhooks",
+    "garbage",
+    "pipelines",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "argoml_site.urls"
+WSGI_APPLICATION = "argoml_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "argoml_site" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------
+_database_url = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+try:
+    DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not a database URL Django understands: {exc}") from exc
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default is shared by the web server and the worker; wait for a lock instead of failing.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis and Celery -----------------------------------------------------------------------------
+EMBEDDED_REDIS_SOCKET = DEV_DIR / "redis.sock"
+REDIS_URL = env_str("REDIS_URL", f"unix://{EMBEDDED_REDIS_SOCKET}?db=0")
+if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"REDIS_URL={REDIS_URL!r} must start with redis://, rediss:// or unix://.")
+
+
+def _celery_url(redis_url: str) -> str:
+    """Kombu spells a Unix-socket Redis `redis+socket://`; redis-py spells it `unix://`."""
+    if redis_url.startswith("unix://"):
+        path, _, query = redis_url.removeprefix("unix://").partition("?")
+        db = dict(part.split("=", 1) for part in query.split("&") if "=" in part).get("db", "0")
+        return f"redis+socket://{path}?virtual_host={db}"
+    return redis_url
+
+
+CELERY_BROKER_URL = _celery_url(REDIS_URL)
+CELERY_RESULT_BACKEND = CELERY_BROKER_URL
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_QUEUES_NAMES = ("reconcile", "default")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = 3600
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Must exceed the longest task, or Redis redelivers a task that is still running.
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = "UTC"
+
+# --- The cluster ----------------------------------------------------------------------------------
+# KUBECONFIG names a kubeconfig file; KUBE_IN_CLUSTER=true uses the pod's service account. With neither,
+# the kubeconfig that `make run` writes for the simulator is used when it exists.
+KUBECONFIG = env_str("KUBECONFIG", str(DEV_DIR / "kubeconfig") if (DEV_DIR / "kubeconfig").exists() else "")
+KUBE_IN_CLUSTER = env_bool("KUBE_IN_CLUSTER", default=False)
+KUBE_WRITE_QPS = env_float("KUBE_WRITE_QPS", 20.0, minimum=0.1)
+KUBE_WRITE_BURST = env_int("KUBE_WRITE_BURST", 50, minimum=1)
+KUBE_REQUEST_TIMEOUT_SECONDS = env_float("KUBE_REQUEST_TIMEOUT_SECONDS", 30.0, minimum=1.0)
+
+# --- Auth, API and static files -------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    "PAGE_SIZE": 100,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Argo-ML API",
+    "DESCRIPTION": "Distributed training jobs, hyperparameter sweeps, TensorBoards and GC on Kubernetes.",
+    "VERSION": "v1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- Logging --------------------------------------------------------------------------------------
+LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO")
+LOG_FORMAT = env_choice("LOG_FORMAT", ("text", "json"), "text" if DEBUG else "json")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

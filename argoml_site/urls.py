@@ -1,0 +1,17 @@
+"""Top-level URLs: admin, REST API and its docs, health and metrics."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from . import views
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", include("argoml_site.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
+    path("metrics", views.metrics, name="metrics"),
+]

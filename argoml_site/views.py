@@ -1,0 +1,66 @@
+"""Health and metrics endpoints: what a kubelet probe and a Prometheus scrape call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import redis
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_GET
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+from kube.health import cluster_configured, cluster_reachable
+
+READINESS_TIMEOUT_SECONDS = 2.0
+
+
+def _database_ready() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def _redis_ready() -> None:
+    client = redis.Redis.from_url(
+        settings.REDIS_URL,
+        socket_connect_timeout=READINESS_TIMEOUT_SECONDS,
+        socket_timeout=READINESS_TIMEOUT_SECONDS,
+    )
+    try:
+        client.ping()
+    finally:
+        client.close()
+
+
+def _cluster_ready() -> None:
+    cluster_reachable(timeout=READINESS_TIMEOUT_SECONDS)
+
+
+@require_GET
+def healthz(request: HttpRequest) -> HttpResponse:
+    """Liveness: the process answers. It checks nothing else, so a database outage restarts no pod."""
+    return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def readyz(request: HttpRequest) -> HttpResponse:
+    """Readiness: 200 when every dependency answers; otherwise 503 naming the ones that failed."""
+    checks: dict[str, Callable[[], None]] = {"database": _database_ready, "redis": _redis_ready}
+    if cluster_configured():
+        checks["cluster"] = _cluster_ready
+    results: dict[str, str] = {}
+    for name, check in checks.items():
+        try:
+            check()
+            results[name] = "ok"
+        except Exception as exc:  # readiness reports any failure instead of raising it
+            results[name] = f"failed: {type(exc).__name__}: {exc}"
+    failed = sorted(name for name, result in results.items() if result != "ok")
+    body = {"status": "ok" if not failed else "unavailable", "failed": failed, "checks": results}
+    return JsonResponse(body, status=503 if failed else 200)
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,1 @@
+"""Periodic garbage collection of old workflow pods and finished children, with an audit trail."""

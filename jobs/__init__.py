@@ -1,0 +1,1 @@
+"""Distributed training operator: TFJob, MXJob, PyTorchJob → Pods + headless Services, env, status."""

@@ -1,0 +1,1 @@
+"""Pipeline definitions transpiled into Argo Workflows: the API and the CLI."""

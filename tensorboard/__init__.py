@@ -1,0 +1,1 @@
+"""TensorBoard spawner: workflow name → its tensorboard artifacts → a TensorBoard Deployment + Service."""

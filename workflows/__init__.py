@@ -1,0 +1,1 @@
+"""Argo Workflow knowledge with no Django in it: the linter, builders, the pipeline transpiler."""
