@@ -1,0 +1,1 @@
+"""Fixtures shared by every app's tests."""
