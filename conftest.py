@@ -1,1 +1,84 @@
-"""Fixtures shared by every app's tests."""
+"""Fixtures shared by every app's tests: real Celery worker processes and a real browser."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent
+CHROMIUM = "/usr/bin/chromium"
+# Without these Chromium keeps calling out to the (closed) network; see the machine notes.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass
+class WorkerProcess:
+    """A Celery worker subprocess consuming a queue of its own, so concurrent test runs never share one."""
+
+    queue: str
+    process: subprocess.Popen[str]
+
+
+@pytest.fixture
+def celery_worker_process(tmp_path) -> Iterator[WorkerProcess]:
+    """A real `celery worker` on the test Redis, on a fresh queue; stopped (warm shutdown) afterwards."""
+    queue = f"test-{uuid.uuid4().hex[:12]}"
+    log = tmp_path / "worker.log"
+    argv = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", queue,
+            "--concurrency", "1", "--pool", "prefork", "--without-mingle", "--without-gossip",
+            "--loglevel", "INFO", "--logfile", str(log)]  # fmt: skip
+    process = subprocess.Popen(argv, cwd=REPO, env=dict(os.environ), text=True, start_new_session=True)
+    try:
+        yield WorkerProcess(queue=queue, process=process)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """A headless Debian Chromium driven by Playwright (no browser download: the system one is used)."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls in the test are still sync.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(chromium, request):
+    """A fresh browser context and page; a screenshot of its last state is kept under .artifacts/."""
+    context = chromium.new_context()
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        artifacts = REPO / ".artifacts"
+        artifacts.mkdir(exist_ok=True)
+        page.screenshot(path=str(artifacts / f"{request.node.name}.png"), full_page=True)
+        context.close()

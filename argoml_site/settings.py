@@ -14,7 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-DEV_DIR = BASE_DIR / ".dev"
+# Where the embedded stack keeps its SQLite database, Redis socket, kubeconfig and admin credentials.
+DEV_DIR = Path(env_str("ARGOML_DEV_DIR", str(BASE_DIR / ".dev"))).resolve()
 
 DEBUG = env_bool("DEBUG", default=False)
 
@@ -79,7 +80,7 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------------
-_database_url = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+_database_url = env_str("DATABASE_URL", f"sqlite:///{DEV_DIR / 'db.sqlite3'}")
 try:
     DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
 except ValueError as exc:

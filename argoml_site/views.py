@@ -9,7 +9,8 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import REGISTRY
+from prometheus_client.exposition import choose_encoder
 
 from kube.health import cluster_configured, cluster_reachable
 
@@ -63,4 +64,6 @@ def readyz(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    """Prometheus exposition, in the format the scraper asks for (classic text or OpenMetrics)."""
+    encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+    return HttpResponse(encoder(REGISTRY), content_type=content_type)

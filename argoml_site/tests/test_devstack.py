@@ -1,0 +1,174 @@
+"""`make run` on the embedded defaults: SQLite, embedded Redis, worker, web; Ctrl-C leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from argoml_site.devstack import Supervisor
+
+REPO = Path(__file__).resolve().parents[2]
+STACK_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG", "KUBECONFIG")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def processes_started_with(marker: str) -> list[int]:
+    """Pids whose environment carries `marker`: every child of the stack inherits it."""
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker.encode() in environ.read_bytes():
+                pids.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return [pid for pid in pids if pid != os.getpid()]
+
+
+class StackOutput:
+    """Collects the stack's output lines in a thread so the test can wait for a line with a timeout."""
+
+    def __init__(self, stream):
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            self.lines.append(line)
+
+    def wait_for(self, pattern: str, timeout: float = 90.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if match := re.search(pattern, line):
+                    return match
+            time.sleep(0.1)
+        raise AssertionError(f"no line matched {pattern!r} in:\n{''.join(self.lines)}")
+
+
+def start_stack(dev_dir: Path, port: int) -> tuple[subprocess.Popen[str], StackOutput]:
+    """`make run` as a user runs it: only the dev folder differs, so the test owns its SQLite and Redis."""
+    env = {key: value for key, value in os.environ.items() if key not in STACK_VARIABLES}
+    env.update(ARGOML_DEV_DIR=str(dev_dir), DEBUG="true", PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "devstack", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    return process, StackOutput(process.stdout)
+
+
+def interrupt(process: subprocess.Popen[str]) -> int:
+    """Ctrl-C: the terminal sends SIGINT to the whole foreground process group."""
+    os.killpg(process.pid, signal.SIGINT)
+    return process.wait(timeout=30)
+
+
+@pytest.fixture
+def stack(tmp_path):
+    port = free_port()
+    marker = f"ARGOML_DEV_DIR={tmp_path}"
+    process, output = start_stack(tmp_path, port)
+    try:
+        yield process, output, f"http://127.0.0.1:{port}", marker
+    finally:
+        if process.poll() is None:
+            interrupt(process)
+        for pid in processes_started_with(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def get_json(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+@pytest.mark.browser
+def test_make_run_brings_up_the_stack_and_ctrl_c_stops_every_process(stack, page, tmp_path):
+    process, output, base_url, marker = stack
+    credentials = output.wait_for(r"Log in as (\S+) / (\S+)")
+    output.wait_for(r"Worker answered a ping task")
+    output.wait_for(r"Argo-ML is up")
+    assert (tmp_path / "db.sqlite3").exists(), "the default database is SQLite in the dev folder"
+
+    assert get_json(f"{base_url}/healthz") == (200, {"status": "ok"})
+    status, ready = get_json(f"{base_url}/readyz")
+    assert status == 200, ready
+    assert ready["checks"] == {"database": "ok", "redis": "ok"}
+
+    page.goto(f"{base_url}/admin/")
+    page.fill("#id_username", credentials.group(1))
+    page.fill("#id_password", credentials.group(2))
+    page.click("input[type=submit]")
+    page.wait_for_selector("#site-name")
+    assert "Site administration" in page.content()
+    assert page.is_visible("text=Namespace grants")
+
+    assert interrupt(process) == 0
+    output.wait_for(r"^Stopped\.")
+    assert processes_started_with(marker) == []
+
+
+def test_a_second_run_reuses_the_admin_user_and_says_where_its_password_is(stack, tmp_path):
+    process, output, _, marker = stack
+    output.wait_for(r"Argo-ML is up")
+    assert interrupt(process) == 0
+    assert "password: " in (tmp_path / "admin-credentials").read_text()
+    assert oct((tmp_path / "admin-credentials").stat().st_mode & 0o777) == "0o600"
+
+    again, second = start_stack(tmp_path, free_port())
+    try:
+        second.wait_for(r"Admin user: admin \(password saved in .*admin-credentials")
+        second.wait_for(r"Argo-ML is up")
+    finally:
+        assert interrupt(again) == 0
+    assert processes_started_with(marker) == []
+
+
+def test_a_busy_port_is_reported_before_anything_starts(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {key: value for key, value in os.environ.items() if key not in STACK_VARIABLES}
+        env.update(ARGOML_DEV_DIR=str(tmp_path), DEBUG="true")
+        result = subprocess.run(
+            [sys.executable, "manage.py", "devstack", "--port", str(port)],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert result.returncode != 0
+    assert f"Port {port} on 127.0.0.1 is in use" in result.stderr
+
+
+def test_the_supervisor_stops_a_child_that_ignores_sigterm(tmp_path):
+    supervisor = Supervisor(cwd=tmp_path)
+    ignore_sigterm = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    stubborn = supervisor.start("stubborn", [sys.executable, "-c", ignore_sigterm], dict(os.environ))
+    time.sleep(0.5)
+    started = time.monotonic()
+    supervisor.stop_all()
+    assert stubborn.process.returncode == -signal.SIGKILL
+    assert time.monotonic() - started < 15

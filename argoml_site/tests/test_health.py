@@ -1,0 +1,63 @@
+"""Probes: /healthz says the process lives; /readyz says which dependency is down."""
+
+import pytest
+from django.test import override_settings
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_answers_without_checking_dependencies(client):
+    with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_readyz_is_ok_when_postgresql_and_redis_answer(client, settings):
+    settings.KUBECONFIG = ""
+    settings.KUBE_IN_CLUSTER = False
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json()["checks"] == {"database": "ok", "redis": "ok"}
+
+
+def test_readyz_is_503_naming_redis_when_redis_is_down(client, settings):
+    settings.KUBECONFIG = ""
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["failed"] == ["redis"]
+    assert body["checks"]["database"] == "ok"
+    assert body["checks"]["redis"].startswith("failed: ConnectionError")
+
+
+def test_readyz_checks_the_cluster_once_one_is_configured(client, settings, tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        """
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+"""
+    )
+    settings.KUBECONFIG = str(kubeconfig)
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["failed"] == ["cluster"]
+
+
+def test_metrics_are_served_in_the_prometheus_text_format(client):
+    response = client.get("/metrics", HTTP_ACCEPT="text/plain;version=0.0.4")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert b"python_info" in response.content
+
+
+def test_metrics_speak_openmetrics_to_a_scraper_that_asks_for_it(client):
+    response = client.get("/metrics", HTTP_ACCEPT="application/openmetrics-text; version=1.0.0")
+    assert response["Content-Type"].startswith("application/openmetrics-text")
+    assert response.content.rstrip().endswith(b"# EOF")
