@@ -1,0 +1,161 @@
+"""The front door: documents in, a checked Argo Workflow (and warnings) out, or every problem at once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from .config import read_config
+from .errors import PipelineError, Problem, Problems
+from .model import MapStep, Pipeline, TaskStep
+from .parse import iter_steps, read_pipeline
+from .render import render_workflow
+
+
+@dataclass(frozen=True)
+class Transpiled:
+    """The Workflow manifest, where the configuration says to write it, and things worth a second look."""
+
+    workflow: dict[str, Any]
+    output_file: str
+    warnings: tuple[str, ...] = ()
+
+
+def transpile(
+    pipeline_document: Any,
+    config_document: Any,
+    *,
+    parameters: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Transpiled:
+    """Check both documents and render the Workflow; raises PipelineError listing every problem found.
+
+    ``parameters`` set pipeline parameters (as the CLI's ``--parameter k=v`` does); ``environ`` fills the
+    configuration's ``${var}`` placeholders from ``ARGOML_VAR_<var>``. Pure: no files, no process environment.
+    """
+    problems = Problems()
+    pipeline = read_pipeline(pipeline_document, problems)
+    config = read_config(config_document, environ or {}, problems)
+    if pipeline is None:
+        problems.raise_if_any()
+        raise AssertionError("read_pipeline returned nothing without reporting a problem")
+    arguments = _workflow_arguments(pipeline, parameters or {}, problems)
+    workflow = render_workflow(pipeline, config, arguments, problems)
+    problems.raise_if_any()
+    return Transpiled(
+        workflow=workflow, output_file=config.output_file, warnings=_warnings(pipeline, workflow)
+    )
+
+
+def parse_parameter_assignments(assignments: Iterable[str]) -> dict[str, str]:
+    """``["lr=0.1", "shards=[\\"a\\"]"]`` → ``{"lr": "0.1", ...}``; the value may itself contain '='."""
+    values: dict[str, str] = {}
+    problems = []
+    for assignment in assignments:
+        name, equals, value = assignment.partition("=")
+        if not equals or not name.strip():
+            problems.append(Problem("--parameter", assignment, "must look like NAME=VALUE"))
+        else:
+            values[name.strip()] = value
+    if problems:
+        raise PipelineError(problems)
+    return values
+
+
+def load_document(text: str, what: str) -> Any:
+    """Parse YAML (or JSON) text; a syntax error becomes a PipelineError naming the document and line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "syntax"
+        problem = getattr(error, "problem", None) or str(error)
+        raise PipelineError([Problem(what, where, f"is not valid YAML: {problem}")]) from error
+
+
+def dump_workflow(workflow: Mapping[str, Any]) -> str:
+    """The Workflow as YAML, keys in the order Argo's documentation writes them."""
+    return yaml.safe_dump(dict(workflow), sort_keys=False, default_flow_style=False, width=120)
+
+
+def _list_parameters(pipeline: Pipeline) -> dict[str, str]:
+    """Parameters that must hold a JSON list, with the map step that needs it."""
+    needs = {
+        name: "its default is a list"
+        for name, value in pipeline.parameters.items()
+        if isinstance(value, list)
+    }
+    for step in iter_steps(pipeline.graph):
+        if isinstance(step, MapStep) and step.iterate_on is not None:
+            needs[step.iterate_on] = f"map step {step.path} iterates on it"
+    return needs
+
+
+def _workflow_arguments(
+    pipeline: Pipeline, overrides: Mapping[str, str], problems: Problems
+) -> dict[str, str]:
+    list_parameters = _list_parameters(pipeline)
+    arguments: dict[str, str] = {}
+    for name, value in overrides.items():
+        if name not in pipeline.parameters:
+            declared = ", ".join(pipeline.parameters) or "none"
+            problems.add("--parameter", name, f"is not a parameter of the pipeline (declared: {declared})")
+        elif name in list_parameters and not _is_json_list(value):
+            problems.add(
+                "--parameter", name, f'must be a JSON list like ["a", "b"] because {list_parameters[name]}'
+            )
+    for name, default in pipeline.parameters.items():
+        if name in overrides:
+            arguments[name] = overrides[name]
+        elif default is None:
+            problems.add(
+                "pipeline", f"parameters.{name}", f"has no value; set one with --parameter {name}=VALUE"
+            )
+        else:
+            arguments[name] = _argument_text(default)
+    return arguments
+
+
+def _is_json_list(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), list)
+    except ValueError:
+        return False
+
+
+def _argument_text(value: Any) -> str:
+    """Argo parameters are strings: lists and mappings as JSON (what withParam reads), flags as true/false."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value)
+
+
+def _warnings(pipeline: Pipeline, workflow: Mapping[str, Any]) -> tuple[str, ...]:
+    used: set[str] = set()
+    for step in iter_steps(pipeline.graph):
+        if isinstance(step, TaskStep):
+            used.update(step.command.parameters)
+        if isinstance(step, MapStep) and step.iterate_on is not None:
+            used.add(step.iterate_on)
+    warnings = [
+        f"parameter '{name}' is not used by any step" for name in pipeline.parameters if name not in used
+    ]
+    caches = {
+        template["memoize"]["cache"]["configMap"]["name"]
+        for template in workflow["spec"]["templates"]
+        if "memoize" in template
+    }
+    for cache in sorted(caches):
+        warnings.append(
+            f"cached steps are memoized in ConfigMap '{cache}': Argo needs create/update rights on "
+            "ConfigMaps, and memoizes steps without outputs only from Argo Workflows 3.5"
+        )
+    return tuple(warnings)
