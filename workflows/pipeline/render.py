@@ -20,8 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import ExecutorConfig, StepSettings, apply_overrides, settings_problems
-from .errors import Problems
+from .config import ExecutorConfig, StepSettings, apply_overrides
 from .model import DagStep, Graph, MapStep, ParallelStep, Pipeline, Step, TaskStep, TerminalStep
 from .parse import task_name
 
@@ -33,14 +32,11 @@ DESCRIPTION_ANNOTATION = "workflows.argoproj.io/description"
 PIPELINE_LABEL = "argoml.io/pipeline"
 
 
-def render_workflow(
-    pipeline: Pipeline, config: ExecutorConfig, arguments: dict[str, str], problems: Problems
-) -> dict:
-    """The Workflow manifest; problems with merged step settings (a missing image…) go to ``problems``."""
-    renderer = _Renderer(problems=problems, config=config, cache_name=f"{pipeline.name}-step-cache")
+def render_workflow(pipeline: Pipeline, config: ExecutorConfig, arguments: dict[str, str]) -> dict[str, Any]:
+    """The Workflow manifest of a pipeline and configuration that passed every check."""
+    renderer = _Renderer(cache_name=f"{pipeline.name}-step-cache")
     renderer.names.claim(ENTRYPOINT)
     renderer.render_graph(pipeline.graph, ENTRYPOINT, "", config.defaults, ())
-    renderer.report_missing_images()
     metadata: dict[str, Any] = {
         "generateName": f"{pipeline.name}-",
         "labels": {PIPELINE_LABEL: pipeline.name},
@@ -81,13 +77,9 @@ def _shorten(name: str) -> str:
 
 @dataclass
 class _Renderer:
-    problems: Problems
-    config: ExecutorConfig
     cache_name: str
     names: _TemplateNames = field(default_factory=_TemplateNames)
     templates: list[dict[str, Any]] = field(default_factory=list)
-    steps_without_image: list[str] = field(default_factory=list)
-    container_steps: int = 0
 
     def render_graph(
         self, graph: Graph, name: str, prefix: str, settings: StepSettings, items: tuple[str, ...]
@@ -135,7 +127,6 @@ class _Renderer:
     def _container_template(
         self, step: TaskStep | TerminalStep, name: str, settings: StepSettings, items: tuple[str, ...]
     ) -> dict[str, Any]:
-        self._check_settings(step, settings)
         template: dict[str, Any] = {"name": name}
         _add_inputs(template, items)
         container: dict[str, Any] = {
@@ -228,29 +219,6 @@ class _Renderer:
                 )
             tasks.append(task)
         template["dag"] = {"tasks": tasks}
-
-    def _check_settings(self, step: Step, settings: StepSettings) -> None:
-        self.container_steps += 1
-        if not settings.docker_image:
-            self.steps_without_image.append(step.path)
-        defaults_problems = set(settings_problems(self.config.defaults))
-        for field_name, message in settings_problems(settings):
-            if (field_name, message) not in defaults_problems:
-                self.problems.add(f"step {step.path}", field_name, message)
-
-    def report_missing_images(self) -> None:
-        """One message when no step has an image, one per step when only some lack it."""
-        if not self.steps_without_image:
-            return
-        if len(self.steps_without_image) == self.container_steps:
-            self.problems.add(
-                "config", "docker_image", "is required (no step sets one under mode_config.argo)"
-            )
-            return
-        for path in self.steps_without_image:
-            self.problems.add(
-                f"step {path}", "docker_image", "no image: set docker_image in the configuration"
-            )
 
 
 def _walk_order(graph: Graph) -> list[Step]:

@@ -14,6 +14,7 @@ from .errors import PipelineError, Problem, Problems
 from .model import MapStep, Pipeline, TaskStep
 from .parse import iter_steps, read_pipeline
 from .render import render_workflow
+from .settings import check_settings
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,9 @@ def transpile(
         problems.raise_if_any()
         raise AssertionError("read_pipeline returned nothing without reporting a problem")
     arguments = _workflow_arguments(pipeline, parameters or {}, problems)
-    workflow = render_workflow(pipeline, config, arguments, problems)
+    check_settings(pipeline, config, problems)
     problems.raise_if_any()
+    workflow = render_workflow(pipeline, config, arguments)
     return Transpiled(
         workflow=workflow, output_file=config.output_file, warnings=_warnings(pipeline, workflow)
     )
