@@ -1,0 +1,208 @@
+"""The reconcile queue: enqueue a key, run it in a worker, sweep up after crashes.
+
+Celery carries one task message per pending key; Redis (see store.py) decides, atomically, whether a
+delivered message may run. docs/concurrency.md explains the states and why no crash loses a key.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from functools import cache
+from typing import Protocol
+
+import redis
+from celery import Celery, current_app
+from django.conf import settings
+
+from .. import metrics
+from .conf import QueueConf, queue_conf_from_settings
+from .keys import ObjectKey
+from .lease import LeaseKeeper
+from .registry import Registry, registry
+from .store import Claimed, Enqueued, Finished, QueueStore, Result
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME = "kube.reconcile_key"
+QUEUE_NAME = "reconcile"
+
+
+class Sender(Protocol):
+    def __call__(self, key: ObjectKey, countdown: float) -> None: ...
+
+
+class CelerySender:
+    """Publishes the `kube.reconcile_key` message of a key on the `reconcile` queue."""
+
+    def __init__(self, app: Celery | None = None) -> None:
+        self._app = app
+
+    def __call__(self, key: ObjectKey, countdown: float) -> None:
+        app = self._app or current_app
+        app.send_task(
+            TASK_NAME,
+            args=(key.kind, key.namespace, key.name),
+            queue=QUEUE_NAME,
+            countdown=countdown if countdown > 0 else None,
+            ignore_result=True,
+        )
+
+
+class ReconcileQueue:
+    def __init__(
+        self, store: QueueStore, conf: QueueConf, send: Sender, reconcilers: Registry = registry
+    ) -> None:
+        self.store = store
+        self.conf = conf
+        self._send_message = send
+        self.reconcilers = reconcilers
+
+    # --- Producer side ------------------------------------------------------------------------------
+
+    def enqueue(self, kind: str, namespace: str, name: str) -> Enqueued:
+        """Ask for one reconcile of the key; cheap and safe to call for every watch event.
+
+        A Redis error propagates. If sending fails after the key was marked pending, the sweep sends it
+        later (after KUBE_QUEUE_RESEND_AFTER_SECONDS), so the request is not lost either way.
+        """
+        key = ObjectKey(kind, namespace, name)
+        outcome = self.store.enqueue(key)
+        metrics.workqueue_depth.labels(key.controller).set(outcome.depth)
+        if outcome.newly_pending:
+            metrics.workqueue_adds_total.labels(key.controller).inc()
+        if outcome.needs_message:
+            self._send(key, 0.0)
+        return outcome.status
+
+    def _send(self, key: ObjectKey, countdown: float) -> None:
+        # A countdown message waits inside a worker, unacknowledged; capping it below the broker's
+        # visibility timeout stops Redis from handing out copies. An early arrival is sent again (CLAIM).
+        self._send_message(key, min(countdown, self.conf.backoff_max))
+
+    # --- Worker side --------------------------------------------------------------------------------
+
+    def process(self, kind: str, namespace: str, name: str) -> str:
+        """Handle one delivered message: run the key's reconciler if Redis says it may run now.
+
+        Returns what happened (a Claimed status when it did not run, else the run's Result), for logs.
+        """
+        key = ObjectKey(kind, namespace, name)
+        token = uuid.uuid4().hex
+        lease_ms = QueueConf.ms(self.conf.lease)
+        claim = self.store.claim(key, token, lease_ms)
+        metrics.workqueue_depth.labels(key.controller).set(claim.depth)
+        if claim.status is Claimed.EARLY:
+            self._send(key, claim.seconds)
+        if not claim.may_run:
+            logger.debug("Not running: %s", claim.status, extra=_log_fields(key))
+            return claim.status.value
+        if claim.status is Claimed.TOOK_OVER:
+            logger.warning(
+                "Taking over a run whose worker stopped renewing its lease", extra=_log_fields(key)
+            )
+        metrics.workqueue_queue_duration_seconds.labels(key.controller).observe(claim.seconds)
+
+        started = time.monotonic()
+        with LeaseKeeper(self.store, key, token, lease_ms, self.conf.refresh_interval):
+            result, requeue_after = self._run(key)
+        finish = self.store.finish(
+            key,
+            token,
+            result,
+            backoff_base_ms=QueueConf.ms(self.conf.backoff_base),
+            backoff_max_ms=QueueConf.ms(self.conf.backoff_max),
+            requeue_after_ms=QueueConf.ms(requeue_after),
+        )
+        metrics.workqueue_work_duration_seconds.labels(key.controller).observe(time.monotonic() - started)
+        metrics.workqueue_depth.labels(key.controller).set(finish.depth)
+        if finish.status is Finished.LOST:
+            logger.warning(
+                "Lease was lost before the run finished; state left to its new owner", extra=_log_fields(key)
+            )
+        if result is Result.ERROR and finish.status is not Finished.LOST:
+            metrics.workqueue_retries_total.labels(key.controller).inc()
+            logger.info("Retrying in %.3f s", finish.backoff, extra=_log_fields(key))
+        if finish.countdown is not None:
+            self._send(key, finish.countdown)
+        return result.value
+
+    def _run(self, key: ObjectKey) -> tuple[Result, float]:
+        """Call the reconciler; every exception is a failure to retry, never a crash of the worker."""
+        started = time.monotonic()
+        try:
+            func = self.reconcilers.lookup(key.kind)
+            returned = func(key.namespace, key.name)
+        except Exception:  # UnknownKindError included: a worker deployed without the app retries too
+            logger.exception("Reconcile failed", extra=_log_fields(key))
+            result, requeue_after = Result.ERROR, 0.0
+        else:
+            result, requeue_after = _interpret(key, returned)
+        controller = key.controller
+        metrics.reconcile_time_seconds.labels(controller).observe(time.monotonic() - started)
+        metrics.reconcile_total.labels(controller, result.value).inc()
+        if result is Result.ERROR:
+            metrics.reconcile_errors_total.labels(controller).inc()
+        return result, requeue_after
+
+    # --- Housekeeping ---------------------------------------------------------------------------------
+
+    def sweep(self) -> int:
+        """Send messages for keys whose run died (lease lapsed) or whose message went missing.
+
+        Every worker consuming the `reconcile` queue calls this on a timer. Returns how many were sent.
+        """
+        sent = 0
+        resend_after_ms = QueueConf.ms(self.conf.resend_after)
+        for kind in self.reconcilers.kinds():
+            outcome = self.store.sweep(kind, resend_after_ms=resend_after_ms)
+            metrics.workqueue_depth.labels(kind.lower()).set(outcome.depth)
+            for key in outcome.recovered:
+                logger.warning(
+                    "Its worker stopped renewing the lease: reconciling again", extra=_log_fields(key)
+                )
+            for key in outcome.resent:
+                logger.warning(
+                    "Pending too long without a run: sending its message again", extra=_log_fields(key)
+                )
+            for key in (*outcome.recovered, *outcome.resent):
+                self._send(key, 0.0)
+                sent += 1
+        return sent
+
+
+def _interpret(key: ObjectKey, returned: object) -> tuple[Result, float]:
+    """A reconciler returns None (done) or a number of seconds after which to reconcile again."""
+    if returned is None:
+        return Result.SUCCESS, 0.0
+    if isinstance(returned, int | float) and not isinstance(returned, bool) and returned >= 0:
+        return Result.REQUEUE_AFTER, float(returned)
+    logger.error(
+        "The reconciler returned %r; it must return None or a number of seconds >= 0",
+        returned,
+        extra=_log_fields(key),
+    )
+    return Result.ERROR, 0.0
+
+
+def _log_fields(key: ObjectKey) -> dict[str, str]:
+    return {"controller": key.controller, "key": str(key)}
+
+
+@cache
+def default_queue() -> ReconcileQueue:
+    """The process's queue, on settings.REDIS_URL and the project's Celery app (built on first use)."""
+    client = redis.Redis.from_url(
+        settings.REDIS_URL,
+        decode_responses=True,
+        socket_timeout=10,
+        socket_connect_timeout=5,
+        health_check_interval=30,
+    )
+    return ReconcileQueue(QueueStore(client), queue_conf_from_settings(), CelerySender())
+
+
+def enqueue(kind: str, namespace: str, name: str) -> Enqueued:
+    """Ask for one reconcile of (kind, namespace, name); see ReconcileQueue.enqueue."""
+    return default_queue().enqueue(kind, namespace, name)

@@ -1,0 +1,162 @@
+"""The queue's state in Redis: each transition is one Lua script, so it is atomic across all processes.
+
+The scripts live in `lua/` (read them with docs/concurrency.md); this module gives them typed results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+
+import redis
+from redis.commands.core import AsyncScript, Script
+
+from .keys import ObjectKey
+
+KEY_PREFIX = "argoml:reconcile"
+_LUA_DIR = Path(__file__).with_name("lua")
+
+
+class Enqueued(StrEnum):
+    ADDED = "added"  # newly pending: send a task message
+    RECOVERED = "recovered"  # its run's lease had lapsed; pending again: send a task message
+    DIRTY = "dirty"  # running: it runs once more afterwards
+    ALREADY_PENDING = "already_pending"  # no-op
+
+
+class Claimed(StrEnum):
+    CLAIMED = "claimed"
+    TOOK_OVER = "took_over"
+    BUSY = "busy"
+    STALE = "stale"
+    EARLY = "early"
+
+
+class Finished(StrEnum):
+    IDLE = "idle"
+    AGAIN = "again"
+    LOST = "lost"
+
+
+class Result(StrEnum):
+    """What a run ended with; also the `result` label of controller_runtime_reconcile_total."""
+
+    SUCCESS = "success"
+    ERROR = "error"
+    REQUEUE_AFTER = "requeue_after"
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueOutcome:
+    status: Enqueued
+    depth: int
+
+    @property
+    def needs_message(self) -> bool:
+        return self.status in (Enqueued.ADDED, Enqueued.RECOVERED)
+
+    @property
+    def newly_pending(self) -> bool:
+        """Counts as an add in workqueue_adds_total (client-go counts an add only when it was not dirty)."""
+        return self.status is not Enqueued.ALREADY_PENDING
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimOutcome:
+    status: Claimed
+    seconds: float  # claimed/took_over: time waited since due; early: time left until due
+    depth: int
+
+    @property
+    def may_run(self) -> bool:
+        return self.status in (Claimed.CLAIMED, Claimed.TOOK_OVER)
+
+
+@dataclass(frozen=True, slots=True)
+class FinishOutcome:
+    status: Finished
+    countdown: float | None  # set when the key is pending again: send its message with this delay
+    depth: int
+    backoff: float | None  # set after a failure: the delay the failure earned
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOutcome:
+    depth: int
+    recovered: list[ObjectKey]
+    resent: list[ObjectKey]
+
+
+@cache
+def _lua(name: str) -> str:
+    prelude = (_LUA_DIR / "prelude.lua").read_text()
+    return prelude + "\n" + (_LUA_DIR / f"{name}.lua").read_text()
+
+
+def _seconds(milliseconds: int) -> float:
+    return milliseconds / 1000
+
+
+class QueueStore:
+    """Typed access to the five Redis keys of each kind. The client must decode responses to str."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self._enqueue = self._script("enqueue")
+        self._claim = self._script("claim")
+        self._refresh = self._script("refresh")
+        self._finish = self._script("finish")
+        self._sweep = self._script("sweep")
+
+    def _script(self, name: str) -> Script | AsyncScript:
+        return self.client.register_script(_lua(name))
+
+    @staticmethod
+    def keys(kind: str) -> list[str]:
+        """pending, running, owner, dirty, failures of a kind; the hash tag keeps them in one cluster slot."""
+        base = f"{KEY_PREFIX}:{{{kind}}}"
+        return [f"{base}:pending", f"{base}:running", f"{base}:owner", f"{base}:dirty", f"{base}:failures"]
+
+    def enqueue(self, key: ObjectKey) -> EnqueueOutcome:
+        status, depth = self._enqueue(keys=self.keys(key.kind), args=[key.member])
+        return EnqueueOutcome(Enqueued(status), int(depth))
+
+    def claim(self, key: ObjectKey, token: str, lease_ms: int) -> ClaimOutcome:
+        status, ms, depth = self._claim(keys=self.keys(key.kind), args=[key.member, token, lease_ms])
+        return ClaimOutcome(Claimed(status), _seconds(int(ms)), int(depth))
+
+    def refresh(self, key: ObjectKey, token: str, lease_ms: int) -> bool:
+        return bool(self._refresh(keys=self.keys(key.kind), args=[key.member, token, lease_ms]))
+
+    def finish(
+        self,
+        key: ObjectKey,
+        token: str,
+        result: Result,
+        *,
+        backoff_base_ms: int,
+        backoff_max_ms: int,
+        requeue_after_ms: int = 0,
+    ) -> FinishOutcome:
+        args = [key.member, token, result.value, backoff_base_ms, backoff_max_ms, requeue_after_ms]
+        status, countdown_ms, depth, backoff_ms = self._finish(keys=self.keys(key.kind), args=args)
+        return FinishOutcome(
+            Finished(status),
+            None if int(countdown_ms) < 0 else _seconds(int(countdown_ms)),
+            int(depth),
+            None if int(backoff_ms) < 0 else _seconds(int(backoff_ms)),
+        )
+
+    def sweep(self, kind: str, *, resend_after_ms: int, limit: int = 100) -> SweepOutcome:
+        depth, recovered, resent = self._sweep(keys=self.keys(kind), args=[resend_after_ms, limit])
+        return SweepOutcome(
+            int(depth),
+            [ObjectKey.from_member(kind, member) for member in recovered],
+            [ObjectKey.from_member(kind, member) for member in resent],
+        )
+
+    def failures(self, key: ObjectKey) -> int:
+        """Consecutive failed runs of the key (0 after a success)."""
+        return int(self.client.hget(self.keys(key.kind)[4], key.member) or 0)

@@ -1,0 +1,29 @@
+"""The reconcile task, thin: a key in, the queue's run logic out; and the queue sweep hooked into workers."""
+
+from __future__ import annotations
+
+from celery import current_app, shared_task
+
+from .queue import QUEUE_NAME, TASK_NAME, default_queue
+from .queue.conf import reconcile_time_limit
+from .queue.sweeper import QueueSweepStep
+
+# Past the soft limit the reconcile raises inside (a failure, retried with backoff); past the hard one
+# the pool child is killed, its lease lapses and the key runs again.
+_SOFT_LIMIT = reconcile_time_limit()
+
+current_app.steps["consumer"].add(QueueSweepStep)
+
+
+@shared_task(
+    name=TASK_NAME,
+    queue=QUEUE_NAME,
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=_SOFT_LIMIT,
+    time_limit=_SOFT_LIMIT + 30,
+)
+def reconcile_key(kind: str, namespace: str, name: str) -> str:
+    """Run one reconcile of the key if the queue's state allows it now (see kube.queue.core.process)."""
+    return default_queue().process(kind, namespace, name)

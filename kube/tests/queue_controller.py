@@ -1,0 +1,56 @@
+"""A sample controller for the queue's tests and benchmark, imported by real worker processes (`-I`).
+
+Each run of kind `Probe` records itself in Redis and does what the test scripted for that object:
+  probe:sleeps:<ns/name>  list of seconds to sleep, one popped per run (no item: no sleep)
+  probe:fail:<ns/name>    how many of the next runs raise
+  probe:runs:<ns/name>    one JSON record per finished run {start, end, worker, failed}
+  probe:starts:<ns/name>  one JSON record per started run {start, worker}
+Kind `Noop` only notes when it started (bench): HSET noop:started <ns/name> <time>.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import cache
+
+import redis
+from celery import current_task
+from django.conf import settings
+
+from kube.queue import reconciler
+
+
+class ScriptedFailure(RuntimeError):
+    pass
+
+
+@cache
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True)
+
+
+def _worker() -> str:
+    return current_task.request.hostname if current_task else "in-process"
+
+
+@reconciler("Probe")
+def reconcile_probe(namespace: str, name: str) -> None:
+    member = f"{namespace}/{name}"
+    client = _redis()
+    start = time.time()
+    worker = _worker()
+    client.rpush(f"probe:starts:{member}", json.dumps({"start": start, "worker": worker}))
+    sleep = client.lpop(f"probe:sleeps:{member}")
+    if sleep:
+        time.sleep(float(sleep))
+    failed = client.decr(f"probe:fail:{member}") >= 0
+    end = time.time()
+    client.rpush(f"probe:runs:{member}", json.dumps({"start": start, "end": end, "worker": worker, "failed": failed}))
+    if failed:
+        raise ScriptedFailure(f"{member}: scripted failure")
+
+
+@reconciler("Noop")
+def reconcile_noop(namespace: str, name: str) -> None:
+    _redis().hset("noop:started", f"{namespace}/{name}", repr(time.time()))
