@@ -1,0 +1,243 @@
+"""Pure builders: a HyperparamWorkflow (a dict as the apiserver returns it) → the Argo Workflows it runs.
+
+Each Workflow is one batch of trials. It keeps the user's WorkflowSpec (templates, arguments, volumes, ...)
+and adds one steps template that becomes the entrypoint: a single step calling the user's entrypoint
+`withItems` the batch's combinations, passing every hyperparameter by name as `{{item.<name>}}` (so the exact
+string we rendered reaches the template), with the sweep's parallelism, `failFast: false` (one failed trial
+must not stop the others) and `continueOn` failures (the batch completes; trials carry their own phase).
+
+Names are deterministic (`<sweep>-<batch>`, shortened with a hash past Argo's 63 characters), the Workflow is
+owned by the HyperparamWorkflow (controller reference) and labelled with the sweep's name, uid and batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from hyperparam.batching import (
+    BATCH_BUDGET_BYTES,
+    BatchPlan,
+    json_size,
+    trial_status_bytes,
+    trials_per_batch,
+    workflow_status_bytes,
+)
+from hyperparam.space import FieldError, SpecError
+from hyperparam.space.domains import json_width
+from hyperparam.sweep import TRIAL_KEY, PlannedTrial, Sweep, parse_sweep, seed_from_uid
+
+API_VERSION = "argoml.io/v1alpha1"
+KIND = "HyperparamWorkflow"
+LABEL_SWEEP = "argoml.io/hyperparam-workflow"
+LABEL_SWEEP_UID = "argoml.io/hyperparam-workflow-uid"
+LABEL_BATCH = "argoml.io/hyperparam-batch"
+FANOUT_TEMPLATE = "argoml-sweep"
+TRIAL_STEP = "trial"
+# Argo refuses Workflow names longer than this; label values have the same limit.
+MAX_NAME_LENGTH = 63
+_HASH_LENGTH = 8
+
+
+def sweep_of(hpw: Mapping[str, Any]) -> Sweep:
+    """The validated spec of a HyperparamWorkflow; an unseeded random sweep gets a seed from its uid."""
+    uid = str(hpw.get("metadata", {}).get("uid") or "")
+    return parse_sweep(hpw.get("spec"), fallback_seed=seed_from_uid(uid) if uid else 0)
+
+
+def workflow_name(sweep_name: str, batch_index: int) -> str:
+    """`<sweep>-<batch>`, or a truncated sweep name plus a hash of the full one when that is too long."""
+    suffix = f"-{batch_index}"
+    if len(sweep_name) + len(suffix) <= MAX_NAME_LENGTH:
+        return sweep_name + suffix
+    keep = MAX_NAME_LENGTH - len(suffix) - _HASH_LENGTH - 1
+    return f"{sweep_name[:keep].rstrip('-.')}-{_short_hash(sweep_name)}{suffix}"
+
+
+def label_value(text: str) -> str:
+    """`text` if it fits a label value, else a truncated prefix plus a hash (still unique, still readable)."""
+    if len(text) <= MAX_NAME_LENGTH:
+        return text
+    keep = MAX_NAME_LENGTH - _HASH_LENGTH - 1
+    return f"{text[:keep].rstrip('-._')}-{_short_hash(text)}"
+
+
+def sweep_selector(hpw: Mapping[str, Any]) -> dict[str, str]:
+    """Labels selecting every Workflow of this sweep (by uid: a re-created sweep must not adopt old ones)."""
+    metadata = hpw["metadata"]
+    if metadata.get("uid"):
+        return {LABEL_SWEEP_UID: str(metadata["uid"])}
+    return {LABEL_SWEEP: label_value(metadata["name"])}
+
+
+def plan_batches(hpw: Mapping[str, Any], sweep: Sweep | None = None) -> BatchPlan:
+    """How the sweep's trials split into Workflows; raises SpecError if one trial cannot fit a Workflow."""
+    sweep = sweep or sweep_of(hpw)
+    item_bytes = _max_item_bytes(sweep)
+    skeleton = _workflow(hpw, sweep, "x" * MAX_NAME_LENGTH, 0, parallelism=sweep.parallelism, items=[])
+    # Bound every name-dependent figure with the longest name a batch can have.
+    trial_node_name = MAX_NAME_LENGTH + len(f"[0].{TRIAL_STEP}(") + 8 + item_bytes
+    per_trial = trial_status_bytes(skeleton["spec"], sweep.entrypoint, trial_node_name)
+    base = json_size(skeleton) + workflow_status_bytes(skeleton["spec"], MAX_NAME_LENGTH)
+    fit = trials_per_batch(base, item_bytes, per_trial)
+    if fit == 0:
+        raise SpecError(
+            [
+                FieldError(
+                    "spec.workflow",
+                    f"one trial's estimated Workflow status ({per_trial:,} bytes) plus the spec "
+                    f"({base:,} bytes) does not fit the {BATCH_BUDGET_BYTES:,}-byte budget of a Workflow",
+                )
+            ]
+        )
+    return BatchPlan(trial_count=sweep.trial_count, trials_per_batch=fit, parallelism=sweep.parallelism)
+
+
+def build_workflow(
+    hpw: Mapping[str, Any],
+    batch_index: int,
+    trials: Sequence[PlannedTrial],
+    *,
+    sweep: Sweep | None = None,
+    plan: BatchPlan | None = None,
+) -> dict[str, Any]:
+    """The Workflow for one batch of trials (any trials: planned ones, or an adaptive round's)."""
+    sweep = sweep or sweep_of(hpw)
+    plan = plan or plan_batches(hpw, sweep)
+    if not trials:
+        raise ValueError("a batch needs at least one trial")
+    if len(trials) > plan.trials_per_batch:
+        raise ValueError(f"{len(trials)} trials exceed the plan's {plan.trials_per_batch} per Workflow")
+    names = set(sweep.space.names)
+    items: list[dict[str, str]] = []
+    for trial in trials:
+        if set(trial.params) != names or not all(isinstance(value, str) for value in trial.params.values()):
+            raise ValueError(f"trial {trial.index}: parameters must be strings for exactly {sorted(names)}")
+        items.append({TRIAL_KEY: str(trial.index), **trial.params})
+    name = workflow_name(hpw["metadata"]["name"], batch_index)
+    return _workflow(hpw, sweep, name, batch_index, parallelism=plan.workflow_parallelism, items=items)
+
+
+def build_batch(
+    hpw: Mapping[str, Any], batch_index: int, *, sweep: Sweep | None = None, plan: BatchPlan | None = None
+) -> dict[str, Any]:
+    """The Workflow for batch `batch_index` of a grid or random sweep, computed without the other batches."""
+    sweep = sweep or sweep_of(hpw)
+    plan = plan or plan_batches(hpw, sweep)
+    batch = plan.batch_trials(batch_index)
+    trials = list(sweep.planned_trials(batch.start, batch.stop))
+    return build_workflow(hpw, batch_index, trials, sweep=sweep, plan=plan)
+
+
+def iter_workflows(hpw: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every Workflow of a grid or random sweep, one at a time (for `render_hyperparam` and benchmarks)."""
+    sweep = sweep_of(hpw)
+    plan = plan_batches(hpw, sweep)
+    for batch_index in range(plan.batch_count):
+        yield build_batch(hpw, batch_index, sweep=sweep, plan=plan)
+
+
+def fanout_template_name(workflow_spec: Mapping[str, Any]) -> str:
+    """Our entrypoint's name: `argoml-sweep`, or with a number if the user already has a template so named."""
+    taken = {t.get("name") for t in workflow_spec.get("templates", []) if isinstance(t, Mapping)}
+    candidate, number = FANOUT_TEMPLATE, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{FANOUT_TEMPLATE}-{number}"
+    return candidate
+
+
+def _workflow(
+    hpw: Mapping[str, Any],
+    sweep: Sweep,
+    name: str,
+    batch_index: int,
+    *,
+    parallelism: int,
+    items: list[dict[str, str]],
+) -> dict[str, Any]:
+    metadata = hpw["metadata"]
+    labels = {LABEL_SWEEP: label_value(metadata["name"]), LABEL_BATCH: str(batch_index)}
+    workflow_metadata: dict[str, Any] = {"name": name, "labels": labels}
+    if metadata.get("namespace"):
+        workflow_metadata["namespace"] = metadata["namespace"]
+    if metadata.get("uid"):
+        labels[LABEL_SWEEP_UID] = str(metadata["uid"])
+        workflow_metadata["ownerReferences"] = [
+            {
+                "apiVersion": API_VERSION,
+                "kind": KIND,
+                "name": metadata["name"],
+                "uid": metadata["uid"],
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    spec = copy.deepcopy(dict(sweep.workflow))
+    fanout = fanout_template_name(spec)
+    spec["templates"] = [*spec["templates"], _fanout_template(sweep, fanout, parallelism, items)]
+    spec["entrypoint"] = fanout
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": workflow_metadata,
+        "spec": spec,
+    }
+
+
+def _fanout_template(
+    sweep: Sweep, name: str, parallelism: int, items: list[dict[str, str]]
+) -> dict[str, Any]:
+    arguments = [{"name": hp, "value": f"{{{{item.{hp}}}}}"} for hp in sweep.space.names]
+    arguments += [
+        {"name": p, "value": f"{{{{workflow.parameters.{p}}}}}"} for p in sweep.passthrough_parameters
+    ]
+    return {
+        "name": name,
+        "parallelism": parallelism,
+        "failFast": False,
+        "steps": [
+            [
+                {
+                    "name": TRIAL_STEP,
+                    "template": sweep.entrypoint,
+                    "arguments": {"parameters": arguments},
+                    "withItems": items,
+                    "continueOn": {"failed": True, "error": True},
+                }
+            ]
+        ],
+    }
+
+
+def _max_item_bytes(sweep: Sweep) -> int:
+    """A bound on one fan-out item's JSON size: the trial key and each hyperparameter's widest value."""
+    widest_index = json_width(str(max(sweep.trial_count - 1, 0)))
+    fields = [json_width(TRIAL_KEY) + 1 + widest_index]
+    fields += [json_width(d.name) + 1 + d.max_json_width() for d in sweep.space.domains]
+    return 2 + sum(fields) + len(fields) - 1
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:_HASH_LENGTH]
+
+
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "LABEL_BATCH",
+    "LABEL_SWEEP",
+    "LABEL_SWEEP_UID",
+    "BatchPlan",
+    "build_batch",
+    "build_workflow",
+    "fanout_template_name",
+    "iter_workflows",
+    "label_value",
+    "plan_batches",
+    "sweep_of",
+    "sweep_selector",
+    "workflow_name",
+]
