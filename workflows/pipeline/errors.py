@@ -38,6 +38,9 @@ class Problems:
     def add(self, where: str, field_name: str, message: str) -> None:
         self.found.append(Problem(where, field_name, message))
 
+    def has(self, where: str, field_name: str) -> bool:
+        return any(problem.where == where and problem.field == field_name for problem in self.found)
+
     def raise_if_any(self) -> None:
         if self.found:
             raise PipelineError(self.found)

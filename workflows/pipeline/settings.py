@@ -25,6 +25,8 @@ def check_settings(pipeline: Pipeline, config: ExecutorConfig, problems: Problem
         for field_name, message in settings_problems(settings):
             if (field_name, message) not in defaults_problems:
                 problems.add(f"step {step.path}", field_name, message)
+    if problems.has("config", "docker_image") or problems.has("config", ""):
+        return  # the configuration's own image problem is the one to fix first
     if without_image and len(without_image) == container_steps:
         problems.add("config", "docker_image", "is required (no step sets one under mode_config.argo)")
     else:

@@ -105,11 +105,12 @@ def _workflow_arguments(
     for name, value in overrides.items():
         if name not in pipeline.parameters:
             declared = ", ".join(pipeline.parameters) or "none"
-            problems.add("--parameter", name, f"is not a parameter of the pipeline (declared: {declared})")
-        elif name in list_parameters and not _is_json_list(value):
             problems.add(
-                "--parameter", name, f'must be a JSON list like ["a", "b"] because {list_parameters[name]}'
+                f"--parameter {name}", "", f"is not a parameter of the pipeline (declared: {declared})"
             )
+        elif name in list_parameters and not _is_json_list(value):
+            message = f'must be a JSON list like ["a", "b"] because {list_parameters[name]}'
+            problems.add(f"--parameter {name}", "", message)
     for name, default in pipeline.parameters.items():
         if name in overrides:
             arguments[name] = overrides[name]
