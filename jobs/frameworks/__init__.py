@@ -1,0 +1,20 @@
+"""Framework plugins: one small class per training framework, looked up by custom resource kind."""
+
+from jobs.frameworks.base import Framework
+from jobs.frameworks.mxnet import MXNet
+from jobs.frameworks.pytorch import PyTorch
+from jobs.frameworks.registry import UnknownKind, framework_class, framework_for, kinds, register, unregister
+from jobs.frameworks.tensorflow import TensorFlow
+
+__all__ = [
+    "Framework",
+    "MXNet",
+    "PyTorch",
+    "TensorFlow",
+    "UnknownKind",
+    "framework_class",
+    "framework_for",
+    "kinds",
+    "register",
+    "unregister",
+]

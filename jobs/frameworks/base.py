@@ -1,0 +1,93 @@
+"""What the operator core needs to know about a training framework, and nothing more.
+
+A framework is one small class: class attributes describe its kind, replica types and container, and
+`environment()` returns the variables its processes read to find each other. Everything else (pods,
+services, status, policies) is generic and lives outside this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from jobs import spec as jobspec
+from jobs.spec import FieldError
+
+
+class Framework:
+    """Base class of a framework plugin; subclasses set the class attributes and `environment()`."""
+
+    #: Custom resource kind, plural and short name: `TFJob`, `tfjobs`, `tfjob`.
+    kind: ClassVar[str]
+    plural: ClassVar[str]
+    short_name: ClassVar[str]
+    #: The spec field holding the replica specs, e.g. `tfReplicaSpecs`.
+    spec_key: ClassVar[str]
+    #: Replica types in canonical casing; their order is the order of every generated list.
+    replica_types: ClassVar[tuple[str, ...]]
+    #: Types whose success is the job's success (at most one may appear in a job).
+    chief_types: ClassVar[tuple[str, ...]] = ()
+    #: Types every job must have, and types that must have exactly one replica.
+    required_types: ClassVar[tuple[str, ...]] = ()
+    singleton_types: ClassVar[tuple[str, ...]] = ()
+    #: The type whose replica 0 decides success when there is no chief, and that gets the master role.
+    worker_type: ClassVar[str] = "Worker"
+    #: The container that receives the cluster environment and the port.
+    container_name: ClassVar[str]
+    port_name: ClassVar[str]
+    default_port: ClassVar[int]
+    default_restart_policy: ClassVar[str] = "Never"
+    default_clean_pod_policy: ClassVar[str] = "None"
+    #: Framework-specific spec fields and their defaults (e.g. TF `successPolicy`).
+    extra_spec_fields: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, cluster_domain: str = "") -> None:
+        """`cluster_domain` (e.g. `cluster.local`) is appended to fully qualified service names."""
+        self.cluster_domain = cluster_domain.strip(".")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(cluster_domain={self.cluster_domain!r})"
+
+    # --- what a subclass provides -------------------------------------------------------------
+
+    def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
+        """Variables for the framework container of replica `index` of `replica_type` (canonical)."""
+        raise NotImplementedError
+
+    def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
+        """Check the values of `extra_spec_fields`; the default accepts anything."""
+        return []
+
+    # --- helpers shared by every framework ----------------------------------------------------
+
+    @classmethod
+    def canonical_replica_type(cls, name: object) -> str | None:
+        """`worker`, `WORKER` and `Worker` all mean `Worker`; unknown names give None."""
+        if not isinstance(name, str):
+            return None
+        return next((rt for rt in cls.replica_types if rt.lower() == name.lower()), None)
+
+    def replica_counts(self, job: dict[str, Any]) -> dict[str, int]:
+        return jobspec.replica_counts(job, self)
+
+    def port(self, job: dict[str, Any], replica_type: str) -> int:
+        """The port the replica type listens on: its container's named port, else the default."""
+        spec = jobspec.replica_specs(job, self).get(replica_type, {})
+        template_spec = jobspec.as_dict(jobspec.as_dict(spec.get("template")).get("spec"))
+        container = jobspec.framework_container(template_spec, self.container_name) or {}
+        ports = container.get("ports")
+        for port in ports if isinstance(ports, list) else []:
+            if isinstance(port, dict) and port.get("name") == self.port_name:
+                number = jobspec.as_int(port.get("containerPort"))
+                if number is not None:
+                    return number
+        return self.default_port
+
+    def host(self, job: dict[str, Any], replica_type: str, index: int) -> str:
+        """The replica's service name, resolvable from pods in the same namespace."""
+        return f"{jobspec.job_name(job)}-{replica_type.lower()}-{index}"
+
+    def fqdn(self, job: dict[str, Any], replica_type: str, index: int) -> str:
+        """`<service>.<namespace>.svc`, plus the cluster domain when one is configured."""
+        name = f"{self.host(job, replica_type, index)}.{jobspec.job_namespace(job)}.svc"
+        return f"{name}.{self.cluster_domain}" if self.cluster_domain else name

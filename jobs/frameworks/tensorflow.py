@@ -1,0 +1,55 @@
+"""TensorFlow: TF_CONFIG describes the cluster, as the Kubeflow TFJob operator writes it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jobs.frameworks.base import Framework
+from jobs.frameworks.registry import register
+from jobs.spec import SUCCESS_POLICIES, FieldError
+
+
+@register
+class TensorFlow(Framework):
+    kind = "TFJob"
+    plural = "tfjobs"
+    short_name = "tfjob"
+    spec_key = "tfReplicaSpecs"
+    replica_types = ("Chief", "Master", "PS", "Worker", "Evaluator")
+    chief_types = ("Chief", "Master")
+    singleton_types = ("Chief", "Master", "Evaluator")
+    container_name = "tensorflow"
+    port_name = "tfjob-port"
+    default_port = 2222
+    default_restart_policy = "Never"
+    default_clean_pod_policy = "Running"
+    extra_spec_fields = {"successPolicy": ""}
+
+    def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
+        """TF_CONFIG for a distributed job; a job of a single replica gets none (it trains locally).
+
+        The cluster lists every type, the evaluator included, as Kubeflow has done since it stopped
+        leaving it out (TF's distribute coordinator fails with "No such job in cluster: evaluator"
+        without it). Types with no replicas are left out rather than listed empty.
+        """
+        counts = self.replica_counts(job)
+        if sum(counts.values()) <= 1:
+            return {}
+        cluster = {
+            rt.lower(): [f"{self.fqdn(job, rt, i)}:{self.port(job, rt)}" for i in range(count)]
+            for rt, count in sorted(counts.items(), key=lambda item: item[0].lower())
+            if count > 0
+        }
+        config = {
+            "cluster": cluster,
+            "task": {"type": replica_type.lower(), "index": index},
+            "environment": "cloud",
+        }
+        return {"TF_CONFIG": json.dumps(config, separators=(",", ":"))}
+
+    def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
+        policy = spec.get("successPolicy", "")
+        if policy not in SUCCESS_POLICIES:
+            return [FieldError("spec.successPolicy", f'must be "" or "AllWorkers", not {policy!r}')]
+        return []

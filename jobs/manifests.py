@@ -1,0 +1,182 @@
+"""Pure builders: a training job → the Pods and headless Services that run it.
+
+Every child is named `<job>-<replica type lowercase>-<index>` (Pod and Service alike, so the Service name
+is the pod's DNS name), labelled so the job's children can be listed with one selector, and owned by
+the job through a controller ownerReference. Output is deterministic: same job, same manifests, in the
+framework's replica-type order and then by index.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, NamedTuple
+
+from jobs.frameworks.base import Framework
+from jobs.spec import (
+    API_VERSION,
+    as_dict,
+    chief_type,
+    framework_container,
+    job_name,
+    job_namespace,
+    replica_specs,
+    with_defaults,
+)
+
+LABEL_JOB_NAME = "argoml.io/job-name"
+LABEL_REPLICA_TYPE = "argoml.io/replica-type"
+LABEL_REPLICA_INDEX = "argoml.io/replica-index"
+LABEL_JOB_ROLE = "argoml.io/job-role"
+MASTER_ROLE = "master"
+
+ENV_JOB_NAME = "ARGOML_JOB_NAME"
+ENV_REPLICA_TYPE = "ARGOML_REPLICA_TYPE"
+ENV_REPLICA_INDEX = "ARGOML_REPLICA_INDEX"
+
+
+class Slot(NamedTuple):
+    """One replica of a job: its canonical type and index."""
+
+    replica_type: str
+    index: int
+
+
+def replica_name(name: str, replica_type: str, index: int) -> str:
+    return f"{name}-{replica_type.lower()}-{index}"
+
+
+def slot_name(job: dict[str, Any], slot: Slot) -> str:
+    return replica_name(job_name(job), slot.replica_type, slot.index)
+
+
+def job_selector(job: dict[str, Any]) -> dict[str, str]:
+    """The label selector that lists every child of `job` (filter by owner uid afterwards)."""
+    return {LABEL_JOB_NAME: job_name(job)}
+
+
+def replica_labels(job: dict[str, Any], slot: Slot) -> dict[str, str]:
+    return {
+        LABEL_JOB_NAME: job_name(job),
+        LABEL_REPLICA_TYPE: slot.replica_type.lower(),
+        LABEL_REPLICA_INDEX: str(slot.index),
+    }
+
+
+def is_master_role(job: dict[str, Any], framework: Framework, slot: Slot) -> bool:
+    """The chief/master replica, or worker 0 when the job has neither."""
+    chief = chief_type(job, framework)
+    if chief is not None:
+        return slot.replica_type == chief
+    return slot.replica_type == framework.worker_type and slot.index == 0
+
+
+def owner_reference(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
+    """Controller reference: deleting the job deletes its children, and only its controller manages them."""
+    metadata = as_dict(job.get("metadata"))
+    return {
+        "apiVersion": API_VERSION,
+        "kind": framework.kind,
+        "name": job_name(job),
+        "uid": str(metadata.get("uid") or ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def desired_slots(job: dict[str, Any], framework: Framework) -> list[Slot]:
+    """Every replica the spec asks for, in the framework's type order and then by index."""
+    return [Slot(rt, i) for rt, count in framework.replica_counts(job).items() for i in range(count)]
+
+
+def desired_pods(job: dict[str, Any], framework: Framework) -> list[dict[str, Any]]:
+    job = with_defaults(job, framework)
+    return [build_pod(job, framework, slot) for slot in desired_slots(job, framework)]
+
+
+def desired_services(job: dict[str, Any], framework: Framework) -> list[dict[str, Any]]:
+    job = with_defaults(job, framework)
+    return [build_service(job, framework, slot) for slot in desired_slots(job, framework)]
+
+
+def build_pod(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str, Any]:
+    """The Pod of one replica; `job` must have its defaults applied (`spec.with_defaults`).
+
+    The replica's pod template is kept as written, except: our labels win over the template's,
+    `restartPolicy` comes from the replica spec (ExitCode becomes Never: the operator, not the
+    kubelet, decides which exits are retried), every container learns the replica's identity,
+    and the framework container gets the cluster environment and its port.
+    """
+    replica_spec = replica_specs(job, framework)[slot.replica_type]
+    template = copy.deepcopy(as_dict(replica_spec.get("template")))
+    template_metadata = as_dict(template.get("metadata"))
+    labels = {**as_dict(template_metadata.get("labels")), **replica_labels(job, slot)}
+    if is_master_role(job, framework, slot):
+        labels[LABEL_JOB_ROLE] = MASTER_ROLE
+    metadata: dict[str, Any] = {
+        "name": slot_name(job, slot),
+        "namespace": job_namespace(job),
+        "labels": labels,
+        "ownerReferences": [owner_reference(job, framework)],
+    }
+    if template_metadata.get("annotations"):
+        metadata["annotations"] = template_metadata["annotations"]
+
+    pod_spec = as_dict(template.get("spec"))
+    restart_policy = replica_spec["restartPolicy"]
+    pod_spec["restartPolicy"] = "Never" if restart_policy == "ExitCode" else restart_policy
+    identity = {
+        ENV_JOB_NAME: job_name(job),
+        ENV_REPLICA_TYPE: slot.replica_type.lower(),
+        ENV_REPLICA_INDEX: str(slot.index),
+    }
+    for field in ("initContainers", "containers"):
+        for container in pod_spec.get(field) or []:
+            container["env"] = merge_env(container.get("env"), identity)
+    container = framework_container(pod_spec, framework.container_name)
+    if container is not None:
+        container["env"] = merge_env(container["env"], framework.environment(job, *slot))
+        _ensure_port(container, framework.port_name, framework.port(job, slot.replica_type))
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+
+
+def build_service(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str, Any]:
+    """The headless Service that gives the replica's pod a stable DNS name.
+
+    `publishNotReadyAddresses` makes the name resolve before the pod is ready: replicas must find
+    each other during rendezvous, which happens before any readiness probe could pass.
+    """
+    port = framework.port(job, slot.replica_type)
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": slot_name(job, slot),
+            "namespace": job_namespace(job),
+            "labels": replica_labels(job, slot),
+            "ownerReferences": [owner_reference(job, framework)],
+        },
+        "spec": {
+            "clusterIP": "None",
+            "selector": replica_labels(job, slot),
+            "ports": [{"name": framework.port_name, "port": port, "targetPort": port, "protocol": "TCP"}],
+            "publishNotReadyAddresses": True,
+        },
+    }
+
+
+def merge_env(env: object, values: dict[str, str]) -> list[dict[str, Any]]:
+    """The container's env with `values` set: ours replace same-named entries, no name appears twice."""
+    kept = (
+        [e for e in env if isinstance(e, dict) and e.get("name") not in values]
+        if isinstance(env, list)
+        else []
+    )
+    return kept + [{"name": name, "value": value} for name, value in values.items()]
+
+
+def _ensure_port(container: dict[str, Any], name: str, number: int) -> None:
+    ports = container.get("ports")
+    if not isinstance(ports, list):
+        ports = container["ports"] = []
+    if not any(isinstance(p, dict) and p.get("name") == name for p in ports):
+        ports.append({"name": name, "containerPort": number, "protocol": "TCP"})

@@ -1,0 +1,301 @@
+"""The reconcile decision as plain data: job + observed children + now → what to create, delete, record.
+
+`plan()` is pure and deterministic; the reconcile loop applies the Plan it returns (see the contract
+in `Plan`'s docstring). Running it again on the same observation gives the same Plan, and applying a
+Plan twice is harmless: names are deterministic, deletions carry the uid they are meant for, and the
+restart ledger in the status counts each recreation once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from jobs.frameworks import Framework, framework_for
+from jobs.manifests import build_pod, build_service, desired_slots, slot_name
+from jobs.pods import Outcome, controlled_by, describe_failure, is_terminating, name_of, outcome, uid_of
+from jobs.policies import (
+    RestartLedger,
+    backoff_exceeded,
+    pods_to_clean,
+    seconds_until,
+    unfinished_pods,
+    will_restart,
+)
+from jobs.spec import (
+    RunPolicy,
+    as_dict,
+    job_name,
+    job_namespace,
+    replica_restart_policy,
+    replica_specs,
+    run_policy,
+    with_defaults,
+)
+from jobs.status import FAILED, SUSPENDED, Failure, aggregate, is_finished, transitions
+from jobs.times import parse_time
+from jobs.validation import validate
+
+FAILED_VALIDATION = "FailedValidation"
+BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
+DEADLINE_EXCEEDED = "DeadlineExceeded"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A Kubernetes Event to record on the job."""
+
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """A child to delete, by name and uid (delete with a uid precondition: never hit its successor)."""
+
+    kind: str  # Pod | Service
+    name: str
+    uid: str
+    reason: str  # Recreate | ScaleDown | Suspend | CleanPodPolicy | DeadlineExceeded | BackoffLimitExceeded
+    message: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the reconcile loop must do, in this order:
+
+    1. If `status` differs from the job's status, replace `.status` (status subresource) and stop on
+       any error: the status carries the restart ledger, which must be saved before pods go away.
+    2. Delete each of `delete` (uid precondition; 404 and 409 are success), then create each of
+       `create` in order (Services before Pods; 409 is success). Record `deletion_event(d)` /
+       `creation_event(m)` on the job for each that succeeded.
+    3. Record `events` on the job.
+    4. If `delete_job`, delete the job (background propagation removes its children).
+    5. If `requeue_after` is set, reconcile again after that many seconds (deadline or TTL).
+    """
+
+    status: dict[str, Any]
+    create: tuple[dict[str, Any], ...] = ()
+    delete: tuple[Deletion, ...] = ()
+    events: tuple[Event, ...] = ()
+    delete_job: bool = False
+    requeue_after: float | None = None
+
+
+def creation_event(manifest: dict[str, Any]) -> Event:
+    kind = str(manifest.get("kind"))
+    return Event("Normal", f"SuccessfulCreate{kind}", f"Created {kind.lower()}: {name_of(manifest)}")
+
+
+def deletion_event(deletion: Deletion) -> Event:
+    kind = deletion.kind
+    return Event(
+        "Normal", f"SuccessfulDelete{kind}", f"Deleted {kind.lower()}: {deletion.name} ({deletion.message})"
+    )
+
+
+def plan(
+    job: dict[str, Any],
+    pods: Iterable[dict[str, Any]],
+    services: Iterable[dict[str, Any]],
+    now: datetime,
+    *,
+    framework: Framework | None = None,
+    cluster_domain: str = "",
+) -> Plan:
+    """Decide everything for one reconcile of `job`, given the pods and services listed by its
+    `argoml.io/job-name` label (children it does not control are ignored, never touched).
+    """
+    framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
+    uid = str(as_dict(job.get("metadata")).get("uid") or "")
+    pods = [p for p in pods if controlled_by(p, uid)]
+    services = [s for s in services if controlled_by(s, uid)]
+    previous = as_dict(job.get("status"))
+    if as_dict(job.get("metadata")).get("deletionTimestamp"):
+        return Plan(status=previous)
+    if is_finished(previous):
+        return _finished(job, framework, pods, services, now)
+    errors = validate(job, framework)
+    if errors:
+        message = f"{framework.kind} {job_namespace(job)}/{job_name(job)} is invalid: " + "; ".join(
+            map(str, errors)
+        )
+        status = aggregate(job, [], now, framework=framework, failure=Failure(FAILED_VALIDATION, message))
+        return Plan(status=status, events=_transition_events(previous, status))
+    job = with_defaults(job, framework)
+    if run_policy(job, framework).suspend:
+        return _suspended(job, framework, pods, services, now)
+    return _active(job, framework, pods, services, now)
+
+
+def _finished(
+    job: dict[str, Any],
+    framework: Framework,
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    now: datetime,
+) -> Plan:
+    """A finished job only cleans up: cleanPodPolicy, then ttlSecondsAfterFinished."""
+    status = aggregate(job, pods, now, framework=framework)
+    policy = run_policy(job, framework)
+    deletions = _pod_deletions(
+        pods_to_clean(pods, policy.clean_pod_policy),
+        services,
+        "CleanPodPolicy",
+        f"cleanPodPolicy {policy.clean_pod_policy}",
+    )
+    remaining = seconds_until(
+        parse_time(status.get("completionTime")), policy.ttl_seconds_after_finished, now
+    )
+    if remaining is not None and remaining <= 0:
+        ttl = policy.ttl_seconds_after_finished
+        event = Event(
+            "Normal", "TTLExpired", f"Deleting {framework.kind} {job_name(job)}: finished {ttl}s ago"
+        )
+        return Plan(status=status, delete=tuple(deletions), events=(event,), delete_job=True)
+    return Plan(status=status, delete=tuple(deletions), requeue_after=remaining)
+
+
+def _suspended(
+    job: dict[str, Any],
+    framework: Framework,
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    now: datetime,
+) -> Plan:
+    """A suspended job keeps no pods or services; resuming recreates them and restarts the deadline."""
+    status = aggregate(job, pods, now, framework=framework)
+    deletions = [_deletion("Pod", p, "Suspend", "job suspended") for p in pods if not is_terminating(p)]
+    deletions += [
+        _deletion("Service", s, "Suspend", "job suspended") for s in services if not is_terminating(s)
+    ]
+    return Plan(status=status, delete=tuple(deletions), events=_transition_events(job.get("status"), status))
+
+
+def _active(
+    job: dict[str, Any],
+    framework: Framework,
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    now: datetime,
+) -> Plan:
+    previous = as_dict(job.get("status"))
+    policy = run_policy(job, framework)
+    slots = desired_slots(job, framework)
+    wanted = {slot_name(job, slot): slot for slot in slots}
+    pods_by_name = {name_of(p): p for p in pods}
+    specs = replica_specs(job, framework)
+
+    to_recreate = []
+    for name, slot in wanted.items():
+        pod = pods_by_name.get(name)
+        restart_policy = replica_restart_policy(specs[slot.replica_type], framework)
+        if (
+            pod is not None
+            and outcome(pod, framework.container_name) == Outcome.FAILED
+            and will_restart(restart_policy, pod, framework.container_name)
+        ):
+            to_recreate.append(pod)
+
+    ledger = RestartLedger.from_status(previous)
+    restarts = ledger.total(pods)
+    after_recreation = ledger.recreating(to_recreate)
+    failure = _forced_failure(job, framework, previous, policy, after_recreation.total(pods), now)
+    status = aggregate(job, pods, now, framework=framework, failure=failure)
+    events = _transition_events(previous, status)
+
+    if is_finished(status):
+        status["restarts"], status["restartLedger"] = restarts, ledger.to_status()
+        stop = unfinished_pods(pods) if failure is not None else []
+        cleaned = pods_to_clean(pods, policy.clean_pod_policy)
+        reason = failure.reason if failure is not None else "CleanPodPolicy"
+        deletions = _pod_deletions(stop, services, reason, reason) + _pod_deletions(
+            [p for p in cleaned if p not in stop],
+            services,
+            "CleanPodPolicy",
+            f"cleanPodPolicy {policy.clean_pod_policy}",
+        )
+        ttl = policy.ttl_seconds_after_finished
+        return Plan(
+            status=status,
+            delete=tuple(deletions),
+            events=tuple(events),
+            delete_job=ttl == 0,
+            requeue_after=float(ttl) if ttl else None,
+        )
+
+    status["restarts"], status["restartLedger"] = after_recreation.total(pods), after_recreation.to_status()
+    deletions = [
+        _deletion("Pod", pod, "Recreate", f"{describe_failure(pod, framework.container_name)}; recreating it")
+        for pod in to_recreate
+    ]
+    extra_pods = [p for p in pods if name_of(p) not in wanted and not is_terminating(p)]
+    extra_services = [s for s in services if name_of(s) not in wanted and not is_terminating(s)]
+    deletions += [_deletion("Pod", p, "ScaleDown", "not in the spec") for p in extra_pods]
+    deletions += [_deletion("Service", s, "ScaleDown", "not in the spec") for s in extra_services]
+    service_names = {name_of(s) for s in services}
+    creates = [
+        build_service(job, framework, slot) for name, slot in wanted.items() if name not in service_names
+    ]
+    creates += [build_pod(job, framework, slot) for name, slot in wanted.items() if name not in pods_by_name]
+    start = parse_time(status.get("startTime"))
+    return Plan(
+        status=status,
+        create=tuple(creates),
+        delete=tuple(deletions),
+        events=tuple(events),
+        requeue_after=seconds_until(start, policy.active_deadline_seconds, now),
+    )
+
+
+def _forced_failure(
+    job: dict[str, Any],
+    framework: Framework,
+    previous: dict[str, Any],
+    policy: RunPolicy,
+    restarts: int,
+    now: datetime,
+) -> Failure | None:
+    """Deadline first, then backoff: failures decided by time and counts rather than by a replica."""
+    ref = f"{framework.kind} {job_namespace(job)}/{job_name(job)}"
+    deadline = policy.active_deadline_seconds
+    remaining = seconds_until(parse_time(previous.get("startTime")), deadline, now)
+    if remaining is not None and remaining <= 0:
+        return Failure(DEADLINE_EXCEEDED, f"{ref} has failed because it was active longer than {deadline}s.")
+    if backoff_exceeded(restarts, policy.backoff_limit):
+        return Failure(
+            BACKOFF_LIMIT_EXCEEDED,
+            f"{ref} has failed because it would restart {restarts} times, "
+            f"more than its backoffLimit of {policy.backoff_limit}.",
+        )
+    return None
+
+
+def _pod_deletions(
+    pods: list[dict[str, Any]], services: list[dict[str, Any]], reason: str, message: str
+) -> list[Deletion]:
+    """Delete `pods` and the services that carry their names (a replica's pod and service go together)."""
+    by_name = {name_of(s): s for s in services if not is_terminating(s)}
+    deletions = []
+    for pod in pods:
+        deletions.append(_deletion("Pod", pod, reason, message))
+        if name_of(pod) in by_name:
+            deletions.append(_deletion("Service", by_name[name_of(pod)], reason, message))
+    return deletions
+
+
+def _deletion(kind: str, obj: dict[str, Any], reason: str, message: str) -> Deletion:
+    return Deletion(kind, name_of(obj), uid_of(obj), reason, message)
+
+
+def _transition_events(previous: dict[str, Any] | None, status: dict[str, Any]) -> tuple[Event, ...]:
+    events = []
+    for now_status, condition in transitions(previous, status):
+        warning = condition["type"] == FAILED or condition["type"] == "Restarting"
+        if condition["type"] == SUSPENDED and now_status == "False":
+            warning = False
+        events.append(Event("Warning" if warning else "Normal", condition["reason"], condition["message"]))
+    return tuple(events)

@@ -1,0 +1,288 @@
+"""Pure status aggregation: a job and its observed pods → the job's new status.
+
+Conditions follow Kubernetes conventions (one entry per type, True or False, with reason, message,
+lastUpdateTime and lastTransitionTime kept while nothing changes). The list is ordered so that the
+condition that most recently became True is last: `.status.conditions[-1:].type` is the job's state,
+which is what the printer column shows. Succeeded and Failed are terminal: once either is True the
+status never changes again, except `observedGeneration`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from jobs.frameworks import Framework, framework_for
+from jobs.manifests import Slot, desired_slots, slot_name
+from jobs.pods import Outcome, describe_failure, name_of, outcome
+from jobs.policies import will_restart
+from jobs.spec import (
+    SUCCESS_POLICY_ALL_WORKERS,
+    as_dict,
+    chief_type,
+    job_name,
+    job_namespace,
+    replica_restart_policy,
+    replica_specs,
+    run_policy,
+    success_policy,
+    with_defaults,
+)
+from jobs.times import format_time
+
+CREATED, RUNNING, RESTARTING, SUCCEEDED, FAILED, SUSPENDED = (
+    "Created",
+    "Running",
+    "Restarting",
+    "Succeeded",
+    "Failed",
+    "Suspended",
+)
+CONDITION_TYPES = (CREATED, RUNNING, RESTARTING, SUSPENDED, SUCCEEDED, FAILED)
+#: Conditions that are True only while the job is in that state.
+PASSING_STATES = (RUNNING, RESTARTING, SUSPENDED)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failure decided outside the pods (deadline, backoff, validation); it wins over everything."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class State:
+    """The job's state this time round, with the reason and message its condition will carry."""
+
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ReplicaView:
+    """One desired replica and what its pod (if any) says."""
+
+    slot: Slot
+    pod: dict[str, Any] | None
+    outcome: Outcome | None
+    restart_policy: str
+
+
+def is_finished(status: dict[str, Any] | None) -> bool:
+    return any(_is_true(c) for c in _conditions(status) if c.get("type") in (SUCCEEDED, FAILED))
+
+
+def current_state(status: dict[str, Any] | None) -> str | None:
+    """The type of the condition that most recently became True (what `kubectl get` shows)."""
+    true = [c for c in _conditions(status) if _is_true(c)]
+    return str(true[-1]["type"]) if true else None
+
+
+def aggregate(
+    job: dict[str, Any],
+    pods: Iterable[dict[str, Any]],
+    now: datetime,
+    *,
+    framework: Framework | None = None,
+    failure: Failure | None = None,
+) -> dict[str, Any]:
+    """The status `job` should have given its pods (the job's own, already filtered by owner).
+
+    Deciding order: a `failure` passed in; success (the chief/master succeeded, else worker 0, or
+    every worker under successPolicy AllWorkers) — success wins over failures seen at the same
+    time, since training is done; a failed replica that will not be retried; suspension; a replica
+    being recreated (Restarting); a running replica (Running); else just Created.
+    """
+    framework = framework or framework_for(job.get("kind"))
+    previous = as_dict(job.get("status"))
+    status = copy.deepcopy(previous)
+    generation = as_dict(job.get("metadata")).get("generation")
+    if generation is not None:
+        status["observedGeneration"] = generation
+    if is_finished(previous):
+        return status
+
+    job = with_defaults(job, framework)
+    views = replica_views(job, framework, pods)
+    state = decide_state(job, framework, views, failure)
+    timestamp = format_time(now)
+
+    conditions = set_condition(_conditions(previous), CREATED, True, *_created(job, framework), timestamp)
+    for passing in PASSING_STATES:
+        if state.type == passing:
+            conditions = set_condition(conditions, passing, True, state.reason, state.message, timestamp)
+        elif any(c.get("type") == passing for c in conditions):
+            reason, message = (
+                _resumed(job, framework) if passing == SUSPENDED else (state.reason, state.message)
+            )
+            conditions = set_condition(conditions, passing, False, reason, message, timestamp)
+    if state.type in (SUCCEEDED, FAILED):
+        conditions = set_condition(conditions, state.type, True, state.reason, state.message, timestamp)
+        status.setdefault("completionTime", timestamp)
+    status["conditions"] = order_conditions(conditions)
+    status["replicaStatuses"] = replica_statuses(views, suspended=state.type == SUSPENDED)
+    if state.type == SUSPENDED:
+        status.pop("startTime", None)
+    else:
+        status.setdefault("startTime", timestamp)
+    return status
+
+
+def replica_views(
+    job: dict[str, Any], framework: Framework, pods: Iterable[dict[str, Any]]
+) -> list[ReplicaView]:
+    """Each desired replica with its pod; `job` must have its defaults applied."""
+    by_name = {name_of(p): p for p in pods}
+    specs = replica_specs(job, framework)
+    views = []
+    for slot in desired_slots(job, framework):
+        pod = by_name.get(slot_name(job, slot))
+        result = outcome(pod, framework.container_name) if pod is not None else None
+        views.append(
+            ReplicaView(slot, pod, result, replica_restart_policy(specs[slot.replica_type], framework))
+        )
+    return views
+
+
+def decide_state(
+    job: dict[str, Any], framework: Framework, views: list[ReplicaView], failure: Failure | None
+) -> State:
+    kind, ref = framework.kind, f"{job_namespace(job)}/{job_name(job)}"
+    if failure is not None:
+        return State(FAILED, failure.reason, failure.message)
+    if _succeeded(job, framework, views):
+        return State(SUCCEEDED, f"{kind}Succeeded", f"{kind} {ref} successfully completed.")
+    failed = [v for v in views if v.outcome == Outcome.FAILED]
+    lost = [v for v in failed if not _retried(v, framework)]
+    if lost:
+        return State(
+            FAILED, f"{kind}Failed", f"{kind} {ref} has failed because {_describe(lost, framework)}."
+        )
+    if run_policy(job, framework).suspend:
+        return State(SUSPENDED, f"{kind}Suspended", f"{kind} {ref} is suspended.")
+    restarting = [v for v in views if v.outcome in (Outcome.FAILED, Outcome.TERMINATING)]
+    if restarting:
+        return State(
+            RESTARTING,
+            f"{kind}Restarting",
+            f"{kind} {ref} is restarting: {_describe(restarting, framework)}.",
+        )
+    if any(v.outcome == Outcome.RUNNING for v in views):
+        return State(RUNNING, f"{kind}Running", f"{kind} {ref} is running.")
+    return State(CREATED, *_created(job, framework))
+
+
+def replica_statuses(views: list[ReplicaView], *, suspended: bool = False) -> dict[str, dict[str, int]]:
+    """Per replica type: active (pending or running), succeeded and failed pods."""
+    statuses: dict[str, dict[str, int]] = {}
+    for view in views:
+        counts = statuses.setdefault(view.slot.replica_type, {"active": 0, "succeeded": 0, "failed": 0})
+        if view.outcome in (Outcome.PENDING, Outcome.RUNNING) and not suspended:
+            counts["active"] += 1
+        elif view.outcome == Outcome.SUCCEEDED:
+            counts["succeeded"] += 1
+        elif view.outcome == Outcome.FAILED:
+            counts["failed"] += 1
+    return statuses
+
+
+def set_condition(
+    conditions: list[dict[str, Any]], type_: str, true: bool, reason: str, message: str, timestamp: str
+) -> list[dict[str, Any]]:
+    """`conditions` with `type_` set; an unchanged condition keeps both its times.
+
+    lastUpdateTime moves whenever anything about the condition changes, lastTransitionTime only
+    when its status flips.
+    """
+    status = "True" if true else "False"
+    existing = next((c for c in conditions if c.get("type") == type_), None)
+    if existing and (existing.get("status"), existing.get("reason"), existing.get("message")) == (
+        status,
+        reason,
+        message,
+    ):
+        return conditions
+    flipped = existing is None or existing.get("status") != status
+    condition = {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastUpdateTime": timestamp,
+        "lastTransitionTime": timestamp if flipped else existing.get("lastTransitionTime", timestamp),
+    }
+    return [c for c in conditions if c.get("type") != type_] + [condition]
+
+
+def order_conditions(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """False conditions first, then True ones by when they became True (ties in lifecycle order)."""
+
+    def key(condition: dict[str, Any]) -> tuple[bool, str, int]:
+        type_ = condition.get("type")
+        rank = CONDITION_TYPES.index(type_) if type_ in CONDITION_TYPES else len(CONDITION_TYPES)
+        return _is_true(condition), str(condition.get("lastTransitionTime", "")), rank
+
+    return sorted(conditions, key=key)
+
+
+def transitions(previous: dict[str, Any] | None, status: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Conditions that became True, or Suspended that became False: ("True"|"False", condition)."""
+    before = {c.get("type"): c.get("status") for c in _conditions(previous)}
+    changes = []
+    for condition in _conditions(status):
+        type_, now_status = condition.get("type"), condition.get("status")
+        if before.get(type_) == now_status:
+            continue
+        if now_status == "True" or (type_ == SUSPENDED and before.get(type_) == "True"):
+            changes.append((str(now_status), condition))
+    return changes
+
+
+def _succeeded(job: dict[str, Any], framework: Framework, views: list[ReplicaView]) -> bool:
+    chief = chief_type(job, framework)
+    if chief is not None:
+        deciders = [v for v in views if v.slot.replica_type == chief]
+    else:
+        workers = [v for v in views if v.slot.replica_type == framework.worker_type]
+        all_workers = success_policy(job) == SUCCESS_POLICY_ALL_WORKERS
+        deciders = workers if all_workers else [v for v in workers if v.slot.index == 0]
+    return bool(deciders) and all(v.outcome == Outcome.SUCCEEDED for v in deciders)
+
+
+def _retried(view: ReplicaView, framework: Framework) -> bool:
+    return view.pod is not None and will_restart(view.restart_policy, view.pod, framework.container_name)
+
+
+def _describe(views: list[ReplicaView], framework: Framework) -> str:
+    parts = []
+    for view in views:
+        assert view.pod is not None  # only replicas with a pod fail or terminate
+        if view.outcome == Outcome.TERMINATING:
+            parts.append(f"{name_of(view.pod)} is being replaced")
+        else:
+            parts.append(f"{name_of(view.pod)} {describe_failure(view.pod, framework.container_name)}")
+    return ", ".join(parts)
+
+
+def _created(job: dict[str, Any], framework: Framework) -> tuple[str, str]:
+    kind = framework.kind
+    return f"{kind}Created", f"{kind} {job_namespace(job)}/{job_name(job)} is created."
+
+
+def _resumed(job: dict[str, Any], framework: Framework) -> tuple[str, str]:
+    kind = framework.kind
+    return f"{kind}Resumed", f"{kind} {job_namespace(job)}/{job_name(job)} is resumed."
+
+
+def _conditions(status: dict[str, Any] | None) -> list[dict[str, Any]]:
+    conditions = as_dict(status).get("conditions")
+    return [c for c in conditions if isinstance(c, dict)] if isinstance(conditions, list) else []
+
+
+def _is_true(condition: dict[str, Any]) -> bool:
+    return condition.get("status") == "True"

@@ -1,0 +1,283 @@
+"""Pure validation of a training job manifest: a list of errors, each naming the field it is about.
+
+The admission webhook rejects a job with errors; the reconcile loop marks such a job Failed with
+reason FailedValidation instead of acting on it. An empty list means the operator can run the job.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jobs.frameworks import Framework, UnknownKind, framework_class
+from jobs.manifests import replica_name
+from jobs.spec import API_VERSION, CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int
+
+DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+MAX_NAME_LENGTH = 63
+REPLICA_SPEC_FIELDS = ("replicas", "restartPolicy", "template")
+RUN_POLICY_FIELDS = (
+    "cleanPodPolicy",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "schedulingPolicy",
+    "suspend",
+)
+SCHEDULING_POLICY_FIELDS = (
+    "minAvailable",
+    "queue",
+    "minResources",
+    "priorityClass",
+    "scheduleTimeoutSeconds",
+)
+
+
+def validate(job: object, framework: Framework | None = None) -> list[FieldError]:
+    """Every problem in `job`, in field order; `framework` defaults to the one handling `job.kind`."""
+    if not isinstance(job, dict):
+        return [FieldError("", "a job must be a mapping")]
+    errors: list[FieldError] = []
+    if framework is None:
+        try:
+            framework = framework_class(job.get("kind"))()
+        except UnknownKind as unknown:
+            return [FieldError("kind", str(unknown.args[0]))]
+    if job.get("apiVersion", API_VERSION) != API_VERSION:
+        errors.append(FieldError("apiVersion", f"must be {API_VERSION}, not {job.get('apiVersion')!r}"))
+    metadata = job.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    errors += _validate_name(name)
+    spec = job.get("spec")
+    if not isinstance(spec, dict):
+        return [*errors, FieldError("spec", "is required and must be a mapping")]
+    errors += _validate_spec_fields(spec, framework)
+    errors += _validate_replica_specs(spec.get(framework.spec_key), framework, name)
+    errors += _validate_run_policy(spec.get("runPolicy"))
+    errors += framework.validate_extra_fields(spec)
+    return errors
+
+
+def _validate_name(name: object) -> list[FieldError]:
+    if not isinstance(name, str) or not name:
+        return [FieldError("metadata.name", "is required")]
+    if len(name) > MAX_NAME_LENGTH:
+        return [FieldError("metadata.name", f"must be at most {MAX_NAME_LENGTH} characters, not {len(name)}")]
+    if not DNS_1035_LABEL.match(name):
+        return [
+            FieldError(
+                "metadata.name",
+                f"{name!r} must be a DNS-1035 label: lowercase letters, digits "
+                "and '-', starting with a letter and ending with a letter or digit",
+            )
+        ]
+    return []
+
+
+def _validate_spec_fields(spec: dict[str, Any], framework: Framework) -> list[FieldError]:
+    known = (framework.spec_key, "runPolicy", *framework.extra_spec_fields)
+    return [
+        FieldError(f"spec.{key}", f"unknown field for {framework.kind}; expected one of {', '.join(known)}")
+        for key in spec
+        if key not in known
+    ]
+
+
+def _validate_replica_specs(specs: object, framework: Framework, name: object) -> list[FieldError]:
+    path = f"spec.{framework.spec_key}"
+    if not isinstance(specs, dict) or not specs:
+        return [FieldError(path, "is required: a mapping of replica type to replica spec")]
+    errors: list[FieldError] = []
+    seen: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for key, replica_spec in specs.items():
+        replica_type = framework.canonical_replica_type(key)
+        if replica_type is None:
+            allowed = ", ".join(framework.replica_types)
+            errors.append(FieldError(f"{path}.{key}", f"unknown replica type; expected one of {allowed}"))
+            continue
+        if replica_type in seen:
+            errors.append(
+                FieldError(f"{path}.{key}", f"duplicates {seen[replica_type]!r} (types ignore case)")
+            )
+            continue
+        seen[replica_type] = str(key)
+        replica_errors, count = _validate_replica_spec(replica_spec, f"{path}.{key}", replica_type, framework)
+        errors += replica_errors
+        if count is not None:
+            counts[replica_type] = count
+    errors += _validate_roles(seen, counts, framework, path)
+    if isinstance(name, str) and DNS_1035_LABEL.match(name):
+        errors += _validate_child_names(name, counts)
+    return errors
+
+
+def _validate_replica_spec(
+    spec: object, path: str, replica_type: str, framework: Framework
+) -> tuple[list[FieldError], int | None]:
+    """Errors of one replica spec, and its replica count when that is readable."""
+    if not isinstance(spec, dict):
+        return [FieldError(path, "must be a mapping with replicas, restartPolicy and template")], None
+    errors = [FieldError(f"{path}.{key}", "unknown field") for key in spec if key not in REPLICA_SPEC_FIELDS]
+    count: int | None = 1
+    if spec.get("replicas") is not None:
+        count = as_int(spec["replicas"])
+        if count is None or count < 0:
+            errors.append(
+                FieldError(f"{path}.replicas", f"must be a whole number >= 0, not {spec['replicas']!r}")
+            )
+            count = None
+        elif replica_type in framework.singleton_types and count != 1:
+            errors.append(
+                FieldError(
+                    f"{path}.replicas", f"a {framework.kind} has exactly 1 {replica_type}, not {count}"
+                )
+            )
+    policy = spec.get("restartPolicy")
+    if policy is not None and policy not in RESTART_POLICIES:
+        errors.append(
+            FieldError(
+                f"{path}.restartPolicy", f"must be one of {', '.join(RESTART_POLICIES)}, not {policy!r}"
+            )
+        )
+    errors += _validate_template(spec.get("template"), f"{path}.template", framework)
+    return errors, count
+
+
+def _validate_template(template: object, path: str, framework: Framework) -> list[FieldError]:
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    containers = pod_spec.get("containers") if isinstance(pod_spec, dict) else None
+    if not isinstance(containers, list) or not containers:
+        return [
+            FieldError(f"{path}.spec.containers", "is required: a pod template with at least one container")
+        ]
+    errors: list[FieldError] = []
+    found = False
+    for i, container in enumerate(containers):
+        where = f"{path}.spec.containers[{i}]"
+        if not isinstance(container, dict):
+            errors.append(FieldError(where, "must be a mapping"))
+            continue
+        if container.get("name") != framework.container_name:
+            continue
+        found = True
+        if not isinstance(container.get("image"), str) or not container["image"]:
+            errors.append(FieldError(f"{where}.image", "is required"))
+        errors += _validate_ports(container.get("ports"), f"{where}.ports", framework.port_name)
+    if not found:
+        errors.append(
+            FieldError(
+                f"{path}.spec.containers",
+                f"needs a container named {framework.container_name!r} to run the {framework.kind} code",
+            )
+        )
+    return errors
+
+
+def _validate_ports(ports: object, path: str, port_name: str) -> list[FieldError]:
+    if ports is None:
+        return []
+    if not isinstance(ports, list):
+        return [FieldError(path, "must be a list")]
+    for i, port in enumerate(ports):
+        if isinstance(port, dict) and port.get("name") == port_name:
+            number = as_int(port.get("containerPort"))
+            if number is None or not 1 <= number <= 65535:
+                return [
+                    FieldError(
+                        f"{path}[{i}].containerPort",
+                        f"must be a port number 1-65535, not {port.get('containerPort')!r}",
+                    )
+                ]
+    return []
+
+
+def _validate_roles(
+    seen: dict[str, str], counts: dict[str, int], framework: Framework, path: str
+) -> list[FieldError]:
+    errors: list[FieldError] = []
+    chiefs = [seen[rt] for rt in framework.chief_types if rt in seen]
+    if len(chiefs) > 1:
+        errors.append(FieldError(path, f"has {' and '.join(chiefs)}; a job has at most one chief or master"))
+    for required in framework.required_types:
+        if required not in seen:
+            errors.append(
+                FieldError(f"{path}.{required}", f"is required: a {framework.kind} needs one {required}")
+            )
+    chief_is_required = any(rt in framework.chief_types for rt in framework.required_types)
+    worker = framework.worker_type
+    if not chiefs and not chief_is_required and (worker not in seen or counts.get(worker, 1) < 1):
+        errors.append(
+            FieldError(
+                f"{path}.{worker}", f"needs at least 1 replica: without a chief, {worker} 0 decides success"
+            )
+        )
+    return errors
+
+
+def _validate_child_names(name: str, counts: dict[str, int]) -> list[FieldError]:
+    longest = [replica_name(name, rt, count - 1) for rt, count in counts.items() if count > 0]
+    too_long = [child for child in longest if len(child) > MAX_NAME_LENGTH]
+    if not too_long:
+        return []
+    child = max(too_long, key=len)
+    return [
+        FieldError(
+            "metadata.name",
+            f"is too long: child {child!r} would have {len(child)} characters, "
+            f"more than the {MAX_NAME_LENGTH} Kubernetes allows",
+        )
+    ]
+
+
+def _validate_run_policy(policy: object) -> list[FieldError]:
+    if policy is None:
+        return []
+    if not isinstance(policy, dict):
+        return [FieldError("spec.runPolicy", "must be a mapping")]
+    errors = [
+        FieldError(f"spec.runPolicy.{key}", "unknown field") for key in policy if key not in RUN_POLICY_FIELDS
+    ]
+    clean = policy.get("cleanPodPolicy")
+    if clean is not None and clean not in CLEAN_POD_POLICIES:
+        errors.append(
+            FieldError(
+                "spec.runPolicy.cleanPodPolicy",
+                f"must be one of {', '.join(CLEAN_POD_POLICIES)}, not {clean!r}",
+            )
+        )
+    for field, minimum in (("backoffLimit", 0), ("ttlSecondsAfterFinished", 0), ("activeDeadlineSeconds", 1)):
+        value = policy.get(field)
+        if value is not None and ((number := as_int(value)) is None or number < minimum):
+            errors.append(
+                FieldError(f"spec.runPolicy.{field}", f"must be a whole number >= {minimum}, not {value!r}")
+            )
+    if policy.get("suspend") is not None and not isinstance(policy["suspend"], bool):
+        errors.append(
+            FieldError("spec.runPolicy.suspend", f"must be true or false, not {policy['suspend']!r}")
+        )
+    errors += _validate_scheduling_policy(policy.get("schedulingPolicy"))
+    return errors
+
+
+def _validate_scheduling_policy(policy: object) -> list[FieldError]:
+    path = "spec.runPolicy.schedulingPolicy"
+    if policy is None:
+        return []
+    if not isinstance(policy, dict):
+        return [FieldError(path, "must be a mapping")]
+    errors = [
+        FieldError(f"{path}.{key}", "unknown field") for key in policy if key not in SCHEDULING_POLICY_FIELDS
+    ]
+    for field, minimum in (("minAvailable", 1), ("scheduleTimeoutSeconds", 0)):
+        value = policy.get(field)
+        if value is not None and ((number := as_int(value)) is None or number < minimum):
+            errors.append(
+                FieldError(f"{path}.{field}", f"must be a whole number >= {minimum}, not {value!r}")
+            )
+    for field in ("queue", "priorityClass"):
+        if policy.get(field) is not None and not isinstance(policy[field], str):
+            errors.append(FieldError(f"{path}.{field}", "must be a string"))
+    if policy.get("minResources") is not None and not isinstance(policy["minResources"], dict):
+        errors.append(FieldError(f"{path}.minResources", "must be a mapping of resource name to quantity"))
+    return errors
