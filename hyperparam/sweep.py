@@ -12,7 +12,7 @@ import hashlib
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from hyperparam.space import Domain, ErrorList, FiniteDomain, SearchSpace, parse_hyperparams
 
@@ -74,7 +74,10 @@ class Objective:
         return value <= self.target if self.goal == "minimize" else value >= self.target
 
 
-class PlannedTrial(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PlannedTrial:
+    """A trial to run: its number in the sweep and the exact strings each hyperparameter receives."""
+
     index: int
     params: dict[str, str]
 
