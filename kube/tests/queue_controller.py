@@ -4,13 +4,14 @@ Each run of kind `Probe` records itself in Redis and does what the test scripted
   probe:sleeps:<ns/name>  list of seconds to sleep, one popped per run (no item: no sleep)
   probe:fail:<ns/name>    how many of the next runs raise
   probe:runs:<ns/name>    one JSON record per finished run {start, end, worker, failed}
-  probe:starts:<ns/name>  one JSON record per started run {start, worker}
+  probe:starts:<ns/name>  one JSON record per started run {start, worker, pid}
 Kind `Noop` only notes when it started (bench): HSET noop:started <ns/name> <time>.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from functools import cache
 
@@ -40,13 +41,15 @@ def reconcile_probe(namespace: str, name: str) -> None:
     client = _redis()
     start = time.time()
     worker = _worker()
-    client.rpush(f"probe:starts:{member}", json.dumps({"start": start, "worker": worker}))
+    client.rpush(f"probe:starts:{member}", json.dumps({"start": start, "worker": worker, "pid": os.getpid()}))
     sleep = client.lpop(f"probe:sleeps:{member}")
     if sleep:
         time.sleep(float(sleep))
     failed = client.decr(f"probe:fail:{member}") >= 0
     end = time.time()
-    client.rpush(f"probe:runs:{member}", json.dumps({"start": start, "end": end, "worker": worker, "failed": failed}))
+    client.rpush(
+        f"probe:runs:{member}", json.dumps({"start": start, "end": end, "worker": worker, "failed": failed})
+    )
     if failed:
         raise ScriptedFailure(f"{member}: scripted failure")
 

@@ -76,7 +76,12 @@ class Worker:
 
 
 def start_worker(
-    name: str, logdir: Path, *, concurrency: int = 2, db: int = TEST_REDIS_DB, settings_module: str | None = None
+    name: str,
+    logdir: Path,
+    *,
+    concurrency: int = 2,
+    db: int = TEST_REDIS_DB,
+    settings_module: str | None = None,
 ) -> Worker:
     """Start `celery worker -Q reconcile` in its own process group, importing the sample controller."""
     logfile = logdir / f"{name}.log"
@@ -85,7 +90,15 @@ def start_worker(
     command = [
         *(sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", "reconcile"),
         *("-n", f"{name}@%h", "-c", str(concurrency), "-I", "kube.tests.queue_controller"),
-        *("--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO", "--logfile", str(logfile)),
+        *(
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-l",
+            "INFO",
+            "--logfile",
+            str(logfile),
+        ),
     ]
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, start_new_session=True)
     return Worker(name, process, logfile)

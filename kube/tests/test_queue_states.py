@@ -1,0 +1,373 @@
+"""The queue's state machine against real Redis, driven in-process step by step (no worker, no Celery).
+
+Each test calls the same code a worker runs (ReconcileQueue.process) with a recording sender, so every
+transition and every message the queue would send can be checked exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from prometheus_client import REGISTRY
+
+from kube.queue import Enqueued, ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry, Result
+from kube.queue.conf import queue_conf_from_settings
+
+from .queue_harness import redis_client
+
+CONF = QueueConf(backoff_base=0.001, backoff_max=0.008, lease=0.3, sweep_interval=0.05, resend_after=0.2)
+KEY = ObjectKey("Widget", "team-a", "w1")
+
+
+class RecordingSender:
+    def __init__(self) -> None:
+        self.sent: list[tuple[ObjectKey, float]] = []
+
+    def __call__(self, key: ObjectKey, countdown: float) -> None:
+        self.sent.append((key, countdown))
+
+
+@pytest.fixture
+def client() -> Iterator:
+    client = redis_client()
+    client.flushdb()
+    yield client
+    client.flushdb()
+
+
+@pytest.fixture
+def sender() -> RecordingSender:
+    return RecordingSender()
+
+
+@pytest.fixture
+def reconcilers() -> Registry:
+    return Registry()
+
+
+@pytest.fixture
+def queue(client, sender, reconcilers) -> ReconcileQueue:
+    reconcilers._discovered = True  # only what each test registers
+    return ReconcileQueue(QueueStore(client), CONF, sender, reconcilers)
+
+
+def enqueue(queue: ReconcileQueue, key: ObjectKey = KEY) -> Enqueued:
+    return queue.enqueue(key.kind, key.namespace, key.name)
+
+
+def process(queue: ReconcileQueue, key: ObjectKey = KEY) -> str:
+    return queue.process(key.kind, key.namespace, key.name)
+
+
+def sample(metric: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(metric, labels) or 0.0
+
+
+# --- Enqueue ------------------------------------------------------------------------------------------
+
+
+def test_enqueue_of_an_idle_key_sends_one_message_now(queue, sender):
+    assert enqueue(queue) is Enqueued.ADDED
+    assert sender.sent == [(KEY, 0.0)]
+
+
+def test_enqueues_while_the_key_is_queued_are_no_ops(queue, sender):
+    enqueue(queue)
+    outcomes = {enqueue(queue) for _ in range(20)}
+    assert outcomes == {Enqueued.ALREADY_PENDING}
+    assert len(sender.sent) == 1
+
+
+def test_keys_of_different_objects_are_independent(queue, sender):
+    other = ObjectKey("Widget", "team-b", "w1")
+    assert enqueue(queue) is Enqueued.ADDED
+    assert enqueue(queue, other) is Enqueued.ADDED
+    assert [key for key, _ in sender.sent] == [KEY, other]
+
+
+# --- Running, dirty, no overlap ------------------------------------------------------------------------
+
+
+def test_enqueues_during_a_run_make_it_run_exactly_once_more(queue, sender, reconcilers):
+    during_first_run: list[Enqueued] = []
+
+    def reconcile(namespace: str, name: str) -> None:
+        if not during_first_run:
+            during_first_run.extend(enqueue(queue) for _ in range(10))
+
+    reconcilers.register("Widget", reconcile)
+    enqueue(queue)
+    sender.sent.clear()
+
+    assert process(queue) == "success"
+    assert during_first_run == [Enqueued.DIRTY] + [Enqueued.ALREADY_PENDING] * 9
+    assert sender.sent == [(KEY, 0.0)]
+    assert process(queue) == "success"
+    assert process(queue) == "stale"
+    assert sender.sent == [(KEY, 0.0)]
+
+
+def test_a_run_without_new_events_leaves_the_key_idle(queue, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    enqueue(queue)
+    process(queue)
+    assert sender.sent == [(KEY, 0.0)]
+    assert enqueue(queue) is Enqueued.ADDED
+
+
+def test_a_second_message_during_a_run_does_not_run_the_key(queue, reconcilers):
+    nested: list[str] = []
+    reconcilers.register("Widget", lambda ns, name: nested.append(process(queue)))
+    enqueue(queue)
+    assert process(queue) == "success"
+    assert nested == ["busy"]
+
+
+def test_a_duplicate_message_after_the_run_is_dropped_as_stale(queue, reconcilers):
+    calls: list[str] = []
+    reconcilers.register("Widget", lambda ns, name: calls.append(name))
+    enqueue(queue)
+    assert process(queue) == "success"
+    assert process(queue) == "stale"
+    assert calls == ["w1"]
+
+
+# --- Failures and backoff ------------------------------------------------------------------------------
+
+
+def fail(namespace: str, name: str) -> None:
+    raise RuntimeError("the cluster said no")
+
+
+def run_when_due(queue: ReconcileQueue, sender: RecordingSender) -> str:
+    """Wait out the countdown of the last message sent, then deliver it."""
+    time.sleep(sender.sent[-1][1] + 0.002)
+    return process(queue)
+
+
+def test_failures_back_off_exponentially_up_to_the_cap(queue, sender, reconcilers):
+    reconcilers.register("Widget", fail)
+    enqueue(queue)
+    assert process(queue) == "error"
+    for _ in range(5):
+        assert run_when_due(queue, sender) == "error"
+    countdowns = [countdown for _, countdown in sender.sent[1:]]
+    assert countdowns == pytest.approx([0.001, 0.002, 0.004, 0.008, 0.008, 0.008], abs=0.0011)
+    assert queue.store.failures(KEY) == 6
+
+
+def test_success_resets_the_backoff(queue, sender, reconcilers):
+    outcomes = iter([fail, fail, lambda ns, name: None, fail])
+    reconcilers.register("Widget", lambda ns, name: next(outcomes)(ns, name))
+    enqueue(queue)
+    process(queue)
+    run_when_due(queue, sender)
+    assert queue.store.failures(KEY) == 2
+    assert run_when_due(queue, sender) == "success"
+    assert queue.store.failures(KEY) == 0
+
+    enqueue(queue)
+    assert process(queue) == "error"
+    assert sender.sent[-1][1] == pytest.approx(0.001, abs=0.0011)
+
+
+def test_a_failed_key_waits_out_its_backoff_even_when_enqueued_again(queue, sender, reconcilers):
+    slow = ReconcileQueue(queue.store, QueueConf(backoff_base=5.0, backoff_max=10.0), sender, reconcilers)
+    reconcilers.register("Widget", fail)
+    enqueue(slow)
+    process(slow)
+    assert enqueue(slow) is Enqueued.ALREADY_PENDING
+    assert sender.sent[-1][1] == pytest.approx(5.0, abs=0.01)
+
+
+def test_a_message_arriving_before_its_backoff_ends_is_sent_again_for_the_rest(queue, sender, reconcilers):
+    slow = ReconcileQueue(queue.store, QueueConf(backoff_base=2.0, backoff_max=10.0), sender, reconcilers)
+    reconcilers.register("Widget", fail)
+    enqueue(slow)
+    process(slow)
+    assert process(slow) == "early"
+    assert 1.9 < sender.sent[-1][1] <= 2.0
+
+
+def test_countdowns_are_capped_by_the_backoff_cap_so_a_message_never_outlives_the_broker(
+    queue, sender, reconcilers
+):
+    reconcilers.register("Widget", lambda ns, name: 3600.0)
+    enqueue(queue)
+    assert process(queue) == "requeue_after"
+    assert sender.sent[-1][1] == CONF.backoff_max
+
+
+def test_a_reconciler_may_ask_to_run_again_later(queue, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: 0.005)
+    enqueue(queue)
+    assert process(queue) == "requeue_after"
+    assert sender.sent[-1][1] == pytest.approx(0.005, abs=0.0011)
+    assert queue.store.failures(KEY) == 0
+
+
+@pytest.mark.parametrize("returned", ["soon", -1, True, [1]])
+def test_a_reconciler_returning_something_else_fails(queue, reconcilers, returned):
+    reconcilers.register("Widget", lambda ns, name: returned)
+    enqueue(queue)
+    assert process(queue) == "error"
+    assert queue.store.failures(KEY) == 1
+
+
+def test_a_kind_without_a_reconciler_fails_and_backs_off_instead_of_being_dropped(queue, sender):
+    enqueue(queue)
+    assert process(queue) == "error"
+    assert sender.sent[-1][1] == pytest.approx(0.001, abs=0.0011)
+
+
+# --- Leases and crashes ----------------------------------------------------------------------------------
+
+
+def claim_and_die(queue: ReconcileQueue, key: ObjectKey = KEY) -> str:
+    """What a worker killed mid-reconcile leaves behind: a claimed key whose lease nobody renews."""
+    token = "killed-worker"
+    assert queue.store.claim(key, token, QueueConf.ms(CONF.lease)).may_run
+    return token
+
+
+def test_a_lease_is_renewed_while_the_reconciler_runs_longer_than_the_lease(queue, reconcilers):
+    sweeps: list[int] = []
+
+    def slow(namespace: str, name: str) -> None:
+        for _ in range(4):
+            time.sleep(CONF.lease / 2)
+            sweeps.append(queue.sweep())
+
+    reconcilers.register("Widget", slow)
+    enqueue(queue)
+    assert process(queue) == "success"
+    assert sweeps == [0, 0, 0, 0]
+
+
+def test_the_sweep_sends_a_key_again_once_its_killed_workers_lease_lapses(queue, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    enqueue(queue)
+    dead = claim_and_die(queue)
+    enqueue(queue)  # an event during the dead run: folded into the run that replaces it
+    assert queue.sweep() == 0
+    time.sleep(CONF.lease + 0.02)
+    assert queue.sweep() == 1
+    assert sender.sent[-1] == (KEY, 0.0)
+    assert process(queue) == "success"
+    assert queue.store.finish(KEY, dead, Result.SUCCESS, backoff_base_ms=1, backoff_max_ms=8).status == "lost"
+    assert process(queue) == "stale"
+
+
+def test_an_enqueue_after_the_lease_lapsed_recovers_the_key_at_once(queue, sender):
+    enqueue(queue)
+    claim_and_die(queue)
+    time.sleep(CONF.lease + 0.02)
+    assert enqueue(queue) is Enqueued.RECOVERED
+    assert sender.sent[-1] == (KEY, 0.0)
+
+
+def test_a_redelivered_message_takes_over_a_lapsed_lease(queue, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    enqueue(queue)
+    claim_and_die(queue)
+    assert process(queue) == "busy"  # redelivered at once: the dead run's lease still stands
+    time.sleep(CONF.lease + 0.02)
+    assert process(queue) == "success"
+
+
+def test_a_pending_key_whose_message_was_lost_is_sent_again_by_the_sweep(queue, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    assert queue.store.enqueue(KEY).needs_message  # the sender died before publishing
+    assert queue.sweep() == 0
+    time.sleep(CONF.resend_after + 0.02)
+    assert queue.sweep() == 1
+    assert sender.sent == [(KEY, 0.0)]
+    assert queue.sweep() == 0
+
+
+# --- Metrics ---------------------------------------------------------------------------------------------
+
+
+def test_runs_are_counted_under_controller_runtime_names(queue, sender, reconcilers):
+    results = iter([fail, lambda ns, name: None])
+    reconcilers.register("Widget", lambda ns, name: next(results)(ns, name))
+    before = {
+        "adds": sample("workqueue_adds_total", name="widget"),
+        "errors": sample("controller_runtime_reconcile_errors_total", controller="widget"),
+        "ok": sample("controller_runtime_reconcile_total", controller="widget", result="success"),
+        "retries": sample("workqueue_retries_total", name="widget"),
+        "timed": sample("controller_runtime_reconcile_time_seconds_count", controller="widget"),
+    }
+    enqueue(queue)
+    enqueue(queue)
+    process(queue)
+    run_when_due(queue, sender)
+
+    assert sample("workqueue_adds_total", name="widget") == before["adds"] + 1
+    assert sample("controller_runtime_reconcile_errors_total", controller="widget") == before["errors"] + 1
+    assert (
+        sample("controller_runtime_reconcile_total", controller="widget", result="success")
+        == before["ok"] + 1
+    )
+    assert sample("workqueue_retries_total", name="widget") == before["retries"] + 1
+    assert (
+        sample("controller_runtime_reconcile_time_seconds_count", controller="widget") == before["timed"] + 2
+    )
+    assert sample("workqueue_depth", name="widget") == 0
+
+
+# --- Keys, registry, settings ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "namespace", "name", "field"),
+    [
+        ("", "a", "b", "kind"),
+        ("Bad Kind", "a", "b", "kind"),
+        ("K", "a/b", "c", "namespace"),
+        ("K", "a", "", "name"),
+    ],
+)
+def test_a_bad_key_is_refused_naming_the_field(kind, namespace, name, field):
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        ObjectKey(kind, namespace, name)
+
+
+def test_a_cluster_scoped_key_round_trips_through_its_member():
+    key = ObjectKey("Node", "", "node-1")
+    assert ObjectKey.from_member("Node", key.member) == key
+
+
+def test_a_kind_cannot_get_a_second_reconciler(reconcilers):
+    @reconcilers.reconciler("Widget")
+    def first(namespace: str, name: str) -> None: ...
+
+    reconcilers.register("Widget", first)
+    with pytest.raises(ValueError, match="already reconciled by"):
+        reconcilers.register("Widget", lambda ns, name: None)
+
+
+def test_looking_up_an_unknown_kind_says_how_to_register_it(reconcilers):
+    reconcilers._discovered = True
+    with pytest.raises(LookupError, match=r"@reconciler\('Gadget'\)"):
+        reconcilers.lookup("Gadget")
+
+
+def test_a_bad_queue_setting_stops_start_up_naming_it(settings):
+    settings.KUBE_QUEUE_LEASE_SECONDS = "soon"
+    with pytest.raises(ImproperlyConfigured, match="KUBE_QUEUE_LEASE_SECONDS"):
+        queue_conf_from_settings()
+
+
+def test_a_backoff_cap_beyond_the_broker_visibility_timeout_is_refused(settings):
+    settings.KUBE_QUEUE_BACKOFF_MAX_SECONDS = settings.CELERY_VISIBILITY_TIMEOUT
+    with pytest.raises(ImproperlyConfigured, match="CELERY_VISIBILITY_TIMEOUT"):
+        queue_conf_from_settings()
+
+
+def test_the_defaults_are_client_gos_backoff():
+    conf = queue_conf_from_settings()
+    assert (conf.backoff_base, conf.backoff_max) == (0.005, 1000.0)
