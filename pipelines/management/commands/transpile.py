@@ -1,0 +1,115 @@
+"""``manage.py transpile PIPELINE.yaml --config CONFIG.yaml``: write (or submit) the Argo Workflow.
+
+Every problem with the pipeline, the configuration or the parameters is printed as ``step <name>: <field>:
+<problem>`` and the command exits non-zero before anything is written or submitted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from kube.client import get_client
+from kube.errors import ApiError
+from kube.resources import WORKFLOW
+from workflows.pipeline import (
+    PipelineError,
+    Problem,
+    Transpiled,
+    dump_workflow,
+    load_document,
+    parse_parameter_assignments,
+    transpile,
+)
+
+STDOUT = "-"
+
+
+class Command(BaseCommand):
+    help = "Transpile a pipeline definition into an Argo Workflow; write it, and optionally submit it."
+    requires_system_checks: list[str] = []  # pure file work; a broken database must not stop it
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("pipeline", help="the pipeline definition (YAML)")
+        parser.add_argument("--config", required=True, help="the executor configuration (YAML)")
+        parser.add_argument(
+            "--parameter",
+            "-p",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="set a pipeline parameter (repeatable); list parameters take JSON, e.g. regions='[\"eu\"]'",
+        )
+        parser.add_argument(
+            "--output",
+            "-o",
+            help="where to write the Workflow (default: output_file of the config; '-': stdout)",
+        )
+        parser.add_argument("--submit", action="store_true", help="also create the Workflow in the cluster")
+        parser.add_argument("--namespace", "-n", help="the namespace to submit to (with --submit)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["submit"] != bool(options["namespace"]):
+            raise CommandError("--submit and --namespace go together")
+        try:
+            result = transpile(
+                load_document(_read(options["pipeline"], "pipeline"), "pipeline"),
+                load_document(_read(options["config"], "config"), "config"),
+                parameters=parse_parameter_assignments(options["parameter"]),
+                environ=os.environ,
+            )
+        except PipelineError as error:
+            for problem in error.problems:
+                self.stderr.write(str(problem))
+            count = len(error.problems)
+            raise CommandError(
+                f"{count} problem{'s' if count > 1 else ''} found; nothing was written"
+            ) from error
+        for warning in result.warnings:
+            self.stderr.write(f"warning: {warning}")
+        output = options["output"] or result.output_file
+        _refuse_to_overwrite_inputs(output, options["pipeline"], options["config"])
+        self._write(result, output)
+        if options["submit"]:
+            self._submit(result, options["namespace"])
+
+    def _write(self, result: Transpiled, output: str) -> None:
+        text = dump_workflow(result.workflow)
+        if output == STDOUT:
+            self.stdout.write(text, ending="")
+            return
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise CommandError(f"cannot write {output}: {error.strerror}") from error
+        self.stderr.write(f"wrote the workflow to {output}")
+
+    def _submit(self, result: Transpiled, namespace: str) -> None:
+        try:
+            created = get_client().create(WORKFLOW, result.workflow, namespace=namespace)
+        except (ApiError, RuntimeError) as error:
+            raise CommandError(f"submitting to namespace {namespace} failed: {error}") from error
+        name = created.get("metadata", {}).get("name", "?")
+        self.stderr.write(f"submitted workflow {name} in namespace {namespace}")
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise PipelineError([Problem(what, path, f"cannot be read: {error.strerror}")]) from error
+
+
+def _refuse_to_overwrite_inputs(output: str, *inputs: str) -> None:
+    """The default output_file (pipeline.yaml) is a likely name for the definition itself: never clobber."""
+    if output == STDOUT:
+        return
+    target = Path(output).resolve()
+    for path in inputs:
+        if Path(path).resolve() == target:
+            raise CommandError(
+                f"{output} is one of the input files; set output_file in the config or pass --output"
+            )
