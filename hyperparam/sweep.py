@@ -157,7 +157,8 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
         _check_declared(
             spec.get("hyperparams"), domains, template, template_path, f"{path}.hyperparams", errors
         )
-        passthrough = _passthrough(spec["workflow"], template, template_path, domains, errors)
+        swept = set(_positions_by_name(spec.get("hyperparams")))
+        passthrough = _passthrough(spec["workflow"], template, template_path, swept, errors)
         if objective is not None:
             _check_metric(objective, template, template_path, f"{path}.objective.metric", errors)
     if algorithm is not None:
@@ -233,11 +234,10 @@ def _passthrough(
     workflow: Mapping[str, Any],
     template: Mapping[str, Any],
     template_path: str,
-    domains: list[Domain],
+    swept: set[str],
     errors: ErrorList,
 ) -> tuple[str, ...]:
     """Entrypoint inputs that the workflow's arguments fill; an input nothing fills is an error."""
-    swept = {domain.name for domain in domains}
     arguments = workflow.get("arguments")
     argument_names = set(_parameter_names({"arguments": arguments}, "arguments"))
     inputs = template.get("inputs")
