@@ -47,12 +47,14 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
         errors.append(FieldError("apiVersion", f"must be {API_VERSION}, not {job.get('apiVersion')!r}"))
     metadata = job.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
-    errors += _validate_name(name)
+    name_errors = _validate_name(name)
+    errors += name_errors
     spec = job.get("spec")
     if not isinstance(spec, dict):
         return [*errors, FieldError("spec", "is required and must be a mapping")]
     errors += _validate_spec_fields(spec, framework)
-    errors += _validate_replica_specs(spec.get(framework.spec_key), framework, name)
+    checked_name = None if name_errors else name
+    errors += _validate_replica_specs(spec.get(framework.spec_key), framework, checked_name)
     errors += _validate_run_policy(spec.get("runPolicy"))
     errors += framework.validate_extra_fields(spec)
     return errors
@@ -83,7 +85,8 @@ def _validate_spec_fields(spec: dict[str, Any], framework: Framework) -> list[Fi
     ]
 
 
-def _validate_replica_specs(specs: object, framework: Framework, name: object) -> list[FieldError]:
+def _validate_replica_specs(specs: object, framework: Framework, name: str | None) -> list[FieldError]:
+    """Errors of the replica specs; child names are checked against `name` unless it is None."""
     path = f"spec.{framework.spec_key}"
     if not isinstance(specs, dict) or not specs:
         return [FieldError(path, "is required: a mapping of replica type to replica spec")]
@@ -107,7 +110,7 @@ def _validate_replica_specs(specs: object, framework: Framework, name: object) -
         if count is not None:
             counts[replica_type] = count
     errors += _validate_roles(seen, counts, framework, path)
-    if isinstance(name, str) and DNS_1035_LABEL.match(name):
+    if isinstance(name, str):
         errors += _validate_child_names(name, counts)
     return errors
 

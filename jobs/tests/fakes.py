@@ -1,0 +1,143 @@
+"""Test helpers: job manifests, pods as the API returns them, and a tiny cluster that applies Plans."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from jobs.frameworks import framework_class
+from jobs.plan import Plan, plan
+from jobs.status import current_state
+
+T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+_uids = itertools.count(1)
+
+
+def replica(container: str, replicas: int | None = 1, restart_policy: str | None = None, **spec: Any) -> dict:
+    """One replica spec whose pod runs `container` (the framework container's name)."""
+    replica_spec: dict[str, Any] = {
+        "template": {"spec": {"containers": [{"name": container, "image": "example/train:1"}]}},
+        **spec,
+    }
+    if replicas is not None:
+        replica_spec["replicas"] = replicas
+    if restart_policy is not None:
+        replica_spec["restartPolicy"] = restart_policy
+    return replica_spec
+
+
+def make_job(
+    kind: str,
+    replicas: dict[str, int],
+    *,
+    name: str = "train",
+    namespace: str = "ml",
+    restart_policy: str | None = None,
+    run_policy: dict[str, Any] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A job of `kind` with `replicas` per type, each pod running the framework's container."""
+    framework = framework_class(kind)
+    job_spec: dict[str, Any] = {
+        framework.spec_key: {
+            rt: replica(framework.container_name, count, restart_policy) for rt, count in replicas.items()
+        },
+        **spec,
+    }
+    if run_policy is not None:
+        job_spec["runPolicy"] = run_policy
+    return {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "uid": f"job-uid-{name}", "generation": 1},
+        "spec": job_spec,
+    }
+
+
+def tf_job(
+    chief: int = 1, ps: int = 2, workers: int = 4, evaluator: int = 0, **kwargs: Any
+) -> dict[str, Any]:
+    counts = {"Chief": chief, "PS": ps, "Worker": workers, "Evaluator": evaluator}
+    return make_job("TFJob", {rt: n for rt, n in counts.items() if n}, **kwargs)
+
+
+def created(manifest: dict[str, Any]) -> dict[str, Any]:
+    """`manifest` as the API server stores it: with a uid, and a Pending status for pods (no `kind`,
+    as in list responses)."""
+    obj = copy.deepcopy(manifest)
+    obj.pop("kind", None)
+    obj["metadata"]["uid"] = f"uid-{next(_uids)}"
+    if manifest["kind"] == "Pod":
+        obj["status"] = {"phase": "Pending"}
+    return obj
+
+
+def with_state(
+    pod: dict[str, Any],
+    phase: str,
+    *,
+    exit_code: int | None = None,
+    restarts: int = 0,
+    container: str | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """`pod` with a phase and its first container's status (terminated with `exit_code` if given)."""
+    pod = copy.deepcopy(pod)
+    container = container or pod["spec"]["containers"][0]["name"]
+    state: dict[str, Any] = {"running": {}} if exit_code is None else {"terminated": {"exitCode": exit_code}}
+    pod["status"] = {
+        "phase": phase,
+        "containerStatuses": [{"name": container, "state": state, "restartCount": restarts}],
+    }
+    if reason:
+        pod["status"]["reason"] = reason
+    return pod
+
+
+class FakeCluster:
+    """Holds one job and its children, and applies Plans the way the reconcile loop will."""
+
+    def __init__(self, job: dict[str, Any], now: datetime = T0) -> None:
+        self.job: dict[str, Any] | None = copy.deepcopy(job)
+        self.pods: dict[str, dict[str, Any]] = {}
+        self.services: dict[str, dict[str, Any]] = {}
+        self.now = now
+        self.events: list[tuple[str, str]] = []
+        self.last_plan: Plan | None = None
+
+    def reconcile(self, seconds_later: float = 1) -> Plan:
+        assert self.job is not None, "the job was deleted"
+        self.now += timedelta(seconds=seconds_later)
+        result = plan(self.job, list(self.pods.values()), list(self.services.values()), self.now)
+        self.job["status"] = result.status
+        for deletion in result.delete:
+            store = self.pods if deletion.kind == "Pod" else self.services
+            if store.get(deletion.name, {}).get("metadata", {}).get("uid") == deletion.uid:
+                del store[deletion.name]
+        for manifest in result.create:
+            store = self.pods if manifest["kind"] == "Pod" else self.services
+            store.setdefault(manifest["metadata"]["name"], created(manifest))
+        self.events += [(e.type, e.reason) for e in result.events]
+        if result.delete_job:
+            self.job = None
+        self.last_plan = result
+        return result
+
+    def set_pod(self, name: str, phase: str, **state: Any) -> None:
+        self.pods[name] = with_state(self.pods[name], phase, **state)
+
+    def run_all(self) -> None:
+        for name in self.pods:
+            self.set_pod(name, "Running")
+
+    @property
+    def state(self) -> str | None:
+        assert self.job is not None
+        return current_state(self.job["status"])
+
+    @property
+    def status(self) -> dict[str, Any]:
+        assert self.job is not None
+        return self.job["status"]
