@@ -1,5 +1,7 @@
 """The complete example: task → parallel (2 branches) → map → dag → success, with an on_failure path."""
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -164,3 +166,11 @@ def test_the_yaml_output_reads_back_as_the_same_workflow(workflow: dict[str, Any
     text = dump_workflow(workflow)
     assert text.startswith("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\n")
     assert yaml.safe_load(text) == workflow
+
+
+def test_the_example_in_the_docs_transpiles_to_what_the_docs_show() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "pipelines.md").read_text()
+    pipeline_text, config_text, main_text = re.findall(r"```yaml\n(.*?)```", docs, re.DOTALL)[:3]
+    workflow = transpile(yaml.safe_load(pipeline_text), yaml.safe_load(config_text), environ=ENVIRON).workflow
+    assert template(workflow, "main") == yaml.safe_load(main_text)[0]
+    assert workflow == transpile(full_pipeline(), full_config(), environ=ENVIRON).workflow
