@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -14,7 +15,7 @@ DEFAULTS: dict[str, float] = {
     "KUBE_QUEUE_LEASE_SECONDS": 30.0,
     "KUBE_QUEUE_SWEEP_INTERVAL_SECONDS": 5.0,
     "KUBE_QUEUE_RESEND_AFTER_SECONDS": 300.0,
-    "KUBE_RECONCILE_TIME_LIMIT_SECONDS": 600.0,
+    "KUBE_RECONCILE_TIME_LIMIT_SECONDS": 600,
 }
 
 
@@ -78,6 +79,6 @@ def queue_conf_from_settings() -> QueueConf:
     return conf
 
 
-def reconcile_time_limit() -> float:
+def reconcile_time_limit() -> int:
     """Soft time limit of one reconcile: past it the run fails (and backs off) instead of holding its key."""
-    return _number("KUBE_RECONCILE_TIME_LIMIT_SECONDS")
+    return math.ceil(_number("KUBE_RECONCILE_TIME_LIMIT_SECONDS"))

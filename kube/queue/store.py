@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 import redis
-from redis.commands.core import AsyncScript, Script
+from redis.commands.core import Script
 
 from .keys import ObjectKey
 
@@ -110,8 +111,8 @@ class QueueStore:
         self._finish = self._script("finish")
         self._sweep = self._script("sweep")
 
-    def _script(self, name: str) -> Script | AsyncScript:
-        return self.client.register_script(_lua(name))
+    def _script(self, name: str) -> Script:
+        return Script(self.client, _lua(name))
 
     @staticmethod
     def keys(kind: str) -> list[str]:
@@ -159,4 +160,5 @@ class QueueStore:
 
     def failures(self, key: ObjectKey) -> int:
         """Consecutive failed runs of the key (0 after a success)."""
-        return int(self.client.hget(self.keys(key.kind)[4], key.member) or 0)
+        count = self.client.hget(self.keys(key.kind)[4], key.member)
+        return int(cast(str, count) or 0)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import redis
 from celery import bootsteps
 from celery.worker.consumer import Consumer
 
@@ -42,5 +41,5 @@ class QueueSweepStep(bootsteps.StartStopStep):
 def _sweep_once() -> None:
     try:
         default_queue().sweep()
-    except redis.RedisError:
+    except Exception:  # Redis down, or an app's reconcile module failing to import: keep the timer alive
         logger.exception("Queue sweep failed; retrying at the next tick")

@@ -100,7 +100,10 @@ def start_worker(
             str(logfile),
         ),
     ]
-    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, start_new_session=True)
+    with (logdir / f"{name}.out").open("ab") as output:  # the banner and warnings; logs go to logfile
+        process = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
     return Worker(name, process, logfile)
 
 
