@@ -16,6 +16,10 @@ from .parse import iter_steps, read_pipeline
 from .render import render_workflow
 from .settings import check_settings
 
+# libyaml's safe loader and dumper are ~10x faster than the pure-Python ones on large workflows.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 
 @dataclass(frozen=True)
 class Transpiled:
@@ -71,7 +75,7 @@ def parse_parameter_assignments(assignments: Iterable[str]) -> dict[str, str]:
 def load_document(text: str, what: str) -> Any:
     """Parse YAML (or JSON) text; a syntax error becomes a PipelineError naming the document and line."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, the C one when available
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "syntax"
@@ -81,7 +85,7 @@ def load_document(text: str, what: str) -> Any:
 
 def dump_workflow(workflow: Mapping[str, Any]) -> str:
     """The Workflow as YAML, keys in the order Argo's documentation writes them."""
-    return yaml.safe_dump(dict(workflow), sort_keys=False, default_flow_style=False, width=120)
+    return yaml.dump(dict(workflow), Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=120)
 
 
 def _list_parameters(pipeline: Pipeline) -> dict[str, str]:
