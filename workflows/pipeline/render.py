@@ -104,8 +104,11 @@ class _Renderer:
     def _task(
         self, step: Step, prefix: str, settings: StepSettings, items: tuple[str, ...]
     ) -> dict[str, Any]:
-        task: dict[str, Any] = {"name": task_name(step.name), "template": ""}
-        task["template"] = self.render_step(step, f"{prefix}{task_name(step.name)}", settings, items)
+        name = task_name(step.name)
+        task: dict[str, Any] = {
+            "name": name,
+            "template": self.render_step(step, prefix + name, settings, items),
+        }
         if items:
             task["arguments"] = {"parameters": _pass_items(items)}
         return task
