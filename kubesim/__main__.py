@@ -1,0 +1,55 @@
+"""`python -m kubesim --port 0 --kubeconfig PATH [--state-dir DIR]`: serve until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+from kubesim.simulator import Simulator
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m kubesim", description="A Kubernetes API simulator on 127.0.0.1."
+    )
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 picks a free one)")
+    parser.add_argument("--kubeconfig", type=Path, required=True, help="where to write a kubeconfig for it")
+    parser.add_argument(
+        "--state-dir", type=Path, default=None, help="keep objects across restarts in this directory"
+    )
+    parser.add_argument(
+        "--bookmark-interval", type=float, default=5.0, help="seconds between watch BOOKMARKs"
+    )
+    parser.add_argument("--event-log-size", type=int, default=10_000, help="watch events kept for resuming")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = _arguments(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    simulator = Simulator(
+        port=arguments.port,
+        state_dir=arguments.state_dir,
+        kubeconfig_path=arguments.kubeconfig,
+        bookmark_interval=arguments.bookmark_interval,
+        event_log_size=arguments.event_log_size,
+    )
+    simulator.start()
+
+    def stop(_signal: int, _frame: FrameType | None) -> None:
+        simulator._stopping.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    print(f"listening on {simulator.url}", flush=True)
+    simulator.serve_forever()
+    simulator.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""The HTTP server: a threaded stdlib server speaking HTTP/1.1 keep-alive, chunked for watches.
+
+`ApiServer.serve()` turns one parsed request into a Response (routing, faults, discovery, verbs);
+`_Handler` does the socket work and never lets a traceback reach the client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from kubesim.counters import Counters, RouteKey
+from kubesim.errors import ApiError, internal_error, path_not_found
+from kubesim.faults import Faults
+from kubesim.jsonutil import dumps
+from kubesim.resources import ResourceType
+from kubesim.server import discovery, routing, verbs
+from kubesim.server.negotiation import Query, parse_accept
+from kubesim.server.types import ApiRequest, Response, SubresourceHandler, json_response
+from kubesim.server.watchstream import DropConnection
+from kubesim.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class ApiServer:
+    """The simulated apiserver in front of a Store, on 127.0.0.1:`port` (0 picks a free port)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        faults: Faults | None = None,
+        counters: Counters | None = None,
+        bookmark_interval: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.faults = faults or Faults()
+        self.counters = counters or Counters()
+        self.bookmark_interval = bookmark_interval
+        self._subresources: dict[tuple[str, str], SubresourceHandler] = {}
+        self._httpd = _HTTPServer((host, port), _Handler)
+        self._httpd.api = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def address(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"{host}:{port}"
+
+    def add_subresource(self, resource: str, name: str, handler: SubresourceHandler) -> None:
+        """Serve /<resource>/<name>/<subresource> (e.g. pods/log) with `handler(ApiRequest) -> Response`."""
+        self._subresources[(self.store.resource(resource).key, name)] = handler
+
+    def subresource_handler(self, resource: ResourceType, name: str) -> SubresourceHandler | None:
+        return self._subresources.get((resource.key, name))
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.2}, name="kubesim-http", daemon=True
+        )
+        self._thread.start()
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.2)
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # --- one request -------------------------------------------------------------------------------
+
+    def serve(self, request: ApiRequest) -> Response:
+        route = request.route
+        if route.kind == "resource":
+            request.resource = self.store.registry.lookup(route.group, route.version, route.plural)
+        if (latency := self.faults.take("latency", request.facts)) is not None:
+            time.sleep(latency.seconds)
+        if (failure := self.faults.take("error", request.facts)) is not None:
+            raise failure.error(request.facts)
+        if route.kind == "resource":
+            if request.resource is None:
+                raise path_not_found(request.path)
+            request.accept = parse_accept(request.headers.get("accept"))
+            return verbs.dispatch(self, request)
+        if request.method not in ("GET", "HEAD"):
+            raise path_not_found(request.path)
+        return self._non_resource(request)
+
+    def _non_resource(self, request: ApiRequest) -> Response:
+        route, registry = request.route, self.store.registry
+        document: Any = None
+        if route.kind == "version":
+            document = discovery.version_info()
+        elif route.kind == "health":
+            return Response(200, b"ok", "text/plain; charset=utf-8")
+        elif route.kind == "discovery":
+            document = {
+                "": lambda: {
+                    "paths": sorted(
+                        [
+                            "/api",
+                            "/api/v1",
+                            "/apis",
+                            "/version",
+                            "/openapi/v3",
+                            "/healthz",
+                            "/readyz",
+                            "/livez",
+                        ]
+                    )
+                },
+                "api": lambda: discovery.api_versions(self.address),
+                "api_version": lambda: discovery.resource_list(registry, "", route.version),
+                "apis": lambda: discovery.group_list(registry),
+                "group": lambda: discovery.group(registry, route.group),
+                "group_version": lambda: discovery.resource_list(registry, route.group, route.version),
+            }[route.document]()
+        elif route.kind == "openapi":
+            document = self._openapi(route.document)
+        if document is None:
+            raise path_not_found(request.path)
+        return json_response(200, document)
+
+    def _openapi(self, document: str) -> Any:
+        parts = document.split("/")
+        if parts[0] != "v3":
+            return None
+        if len(parts) == 1:
+            return discovery.openapi_index(self.store.registry)
+        if parts[1] == "api" and len(parts) == 3:
+            return discovery.openapi_document(self.store.registry, "", parts[2])
+        if parts[1] == "apis" and len(parts) == 4:
+            return discovery.openapi_document(self.store.registry, parts[2], parts[3])
+        return None
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    allow_reuse_address = True
+    api: ApiServer
+
+
+def _status_response(error: ApiError) -> Response:
+    return Response(error.code, dumps(error.status()), headers=list(error.headers.items()))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+    server_version = "kubesim"
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s " + format, self.address_string(), *args)
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_GET
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _handle(self) -> None:
+        api = self.server.api
+        parts = urlsplit(self.path)
+        route = routing.parse(parts.path)
+        request = ApiRequest(
+            self.command,
+            parts.path,
+            route,
+            Query(dict(parse_qsl(parts.query, keep_blank_values=True))),
+            {k.lower(): v for k, v in self.headers.items()},
+            b"",
+        )
+        try:
+            request.body = self._read_body()
+            response = api.serve(request)
+        except ApiError as error:
+            response = _status_response(error)
+        except (ValueError, json.JSONDecodeError) as error:
+            response = _status_response(ApiError(400, "BadRequest", str(error)))
+        except Exception as error:
+            log.exception("kubesim: unhandled error serving %s %s", self.command, self.path)
+            response = _status_response(internal_error(type(error).__name__))
+        api.counters.record(
+            RouteKey(self.command, route.template, request.verb, request.resource_name, response.status)
+        )
+        self._write(response)
+
+    def _head(self, response: Response, extra: list[tuple[str, str]]) -> bytes:
+        lines = [
+            f"HTTP/1.1 {response.status} {self.responses.get(response.status, ('',))[0]}",
+            f"Content-Type: {response.content_type}",
+            "Cache-Control: no-cache, private",
+        ]
+        lines += [f"{name}: {value}" for name, value in [*response.headers, *extra]]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+    def _write(self, response: Response) -> None:
+        try:
+            if isinstance(response.body, bytes):
+                body = b"" if self.command == "HEAD" else response.body
+                self.wfile.write(self._head(response, [("Content-Length", str(len(response.body)))]) + body)
+                return
+            self.wfile.write(self._head(response, [("Transfer-Encoding", "chunked")]))
+            for chunk in response.body:
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+        except DropConnection:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            close = getattr(response.body, "close", None)
+            if close is not None:
+                close()

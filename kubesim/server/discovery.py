@@ -1,0 +1,233 @@
+"""Discovery documents (/version, /api, /apis, resource lists) and the OpenAPI v3 that kubectl reads.
+
+The OpenAPI is deliberately small: every resource path with its operations tagged by
+`x-kubernetes-group-version-kind`, `fieldValidation` on writes (so kubectl validates server-side) and the
+CRD schemas (so `kubectl explain` has something). Built-in kinds carry no schema: kubectl then computes its
+strategic merge patches from its compiled-in types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from kubesim.resources import Registry, ResourceType
+
+KUBERNETES_VERSION = {"major": "1", "minor": "37"}
+_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+_WRITE_PARAMS = ["dryRun", "fieldManager", "fieldValidation"]
+
+
+def version_info() -> dict[str, str]:
+    return {
+        **KUBERNETES_VERSION,
+        "gitVersion": "v1.37.0-kubesim",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.25.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
+
+
+def api_versions(address: str) -> dict[str, Any]:
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}],
+    }
+
+
+def _group_version(group: str, version: str) -> str:
+    return f"{group}/{version}" if group else version
+
+
+def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
+    served = [r for r in registry.all() if r.group == group and version in r.versions]
+    if not served:
+        return None
+    resources = []
+    for resource in sorted(served, key=lambda r: r.plural):
+        entry: dict[str, Any] = {
+            "name": resource.plural,
+            "singularName": resource.singular,
+            "namespaced": resource.namespaced,
+            "kind": resource.kind,
+            "verbs": _VERBS,
+        }
+        if resource.short_names:
+            entry["shortNames"] = list(resource.short_names)
+        if resource.categories:
+            entry["categories"] = list(resource.categories)
+        resources.append(entry)
+        for sub in resource.subresources:
+            verbs = ["get", "patch", "update"] if sub in ("status", "scale") else ["update"]
+            resources.append(
+                {
+                    "name": f"{resource.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": resource.namespaced,
+                    "kind": resource.kind,
+                    "verbs": verbs,
+                }
+            )
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": _group_version(group, version),
+        "resources": resources,
+    }
+
+
+def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
+    listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+    return {"name": group, "versions": listed, "preferredVersion": listed[0]}
+
+
+def group_list(registry: Registry) -> dict[str, Any]:
+    groups = [_group_entry(g, vs) for g, vs in sorted(registry.group_versions().items()) if g]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def group(registry: Registry, name: str) -> dict[str, Any] | None:
+    versions = registry.group_versions().get(name)
+    if not name or not versions:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(name, versions)}
+
+
+# --- OpenAPI v3 ---------------------------------------------------------------------------------------
+
+
+def _prefix(group: str, version: str) -> str:
+    return f"/apis/{group}/{version}" if group else f"/api/{version}"
+
+
+def openapi_index(registry: Registry) -> dict[str, Any]:
+    paths = {}
+    for group_name, versions in registry.group_versions().items():
+        for version in versions:
+            relative = _prefix(group_name, version).lstrip("/")
+            digest = (
+                hashlib.sha256(
+                    json.dumps(openapi_document(registry, group_name, version), sort_keys=True).encode()
+                )
+                .hexdigest()[:16]
+                .upper()
+            )
+            paths[relative] = {"serverRelativeURL": f"/openapi/v3/{relative}?hash={digest}"}
+    return {"paths": paths}
+
+
+def _gvk(resource: ResourceType, version: str) -> dict[str, str]:
+    return {"group": resource.group, "version": version, "kind": resource.kind}
+
+
+def _operation(
+    resource: ResourceType, version: str, action: str, params: list[str], body_types: list[str] | None = None
+) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "operationId": f"{action}{resource.kind}",
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": _gvk(resource, version),
+        "parameters": [
+            {"name": p, "in": "query", "schema": {"type": "string"}, "uniqueItems": True} for p in params
+        ],
+        "responses": {
+            "200": {
+                "description": "OK",
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": f"#/components/schemas/{_schema_name(resource, version)}"}
+                    }
+                },
+            }
+        },
+    }
+    if body_types:
+        operation["requestBody"] = {
+            "content": {t: {"schema": {"type": "object"}} for t in body_types},
+            "required": True,
+        }
+    return operation
+
+
+def _schema_name(resource: ResourceType, version: str) -> str:
+    reversed_group = ".".join(reversed(resource.group.split("."))) if resource.group else "io.k8s.api.core"
+    return f"{reversed_group}.{version}.{resource.kind}"
+
+
+def _paths(resource: ResourceType, version: str) -> dict[str, Any]:
+    base = _prefix(resource.group, version)
+    collection = (
+        f"{base}/namespaces/{{namespace}}/{resource.plural}"
+        if resource.namespaced
+        else f"{base}/{resource.plural}"
+    )
+    patch_types = [
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/apply-patch+yaml",
+    ]
+    if resource.builtin:
+        patch_types.append("application/strategic-merge-patch+json")
+    item = {
+        "get": _operation(resource, version, "get", []),
+        "put": _operation(resource, version, "put", _WRITE_PARAMS, ["application/json"]),
+        "patch": _operation(resource, version, "patch", [*_WRITE_PARAMS, "force"], patch_types),
+        "delete": _operation(
+            resource, version, "delete", ["dryRun", "propagationPolicy", "gracePeriodSeconds"]
+        ),
+    }
+    listing = {
+        "get": _operation(
+            resource,
+            version,
+            "list",
+            [
+                "labelSelector",
+                "fieldSelector",
+                "limit",
+                "continue",
+                "watch",
+                "resourceVersion",
+                "timeoutSeconds",
+            ],
+        ),
+        "post": _operation(resource, version, "post", _WRITE_PARAMS, ["application/json"]),
+        "delete": _operation(resource, version, "deletecollection", ["labelSelector", "fieldSelector"]),
+    }
+    paths = {collection: listing, f"{collection}/{{name}}": item}
+    for sub in resource.subresources:
+        paths[f"{collection}/{{name}}/{sub}"] = {
+            "get": _operation(resource, version, "get", []),
+            "put": _operation(resource, version, "put", _WRITE_PARAMS, ["application/json"]),
+            "patch": _operation(resource, version, "patch", [*_WRITE_PARAMS, "force"], patch_types),
+        }
+    return paths
+
+
+def openapi_document(registry: Registry, group_name: str, version: str) -> dict[str, Any] | None:
+    served = [r for r in registry.all() if r.group == group_name and version in r.versions]
+    if not served:
+        return None
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    for resource in sorted(served, key=lambda r: r.plural):
+        paths.update(_paths(resource, version))
+        schema = dict(
+            resource.schema(version) or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        )
+        if (
+            not resource.builtin
+        ):  # a built-in kind with a schema here would make kubectl patch without merge keys
+            schema["x-kubernetes-group-version-kind"] = [_gvk(resource, version)]
+        schemas[_schema_name(resource, version)] = schema
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.37.0-kubesim"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }

@@ -1,0 +1,72 @@
+"""Request and response values passed between the HTTP layer, the verbs and subresource plug-ins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesim.faults import RequestFacts
+from kubesim.jsonutil import dumps
+from kubesim.resources import ResourceType
+from kubesim.server.negotiation import Accept, Query
+from kubesim.server.routing import Route
+
+
+@dataclass
+class ApiRequest:
+    method: str
+    path: str
+    route: Route
+    query: Query
+    headers: dict[str, str]
+    body: bytes
+    accept: Accept = field(default_factory=Accept)
+    resource: ResourceType | None = None
+
+    @property
+    def facts(self) -> RequestFacts:
+        return RequestFacts(
+            self.method, self.path, self.verb, self.resource_name, self.route.namespace or "", self.route.name
+        )
+
+    @property
+    def resource_name(self) -> str:
+        if self.route.kind != "resource":
+            return ""
+        base = self.resource.key if self.resource else self.route.plural
+        return f"{base}/{self.route.subresource}" if self.route.subresource else base
+
+    @property
+    def verb(self) -> str:
+        """The Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection)."""
+        if self.route.kind != "resource":
+            return self.route.kind
+        named = bool(self.route.name)
+        if self.method == "GET":
+            if self.route.legacy_watch or self.query.flag("watch"):
+                return "watch"
+            return "get" if named else "list"
+        return {
+            "POST": "create",
+            "PUT": "update",
+            "PATCH": "patch",
+            "DELETE": "delete" if named else "deletecollection",
+        }.get(self.method, self.method.lower())
+
+
+@dataclass
+class Response:
+    """A status and a body: bytes, or an iterator of chunks for streamed responses (watch, follow)."""
+
+    status: int
+    body: bytes | Iterable[bytes]
+    content_type: str = "application/json"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def json_response(status: int, document: Any, headers: list[tuple[str, str]] | None = None) -> Response:
+    return Response(status, dumps(document), headers=headers or [])
+
+
+SubresourceHandler = Callable[[ApiRequest], Response]

@@ -1,0 +1,357 @@
+"""The resource verbs over HTTP: get, list, watch, create, update, patch, delete, deletecollection."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from kubesim import table
+from kubesim.errors import ApiError, bad_request, gone, method_not_allowed, path_not_found
+from kubesim.resources import ResourceType
+from kubesim.selectors import parse_field_selector, parse_label_selector
+from kubesim.server.negotiation import decode_body
+from kubesim.server.types import ApiRequest, Response, json_response
+from kubesim.server.watchstream import error_event, stream_events
+from kubesim.store import ADDED, BACKGROUND, DELETED, WriteOptions
+
+if TYPE_CHECKING:
+    from kubesim.server.app import ApiServer
+
+_DEFAULT_WATCH_TIMEOUT = 1800.0
+
+
+def present(obj: dict[str, Any], resource: ResourceType, version: str) -> dict[str, Any]:
+    """The stored object as served at `version` (same fields, that version's apiVersion)."""
+    if version == resource.storage_version:
+        return obj
+    return {**obj, "apiVersion": resource.api_version(version)}
+
+
+def _namespace(request: ApiRequest) -> str | None:
+    return request.route.namespace
+
+
+def _write_options(request: ApiRequest) -> WriteOptions:
+    query = request.query
+    dry_run = query.get("dryRun")
+    if dry_run and dry_run != "All":
+        raise bad_request(f'dryRun: Unsupported value: "{dry_run}": supported values: "All"')
+    validation = query.get("fieldValidation", "Warn") or "Warn"
+    if validation not in ("Ignore", "Warn", "Strict"):
+        raise bad_request(
+            f'fieldValidation: Unsupported value: "{validation}": supported values: "Ignore", "Warn", "Strict"'
+        )
+    agent = request.headers.get("user-agent", "")
+    return WriteOptions(
+        dry_run=bool(dry_run),
+        field_manager=query.get("fieldManager") or agent.split("/")[0],
+        field_validation=validation,
+        force=query.flag("force"),
+        version=request.route.version,
+        user_agent=agent,
+    )
+
+
+def _written(status: int, obj: dict[str, Any], request: ApiRequest, options: WriteOptions) -> Response:
+    assert request.resource is not None
+    headers = [("Warning", f'299 - "{w}"') for w in options.warnings]
+    return json_response(status, present(obj, request.resource, request.route.version), headers)
+
+
+def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str, Any]:
+    resource = request.resource
+    assert resource is not None
+    if not isinstance(body, dict):
+        raise bad_request(
+            f"the object provided is unrecognized (must be of type {resource.kind}): not a JSON object"
+        )
+    expected = resource.api_version(request.route.version)
+    if body.get("apiVersion") not in (None, expected):
+        raise bad_request(
+            f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({expected})"
+        )
+    if body.get("kind") not in (None, resource.kind):
+        raise bad_request(
+            f"the kind in the data ({body.get('kind')}) does not match the expected kind ({resource.kind})"
+        )
+    metadata = body.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise bad_request("metadata must be an object")
+    given_namespace = metadata.get("namespace")
+    if resource.namespaced and given_namespace and given_namespace != request.route.namespace:
+        raise bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    if check_name and metadata.get("name") and metadata["name"] != request.route.name:
+        raise bad_request(
+            f"the name of the object ({metadata['name']}) does not match the name on the URL ({request.route.name})"
+        )
+    return body
+
+
+def get(server: ApiServer, request: ApiRequest) -> Response:
+    resource = request.resource
+    assert resource is not None
+    obj = server.store.get_snapshot(resource, request.route.name, _namespace(request))
+    if request.accept.table:
+        document = table.table(
+            resource,
+            request.route.version,
+            [obj],
+            {"resourceVersion": obj["metadata"]["resourceVersion"]},
+            server.store.clock.now(),
+            request.query.get("includeObject", "Metadata"),
+        )
+        return json_response(200, document)
+    return json_response(200, present(obj, resource, request.route.version))
+
+
+def list_(server: ApiServer, request: ApiRequest) -> Response:
+    resource = request.resource
+    assert resource is not None
+    query = request.query
+    labels, fields = (
+        parse_label_selector(query.get("labelSelector")),
+        parse_field_selector(query.get("fieldSelector")),
+    )
+    limit = query.integer("limit")
+    page = server.store.list_page(
+        resource,
+        _namespace(request),
+        labels,
+        fields,
+        limit if limit and limit > 0 else None,
+        query.get("continue") or None,
+    )
+    version = request.route.version
+    if request.accept.table:
+        document = table.table(
+            resource,
+            version,
+            page.items,
+            page.list_metadata(),
+            server.store.clock.now(),
+            query.get("includeObject", "Metadata"),
+        )
+        return json_response(200, document)
+    items = [present(item, resource, version) for item in page.items]
+    return json_response(
+        200,
+        {
+            "kind": resource.list_kind,
+            "apiVersion": resource.api_version(version),
+            "metadata": page.list_metadata(),
+            "items": items,
+        },
+    )
+
+
+def watch(server: ApiServer, request: ApiRequest) -> Response:
+    resource = request.resource
+    assert resource is not None
+    query = request.query
+    labels, fields = (
+        parse_label_selector(query.get("labelSelector")),
+        parse_field_selector(query.get("fieldSelector")),
+    )
+    if request.route.name:  # legacy /watch/.../{name}
+        fields = parse_field_selector(
+            ",".join(filter(None, [query.get("fieldSelector"), f"metadata.name={request.route.name}"]))
+        )
+    timeout = query.integer("timeoutSeconds")
+    version = request.route.version
+    facts = request.facts
+    if server.faults.take("expire_watch", facts) is not None:
+        return Response(200, iter([error_event(gone("too old resource version: injected fault"))]))
+    drop = server.faults.take("drop_watch", facts)
+    initial = query.flag("sendInitialEvents")
+    resource_version = "" if initial else (query.get("resourceVersion") or None)
+    try:
+        watcher = server.store.open_watch(resource, _namespace(request), resource_version, labels, fields)
+    except ApiError as error:
+        if error.code == 410:
+            return Response(200, iter([error_event(error)]))
+        raise
+    now = server.store.clock.now()
+
+    def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if request.accept.table:
+            include = query.get("includeObject", "Metadata" if event_type != DELETED else "Object")
+            return table.table(
+                resource,
+                version,
+                [obj],
+                {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                now,
+                include,
+                with_definitions=event_type == ADDED,
+            )
+        return present(obj, resource, version)
+
+    chunks = stream_events(
+        server.store,
+        watcher,
+        encode,
+        timeout=float(timeout) if timeout else _DEFAULT_WATCH_TIMEOUT,
+        bookmarks=query.flag("allowWatchBookmarks"),
+        bookmark_interval=server.bookmark_interval,
+        drop_after=drop.after_events if drop else None,
+        initial_events_end=initial and query.flag("allowWatchBookmarks"),
+    )
+    return Response(200, chunks)
+
+
+def create(server: ApiServer, request: ApiRequest) -> Response:
+    if request.route.name:
+        raise method_not_allowed("POST")
+    body = _check_body(
+        request, decode_body(request.body, request.headers.get("content-type"))[0], check_name=False
+    )
+    options = _write_options(request)
+    obj = server.store.create(body, request.route.namespace, resource=request.resource, options=options)
+    return _written(201, obj, request, options)
+
+
+def update(server: ApiServer, request: ApiRequest) -> Response:
+    body = _check_body(
+        request, decode_body(request.body, request.headers.get("content-type"))[0], check_name=True
+    )
+    body.setdefault("metadata", {})["name"] = request.route.name
+    options = _write_options(request)
+    obj = server.store.update(
+        body,
+        resource=request.resource,
+        namespace=request.route.namespace,
+        subresource=request.route.subresource,
+        options=options,
+    )
+    return _written(200, obj, request, options)
+
+
+def patch(server: ApiServer, request: ApiRequest) -> Response:
+    resource = request.resource
+    assert resource is not None
+    document, patch_type = decode_body(request.body, request.headers.get("content-type"), patch=True)
+    options = _write_options(request)
+    if patch_type != "apply" and request.query.get("force"):
+        raise bad_request("force is only allowed for apply patches")
+    existed = server.store.exists(resource, request.route.name, request.route.namespace)
+    obj = server.store.patch(
+        resource,
+        request.route.name,
+        document,
+        patch_type=patch_type,
+        namespace=request.route.namespace,
+        subresource=request.route.subresource,
+        options=options,
+    )
+    return _written(200 if existed or patch_type != "apply" else 201, obj, request, options)
+
+
+def _delete_options(request: ApiRequest) -> dict[str, Any]:
+    if not request.body.strip():
+        return {}
+    try:
+        body = json.loads(request.body)
+    except ValueError as error:
+        raise bad_request(f"DeleteOptions: could not decode the body: {error}") from None
+    if not isinstance(body, dict):
+        raise bad_request("DeleteOptions must be a JSON object")
+    return body
+
+
+def _propagation(request: ApiRequest, options: dict[str, Any]) -> str | None:
+    policy = request.query.get("propagationPolicy") or options.get("propagationPolicy")
+    orphan = options.get("orphanDependents")
+    if request.query.get("orphanDependents"):
+        orphan = request.query.flag("orphanDependents")
+    if policy is None and orphan is not None:
+        policy = "Orphan" if orphan else BACKGROUND
+    return policy
+
+
+def delete(server: ApiServer, request: ApiRequest) -> Response:
+    resource = request.resource
+    assert resource is not None
+    body = _delete_options(request)
+    options = _write_options(request)
+    if body.get("dryRun"):
+        options.dry_run = True
+    preconditions = body.get("preconditions") or {}
+    obj = server.store.delete(
+        resource,
+        request.route.name,
+        request.route.namespace,
+        propagation=_propagation(request, body),
+        preconditions=preconditions,
+        options=options,
+    )
+    still_there = server.store.exists(resource, request.route.name, request.route.namespace)
+    if still_there or resource.return_deleted_object or options.dry_run:
+        return json_response(200, present(obj, resource, request.route.version))
+    details = {"name": request.route.name, "kind": resource.plural, "uid": obj["metadata"]["uid"]}
+    if resource.group:
+        details["group"] = resource.group
+    return json_response(
+        200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+    )
+
+
+def delete_collection(server: ApiServer, request: ApiRequest) -> Response:
+    resource = request.resource
+    assert resource is not None
+    body = _delete_options(request)
+    options = _write_options(request)
+    deleted = server.store.delete_collection(
+        resource,
+        request.route.namespace,
+        label_selector=request.query.get("labelSelector") or None,
+        field_selector=request.query.get("fieldSelector") or None,
+        propagation=_propagation(request, body),
+        options=options,
+    )
+    items = [present(obj, resource, request.route.version) for obj in deleted]
+    return json_response(
+        200,
+        {
+            "kind": resource.list_kind,
+            "apiVersion": resource.api_version(request.route.version),
+            "metadata": {"resourceVersion": server.store.resource_version},
+            "items": items,
+        },
+    )
+
+
+def dispatch(server: ApiServer, request: ApiRequest) -> Response:
+    """Route a resource request to its verb (subresources other than status go to plug-ins)."""
+    resource, route = request.resource, request.route
+    assert resource is not None
+    if resource.namespaced and route.namespace is None and route.name:
+        raise path_not_found(request.path)
+    if not resource.namespaced and route.namespace is not None:
+        raise path_not_found(request.path)
+    if route.subresource and route.subresource != "status":
+        handler = server.subresource_handler(resource, route.subresource)
+        if handler is None:
+            raise path_not_found(request.path)
+        return handler(request)
+    if route.subresource == "status" and not resource.has_status:
+        raise path_not_found(request.path)
+    verbs = {
+        "get": get,
+        "list": list_,
+        "watch": watch,
+        "create": create,
+        "update": update,
+        "patch": patch,
+        "delete": delete,
+        "deletecollection": delete_collection,
+    }
+    verb = request.verb
+    if (
+        verb not in verbs
+        or (route.subresource and verb not in ("get", "update", "patch"))
+        or (verb in ("update", "patch") and not route.name)
+    ):
+        raise method_not_allowed(request.method)
+    return verbs[verb](server, request)

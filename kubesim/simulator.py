@@ -1,0 +1,105 @@
+"""One running simulator: store + HTTP server + faults + counters + clock (+ optional persistence)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from kubesim.clock import Clock
+from kubesim.counters import Counters
+from kubesim.faults import Faults
+from kubesim.kubeconfig import write_kubeconfig
+from kubesim.server.app import ApiServer
+from kubesim.store import Store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_STATE_FILE = "state.json"
+
+
+class Simulator:
+    """Start with `start()` (or `with Simulator() as sim:`); `url`, `store`, `faults`, `counters`, `clock`."""
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        clock: Clock | None = None,
+        state_dir: Path | None = None,
+        kubeconfig_path: Path | None = None,
+        event_log_size: int = 10_000,
+        bookmark_interval: float = 1.0,
+        save_interval: float = 1.0,
+    ) -> None:
+        self.clock = clock or Clock()
+        self.store = Store(self.clock, event_log_size=event_log_size)
+        self.faults = Faults()
+        self.counters = Counters()
+        self.server = ApiServer(
+            self.store,
+            port=port,
+            faults=self.faults,
+            counters=self.counters,
+            bookmark_interval=bookmark_interval,
+        )
+        self.state_dir = state_dir
+        self.kubeconfig_path = kubeconfig_path
+        self._save_interval = save_interval
+        self._stopping = threading.Event()
+        self._saver: threading.Thread | None = None
+        self._saved_rv = -1
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def start(self) -> Simulator:
+        if self.state_dir is not None and self.store.load(self.state_dir / _STATE_FILE):
+            log.info("kubesim: restored state from %s", self.state_dir)
+            self._saved_rv = int(self.store.resource_version)
+        for namespace in DEFAULT_NAMESPACES:
+            self.store.ensure_namespace(namespace)
+        if self.kubeconfig_path is not None:
+            write_kubeconfig(self.kubeconfig_path, self.url)
+        self.server.start()
+        if self.state_dir is not None:
+            self._saver = threading.Thread(target=self._save_periodically, name="kubesim-saver", daemon=True)
+            self._saver.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve on the calling thread until `stop()` is called from elsewhere (the CLI's signal handler)."""
+        self._stopping.wait()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.server.stop()
+        self.store.close()
+        self.clock.close()
+        if self._saver is not None:
+            self._saver.join(timeout=5)
+        self.save()
+
+    def save(self) -> None:
+        if self.state_dir is None:
+            return
+        if int(self.store.resource_version) != self._saved_rv:
+            self._saved_rv = self.store.save(self.state_dir / _STATE_FILE)
+
+    def _save_periodically(self) -> None:
+        while not self._stopping.wait(self._save_interval):
+            try:
+                self.save()
+            except OSError:
+                log.exception("kubesim: could not save state to %s", self.state_dir)
+
+    def __enter__(self) -> Simulator:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,36 @@
+"""Starting a simulator from tests: `with running_simulator() as sim:` (the pytest fixture uses this)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kubesim.clock import Clock
+from kubesim.simulator import Simulator
+
+
+@contextmanager
+def running_simulator(
+    *,
+    frozen_clock: bool = False,
+    start_time: datetime | None = None,
+    clock: Clock | None = None,
+    kubeconfig_path: Path | None = None,
+    **options: Any,
+) -> Iterator[Simulator]:
+    """A simulator on a free loopback port with a kubeconfig written for it.
+
+    The yielded object exposes `.url`, `.kubeconfig_path`, `.store`, `.faults`, `.counters`, `.clock` and
+    `.server` (for `add_subresource`). `frozen_clock=True` makes time stand still until `clock.advance()`.
+    Other keyword options go to `Simulator` (e.g. `event_log_size`, `bookmark_interval`, `state_dir`).
+    """
+    clock = clock or Clock(start_time, frozen=frozen_clock)
+    with tempfile.TemporaryDirectory(prefix="kubesim-") as scratch:
+        path = kubeconfig_path or Path(scratch) / "kubeconfig"
+        simulator = Simulator(clock=clock, kubeconfig_path=path, **options)
+        with simulator:
+            yield simulator
