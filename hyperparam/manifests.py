@@ -8,6 +8,18 @@ must not stop the others) and `continueOn` failures (the batch completes; trials
 
 Names are deterministic (`<sweep>-<batch>`, shortened with a hash past Argo's 63 characters), the Workflow is
 owned by the HyperparamWorkflow (controller reference) and labelled with the sweep's name, uid and batch.
+
+How a reconcile uses this module (everything here is pure; the reconcile does the I/O):
+1. `sweep = sweep_of(hpw)`, then `plan = plan_batches(hpw, sweep)` on the first reconcile; both raise
+   SpecError (a Failed condition). Persist `plan.trials_per_batch` in status and later rebuild
+   `BatchPlan(sweep.trial_count, that_number, sweep.parallelism)`, so a change of the size estimate in a newer
+   release never re-slices a running sweep.
+2. List the sweep's Workflows with `sweep_selector(hpw)`; the batch index is the LABEL_BATCH label.
+3. Mirror trials with `trials.read_trials(workflow, sweep.objective.metric)`; `trials.summarize` and
+   `trials.stop_reason` say whether to go on.
+4. Create `plan.batches_to_create(existing, finished)`: `build_batch(hpw, i, sweep=sweep, plan=plan)` for grid
+   and random; for adaptive rounds ask the sampler for `len(plan.batch_trials(i))` trials, turn each value
+   into its string with `Domain.render`, and call `build_workflow(hpw, i, trials, sweep=sweep, plan=plan)`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ directly, and the count is a product of sizes, known without listing anything.
 Random points come from a counter-based generator: the draw for (seed, trial, hyperparameter name) is a hash,
 so trial `i` is computed without drawing trials 0..i-1, the same seed gives the same trials in every process
 (no Python hash seed, no Mersenne Twister state), and adding a hyperparameter leaves the others' draws alone.
+Draws are with replacement: a random search over a small finite space may repeat a combination.
 """
 
 from __future__ import annotations
