@@ -189,7 +189,11 @@ LOGGING = {
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
+    # Adds the controller and resource key of the reconcile or watch handler running (kube/logging.py).
+    "filters": {"kube_context": {"()": "kube.logging.ContextFilter", "text": LOG_FORMAT == "text"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["kube_context"]}
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
