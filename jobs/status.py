@@ -31,7 +31,7 @@ from jobs.spec import (
     success_policy,
     with_defaults,
 )
-from jobs.times import format_time
+from jobs.times import format_time, parse_time
 
 CREATED, RUNNING, RESTARTING, SUCCEEDED, FAILED, SUSPENDED = (
     "Created",
@@ -128,8 +128,8 @@ def aggregate(
     status["replicaStatuses"] = replica_statuses(views, suspended=state.type == SUSPENDED)
     if state.type == SUSPENDED:
         status.pop("startTime", None)
-    else:
-        status.setdefault("startTime", timestamp)
+    elif parse_time(status.get("startTime")) is None:
+        status["startTime"] = timestamp
     return status
 
 
