@@ -107,6 +107,12 @@ class ReconcileQueue:
         started = time.monotonic()
         with LeaseKeeper(self.store, key, token, lease_ms, self.conf.refresh_interval):
             result, requeue_after = self._run(key)
+        self._finish(key, token, result, requeue_after)
+        metrics.workqueue_work_duration_seconds.labels(key.controller).observe(time.monotonic() - started)
+        return result.value
+
+    def _finish(self, key: ObjectKey, token: str, result: Result, requeue_after: float) -> None:
+        """Record the run's end in Redis and send the key's next message if it is owed another run."""
         finish = self.store.finish(
             key,
             token,
@@ -115,18 +121,17 @@ class ReconcileQueue:
             backoff_max_ms=QueueConf.ms(self.conf.backoff_max),
             requeue_after_ms=QueueConf.ms(requeue_after),
         )
-        metrics.workqueue_work_duration_seconds.labels(key.controller).observe(time.monotonic() - started)
         metrics.workqueue_depth.labels(key.controller).set(finish.depth)
         if finish.status is Finished.LOST:
             logger.warning(
                 "Lease was lost before the run finished; state left to its new owner", extra=_log_fields(key)
             )
-        if result is Result.ERROR and finish.status is not Finished.LOST:
+            return
+        if result is Result.ERROR:
             metrics.workqueue_retries_total.labels(key.controller).inc()
             logger.info("Retrying in %.3f s", finish.backoff, extra=_log_fields(key))
         if finish.countdown is not None:
             self._send(key, finish.countdown)
-        return result.value
 
     def _run(self, key: ObjectKey) -> tuple[Result, float]:
         """Call the reconciler; every exception is a failure to retry, never a crash of the worker."""

@@ -29,9 +29,10 @@ class UnknownKindError(LookupError):
 
 
 class Registry:
-    def __init__(self) -> None:
+    def __init__(self, *, discover_apps: bool = True) -> None:
+        """`discover_apps=False` makes a registry of only what is registered on it (tests)."""
         self._reconcilers: dict[str, Reconciler] = {}
-        self._discovered = False
+        self._discovered = not discover_apps
         self._lock = threading.Lock()
 
     def register(self, kind: str, func: Reconciler) -> None:

@@ -45,12 +45,11 @@ def sender() -> RecordingSender:
 
 @pytest.fixture
 def reconcilers() -> Registry:
-    return Registry()
+    return Registry(discover_apps=False)
 
 
 @pytest.fixture
 def queue(client, sender, reconcilers) -> ReconcileQueue:
-    reconcilers._discovered = True  # only what each test registers
     return ReconcileQueue(QueueStore(client), CONF, sender, reconcilers)
 
 
@@ -351,7 +350,6 @@ def test_a_kind_cannot_get_a_second_reconciler(reconcilers):
 
 
 def test_looking_up_an_unknown_kind_says_how_to_register_it(reconcilers):
-    reconcilers._discovered = True
     with pytest.raises(LookupError, match=r"@reconciler\('Gadget'\)"):
         reconcilers.lookup("Gadget")
 
