@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from contextlib import AbstractContextManager
 from functools import cache
 from typing import Protocol
 
@@ -17,6 +18,7 @@ from celery import Celery, current_app
 from django.conf import settings
 
 from .. import metrics
+from ..logging import LogContext, log_context, resource_key
 from .conf import QueueConf, queue_conf_from_settings
 from .keys import ObjectKey
 from .lease import LeaseKeeper
@@ -87,8 +89,13 @@ class ReconcileQueue:
         """Handle one delivered message: run the key's reconciler if Redis says it may run now.
 
         Returns what happened (a Claimed status when it did not run, else the run's Result), for logs.
+        Everything logged meanwhile, by the reconciler too, carries the controller and the key.
         """
         key = ObjectKey(kind, namespace, name)
+        with _log_context(key):
+            return self._process(key)
+
+    def _process(self, key: ObjectKey) -> str:
         token = uuid.uuid4().hex
         lease_ms = QueueConf.ms(self.conf.lease)
         claim = self.store.claim(key, token, lease_ms)
@@ -96,12 +103,10 @@ class ReconcileQueue:
         if claim.status is Claimed.EARLY:
             self._send(key, claim.seconds)
         if not claim.may_run:
-            logger.debug("Not running: %s", claim.status, extra=_log_fields(key))
+            logger.debug("Not running: %s", claim.status)
             return claim.status.value
         if claim.status is Claimed.TOOK_OVER:
-            logger.warning(
-                "Taking over a run whose worker stopped renewing its lease", extra=_log_fields(key)
-            )
+            logger.warning("Taking over a run whose worker stopped renewing its lease")
         metrics.workqueue_queue_duration_seconds.labels(key.controller).observe(claim.seconds)
 
         started = time.monotonic()
@@ -123,13 +128,11 @@ class ReconcileQueue:
         )
         metrics.workqueue_depth.labels(key.controller).set(finish.depth)
         if finish.status is Finished.LOST:
-            logger.warning(
-                "Lease was lost before the run finished; state left to its new owner", extra=_log_fields(key)
-            )
+            logger.warning("Lease was lost before the run finished; state left to its new owner")
             return
         if result is Result.ERROR:
             metrics.workqueue_retries_total.labels(key.controller).inc()
-            logger.info("Retrying in %.3f s", finish.backoff, extra=_log_fields(key))
+            logger.info("Retrying in %.3f s", finish.backoff)
         if finish.countdown is not None:
             self._send(key, finish.countdown)
 
@@ -140,10 +143,10 @@ class ReconcileQueue:
             func = self.reconcilers.lookup(key.kind)
             returned = func(key.namespace, key.name)
         except Exception:  # UnknownKindError included: a worker deployed without the app retries too
-            logger.exception("Reconcile failed", extra=_log_fields(key))
+            logger.exception("Reconcile failed")
             result, requeue_after = Result.ERROR, 0.0
         else:
-            result, requeue_after = _interpret(key, returned)
+            result, requeue_after = _interpret(returned)
         controller = key.controller
         metrics.reconcile_time_seconds.labels(controller).observe(time.monotonic() - started)
         metrics.reconcile_total.labels(controller, result.value).inc()
@@ -164,35 +167,29 @@ class ReconcileQueue:
             outcome = self.store.sweep(kind, resend_after_ms=resend_after_ms)
             metrics.workqueue_depth.labels(kind.lower()).set(outcome.depth)
             for key in outcome.recovered:
-                logger.warning(
-                    "Its worker stopped renewing the lease: reconciling again", extra=_log_fields(key)
-                )
+                with _log_context(key):
+                    logger.warning("Its worker stopped renewing the lease: reconciling again")
             for key in outcome.resent:
-                logger.warning(
-                    "Pending too long without a run: sending its message again", extra=_log_fields(key)
-                )
+                with _log_context(key):
+                    logger.warning("Pending too long without a run: sending its message again")
             for key in (*outcome.recovered, *outcome.resent):
                 self._send(key, 0.0)
                 sent += 1
         return sent
 
 
-def _interpret(key: ObjectKey, returned: object) -> tuple[Result, float]:
+def _interpret(returned: object) -> tuple[Result, float]:
     """A reconciler returns None (done) or a number of seconds after which to reconcile again."""
     if returned is None:
         return Result.SUCCESS, 0.0
     if isinstance(returned, int | float) and not isinstance(returned, bool) and returned >= 0:
         return Result.REQUEUE_AFTER, float(returned)
-    logger.error(
-        "The reconciler returned %r; it must return None or a number of seconds >= 0",
-        returned,
-        extra=_log_fields(key),
-    )
+    logger.error("The reconciler returned %r; it must return None or a number of seconds >= 0", returned)
     return Result.ERROR, 0.0
 
 
-def _log_fields(key: ObjectKey) -> dict[str, str]:
-    return {"controller": key.controller, "key": str(key)}
+def _log_context(key: ObjectKey) -> AbstractContextManager[LogContext]:
+    return log_context(key.controller, resource_key(key.namespace, key.name))
 
 
 @cache

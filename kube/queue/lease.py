@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from types import TracebackType
@@ -29,7 +30,10 @@ class LeaseKeeper:
         self._lease_ms = lease_ms
         self._interval = interval
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._renew, name=f"lease {key}", daemon=True)
+        context = contextvars.copy_context()  # the renewing thread logs under the run's controller and key
+        self._thread = threading.Thread(
+            target=context.run, args=(self._renew,), name=f"lease {key}", daemon=True
+        )
         self.lost = False
 
     def __enter__(self) -> LeaseKeeper:
@@ -47,12 +51,9 @@ class LeaseKeeper:
             try:
                 held = self._store.refresh(self._key, self._token, self._lease_ms)
             except redis.RedisError:
-                logger.exception("Cannot renew the lease", extra={"key": str(self._key)})
+                logger.exception("Cannot renew the lease")
                 continue
             if not held:
                 self.lost = True
-                logger.warning(
-                    "Lease lost while reconciling: another worker may now run this key",
-                    extra={"controller": self._key.controller, "key": str(self._key)},
-                )
+                logger.warning("Lease lost while reconciling: another worker may now run this key")
                 return

@@ -13,6 +13,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from prometheus_client import REGISTRY
 
+from kube.logging import LogContext
+from kube.logging import current as current_log_context
 from kube.queue import Enqueued, ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry, Result
 from kube.queue.conf import queue_conf_from_settings
 
@@ -285,6 +287,14 @@ def test_a_pending_key_whose_message_was_lost_is_sent_again_by_the_sweep(queue, 
     assert queue.sweep() == 1
     assert sender.sent == [(KEY, 0.0)]
     assert queue.sweep() == 0
+
+
+def test_everything_a_reconciler_logs_names_its_controller_and_key(queue, reconcilers):
+    seen: list[LogContext] = []
+    reconcilers.register("Widget", lambda ns, name: seen.append(current_log_context()))
+    enqueue(queue)
+    process(queue)
+    assert seen == [LogContext(controller="widget", key="team-a/w1")]
 
 
 # --- Metrics ---------------------------------------------------------------------------------------------
