@@ -38,7 +38,7 @@ class Slot(NamedTuple):
     """One replica of a job: its canonical type and index."""
 
     replica_type: str
-    index: int
+    replica_index: int
 
 
 def replica_name(name: str, replica_type: str, index: int) -> str:
@@ -46,7 +46,7 @@ def replica_name(name: str, replica_type: str, index: int) -> str:
 
 
 def slot_name(job: dict[str, Any], slot: Slot) -> str:
-    return replica_name(job_name(job), slot.replica_type, slot.index)
+    return replica_name(job_name(job), slot.replica_type, slot.replica_index)
 
 
 def job_selector(job: dict[str, Any]) -> dict[str, str]:
@@ -58,7 +58,7 @@ def replica_labels(job: dict[str, Any], slot: Slot) -> dict[str, str]:
     return {
         LABEL_JOB_NAME: job_name(job),
         LABEL_REPLICA_TYPE: slot.replica_type.lower(),
-        LABEL_REPLICA_INDEX: str(slot.index),
+        LABEL_REPLICA_INDEX: str(slot.replica_index),
     }
 
 
@@ -67,7 +67,7 @@ def is_master_role(job: dict[str, Any], framework: Framework, slot: Slot) -> boo
     chief = chief_type(job, framework)
     if chief is not None:
         return slot.replica_type == chief
-    return slot.replica_type == framework.worker_type and slot.index == 0
+    return slot.replica_type == framework.worker_type and slot.replica_index == 0
 
 
 def owner_reference(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
@@ -127,7 +127,7 @@ def build_pod(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str
     identity = {
         ENV_JOB_NAME: job_name(job),
         ENV_REPLICA_TYPE: slot.replica_type.lower(),
-        ENV_REPLICA_INDEX: str(slot.index),
+        ENV_REPLICA_INDEX: str(slot.replica_index),
     }
     for field in ("initContainers", "containers"):
         for container in pod_spec.get(field) or []:

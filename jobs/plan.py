@@ -141,12 +141,14 @@ def _finished(
     """A finished job only cleans up: cleanPodPolicy, then ttlSecondsAfterFinished."""
     status = aggregate(job, pods, now, framework=framework)
     policy = run_policy(job, framework)
+    message = f"cleanPodPolicy {policy.clean_pod_policy}"
     deletions = _pod_deletions(
-        pods_to_clean(pods, policy.clean_pod_policy),
-        services,
-        "CleanPodPolicy",
-        f"cleanPodPolicy {policy.clean_pod_policy}",
+        pods_to_clean(pods, policy.clean_pod_policy), services, "CleanPodPolicy", message
     )
+    if policy.clean_pod_policy == "All":
+        going = {d.name for d in deletions if d.kind == "Service"}
+        orphans = [s for s in services if name_of(s) not in going and not is_terminating(s)]
+        deletions += [_deletion("Service", s, "CleanPodPolicy", message) for s in orphans]
     remaining = seconds_until(
         parse_time(status.get("completionTime")), policy.ttl_seconds_after_finished, now
     )

@@ -207,14 +207,16 @@ def set_condition(
         message,
     ):
         return conditions
-    flipped = existing is None or existing.get("status") != status
+    transition = timestamp
+    if existing and existing.get("status") == status:
+        transition = existing.get("lastTransitionTime", timestamp)
     condition = {
         "type": type_,
         "status": status,
         "reason": reason,
         "message": message,
         "lastUpdateTime": timestamp,
-        "lastTransitionTime": timestamp if flipped else existing.get("lastTransitionTime", timestamp),
+        "lastTransitionTime": transition,
     }
     return [c for c in conditions if c.get("type") != type_] + [condition]
 
@@ -250,7 +252,7 @@ def _succeeded(job: dict[str, Any], framework: Framework, views: list[ReplicaVie
     else:
         workers = [v for v in views if v.slot.replica_type == framework.worker_type]
         all_workers = success_policy(job) == SUCCESS_POLICY_ALL_WORKERS
-        deciders = workers if all_workers else [v for v in workers if v.slot.index == 0]
+        deciders = workers if all_workers else [v for v in workers if v.slot.replica_index == 0]
     return bool(deciders) and all(v.outcome == Outcome.SUCCEEDED for v in deciders)
 
 

@@ -192,6 +192,14 @@ class TestLifecycle:
         assert sorted(cluster.pods) == left
         assert sorted(cluster.services) == left
 
+    def test_clean_pod_policy_all_also_removes_services_whose_pods_are_already_gone(self):
+        cluster = FakeCluster(tf_job(chief=1, ps=0, workers=1, run_policy={"cleanPodPolicy": "All"}))
+        cluster.reconcile()
+        cluster.set_pod("train-chief-0", "Succeeded", exit_code=0)
+        cluster.reconcile()
+        cluster.services["train-ps-0"] = created(plan(tf_job(chief=0, ps=1, workers=1), [], [], T0).create[0])
+        assert deleted(cluster.reconcile()) == [("Service", "train-ps-0", "CleanPodPolicy")]
+
     def test_pytorch_keeps_its_pods_by_default(self):
         cluster = FakeCluster(make_job("PyTorchJob", {"Master": 1, "Worker": 1}))
         cluster.reconcile()
