@@ -34,7 +34,7 @@ from jobs.spec import (
     run_policy,
     with_defaults,
 )
-from jobs.status import FAILED, SUSPENDED, Failure, aggregate, is_finished, transitions
+from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.times import parse_time
 from jobs.validation import validate
 
@@ -141,19 +141,10 @@ def _finished(
     """A finished job only cleans up: cleanPodPolicy, then ttlSecondsAfterFinished."""
     status = aggregate(job, pods, now, framework=framework)
     policy = run_policy(job, framework)
-    message = f"cleanPodPolicy {policy.clean_pod_policy}"
-    deletions = _pod_deletions(
-        pods_to_clean(pods, policy.clean_pod_policy), services, "CleanPodPolicy", message
-    )
-    if policy.clean_pod_policy == "All":
-        going = {d.name for d in deletions if d.kind == "Service"}
-        orphans = [s for s in services if name_of(s) not in going and not is_terminating(s)]
-        deletions += [_deletion("Service", s, "CleanPodPolicy", message) for s in orphans]
-    remaining = seconds_until(
-        parse_time(status.get("completionTime")), policy.ttl_seconds_after_finished, now
-    )
+    deletions = _clean_up(pods, services, policy.clean_pod_policy)
+    ttl = policy.ttl_seconds_after_finished
+    remaining = seconds_until(parse_time(status.get("completionTime")), ttl, now)
     if remaining is not None and remaining <= 0:
-        ttl = policy.ttl_seconds_after_finished
         event = Event(
             "Normal", "TTLExpired", f"Deleting {framework.kind} {job_name(job)}: finished {ttl}s ago"
         )
@@ -184,47 +175,26 @@ def _active(
     services: list[dict[str, Any]],
     now: datetime,
 ) -> Plan:
+    """A running job: count restarts, apply deadline and backoff, then converge children or finish."""
     previous = as_dict(job.get("status"))
     policy = run_policy(job, framework)
-    slots = desired_slots(job, framework)
-    wanted = {slot_name(job, slot): slot for slot in slots}
-    pods_by_name = {name_of(p): p for p in pods}
-    specs = replica_specs(job, framework)
-
-    to_recreate = []
-    for name, slot in wanted.items():
-        pod = pods_by_name.get(name)
-        restart_policy = replica_restart_policy(specs[slot.replica_type], framework)
-        if (
-            pod is not None
-            and outcome(pod, framework.container_name) == Outcome.FAILED
-            and will_restart(restart_policy, pod, framework.container_name)
-        ):
-            to_recreate.append(pod)
-
+    to_recreate = _failed_pods_to_recreate(job, framework, pods)
     ledger = RestartLedger.from_status(previous)
-    restarts = ledger.total(pods)
     after_recreation = ledger.recreating(to_recreate)
     failure = _forced_failure(job, framework, previous, policy, after_recreation.total(pods), now)
     status = aggregate(job, pods, now, framework=framework, failure=failure)
     events = _transition_events(previous, status)
 
     if is_finished(status):
-        status["restarts"], status["restartLedger"] = restarts, ledger.to_status()
-        stop = unfinished_pods(pods) if failure is not None else []
-        cleaned = pods_to_clean(pods, policy.clean_pod_policy)
-        reason = failure.reason if failure is not None else "CleanPodPolicy"
-        deletions = _pod_deletions(stop, services, reason, reason) + _pod_deletions(
-            [p for p in cleaned if p not in stop],
-            services,
-            "CleanPodPolicy",
-            f"cleanPodPolicy {policy.clean_pod_policy}",
-        )
+        status["restarts"], status["restartLedger"] = ledger.total(pods), ledger.to_status()
+        stopped = unfinished_pods(pods) if failure is not None else []
+        deletions = _pod_deletions(stopped, services, failure.reason, "job failed") if failure else []
+        deletions += _clean_up([p for p in pods if p not in stopped], services, policy.clean_pod_policy)
         ttl = policy.ttl_seconds_after_finished
         return Plan(
             status=status,
             delete=tuple(deletions),
-            events=tuple(events),
+            events=events,
             delete_job=ttl == 0,
             requeue_after=float(ttl) if ttl else None,
         )
@@ -234,23 +204,69 @@ def _active(
         _deletion("Pod", pod, "Recreate", f"{describe_failure(pod, framework.container_name)}; recreating it")
         for pod in to_recreate
     ]
-    extra_pods = [p for p in pods if name_of(p) not in wanted and not is_terminating(p)]
-    extra_services = [s for s in services if name_of(s) not in wanted and not is_terminating(s)]
-    deletions += [_deletion("Pod", p, "ScaleDown", "not in the spec") for p in extra_pods]
-    deletions += [_deletion("Service", s, "ScaleDown", "not in the spec") for s in extra_services]
+    creates, scaled_down = _converge(job, framework, pods, services)
+    return Plan(
+        status=status,
+        create=tuple(creates),
+        delete=tuple(deletions + scaled_down),
+        events=events,
+        requeue_after=seconds_until(parse_time(status.get("startTime")), policy.active_deadline_seconds, now),
+    )
+
+
+def _failed_pods_to_recreate(
+    job: dict[str, Any], framework: Framework, pods: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Failed pods of desired replicas whose restart policy retries them."""
+    specs = replica_specs(job, framework)
+    by_name = {name_of(p): p for p in pods}
+    failed = []
+    for slot in desired_slots(job, framework):
+        pod = by_name.get(slot_name(job, slot))
+        policy = replica_restart_policy(specs[slot.replica_type], framework)
+        if (
+            pod is not None
+            and outcome(pod, framework.container_name) == Outcome.FAILED
+            and will_restart(policy, pod, framework.container_name)
+        ):
+            failed.append(pod)
+    return failed
+
+
+def _converge(
+    job: dict[str, Any], framework: Framework, pods: list[dict[str, Any]], services: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[Deletion]]:
+    """Missing services then missing pods to create; children outside the spec to delete (scale down).
+
+    A pod still terminating holds its name: its replacement is created once it is gone.
+    """
+    wanted = {slot_name(job, slot): slot for slot in desired_slots(job, framework)}
+    pod_names = {name_of(p) for p in pods}
     service_names = {name_of(s) for s in services}
     creates = [
         build_service(job, framework, slot) for name, slot in wanted.items() if name not in service_names
     ]
-    creates += [build_pod(job, framework, slot) for name, slot in wanted.items() if name not in pods_by_name]
-    start = parse_time(status.get("startTime"))
-    return Plan(
-        status=status,
-        create=tuple(creates),
-        delete=tuple(deletions),
-        events=tuple(events),
-        requeue_after=seconds_until(start, policy.active_deadline_seconds, now),
-    )
+    creates += [build_pod(job, framework, slot) for name, slot in wanted.items() if name not in pod_names]
+    deletions = [
+        _deletion(kind, obj, "ScaleDown", "not in the spec")
+        for kind, objects in (("Pod", pods), ("Service", services))
+        for obj in objects
+        if name_of(obj) not in wanted and not is_terminating(obj)
+    ]
+    return creates, deletions
+
+
+def _clean_up(
+    pods: list[dict[str, Any]], services: list[dict[str, Any]], clean_pod_policy: str
+) -> list[Deletion]:
+    """cleanPodPolicy on a finished job: the chosen pods with their services (All: every service)."""
+    message = f"cleanPodPolicy {clean_pod_policy}"
+    deletions = _pod_deletions(pods_to_clean(pods, clean_pod_policy), services, "CleanPodPolicy", message)
+    if clean_pod_policy == "All":
+        going = {d.name for d in deletions if d.kind == "Service"}
+        orphans = [s for s in services if name_of(s) not in going and not is_terminating(s)]
+        deletions += [_deletion("Service", s, "CleanPodPolicy", message) for s in orphans]
+    return deletions
 
 
 def _forced_failure(
@@ -294,10 +310,9 @@ def _deletion(kind: str, obj: dict[str, Any], reason: str, message: str) -> Dele
 
 
 def _transition_events(previous: dict[str, Any] | None, status: dict[str, Any]) -> tuple[Event, ...]:
+    """One event per condition that became True (Failed and Restarting warn), and one on resume."""
     events = []
     for now_status, condition in transitions(previous, status):
-        warning = condition["type"] == FAILED or condition["type"] == "Restarting"
-        if condition["type"] == SUSPENDED and now_status == "False":
-            warning = False
+        warning = now_status == "True" and condition["type"] in (FAILED, RESTARTING)
         events.append(Event("Warning" if warning else "Normal", condition["reason"], condition["message"]))
     return tuple(events)
