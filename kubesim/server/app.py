@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -155,6 +156,14 @@ class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 256
     allow_reuse_address = True
     api: ApiServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up (a stopped watch, a killed kubectl) are normal; anything else is logged."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            log.debug("kubesim: client %s went away: %s", client_address, error)
+            return
+        log.exception("kubesim: error on connection from %s", client_address)
 
 
 def _status_response(error: ApiError) -> Response:

@@ -233,6 +233,8 @@ def patch(server: ApiServer, request: ApiRequest) -> Response:
     assert resource is not None
     document, patch_type = decode_body(request.body, request.headers.get("content-type"), patch=True)
     options = _write_options(request)
+    if patch_type == "apply" and not request.query.get("fieldManager"):
+        raise bad_request("fieldManager is required for apply requests")
     if patch_type != "apply" and request.query.get("force"):
         raise bad_request("force is only allowed for apply patches")
     existed = server.store.exists(resource, request.route.name, request.route.namespace)
