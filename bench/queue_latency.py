@@ -86,7 +86,7 @@ def main() -> None:
             Path(logdir),
             concurrency=args.concurrency,
             db=BENCH_DB,
-            settings_module="argoml_site.settings",
+            timings={},
         )
         try:
             worker.wait_ready()

@@ -75,18 +75,28 @@ class Worker:
             self.kill_hard()
 
 
+# Queue timings short enough for tests, passed to the workers through the environment like any setting.
+TEST_QUEUE_TIMINGS = {
+    "KUBE_QUEUE_LEASE_SECONDS": "1.0",
+    "KUBE_QUEUE_SWEEP_INTERVAL_SECONDS": "0.2",
+    "KUBE_QUEUE_RESEND_AFTER_SECONDS": "5.0",
+    "KUBE_QUEUE_BACKOFF_BASE_SECONDS": "0.05",
+    "KUBE_QUEUE_BACKOFF_MAX_SECONDS": "30.0",
+}
+
+
 def start_worker(
     name: str,
     logdir: Path,
     *,
     concurrency: int = 2,
     db: int = TEST_REDIS_DB,
-    settings_module: str | None = None,
+    timings: dict[str, str] | None = None,
 ) -> Worker:
     """Start `celery worker -Q reconcile` in its own process group, importing the sample controller."""
     logfile = logdir / f"{name}.log"
     env = {**os.environ, "REDIS_URL": redis_url(db)}
-    env["DJANGO_SETTINGS_MODULE"] = settings_module or "kube.tests.queue_worker_settings"
+    env.update(TEST_QUEUE_TIMINGS if timings is None else timings)
     command = [
         *(sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", "reconcile"),
         *("-n", f"{name}@%h", "-c", str(concurrency), "-I", "kube.tests.queue_controller"),

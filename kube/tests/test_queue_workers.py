@@ -1,7 +1,7 @@
 """The queue end to end: real Redis, real `celery worker` processes, the sample controller (kind Probe).
 
 Two workers of two pool processes each consume `reconcile` with a 1 s lease and a 0.2 s sweep
-(queue_worker_settings.py). Every timestamp compared comes from the same host clock.
+(TEST_QUEUE_TIMINGS in queue_harness.py). Every timestamp compared comes from the same host clock.
 """
 
 from __future__ import annotations
