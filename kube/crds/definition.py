@@ -1,0 +1,141 @@
+"""What a custom resource kind is made of, and the CustomResourceDefinition manifest built from it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kube.resources import ResourceType
+
+from .schema import Schema, obj, string, structural_problems
+
+GROUP = "argoml.io"
+VERSION = "v1alpha1"
+CATEGORY = "argoml"  # `kubectl get argoml` lists every kind of ours
+COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
+_KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+_LOWER = re.compile(r"^[a-z][a-z0-9]*$")
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    """One column of `kubectl get`: a JSONPath into the object, shown as `type`."""
+
+    name: str
+    type: str
+    json_path: str
+    description: str = ""
+    priority: int = 0  # 0: always shown; 1: only with `-o wide`
+
+    def __post_init__(self) -> None:
+        if self.type not in COLUMN_TYPES:
+            raise ValueError(f"column {self.name!r}: type must be one of {COLUMN_TYPES}, not {self.type!r}")
+        if not self.json_path.startswith("."):
+            raise ValueError(f"column {self.name!r}: jsonPath must start with '.', got {self.json_path!r}")
+
+    def manifest(self) -> dict[str, Any]:
+        column: dict[str, Any] = {"name": self.name, "type": self.type, "jsonPath": self.json_path}
+        if self.description:
+            column["description"] = self.description
+        if self.priority:
+            column["priority"] = self.priority
+        return column
+
+
+AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp")
+
+
+@dataclass(frozen=True)
+class CustomResource:
+    """A namespaced kind of group argoml.io, version v1alpha1, with the status subresource."""
+
+    kind: str
+    plural: str
+    short_names: tuple[str, ...]
+    description: str
+    spec: Schema
+    status: Schema
+    columns: tuple[PrinterColumn, ...]
+    categories: tuple[str, ...] = (CATEGORY,)
+
+    def __post_init__(self) -> None:
+        if not _KIND.match(self.kind):
+            raise ValueError(f"kind must be CamelCase, got {self.kind!r}")
+        for field, value in [("plural", self.plural), *(("short name", name) for name in self.short_names)]:
+            if not _LOWER.match(value):
+                raise ValueError(f"{self.kind}: {field} must be lowercase letters and digits, got {value!r}")
+        problems = structural_problems(self.open_api_schema())
+        if problems:
+            raise ValueError(f"{self.kind}: the schema is not structural: {'; '.join(problems)}")
+
+    @property
+    def group(self) -> str:
+        return GROUP
+
+    @property
+    def version(self) -> str:
+        return VERSION
+
+    @property
+    def api_version(self) -> str:
+        return f"{GROUP}/{VERSION}"
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def name(self) -> str:
+        """The CRD's own name, `<plural>.<group>`."""
+        return f"{self.plural}.{GROUP}"
+
+    @property
+    def resource_type(self) -> ResourceType:
+        return ResourceType(self.api_version, self.kind, self.plural)
+
+    def open_api_schema(self) -> Schema:
+        return obj(
+            {
+                "apiVersion": string("The versioned schema of this representation of an object."),
+                "kind": string("The REST resource this object represents."),
+                "metadata": {"type": "object"},
+                "spec": self.spec,
+                "status": self.status,
+            },
+            self.description,
+            required=("spec",),
+        )
+
+    def manifest(self) -> dict[str, Any]:
+        """The apiextensions.k8s.io/v1 CustomResourceDefinition, as a plain dict."""
+        return {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {
+                "name": self.name,
+                "labels": {"app.kubernetes.io/part-of": "argoml"},
+            },
+            "spec": {
+                "group": GROUP,
+                "names": {
+                    "kind": self.kind,
+                    "listKind": f"{self.kind}List",
+                    "plural": self.plural,
+                    "singular": self.singular,
+                    "shortNames": list(self.short_names),
+                    "categories": list(self.categories),
+                },
+                "scope": "Namespaced",
+                "versions": [
+                    {
+                        "name": VERSION,
+                        "served": True,
+                        "storage": True,
+                        "schema": {"openAPIV3Schema": self.open_api_schema()},
+                        "subresources": {"status": {}},
+                        "additionalPrinterColumns": [column.manifest() for column in self.columns],
+                    }
+                ],
+            },
+        }

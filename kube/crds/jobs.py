@@ -1,0 +1,135 @@
+"""TFJob, MXJob and PyTorchJob: the Kubeflow Training Operator v1 spec shape, so a Kubeflow manifest works by
+changing its apiVersion. Pod templates are kept as written; the fields the operator reads are typed."""
+
+from __future__ import annotations
+
+from .definition import AGE, CustomResource, PrinterColumn
+from .schema import (
+    Schema,
+    boolean,
+    conditions,
+    date_time,
+    embedded,
+    int_or_string,
+    integer,
+    map_of,
+    obj,
+    string,
+)
+
+RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
+CLEAN_POD_POLICIES = ("All", "Running", "None")
+
+
+def replica_specs(framework: str, replica_types: str) -> Schema:
+    return map_of(
+        obj(
+            {
+                "replicas": integer("How many pods of this type; 1 when left out.", minimum=0),
+                "restartPolicy": string(
+                    "What to do when a pod exits. ExitCode retries exit codes of 128 and above "
+                    "(signals, OOM kills) and fails the job on 1-127.",
+                    enum=RESTART_POLICIES,
+                ),
+                "template": embedded("The pod template (core/v1 PodTemplateSpec), kept as written."),
+            },
+        ),
+        f"{framework} replicas by type ({replica_types}; keys are matched case-insensitively).",
+    )
+
+
+RUN_POLICY = obj(
+    {
+        "cleanPodPolicy": string(
+            "Which pods to delete once the job finishes: All, Running (still running) or None.",
+            enum=CLEAN_POD_POLICIES,
+        ),
+        "ttlSecondsAfterFinished": integer("Delete the finished job after this many seconds.", minimum=0),
+        "activeDeadlineSeconds": integer(
+            "Fail the job and remove its pods when it runs longer than this.", minimum=0, bits=64
+        ),
+        "backoffLimit": integer("Restarts allowed (every restart counts) before the job fails.", minimum=0),
+        "suspend": boolean("Remove the pods and keep the job until this is false again."),
+        "schedulingPolicy": embedded("Gang-scheduling hints, passed through (Kubeflow compatibility)."),
+    },
+    "Policies shared by every replica type.",
+)
+
+JOB_STATUS = obj(
+    {
+        "conditions": conditions(
+            "Created, Running, Restarting, Suspended, Succeeded, Failed; the last one that became True "
+            "is the job's state."
+        ),
+        "replicaStatuses": map_of(
+            obj(
+                {
+                    "active": integer("Pods running."),
+                    "succeeded": integer("Pods that exited 0."),
+                    "failed": integer("Pods that failed."),
+                    "selector": string("A label selector for the pods of this type."),
+                }
+            ),
+            "Pod counts by replica type.",
+        ),
+        "replicaSummary": string("The replicas at a glance, e.g. 'Worker 3/4 running · PS 2/2'."),
+        "startTime": date_time("When the operator first saw the job."),
+        "completionTime": date_time("When the job succeeded or failed."),
+        "lastReconcileTime": date_time("When the operator last reconciled the job."),
+        "observedGeneration": integer("The generation of the spec this status describes.", bits=64),
+    },
+    "Written by the operator only.",
+    preserve_unknown=True,
+)
+
+JOB_COLUMNS = (
+    PrinterColumn("State", "string", ".status.conditions[-1:].type", "The job's latest condition."),
+    PrinterColumn("Replicas", "string", ".status.replicaSummary", "Replicas by type and state."),
+    AGE,
+)
+
+
+def _job(kind: str, framework: str, spec_key: str, types: str, extra: dict[str, Schema]) -> CustomResource:
+    return CustomResource(
+        kind=kind,
+        plural=f"{kind.lower()}s",
+        short_names=(kind.lower(),),
+        description=f"A distributed {framework} training job: one pod and one headless service per replica.",
+        spec=obj(
+            {spec_key: replica_specs(framework, types), "runPolicy": RUN_POLICY, **extra},
+            required=(spec_key,),
+        ),
+        status=JOB_STATUS,
+        columns=JOB_COLUMNS,
+    )
+
+
+TFJOB = _job(
+    "TFJob",
+    "TensorFlow",
+    "tfReplicaSpecs",
+    "Chief, Master, PS, Worker, Evaluator",
+    {
+        "successPolicy": string(
+            'When the job succeeds: "" (the chief, else worker 0) or AllWorkers.', enum=("", "AllWorkers")
+        )
+    },
+)
+MXJOB = _job(
+    "MXJob",
+    "MXNet",
+    "mxReplicaSpecs",
+    "Scheduler, Server, Worker",
+    {
+        "jobMode": string(
+            "MXTrain (distributed training) or MXTune (auto-tuning).", enum=("MXTrain", "MXTune")
+        )
+    },
+)
+PYTORCHJOB = _job(
+    "PyTorchJob",
+    "PyTorch",
+    "pytorchReplicaSpecs",
+    "Master, Worker",
+    {"nprocPerNode": int_or_string("Processes per node for torchrun: a number, auto, cpu or gpu.")},
+)

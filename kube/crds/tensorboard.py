@@ -1,0 +1,75 @@
+"""Tensorboard: a TensorBoard Deployment and Service reading a list of log directories."""
+
+from __future__ import annotations
+
+from .definition import AGE, CustomResource, PrinterColumn
+from .schema import array, conditions, date_time, int_or_string, integer, map_of, obj, string
+
+# Go's time.ParseDuration syntax, which kubectl users know: 2h, 90m, 1h30m.
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
+
+TENSORBOARD = CustomResource(
+    kind="Tensorboard",
+    plural="tensorboards",
+    short_names=("tb",),
+    description="A TensorBoard instance reading workflow artifacts from object storage or volumes.",
+    spec=obj(
+        {
+            "logdirs": array(
+                obj(
+                    {
+                        "name": string("The run name TensorBoard shows.", min_length=1),
+                        "path": string(
+                            "s3://bucket/key, gs://bucket/key or pvc://<claim>/<subpath>.",
+                            pattern=r"^(s3://|gs://|pvc://).+",
+                        ),
+                    },
+                    required=("name", "path"),
+                ),
+                "The log directories, one run each.",
+                min_items=1,
+            ),
+            "workflowRef": obj(
+                {
+                    "kind": string(
+                        "Workflow (default), HyperparamWorkflow, TFJob, MXJob or PyTorchJob.",
+                        enum=("Workflow", "HyperparamWorkflow", "TFJob", "MXJob", "PyTorchJob"),
+                    ),
+                    "name": string(min_length=1),
+                },
+                "What the logdirs were collected from.",
+                required=("name",),
+            ),
+            "image": string("The TensorBoard image; the configured default when left out."),
+            "resources": obj(
+                {
+                    "requests": map_of(int_or_string(), "Quantities, e.g. cpu: 100m."),
+                    "limits": map_of(int_or_string()),
+                },
+                "Requests and limits of the TensorBoard container (defaults from settings).",
+            ),
+            "idleTimeout": string(
+                "Delete the instance after it has not been opened for this long (default 2h).",
+                pattern=DURATION_PATTERN,
+            ),
+        },
+        required=("logdirs",),
+    ),
+    status=obj(
+        {
+            "phase": string(enum=("Pending", "Ready", "Failed")),
+            "url": string("Where the TensorBoard is served."),
+            "message": string(),
+            "conditions": conditions(),
+            "lastAccess": date_time("When the API or the dashboard last opened it."),
+            "observedGeneration": integer(bits=64),
+        },
+        "Written by the controller only.",
+        preserve_unknown=True,
+    ),
+    columns=(
+        PrinterColumn("Phase", "string", ".status.phase"),
+        PrinterColumn("URL", "string", ".status.url"),
+        AGE,
+    ),
+)

@@ -1,0 +1,44 @@
+"""`manage.py render_crds`: write deploy/crds/*.yaml from the declarations in kube/crds/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from kube.crds import CUSTOM_RESOURCES
+from kube.crds import render as crd_render
+
+
+def default_directory() -> Path:
+    return Path(settings.BASE_DIR) / "deploy" / "crds"
+
+
+class Command(BaseCommand):
+    help = "Render our CustomResourceDefinitions into deploy/crds/ (one YAML file per kind)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--output", type=Path, default=None, help="Directory (default: deploy/crds/).")
+        parser.add_argument(
+            "--check", action="store_true", help="Write nothing; fail when a file is missing or out of date."
+        )
+
+    def handle(self, *args: Any, output: Path | None, check: bool, **options: Any) -> None:
+        directory = output or default_directory()
+        if check:
+            problems = crd_render.stale(directory, CUSTOM_RESOURCES)
+            if problems:
+                raise CommandError(
+                    "CRDs in {} are stale (run `manage.py render_crds`):\n  {}".format(
+                        directory, "\n  ".join(problems)
+                    )
+                )
+            self.stdout.write(f"{len(CUSTOM_RESOURCES)} CRDs in {directory} are up to date.")
+            return
+        changed = crd_render.write(directory, CUSTOM_RESOURCES)
+        for name in changed:
+            self.stdout.write(f"wrote {directory / name}")
+        if not changed:
+            self.stdout.write(f"{len(CUSTOM_RESOURCES)} CRDs in {directory} were already up to date.")
