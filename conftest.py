@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,23 +36,36 @@ class WorkerProcess:
 
 
 @pytest.fixture
-def celery_worker_process(tmp_path) -> Iterator[WorkerProcess]:
-    """A real `celery worker` on the test Redis, on a fresh queue; stopped (warm shutdown) afterwards."""
-    queue = f"test-{uuid.uuid4().hex[:12]}"
-    log = tmp_path / "worker.log"
-    argv = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", queue,
-            "--concurrency", "1", "--pool", "prefork", "--without-mingle", "--without-gossip",
-            "--loglevel", "INFO", "--logfile", str(log)]  # fmt: skip
-    process = subprocess.Popen(argv, cwd=REPO, env=dict(os.environ), text=True, start_new_session=True)
-    try:
-        yield WorkerProcess(queue=queue, process=process)
-    finally:
-        process.send_signal(signal.SIGTERM)
+def celery_worker_factory(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start real `celery worker` processes on the test Redis, each on a fresh queue; stop them after."""
+    started: list[WorkerProcess] = []
+
+    def start(**extra_env: str) -> WorkerProcess:
+        queue = f"test-{uuid.uuid4().hex[:12]}"
+        log = tmp_path / f"worker-{queue}.log"
+        argv = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", queue,
+                "--concurrency", "1", "--pool", "prefork", "--without-mingle", "--without-gossip",
+                "--loglevel", "INFO", "--logfile", str(log)]  # fmt: skip
+        env = {**os.environ, **extra_env}
+        process = subprocess.Popen(argv, cwd=REPO, env=env, text=True, start_new_session=True)
+        worker = WorkerProcess(queue=queue, process=process)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=20)
+            worker.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            os.killpg(worker.process.pid, signal.SIGKILL)
+            worker.process.wait()
+
+
+@pytest.fixture
+def celery_worker_process(celery_worker_factory) -> WorkerProcess:
+    """One real worker consuming a queue of its own."""
+    return celery_worker_factory()
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import task_postrun, worker_init, worker_process_shutdown
 from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
@@ -13,3 +14,27 @@ app = Celery("argoml")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_queues = [Queue(name, Exchange(name), routing_key=name) for name in ("reconcile", "default")]
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _serve_worker_metrics(**kwargs: object) -> None:
+    from django.conf import settings
+
+    from .metrics import serve_worker_metrics
+
+    if settings.WORKER_METRICS_PORT:
+        serve_worker_metrics(settings.WORKER_METRICS_PORT)
+
+
+@worker_process_shutdown.connect
+def _forget_pool_process(pid: int | None = None, **kwargs: object) -> None:
+    from .metrics import forget_dead_process
+
+    forget_dead_process(pid or os.getpid())
+
+
+@task_postrun.connect
+def _count_task(sender: object = None, state: str | None = None, **kwargs: object) -> None:
+    from .metrics import count_task
+
+    count_task(getattr(sender, "name", "unknown"), state)

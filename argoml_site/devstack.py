@@ -153,6 +153,11 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
     env.setdefault("DEBUG", "true")
     env.setdefault("LOG_FORMAT", "text")
     env["PYTHONUNBUFFERED"] = "1"
+    # One metrics folder for web and worker processes, so /metrics shows the controllers' counters too.
+    metrics_dir = dev_dir / "metrics"
+    shutil.rmtree(metrics_dir, ignore_errors=True)
+    metrics_dir.mkdir()
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
     supervisor = Supervisor(cwd=base_dir)
     python = sys.executable
     celery = str(Path(python).with_name("celery"))

@@ -9,10 +9,11 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
-from prometheus_client import REGISTRY
 from prometheus_client.exposition import choose_encoder
 
 from kube.health import cluster_configured, cluster_reachable
+
+from .metrics import exposition_registry
 
 READINESS_TIMEOUT_SECONDS = 2.0
 
@@ -66,4 +67,4 @@ def readyz(request: HttpRequest) -> HttpResponse:
 def metrics(request: HttpRequest) -> HttpResponse:
     """Prometheus exposition, in the format the scraper asks for (classic text or OpenMetrics)."""
     encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-    return HttpResponse(encoder(REGISTRY), content_type=content_type)
+    return HttpResponse(encoder(exposition_registry()), content_type=content_type)
