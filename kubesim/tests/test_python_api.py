@@ -1,0 +1,158 @@
+"""The simulator's own Python API: direct store access, subscribers, admission hooks, persistence, CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+from kubernetes import client, config
+
+from kubesim.errors import ApiError, forbidden
+from kubesim.simulator import Simulator
+from kubesim.store import AdmissionRequest, Store
+from kubesim.testing import running_simulator
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+
+
+def test_the_fixture_exposes_url_kubeconfig_store_faults_counters_and_clock(kubesim: Simulator) -> None:
+    assert kubesim.url.startswith("http://127.0.0.1:")
+    assert kubesim.kubeconfig_path is not None and kubesim.kubeconfig_path.exists()
+    assert kubesim.store.get("namespaces", "default")["status"]["phase"] == "Active"
+    assert kubesim.faults.active() == []
+    assert kubesim.counters.total() == 0
+    assert kubesim.clock.now().year >= 2024
+
+
+def test_objects_created_in_python_are_visible_over_http(kubesim: Simulator) -> None:
+    kubesim.store.create(POD)
+    core = client.CoreV1Api(config.new_client_from_config(config_file=str(kubesim.kubeconfig_path)))
+    assert core.read_namespaced_pod("p", "default").spec.containers[0].image == "i"
+
+
+def test_get_returns_copies_that_do_not_change_the_store(kubesim: Simulator) -> None:
+    kubesim.store.create(POD)
+    copy = kubesim.store.get("pods", "p", "default")
+    copy["spec"]["containers"] = []
+    assert kubesim.store.get("pod", "p", "default")["spec"]["containers"]
+
+
+def test_subscribers_see_every_commit_in_order(kubesim: Simulator) -> None:
+    seen: list[tuple[str, str]] = []
+    kubesim.store.subscribe(lambda kind, obj: seen.append((kind, obj["metadata"]["name"])), resource="pods")
+    kubesim.store.create(POD)
+    kubesim.store.patch("pods", "p", {"metadata": {"labels": {"a": "b"}}}, namespace="default")
+    kubesim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored", "namespace": "default"}})
+    kubesim.store.delete("pods", "p", "default")
+    assert kubesim.store.wait_idle()
+    assert seen == [("ADDED", "p"), ("MODIFIED", "p"), ("DELETED", "p")]
+
+
+def test_a_subscriber_may_write_to_the_store(kubesim: Simulator) -> None:
+    def schedule(kind: str, pod: dict) -> None:
+        if kind == "ADDED":
+            kubesim.store.mutate("pods", pod["metadata"]["name"], lambda p: p["status"].update(phase="Running"), namespace="default", subresource="status")
+
+    kubesim.store.subscribe(schedule, resource="pods")
+    kubesim.store.create(POD)
+    assert kubesim.store.wait_idle()
+    assert kubesim.store.get("pods", "p", "default")["status"]["phase"] == "Running"
+
+
+def test_mutating_admission_changes_objects_and_validating_admission_rejects(kubesim: Simulator) -> None:
+    def label(request: AdmissionRequest) -> dict | None:
+        if request.operation == "CREATE" and request.resource.kind == "Pod":
+            request.object["metadata"].setdefault("labels", {})["admitted"] = "yes"
+            return request.object
+        return None
+
+    def deny_privileged(request: AdmissionRequest) -> None:
+        if request.object and request.object["metadata"].get("name") == "forbidden":
+            raise forbidden('admission webhook "deny.example" denied the request: no')
+
+    kubesim.store.add_admission(label, mutating=True)
+    remove = kubesim.store.add_admission(deny_privileged)
+    assert kubesim.store.create(POD)["metadata"]["labels"] == {"admitted": "yes"}
+    response = requests.post(f"{kubesim.url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "forbidden"}}, timeout=5)
+    assert response.status_code == 403
+    assert "denied the request" in response.json()["message"]
+    remove()
+    assert requests.post(f"{kubesim.url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "forbidden"}}, timeout=5).status_code == 201
+
+
+def test_admission_sees_old_objects_on_update_and_delete(kubesim: Simulator) -> None:
+    operations: list[tuple[str, bool, bool]] = []
+    kubesim.store.add_admission(lambda r: operations.append((r.operation, r.object is not None, r.old_object is not None)))
+    kubesim.store.create(POD)
+    kubesim.store.patch("pods", "p", {"metadata": {"labels": {"x": "y"}}}, namespace="default")
+    kubesim.store.delete("pods", "p", "default")
+    assert operations == [("CREATE", True, False), ("UPDATE", True, True), ("DELETE", False, True)]
+
+
+def test_python_watch_iterates_events(kubesim: Simulator) -> None:
+    watcher = kubesim.store.watch("configmaps", "default", resource_version=kubesim.store.resource_version)
+    kubesim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "namespace": "default"}})
+    assert watcher.take(timeout=1)[0][0] == "ADDED"
+    watcher.close()
+    assert list(watcher) == []
+
+
+def test_api_errors_are_raised_in_python_too(kubesim: Simulator) -> None:
+    with pytest.raises(ApiError) as caught:
+        kubesim.store.get("pods", "absent", "default")
+    assert caught.value.code == 404
+
+
+def test_the_store_works_without_a_server() -> None:
+    store = Store()
+    store.ensure_namespace("default")
+    store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "alone"}})
+    assert [item["metadata"]["name"] for item in store.list("configmaps")["items"]] == ["alone"]
+
+
+def test_state_dir_keeps_objects_across_restarts(tmp_path: Path) -> None:
+    with running_simulator(state_dir=tmp_path) as first:
+        first.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept", "namespace": "default"}, "data": {"a": "1"}})
+        rv = first.store.resource_version
+    with running_simulator(state_dir=tmp_path) as second:
+        assert second.store.get("configmaps", "kept", "default")["data"] == {"a": "1"}
+        assert int(second.store.resource_version) >= int(rv)
+        response = requests.get(f"{second.url}/api/v1/namespaces/default/configmaps", params={"watch": "1", "resourceVersion": "1", "timeoutSeconds": "1"}, timeout=5)
+        assert '"code":410' in response.text
+
+
+def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    process = subprocess.Popen([sys.executable, "-m", "kubesim", "--port", "0", "--kubeconfig", str(kubeconfig), "--state-dir", str(tmp_path / "state")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        assert line.startswith("listening on http://127.0.0.1:")
+        url = line.split()[-1]
+        assert url in kubeconfig.read_text()
+        assert requests.get(f"{url}/version", timeout=5).json()["major"] == "1"
+        requests.post(f"{url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "saved"}}, timeout=5)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    assert "saved" in (tmp_path / "state" / "state.json").read_text()
+
+
+def test_concurrent_writers_all_land(kubesim: Simulator) -> None:
+    kubesim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"n": "0"}})
+
+    def bump() -> None:
+        for _ in range(20):
+            kubesim.store.mutate("configmaps", "counter", lambda cm: cm["data"].update(n=str(int(cm["data"]["n"]) + 1)), namespace="default")
+
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert kubesim.store.get("configmaps", "counter", "default")["data"]["n"] == "80"
