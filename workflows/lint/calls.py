@@ -122,6 +122,8 @@ def register_global_outputs(ctx: SpecContext, template: dict[str, Any]) -> None:
             called = ctx.resolve(node)[0].template
             if called is not None:
                 _register_outputs(ctx, called)
+            else:  # a template we cannot see may set any global output
+                ctx.globals.any_output_parameter = ctx.globals.any_output_artifact = True
 
 
 def called_nodes(template: dict[str, Any]) -> list[dict[str, Any]]:
