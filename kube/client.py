@@ -7,6 +7,7 @@ kubeconfigs and in-cluster credentials, TLS and auth headers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -299,13 +300,18 @@ class WatchStream:
             self.close()
 
     def close(self) -> None:
-        """End the stream now, even while another thread is blocked reading it."""
+        """End the stream now, even while another thread is blocked reading it.
+
+        Shutting the socket down wakes a blocked reader; closing the connection keeps a half-read stream
+        from ever being reused for another request. A stream the server already ended was released to the
+        pool by urllib3 and has nothing to shut down.
+        """
         if self.closed:
             return
         self.closed = True
-        shutdown = getattr(self._response, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
+        with contextlib.suppress(ValueError, RuntimeError, OSError):
+            self._response.shutdown()
+        self._response.close()
         self._response.release_conn()
 
 

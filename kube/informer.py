@@ -3,8 +3,9 @@ client-go's informer).
 
 It lists in pages, then watches from the list's resourceVersion with bookmarks. A stream that ends or drops
 is resumed from the last resourceVersion seen; a 410 (too old) means relist, and the relist is compared with
-the cache so that objects changed or deleted while the watch was down still reach the handler. Nothing here
-decodes typed models: events are raw dicts.
+the cache so that objects changed or deleted while the watch was down still reach the handler. A watch
+silent for `silence_timeout_seconds` (not even a bookmark) is presumed dead: the read times out and the
+watch is restarted (the watchdog). Nothing here decodes typed models: events are raw dicts.
 """
 
 from __future__ import annotations
@@ -12,21 +13,24 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import KubeClient
-from .errors import ApiError, Gone
+from .client import KubeClient, WatchStream
+from .errors import ApiError, Gone, ServerError
 from .resources import ResourceType
 
 logger = logging.getLogger(__name__)
 
 ObjectKey = tuple[str, str]  # (namespace, name); namespace is "" for cluster-scoped objects
 Handler = Callable[[str, dict[str, Any]], None]  # (ADDED | MODIFIED | DELETED, object)
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
 
 INITIAL_BACKOFF_SECONDS = 0.2
 MAX_BACKOFF_SECONDS = 30.0
+LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def object_key(obj: dict[str, Any]) -> ObjectKey:
@@ -34,23 +38,45 @@ def object_key(obj: dict[str, Any]) -> ObjectKey:
     return metadata.get("namespace") or "", metadata["name"]
 
 
+def strip_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
+    """Drop managedFields and kubectl's last-applied copy before caching: no controller reads them, and
+    they are often half of an object's size (client-go's informers do the same with a transform)."""
+    metadata = obj.get("metadata")
+    if metadata:
+        metadata.pop("managedFields", None)
+        annotations = metadata.get("annotations")
+        if annotations and LAST_APPLIED_ANNOTATION in annotations:
+            del annotations[LAST_APPLIED_ANNOTATION]
+    return obj
+
+
 @dataclass
 class Informer:
+    """Keeps `cache` equal to the server's objects of one type and calls `handler` on every change.
+
+    `run()` blocks until `stop()`; run it on a thread of its own. The handler runs on that thread, in
+    event order, and must not raise (an exception is logged and the stream resumed).
+    """
+
     client: KubeClient
     rtype: ResourceType
     handler: Handler
     namespace: str | None = None
     label_selector: str | None = None
     page_size: int = 500
+    # The server ends each watch after about this long (jittered up to 2x, as client-go does).
     watch_timeout_seconds: int = 300
-    # A watch that delivers nothing, not even a bookmark, for this long is presumed dead and restarted.
+    # The watchdog: a watch that delivers nothing, not even a bookmark, for this long is restarted.
     silence_timeout_seconds: float = 120.0
-    cache: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
+    transform: Transform = strip_bookkeeping
     resource_version: str | None = None
     synced: threading.Event = field(default_factory=threading.Event)
     relists: int = 0
+    watches: int = 0
+    _cache: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
-    _stream: Any = None
+    _stream: WatchStream | None = None
 
     # -- public --------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -65,22 +91,35 @@ class Informer:
             except Gone:
                 logger.info("watch of %s expired (410); relisting", self.rtype)
                 self.resource_version = None
-            except ApiError as error:
+            except Exception as error:  # the loop must outlive any single failure
                 if self._stop.is_set():
                     break
-                logger.warning("watch of %s failed: %s; retrying in %.1fs", self.rtype, error, backoff)
-                self._stop.wait(backoff * random.uniform(0.8, 1.2))  # noqa: S311 - jitter
+                delay = max(backoff, getattr(error, "retry_after", None) or 0.0)
+                logger.warning("watch of %s failed: %s; retrying in %.1fs", self.rtype, error, delay)
+                self._stop.wait(delay * random.uniform(0.8, 1.2))  # noqa: S311 - jitter
                 backoff = min(MAX_BACKOFF_SECONDS, backoff * 2)
 
     def stop(self) -> None:
-        """Stop now: also interrupts a watch blocked on the network."""
+        """Stop now: no event is handled after this returns, and a watch blocked on the network ends."""
         self._stop.set()
         stream = self._stream
         if stream is not None:
             stream.close()
 
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
-        return self.cache.get((namespace, name))
+        return self._cache.get((namespace, name))
+
+    def cached_keys(self) -> list[ObjectKey]:
+        """A snapshot of the cached keys, safe to take from any thread."""
+        with self._lock:
+            return list(self._cache)
+
+    def __len__(self) -> int:
+        return len(self._cache)
 
     # -- steps ---------------------------------------------------------------------------------------
     def relist(self) -> None:
@@ -93,39 +132,60 @@ class Informer:
             for item in page.get("items") or []:
                 item.setdefault("kind", self.rtype.kind)
                 item.setdefault("apiVersion", self.rtype.api_version)
-                fresh[object_key(item)] = item
+                fresh[object_key(item)] = self.transform(item)
+            # Every page carries the list's snapshot resourceVersion; the watch starts from it.
             resource_version = (page.get("metadata") or {}).get("resourceVersion") or resource_version
-        previous, self.cache = self.cache, fresh
+            if self._stop.is_set():
+                return
+        with self._lock:
+            previous, self._cache = self._cache, fresh
         self.resource_version = resource_version
         self.relists += 1
         for key, obj in fresh.items():
             old = previous.get(key)
             if old is None:
-                self.handler("ADDED", obj)
+                self._handle("ADDED", obj)
             elif _rv(old) != _rv(obj):
-                self.handler("MODIFIED", obj)
+                self._handle("MODIFIED", obj)
         for key, old in previous.items():
             if key not in fresh:
-                self.handler("DELETED", old)
+                self._handle("DELETED", old)
         self.synced.set()
 
     def watch_once(self) -> None:
-        """One watch request, until the server ends it, the stream drops, or `stop()`."""
-        self._stream = self.client.watch(
+        """One watch request, until the server ends it, the stream drops or goes silent, or `stop()`.
+
+        A stream that drops or goes silent after it delivered events, or after it stayed open for the
+        silence timeout, ended normally enough: the caller resumes at once. One that fails sooner is an
+        error and backs off, so a server that cuts every stream is not hammered.
+        """
+        self.watches += 1
+        opened = time.monotonic()
+        delivered = False
+        stream = self.client.watch(
             self.rtype,
             self.namespace,
             resource_version=self.resource_version,
             label_selector=self.label_selector,
-            timeout_seconds=self.watch_timeout_seconds,
+            timeout_seconds=round(self.watch_timeout_seconds * random.uniform(1.0, 2.0)),  # noqa: S311
             silence_timeout=self.silence_timeout_seconds,
         )
+        self._stream = stream
         try:
-            for event in self._stream:
+            # stop() may have run before _stream was set; it closes whatever it sees after setting _stop.
+            if self._stop.is_set():
+                return
+            for event in stream:
                 if self._stop.is_set():
                     return
+                delivered = True
                 self.apply(event)
+        except ServerError as error:
+            if not (delivered or time.monotonic() - opened >= self.silence_timeout_seconds):
+                raise
+            logger.info("watch of %s ended: %s; resuming from %s", self.rtype, error, self.resource_version)
         finally:
-            self._stream.close()
+            stream.close()
             self._stream = None
 
     def apply(self, event: dict[str, Any]) -> None:
@@ -145,12 +205,22 @@ class Informer:
             logger.warning("ignoring watch event of unknown type %r", kind)
             return
         key = object_key(obj)
-        if kind == "DELETED":
-            self.cache.pop(key, None)
-        else:
-            self.cache[key] = obj
+        obj = self.transform(obj)
+        with self._lock:
+            if kind == "DELETED":
+                self._cache.pop(key, None)
+            else:
+                self._cache[key] = obj
         self.resource_version = resource_version or self.resource_version
-        self.handler(kind, obj)
+        self._handle(kind, obj)
+
+    def _handle(self, kind: str, obj: dict[str, Any]) -> None:
+        if self._stop.is_set():
+            return
+        try:
+            self.handler(kind, obj)
+        except Exception:
+            logger.exception("handler of %s failed on %s %s", self.rtype, kind, object_key(obj))
 
 
 def _rv(obj: dict[str, Any]) -> str | None:

@@ -1,18 +1,22 @@
-"""The reconcile task, thin: a key in, the queue's run logic out; and the queue sweep hooked into workers."""
+"""The reconcile task, thin: a key in, the queue's run logic out; the queue sweep and the controllers'
+bootstep hooked into workers; the periodic resync."""
 
 from __future__ import annotations
 
 from celery import current_app, shared_task
 
+from .bootstep import add_step
 from .queue import QUEUE_NAME, TASK_NAME, default_queue
 from .queue.conf import reconcile_time_limit
 from .queue.sweeper import QueueSweepStep
+from .runtime import resync_all as resync_known_keys
 
 # Past the soft limit the reconcile raises inside (a failure, retried with backoff); past the hard one
 # the pool child is killed, its lease lapses and the key runs again.
 _SOFT_LIMIT = reconcile_time_limit()
 
 current_app.steps["consumer"].add(QueueSweepStep)
+add_step(current_app)  # runs only in workers started with --controllers (see kube/bootstep.py)
 
 
 @shared_task(
@@ -27,3 +31,9 @@ current_app.steps["consumer"].add(QueueSweepStep)
 def reconcile_key(kind: str, namespace: str, name: str) -> str:
     """Run one reconcile of the key if the queue's state allows it now (see kube.queue.core.process)."""
     return default_queue().process(kind, namespace, name)
+
+
+@shared_task(name="kube.resync_all", ignore_result=True)
+def resync_all() -> int:
+    """Enqueue every known key of every controller, so a missed event heals (scheduled every 10 minutes)."""
+    return resync_known_keys()

@@ -1,0 +1,162 @@
+"""Controller registration: the kind an app reconciles, the child kinds that lead back to it, its mirror.
+
+An app declares its controllers in `<app>/controllers.py`, which the runtime imports by itself (like
+admin.py); the reconcile function is registered separately with `@reconciler(kind)` in `<app>/reconcile.py`:
+
+    from kube.controllers import Owns, register
+    from kube.resources import POD, SERVICE
+
+    register(
+        TFJOB,
+        owns=[Owns(POD, label_selector="argoml.io/job-name"), SERVICE],
+        mirror=mirror_tfjob,           # optional: called with (event type, object) for every TFJob event
+    )
+
+A child event reconciles the owner named by the child's controller ownerReference, or, with `owner_label`,
+by a label holding the owner's name (for children made by someone else, e.g. pods of an Argo Workflow).
+Adding a controller never touches `kube`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.module_loading import autodiscover_modules
+
+from .queue import ObjectKey
+from .resources import ResourceType
+
+MirrorFunc = Callable[[str, dict[str, Any]], None]  # (ADDED | MODIFIED | DELETED, object)
+
+CONTROLLERS_MODULE = "controllers"
+
+
+@dataclass(frozen=True)
+class Owns:
+    """A child kind whose events reconcile their owner.
+
+    `label_selector` narrows the child informer, so a process caches only the children that matter and
+    never every pod of the cluster. `owner_label`, when set, names the label that holds the owner's name
+    (same namespace) instead of following the controller ownerReference.
+    """
+
+    rtype: ResourceType
+    label_selector: str | None = None
+    owner_label: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rtype, ResourceType):
+            raise TypeError(f"rtype: expected a ResourceType, got {self.rtype!r}.")
+        if self.owner_label is not None and not self.owner_label:
+            raise ValueError("owner_label: must be a label name or None, not an empty string.")
+
+
+@dataclass(frozen=True)
+class Controller:
+    """One controller: reconciles `rtype`, watched in `namespace` (None: all) with `label_selector`."""
+
+    rtype: ResourceType
+    owns: tuple[Owns, ...] = ()
+    mirror: MirrorFunc | None = None
+    label_selector: str | None = None
+    namespace: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rtype, ResourceType):
+            raise TypeError(f"rtype: expected a ResourceType, got {self.rtype!r}.")
+        if self.mirror is not None and not callable(self.mirror):
+            raise TypeError(f"mirror: the mirror of {self.kind} must be callable, got {self.mirror!r}.")
+        seen: set[ResourceType] = set()
+        for child in self.owns:
+            if not isinstance(child, Owns):
+                raise TypeError(f"owns: expected Owns(...) entries, got {child!r}.")
+            if child.rtype in seen:
+                raise ValueError(f"owns: {child.rtype} is listed twice for controller {self.kind}.")
+            if child.rtype == self.rtype:
+                raise ValueError(f"owns: controller {self.kind} cannot own children of its own kind.")
+            seen.add(child.rtype)
+
+    @property
+    def kind(self) -> str:
+        return self.rtype.kind
+
+    def own_key(self, obj: dict[str, Any]) -> ObjectKey:
+        """The reconcile key of an object of the controller's own kind."""
+        metadata = obj.get("metadata") or {}
+        return ObjectKey(self.kind, metadata.get("namespace") or "", metadata["name"])
+
+    def owner_keys(self, child: Owns, obj: dict[str, Any]) -> list[ObjectKey]:
+        """The keys of the owners a child event reconciles (none when the child is not ours)."""
+        metadata = obj.get("metadata") or {}
+        namespace = (metadata.get("namespace") or "") if self.rtype.namespaced else ""
+        if child.owner_label is not None:
+            owner = (metadata.get("labels") or {}).get(child.owner_label)
+            return [ObjectKey(self.kind, namespace, owner)] if owner and "/" not in owner else []
+        return [
+            ObjectKey(self.kind, namespace, reference["name"])
+            for reference in metadata.get("ownerReferences") or ()
+            if reference.get("controller")
+            and reference.get("kind") == self.kind
+            and _group(reference.get("apiVersion") or "") == self.rtype.group
+            and reference.get("name")
+        ]
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+class ControllerRegistry:
+    """The controllers of the installed apps, one per reconciled kind."""
+
+    def __init__(self) -> None:
+        self._controllers: dict[str, Controller] = {}
+        self._discovered = False
+        self._lock = threading.Lock()
+
+    def register(
+        self,
+        rtype: ResourceType,
+        *,
+        owns: Iterable[Owns | ResourceType] = (),
+        mirror: MirrorFunc | None = None,
+        label_selector: str | None = None,
+        namespace: str | None = None,
+    ) -> Controller:
+        """Declare the controller of `rtype`; a bare ResourceType in `owns` means Owns(rtype).
+
+        Registering an identical controller again (a module imported twice) is fine; a different one for
+        the same kind is an error naming both.
+        """
+        children = tuple(child if isinstance(child, Owns) else Owns(child) for child in owns)
+        controller = Controller(rtype, children, mirror, label_selector, namespace)
+        with self._lock:
+            current = self._controllers.get(controller.kind)
+            if current is not None and current != controller:
+                raise ValueError(
+                    f"rtype: a different controller for kind {controller.kind!r} exists: {current}."
+                )
+            self._controllers[controller.kind] = controller
+        return controller
+
+    def controllers(self) -> list[Controller]:
+        """Every registered controller, by kind, after importing each app's controllers module once."""
+        self.discover()
+        return [self._controllers[kind] for kind in sorted(self._controllers)]
+
+    def discover(self) -> None:
+        """Import every installed app's controllers module once (needs the Django app registry ready).
+
+        Not under the lock: the imported modules call `register`, and a second thread importing at the
+        same time only registers the same controllers again.
+        """
+        if not self._discovered:
+            autodiscover_modules(CONTROLLERS_MODULE)
+            self._discovered = True
+
+
+registry = ControllerRegistry()
+register = registry.register

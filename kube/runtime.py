@@ -1,0 +1,421 @@
+"""The watch side of the controllers: informers for every registered controller, their events turned into
+reconcile keys on the queue, all of it running only while this process holds the Lease.
+
+`ControllerManager` is what the worker bootstep and `manage.py run_controllers` start; `resync_all` is
+what the periodic resync task calls. See docs/controllers.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from .client import KubeClient, get_client
+from .config import new_api_client
+from .controllers import Controller, Owns, registry
+from .informer import Informer
+from .leader import LeaderElector, LeaseConfig
+from .logging import log_context
+from .queue import ObjectKey
+from .queue import enqueue as queue_enqueue
+from .queue import registry as reconcilers
+from .ratelimit import TokenBucket
+from .resources import ResourceType
+
+logger = logging.getLogger(__name__)
+
+Enqueue = Callable[[str, str, str], object]
+
+IN_CLUSTER_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+DEFAULT_LEASE_NAME = "argoml-controllers"
+
+
+# -- which informers, and where their events go (pure) ----------------------------------------------------
+@dataclass(frozen=True)
+class WatchSpec:
+    """What one informer watches. Controllers that read the same objects share one informer."""
+
+    rtype: ResourceType
+    namespace: str | None = None
+    label_selector: str | None = None
+
+    @classmethod
+    def own(cls, controller: Controller) -> WatchSpec:
+        """The informer of the controller's own kind."""
+        return cls(controller.rtype, controller.namespace, controller.label_selector)
+
+
+@dataclass(frozen=True)
+class Route:
+    """How an event from one informer reaches one controller: its own kind, or a child it owns."""
+
+    controller: Controller
+    child: Owns | None = None
+
+    def keys(self, obj: dict[str, Any]) -> list[ObjectKey]:
+        if self.child is None:
+            return [self.controller.own_key(obj)]
+        return self.controller.owner_keys(self.child, obj)
+
+
+def plan_watches(controllers: Iterable[Controller]) -> dict[WatchSpec, list[Route]]:
+    """The informers a set of controllers needs, each with the routes of its events."""
+    plan: dict[WatchSpec, list[Route]] = {}
+    for controller in controllers:
+        plan.setdefault(WatchSpec.own(controller), []).append(Route(controller))
+        for child in controller.owns:
+            spec = WatchSpec(child.rtype, controller.namespace, child.label_selector)
+            plan.setdefault(spec, []).append(Route(controller, child))
+    return plan
+
+
+# -- settings ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RuntimeConf:
+    page_size: int = 500
+    watch_timeout: int = 300
+    silence_timeout: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.page_size < 1:
+            raise ValueError(f"page_size: {self.page_size} must be at least 1.")
+        if self.watch_timeout < 1:
+            raise ValueError(f"watch_timeout: {self.watch_timeout} must be at least 1 second.")
+        if not self.silence_timeout > 0:
+            raise ValueError(f"silence_timeout: {self.silence_timeout} must be a positive number of seconds.")
+
+
+def _setting(name: str, default: Any) -> Any:
+    value = getattr(settings, name, default)
+    if isinstance(default, int | float) and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ImproperlyConfigured(f"{name}={value!r} must be a number.")
+    return value
+
+
+def runtime_conf_from_settings() -> RuntimeConf:
+    try:
+        return RuntimeConf(
+            page_size=int(_setting("KUBE_INFORMER_PAGE_SIZE", 500)),
+            watch_timeout=int(_setting("KUBE_WATCH_TIMEOUT_SECONDS", 300)),
+            silence_timeout=float(_setting("KUBE_WATCH_SILENCE_TIMEOUT_SECONDS", 120.0)),
+        )
+    except ValueError as error:
+        raise ImproperlyConfigured(f"Informer settings: {error}") from error
+
+
+def lease_config_from_settings() -> LeaseConfig:
+    namespace = getattr(settings, "KUBE_LEADER_ELECTION_NAMESPACE", None) or _own_namespace()
+    try:
+        return LeaseConfig(
+            namespace=namespace,
+            name=getattr(settings, "KUBE_LEADER_ELECTION_LEASE_NAME", DEFAULT_LEASE_NAME),
+            identity=f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}",
+            lease_duration=float(_setting("KUBE_LEADER_ELECTION_LEASE_DURATION_SECONDS", 15.0)),
+            renew_deadline=float(_setting("KUBE_LEADER_ELECTION_RENEW_DEADLINE_SECONDS", 10.0)),
+            retry_period=float(_setting("KUBE_LEADER_ELECTION_RETRY_PERIOD_SECONDS", 2.0)),
+        )
+    except ValueError as error:
+        raise ImproperlyConfigured(f"Leader election settings: {error}") from error
+
+
+def _own_namespace() -> str:
+    """The pod's namespace in a cluster (its service account may write Leases there), else "default"."""
+    try:
+        return IN_CLUSTER_NAMESPACE_FILE.read_text().strip() or "default"
+    except OSError:
+        return "default"
+
+
+# -- keys to the queue ------------------------------------------------------------------------------------
+class KeySink:
+    """Hands keys to the reconcile queue on a thread of its own, so a slow Redis never stalls a watch.
+
+    Keys waiting here are deduplicated (the queue would drop the repeats anyway); a key the queue could
+    not take, e.g. while Redis is down, stays and is retried: an event's key is never dropped.
+    """
+
+    def __init__(self, enqueue: Enqueue, *, retry_seconds: float = 1.0) -> None:
+        self._enqueue = enqueue
+        self._retry_seconds = retry_seconds
+        self._waiting: dict[ObjectKey, None] = {}  # an ordered set: first come, first sent
+        self._changed = threading.Condition()
+        self._stopping = False
+        self.sent = 0
+
+    def put(self, key: ObjectKey) -> None:
+        with self._changed:
+            if key not in self._waiting:
+                self._waiting[key] = None
+                self._changed.notify()
+
+    def run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._waiting and not self._stopping:
+                    self._changed.wait()
+                if self._stopping:
+                    return
+                batch, self._waiting = self._waiting, {}
+            failed = self._send(batch)
+            if failed:
+                with self._changed:
+                    self._waiting = {**failed, **self._waiting}
+                    self._changed.wait(self._retry_seconds)
+
+    def _send(self, batch: dict[ObjectKey, None]) -> dict[ObjectKey, None]:
+        """Enqueue the batch in order; returns the keys not enqueued (from the first failure on)."""
+        keys = list(batch)
+        for index, key in enumerate(keys):
+            try:
+                self._enqueue(key.kind, key.namespace, key.name)
+            except Exception:
+                logger.exception("could not enqueue %s; keeping it to retry", key)
+                return dict.fromkeys(keys[index:])
+            self.sent += 1
+        return {}
+
+    def stop(self) -> None:
+        """Stop sending. Keys still waiting are dropped: the next leader's initial list enqueues every key."""
+        with self._changed:
+            self._stopping = True
+            self._changed.notify()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+
+# -- the informers of all controllers ----------------------------------------------------------------------
+class ControllerRuntime:
+    """The informers of a set of controllers, wired to the reconcile queue. Started once, stopped once."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        controllers: Iterable[Controller],
+        *,
+        enqueue: Enqueue = queue_enqueue,
+        conf: RuntimeConf | None = None,
+    ) -> None:
+        self.controllers = list(controllers)
+        self.conf = conf or RuntimeConf()
+        self.sink = KeySink(enqueue)
+        self.informers: dict[WatchSpec, Informer] = {}
+        self._routes = plan_watches(self.controllers)
+        for spec, routes in self._routes.items():
+            self.informers[spec] = Informer(
+                client,
+                spec.rtype,
+                self._handler(routes),
+                namespace=spec.namespace,
+                label_selector=spec.label_selector,
+                page_size=self.conf.page_size,
+                watch_timeout_seconds=self.conf.watch_timeout,
+                silence_timeout_seconds=self.conf.silence_timeout,
+            )
+        self._threads: list[threading.Thread] = []
+        self._stopped = threading.Event()
+
+    def _handler(self, routes: list[Route]) -> Callable[[str, dict[str, Any]], None]:
+        def handle(event_type: str, obj: dict[str, Any]) -> None:
+            for route in routes:
+                mirror = route.controller.mirror if route.child is None else None
+                if mirror is not None:
+                    self._mirror(route.controller, mirror, event_type, obj)
+                for key in route.keys(obj):
+                    self.sink.put(key)
+
+        return handle
+
+    @staticmethod
+    def _mirror(controller: Controller, mirror: Callable[..., None], event_type: str, obj: Any) -> None:
+        """Mirror before enqueueing; a failing mirror is logged and never blocks the reconcile."""
+        key = controller.own_key(obj)
+        with log_context(controller.kind.lower(), f"{key.namespace}/{key.name}"):
+            try:
+                mirror(event_type, obj)
+            except Exception:
+                logger.exception("mirroring a %s event failed", event_type)
+
+    def start(self) -> None:
+        if self._threads:
+            raise RuntimeError("A ControllerRuntime starts once; build a new one to start again.")
+        self._threads.append(threading.Thread(target=self.sink.run, name="controllers-enqueue", daemon=True))
+        for spec, informer in self.informers.items():
+            name = f"informer-{spec.rtype.plural}"
+            self._threads.append(threading.Thread(target=informer.run, name=name, daemon=True))
+        for thread in self._threads:
+            thread.start()
+        logger.info("controllers started: %s", ", ".join(c.kind for c in self.controllers) or "none")
+
+    def stop(self) -> None:
+        """Stop every informer now; no event is handled and no key is enqueued after this returns."""
+        self._stopped.set()
+        for informer in self.informers.values():
+            informer.stop()
+        self.sink.stop()
+
+    def join(self, timeout: float) -> None:
+        for thread in self._threads:
+            thread.join(timeout)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def wait_synced(self, timeout: float) -> bool:
+        """True once every informer has listed; False on timeout."""
+        return all(informer.synced.wait(timeout) for informer in self.informers.values())
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.synced.is_set() for informer in self.informers.values())
+
+    def known_keys(self) -> Iterator[ObjectKey]:
+        """Every cached object of every controller's own kind, as reconcile keys."""
+        for controller in self.controllers:
+            informer = self.informers[WatchSpec.own(controller)]
+            for namespace, name in informer.cached_keys():
+                yield ObjectKey(controller.kind, namespace, name)
+
+
+# -- leading ---------------------------------------------------------------------------------------------
+class ControllerManager:
+    """Runs a ControllerRuntime while this process holds the Lease, a fresh one each time it leads."""
+
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        election_client: KubeClient,
+        controllers: Iterable[Controller],
+        lease: LeaseConfig,
+        conf: RuntimeConf | None = None,
+        enqueue: Enqueue = queue_enqueue,
+    ) -> None:
+        self.client = client
+        self.controllers = list(controllers)
+        self.conf = conf or RuntimeConf()
+        self._enqueue = enqueue
+        self.runtime: ControllerRuntime | None = None
+        self.elector = LeaderElector(election_client, lease, self._on_started, self._on_stopped)
+        self._thread: threading.Thread | None = None
+
+    def _on_started(self) -> None:
+        runtime = ControllerRuntime(self.client, self.controllers, enqueue=self._enqueue, conf=self.conf)
+        self.runtime = runtime
+        runtime.start()
+
+    def _on_stopped(self) -> None:
+        runtime, self.runtime = self.runtime, None
+        if runtime is not None:
+            runtime.stop()
+
+    def start(self) -> None:
+        global _active_manager
+        self._thread = threading.Thread(target=self.elector.run, name="leader-election", daemon=True)
+        self._thread.start()
+        _active_manager = self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop leading (the informers stop at once), release the Lease, and wait for that."""
+        global _active_manager
+        self.elector.stop()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if _active_manager is self:
+            _active_manager = None
+
+    def run_forever(self, stop: threading.Event) -> None:
+        """The foreground form (run_controllers): run until `stop` is set."""
+        self.start()
+        stop.wait()
+        self.stop()
+
+    @property
+    def is_leader(self) -> bool:
+        return self.elector.is_leader
+
+
+_active_manager: ControllerManager | None = None
+
+
+def leading_runtime() -> ControllerRuntime | None:
+    """The synced runtime of this process, if it leads (the threads/solo pool and run_controllers)."""
+    manager = _active_manager
+    runtime = manager.runtime if manager is not None else None
+    return runtime if runtime is not None and runtime.synced and not runtime.stopped else None
+
+
+def check_reconcilers(controllers: Iterable[Controller]) -> None:
+    """Refuse to watch a kind nobody reconciles: its keys would fail on every worker."""
+    known = set(reconcilers.kinds())
+    missing = sorted(controller.kind for controller in controllers if controller.kind not in known)
+    if missing:
+        raise ImproperlyConfigured(
+            f"Controllers without a reconciler: {', '.join(missing)}. Declare one with @reconciler(kind) "
+            "in the app's reconcile.py."
+        )
+
+
+def election_client(lease: LeaseConfig) -> KubeClient:
+    """A client of its own for the Lease: reconcile writes never hold a renewal up in the rate limiter,
+    and a call never waits longer than the renew deadline for an answer."""
+    return KubeClient(
+        new_api_client(),
+        write_limiter=TokenBucket(qps=10.0, burst=10),
+        request_timeout=lease.renew_deadline,
+    )
+
+
+def manager_from_settings() -> ControllerManager:
+    controllers = registry.controllers()
+    check_reconcilers(controllers)
+    lease = lease_config_from_settings()
+    return ControllerManager(
+        client=get_client(),
+        election_client=election_client(lease),
+        controllers=controllers,
+        lease=lease,
+        conf=runtime_conf_from_settings(),
+    )
+
+
+# -- resync ----------------------------------------------------------------------------------------------
+def listed_keys(client: KubeClient, controllers: Iterable[Controller], page_size: int) -> Iterator[ObjectKey]:
+    for controller in controllers:
+        for page in client.list_pages(
+            controller.rtype,
+            controller.namespace,
+            label_selector=controller.label_selector,
+            page_size=page_size,
+        ):
+            for item in page.get("items") or ():
+                yield controller.own_key(item)
+
+
+def resync_all(enqueue: Enqueue = queue_enqueue) -> int:
+    """Enqueue every known key of every controller, so a missed event heals. Returns how many.
+
+    Reads the informer caches when this process leads; otherwise (a prefork pool child) lists the objects.
+    """
+    runtime = leading_runtime()
+    if runtime is not None:
+        keys: Iterable[ObjectKey] = runtime.known_keys()
+    else:
+        keys = listed_keys(get_client(), registry.controllers(), runtime_conf_from_settings().page_size)
+    count = 0
+    for key in keys:
+        enqueue(key.kind, key.namespace, key.name)
+        count += 1
+    return count
