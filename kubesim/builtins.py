@@ -80,6 +80,12 @@ def _job_status(job: dict[str, Any]) -> str:
     return "Running"
 
 
+def _reference(reference: dict[str, Any] | None) -> str:
+    """An event's object as kubectl prints it: `pod/web-1`."""
+    reference = reference or {}
+    return f"{reference.get('kind', '').lower()}/{reference.get('name', '')}"
+
+
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("spec") or {}
 
@@ -216,7 +222,7 @@ def builtin_types() -> list[ResourceType]:
                 Column("Reason", cell=lambda e: e.get("reason", "")),
                 Column(
                     "Object",
-                    cell=lambda e: f"{(e.get('involvedObject') or {}).get('kind', '').lower()}/{(e.get('involvedObject') or {}).get('name', '')}",
+                    cell=lambda e: _reference(e.get("involvedObject")),
                 ),
                 Column("Message", cell=lambda e: e.get("message", "")),
             ),
@@ -247,7 +253,7 @@ def builtin_types() -> list[ResourceType]:
                 Column("Reason", cell=lambda e: e.get("reason", "")),
                 Column(
                     "Object",
-                    cell=lambda e: f"{(e.get('regarding') or {}).get('kind', '').lower()}/{(e.get('regarding') or {}).get('name', '')}",
+                    cell=lambda e: _reference(e.get("regarding")),
                 ),
                 Column("Note", cell=lambda e: e.get("note", "")),
             ),

@@ -109,7 +109,8 @@ def unsupported_media_type(content_type: str) -> ApiError:
     return ApiError(
         415,
         "UnsupportedMediaType",
-        f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got "{content_type}"',
+        "the body of the request was in an unknown format - accepted media types include: "
+        f'application/json, application/yaml, application/vnd.kubernetes.protobuf; got "{content_type}"',
     )
 
 

@@ -63,7 +63,9 @@ def find(obj: Any, expression: str) -> list[Any]:
     for kind, argument in _steps(expression):
         following: list[Any] = []
         for node in current:
-            if (kind == "field" and isinstance(node, dict) and argument in node) or (kind == "index" and isinstance(node, list) and -len(node) <= argument < len(node)):
+            if (kind == "field" and isinstance(node, dict) and argument in node) or (
+                kind == "index" and isinstance(node, list) and -len(node) <= argument < len(node)
+            ):
                 following.append(node[argument])
             elif kind == "all":
                 following.extend(

@@ -23,7 +23,8 @@ def name_causes(name: str, kind: str) -> list[Cause]:
             return [
                 Cause(
                     "metadata.name",
-                    f"Invalid value: \"{name}\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                    f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
+                    "alphanumeric characters or '-', and must start and end with an alphanumeric character",
                 )
             ]
         return []
@@ -31,7 +32,8 @@ def name_causes(name: str, kind: str) -> list[Cause]:
         return [
             Cause(
                 "metadata.name",
-                f"Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+                f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
+                "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
             )
         ]
     return []
@@ -47,7 +49,9 @@ def label_causes(metadata: dict[str, Any]) -> list[Cause]:
             causes.append(
                 Cause(
                     "metadata.labels",
-                    f"Invalid value: \"{value}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (label {key})",
+                    f'Invalid value: "{value}": a valid label must be an empty string or consist of '
+                    "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+                    f" (label {key})",
                 )
             )
     annotations = metadata.get("annotations") or {}
@@ -65,7 +69,8 @@ def _without(obj: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
 
 
 def spec_changed(old: dict[str, Any], new: dict[str, Any], has_status: bool) -> bool:
-    """Whether `generation` must be bumped: anything outside metadata (and status, if a subresource) changed."""
+    """Whether `generation` must be bumped: anything outside metadata (and status, if a subresource)
+    changed."""
     skip = ("metadata", "status", "apiVersion", "kind") if has_status else ("metadata", "apiVersion", "kind")
     return _without(old, skip) != _without(new, skip)
 

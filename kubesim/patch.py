@@ -39,7 +39,7 @@ def _pointer(path: str) -> list[str]:
 
 
 def _index(container: list[Any], token: str, *, for_add: bool) -> int:
-    if for_add and token == "-":
+    if for_add and token == "-":  # noqa: S105 - JSON Pointer's "past the end"
         return len(container)
     if not token.isdigit():
         raise _unprocessable(f"json patch: invalid array index {token!r}")

@@ -77,7 +77,8 @@ class _Checker:
             expected = "integer or string" if schema.get("x-kubernetes-int-or-string") else schema.get("type")
             self.error(
                 path,
-                f'Invalid value: "{_type_of(value)}": {path} in body must be of type {expected}: "{_type_of(value)}"',
+                f'Invalid value: "{_type_of(value)}": {path} in body '
+                f'must be of type {expected}: "{_type_of(value)}"',
                 "FieldValueTypeInvalid",
             )
             return value
@@ -127,7 +128,8 @@ class _Checker:
         if "minProperties" in schema and count < schema["minProperties"]:
             self.error(
                 path,
-                f"Invalid value: {count}: {path} in body should have at least {schema['minProperties']} properties",
+                f"Invalid value: {count}: {path} in body should have "
+                f"at least {schema['minProperties']} properties",
             )
         return result
 
@@ -146,7 +148,8 @@ class _Checker:
         if "minItems" in schema and len(result) < schema["minItems"]:
             self.error(
                 path,
-                f"Invalid value: {len(result)}: {path} in body should have at least {schema['minItems']} items",
+                f"Invalid value: {len(result)}: {path} in body "
+                f"should have at least {schema['minItems']} items",
             )
         if schema.get("uniqueItems") and len({_show(item) for item in result}) != len(result):
             self.error(
@@ -184,7 +187,8 @@ class _Checker:
         if "multipleOf" in schema and schema["multipleOf"] and value % schema["multipleOf"]:
             self.error(
                 path,
-                f"Invalid value: {_show(value)}: {path} in body should be a multiple of {schema['multipleOf']}",
+                f"Invalid value: {_show(value)}: {path} in body "
+                f"should be a multiple of {schema['multipleOf']}",
             )
 
     def _string_checks(self, value: str, schema: dict[str, Any], path: str) -> None:
@@ -195,7 +199,8 @@ class _Checker:
         if "minLength" in schema and len(value) < schema["minLength"]:
             self.error(
                 path,
-                f"Invalid value: {_show(value)}: {path} in body should be at least {schema['minLength']} chars long",
+                f"Invalid value: {_show(value)}: {path} in body "
+                f"should be at least {schema['minLength']} chars long",
             )
         if "pattern" in schema and not re.search(schema["pattern"], value):
             self.error(

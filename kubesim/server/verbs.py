@@ -39,7 +39,8 @@ def _write_options(request: ApiRequest) -> WriteOptions:
     validation = query.get("fieldValidation", "Warn") or "Warn"
     if validation not in ("Ignore", "Warn", "Strict"):
         raise bad_request(
-            f'fieldValidation: Unsupported value: "{validation}": supported values: "Ignore", "Warn", "Strict"'
+            f'fieldValidation: Unsupported value: "{validation}": '
+            'supported values: "Ignore", "Warn", "Strict"'
         )
     agent = request.headers.get("user-agent", "")
     return WriteOptions(
@@ -68,7 +69,8 @@ def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str
     expected = resource.api_version(request.route.version)
     if body.get("apiVersion") not in (None, expected):
         raise bad_request(
-            f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({expected})"
+            f"the API version in the data ({body.get('apiVersion')}) "
+            f"does not match the expected API version ({expected})"
         )
     if body.get("kind") not in (None, resource.kind):
         raise bad_request(
@@ -84,7 +86,8 @@ def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str
         )
     if check_name and metadata.get("name") and metadata["name"] != request.route.name:
         raise bad_request(
-            f"the name of the object ({metadata['name']}) does not match the name on the URL ({request.route.name})"
+            f"the name of the object ({metadata['name']}) does "
+            f"not match the name on the URL ({request.route.name})"
         )
     return body
 

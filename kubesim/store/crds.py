@@ -28,7 +28,8 @@ def crd_causes(crd: dict[str, Any]) -> list[Cause]:
         causes.append(
             Cause(
                 "metadata.name",
-                f'Invalid value: "{crd.get("metadata", {}).get("name")}": must be spec.names.plural+"."+spec.group',
+                f'Invalid value: "{crd.get("metadata", {}).get("name")}": '
+                'must be spec.names.plural+"."+spec.group',
             )
         )
     if spec.get("scope") not in ("Namespaced", "Cluster"):

@@ -41,7 +41,8 @@ class DeletionMixin(StoreBase):
         policy = propagation or BACKGROUND
         if policy not in (FOREGROUND, BACKGROUND, ORPHAN):
             raise bad_request(
-                f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan"'
+                f'propagationPolicy: Unsupported value: "{policy}": '
+                'supported values: "Foreground", "Background", "Orphan"'
             )
         with self.lock:
             current = self._snapshot(resource, namespace, name)
@@ -107,7 +108,8 @@ class DeletionMixin(StoreBase):
                 resource.plural,
                 resource.group,
                 metadata["name"],
-                f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {metadata['resourceVersion']}",
+                f"Precondition failed: ResourceVersion in precondition: {rv}, "
+                f"ResourceVersion in object meta: {metadata['resourceVersion']}",
             )
 
     # --- under the lock --------------------------------------------------------------------------------

@@ -130,7 +130,8 @@ class ReadsMixin(StoreBase):
             raise bad_request("continue key is not valid: malformed continue token") from None
         if self.clock.time() - issued > self.continue_ttl:
             raise gone(
-                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter."
+                "The provided continue parameter is too old to display a consistent "
+                "list result. You can start a new list without the continue parameter."
             )
         return (str(start[0]), str(start[1]))
 

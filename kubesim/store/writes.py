@@ -343,7 +343,8 @@ class WritesMixin(StoreBase):
             raise bad_request("apply patch: apiVersion and kind are required")
         if (config.get("metadata") or {}).get("name", name) != name:
             raise bad_request(
-                f"the name of the object ({config['metadata']['name']}) does not match the name on the URL ({name})"
+                f"the name of the object ({config['metadata']['name']}) "
+                f"does not match the name on the URL ({name})"
             )
         patch_meta = self._patch_meta(resource)
 

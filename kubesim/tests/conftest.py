@@ -45,7 +45,10 @@ def cluster() -> Iterator[Cluster]:
         return
     with running_simulator(bookmark_interval=0.2) as simulator:
         assert simulator.kubeconfig_path is not None
-        yield Cluster(simulator.kubeconfig_path, config.new_client_from_config(config_file=str(simulator.kubeconfig_path)))
+        yield Cluster(
+            simulator.kubeconfig_path,
+            config.new_client_from_config(config_file=str(simulator.kubeconfig_path)),
+        )
 
 
 @pytest.fixture(scope="session")
@@ -92,7 +95,12 @@ def widget_crd(scope: str = "Namespaced", plural: str = "widgets", kind: str = "
         "spec": {
             "group": WIDGET_GROUP,
             "scope": scope,
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "shortNames": [kind.lower()[:3]]},
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "shortNames": [kind.lower()[:3]],
+            },
             "versions": [
                 {
                     "name": "v1",
@@ -117,9 +125,15 @@ def widget_crd(scope: str = "Namespaced", plural: str = "widgets", kind: str = "
                                         "parts": {
                                             "type": "array",
                                             "maxItems": 3,
-                                            "items": {"type": "object", "properties": {"name": {"type": "string"}}},
+                                            "items": {
+                                                "type": "object",
+                                                "properties": {"name": {"type": "string"}},
+                                            },
                                         },
-                                        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                        "free": {
+                                            "type": "object",
+                                            "x-kubernetes-preserve-unknown-fields": True,
+                                        },
                                     },
                                 },
                                 "status": {"type": "object", "properties": {"phase": {"type": "string"}}},

@@ -37,13 +37,17 @@ def test_deletion_timestamps_come_from_the_clock(frozen) -> None:
     core.create_namespaced_config_map("default", {"metadata": {"name": "f", "finalizers": ["x.example/y"]}})
     frozen.clock.advance(3600)
     core.delete_namespaced_config_map("f", "default")
-    assert (core.read_namespaced_config_map("f", "default").metadata.deletion_timestamp - START).total_seconds() == 3600
+    assert (
+        core.read_namespaced_config_map("f", "default").metadata.deletion_timestamp - START
+    ).total_seconds() == 3600
 
 
 def test_table_ages_follow_the_clock(frozen) -> None:
     core_for(frozen).create_namespaced_config_map("default", {"metadata": {"name": "aged"}})
     frozen.clock.advance(3 * 3600 + 600)
-    table = requests.get(f"{frozen.url}/api/v1/namespaces/default/configmaps", headers={"Accept": TABLE}, timeout=5).json()
+    table = requests.get(
+        f"{frozen.url}/api/v1/namespaces/default/configmaps", headers={"Accept": TABLE}, timeout=5
+    ).json()
     assert table["rows"][0]["cells"][-1] == "3h10m"
 
 

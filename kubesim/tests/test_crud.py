@@ -14,8 +14,12 @@ def status_of(error: ApiException) -> dict:
     return json.loads(error.body)
 
 
-def test_create_assigns_uid_resource_version_timestamp_and_generation(core: CoreV1Api, namespace: str) -> None:
-    created = core.create_namespaced_config_map(namespace, {"metadata": {"name": "settings"}, "data": {"a": "1"}})
+def test_create_assigns_uid_resource_version_timestamp_and_generation(
+    core: CoreV1Api, namespace: str
+) -> None:
+    created = core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "settings"}, "data": {"a": "1"}}
+    )
     assert created.metadata.uid
     assert created.metadata.resource_version.isdigit()
     assert created.metadata.creation_timestamp is not None
@@ -56,7 +60,9 @@ def test_generate_name_gives_a_unique_suffix(core: CoreV1Api, namespace: str) ->
 
 
 def test_namespace_is_taken_from_the_url(http, namespace: str) -> None:
-    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "where"}})
+    response = http(
+        "POST", f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "where"}}
+    )
     assert response.json()["metadata"]["namespace"] == namespace
 
 
@@ -88,7 +94,9 @@ def test_put_with_a_stale_resource_version_is_409_conflict(core: CoreV1Api, name
 
 def test_put_without_resource_version_replaces_unconditionally(core: CoreV1Api, namespace: str) -> None:
     core.create_namespaced_config_map(namespace, {"metadata": {"name": "plain"}, "data": {"v": "1"}})
-    replaced = core.replace_namespaced_config_map("plain", namespace, {"metadata": {"name": "plain"}, "data": {"v": "9"}})
+    replaced = core.replace_namespaced_config_map(
+        "plain", namespace, {"metadata": {"name": "plain"}, "data": {"v": "9"}}
+    )
     assert replaced.data == {"v": "9"}
 
 
@@ -109,12 +117,17 @@ def test_generation_is_bumped_by_spec_changes_only(apps, namespace: str) -> None
         "metadata": {"name": "web"},
         "spec": {
             "selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
         },
     }
     created = apps.create_namespaced_deployment(namespace, deployment)
     assert created.metadata.generation == 1
-    relabelled = apps.patch_namespaced_deployment("web", namespace, {"metadata": {"labels": {"tier": "front"}}})
+    relabelled = apps.patch_namespaced_deployment(
+        "web", namespace, {"metadata": {"labels": {"tier": "front"}}}
+    )
     assert relabelled.metadata.generation == 1
     status = apps.patch_namespaced_deployment_status("web", namespace, {"status": {"replicas": 1}})
     assert status.metadata.generation == 1
@@ -145,13 +158,17 @@ def test_dry_run_create_stores_nothing(core: CoreV1Api, namespace: str) -> None:
 
 
 def test_invalid_names_are_422_with_the_field(http, namespace: str) -> None:
-    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "Not_Valid"}})
+    response = http(
+        "POST", f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "Not_Valid"}}
+    )
     assert response.status_code == 422
     assert response.json()["details"]["causes"][0]["field"] == "metadata.name"
 
 
 def test_pods_without_containers_are_422(http, namespace: str) -> None:
-    response = http("POST", f"/api/v1/namespaces/{namespace}/pods", json={"metadata": {"name": "empty"}, "spec": {}})
+    response = http(
+        "POST", f"/api/v1/namespaces/{namespace}/pods", json={"metadata": {"name": "empty"}, "spec": {}}
+    )
     assert response.status_code == 422
     assert response.json()["details"]["causes"][0]["field"] == "spec.containers"
 
@@ -164,26 +181,69 @@ def test_builtin_kinds_are_all_served(cluster, namespace: str) -> None:
         ("v1", "Service", {"spec": {"ports": [{"port": 80}]}}),
         ("v1", "Secret", {"stringData": {"k": "v"}}),
         ("v1", "ServiceAccount", {}),
-        ("v1", "Event", {"involvedObject": {"kind": "Pod", "name": "x", "namespace": namespace}, "reason": "Test", "message": "hi"}),
-        ("events.k8s.io/v1", "Event", {"reason": "Test", "note": "hi", "action": "Testing", "reportingController": "kubesim/test", "reportingInstance": "one", "eventTime": "2026-01-01T00:00:00.000000Z"}),
-        ("batch/v1", "Job", {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}),
+        (
+            "v1",
+            "Event",
+            {
+                "involvedObject": {"kind": "Pod", "name": "x", "namespace": namespace},
+                "reason": "Test",
+                "message": "hi",
+            },
+        ),
+        (
+            "events.k8s.io/v1",
+            "Event",
+            {
+                "reason": "Test",
+                "note": "hi",
+                "action": "Testing",
+                "reportingController": "kubesim/test",
+                "reportingInstance": "one",
+                "eventTime": "2026-01-01T00:00:00.000000Z",
+            },
+        ),
+        (
+            "batch/v1",
+            "Job",
+            {
+                "spec": {
+                    "template": {
+                        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+                    }
+                }
+            },
+        ),
         ("coordination.k8s.io/v1", "Lease", {"spec": {"holderIdentity": "me"}}),
     ]
     for api_version, kind, body in kinds:
         resource = dyn.resources.get(api_version=api_version, kind=kind)
-        created = resource.create(body={"apiVersion": api_version, "kind": kind, "metadata": {"name": f"k-{kind.lower()}"}, **body}, namespace=namespace)
+        created = resource.create(
+            body={"apiVersion": api_version, "kind": kind, "metadata": {"name": f"k-{kind.lower()}"}, **body},
+            namespace=namespace,
+        )
         assert created.metadata.uid, kind
     for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
         resource = dyn.resources.get(api_version="admissionregistration.k8s.io/v1", kind=kind)
         name = f"k-{kind.lower()}-{namespace}"
-        resource.create(body={"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name}, "webhooks": []})
+        resource.create(
+            body={
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": kind,
+                "metadata": {"name": name},
+                "webhooks": [],
+            }
+        )
         resource.delete(name=name)
 
 
 def test_service_gets_a_cluster_ip_and_secret_string_data_is_encoded(core: CoreV1Api, namespace: str) -> None:
-    service = core.create_namespaced_service(namespace, {"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}})
+    service = core.create_namespaced_service(
+        namespace, {"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}
+    )
     assert service.spec.cluster_ip
-    headless = core.create_namespaced_service(namespace, {"metadata": {"name": "headless"}, "spec": {"clusterIP": "None"}})
+    headless = core.create_namespaced_service(
+        namespace, {"metadata": {"name": "headless"}, "spec": {"clusterIP": "None"}}
+    )
     assert headless.spec.cluster_ip == "None"
     secret = core.create_namespaced_secret(namespace, {"metadata": {"name": "s"}, "stringData": {"k": "v"}})
     assert secret.data == {"k": "dg=="}

@@ -12,7 +12,12 @@ from kubesim.tests.conftest import WIDGET_GROUP, wait_established, widget_crd
 
 
 def widget(name: str, **spec) -> dict:
-    return {"apiVersion": f"{WIDGET_GROUP}/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"color": "red", **spec}}
+    return {
+        "apiVersion": f"{WIDGET_GROUP}/v1",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": {"color": "red", **spec},
+    }
 
 
 def create(custom, namespace: str, body: dict, **kwargs) -> dict:
@@ -31,7 +36,12 @@ def test_a_crd_serves_its_resource(custom, widgets: str, namespace: str) -> None
 
 
 def test_schema_violations_are_422_with_field_paths(custom, widgets: str, namespace: str) -> None:
-    bad = {"apiVersion": f"{WIDGET_GROUP}/v1", "kind": "Widget", "metadata": {"name": "bad"}, "spec": {"size": 0, "parts": [{"name": 1}]}}
+    bad = {
+        "apiVersion": f"{WIDGET_GROUP}/v1",
+        "kind": "Widget",
+        "metadata": {"name": "bad"},
+        "spec": {"size": 0, "parts": [{"name": 1}]},
+    }
     with pytest.raises(ApiException) as caught:
         create(custom, namespace, bad)
     assert caught.value.status == 422
@@ -54,13 +64,23 @@ def test_defaults_are_applied_and_unknown_fields_pruned(custom, widgets: str, na
 
 
 def test_strict_field_validation_rejects_unknown_fields(http, widgets: str, namespace: str) -> None:
-    response = http("POST", f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets", params={"fieldValidation": "Strict"}, json=widget("strict", extra=1))
+    response = http(
+        "POST",
+        f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets",
+        params={"fieldValidation": "Strict"},
+        json=widget("strict", extra=1),
+    )
     assert response.status_code == 400
     assert 'unknown field "spec.extra"' in response.json()["message"]
 
 
 def test_warn_field_validation_returns_a_warning_header(http, widgets: str, namespace: str) -> None:
-    response = http("POST", f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets", params={"fieldValidation": "Warn"}, json=widget("warned", extra=1))
+    response = http(
+        "POST",
+        f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets",
+        params={"fieldValidation": "Warn"},
+        json=widget("warned", extra=1),
+    )
     assert response.status_code == 201
     assert "spec.extra" in response.headers["Warning"]
 
@@ -68,14 +88,18 @@ def test_warn_field_validation_returns_a_warning_header(http, widgets: str, name
 def test_the_main_endpoint_ignores_status(custom, widgets: str, namespace: str) -> None:
     created = create(custom, namespace, {**widget("st"), "status": {"phase": "Ignored"}})
     assert "status" not in created or created["status"].get("phase") != "Ignored"
-    patched = custom.patch_namespaced_custom_object(WIDGET_GROUP, "v1", namespace, "widgets", "st", {"status": {"phase": "Nope"}, "spec": {"size": 5}})
+    patched = custom.patch_namespaced_custom_object(
+        WIDGET_GROUP, "v1", namespace, "widgets", "st", {"status": {"phase": "Nope"}, "spec": {"size": 5}}
+    )
     assert patched["spec"]["size"] == 5
     assert (patched.get("status") or {}).get("phase") != "Nope"
 
 
 def test_the_status_subresource_changes_only_status(custom, widgets: str, namespace: str) -> None:
     create(custom, namespace, widget("sub", size=1))
-    patched = custom.patch_namespaced_custom_object_status(WIDGET_GROUP, "v1", namespace, "widgets", "sub", {"status": {"phase": "Running"}, "spec": {"size": 9}})
+    patched = custom.patch_namespaced_custom_object_status(
+        WIDGET_GROUP, "v1", namespace, "widgets", "sub", {"status": {"phase": "Running"}, "spec": {"size": 9}}
+    )
     assert patched["status"] == {"phase": "Running"}
     assert patched["spec"]["size"] == 1
     assert patched["metadata"]["generation"] == 1
@@ -83,9 +107,13 @@ def test_the_status_subresource_changes_only_status(custom, widgets: str, namesp
 
 def test_spec_changes_bump_generation_but_status_changes_do_not(custom, widgets: str, namespace: str) -> None:
     create(custom, namespace, widget("gen"))
-    status = custom.patch_namespaced_custom_object_status(WIDGET_GROUP, "v1", namespace, "widgets", "gen", {"status": {"phase": "A"}})
+    status = custom.patch_namespaced_custom_object_status(
+        WIDGET_GROUP, "v1", namespace, "widgets", "gen", {"status": {"phase": "A"}}
+    )
     assert status["metadata"]["generation"] == 1
-    spec = custom.patch_namespaced_custom_object(WIDGET_GROUP, "v1", namespace, "widgets", "gen", {"spec": {"size": 7}})
+    spec = custom.patch_namespaced_custom_object(
+        WIDGET_GROUP, "v1", namespace, "widgets", "gen", {"spec": {"size": 7}}
+    )
     assert spec["metadata"]["generation"] == 2
 
 
@@ -94,7 +122,17 @@ def test_cluster_scoped_crds_and_deleting_a_crd_stops_serving_it(cluster, http) 
     extensions.create_custom_resource_definition(widget_crd(scope="Cluster", plural="gadgets", kind="Gadget"))
     wait_established(cluster, "gadgets")
     custom = client.CustomObjectsApi(cluster.api)
-    created = custom.create_cluster_custom_object(WIDGET_GROUP, "v1", "gadgets", {"apiVersion": f"{WIDGET_GROUP}/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"color": "blue"}})
+    created = custom.create_cluster_custom_object(
+        WIDGET_GROUP,
+        "v1",
+        "gadgets",
+        {
+            "apiVersion": f"{WIDGET_GROUP}/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"color": "blue"},
+        },
+    )
     assert "namespace" not in created["metadata"]
     extensions.delete_custom_resource_definition(f"gadgets.{WIDGET_GROUP}")
     for _ in range(100):
@@ -114,8 +152,15 @@ def test_an_invalid_crd_is_422(cluster) -> None:
     assert {"metadata.name", "spec.versions"} <= set(causes(caught.value))
 
 
-def test_strategic_merge_patch_on_a_custom_resource_is_415(http, custom, widgets: str, namespace: str) -> None:
+def test_strategic_merge_patch_on_a_custom_resource_is_415(
+    http, custom, widgets: str, namespace: str
+) -> None:
     create(custom, namespace, widget("smp"))
-    response = http("PATCH", f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets/smp", data=b'{"spec":{"size":2}}', headers={"Content-Type": "application/strategic-merge-patch+json"})
+    response = http(
+        "PATCH",
+        f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets/smp",
+        data=b'{"spec":{"size":2}}',
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
     assert response.status_code == 415
     assert response.json()["reason"] == "UnsupportedMediaType"

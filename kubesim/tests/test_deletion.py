@@ -12,7 +12,8 @@ def exists(core: CoreV1Api, namespace: str, name: str) -> bool:
     try:
         core.read_namespaced_config_map(name, namespace)
     except ApiException as error:
-        assert error.status == 404
+        if error.status != 404:
+            raise
         return False
     return True
 
@@ -28,7 +29,13 @@ def eventually(condition, timeout: float = 5.0) -> bool:
 
 
 def owned(core: CoreV1Api, namespace: str, name: str, owner, block: bool = False) -> None:
-    reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": owner.metadata.name, "uid": owner.metadata.uid, "blockOwnerDeletion": block}
+    reference = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": owner.metadata.name,
+        "uid": owner.metadata.uid,
+        "blockOwnerDeletion": block,
+    }
     core.create_namespaced_config_map(namespace, {"metadata": {"name": name, "ownerReferences": [reference]}})
 
 
@@ -46,7 +53,9 @@ def test_delete_of_a_missing_object_is_404(core: CoreV1Api, namespace: str) -> N
 
 
 def test_finalizers_hold_the_object_with_a_deletion_timestamp(core: CoreV1Api, namespace: str) -> None:
-    core.create_namespaced_config_map(namespace, {"metadata": {"name": "held", "finalizers": ["example.com/cleanup"]}})
+    core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "held", "finalizers": ["example.com/cleanup"]}}
+    )
     core.delete_namespaced_config_map("held", namespace)
     held = core.read_namespaced_config_map("held", namespace)
     assert held.metadata.deletion_timestamp is not None
@@ -56,10 +65,14 @@ def test_finalizers_hold_the_object_with_a_deletion_timestamp(core: CoreV1Api, n
 
 
 def test_no_finalizer_can_be_added_while_deleting(core: CoreV1Api, namespace: str) -> None:
-    core.create_namespaced_config_map(namespace, {"metadata": {"name": "closing", "finalizers": ["a.example/x"]}})
+    core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "closing", "finalizers": ["a.example/x"]}}
+    )
     core.delete_namespaced_config_map("closing", namespace)
     with pytest.raises(ApiException) as caught:
-        core.patch_namespaced_config_map("closing", namespace, {"metadata": {"finalizers": ["a.example/x", "b.example/y"]}})
+        core.patch_namespaced_config_map(
+            "closing", namespace, {"metadata": {"finalizers": ["a.example/x", "b.example/y"]}}
+        )
     assert caught.value.status == 422
     core.patch_namespaced_config_map("closing", namespace, {"metadata": {"finalizers": None}})
 
@@ -89,10 +102,21 @@ def test_background_is_the_default_policy(core: CoreV1Api, namespace: str) -> No
 def test_a_dependent_with_another_live_owner_survives(core: CoreV1Api, namespace: str) -> None:
     first = core.create_namespaced_config_map(namespace, {"metadata": {"name": "first"}})
     second = core.create_namespaced_config_map(namespace, {"metadata": {"name": "second"}})
-    references = [{"apiVersion": "v1", "kind": "ConfigMap", "name": o.metadata.name, "uid": o.metadata.uid} for o in (first, second)]
-    core.create_namespaced_config_map(namespace, {"metadata": {"name": "shared", "ownerReferences": references}})
+    references = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": o.metadata.name, "uid": o.metadata.uid}
+        for o in (first, second)
+    ]
+    core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "shared", "ownerReferences": references}}
+    )
     core.delete_namespaced_config_map("first", namespace)
-    assert eventually(lambda: [r.name for r in core.read_namespaced_config_map("shared", namespace).metadata.owner_references or []] == ["second"])
+    assert eventually(
+        lambda: [
+            r.name
+            for r in core.read_namespaced_config_map("shared", namespace).metadata.owner_references or []
+        ]
+        == ["second"]
+    )
 
 
 def test_orphan_deletion_keeps_dependents_and_drops_the_reference(core: CoreV1Api, namespace: str) -> None:
@@ -106,12 +130,31 @@ def test_orphan_deletion_keeps_dependents_and_drops_the_reference(core: CoreV1Ap
 
 def test_foreground_deletion_waits_for_dependents(core: CoreV1Api, namespace: str) -> None:
     owner = core.create_namespaced_config_map(namespace, {"metadata": {"name": "front"}})
-    core.create_namespaced_config_map(namespace, {"metadata": {"name": "slow", "finalizers": ["example.com/hold"], "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "front", "uid": owner.metadata.uid, "blockOwnerDeletion": True}]}})
+    core.create_namespaced_config_map(
+        namespace,
+        {
+            "metadata": {
+                "name": "slow",
+                "finalizers": ["example.com/hold"],
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "name": "front",
+                        "uid": owner.metadata.uid,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            }
+        },
+    )
     core.delete_namespaced_config_map("front", namespace, propagation_policy="Foreground")
     waiting = core.read_namespaced_config_map("front", namespace)
     assert waiting.metadata.deletion_timestamp is not None
     assert "foregroundDeletion" in waiting.metadata.finalizers
-    assert eventually(lambda: core.read_namespaced_config_map("slow", namespace).metadata.deletion_timestamp is not None)
+    assert eventually(
+        lambda: core.read_namespaced_config_map("slow", namespace).metadata.deletion_timestamp is not None
+    )
     core.patch_namespaced_config_map("slow", namespace, {"metadata": {"finalizers": None}})
     assert eventually(lambda: not exists(core, namespace, "slow") and not exists(core, namespace, "front"))
 
@@ -136,4 +179,6 @@ def test_delete_collection_by_label(core: CoreV1Api, namespace: str) -> None:
     for name, team in (("x1", "a"), ("x2", "a"), ("x3", "b")):
         core.create_namespaced_config_map(namespace, {"metadata": {"name": name, "labels": {"team": team}}})
     core.delete_collection_namespaced_config_map(namespace, label_selector="team=a")
-    assert eventually(lambda: [c.metadata.name for c in core.list_namespaced_config_map(namespace).items] == ["x3"])
+    assert eventually(
+        lambda: [c.metadata.name for c in core.list_namespaced_config_map(namespace).items] == ["x3"]
+    )

@@ -24,7 +24,14 @@ def test_core_api_lists_v1_and_its_resources(http) -> None:
 
 def test_api_groups_are_listed_with_preferred_versions(cluster) -> None:
     groups = {g.name: g for g in client.ApisApi(cluster.api).get_api_versions().groups}
-    for name in ("apps", "batch", "coordination.k8s.io", "events.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io"):
+    for name in (
+        "apps",
+        "batch",
+        "coordination.k8s.io",
+        "events.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+    ):
         assert groups[name].preferred_version.version == "v1"
 
 

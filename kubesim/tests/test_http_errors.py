@@ -16,7 +16,12 @@ def assert_status(response, code: int, reason: str) -> None:
 
 
 def test_malformed_json_is_400(http, namespace: str) -> None:
-    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", data=b"{not json", headers={"Content-Type": "application/json"})
+    response = http(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        data=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     assert_status(response, 400, "BadRequest")
 
 
@@ -26,7 +31,11 @@ def test_a_body_that_is_not_an_object_is_400(http, namespace: str) -> None:
 
 
 def test_a_wrong_kind_in_the_body_is_400(http, namespace: str) -> None:
-    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", json={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}})
+    response = http(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        json={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}},
+    )
     assert_status(response, 400, "BadRequest")
 
 
@@ -39,21 +48,38 @@ def test_an_unknown_group_version_is_404(http) -> None:
     assert http("GET", "/apis/nothing.example/v1").status_code == 404
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/vnd.kubernetes.protobuf", "application/xml"])
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/vnd.kubernetes.protobuf", "application/xml"]
+)
 def test_an_unsupported_body_content_type_is_415(http, namespace: str, content_type: str) -> None:
-    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", data=b'{"metadata":{"name":"x"}}', headers={"Content-Type": content_type})
+    response = http(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        data=b'{"metadata":{"name":"x"}}',
+        headers={"Content-Type": content_type},
+    )
     assert_status(response, 415, "UnsupportedMediaType")
 
 
 def test_a_patch_with_an_unknown_patch_content_type_is_415(http, core, namespace: str) -> None:
     core.create_namespaced_config_map(namespace, {"metadata": {"name": "p"}})
-    response = http("PATCH", f"/api/v1/namespaces/{namespace}/configmaps/p", data=b"{}", headers={"Content-Type": "application/json"})
+    response = http(
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/configmaps/p",
+        data=b"{}",
+        headers={"Content-Type": "application/json"},
+    )
     assert_status(response, 415, "UnsupportedMediaType")
 
 
 def test_yaml_bodies_are_accepted(http, namespace: str) -> None:
     body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: b\n"
-    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", data=body, headers={"Content-Type": "application/yaml"})
+    response = http(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        data=body,
+        headers={"Content-Type": "application/yaml"},
+    )
     assert response.status_code == 201
     assert response.json()["data"] == {"a": "b"}
 
@@ -64,7 +90,11 @@ def test_an_invalid_label_selector_is_400(http, namespace: str) -> None:
 
 
 def test_a_client_that_accepts_only_protobuf_gets_406(http, namespace: str) -> None:
-    response = http("GET", f"/api/v1/namespaces/{namespace}/pods", headers={"Accept": "application/vnd.kubernetes.protobuf"})
+    response = http(
+        "GET",
+        f"/api/v1/namespaces/{namespace}/pods",
+        headers={"Accept": "application/vnd.kubernetes.protobuf"},
+    )
     assert_status(response, 406, "NotAcceptable")
 
 

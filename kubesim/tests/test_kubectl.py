@@ -61,11 +61,26 @@ def kubectl_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def kubectl(cluster: Cluster, kubectl_home: Path, namespace: str):
-    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig_path), "HOME": str(kubectl_home), "KUBECACHEDIR": str(kubectl_home / "cache")}
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(cluster.kubeconfig_path),
+        "HOME": str(kubectl_home),
+        "KUBECACHEDIR": str(kubectl_home / "cache"),
+    }
 
-    def run(*args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
         assert KUBECTL is not None
-        result = subprocess.run([KUBECTL, "--namespace", namespace, *args], input=stdin, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        result = subprocess.run(
+            [KUBECTL, "--namespace", namespace, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr}")
         return result
@@ -78,7 +93,14 @@ def test_apply_creates_then_configures_a_deployment_with_merged_containers(kubec
     assert "deployment.apps/web created" in first.stdout
     second = kubectl("apply", "-f", "-", stdin=DEPLOYMENT_MANIFEST.format(replicas=3, mode="b"))
     assert "deployment.apps/web configured" in second.stdout
-    replicas = kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].env[0].value}")
+    replicas = kubectl(
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={.spec.replicas} {.spec.template.spec.containers[*].name} "
+        "{.spec.template.spec.containers[0].env[0].value}",
+    )
     assert replicas.stdout == "3 web sidecar b"
     unchanged = kubectl("apply", "-f", "-", stdin=DEPLOYMENT_MANIFEST.format(replicas=3, mode="b"))
     assert "unchanged" in unchanged.stdout
@@ -87,7 +109,15 @@ def test_apply_creates_then_configures_a_deployment_with_merged_containers(kubec
 def test_apply_and_get_custom_resources_with_printer_columns(kubectl, widgets: str) -> None:
     kubectl("apply", "-f", "-", stdin=WIDGET_MANIFEST.format(name="small", size=2))
     kubectl("apply", "-f", "-", stdin=WIDGET_MANIFEST.format(name="large", size=9))
-    kubectl("patch", "widget", "large", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Ready"}}')
+    kubectl(
+        "patch",
+        "widget",
+        "large",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"phase":"Ready"}}',
+    )
     lines = kubectl("get", "widgets").stdout.splitlines()
     assert lines[0].split() == ["NAME", "SIZE", "PHASE", "AGE"]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
@@ -102,7 +132,9 @@ def test_apply_with_validation_reports_schema_errors(kubectl, widgets: str) -> N
     assert result.returncode != 0
     assert "spec.size" in result.stderr
     assert "spec.color: Required value" in result.stderr
-    unknown = "apiVersion: kubesim.test/v1\nkind: Widget\nmetadata: {name: odd}\nspec: {color: red, shape: round}\n"
+    unknown = (
+        "apiVersion: kubesim.test/v1\nkind: Widget\nmetadata: {name: odd}\nspec: {color: red, shape: round}\n"
+    )
     strict = kubectl("apply", "-f", "-", stdin=unknown, check=False)
     assert strict.returncode != 0
     assert 'unknown field "spec.shape"' in strict.stderr
@@ -123,18 +155,27 @@ def test_create_label_describe_and_delete(kubectl) -> None:
 
 
 def test_get_pods_prints_pod_columns(kubectl) -> None:
-    manifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: runner}\nspec:\n  containers: [{name: main, image: busybox}]\n"
+    manifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: runner}\n"
+    manifest += "spec:\n  containers: [{name: main, image: busybox}]\n"
     kubectl("apply", "-f", "-", stdin=manifest)
     lines = kubectl("get", "pods").stdout.splitlines()
     assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert lines[1].split()[:3] == ["runner", "0/1", "Pending"]
 
 
-def test_get_watch_streams_changes(kubectl, cluster: Cluster, kubectl_home: Path, namespace: str, widgets: str) -> None:
+def test_get_watch_streams_changes(
+    kubectl, cluster: Cluster, kubectl_home: Path, namespace: str, widgets: str
+) -> None:
     kubectl("apply", "-f", "-", stdin=WIDGET_MANIFEST.format(name="watched", size=1))
     assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig_path), "HOME": str(kubectl_home)}
-    process = subprocess.Popen([KUBECTL, "--namespace", namespace, "get", "widgets", "-w", "--request-timeout=20s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(
+        [KUBECTL, "--namespace", namespace, "get", "widgets", "-w", "--request-timeout=20s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         time.sleep(1.0)
         kubectl("patch", "widget", "watched", "--type=merge", "-p", '{"spec":{"size":7}}')
@@ -145,7 +186,7 @@ def test_get_watch_streams_changes(kubectl, cluster: Cluster, kubectl_home: Path
         output, _ = process.communicate(timeout=10)
     rows = [line.split() for line in output.splitlines() if line.strip()]
     assert rows[0][:2] == ["NAME", "SIZE"]
-    assert ["watched", "1"] == rows[1][:2]
+    assert rows[1][:2] == ["watched", "1"]
     assert ["watched", "7"] in [row[:2] for row in rows[2:]]
 
 

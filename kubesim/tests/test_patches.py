@@ -26,8 +26,15 @@ def pod_path(core: CoreV1Api, namespace: str) -> str:
 
 
 def test_merge_patch_merges_maps_and_null_deletes(http, core: CoreV1Api, namespace: str) -> None:
-    core.create_namespaced_config_map(namespace, {"metadata": {"name": "m", "labels": {"a": "1", "b": "2"}}, "data": {"x": "1"}})
-    response = patch(http, f"/api/v1/namespaces/{namespace}/configmaps/m", {"metadata": {"labels": {"a": None, "c": "3"}}, "data": {"y": "2"}}, "application/merge-patch+json")
+    core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "m", "labels": {"a": "1", "b": "2"}}, "data": {"x": "1"}}
+    )
+    response = patch(
+        http,
+        f"/api/v1/namespaces/{namespace}/configmaps/m",
+        {"metadata": {"labels": {"a": None, "c": "3"}}, "data": {"y": "2"}},
+        "application/merge-patch+json",
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["metadata"]["labels"] == {"b": "2", "c": "3"}
@@ -35,7 +42,12 @@ def test_merge_patch_merges_maps_and_null_deletes(http, core: CoreV1Api, namespa
 
 
 def test_merge_patch_replaces_lists(http, pod_path: str) -> None:
-    body = patch(http, pod_path, {"spec": {"containers": [{"name": "only", "image": "x"}]}}, "application/merge-patch+json").json()
+    body = patch(
+        http,
+        pod_path,
+        {"spec": {"containers": [{"name": "only", "image": "x"}]}},
+        "application/merge-patch+json",
+    ).json()
     assert [c["name"] for c in body["spec"]["containers"]] == ["only"]
 
 
@@ -55,7 +67,15 @@ def test_json_patch_applies_operations_in_order(http, pod_path: str) -> None:
 
 def test_a_failing_json_patch_test_is_422_and_changes_nothing(http, pod_path: str) -> None:
     before = http("GET", pod_path).json()["metadata"]["resourceVersion"]
-    response = patch(http, pod_path, [{"op": "test", "path": "/spec/containers/0/image", "value": "nope"}, {"op": "remove", "path": "/spec"}], "application/json-patch+json")
+    response = patch(
+        http,
+        pod_path,
+        [
+            {"op": "test", "path": "/spec/containers/0/image", "value": "nope"},
+            {"op": "remove", "path": "/spec"},
+        ],
+        "application/json-patch+json",
+    )
     assert response.status_code == 422
     assert http("GET", pod_path).json()["metadata"]["resourceVersion"] == before
 
@@ -84,14 +104,21 @@ def test_strategic_merge_merges_containers_env_and_ports_by_key(http, pod_path: 
 
 
 def test_strategic_merge_patch_delete_directive(http, pod_path: str) -> None:
-    body = {"spec": {"containers": [{"name": "side", "$patch": "delete"}], "volumes": [{"name": "data", "$patch": "delete"}]}}
+    body = {
+        "spec": {
+            "containers": [{"name": "side", "$patch": "delete"}],
+            "volumes": [{"name": "data", "$patch": "delete"}],
+        }
+    }
     result = patch(http, pod_path, body, "application/strategic-merge-patch+json").json()
     assert [c["name"] for c in result["spec"]["containers"]] == ["main"]
     assert result["spec"].get("volumes", []) == []
 
 
 def test_strategic_merge_patch_through_the_client(core: CoreV1Api, namespace: str, pod_path: str) -> None:
-    patched = core.patch_namespaced_pod("p", namespace, {"spec": {"containers": [{"name": "main", "image": "new"}]}})
+    patched = core.patch_namespaced_pod(
+        "p", namespace, {"spec": {"containers": [{"name": "main", "image": "new"}]}}
+    )
     assert [c.name for c in patched.spec.containers] == ["main", "side"]
     assert patched.spec.containers[0].image == "new"
 
@@ -100,16 +127,33 @@ def test_a_patch_carrying_a_stale_resource_version_is_409(http, core: CoreV1Api,
     created = core.create_namespaced_config_map(namespace, {"metadata": {"name": "stale"}})
     core.patch_namespaced_config_map("stale", namespace, {"data": {"a": "1"}})
     body = {"metadata": {"resourceVersion": created.metadata.resource_version}, "data": {"a": "2"}}
-    assert patch(http, f"/api/v1/namespaces/{namespace}/configmaps/stale", body, "application/merge-patch+json").status_code == 409
+    assert (
+        patch(
+            http, f"/api/v1/namespaces/{namespace}/configmaps/stale", body, "application/merge-patch+json"
+        ).status_code
+        == 409
+    )
 
 
 def apply(http, path: str, document: dict, manager: str, **params):
-    return patch(http, path, yaml.safe_dump(document).encode(), "application/apply-patch+yaml", fieldManager=manager, **params)
+    return patch(
+        http,
+        path,
+        yaml.safe_dump(document).encode(),
+        "application/apply-patch+yaml",
+        fieldManager=manager,
+        **params,
+    )
 
 
 def test_server_side_apply_creates_then_updates(http, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps/applied"
-    document = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "1", "b": "2"}}
+    document = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "applied"},
+        "data": {"a": "1", "b": "2"},
+    }
     created = apply(http, path, document, "tool")
     assert created.status_code == 201
     assert {m["manager"] for m in created.json()["metadata"]["managedFields"]} == {"tool"}
@@ -136,13 +180,23 @@ def test_server_side_apply_conflicts_with_another_manager_unless_forced(http, na
 
 def test_server_side_apply_needs_a_field_manager(http, namespace: str) -> None:
     document = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "anon"}}
-    response = patch(http, f"/api/v1/namespaces/{namespace}/configmaps/anon", yaml.safe_dump(document).encode(), "application/apply-patch+yaml")
+    response = patch(
+        http,
+        f"/api/v1/namespaces/{namespace}/configmaps/anon",
+        yaml.safe_dump(document).encode(),
+        "application/apply-patch+yaml",
+    )
     assert response.status_code == 400
 
 
 def test_server_side_apply_on_a_custom_resource(http, widgets: str, namespace: str) -> None:
     path = f"/apis/kubesim.test/v1/namespaces/{namespace}/widgets/applied"
-    document = {"apiVersion": "kubesim.test/v1", "kind": "Widget", "metadata": {"name": "applied"}, "spec": {"color": "blue"}}
+    document = {
+        "apiVersion": "kubesim.test/v1",
+        "kind": "Widget",
+        "metadata": {"name": "applied"},
+        "spec": {"color": "blue"},
+    }
     assert apply(http, path, document, "ci").status_code == 201
     document["spec"]["size"] = 8
     assert apply(http, path, document, "ci").json()["spec"] == {"color": "blue", "size": 8}

@@ -18,12 +18,18 @@ from kubesim.simulator import Simulator
 from kubesim.store import AdmissionRequest, Store
 from kubesim.testing import running_simulator
 
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "i"}]},
+}
 
 
 def test_the_fixture_exposes_url_kubeconfig_store_faults_counters_and_clock(kubesim: Simulator) -> None:
     assert kubesim.url.startswith("http://127.0.0.1:")
-    assert kubesim.kubeconfig_path is not None and kubesim.kubeconfig_path.exists()
+    assert kubesim.kubeconfig_path is not None
+    assert kubesim.kubeconfig_path.exists()
     assert kubesim.store.get("namespaces", "default")["status"]["phase"] == "Active"
     assert kubesim.faults.active() == []
     assert kubesim.counters.total() == 0
@@ -48,7 +54,9 @@ def test_subscribers_see_every_commit_in_order(kubesim: Simulator) -> None:
     kubesim.store.subscribe(lambda kind, obj: seen.append((kind, obj["metadata"]["name"])), resource="pods")
     kubesim.store.create(POD)
     kubesim.store.patch("pods", "p", {"metadata": {"labels": {"a": "b"}}}, namespace="default")
-    kubesim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored", "namespace": "default"}})
+    kubesim.store.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored", "namespace": "default"}}
+    )
     kubesim.store.delete("pods", "p", "default")
     assert kubesim.store.wait_idle()
     assert seen == [("ADDED", "p"), ("MODIFIED", "p"), ("DELETED", "p")]
@@ -57,7 +65,13 @@ def test_subscribers_see_every_commit_in_order(kubesim: Simulator) -> None:
 def test_a_subscriber_may_write_to_the_store(kubesim: Simulator) -> None:
     def schedule(kind: str, pod: dict) -> None:
         if kind == "ADDED":
-            kubesim.store.mutate("pods", pod["metadata"]["name"], lambda p: p["status"].update(phase="Running"), namespace="default", subresource="status")
+            kubesim.store.mutate(
+                "pods",
+                pod["metadata"]["name"],
+                lambda p: p["status"].update(phase="Running"),
+                namespace="default",
+                subresource="status",
+            )
 
     kubesim.store.subscribe(schedule, resource="pods")
     kubesim.store.create(POD)
@@ -79,16 +93,29 @@ def test_mutating_admission_changes_objects_and_validating_admission_rejects(kub
     kubesim.store.add_admission(label, mutating=True)
     remove = kubesim.store.add_admission(deny_privileged)
     assert kubesim.store.create(POD)["metadata"]["labels"] == {"admitted": "yes"}
-    response = requests.post(f"{kubesim.url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "forbidden"}}, timeout=5)
+    response = requests.post(
+        f"{kubesim.url}/api/v1/namespaces/default/configmaps",
+        json={"metadata": {"name": "forbidden"}},
+        timeout=5,
+    )
     assert response.status_code == 403
     assert "denied the request" in response.json()["message"]
     remove()
-    assert requests.post(f"{kubesim.url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "forbidden"}}, timeout=5).status_code == 201
+    assert (
+        requests.post(
+            f"{kubesim.url}/api/v1/namespaces/default/configmaps",
+            json={"metadata": {"name": "forbidden"}},
+            timeout=5,
+        ).status_code
+        == 201
+    )
 
 
 def test_admission_sees_old_objects_on_update_and_delete(kubesim: Simulator) -> None:
     operations: list[tuple[str, bool, bool]] = []
-    kubesim.store.add_admission(lambda r: operations.append((r.operation, r.object is not None, r.old_object is not None)))
+    kubesim.store.add_admission(
+        lambda r: operations.append((r.operation, r.object is not None, r.old_object is not None))
+    )
     kubesim.store.create(POD)
     kubesim.store.patch("pods", "p", {"metadata": {"labels": {"x": "y"}}}, namespace="default")
     kubesim.store.delete("pods", "p", "default")
@@ -97,7 +124,9 @@ def test_admission_sees_old_objects_on_update_and_delete(kubesim: Simulator) -> 
 
 def test_python_watch_iterates_events(kubesim: Simulator) -> None:
     watcher = kubesim.store.watch("configmaps", "default", resource_version=kubesim.store.resource_version)
-    kubesim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "namespace": "default"}})
+    kubesim.store.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "namespace": "default"}}
+    )
     assert watcher.take(timeout=1)[0][0] == "ADDED"
     watcher.close()
     assert list(watcher) == []
@@ -118,25 +147,54 @@ def test_the_store_works_without_a_server() -> None:
 
 def test_state_dir_keeps_objects_across_restarts(tmp_path: Path) -> None:
     with running_simulator(state_dir=tmp_path) as first:
-        first.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept", "namespace": "default"}, "data": {"a": "1"}})
+        first.store.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "kept", "namespace": "default"},
+                "data": {"a": "1"},
+            }
+        )
         rv = first.store.resource_version
     with running_simulator(state_dir=tmp_path) as second:
         assert second.store.get("configmaps", "kept", "default")["data"] == {"a": "1"}
         assert int(second.store.resource_version) >= int(rv)
-        response = requests.get(f"{second.url}/api/v1/namespaces/default/configmaps", params={"watch": "1", "resourceVersion": "1", "timeoutSeconds": "1"}, timeout=5)
+        response = requests.get(
+            f"{second.url}/api/v1/namespaces/default/configmaps",
+            params={"watch": "1", "resourceVersion": "1", "timeoutSeconds": "1"},
+            timeout=5,
+        )
         assert '"code":410' in response.text
 
 
 def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
-    process = subprocess.Popen([sys.executable, "-m", "kubesim", "--port", "0", "--kubeconfig", str(kubeconfig), "--state-dir", str(tmp_path / "state")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubesim",
+            "--port",
+            "0",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--state-dir",
+            str(tmp_path / "state"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
     try:
         line = process.stdout.readline() if process.stdout else ""
         assert line.startswith("listening on http://127.0.0.1:")
         url = line.split()[-1]
         assert url in kubeconfig.read_text()
         assert requests.get(f"{url}/version", timeout=5).json()["major"] == "1"
-        requests.post(f"{url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "saved"}}, timeout=5)
+        requests.post(
+            f"{url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "saved"}}, timeout=5
+        )
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
@@ -144,11 +202,23 @@ def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
 
 
 def test_concurrent_writers_all_land(kubesim: Simulator) -> None:
-    kubesim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"n": "0"}})
+    kubesim.store.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "counter", "namespace": "default"},
+            "data": {"n": "0"},
+        }
+    )
 
     def bump() -> None:
         for _ in range(20):
-            kubesim.store.mutate("configmaps", "counter", lambda cm: cm["data"].update(n=str(int(cm["data"]["n"]) + 1)), namespace="default")
+            kubesim.store.mutate(
+                "configmaps",
+                "counter",
+                lambda cm: cm["data"].update(n=str(int(cm["data"]["n"]) + 1)),
+                namespace="default",
+            )
 
     threads = [threading.Thread(target=bump) for _ in range(4)]
     for thread in threads:

@@ -76,10 +76,14 @@ def test_limit_and_continue_walk_every_item_once(core: CoreV1Api, namespace: str
 def test_limit_with_a_selector_pages_over_matching_items(core: CoreV1Api, labelled: str) -> None:
     first = core.list_namespaced_pod(labelled, label_selector="app=web", limit=1)
     assert [p.metadata.name for p in first.items] == ["a"]
-    second = core.list_namespaced_pod(labelled, label_selector="app=web", limit=1, _continue=first.metadata._continue)
+    second = core.list_namespaced_pod(
+        labelled, label_selector="app=web", limit=1, _continue=first.metadata._continue
+    )
     assert [p.metadata.name for p in second.items] == ["b"]
 
 
 def test_a_garbled_continue_token_is_400(http, namespace: str) -> None:
-    response = http("GET", f"/api/v1/namespaces/{namespace}/configmaps", params={"limit": 1, "continue": "garbage!"})
+    response = http(
+        "GET", f"/api/v1/namespaces/{namespace}/configmaps", params={"limit": 1, "continue": "garbage!"}
+    )
     assert response.status_code == 400

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from kubesim.tests.conftest import WIDGET_GROUP, pod
 
-TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+TABLE = ",".join(
+    [
+        "application/json;as=Table;v=v1;g=meta.k8s.io",
+        "application/json;as=Table;v=v1beta1;g=meta.k8s.io",
+        "application/json",
+    ]
+)
 
 
 def test_a_crd_list_as_table_uses_its_printer_columns(http, custom, widgets: str, namespace: str) -> None:
-    body = {"apiVersion": f"{WIDGET_GROUP}/v1", "kind": "Widget", "metadata": {"name": "tab"}, "spec": {"color": "red", "size": 4}}
+    body = {
+        "apiVersion": f"{WIDGET_GROUP}/v1",
+        "kind": "Widget",
+        "metadata": {"name": "tab"},
+        "spec": {"color": "red", "size": 4},
+    }
     custom.create_namespaced_custom_object(WIDGET_GROUP, "v1", namespace, "widgets", body)
-    custom.patch_namespaced_custom_object_status(WIDGET_GROUP, "v1", namespace, "widgets", "tab", {"status": {"phase": "Ready"}})
-    table = http("GET", f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets", headers={"Accept": TABLE}).json()
+    custom.patch_namespaced_custom_object_status(
+        WIDGET_GROUP, "v1", namespace, "widgets", "tab", {"status": {"phase": "Ready"}}
+    )
+    table = http(
+        "GET", f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widgets", headers={"Accept": TABLE}
+    ).json()
     assert table["kind"] == "Table"
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Size", "Phase", "Age"]
     cells = table["rows"][0]["cells"]
@@ -30,5 +45,10 @@ def test_a_single_object_as_table(http, core, namespace: str) -> None:
 
 def test_include_object_returns_the_full_object(http, core, namespace: str) -> None:
     core.create_namespaced_config_map(namespace, {"metadata": {"name": "full"}, "data": {"k": "v"}})
-    table = http("GET", f"/api/v1/namespaces/{namespace}/configmaps", headers={"Accept": TABLE}, params={"includeObject": "Object"}).json()
+    table = http(
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        headers={"Accept": TABLE},
+        params={"includeObject": "Object"},
+    ).json()
     assert table["rows"][0]["object"]["data"] == {"k": "v"}
