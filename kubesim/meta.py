@@ -50,8 +50,8 @@ def label_causes(metadata: dict[str, Any]) -> list[Cause]:
                 Cause(
                     "metadata.labels",
                     f'Invalid value: "{value}": a valid label must be an empty string or consist of '
-                    "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-                    f" (label {key})",
+                    "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                    f"alphanumeric character (label {key})",
                 )
             )
     annotations = metadata.get("annotations") or {}
