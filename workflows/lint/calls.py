@@ -31,7 +31,7 @@ def add_loop_items(node: dict[str, Any], scope: Scope) -> list[str]:
     if loops > 1:
         return ["only one of withItems, withParam, withSequence can be specified"]
     if as_list(with_items):
-        for item in with_items:
+        for item in as_list(with_items):
             if isinstance(item, dict):
                 scope.names.update(f"item.{key}" for key in item)
             elif isinstance(item, list):

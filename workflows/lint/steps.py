@@ -82,9 +82,9 @@ def _lint_step(
         add_node_outputs(ctx, resolved, node_prefix, scope, aggregate=False, ancestor=False)
     check_hooks(ctx, step.get("hooks"), where)
     if text(step.get("onExit")):
-        _, problem = ctx.resolve({"template": step["onExit"]})
-        if problem:
-            ctx.report(f"{where}.onExit", problem)
+        _, exit_problem = ctx.resolve({"template": step["onExit"]})
+        if exit_problem:
+            ctx.report(f"{where}.onExit", exit_problem)
 
     step_scope = scope.copy()
     # The inline template is checked on its own, in its own scope plus the step's.
