@@ -96,6 +96,12 @@ class Clock:
                 self._thread.start()
         return timer
 
+    def next_due(self) -> float | None:
+        """When the earliest pending timer is due (simulator epoch seconds), or None without timers."""
+        with self._lock:
+            pending = [timer.due for timer in self._timers if not timer.cancelled]
+            return min(pending) if pending else None
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
