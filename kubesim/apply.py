@@ -209,7 +209,8 @@ def _merge_list(live: list[Any], config: list[Any], rule: ListMeta) -> list[Any]
 
 def _remove_path(obj: Any, path: Path, meta: PatchMeta | None) -> None:
     """Delete one owned leaf from an object; silently does nothing when it is already gone."""
-    node, rule = obj, meta
+    node: Any = obj
+    rule: Any = meta
     for depth, part in enumerate(path):
         last = depth == len(path) - 1
         kind, _, name = part.partition(":")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubesim.errors import ApiError, conflict, internal_error, service_unavailable, too_many_requests
 
@@ -84,19 +85,19 @@ class Faults:
             self._faults.append(fault)
         return fault
 
-    def latency(self, seconds: float, *, times: int | None = None, **match: str) -> Fault:
+    def latency(self, seconds: float, *, times: int | None = None, **match: Any) -> Fault:
         """Delay matching requests by `seconds` (real time) before they are served."""
         return self._add(Fault("latency", seconds=seconds, times=times, **match))
 
-    def fail(self, status: int, *, times: int | None = 1, retry_after: int = 1, **match: str) -> Fault:
+    def fail(self, status: int, *, times: int | None = 1, retry_after: int = 1, **match: Any) -> Fault:
         """Answer matching requests with `status` (409, 429 with Retry-After, 500, 503, ...)."""
         return self._add(Fault("error", status=status, times=times, retry_after=retry_after, **match))
 
-    def drop_watch(self, *, after_events: int = 0, times: int | None = 1, **match: str) -> Fault:
+    def drop_watch(self, *, after_events: int = 0, times: int | None = 1, **match: Any) -> Fault:
         """Cut matching watch streams abruptly (no final chunk) after `after_events` events."""
         return self._add(Fault("drop_watch", verb="watch", after_events=after_events, times=times, **match))
 
-    def expire_watch(self, *, times: int | None = 1, **match: str) -> Fault:
+    def expire_watch(self, *, times: int | None = 1, **match: Any) -> Fault:
         """Make the next matching watch answer with a 410 Expired ERROR event, as after compaction."""
         return self._add(Fault("expire_watch", verb="watch", times=times, **match))
 

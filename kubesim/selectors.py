@@ -42,7 +42,9 @@ EVERYTHING = Selector("", ())
 
 def _split_terms(text: str) -> list[str]:
     """Split on commas that are not inside a `(a,b)` value set."""
-    terms, depth, current = [], 0, []
+    terms: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         if char == "(":
             depth += 1

@@ -49,19 +49,18 @@ class ApiServer:
         self.counters = counters or Counters()
         self.bookmark_interval = bookmark_interval
         self._subresources: dict[tuple[str, str], SubresourceHandler] = {}
+        self._host = host
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.api = self
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self.address}"
 
     @property
     def address(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"{host}:{port}"
+        return f"{self._host}:{self._httpd.server_port}"
 
     def add_subresource(self, resource: str, name: str, handler: SubresourceHandler) -> None:
         """Serve /<resource>/<name>/<subresource> (e.g. pods/log) with `handler(ApiRequest) -> Response`."""
@@ -190,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:

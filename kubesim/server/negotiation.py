@@ -23,6 +23,7 @@ _JSONISH = ("application/json", "application/*", "*/*", "application/yaml", "tex
 class Accept:
     table: bool = False
     table_version: str = "v1"
+    metadata_only: bool = False  # PartialObjectMetadata(List), as client-go's metadata client asks
 
 
 def _media(value: str) -> tuple[str, dict[str, str]]:
@@ -44,8 +45,13 @@ def parse_accept(header: str | None) -> Accept:
             continue
         if params.get("as") == "Table" and params.get("g") == "meta.k8s.io":
             return Accept(table=True, table_version=params.get("v", "v1"))
+        if (
+            params.get("as") in ("PartialObjectMetadata", "PartialObjectMetadataList")
+            and params.get("g") == "meta.k8s.io"
+        ):
+            return Accept(metadata_only=True)
         if "as" in params:
-            continue  # e.g. PartialObjectMetadata or aggregated discovery: fall back to the next entry
+            continue  # e.g. aggregated discovery: fall back to the next entry
         return Accept()
     raise not_acceptable(header)
 
@@ -92,7 +98,7 @@ class Query:
 
     def integer(self, name: str) -> int | None:
         raw = self.values.get(name)
-        if raw in (None, ""):
+        if raw is None or raw == "":
             return None
         try:
             return int(raw)

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 _DEFAULT_WATCH_TIMEOUT = 1800.0
 
 
+def partial(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
+
+
 def present(obj: dict[str, Any], resource: ResourceType, version: str) -> dict[str, Any]:
     """The stored object as served at `version` (same fields, that version's apiVersion)."""
     if version == resource.storage_version:
@@ -106,6 +110,8 @@ def get(server: ApiServer, request: ApiRequest) -> Response:
             request.query.get("includeObject", "Metadata"),
         )
         return json_response(200, document)
+    if request.accept.metadata_only:
+        return json_response(200, partial(obj))
     return json_response(200, present(obj, resource, request.route.version))
 
 
@@ -137,6 +143,14 @@ def list_(server: ApiServer, request: ApiRequest) -> Response:
             query.get("includeObject", "Metadata"),
         )
         return json_response(200, document)
+    if request.accept.metadata_only:
+        items = [partial(item) for item in page.items]
+        listing = {
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": page.list_metadata(),
+        }
+        return json_response(200, {**listing, "items": items})
     items = [present(item, resource, version) for item in page.items]
     return json_response(
         200,
@@ -175,7 +189,6 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
         if error.code == 410:
             return Response(200, iter([error_event(error)]))
         raise
-    now = server.store.clock.now()
 
     def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
         if request.accept.table:
@@ -185,10 +198,12 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
                 version,
                 [obj],
                 {"resourceVersion": obj["metadata"]["resourceVersion"]},
-                now,
+                server.store.clock.now(),
                 include,
                 with_definitions=event_type == ADDED,
             )
+        if request.accept.metadata_only:
+            return partial(obj)
         return present(obj, resource, version)
 
     chunks = stream_events(

@@ -66,7 +66,7 @@ def stream_events(
                 if watcher.error is not None:
                     yield error_event(watcher.error)
                 return
-            chunk = []
+            chunk: list[bytes] = []
             for event_type, obj in batch:
                 if drop_after is not None and sent >= drop_after:
                     if chunk:

@@ -174,7 +174,7 @@ class ReadsMixin(StoreBase):
                 ]
             else:
                 try:
-                    since = int(resource_version)
+                    since = int(resource_version or 0)
                 except ValueError:
                     raise bad_request(f'invalid resource version "{resource_version}"') from None
                 initial = []

@@ -52,3 +52,12 @@ def test_include_object_returns_the_full_object(http, core, namespace: str) -> N
         params={"includeObject": "Object"},
     ).json()
     assert table["rows"][0]["object"]["data"] == {"k": "v"}
+
+
+def test_metadata_only_lists_as_client_go_metadata_clients_ask(http, core, namespace: str) -> None:
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "meta"}, "data": {"k": "v"}})
+    accept = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
+    listed = http("GET", f"/api/v1/namespaces/{namespace}/configmaps", headers={"Accept": accept}).json()
+    assert listed["kind"] == "PartialObjectMetadataList"
+    assert listed["items"][0]["metadata"]["name"] == "meta"
+    assert "data" not in listed["items"][0]
