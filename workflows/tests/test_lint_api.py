@@ -231,3 +231,9 @@ def test_damaged_documents_never_make_the_linter_fail():
         for original in documents:
             result = lint_document(_mutations(original, rng), index)
             assert all(isinstance(error, LintError) for error in result.errors)
+
+
+def test_a_status_written_by_the_controller_is_never_an_error():
+    workflow = document(CALLER)
+    workflow["status"] = {"phase": "Running", "nodes": {"n": {"fieldOfANewerController": 1}}}
+    assert lint_document(workflow).ok
