@@ -73,6 +73,8 @@ class _Checker:
 
     def walk(self, value: Any, schema: dict[str, Any], path: str, *, root: bool = False) -> Any:
         """Default, prune and validate `value` at `path`; returns the value to store."""
+        if value is None and schema.get("nullable"):
+            return None
         if not _type_ok(value, schema):
             expected = "integer or string" if schema.get("x-kubernetes-int-or-string") else schema.get("type")
             self.error(
