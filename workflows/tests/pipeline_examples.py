@@ -6,6 +6,8 @@ from typing import Any
 
 import yaml
 
+from workflows.lint import lint_document
+
 FULL_PIPELINE_YAML = """
 name: churn-model
 description: Train and evaluate the churn model on every region.
@@ -124,3 +126,10 @@ def dag_tasks(workflow: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
 
 def container(workflow: dict[str, Any], name: str) -> dict[str, Any]:
     return template(workflow, name)["container"]
+
+
+def lint_errors(workflow: dict[str, Any]) -> list[str]:
+    """What our Argo linter says about a transpiled workflow: nothing, for every pipeline we accept."""
+    result = lint_document(workflow)
+    assert result.linted
+    return [f"{error.path}: {error.message}" for error in result.errors]

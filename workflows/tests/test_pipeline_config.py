@@ -5,13 +5,25 @@ from typing import Any
 import pytest
 
 from workflows.pipeline import PipelineError, transpile
-from workflows.tests.pipeline_examples import IMAGE, chain, container, one_task_pipeline, template
+from workflows.tests.pipeline_examples import (
+    IMAGE,
+    chain,
+    container,
+    lint_errors,
+    one_task_pipeline,
+    template,
+)
 
 
 def transpiled(
     config: dict[str, Any], pipeline: dict[str, Any] | None = None, **kwargs: Any
 ) -> dict[str, Any]:
-    return transpile(pipeline or one_task_pipeline(), {"docker_image": IMAGE, **config}, **kwargs).workflow
+    """The transpiled workflow, which must also pass our linter."""
+    workflow = transpile(
+        pipeline or one_task_pipeline(), {"docker_image": IMAGE, **config}, **kwargs
+    ).workflow
+    assert lint_errors(workflow) == []
+    return workflow
 
 
 def problems(config: dict[str, Any], pipeline: dict[str, Any] | None = None, **kwargs: Any) -> list[str]:

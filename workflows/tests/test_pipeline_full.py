@@ -14,6 +14,7 @@ from workflows.tests.pipeline_examples import (
     dag_tasks,
     full_config,
     full_pipeline,
+    lint_errors,
     template,
     templates,
 )
@@ -24,7 +25,9 @@ IMAGE = "registry.example.com/churn:2024.06.1"
 
 @pytest.fixture
 def workflow() -> dict[str, Any]:
-    return transpile(full_pipeline(), full_config(), environ=ENVIRON).workflow
+    transpiled = transpile(full_pipeline(), full_config(), environ=ENVIRON).workflow
+    assert lint_errors(transpiled) == []
+    return transpiled
 
 
 def test_every_step_has_its_template(workflow: dict[str, Any]) -> None:

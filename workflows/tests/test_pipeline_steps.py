@@ -9,6 +9,7 @@ from workflows.tests.pipeline_examples import (
     chain,
     container,
     dag_tasks,
+    lint_errors,
     one_task_pipeline,
     template,
     templates,
@@ -18,7 +19,10 @@ CONFIG = {"docker_image": IMAGE}
 
 
 def render(pipeline: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    return transpile(pipeline, CONFIG, **kwargs).workflow
+    """The transpiled workflow, which must also pass our linter."""
+    workflow = transpile(pipeline, CONFIG, **kwargs).workflow
+    assert lint_errors(workflow) == []
+    return workflow
 
 
 def task(command: str = "run", **fields: Any) -> dict[str, Any]:
