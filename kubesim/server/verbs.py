@@ -12,7 +12,7 @@ from kubesim.selectors import parse_field_selector, parse_label_selector
 from kubesim.server.negotiation import decode_body
 from kubesim.server.types import ApiRequest, Response, json_response
 from kubesim.server.watchstream import error_event, stream_events
-from kubesim.store import ADDED, BACKGROUND, DELETED, WriteOptions
+from kubesim.store import BACKGROUND, DELETED, WriteOptions
 
 if TYPE_CHECKING:
     from kubesim.server.app import ApiServer
@@ -190,9 +190,12 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
             return Response(200, iter([error_event(error)]))
         raise
 
+    first_row = [True]  # like the apiserver, only the first Table of a stream carries column definitions
+
     def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
         if request.accept.table:
             include = query.get("includeObject", "Metadata" if event_type != DELETED else "Object")
+            with_definitions, first_row[0] = first_row[0], False
             return table.table(
                 resource,
                 version,
@@ -200,7 +203,7 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
                 {"resourceVersion": obj["metadata"]["resourceVersion"]},
                 server.store.clock.now(),
                 include,
-                with_definitions=event_type == ADDED,
+                with_definitions=with_definitions,
             )
         if request.accept.metadata_only:
             return partial(obj)
