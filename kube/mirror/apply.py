@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -68,20 +69,25 @@ def apply_event(
     raise MirrorRaceLost(f"{model.__name__} uid={uid} changed {MAX_ATTEMPTS} times while being mirrored")
 
 
-def mirror_handler(model: type[MirroredResource]) -> Callable[[str, dict[str, Any]], None]:
+@dataclass(frozen=True)
+class MirrorHandler:
     """A watch handler `(event_type, obj)` mirroring into `model`, for a controller's `mirror=`.
 
-    Watch threads live for days and never see Django's request signals, so each event first drops a
-    database connection that broke or outlived CONN_MAX_AGE (outside any transaction only).
+    Handlers of one model compare equal, so a controllers module imported twice registers the same
+    controller again. Watch threads live for days and never see Django's request signals, so each event
+    first drops a database connection that broke or outlived CONN_MAX_AGE (outside any transaction only).
     """
 
-    def mirror(event_type: str, obj: dict[str, Any]) -> None:
+    model: type[MirroredResource]
+
+    def __call__(self, event_type: str, obj: dict[str, Any]) -> None:
         if not connection.in_atomic_block:
             close_old_connections()
-        apply_event(model, event_type, obj)
+        apply_event(self.model, event_type, obj)
 
-    mirror.__name__ = f"mirror_{model._meta.model_name}"
-    return mirror
+
+def mirror_handler(model: type[MirroredResource]) -> Callable[[str, dict[str, Any]], None]:
+    return MirrorHandler(model)
 
 
 _history_models: dict[type[MirroredResource], type[MirrorHistory] | None] = {}

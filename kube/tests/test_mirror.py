@@ -295,6 +295,7 @@ def test_the_handler_for_a_controller_mirrors_events(widget_models):
     handler("ADDED", widget("1", phase="Pending"))
     handler("MODIFIED", widget("2", phase="Running"))
     assert Widget.objects.get().phase == "Running"
+    assert mirror_handler(Widget) == handler  # registering the controller twice registers the same one
 
 
 @pytest.mark.django_db(transaction=True)
@@ -328,3 +329,34 @@ def test_two_writers_adding_the_same_object_at_once_leave_one_row(mirrorapp):
     assert sorted(outcome.value for outcome in outcomes) == ["duplicate", "insert"]
     assert Widget.objects.count() == 1
     assert History.objects.count() == 1
+
+
+def test_an_informer_relisting_from_the_simulator_keeps_the_mirror_in_step(widget_models, settings):
+    """The whole path over HTTP: objects in kubesim → informer relists → rows, including a deletion that
+    happened while nobody watched."""
+    from kube.client import get_client, reset_client
+    from kube.informer import Informer
+    from kube.resources import CONFIGMAP
+    from kubesim.testing import running_simulator
+
+    Widget, _ = widget_models
+    with running_simulator() as simulator:
+        settings.KUBECONFIG = str(simulator.kubeconfig_path)
+        reset_client()
+        client = get_client()
+        informer = Informer(client, CONFIGMAP, mirror_handler(Widget), namespace="default")
+        for name in ("a", "b"):
+            client.create(
+                CONFIGMAP, {"metadata": {"name": name, "namespace": "default"}, "data": {"k": name}}
+            )
+        informer.relist()
+        assert sorted(Widget.objects.values_list("name", flat=True)) == ["a", "b"]
+
+        client.patch(CONFIGMAP, "a", {"metadata": {"labels": {"tier": "gold"}}}, "default")
+        client.delete(CONFIGMAP, "b", "default")
+        informer.relist()
+    reset_client()
+    rows = {row.name: row for row in Widget.objects.all()}
+    assert rows["a"].labels == {"tier": "gold"}
+    assert rows["a"].deleted_at is None
+    assert rows["b"].deleted_at is not None
