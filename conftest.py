@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# The simulator is every test's cluster: fixtures `kubesim` and `kubesim_factory`.
+pytest_plugins = ["kubesim.pytest_plugin"]
+
 REPO = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"
 # Without these Chromium keeps calling out to the (closed) network; see the machine notes.

@@ -21,8 +21,6 @@ from kubernetes import client, config
 
 from kubesim.testing import running_simulator
 
-pytest_plugins = ["kubesim.pytest_plugin"]
-
 WIDGET_GROUP = "kubesim.test"
 
 
