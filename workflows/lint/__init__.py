@@ -18,6 +18,7 @@ from workflows.lint.api import (
     lint_documents,
     lint_files,
     load_template_index,
+    warm_up,
 )
 from workflows.lint.errors import LintError, LintResult
 from workflows.lint.loader import DocumentLoadError, load_documents, load_file
@@ -36,4 +37,5 @@ __all__ = [
     "load_documents",
     "load_file",
     "load_template_index",
+    "warm_up",
 ]

@@ -20,6 +20,7 @@ from workflows.lint import (
     load_documents,
     load_file,
     load_template_index,
+    warm_up,
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "argo-examples"
@@ -237,3 +238,8 @@ def test_a_status_written_by_the_controller_is_never_an_error():
     workflow = document(CALLER)
     workflow["status"] = {"phase": "Running", "nodes": {"n": {"fieldOfANewerController": 1}}}
     assert lint_document(workflow).ok
+
+
+def test_warming_up_compiles_the_schema_once():
+    warm_up()
+    assert lint_document(document(CALLER)).ok
