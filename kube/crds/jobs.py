@@ -73,6 +73,14 @@ JOB_STATUS = obj(
             "Pod counts by replica type.",
         ),
         "replicaSummary": string("The replicas at a glance, e.g. 'Worker 3/4 running · PS 2/2'."),
+        "restarts": integer("Restarts so far, pod recreations included (what backoffLimit counts)."),
+        "restartLedger": obj(
+            {
+                "deletedPodRestarts": integer("Restarts of pods deleted to be recreated.", minimum=0),
+                "countedPods": map_of(string(), "Pod name → uid of the pods already counted."),
+            },
+            "The operator's bookkeeping behind `restarts`.",
+        ),
         "startTime": date_time("When the operator first saw the job."),
         "completionTime": date_time("When the job succeeded or failed."),
         "lastReconcileTime": date_time("When the operator last reconciled the job."),
