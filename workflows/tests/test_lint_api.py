@@ -243,3 +243,20 @@ def test_a_status_written_by_the_controller_is_never_an_error():
 def test_warming_up_compiles_the_schema_once():
     warm_up()
     assert lint_document(document(CALLER)).ok
+
+
+def test_the_exit_hook_may_read_workflow_failures_like_an_exit_handler():
+    workflow = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"generateName": "x-"},
+        "spec": {
+            "entrypoint": "main",
+            "hooks": {"exit": {"template": "report"}},
+            "templates": [
+                {"name": "main", "container": {"image": "alpine"}},
+                {"name": "report", "container": {"image": "alpine", "args": ["{{workflow.failures}}"]}},
+            ],
+        },
+    }
+    assert lint_document(workflow).ok
