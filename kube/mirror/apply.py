@@ -119,7 +119,7 @@ def history_model_of(model: type[MirroredResource]) -> type[MirrorHistory] | Non
 
 
 def _read(model: type[MirroredResource], uid: str) -> Stored | None:
-    row = model.objects.filter(uid=uid).values_list(*_STORED_COLUMNS).first()
+    row = model._default_manager.filter(uid=uid).values_list(*_STORED_COLUMNS).first()
     if row is None:
         return None
     pk, resource_version, generation, observed_generation, phase, conditions, deleted_at = row
@@ -168,7 +168,7 @@ def _insert(
     try:
         return _create(model, values)
     except IntegrityError:
-        if model.objects.filter(uid=uid).exists():
+        if model._default_manager.filter(uid=uid).exists():
             return None  # another writer inserted this uid first: decide again from its row
         # The name belongs to a live row of another uid: that object must be gone, its delete event missed.
         if not _retire_name(model, history, fields["namespace"], fields["name"], uid, now):
@@ -181,7 +181,7 @@ def _insert(
 
 def _create(model: type[MirroredResource], values: dict[str, Any]) -> int:
     with transaction.atomic():  # a savepoint, so a lost race leaves the outer transaction usable
-        return model.objects.create(**values).pk
+        return model._default_manager.create(**values).pk
 
 
 def _retire_name(
@@ -193,7 +193,7 @@ def _retire_name(
     now: datetime,
 ) -> bool:
     live = (
-        model.objects.filter(namespace=namespace, name=name, deleted_at__isnull=True)
+        model._default_manager.filter(namespace=namespace, name=name, deleted_at__isnull=True)
         .exclude(uid=uid)
         .values_list("pk", "phase", "resource_version")
         .first()
@@ -201,7 +201,10 @@ def _retire_name(
     if live is None:
         return False
     pk, phase, resource_version = live
-    if model.objects.filter(pk=pk, deleted_at__isnull=True).update(deleted_at=now, updated_at=now) == 1:
+    if (
+        model._default_manager.filter(pk=pk, deleted_at__isnull=True).update(deleted_at=now, updated_at=now)
+        == 1
+    ):
         logger.info("mirror: %s/%s has a new uid %s; the old object is marked deleted", namespace, name, uid)
         if history is not None:
             _append_history(history, pk, [deletion(phase, now, inferred=True)], resource_version)
@@ -211,7 +214,7 @@ def _retire_name(
 def _update(
     model: type[MirroredResource], fields: dict[str, Any], stored: Stored, decision: Decision, now: datetime
 ) -> int | None:
-    rows = model.objects.filter(pk=stored.pk, deleted_at__isnull=True)
+    rows = model._default_manager.filter(pk=stored.pk, deleted_at__isnull=True)
     values: dict[str, Any] = {"updated_at": now}
     if decision.write_content:
         rows = rows.filter(resource_version=stored.resource_version)
@@ -225,7 +228,7 @@ def _append_history(
     history: type[MirrorHistory], pk: int, rows: list[Transition], resource_version: str
 ) -> None:
     if rows:
-        history.objects.bulk_create(
+        history._default_manager.bulk_create(
             history(
                 resource_id=pk,
                 at=row.at,
