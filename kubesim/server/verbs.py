@@ -301,12 +301,16 @@ def delete(server: ApiServer, request: ApiRequest) -> Response:
     if body.get("dryRun"):
         options.dry_run = True
     preconditions = body.get("preconditions") or {}
+    grace = request.query.integer("gracePeriodSeconds")
+    if grace is None and body.get("gracePeriodSeconds") is not None:
+        grace = int(body["gracePeriodSeconds"])
     obj = server.store.delete(
         resource,
         request.route.name,
         request.route.namespace,
         propagation=_propagation(request, body),
         preconditions=preconditions,
+        grace_period_seconds=grace,
         options=options,
     )
     still_there = server.store.exists(resource, request.route.name, request.route.namespace)

@@ -66,6 +66,8 @@ class StoreBase:
         self._watchers: dict[str, set[Watcher]] = {}
         self._dispatcher = Dispatcher()
         self._mutating: list[AdmissionHook] = []
+        #: resource keys deleted gracefully while bound to a node (a simulated kubelet adds "pods")
+        self.graceful_deletion: set[str] = set()
         self._admission: list[AdmissionHook] = []
 
     # --- resolution ---------------------------------------------------------------------------------

@@ -7,8 +7,10 @@ deletes are not what our webhooks look at.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
+from kubesim.clock import format_timestamp
 from kubesim.errors import ApiError, bad_request, conflict, not_found
 from kubesim.jsonutil import clone
 from kubesim.resources import ResourceType
@@ -28,12 +30,15 @@ class DeletionMixin(StoreBase):
         *,
         propagation: str | None = None,
         preconditions: dict[str, str] | None = None,
+        grace_period_seconds: int | None = None,
         options: WriteOptions | None = None,
     ) -> dict[str, Any]:
         """Delete (or start deleting) an object; returns its last state.
 
         `propagation` is Background (default), Foreground or Orphan. Objects with finalizers only get a
-        deletionTimestamp and go once the finalizers are removed.
+        deletionTimestamp and go once the finalizers are removed. Resources listed in `graceful_deletion`
+        (a simulated kubelet adds "pods") are only marked while bound to a node and running; a second
+        delete with `grace_period_seconds=0` removes them.
         """
         resource = self.resource(resource)
         options = options or WriteOptions()
@@ -60,7 +65,34 @@ class DeletionMixin(StoreBase):
             if current is None:
                 raise not_found(resource.plural, resource.group, name)
             self._check_preconditions(resource, current, preconditions or {})
+            if self._graceful(resource, current, grace_period_seconds):
+                return self._mark_graceful(resource, current, grace_period_seconds)
             return self._delete_locked(resource, current, policy)
+
+    def _graceful(self, resource: ResourceType, obj: dict[str, Any], grace: int | None) -> bool:
+        """Whether a delete only starts a graceful termination (as for pods a kubelet runs)."""
+        if resource.key not in self.graceful_deletion or grace == 0:
+            return False
+        bound = bool((obj.get("spec") or {}).get("nodeName"))
+        finished = (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        return bound and not finished and obj["metadata"].get("deletionGracePeriodSeconds") != 0
+
+    def _mark_graceful(
+        self, resource: ResourceType, obj: dict[str, Any], grace: int | None
+    ) -> dict[str, Any]:
+        if obj["metadata"].get("deletionTimestamp"):
+            return obj
+        seconds = (
+            grace
+            if grace is not None
+            else int((obj.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        )
+        marked = clone(obj)
+        marked["metadata"]["deletionTimestamp"] = format_timestamp(
+            datetime.fromtimestamp(self.clock.time() + seconds, UTC)
+        )
+        marked["metadata"]["deletionGracePeriodSeconds"] = seconds
+        return self._commit(resource, MODIFIED, marked, obj)
 
     def delete_collection(
         self,
@@ -127,6 +159,8 @@ class DeletionMixin(StoreBase):
         ):
             finalizers.append(_FOREGROUND_FINALIZER)
         if metadata.get("deletionTimestamp"):
+            if not finalizers and not is_namespace:
+                return self._remove(resource, obj)  # e.g. the kubelet finishing a graceful pod deletion
             if finalizers == list(metadata.get("finalizers") or []):
                 return obj
         elif not finalizers and not is_namespace:

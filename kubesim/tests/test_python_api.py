@@ -226,3 +226,21 @@ def test_concurrent_writers_all_land(kubesim: Simulator) -> None:
     for thread in threads:
         thread.join()
     assert kubesim.store.get("configmaps", "counter", "default")["data"]["n"] == "80"
+
+
+def test_graceful_pod_deletion_waits_for_a_final_zero_grace_delete(kubesim: Simulator) -> None:
+    kubesim.store.graceful_deletion.add("pods")
+    bound = {**POD, "spec": {**POD["spec"], "nodeName": "node-1", "terminationGracePeriodSeconds": 10}}
+    kubesim.store.create(bound)
+    marked = requests.delete(f"{kubesim.url}/api/v1/namespaces/default/pods/p", timeout=5).json()
+    assert marked["metadata"]["deletionGracePeriodSeconds"] == 10
+    assert kubesim.store.exists("pods", "p", "default")
+    kubesim.store.delete("pods", "p", "default", grace_period_seconds=0)
+    assert not kubesim.store.exists("pods", "p", "default")
+
+
+def test_unbound_pods_are_deleted_at_once_even_when_graceful(kubesim: Simulator) -> None:
+    kubesim.store.graceful_deletion.add("pods")
+    kubesim.store.create(POD)
+    kubesim.store.delete("pods", "p", "default")
+    assert not kubesim.store.exists("pods", "p", "default")
