@@ -32,6 +32,7 @@ from hyperparam.space import SpecError
 from hyperparam.sweep import PlannedTrial
 from hyperparam.tests import fake_argo
 from hyperparam.tests.conftest import TRAIN_TEMPLATE, make_hpw, make_spec
+from workflows.lint import lint_document
 
 
 def only_workflow(hpw: dict) -> dict:
@@ -400,3 +401,98 @@ def test_random_batches_are_computed_independently():
     last = fanout_step(build_batch(hpw, plan.batch_count - 1))["withItems"]
     assert everything[-len(last) :] == last
     assert len(everything) == 2000
+
+
+# --- valid Argo: every generated Workflow passes our linter ----------------------------------------------
+
+
+def dag_spec() -> dict:
+    """A user entrypoint that is a DAG over other templates, with a retry and an exit handler."""
+    spec = make_spec()
+    spec["workflow"]["onExit"] = "notify"
+    spec["workflow"]["templates"] = [
+        {**TRAIN_TEMPLATE, "name": "fit", "retryStrategy": {"limit": "2"}},
+        {"name": "notify", "container": {"image": "busybox", "command": ["echo", "{{workflow.status}}"]}},
+        {
+            "name": "train",
+            "inputs": TRAIN_TEMPLATE["inputs"],
+            "outputs": {
+                "parameters": [
+                    {"name": "loss", "valueFrom": {"parameter": "{{tasks.fit.outputs.parameters.loss}}"}}
+                ]
+            },
+            "dag": {
+                "tasks": [
+                    {
+                        "name": "fit",
+                        "template": "fit",
+                        "arguments": {
+                            "parameters": [
+                                {"name": "lr", "value": "{{inputs.parameters.lr}}"},
+                                {"name": "batch-size", "value": "{{inputs.parameters.batch-size}}"},
+                            ]
+                        },
+                    }
+                ]
+            },
+        },
+    ]
+    return spec
+
+
+LINTED_SWEEPS = {
+    "3x4 grid": lambda: make_hpw(),
+    "passthrough argument": lambda: make_hpw(
+        make_spec(
+            workflow={
+                "entrypoint": "train",
+                "arguments": {"parameters": [{"name": "dataset", "value": "mnist"}]},
+                "templates": [
+                    {
+                        **TRAIN_TEMPLATE,
+                        "inputs": {
+                            "parameters": [*TRAIN_TEMPLATE["inputs"]["parameters"], {"name": "dataset"}]
+                        },
+                    }
+                ],
+            }
+        )
+    ),
+    "random search": lambda: make_hpw(
+        make_spec(
+            algorithm={"name": "random", "samples": 50, "seed": 1},
+            hyperparams=[
+                {"name": "lr", "loguniform": {"min": 1e-5, "max": 1}},
+                {"name": "batch-size", "int": {"min": 1, "max": 512}},
+            ],
+        )
+    ),
+    "DAG entrypoint with retries and exit handler": lambda: make_hpw(dag_spec()),
+    "a 200-character sweep name": lambda: make_hpw(name="s" * 200),
+    "no uid (render command)": lambda: make_hpw(uid=""),
+}
+
+
+@pytest.mark.parametrize("case", LINTED_SWEEPS)
+def test_generated_workflows_lint_clean(case):
+    for workflow in iter_workflows(LINTED_SWEEPS[case]()):
+        result = lint_document(workflow)
+        assert result.ok, result.messages
+
+
+def test_an_adaptive_rounds_workflow_lints_clean(hpw):
+    trials = [PlannedTrial(90 + i, {"lr": f"0.0{i}", "batch-size": str(8 * i)}) for i in range(1, 6)]
+    result = lint_document(build_workflow(hpw, 3, trials))
+    assert result.ok, result.messages
+
+
+def test_every_workflow_of_a_100k_grid_lints_clean():
+    for workflow in iter_workflows(grid_100k(parallelism=50)):
+        result = lint_document(workflow)
+        assert result.ok, (workflow["metadata"]["name"], result.messages)
+
+
+def test_the_linter_would_catch_a_broken_fanout(hpw):
+    workflow = only_workflow(hpw)
+    fanout_step(workflow)["arguments"]["parameters"][0]["value"] = "{{item.learning_rate}}"
+    assert not lint_document(workflow).ok
