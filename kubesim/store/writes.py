@@ -477,10 +477,12 @@ class WritesMixin(StoreBase):
     def _commit_update(
         self, resource: ResourceType, new: dict[str, Any], old: dict[str, Any]
     ) -> dict[str, Any]:
-        """Commit a MODIFIED; an object being deleted whose last finalizer went is then removed."""
+        """Commit a MODIFIED; an object being deleted whose last finalizer went is then removed (unless it
+        is in a graceful deletion, which its kubelet ends with a zero-grace delete)."""
         committed = self._commit(resource, MODIFIED, new, old)
         self._after_commit(resource, committed)
         metadata = committed["metadata"]
-        if metadata.get("deletionTimestamp") and not metadata.get("finalizers"):
+        graceful = bool(metadata.get("deletionGracePeriodSeconds"))
+        if metadata.get("deletionTimestamp") and not metadata.get("finalizers") and not graceful:
             self._remove(resource, committed)  # type: ignore[attr-defined]
         return committed
