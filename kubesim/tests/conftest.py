@@ -2,7 +2,7 @@
 
 By default the cluster is a simulator started for the session; set KUBESIM_CONTRACT_KUBECONFIG to run the
 same contract tests against another cluster (tests that need the simulator's own controls use the
-`kubesim` / `kubesim_factory` fixtures of kubesim.pytest_plugin instead).
+`kubesim` / `kubesim_factory` fixtures of kubesim.pytest_plugin, which the root conftest loads).
 """
 
 from __future__ import annotations
