@@ -105,6 +105,14 @@ class Controller:
         ]
 
 
+def _owns(child: Owns | ResourceType) -> Owns:
+    if isinstance(child, Owns):
+        return child
+    if isinstance(child, ResourceType):
+        return Owns(child)
+    raise TypeError(f"owns: expected Owns(...) or a ResourceType, got {child!r}.")
+
+
 def _group(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
@@ -131,7 +139,7 @@ class ControllerRegistry:
         Registering an identical controller again (a module imported twice) is fine; a different one for
         the same kind is an error naming both.
         """
-        children = tuple(child if isinstance(child, Owns) else Owns(child) for child in owns)
+        children = tuple(_owns(child) for child in owns)
         controller = Controller(rtype, children, mirror, label_selector, namespace)
         with self._lock:
             current = self._controllers.get(controller.kind)

@@ -1,0 +1,257 @@
+"""Controller registration and the runtime in one process: events of kubesim objects become reconcile keys."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from kube import runtime
+from kube.controllers import Controller, ControllerRegistry, Owns
+from kube.queue import ObjectKey
+from kube.resources import CONFIGMAP, DEPLOYMENT, NAMESPACE, POD, SECRET, WORKFLOW, ResourceType
+from kube.runtime import ControllerRuntime, KeySink, RuntimeConf, WatchSpec, plan_watches
+from kube.tests.controller_harness import NAMESPACE as TEST_NAMESPACE
+from kube.tests.controller_harness import client_for, configmap
+from kube.tests.queue_harness import wait_for
+from kubesim.testing import running_simulator
+
+TFJOB = ResourceType("argoml.io/v1alpha1", "TFJob", "tfjobs")
+
+
+def owner_reference(kind: str, name: str, *, api_version: str = "v1", controller: bool = True) -> dict:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name,
+        "uid": f"uid-{name}",
+        "controller": controller,
+    }
+
+
+def child(name: str, *references: dict, labels: dict | None = None, namespace: str = "ns") -> dict:
+    return {"metadata": {"name": name, "namespace": namespace, "ownerReferences": list(references),
+                         "labels": labels or {}}}  # fmt: skip
+
+
+# -- mapping events to keys (pure) ------------------------------------------------------------------------
+def test_a_child_event_reconciles_the_owner_named_by_its_controller_reference():
+    controller = Controller(TFJOB, owns=(Owns(POD),))
+    pod = child(
+        "job-worker-0",
+        owner_reference("TFJob", "other", api_version="argoml.io/v1alpha1", controller=False),
+        owner_reference("TFJob", "job", api_version="argoml.io/v1alpha1"),
+    )
+    assert controller.owner_keys(Owns(POD), pod) == [ObjectKey("TFJob", "ns", "job")]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        owner_reference("MXJob", "job", api_version="argoml.io/v1alpha1"),
+        owner_reference("TFJob", "job", api_version="kubeflow.org/v1"),
+    ],
+    ids=["another kind", "another group"],
+)
+def test_a_child_controlled_by_something_else_reconciles_nothing(reference):
+    controller = Controller(TFJOB, owns=(Owns(POD),))
+    assert controller.owner_keys(Owns(POD), child("pod", reference)) == []
+
+
+def test_an_owner_label_maps_a_child_to_its_owner_without_owner_references():
+    pods = Owns(POD, owner_label="workflows.argoproj.io/workflow")
+    controller = Controller(WORKFLOW, owns=(pods,))
+    labelled = child("step-1", labels={"workflows.argoproj.io/workflow": "wf"})
+    assert controller.owner_keys(pods, labelled) == [ObjectKey("Workflow", "ns", "wf")]
+    assert controller.owner_keys(pods, child("stray")) == []
+
+
+def test_a_cluster_scoped_owner_gets_a_key_without_namespace():
+    controller = Controller(NAMESPACE, owns=(Owns(CONFIGMAP),))
+    assert controller.owner_keys(Owns(CONFIGMAP), child("cm", owner_reference("Namespace", "team-a"))) == [
+        ObjectKey("Namespace", "", "team-a")
+    ]
+
+
+def test_controllers_reading_the_same_objects_share_one_informer():
+    jobs = Controller(TFJOB, owns=(Owns(POD, label_selector="argoml.io/job-name"), Owns(SECRET)))
+    deployments = Controller(DEPLOYMENT, owns=(Owns(POD, label_selector="argoml.io/job-name"),))
+    plan = plan_watches([jobs, deployments])
+
+    assert set(plan) == {
+        WatchSpec(TFJOB),
+        WatchSpec(DEPLOYMENT),
+        WatchSpec(POD, label_selector="argoml.io/job-name"),
+        WatchSpec(SECRET),
+    }
+    assert [route.controller.kind for route in plan[WatchSpec(POD, label_selector="argoml.io/job-name")]] == [
+        "TFJob",
+        "Deployment",
+    ]
+
+
+# -- registration -------------------------------------------------------------------------------------------
+def test_registering_the_same_controller_twice_is_harmless_but_a_different_one_is_refused():
+    registry = ControllerRegistry()
+    registry._discovered = True  # only what this test registers
+    registry.register(TFJOB, owns=[POD])
+    registry.register(TFJOB, owns=[POD])
+    with pytest.raises(ValueError, match="a different controller for kind 'TFJob'"):
+        registry.register(TFJOB, owns=[SECRET])
+    assert registry.controllers() == [Controller(TFJOB, owns=(Owns(POD),))]
+
+
+@pytest.mark.parametrize(
+    ("owns", "message"),
+    [
+        ([POD, Owns(POD, label_selector="a")], "owns: Pod.v1 is listed twice"),
+        ([TFJOB], "cannot own children of its own kind"),
+        (["pods"], "owns: expected Owns"),
+    ],
+)
+def test_a_malformed_registration_names_the_field(owns, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        ControllerRegistry().register(TFJOB, owns=owns)
+
+
+def test_a_controller_without_a_reconciler_is_refused_at_start():
+    with pytest.raises(ImproperlyConfigured, match="Controllers without a reconciler: TFJob"):
+        runtime.check_reconcilers([Controller(TFJOB)])
+
+
+# -- the key sink --------------------------------------------------------------------------------------------
+def test_keys_that_could_not_be_enqueued_are_retried_not_dropped():
+    delivered: list[ObjectKey] = []
+    redis_down = threading.Event()
+    redis_down.set()
+
+    def enqueue(kind: str, namespace: str, name: str) -> None:
+        if redis_down.is_set():
+            raise ConnectionError("Redis is down")
+        delivered.append(ObjectKey(kind, namespace, name))
+
+    sink = KeySink(enqueue, retry_seconds=0.05)
+    thread = threading.Thread(target=sink.run, daemon=True)
+    thread.start()
+    keys = [ObjectKey("ConfigMap", "ns", f"cm-{index}") for index in range(5)]
+    for key in [*keys, keys[0]]:
+        sink.put(key)
+    wait_for(lambda: sink.waiting == 5, 2, "the keys to wait for Redis")
+    redis_down.clear()
+    wait_for(lambda: len(delivered) == 5, 2, "every key to be enqueued")
+    sink.stop()
+    thread.join(2)
+    assert delivered == keys
+
+
+# -- the runtime against kubesim ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sim():
+    with running_simulator() as simulator:
+        yield simulator
+
+
+@pytest.fixture
+def client(sim):
+    return client_for(sim.kubeconfig_path)
+
+
+class Enqueued:
+    """A stand-in for kube.queue.enqueue that remembers every key."""
+
+    def __init__(self) -> None:
+        self.keys: list[ObjectKey] = []
+
+    def __call__(self, kind: str, namespace: str, name: str) -> None:
+        self.keys.append(ObjectKey(kind, namespace, name))
+
+
+def sample_controller(mirrored: list) -> Controller:
+    return Controller(
+        CONFIGMAP,
+        owns=(Owns(SECRET, label_selector="sample.argoml.io/owner"),),
+        mirror=lambda event_type, obj: mirrored.append((event_type, obj["metadata"]["name"])),
+        label_selector="sample.argoml.io/enabled=true",
+        namespace=TEST_NAMESPACE,
+    )
+
+
+def secret(name: str, owner: dict, **labels: str) -> dict:
+    metadata = {"name": name, "namespace": TEST_NAMESPACE, "labels": labels}
+    metadata["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
+         "uid": owner["metadata"]["uid"], "controller": True}
+    ]  # fmt: skip
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "data": {}}
+
+
+def test_events_of_the_kind_and_of_its_children_become_keys_of_the_owner(client):
+    mirrored: list = []
+    enqueued = Enqueued()
+    controllers = ControllerRuntime(client, [sample_controller(mirrored)], enqueue=enqueued)
+    existing = client.create(CONFIGMAP, configmap("existing", **{"sample.argoml.io/enabled": "true"}))
+    client.create(CONFIGMAP, configmap("not-ours"))
+    controllers.start()
+    try:
+        assert controllers.wait_synced(5)
+        wait_for(
+            lambda: enqueued.keys == [ObjectKey("ConfigMap", "default", "existing")], 2, "the listed key"
+        )
+        client.create(SECRET, secret("existing-copy", existing, **{"sample.argoml.io/owner": "existing"}))
+        client.create(SECRET, secret("unlabelled", existing))  # outside the child informer's selector
+        client.patch(CONFIGMAP, "existing", {"data": {"a": "1"}}, TEST_NAMESPACE)
+        wait_for(lambda: len(enqueued.keys) == 3, 2, "the child's and the update's keys")
+
+        assert set(enqueued.keys) == {ObjectKey("ConfigMap", "default", "existing")}
+        assert mirrored == [("ADDED", "existing"), ("MODIFIED", "existing")]
+        secrets = controllers.informers[WatchSpec(SECRET, TEST_NAMESPACE, "sample.argoml.io/owner")]
+        assert secrets.cached_keys() == [("default", "existing-copy")]
+        assert sorted(controllers.known_keys()) == [ObjectKey("ConfigMap", "default", "existing")]
+    finally:
+        controllers.stop()
+        controllers.join(5)
+
+
+def test_once_stopped_no_event_is_enqueued(client):
+    enqueued = Enqueued()
+    controllers = ControllerRuntime(client, [sample_controller([])], enqueue=enqueued)
+    controllers.start()
+    assert controllers.wait_synced(5)
+    controllers.stop()
+    before = list(enqueued.keys)
+    client.create(CONFIGMAP, configmap("after-stop", **{"sample.argoml.io/enabled": "true"}))
+    controllers.join(2)
+    assert enqueued.keys == before
+
+
+def test_resync_enqueues_every_object_by_listing_when_this_process_does_not_lead(client, monkeypatch):
+    registry = ControllerRegistry()
+    registry._discovered = True
+    registry.register(CONFIGMAP, label_selector="resync=yes", namespace=TEST_NAMESPACE)
+    for index in range(7):
+        client.create(CONFIGMAP, configmap(f"resync-{index}", resync="yes"))
+    monkeypatch.setattr(runtime, "registry", registry)
+    monkeypatch.setattr(runtime, "get_client", lambda: client)
+    monkeypatch.setattr(runtime, "runtime_conf_from_settings", lambda: RuntimeConf(page_size=3))
+    enqueued = Enqueued()
+
+    assert runtime.resync_all(enqueue=enqueued) == 7
+    assert sorted(key.name for key in enqueued.keys) == [f"resync-{index}" for index in range(7)]
+
+
+def test_resync_reads_the_informer_caches_when_this_process_leads(sim, client, monkeypatch):
+    leading = ControllerRuntime(client, [sample_controller([])], enqueue=Enqueued())
+    leading.start()
+    try:
+        assert leading.wait_synced(5)
+        manager = type("Manager", (), {"runtime": leading})()
+        monkeypatch.setattr(runtime, "_active_manager", manager)
+        lists_before = sim.counters.count(verb="list")
+        enqueued = Enqueued()
+
+        count = runtime.resync_all(enqueue=enqueued)
+        assert count == len(enqueued.keys) == len(list(leading.known_keys())) > 0
+        assert sim.counters.count(verb="list") == lists_before
+    finally:
+        leading.stop()
