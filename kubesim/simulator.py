@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from kubesim import timeline
 from kubesim.clock import Clock
+from kubesim.controllers import Controllers
 from kubesim.counters import Counters
 from kubesim.faults import Faults
 from kubesim.kubeconfig import write_kubeconfig
@@ -33,6 +36,9 @@ class Simulator:
         event_log_size: int = 10_000,
         bookmark_interval: float = 1.0,
         save_interval: float = 1.0,
+        kubelet: bool = False,
+        argo: bool = False,
+        webhooks: bool = True,
     ) -> None:
         self.clock = clock or Clock()
         self.store = Store(self.clock, event_log_size=event_log_size)
@@ -45,6 +51,8 @@ class Simulator:
             counters=self.counters,
             bookmark_interval=bookmark_interval,
         )
+        self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
+        self.kubelet = self.controllers.kubelet
         self.state_dir = state_dir
         self.kubeconfig_path = kubeconfig_path
         self._save_interval = save_interval
@@ -64,6 +72,7 @@ class Simulator:
             self.store.ensure_namespace(namespace)
         if self.kubeconfig_path is not None:
             write_kubeconfig(self.kubeconfig_path, self.url)
+        self.controllers.start()
         self.server.start()
         if self.state_dir is not None:
             self._saver = threading.Thread(target=self._save_periodically, name="kubesim-saver", daemon=True)
@@ -77,6 +86,7 @@ class Simulator:
     def stop(self) -> None:
         self._stopping.set()
         self.server.stop()
+        self.controllers.stop()
         self.store.close()
         self.clock.close()
         if self._saver is not None:
@@ -95,6 +105,14 @@ class Simulator:
                 self.save()
             except OSError:
                 log.exception("kubesim: could not save state to %s", self.state_dir)
+
+    def advance(self, seconds: float) -> None:
+        """Advance the clock timer by timer, letting the kubelet and Argo react in between (timeline.py)."""
+        timeline.advance(self.clock, self.store, seconds)
+
+    def run_until(self, condition: Callable[[], bool], within: float = 3600.0) -> bool:
+        """Advance simulated time until `condition()` holds (True) or `within` seconds passed (False)."""
+        return timeline.run_until(self.clock, self.store, condition, within=within)
 
     def __enter__(self) -> Simulator:
         return self.start()

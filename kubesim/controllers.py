@@ -1,0 +1,36 @@
+"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments, Argo, webhooks.
+
+Admission webhooks are on by default (they do nothing until a WebhookConfiguration is registered); the
+kubelet and Argo are opt-in, so contract tests that play the kubelet themselves are not raced by one.
+"""
+
+from __future__ import annotations
+
+from kubesim.kubelet import Kubelet
+from kubesim.kubelet.deployments import DeploymentController
+from kubesim.kubelet.logs import log_handler
+from kubesim.server.app import ApiServer
+from kubesim.store import Store
+
+
+class Controllers:
+    """Owns the controllers; `start()` runs the enabled ones, `stop()` ends them."""
+
+    def __init__(self, store: Store, server: ApiServer, *, kubelet: bool, argo: bool, webhooks: bool) -> None:
+        self.store = store
+        self.server = server
+        self.kubelet = Kubelet(store, store.clock)
+        self.deployments = DeploymentController(store)
+        self.enabled = {"kubelet": kubelet or argo, "argo": argo, "webhooks": webhooks}
+
+    def start(self) -> None:
+        self.server.add_subresource(
+            "pods", "log", log_handler(self.store, self.kubelet.logs, self.store.clock.time)
+        )
+        if self.enabled["kubelet"]:
+            self.kubelet.start()
+            self.deployments.start()
+
+    def stop(self) -> None:
+        self.deployments.stop()
+        self.kubelet.stop()
