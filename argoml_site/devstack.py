@@ -41,6 +41,7 @@ class Supervisor:
     """Starts children in their own process groups and stops them all, newest first."""
 
     cwd: Path
+    stop_grace_seconds: float = STOP_GRACE_SECONDS
     children: list[Child] = field(default_factory=list)
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> Child:
@@ -55,12 +56,12 @@ class Supervisor:
     def stop_all(self) -> None:
         for child in reversed(self.children):
             _signal_group(child.process, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        deadline = time.monotonic() + self.stop_grace_seconds
         for child in reversed(self.children):
             try:
                 child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                print(f"{child.name} did not stop in {STOP_GRACE_SECONDS:.0f}s; killing it", flush=True)
+                print(f"{child.name} did not stop in {self.stop_grace_seconds:g}s; killing it", flush=True)
             # Pool processes of a worker may outlive their parent: kill whatever is left of the group.
             _signal_group(child.process, signal.SIGKILL)
             child.process.wait()

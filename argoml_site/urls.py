@@ -1,4 +1,4 @@
-"""Top-level URLs: admin, REST API and its docs, health and metrics."""
+"""Top-level URLs: admin, REST API and its docs, health and metrics, admission webhooks."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -14,4 +14,5 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
     path("metrics", views.metrics, name="metrics"),
+    path("webhooks/", include("webhooks.urls")),
 ]
