@@ -1,4 +1,4 @@
-"""The JSONPath subset used by CRD printer columns: `.a.b`, `['a.b']`, `[0]`, `[*]`, `[?(@.k=="v")]`."""
+"""The JSONPath subset of CRD printer columns: `.a.b`, `['a.b']`, `[0]`, `[-1:]`, `[*]`, `[?(@.k=="v")]`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ _TOKEN = re.compile(
       |\[\s*'(?P<quoted>(?:[^'\\]|\\.)*)'\s*\]
       |\[\s*"(?P<dquoted>(?:[^"\\]|\\.)*)"\s*\]
       |\[(?P<index>-?\d+)\]
+      |\[(?P<slice>-?\d*:-?\d*)\]
       |\[\*\]|\.\*
       |\[\?\(@\.(?P<filter_path>[A-Za-z0-9_.\-]+)\s*(?P<filter_op>==|!=)\s*(?P<filter_value>"[^"]*"|'[^']*'|[^)\s]+)\s*\)\]
     """,
@@ -36,6 +37,9 @@ def _steps(expression: str) -> list[tuple[str, Any]]:
             )
         elif match.group("index") is not None:
             steps.append(("index", int(match.group("index"))))
+        elif match.group("slice") is not None:
+            start, _, end = match.group("slice").partition(":")
+            steps.append(("slice", (int(start) if start else None, int(end) if end else None)))
         elif match.group("filter_path") is not None:
             value = match.group("filter_value").strip("\"'")
             steps.append(("filter", (match.group("filter_path"), match.group("filter_op"), value)))
@@ -67,6 +71,8 @@ def find(obj: Any, expression: str) -> list[Any]:
                 kind == "index" and isinstance(node, list) and -len(node) <= argument < len(node)
             ):
                 following.append(node[argument])
+            elif kind == "slice" and isinstance(node, list):
+                following.extend(node[argument[0] : argument[1]])
             elif kind == "all":
                 following.extend(
                     node if isinstance(node, list) else node.values() if isinstance(node, dict) else []

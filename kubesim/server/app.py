@@ -132,6 +132,10 @@ class ApiServer:
                 "group": lambda: discovery.group(registry, route.group),
                 "group_version": lambda: discovery.resource_list(registry, route.group, route.version),
             }[route.document]()
+        elif route.kind == "openapi" and route.document == "v2":
+            if discovery.OPENAPI_V2_PROTOBUF in request.headers.get("accept", ""):
+                return Response(200, discovery.openapi_v2_protobuf(), "application/octet-stream")
+            document = discovery.openapi_v2_json()
         elif route.kind == "openapi":
             document = self._openapi(route.document)
         if document is None:

@@ -231,3 +231,28 @@ def openapi_document(registry: Registry, group_name: str, version: str) -> dict[
         "paths": paths,
         "components": {"schemas": schemas},
     }
+
+
+# --- OpenAPI v2 -----------------------------------------------------------------------------------------
+
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+
+def _protobuf_field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field (lengths here stay below 128, so one varint byte)."""
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def openapi_v2_protobuf() -> bytes:
+    """An empty swagger 2.0 document in gnostic's protobuf form (swagger=1, info=2 with title=1, version=2).
+
+    kubectl falls back to it for client-side validation when the OpenAPI v3 does not (yet) know a kind, e.g.
+    a custom resource applied in the same file as its CRD; with no definitions it skips that validation,
+    as it does on a real cluster for kinds the schema does not describe.
+    """
+    info = _protobuf_field(1, b"Kubernetes") + _protobuf_field(2, b"v1.37.0-kubesim")
+    return _protobuf_field(1, b"2.0") + _protobuf_field(2, info)
+
+
+def openapi_v2_json() -> dict[str, Any]:
+    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.37.0-kubesim"}, "paths": {}}

@@ -60,3 +60,12 @@ def test_openapi_v3_indexes_every_group_version(http, widgets: str) -> None:
     patch = document["paths"]["/apis/kubesim.test/v1/namespaces/{namespace}/widgets/{name}"]["patch"]
     assert patch["x-kubernetes-group-version-kind"]["kind"] == "Widget"
     assert "fieldValidation" in {p["name"] for p in patch["parameters"]}
+
+
+def test_openapi_v2_is_served_for_clients_that_fall_back_to_it(http) -> None:
+    protobuf = http(
+        "GET", "/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}
+    )
+    assert protobuf.status_code == 200
+    assert b"2.0" in protobuf.content
+    assert http("GET", "/openapi/v2").json()["swagger"] == "2.0"

@@ -19,6 +19,8 @@ CONDITIONS = {
         ('.status.conditions[?(@.type=="Done")].status', ["True"]),
         ('.status.conditions[?(@.type!="Done")].type', ["Ready"]),
         (".status.conditions[1].type", ["Done"]),
+        (".status.conditions[-1:].type", ["Done"]),
+        (".status.conditions[0:1].type", ["Ready"]),
         (".status.conditions[*].type", ["Ready", "Done"]),
         ("{.status.conditions[0].status}", ["False"]),
         (".status.missing", []),
