@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, worker_init, worker_process_shutdown
+from celery.signals import after_setup_logger, task_postrun, worker_init, worker_process_shutdown
 from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
@@ -38,3 +39,23 @@ def _count_task(sender: object = None, state: str | None = None, **kwargs: objec
     from .metrics import count_task
 
     count_task(getattr(sender, "name", "unknown"), state)
+
+
+@after_setup_logger.connect
+def _format_worker_logs_like_the_web(logger: logging.Logger, **kwargs: object) -> None:
+    """Celery installs its own root handlers (console or --logfile); give them the settings' formatter and
+    filters, so worker logs read like the web's (JSON in production, with controller and key)."""
+    from logging.config import DictConfigurator
+
+    from django.conf import settings
+
+    console = settings.LOGGING["handlers"]["console"]
+    configurator = DictConfigurator(settings.LOGGING)
+    formatter = configurator.configure_formatter(dict(settings.LOGGING["formatters"][console["formatter"]]))
+    filters = [
+        configurator.configure_filter(dict(settings.LOGGING["filters"][name])) for name in console["filters"]
+    ]
+    for handler in logger.handlers:
+        handler.setFormatter(formatter)
+        for log_filter in filters:
+            handler.addFilter(log_filter)

@@ -1,5 +1,7 @@
 """A task goes through the real Redis broker to a real worker process and its result comes back."""
 
+import json
+
 import pytest
 
 from argoml_site.celery import app
@@ -24,3 +26,13 @@ def test_each_queue_routes_only_to_itself(queue):
     declared = {q.name: q for q in app.conf.task_queues}
     assert declared[queue].routing_key == queue
     assert declared[queue].exchange.name == queue
+
+
+def test_worker_logs_use_the_configured_json_format(celery_worker_factory, tmp_path):
+    worker = celery_worker_factory(LOG_FORMAT="json")
+    ping.apply_async(queue=worker.queue).get(timeout=60)
+    worker.process.terminate()
+    worker.process.wait(timeout=30)
+    log = next(tmp_path.glob(f"worker-{worker.queue}.log")).read_text().splitlines()
+    records = [json.loads(line) for line in log if line.startswith("{")]
+    assert any("argoml_site.ping" in record["message"] and record["level"] == "INFO" for record in records)
