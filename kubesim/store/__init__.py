@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubesim.jsonutil import clone
 from kubesim.store.base import AdmissionHook, AdmissionRequest, WriteOptions
 from kubesim.store.deletion import BACKGROUND, FOREGROUND, ORPHAN, DeletionMixin
 from kubesim.store.events import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, Subscription, Watcher, WatchEvent
@@ -55,7 +56,7 @@ class Store(ReadsMixin, WritesMixin, DeletionMixin, PersistenceMixin):
         with self.lock:
             found = self._objects.get("namespaces", {}).get("", {}).get(name)
         if found is not None:
-            return found
+            return clone(found)
         return self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
     def close(self) -> None:
