@@ -129,5 +129,8 @@ def start_controller_worker(
                "--controllers", "-Q", "reconcile", "-n", f"{name}@%h", "-c", str(concurrency),
                "-I", "kube.tests.sample_controller", "--without-gossip", "--without-mingle",
                "--without-heartbeat", "-l", "INFO", "--logfile", str(logfile)]  # fmt: skip
-    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, start_new_session=True)
+    # The banner goes to stdout; everything worth reading is in the log file.
+    process = subprocess.Popen(
+        command, cwd=REPO_ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL
+    )
     return Worker(name, process, logfile)
