@@ -220,10 +220,6 @@ def test_the_cluster_validates_our_fields_keeps_pod_templates_and_serves_status(
     assert any("restartPolicy" in cause.get("field", "") for cause in error.value.causes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kubesim's JSONPath has no slices yet; a real apiserver evaluates [-1:] (Kubeflow's column)",
-)
 def test_kubectl_shows_the_latest_condition_as_the_jobs_state(cluster):
     client = get_client()
     install(client, [TFJOB])
