@@ -1,0 +1,248 @@
+"""The endpoints over HTTP: the apiserver's contract, malformed bodies, dry runs, the zero-query hot path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from webhooks import rulecache
+from webhooks.models import InjectionRule, SecretEnvVar
+from webhooks.tests.conftest import admission_review, container, decoded_patch, pod, tf_job
+
+ENDPOINTS = ["/webhooks/validate", "/webhooks/mutate"]
+
+
+@pytest.fixture
+def apiserver() -> Client:
+    """A client with no session or token that still enforces CSRF, like the apiserver calling us."""
+    return Client(enforce_csrf_checks=True)
+
+
+def post(client: Client, path: str, body: object) -> dict:
+    response = client.post(path, data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+@pytest.fixture
+def wandb_rule(db) -> InjectionRule:
+    rule = InjectionRule.objects.create(
+        name="wandb",
+        namespaces=["ml"],
+        pod_selector={"matchExpressions": [{"key": "workflows.argoproj.io/workflow", "operator": "Exists"}]},
+    )
+    SecretEnvVar.objects.create(rule=rule, name="WANDB_API_KEY", secret_name="wandb", secret_key="api-key")
+    return rule
+
+
+# -- the contract ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_review_is_answered_for_its_uid_without_any_login_or_csrf_token(apiserver, path, db):
+    body = admission_review(tf_job())
+    answer = post(apiserver, path, body)
+    assert answer["apiVersion"] == "admission.k8s.io/v1"
+    assert answer["kind"] == "AdmissionReview"
+    assert answer["response"]["uid"] == body["request"]["uid"]
+    assert answer["response"]["allowed"] is True
+
+
+def test_a_denial_says_why_with_code_and_message(apiserver):
+    job = tf_job(Worker={"template": {"spec": {"containers": [container("tf")]}}})
+    response = post(apiserver, "/webhooks/validate", admission_review(job))["response"]
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 422
+    assert "spec.tfReplicaSpecs.Worker.template.spec.containers" in response["status"]["message"]
+
+
+def test_a_job_comes_back_with_a_base64_json_patch(apiserver):
+    response = post(apiserver, "/webhooks/mutate", admission_review(tf_job()))["response"]
+    assert response["patchType"] == "JSONPatch"
+    assert {
+        "op": "add",
+        "path": "/spec/tfReplicaSpecs/Worker/restartPolicy",
+        "value": "Never",
+    } in decoded_patch(response)
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_dry_run_is_answered_exactly_like_the_real_request(apiserver, path, wandb_rule):
+    workflow_pod = pod(labels={"workflows.argoproj.io/workflow": "w1"})
+    for obj in (tf_job(), workflow_pod, tf_job(Worker={})):
+        real = post(apiserver, path, admission_review(obj))["response"]
+        dry = post(apiserver, path, admission_review(obj, dry_run=True))["response"]
+        assert {**dry, "uid": ""} == {**real, "uid": ""}
+
+
+def test_a_dry_run_changes_nothing(apiserver, wandb_rule, django_assert_num_queries):
+    version = rulecache.read_rules_version()
+    post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))  # loads the rules once
+    with django_assert_num_queries(0):
+        post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))
+        post(apiserver, "/webhooks/validate", admission_review(tf_job(), dry_run=True))
+    assert rulecache.read_rules_version() == version
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_delete_is_allowed(apiserver, path, db):
+    response = post(apiserver, path, admission_review(None, operation="DELETE", old=tf_job()))["response"]
+    assert response == {"uid": response["uid"], "allowed": True}
+
+
+# -- the hot path -------------------------------------------------------------------------------------
+
+
+def test_admitting_pods_makes_no_database_query_once_the_rules_are_held(
+    apiserver, wandb_rule, django_assert_num_queries
+):
+    workflow_pod = pod(labels={"workflows.argoproj.io/workflow": "w1"})
+    post(apiserver, "/webhooks/mutate", admission_review(workflow_pod))
+    with django_assert_num_queries(0):
+        for _ in range(3):
+            response = post(apiserver, "/webhooks/mutate", admission_review(workflow_pod))["response"]
+            post(apiserver, "/webhooks/mutate", admission_review(tf_job()))
+            post(apiserver, "/webhooks/validate", admission_review(tf_job()))
+    assert decoded_patch(response)[0]["path"] == "/spec/containers/0/env"
+
+
+def test_an_unchanged_version_after_the_interval_still_makes_no_query(
+    apiserver, wandb_rule, django_assert_num_queries
+):
+    now = [0.0]
+    rulecache.reset_process_cache(clock=lambda: now[0])
+    post(apiserver, "/webhooks/mutate", admission_review(pod()))
+    now[0] += rulecache.CHECK_INTERVAL_SECONDS + 1
+    with django_assert_num_queries(0):
+        post(apiserver, "/webhooks/mutate", admission_review(pod()))
+
+
+def test_a_rule_saved_reaches_the_webhook_at_the_next_check(
+    apiserver, wandb_rule, django_capture_on_commit_callbacks
+):
+    now = [0.0]
+    rulecache.reset_process_cache(clock=lambda: now[0])
+    plain_pod = pod(labels={"app": "web"})
+    assert "patch" not in post(apiserver, "/webhooks/mutate", admission_review(plain_pod))["response"]
+    before = int(rulecache.read_rules_version() or 0)
+    with django_capture_on_commit_callbacks(execute=True):
+        wandb_rule.pod_selector = {}
+        wandb_rule.save()
+    assert int(rulecache.read_rules_version() or 0) > before
+    assert "patch" not in post(apiserver, "/webhooks/mutate", admission_review(plain_pod))["response"]
+    now[0] += rulecache.CHECK_INTERVAL_SECONDS
+    assert "patch" in post(apiserver, "/webhooks/mutate", admission_review(plain_pod))["response"]
+
+
+def test_a_malformed_rule_in_the_database_is_skipped_not_applied(apiserver, wandb_rule):
+    InjectionRule.objects.create(name="broken", priority=1, pod_selector={"matchExpressions": "nope"})
+    workflow_pod = pod(labels={"workflows.argoproj.io/workflow": "w1"})
+    response = post(apiserver, "/webhooks/mutate", admission_review(workflow_pod))["response"]
+    assert response["allowed"] is True
+    assert decoded_patch(response)[0]["value"][0]["name"] == "WANDB_API_KEY"
+
+
+# -- what is not a review -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+@pytest.mark.parametrize(
+    ("body", "complaint"),
+    [
+        (b"{not json", "JSON parse error"),
+        (b"\xff\xfe\x00", "JSON parse error"),
+        (b'{"a": NaN}', "JSON parse error"),
+        (b"[" * 100_000 + b"]" * 100_000, "JSON parse error"),
+        (b"", "not an AdmissionReview v1 request: apiVersion must be"),
+        (b"[]", "not an AdmissionReview v1 request: the body must be a JSON object"),
+        (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}', "request is required"),
+    ],
+)
+def test_a_malformed_body_gets_400_with_a_json_error(apiserver, path, body, complaint):
+    response = apiserver.post(path, data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert complaint in response.json()["detail"]
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_only_post_is_accepted(apiserver, path):
+    assert apiserver.get(path).status_code == 405
+    assert apiserver.put(path, data="{}", content_type="application/json").status_code == 405
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_only_json_is_accepted(apiserver, path):
+    response = apiserver.post(path, data="apiVersion=1", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 415
+    assert "detail" in response.json()
+
+
+# -- fuzzing ------------------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=25,
+)
+kinds = st.sampled_from(
+    [
+        {"group": "argoml.io", "version": "v1alpha1", "kind": "TFJob"},
+        {"group": "argoml.io", "version": "v1alpha1", "kind": "PyTorchJob"},
+        {"group": "argoml.io", "version": "v1alpha1", "kind": "HyperparamWorkflow"},
+        {"group": "argoproj.io", "version": "v1alpha1", "kind": "Workflow"},
+        {"group": "argoproj.io", "version": "v1alpha1", "kind": "CronWorkflow"},
+        {"group": "", "version": "v1", "kind": "Pod"},
+    ]
+)
+reviews = st.fixed_dictionaries(
+    {"apiVersion": st.just("admission.k8s.io/v1"), "kind": st.just("AdmissionReview")},
+    optional={
+        "request": st.fixed_dictionaries(
+            {"uid": st.text(min_size=1, max_size=8), "kind": kinds},
+            optional={
+                "operation": st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT", "PATCH", 3]),
+                "namespace": st.text(max_size=8) | json_values,
+                "object": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "metadata": st.fixed_dictionaries(
+                            {}, optional={"name": json_values, "labels": json_values}
+                        ),
+                        "spec": json_values,
+                    },
+                )
+                | json_values,
+                "oldObject": json_values,
+                "dryRun": json_values,
+            },
+        )
+        | json_values
+    },
+)
+
+
+@pytest.mark.django_db
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=reviews | json_values, path=st.sampled_from(ENDPOINTS))
+def test_any_json_body_gets_an_answer_or_a_400_never_a_500(apiserver, body, path):
+    response = apiserver.post(path, data=json.dumps(body), content_type="application/json")
+    assert response.status_code in (200, 400), response.content
+    answer = response.json()
+    if response.status_code == 200:
+        assert answer["response"]["uid"] == body["request"]["uid"]
+        assert isinstance(answer["response"]["allowed"], bool)
+    else:
+        assert answer["detail"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.binary(max_size=64), path=st.sampled_from(ENDPOINTS))
+def test_any_bytes_get_an_answer_or_a_400_never_a_500(apiserver, body, path):
+    response = apiserver.post(path, data=body, content_type="application/json")
+    assert response.status_code in (200, 400)
+    assert response.json()

@@ -1,0 +1,130 @@
+"""The validating webhook's decisions: which checks an object gets, and how their findings read.
+
+Pure (it logs, nothing more). Our job kinds are checked by `jobs.validation`, a HyperparamWorkflow by its
+sweep validation plus a lint of the embedded Argo spec, and Argo's own kinds by the linter in full (only
+in namespaces that opted in: the webhook configuration's namespaceSelector decides what reaches us).
+A denial lists every problem with its field path. A bug in a check denies our kinds (the apiserver's
+failurePolicy for them is Fail too) and lets Argo's through with a warning (their policy is Ignore).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from hyperparam.space import SpecError
+from hyperparam.sweep import parse_sweep
+from jobs.frameworks import Framework, UnknownKind, framework_class
+from jobs.spec import API_GROUP
+from jobs.validation import validate as validate_job
+from workflows.lint import LINTED_KINDS
+
+from .argo import Findings, lint_argo_document, lint_embedded_workflow
+from .review import AdmissionRequest, Cause, GroupVersionKind, Verdict
+
+logger = logging.getLogger(__name__)
+
+ARGO_GROUP = "argoproj.io"
+HYPERPARAM_WORKFLOW = "HyperparamWorkflow"
+VALIDATED_OPERATIONS = ("CREATE", "UPDATE")
+# How many problems the denial's one-line message spells out; status.details.causes carries all of them.
+MESSAGE_PROBLEMS = 20
+
+Check = Callable[[dict[str, Any]], Findings]
+
+
+def review(request: AdmissionRequest) -> Verdict:
+    """Allow or deny one admission request."""
+    obj = request.object
+    if request.operation not in VALIDATED_OPERATIONS or request.sub_resource or obj is None:
+        return Verdict.allow()
+    check = checker(request.kind)
+    if check is None or not _spec_changed(request, obj):
+        return Verdict.allow()
+    try:
+        findings = check(obj)
+    except Exception as error:
+        # A bug in a check must not answer with a traceback: deny ours, let Argo's through (their policy).
+        logger.exception("validating %s failed", request.display_name)
+        problem = f"{type(error).__name__}: {error}"
+        if request.kind.group == API_GROUP:
+            message = f"{request.display_name} could not be validated (internal error): {problem}"
+            return Verdict.deny(500, message)
+        return Verdict.allow(warnings=[f"argoml could not lint {request.display_name}: {problem}"])
+    if findings.causes:
+        return Verdict.deny(
+            422, invalid_message(request.display_name, findings.lines), findings.causes, findings.warnings
+        )
+    return Verdict.allow(warnings=findings.warnings)
+
+
+def checker(kind: GroupVersionKind) -> Check | None:
+    """The check for a kind, or None for kinds we have no opinion on."""
+    if kind.group == API_GROUP:
+        if kind.kind == HYPERPARAM_WORKFLOW:
+            return check_hyperparam_workflow
+        try:
+            framework = framework_class(kind.kind)
+        except UnknownKind:
+            return None
+        return lambda job: check_job(job, framework())
+    if kind.group == ARGO_GROUP and kind.kind in LINTED_KINDS:
+        return lint_argo_document
+    return None
+
+
+def check_job(job: dict[str, Any], framework: Framework) -> Findings:
+    """A TFJob, MXJob or PyTorchJob, as the operator will read it."""
+    errors = validate_job(job, framework)
+    return Findings(
+        tuple(Cause(error.path, error.message) for error in errors), tuple(str(error) for error in errors)
+    )
+
+
+def check_hyperparam_workflow(hpw: dict[str, Any]) -> Findings:
+    """The sweep (search space, algorithm, objective) and the Argo spec every trial runs."""
+    spec = hpw.get("spec")
+    causes: list[Cause] = []
+    lines: list[str] = []
+    try:
+        parse_sweep(spec)
+    except SpecError as invalid:
+        causes += [Cause(error.path, error.message) for error in invalid.errors]
+        lines += [str(error) for error in invalid.errors]
+    if not isinstance(spec, dict) or not isinstance(workflow := spec.get("workflow"), dict):
+        return Findings(tuple(causes), tuple(lines))
+    lint = lint_embedded_workflow(workflow, "spec.workflow", _swept_names(spec))
+    return Findings((*causes, *lint.causes), (*lines, *lint.lines), lint.warnings)
+
+
+def invalid_message(display_name: str, lines: tuple[str, ...] | list[str]) -> str:
+    """`TFJob "x" is invalid: <problem>`, or `[<problem>, <problem>, ...]` as the apiserver lists them."""
+    shown = list(lines[:MESSAGE_PROBLEMS])
+    if len(lines) > MESSAGE_PROBLEMS:
+        shown.append(f"and {len(lines) - MESSAGE_PROBLEMS} more")
+    body = shown[0] if len(shown) == 1 else "[" + ", ".join(shown) + "]"
+    return f"{display_name} is invalid: {body}"
+
+
+def _spec_changed(request: AdmissionRequest, obj: dict[str, Any]) -> bool:
+    """Whether there is anything to check: always on CREATE; on UPDATE only when the spec changed.
+
+    Label, annotation, finalizer and status-only updates pass, and so does anything on an object being
+    deleted, so an object admitted before a rule existed can still be labelled, finalized and deleted.
+    """
+    if request.operation != "UPDATE":
+        return True
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("deletionTimestamp"):
+        return False
+    old = request.old_object
+    return old is None or old.get("spec") != obj.get("spec")
+
+
+def _swept_names(spec: dict[str, Any]) -> tuple[str, ...]:
+    hyperparams = spec.get("hyperparams")
+    if not isinstance(hyperparams, list):
+        return ()
+    names = (item.get("name") for item in hyperparams if isinstance(item, dict))
+    return tuple(name for name in names if isinstance(name, str) and name)
