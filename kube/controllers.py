@@ -40,16 +40,20 @@ class Owns:
 
     `label_selector` narrows the child informer, so a process caches only the children that matter and
     never every pod of the cluster. `owner_label`, when set, names the label that holds the owner's name
-    (same namespace) instead of following the controller ownerReference.
+    (same namespace) instead of following the controller ownerReference. `mirror`, when set, is called
+    with every event of a child that leads back to this controller (e.g. pods into replica rows).
     """
 
     rtype: ResourceType
     label_selector: str | None = None
     owner_label: str | None = None
+    mirror: MirrorFunc | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.rtype, ResourceType):
             raise TypeError(f"rtype: expected a ResourceType, got {self.rtype!r}.")
+        if self.mirror is not None and not callable(self.mirror):
+            raise TypeError(f"mirror: the mirror of {self.rtype.kind} children must be callable.")
         if self.owner_label is not None and not self.owner_label:
             raise ValueError("owner_label: must be a label name or None, not an empty string.")
 

@@ -22,6 +22,9 @@ class MirroredResource(models.Model):
 
     #: "app_label.Model" of the MirrorHistory subclass whose `resource` foreign key points here, or None.
     history_model: ClassVar[str | None] = None
+    #: The columns a live name is unique over (the constraint below). A model holding several kinds in one
+    #: table adds `kind` here and in its own constraint, so one kind's object never retires another's.
+    live_name_fields: ClassVar[tuple[str, ...]] = ("namespace", "name")
 
     uid = models.CharField(max_length=64, unique=True, help_text="metadata.uid: the identity of one object.")
     namespace = models.CharField(max_length=63, db_index=True, blank=True)

@@ -229,18 +229,21 @@ class ControllerRuntime:
     def _handler(self, routes: list[Route]) -> Callable[[str, dict[str, Any]], None]:
         def handle(event_type: str, obj: dict[str, Any]) -> None:
             for route in routes:
-                mirror = route.controller.mirror if route.child is None else None
-                if mirror is not None:
-                    self._mirror(route.controller, mirror, event_type, obj)
-                for key in route.keys(obj):
+                keys = route.keys(obj)
+                mirror = route.controller.mirror if route.child is None else route.child.mirror
+                # A child is mirrored only by the controller it leads back to (one informer, many routes).
+                if mirror is not None and keys:
+                    self._mirror(route.controller, keys[0], mirror, event_type, obj)
+                for key in keys:
                     self.sink.put(key)
 
         return handle
 
     @staticmethod
-    def _mirror(controller: Controller, mirror: Callable[..., None], event_type: str, obj: Any) -> None:
+    def _mirror(
+        controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
+    ) -> None:
         """Mirror before enqueueing; a failing mirror is logged and never blocks the reconcile."""
-        key = controller.own_key(obj)
         with log_context(controller.kind.lower(), f"{key.namespace}/{key.name}"):
             try:
                 mirror(event_type, obj)
@@ -369,12 +372,14 @@ def check_reconcilers(controllers: Iterable[Controller]) -> None:
 
 
 def election_client(lease: LeaseConfig) -> KubeClient:
-    """A client of its own for the Lease: reconcile writes never hold a renewal up in the rate limiter,
-    and a call never waits longer than the renew deadline for an answer."""
+    """A client of its own for the Lease: reconcile writes never hold a renewal up in the rate limiter, a
+    call never waits longer than the retry period for an answer, and a failed call is not retried (the
+    elector's next attempt is the retry)."""
     return KubeClient(
         new_api_client(),
         write_limiter=TokenBucket(qps=10.0, burst=10),
-        request_timeout=lease.renew_deadline,
+        request_timeout=lease.retry_period,
+        max_attempts=1,
     )
 
 

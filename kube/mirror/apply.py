@@ -171,7 +171,7 @@ def _insert(
         if model._default_manager.filter(uid=uid).exists():
             return None  # another writer inserted this uid first: decide again from its row
         # The name belongs to a live row of another uid: that object must be gone, its delete event missed.
-        if not _retire_name(model, history, fields["namespace"], fields["name"], uid, now):
+        if not _retire_name(model, history, fields, uid, now):
             raise
     try:
         return _create(model, values)
@@ -187,13 +187,13 @@ def _create(model: type[MirroredResource], values: dict[str, Any]) -> int:
 def _retire_name(
     model: type[MirroredResource],
     history: type[MirrorHistory] | None,
-    namespace: str,
-    name: str,
+    fields: dict[str, Any],
     uid: str,
     now: datetime,
 ) -> bool:
+    identity = {field: fields[field] for field in model.live_name_fields}
     live = (
-        model._default_manager.filter(namespace=namespace, name=name, deleted_at__isnull=True)
+        model._default_manager.filter(**identity, deleted_at__isnull=True)
         .exclude(uid=uid)
         .values_list("pk", "phase", "resource_version")
         .first()
@@ -205,7 +205,7 @@ def _retire_name(
         model._default_manager.filter(pk=pk, deleted_at__isnull=True).update(deleted_at=now, updated_at=now)
         == 1
     ):
-        logger.info("mirror: %s/%s has a new uid %s; the old object is marked deleted", namespace, name, uid)
+        logger.info("mirror: %s has a new uid %s; the old object is marked deleted", identity, uid)
         if history is not None:
             _append_history(history, pk, [deletion(phase, now, inferred=True)], resource_version)
     return True

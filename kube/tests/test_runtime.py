@@ -116,8 +116,9 @@ def test_a_malformed_registration_names_the_field(owns, message):
 
 
 def test_a_controller_without_a_reconciler_is_refused_at_start():
-    with pytest.raises(ImproperlyConfigured, match="Controllers without a reconciler: TFJob"):
-        runtime.check_reconcilers([Controller(TFJOB)])
+    widgets = ResourceType("example.io/v1", "Widget", "widgets")  # a kind no installed app reconciles
+    with pytest.raises(ImproperlyConfigured, match="Controllers without a reconciler: Widget"):
+        runtime.check_reconcilers([Controller(widgets)])
 
 
 # -- the key sink --------------------------------------------------------------------------------------------
