@@ -1,0 +1,35 @@
+"""The training job controllers: each framework's kind is reconciled, owns its pods and services, and is
+mirrored into TrainingJob rows; its pods are mirrored into Replica rows. The runtime imports this module."""
+
+from __future__ import annotations
+
+from jobs.frameworks import Framework, framework_class, kinds
+from jobs.manifests import LABEL_JOB_NAME
+from jobs.models import Replica, TrainingJob
+from jobs.spec import API_VERSION
+from kube.controllers import Controller, Owns, register
+from kube.mirror import mirror_handler
+from kube.resources import POD, SERVICE, ResourceType
+
+
+def job_resource(framework: Framework | type[Framework]) -> ResourceType:
+    """The custom resource of a framework's jobs, e.g. tfjobs.argoml.io/v1alpha1."""
+    return ResourceType(API_VERSION, framework.kind, framework.plural)
+
+
+def register_job_controller(framework: type[Framework]) -> Controller:
+    """Declare the controller of one framework's kind (a new framework calls this once, see
+    docs/adding-a-framework.md). Children are watched by the job-name label, so the informer never
+    caches pods that are not a training job's."""
+    return register(
+        job_resource(framework),
+        owns=[
+            Owns(POD, label_selector=LABEL_JOB_NAME, mirror=mirror_handler(Replica)),
+            Owns(SERVICE, label_selector=LABEL_JOB_NAME),
+        ],
+        mirror=mirror_handler(TrainingJob),
+    )
+
+
+for _kind in kinds():
+    register_job_controller(framework_class(_kind))
