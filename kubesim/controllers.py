@@ -6,6 +6,7 @@ kubelet and Argo are opt-in, so contract tests that play the kubelet themselves 
 
 from __future__ import annotations
 
+from kubesim.admission import Webhooks
 from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
 from kubesim.kubelet.logs import log_handler
@@ -21,6 +22,7 @@ class Controllers:
         self.server = server
         self.kubelet = Kubelet(store, store.clock)
         self.deployments = DeploymentController(store)
+        self.webhooks = Webhooks(store)
         self.enabled = {"kubelet": kubelet or argo, "argo": argo, "webhooks": webhooks}
 
     def start(self) -> None:
@@ -34,3 +36,4 @@ class Controllers:
     def stop(self) -> None:
         self.deployments.stop()
         self.kubelet.stop()
+        self.webhooks.stop()
