@@ -26,9 +26,10 @@ class Controllers:
         self.enabled = {"kubelet": kubelet or argo, "argo": argo, "webhooks": webhooks}
 
     def start(self) -> None:
-        self.server.add_subresource(
-            "pods", "log", log_handler(self.store, self.kubelet.logs, self.store.clock.time)
-        )
+        logs = log_handler(self.store, self.kubelet.logs, self.store.clock.time)
+        self.server.add_subresource("pods", "log", logs)
+        if self.enabled["webhooks"]:
+            self.webhooks.start()
         if self.enabled["kubelet"]:
             self.kubelet.start()
             self.deployments.start()
