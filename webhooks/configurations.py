@@ -1,0 +1,232 @@
+"""Our Validating/MutatingWebhookConfigurations, declared once here.
+
+`render_webhooks` writes them into deploy/webhooks/ and `webhook_certs` writes them into a cluster with the
+`caBundle` it issued. What they say, and why:
+- `sideEffects: None`, so dry-run requests reach us (we write nothing while admitting);
+- `timeoutSeconds: 5` and `admissionReviewVersions: [v1]`;
+- `failurePolicy: Fail` for our kinds (an unvalidated job must not run), `Ignore` for Argo's kinds (an opt-in
+  extra) and for Pods (a webhook outage must not stop every Pod in the cluster);
+- our own namespace and kube-system are never sent to us, so the webhook's own Pods can always start;
+- Argo's kinds only from namespaces labelled `argoml.io/validate-argo=enabled`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from jobs.frameworks import framework_class, kinds
+from jobs.spec import API_GROUP
+
+from .validating import ARGO_GROUP
+
+CONFIGURATION_NAME = "argoml"
+DEFAULT_NAMESPACE = "argoml"
+DEFAULT_SERVICE = "argoml-webhooks"
+DEFAULT_SECRET = "argoml-webhook-tls"  # noqa: S105 - a Secret's name, not a secret
+SERVICE_PORT = 443
+CONTAINER_PORT = 8443
+VALIDATE_PATH = "/webhooks/validate"
+MUTATE_PATH = "/webhooks/mutate"
+TIMEOUT_SECONDS = 5
+ARGO_OPT_IN_LABEL = "argoml.io/validate-argo"
+ARGO_OPT_IN_VALUE = "enabled"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the apiserver on every namespace
+ALWAYS_EXCLUDED_NAMESPACES = ("kube-system",)
+WEB_POD_LABELS = {"app.kubernetes.io/name": "argoml", "app.kubernetes.io/component": "web"}
+CERT_MANAGER_ANNOTATION = "cert-manager.io/inject-ca-from"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the apiserver reaches us: a Service in `namespace`, or `url` (a webhook outside the cluster)."""
+
+    namespace: str = DEFAULT_NAMESPACE
+    service: str = DEFAULT_SERVICE
+    url: str = ""
+
+    def client_config(self, path: str, ca_bundle: str | None) -> dict[str, Any]:
+        config: dict[str, Any]
+        if self.url:
+            config = {"url": self.url.rstrip("/") + path}
+        else:
+            config = {
+                "service": {
+                    "namespace": self.namespace,
+                    "name": self.service,
+                    "path": path,
+                    "port": SERVICE_PORT,
+                }
+            }
+        if ca_bundle:
+            config["caBundle"] = ca_bundle
+        return config
+
+    @property
+    def host(self) -> str:
+        """The host name the serving certificate must carry for this target."""
+        if self.url:
+            return urlsplit(self.url).hostname or ""
+        return f"{self.service}.{self.namespace}.svc"
+
+
+DEFAULT_TARGET = Target()
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """One webhook of a configuration: what it is sent (rules, namespaces) and how failures are treated."""
+
+    name: str
+    path: str
+    rules: tuple[Mapping[str, Any], ...]
+    failure_policy: str
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
+    reinvocation_policy: str = ""  # mutating webhooks only
+
+    def manifest(self, target: Target, ca_bundle: str | None) -> dict[str, Any]:
+        excluded = sorted({target.namespace, *ALWAYS_EXCLUDED_NAMESPACES})
+        selector: dict[str, Any] = {}
+        if self.namespace_labels:
+            selector["matchLabels"] = dict(self.namespace_labels)
+        selector["matchExpressions"] = [
+            {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": excluded}
+        ]
+        webhook: dict[str, Any] = {
+            "name": self.name,
+            "clientConfig": target.client_config(self.path, ca_bundle),
+            "rules": [dict(rule) for rule in self.rules],
+            "failurePolicy": self.failure_policy,
+            "matchPolicy": "Equivalent",
+            "namespaceSelector": selector,
+            "sideEffects": "None",
+            "timeoutSeconds": TIMEOUT_SECONDS,
+            "admissionReviewVersions": ["v1"],
+        }
+        if self.reinvocation_policy:
+            webhook["reinvocationPolicy"] = self.reinvocation_policy
+        return webhook
+
+
+def _rule(group: str, version: str, resources: list[str], operations: list[str]) -> dict[str, Any]:
+    return {
+        "apiGroups": [group],
+        "apiVersions": [version],
+        "operations": operations,
+        "resources": resources,
+        "scope": "Namespaced",
+    }
+
+
+def job_resources() -> list[str]:
+    """The plurals of every training job kind a framework plugin handles."""
+    return [framework_class(kind).plural for kind in kinds()]
+
+
+def validating_webhooks() -> tuple[Webhook, ...]:
+    ours = _rule(API_GROUP, "v1alpha1", [*job_resources(), "hyperparamworkflows"], ["CREATE", "UPDATE"])
+    # A Workflow's status lives in the object (Argo has no status subresource), so its UPDATEs are the
+    # controller's progress reports: only its CREATE is worth a lint.
+    argo_workflows = _rule(ARGO_GROUP, "v1alpha1", ["workflows"], ["CREATE"])
+    argo_templates = _rule(
+        ARGO_GROUP, "v1alpha1", ["workflowtemplates", "cronworkflows"], ["CREATE", "UPDATE"]
+    )
+    return (
+        Webhook("validate.argoml.io", VALIDATE_PATH, (ours,), "Fail"),
+        Webhook(
+            "argo.validate.argoml.io",
+            VALIDATE_PATH,
+            (argo_workflows, argo_templates),
+            "Ignore",
+            namespace_labels={ARGO_OPT_IN_LABEL: ARGO_OPT_IN_VALUE},
+        ),
+    )
+
+
+def mutating_webhooks() -> tuple[Webhook, ...]:
+    jobs = _rule(API_GROUP, "v1alpha1", job_resources(), ["CREATE", "UPDATE"])
+    pods = _rule("", "v1", ["pods"], ["CREATE"])
+    return (
+        Webhook("defaults.mutate.argoml.io", MUTATE_PATH, (jobs,), "Fail", reinvocation_policy="Never"),
+        # IfNeeded: containers another webhook adds after us (a sidecar) get the injected env too.
+        Webhook("inject.mutate.argoml.io", MUTATE_PATH, (pods,), "Ignore", reinvocation_policy="IfNeeded"),
+    )
+
+
+def configurations(
+    target: Target = DEFAULT_TARGET, ca_bundle: str | None = None, *, cert_manager_certificate: str = ""
+) -> list[dict[str, Any]]:
+    """The ValidatingWebhookConfiguration and the MutatingWebhookConfiguration.
+
+    `ca_bundle` (base64 PEM) is what `webhook_certs` writes; `cert_manager_certificate` ("namespace/name")
+    instead asks cert-manager's CA injector to fill it in.
+    """
+    metadata: dict[str, Any] = {"name": CONFIGURATION_NAME, "labels": {"app.kubernetes.io/name": "argoml"}}
+    if cert_manager_certificate:
+        metadata["annotations"] = {CERT_MANAGER_ANNOTATION: cert_manager_certificate}
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": dict(metadata),
+            "webhooks": [webhook.manifest(target, ca_bundle) for webhook in webhooks],
+        }
+        for kind, webhooks in (
+            ("ValidatingWebhookConfiguration", validating_webhooks()),
+            ("MutatingWebhookConfiguration", mutating_webhooks()),
+        )
+    ]
+
+
+def service(target: Target = DEFAULT_TARGET) -> dict[str, Any]:
+    """The Service in front of the web Pods that serve the webhooks over TLS."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": target.service, "namespace": target.namespace, "labels": dict(WEB_POD_LABELS)},
+        "spec": {
+            "selector": dict(WEB_POD_LABELS),
+            "ports": [
+                {"name": "https", "port": SERVICE_PORT, "targetPort": CONTAINER_PORT, "protocol": "TCP"}
+            ],
+        },
+    }
+
+
+def service_dns_names(target: Target) -> list[str]:
+    """Every name the apiserver may use for the Service (it uses `<service>.<namespace>.svc`)."""
+    base = f"{target.service}.{target.namespace}"
+    return [target.service, base, f"{base}.svc", f"{base}.svc.cluster.local"]
+
+
+def cert_manager_resources(
+    target: Target = DEFAULT_TARGET, secret: str = DEFAULT_SECRET
+) -> list[dict[str, Any]]:
+    """The alternative to `webhook_certs`: a self-signed Issuer, a Certificate, and configurations that
+    cert-manager's CA injector fills with the certificate's CA."""
+    issuer = f"{target.service}-selfsigned"
+    certificate = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": target.service, "namespace": target.namespace},
+        "spec": {
+            "secretName": secret,
+            "dnsNames": service_dns_names(target),
+            "issuerRef": {"name": issuer, "kind": "Issuer"},
+            "duration": "8760h",
+            "renewBefore": "720h",
+            "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
+        },
+    }
+    return [
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Issuer",
+            "metadata": {"name": issuer, "namespace": target.namespace},
+            "spec": {"selfSigned": {}},
+        },
+        certificate,
+        *configurations(target, cert_manager_certificate=f"{target.namespace}/{target.service}"),
+    ]
