@@ -174,7 +174,9 @@ def secret_manifest(name: str, namespace: str, bundle: TlsBundle) -> dict[str, A
 
 def bundle_from_secret(secret: dict[str, Any]) -> TlsBundle | None:
     """The bundle a Secret holds, or None when it lacks a part or a part is not base64."""
-    data = secret.get("data") if isinstance(secret.get("data"), dict) else {}
+    data = secret.get("data")
+    if not isinstance(data, dict):
+        return None
     try:
         parts = [base64.b64decode(data[key], validate=True) for key in ("ca.crt", "tls.crt", "tls.key")]
     except (KeyError, TypeError, ValueError):
