@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from kube.errors import Forbidden
 from kube.resources import WORKFLOW
-from pipelines.management.commands import transpile as command
+from pipelines import actions
 from workflows.tests.pipeline_examples import FULL_CONFIG_YAML, FULL_PIPELINE_YAML
 
 
@@ -88,7 +88,7 @@ class FakeClient:
 
 def test_submit_creates_the_workflow_in_the_namespace(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     client = FakeClient()
-    monkeypatch.setattr(command, "get_client", lambda: client)
+    monkeypatch.setattr(actions, "get_client", lambda: client)
     _, stderr = transpile("churn.yaml", "--config", "argo.yaml", "--submit", "--namespace", "team-a")
     [(rtype, body, namespace)] = client.created
     assert (rtype, namespace) == (WORKFLOW, "team-a")
@@ -97,7 +97,7 @@ def test_submit_creates_the_workflow_in_the_namespace(files: Path, monkeypatch: 
 
 
 def test_a_refused_submission_fails_the_command(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(command, "get_client", lambda: FakeClient(Forbidden("workflows is forbidden")))
+    monkeypatch.setattr(actions, "get_client", lambda: FakeClient(Forbidden("workflows is forbidden")))
     with pytest.raises(CommandError, match="submitting to namespace team-a failed: workflows is forbidden"):
         transpile("churn.yaml", "--config", "argo.yaml", "--submit", "-n", "team-a")
 

@@ -12,9 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kube.client import get_client
-from kube.errors import ApiError
-from kube.resources import WORKFLOW
+from pipelines.actions import SubmissionFailed, submit_workflow
 from workflows.pipeline import (
     PipelineError,
     Problem,
@@ -89,9 +87,9 @@ class Command(BaseCommand):
 
     def _submit(self, result: Transpiled, namespace: str) -> None:
         try:
-            created = get_client().create(WORKFLOW, result.workflow, namespace=namespace)
-        except (ApiError, RuntimeError) as error:
-            raise CommandError(f"submitting to namespace {namespace} failed: {error}") from error
+            created = submit_workflow(result.workflow, namespace)
+        except SubmissionFailed as error:
+            raise CommandError(str(error)) from error
         name = created.get("metadata", {}).get("name", "?")
         self.stderr.write(f"submitted workflow {name} in namespace {namespace}")
 

@@ -1,0 +1,130 @@
+"""``POST /api/pipelines/transpile`` and ``POST /api/pipelines/submit``: thin verbs over the transpiler and
+the one submit action."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import permissions, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.permissions import NamespacePermission
+from workflows.pipeline import PipelineError, Problem, Transpiled, dump_workflow
+
+from ..actions import SubmissionFailed, submit_workflow
+from ..documents import transpile_documents
+from .problems import InvalidPipeline, request_problems
+from .serializers import (
+    ProblemsSerializer,
+    SubmitRequestSerializer,
+    SubmittedSerializer,
+    TranspiledSerializer,
+    TranspileRequestSerializer,
+)
+
+EXAMPLE_REQUEST = OpenApiExample(
+    "A one-step pipeline",
+    value={
+        "pipeline": "dag:\n  start_at: train\n  steps:\n    train: {type: task, command: python train.py, "
+        "next: done}\n    done: {type: success}\n",
+        "config": {"docker_image": "registry.example.com/churn:${tag}", "cpu_limit": "500m"},
+        "parameters": {},
+        "variables": {"tag": "2024.06.1"},
+    },
+    request_only=True,
+)
+INVALID = OpenApiResponse(
+    ProblemsSerializer,
+    description="Every problem of the request, the pipeline and the configuration, one per entry.",
+)
+
+
+class ClusterUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The cluster could not be reached; try again later."
+    default_code = "cluster_unavailable"
+
+
+class PipelineViewSet(viewsets.ViewSet):
+    """Pipelines are not stored: they are transpiled on request; a submitted one lives on as a Workflow."""
+
+    parser_classes = [JSONParser]  # documents are objects or YAML text inside JSON; forms cannot carry them
+
+    @extend_schema(
+        operation_id="pipelines_transpile",
+        tags=["pipelines"],
+        request=TranspileRequestSerializer,
+        responses={200: TranspiledSerializer, 400: INVALID},
+        examples=[EXAMPLE_REQUEST],
+    )
+    @action(detail=False, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    def transpile(self, request: Request) -> Response:
+        """Transpile a pipeline into an Argo Workflow; nothing is created in the cluster."""
+        _, result = _transpile(request, TranspileRequestSerializer)
+        data = {
+            "yaml": dump_workflow(result.workflow),
+            "workflow": result.workflow,
+            "warnings": result.warnings,
+        }
+        return Response(TranspiledSerializer(data).data)
+
+    @extend_schema(
+        operation_id="pipelines_submit",
+        tags=["pipelines"],
+        request=SubmitRequestSerializer,
+        responses={
+            201: SubmittedSerializer,
+            400: OpenApiResponse(
+                ProblemsSerializer, description="The request is invalid or the cluster refused."
+            ),
+            403: OpenApiResponse(description="You are not an editor of the namespace."),
+            503: OpenApiResponse(description="The cluster could not be reached."),
+        },
+        examples=[
+            OpenApiExample(
+                "Submit", value={**EXAMPLE_REQUEST.value, "namespace": "team-a"}, request_only=True
+            )
+        ],
+    )
+    @action(detail=False, methods=["post"], permission_classes=[NamespacePermission])
+    def submit(self, request: Request) -> Response:
+        """Transpile a pipeline and create its Workflow in a namespace where you are an editor."""
+        validated, result = _transpile(request, SubmitRequestSerializer)
+        namespace = validated["namespace"]
+        try:
+            created = submit_workflow(result.workflow, namespace)
+        except SubmissionFailed as error:
+            if error.refused:
+                raise InvalidPipeline([Problem("cluster", "", str(error.__cause__))], str(error)) from error
+            raise ClusterUnavailable(str(error)) from error
+        metadata = created["metadata"]
+        data = {
+            "name": metadata["name"],
+            "namespace": namespace,
+            "uid": metadata["uid"],
+            "warnings": result.warnings,
+        }
+        return Response(SubmittedSerializer(data).data, status=status.HTTP_201_CREATED)
+
+
+def _transpile(request: Request, serializer_class: type[serializers.Serializer]) -> tuple[dict, Transpiled]:
+    """The checked request body and its Workflow, or InvalidPipeline with every problem of both."""
+    serializer = serializer_class(data=request.data)
+    if not serializer.is_valid():
+        raise InvalidPipeline(
+            request_problems(serializer.errors), "The request is invalid; nothing was transpiled"
+        )
+    validated = serializer.validated_data
+    try:
+        result = transpile_documents(
+            validated["pipeline"],
+            validated["config"],
+            parameters=validated["parameters"],
+            variables=validated["variables"],
+        )
+    except PipelineError as error:
+        raise InvalidPipeline(error.problems) from error
+    return validated, result

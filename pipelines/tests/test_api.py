@@ -1,0 +1,203 @@
+"""POST /api/pipelines/transpile and /submit: the Workflow or every problem, and submit only as an editor."""
+
+from typing import Any
+
+import pytest
+import yaml
+from rest_framework.test import APIClient
+
+from kubesim.simulator import Simulator
+from pipelines.api.views import EXAMPLE_REQUEST
+from pipelines.tests.conftest import NAMESPACE
+from workflows.tests.pipeline_examples import (
+    FULL_CONFIG_YAML,
+    FULL_PIPELINE_YAML,
+    full_config,
+    one_task_pipeline,
+)
+
+pytestmark = pytest.mark.django_db
+
+TRANSPILE = "/api/pipelines/transpile"
+SUBMIT = "/api/pipelines/submit"
+VARIABLES = {"tag": "ci-42"}
+QUANTITY_EXAMPLES = "(examples: 500m, 2, 1G, 512Mi)"
+
+
+def post(api: APIClient, user: Any, url: str, body: dict[str, Any]) -> Any:
+    api.force_authenticate(user)
+    return api.post(url, body, format="json")
+
+
+def full_request(**extra: Any) -> dict[str, Any]:
+    return {"pipeline": FULL_PIPELINE_YAML, "config": FULL_CONFIG_YAML, "variables": VARIABLES, **extra}
+
+
+def error_lines(response: Any) -> list[str]:
+    return [error["text"] for error in response.json()["errors"]]
+
+
+# --- transpile ------------------------------------------------------------------------------------------
+
+
+def test_transpile_answers_the_workflow_as_yaml_and_json(api: APIClient, outsider: Any) -> None:
+    response = post(api, outsider, TRANSPILE, full_request())
+    assert response.status_code == 200
+    body = response.json()
+    assert body["workflow"]["kind"] == "Workflow"
+    assert body["workflow"]["metadata"]["generateName"] == "churn-model-"
+    assert yaml.safe_load(body["yaml"]) == body["workflow"]
+    assert body["warnings"] == []
+
+
+def test_transpile_takes_json_objects_and_parameters(api: APIClient, outsider: Any) -> None:
+    pipeline = one_task_pipeline(command="python train.py --lr {{parameters.lr}}")
+    pipeline["parameters"] = {"lr": 0.1, "unused": True}
+    body = {"pipeline": pipeline, "config": {"docker_image": "churn:1"}, "parameters": {"lr": 0.5}}
+    response = post(api, outsider, TRANSPILE, body)
+    assert response.status_code == 200
+    arguments = response.json()["workflow"]["spec"]["arguments"]["parameters"]
+    assert arguments == [{"name": "lr", "value": "0.5"}, {"name": "unused", "value": "true"}]
+    assert response.json()["warnings"] == ["parameter 'unused' is not used by any step"]
+
+
+def test_every_problem_is_a_line_naming_the_step_and_field(api: APIClient, outsider: Any) -> None:
+    pipeline = one_task_pipeline(next="nowhere", mode_config={"argo": {"cpu_limit": "lots"}})
+    body = {"pipeline": pipeline, "config": {"docker_image": "churn:1", "image_pull_policy": "always"}}
+    response = post(api, outsider, TRANSPILE, body)
+    assert response.status_code == 400
+    assert response.json()["detail"] == "4 problems found; nothing was transpiled"
+    assert error_lines(response) == [
+        "step train: mode_config.argo.cpu_limit: 'lots' is not a Kubernetes quantity " + QUANTITY_EXAMPLES,
+        "step train: next: 'nowhere' is not a step here (steps: success, train)",
+        "step success: is not reachable from start_at 'train'",
+        "config: image_pull_policy: 'always' must be one of IfNotPresent, Always, Never",
+    ]
+
+
+def test_each_problem_is_also_given_in_parts(api: APIClient, outsider: Any) -> None:
+    config = {"docker_image": "churn:1", "cpu_limit": "lots"}
+    response = post(api, outsider, TRANSPILE, {"pipeline": one_task_pipeline(), "config": config})
+    assert response.status_code == 400
+    message = "'lots' is not a Kubernetes quantity " + QUANTITY_EXAMPLES
+    assert response.json()["errors"] == [
+        {"where": "config", "field": "cpu_limit", "message": message, "text": f"config: cpu_limit: {message}"}
+    ]
+
+
+def test_a_yaml_syntax_error_names_the_document_and_line(api: APIClient, outsider: Any) -> None:
+    response = post(api, outsider, TRANSPILE, {"pipeline": "dag:\n  steps: [", "config": FULL_CONFIG_YAML})
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert (error["where"], error["field"]) == ("pipeline", "line 3")
+
+
+def test_a_malformed_request_is_reported_in_the_same_shape(api: APIClient, outsider: Any) -> None:
+    response = post(api, outsider, TRANSPILE, {"pipeline": 7, "parameters": {"lr": None}})
+    assert response.status_code == 400
+    assert response.json()["detail"] == "The request is invalid; nothing was transpiled"
+    assert error_lines(response) == [
+        "request: pipeline: Must be a JSON object or YAML text.",
+        "request: config: This field is required.",
+        "request: parameters.lr: This field may not be null.",
+    ]
+
+
+def test_transpile_needs_a_signed_in_user(api: APIClient) -> None:
+    assert api.post(TRANSPILE, full_request(), format="json").status_code == 401
+
+
+# --- submit: who may ------------------------------------------------------------------------------------
+
+
+def test_an_outsider_may_not_submit(api: APIClient, outsider: Any) -> None:
+    response = post(api, outsider, SUBMIT, full_request(namespace=NAMESPACE))
+    assert response.status_code == 403
+    assert NAMESPACE in response.json()["detail"]
+
+
+def test_a_viewer_may_not_submit(api: APIClient, viewer: Any, cluster: Simulator) -> None:
+    assert post(api, viewer, SUBMIT, full_request(namespace=NAMESPACE)).status_code == 403
+    assert cluster.store.list("workflows.argoproj.io", NAMESPACE)["items"] == []
+
+
+def test_an_editor_of_another_namespace_may_not_submit_here(api: APIClient, editor: Any) -> None:
+    assert post(api, editor, SUBMIT, full_request(namespace="team-b")).status_code == 403
+
+
+def test_submit_needs_a_signed_in_user(api: APIClient) -> None:
+    assert api.post(SUBMIT, full_request(namespace=NAMESPACE), format="json").status_code == 401
+
+
+# --- submit: what happens -------------------------------------------------------------------------------
+
+
+def test_an_editor_submits_and_the_workflow_is_created_in_the_cluster(
+    api: APIClient, editor: Any, cluster: Simulator
+) -> None:
+    response = post(api, editor, SUBMIT, full_request(namespace=NAMESPACE))
+    assert response.status_code == 201
+    body = response.json()
+    assert body["namespace"] == NAMESPACE
+    assert body["name"].startswith("churn-model-")
+    stored = cluster.store.get("workflows.argoproj.io", body["name"], NAMESPACE)
+    assert stored["metadata"]["uid"] == body["uid"]
+    transpiled = post(api, editor, TRANSPILE, full_request()).json()["workflow"]
+    assert stored["spec"] == transpiled["spec"]
+
+
+def test_submit_without_a_namespace_is_a_request_problem(api: APIClient, editor: Any) -> None:
+    response = post(api, editor, SUBMIT, full_request())
+    assert response.status_code == 400
+    assert error_lines(response) == ["request: namespace: This field is required."]
+
+
+def test_an_invalid_pipeline_is_never_submitted(api: APIClient, editor: Any, cluster: Simulator) -> None:
+    body = {"pipeline": one_task_pipeline(next="nowhere"), "config": full_config(), "namespace": NAMESPACE}
+    response = post(api, editor, SUBMIT, {**body, "variables": VARIABLES})
+    assert response.status_code == 400
+    assert error_lines(response)[0].startswith("step train: next: 'nowhere' is not a step")
+    assert cluster.store.list("workflows.argoproj.io", NAMESPACE)["items"] == []
+
+
+def test_a_refusal_by_the_cluster_is_a_problem_of_the_request(
+    api: APIClient, editor: Any, cluster: Simulator
+) -> None:
+    cluster.store.delete("namespaces", NAMESPACE)
+    response = post(api, editor, SUBMIT, full_request(namespace=NAMESPACE))
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["where"] == "cluster"
+    assert NAMESPACE in error["message"]
+
+
+def test_an_unreachable_cluster_is_a_503(api: APIClient, editor: Any, cluster: Simulator) -> None:
+    cluster.faults.fail(500, verb="create", times=None)
+    response = post(api, editor, SUBMIT, full_request(namespace=NAMESPACE))
+    assert response.status_code == 503
+    assert response.json()["detail"].startswith(f"submitting to namespace {NAMESPACE} failed")
+
+
+# --- documentation --------------------------------------------------------------------------------------
+
+
+def test_the_openapi_schema_documents_both_verbs(api: APIClient, outsider: Any) -> None:
+    api.force_authenticate(outsider)
+    schema = yaml.safe_load(api.get("/api/schema/").content)
+    transpile, submit = schema["paths"][TRANSPILE]["post"], schema["paths"][SUBMIT]["post"]
+    assert set(transpile["responses"]) >= {"200", "400"}
+    assert set(submit["responses"]) >= {"201", "400", "403", "503"}
+    request = schema["components"]["schemas"]["SubmitRequest"]
+    assert {"pipeline", "config", "parameters", "variables", "namespace"} <= set(request["properties"])
+
+
+def test_the_documented_example_request_transpiles(api: APIClient, outsider: Any) -> None:
+    response = post(api, outsider, TRANSPILE, EXAMPLE_REQUEST.value)
+    assert response.status_code == 200
+    [train] = [t for t in response.json()["workflow"]["spec"]["templates"] if t["name"] == "train"]
+    assert train["container"]["image"] == "registry.example.com/churn:2024.06.1"
+
+
+def test_form_posts_are_refused(api: APIClient, outsider: Any) -> None:
+    api.force_authenticate(outsider)
+    assert api.post(TRANSPILE, {"pipeline": "dag: {}"}).status_code == 415
