@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.db import models
-from django.db.models.functions import Upper
 
 from jobs.frameworks import UnknownKind, framework_class
 from jobs.manifests import LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE
@@ -42,13 +41,13 @@ class TrainingJob(MirroredResource):
                 name="jobs_trainingjob_live_name",
             )
         ]
+        # Admin and API lists: newest first, optionally by state, kind or namespace (the id breaks ties).
+        # Name search has a PostgreSQL-only prefix index, made in migration 0001.
         indexes: ClassVar[list[models.Index]] = [
             models.Index(fields=["-created_at", "-id"], name="jobs_job_newest"),
-            models.Index(fields=["phase", "-created_at"], name="jobs_job_phase"),
-            models.Index(fields=["kind", "-created_at"], name="jobs_job_kind"),
-            models.Index(fields=["namespace", "-created_at"], name="jobs_job_namespace"),
-            # Case-insensitive name search in the admin and the API without a scan.
-            models.Index(Upper("name"), name="jobs_job_name_upper"),
+            models.Index(fields=["phase", "-created_at", "-id"], name="jobs_job_phase"),
+            models.Index(fields=["kind", "-created_at", "-id"], name="jobs_job_kind"),
+            models.Index(fields=["namespace", "-created_at", "-id"], name="jobs_job_namespace"),
         ]
 
     @classmethod

@@ -12,13 +12,10 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from datetime import datetime
 from functools import cache
 from typing import Any
 
-from django.conf import settings
-from django.utils.module_loading import import_string
-
+from jobs import conf
 from jobs.controllers import job_resource
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
@@ -40,25 +37,9 @@ MIN_REQUEUE_SECONDS = 0.5
 CHILD_TYPES = {"Pod": POD, "Service": SERVICE}
 
 
-def now() -> datetime:
-    """The operator's clock: settings.JOBS_CLOCK (a dotted path), else Django's; tests inject the
-    simulator's clock there, so deadlines and TTLs follow simulated time."""
-    return _clock()()
-
-
-@cache
-def _clock() -> Callable[[], datetime]:
-    return import_string(getattr(settings, "JOBS_CLOCK", "django.utils.timezone.now"))  # type: ignore[no-any-return]
-
-
-def cluster_domain() -> str:
-    """The DNS suffix of fully qualified service names (e.g. `cluster.local`); empty by default."""
-    return str(getattr(settings, "JOBS_CLUSTER_DOMAIN", "") or "")
-
-
 def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
     """Converge one job; returns seconds until it must be looked at again (deadline, TTL), or None."""
-    framework = framework_for(kind, cluster_domain=cluster_domain())
+    framework = framework_for(kind, cluster_domain=conf.cluster_domain())
     rtype = job_resource(framework)
     client = get_client()
     try:
@@ -68,7 +49,7 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
     selector = ",".join(f"{key}={value}" for key, value in job_selector(job).items())
     pods = _list(client, POD, namespace, selector)
     services = _list(client, SERVICE, namespace, selector)
-    decided = plan(job, pods, services, now(), framework=framework)
+    decided = plan(job, pods, services, conf.now(), framework=framework)
     status = with_summary(job, decided.status, framework)
     if status != as_dict(job.get("status")):
         job = _write_status(client, rtype, job, status)

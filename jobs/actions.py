@@ -1,0 +1,66 @@
+"""The write paths of training jobs from the API: submit a job to the cluster, delete it from the cluster.
+
+Neither touches the database: the custom resource is the user's intent, and the mirror fills (or marks
+deleted) the TrainingJob row when the watch event arrives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobs.controllers import job_resource
+from jobs.frameworks import UnknownKind, framework_class, kinds
+from jobs.spec import API_VERSION, FieldError, as_dict
+from jobs.validation import validate
+from kube.client import get_client
+from kube.errors import Conflict, NotFound
+
+
+class JobRejected(ValueError):
+    """The manifest cannot be submitted; `errors` name each field and its problem."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(map(str, errors)))
+        self.errors = errors
+
+
+def check_manifest(manifest: Any) -> list[FieldError]:
+    """What is wrong with a job manifest before it may go to the cluster: its kind, its namespace (the
+    API needs it to check access), and everything `jobs.validation` checks."""
+    if not isinstance(manifest, dict):
+        return [FieldError("", "a job must be a mapping")]
+    try:
+        framework = framework_class(manifest.get("kind"))()
+    except UnknownKind:
+        return [FieldError("kind", f"must be one of {', '.join(kinds())}, not {manifest.get('kind')!r}")]
+    errors = []
+    if not as_dict(manifest.get("metadata")).get("namespace"):
+        errors.append(FieldError("metadata.namespace", "is required"))
+    return errors + validate(manifest, framework)
+
+
+def submit_job(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Create the job's custom resource in the cluster; returns the object as the API server stored it.
+
+    Raises JobRejected for an invalid manifest, and kube's errors from the API server (AlreadyExists when
+    the name is taken, Invalid when the server's schema refuses it).
+    """
+    errors = check_manifest(manifest)
+    if errors:
+        raise JobRejected(errors)
+    body = {**manifest, "apiVersion": manifest.get("apiVersion") or API_VERSION}
+    framework = framework_class(body["kind"])
+    return get_client().create(job_resource(framework), body, body["metadata"]["namespace"])
+
+
+def delete_job(kind: str, namespace: str, name: str, uid: str) -> bool:
+    """Delete the job from the cluster (its pods and services follow through their ownerReferences).
+
+    The uid is a precondition, so a newer job that took the name is never deleted. False when the job
+    was already gone.
+    """
+    try:
+        get_client().delete(job_resource(framework_class(kind)), name, namespace, uid=uid)
+    except (NotFound, Conflict):
+        return False
+    return True

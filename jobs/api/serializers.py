@@ -1,0 +1,97 @@
+"""Serializers of training jobs. Everything read here was written by the mirror, so every field is
+read-only; a new job is a manifest (JobManifestSerializer), submitted to the cluster, not saved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from jobs.actions import check_manifest
+from jobs.models import Replica, TrainingJob, TrainingJobHistory
+
+JOB_FIELDS = (
+    "id",
+    "uid",
+    "kind",
+    "namespace",
+    "name",
+    "phase",
+    "state_reason",
+    "state_message",
+    "replica_summary",
+    "restarts",
+    "created_at",
+    "start_time",
+    "completion_time",
+    "updated_at",
+    "deleted_at",
+)
+
+
+class ReplicaSerializer(serializers.ModelSerializer):
+    pod_name = serializers.CharField(source="name", read_only=True)
+
+    class Meta:
+        model = Replica
+        fields = (
+            "replica_type",
+            "replica_index",
+            "pod_name",
+            "uid",
+            "phase",
+            "exit_code",
+            "restarts",
+            "node",
+            "pod_ip",
+            "message",
+            "created_at",
+            "deleted_at",
+        )
+        read_only_fields = fields
+
+
+class TrainingJobHistorySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TrainingJobHistory
+        fields = ("at", "phase", "reason", "message")
+        read_only_fields = fields
+
+
+class TrainingJobSerializer(serializers.ModelSerializer):
+    """A job in a list: identity, state and the replica summary (one row, no joins)."""
+
+    class Meta:
+        model = TrainingJob
+        fields = JOB_FIELDS
+        read_only_fields = fields
+
+
+class TrainingJobDetailSerializer(TrainingJobSerializer):
+    """A job with its spec and status as the cluster holds them, its replicas and its history."""
+
+    replicas = ReplicaSerializer(many=True, read_only=True)
+    history = TrainingJobHistorySerializer(many=True, read_only=True)
+
+    class Meta(TrainingJobSerializer.Meta):
+        fields = (*JOB_FIELDS, "labels", "generation", "observed_generation", "spec", "status")
+        fields = (*fields, "conditions", "replicas", "history")
+        read_only_fields = fields
+
+
+class JobManifestSerializer(serializers.Serializer):
+    """A TFJob, MXJob or PyTorchJob manifest, as `kubectl apply` would take it (apiVersion optional)."""
+
+    apiVersion = serializers.CharField(required=False)
+    kind = serializers.CharField()
+    metadata = serializers.DictField()
+    spec = serializers.DictField()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors = check_manifest(dict(self.initial_data))
+        if errors:
+            problems: dict[str, list[str]] = {}
+            for error in errors:
+                problems.setdefault(error.path or "non_field_errors", []).append(error.message)
+            raise serializers.ValidationError(problems)
+        return dict(self.initial_data)

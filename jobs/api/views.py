@@ -1,0 +1,96 @@
+"""/api/jobs/: list and read the mirror of training jobs; create and delete them in the cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.permissions import NamespaceScopedMixin
+from jobs.actions import delete_job, submit_job
+from jobs.models import Replica, TrainingJob
+from kube.errors import AlreadyExists, ApiError, Invalid
+
+from .filters import TrainingJobFilterSet
+from .serializers import JobManifestSerializer, TrainingJobDetailSerializer, TrainingJobSerializer
+
+
+class NewestFirst(CursorPagination):
+    """Stable pages over a growing table, with no COUNT(*): newest first (the id breaks ties)."""
+
+    ordering = "-id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("namespace", str),
+        OpenApiParameter("kind", str, enum=["TFJob", "MXJob", "PyTorchJob"]),
+        OpenApiParameter("phase", str),
+        OpenApiParameter("name", str),
+        OpenApiParameter("deleted", bool),
+    ]
+)
+class TrainingJobViewSet(
+    NamespaceScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Training jobs as the cluster last reported them. POST submits a manifest to the cluster (202: the
+    row appears once the controller sees the job); DELETE deletes the job from the cluster."""
+
+    pagination_class = NewestFirst
+
+    def get_queryset(self) -> QuerySet[TrainingJob]:
+        queryset = self.scope_queryset(TrainingJob.objects.all())
+        if self.action == "list":
+            return TrainingJobFilterSet.filter(self.request, queryset)
+        replicas = Replica.objects.order_by("replica_type", "replica_index", "created_at", "id")
+        return queryset.prefetch_related(Prefetch("replicas", queryset=replicas), "history")
+
+    def get_serializer_class(self) -> type[Any]:
+        if self.action == "create":
+            return JobManifestSerializer
+        return TrainingJobSerializer if self.action == "list" else TrainingJobDetailSerializer
+
+    @extend_schema(request=JobManifestSerializer, responses={202: JobManifestSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = JobManifestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            created = submit_job(serializer.validated_data)
+        except AlreadyExists as error:
+            raise exceptions.ValidationError({"metadata.name": [str(error)]}) from error
+        except Invalid as error:
+            causes = {
+                cause.get("field") or "non_field_errors": [cause.get("message")] for cause in error.causes
+            }
+            raise exceptions.ValidationError(causes or {"non_field_errors": [str(error)]}) from error
+        except ApiError as error:
+            raise ClusterUnavailable(str(error)) from error
+        return Response(created, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={202: None})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self.get_object()
+        if job.deleted_at is None:
+            try:
+                delete_job(job.kind, job.namespace, job.name, job.uid)
+            except ApiError as error:
+                raise ClusterUnavailable(str(error)) from error
+        return Response(status=status.HTTP_202_ACCEPTED)
+
+
+class ClusterUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The cluster did not accept the request; try again later."
+    default_code = "cluster_unavailable"

@@ -1,0 +1,27 @@
+"""The operator's settings, read with defaults so a deployment sets only what it changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from functools import cache
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+
+def cluster_domain() -> str:
+    """JOBS_CLUSTER_DOMAIN: the DNS suffix of fully qualified service names (e.g. `cluster.local`) in
+    TF_CONFIG; empty by default, so names end in `.svc` and resolve through the pod's search path."""
+    return str(getattr(settings, "JOBS_CLUSTER_DOMAIN", "") or "")
+
+
+def now() -> datetime:
+    """The operator's clock: JOBS_CLOCK (a dotted path to a function returning an aware datetime), else
+    Django's. Tests point it at the simulator's clock, so deadlines and TTLs follow simulated time."""
+    return _clock()()
+
+
+@cache
+def _clock() -> Callable[[], datetime]:
+    return import_string(getattr(settings, "JOBS_CLOCK", "django.utils.timezone.now"))  # type: ignore[no-any-return]

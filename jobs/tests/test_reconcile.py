@@ -1,0 +1,361 @@
+"""The reconcile loop against the simulator, in this process: each test calls `reconcile_job` until nothing
+changes, and moves simulated time so the kubelet runs the pods. (The same behaviours through a real Celery
+worker and the watch loops are in test_operator.py.)"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import count
+
+import pytest
+from django.test.utils import override_settings
+
+from jobs import conf
+from jobs.reconcile import reconcile_job
+from jobs.tests.cluster import (
+    condition,
+    env_of,
+    event_reasons,
+    get_job,
+    install_crds,
+    job_manifest,
+    live_pods,
+    pods,
+    services,
+    state_of,
+)
+from kube.client import reset_client
+from kube.errors import Conflict
+from kubesim.simulator import Simulator
+from kubesim.testing import running_simulator
+
+T0 = datetime(2026, 5, 1, 9, 0, 0, tzinfo=UTC)
+_namespaces = count(1)
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Simulator]:
+    """One simulator (frozen clock, kubelet) for the module; the operator's clock is the simulator's."""
+    with running_simulator(frozen_clock=True, start_time=T0, kubelet=True) as simulator:
+        install_crds(simulator)
+        mp = pytest.MonkeyPatch()
+        mp.setattr(conf, "now", simulator.clock.now)
+        with override_settings(
+            KUBECONFIG=str(simulator.kubeconfig_path),
+            KUBE_IN_CLUSTER=False,
+            KUBE_WRITE_QPS=10_000.0,
+            KUBE_WRITE_BURST=10_000,
+        ):
+            reset_client()
+            yield simulator
+        mp.undo()
+        reset_client()
+
+
+@pytest.fixture
+def ns(sim: Simulator) -> str:
+    """A namespace of the test's own."""
+    name = f"reconcile-{next(_namespaces)}"
+    sim.store.ensure_namespace(name)
+    return name
+
+
+def fingerprint(sim: Simulator, kind: str, namespace: str, name: str) -> tuple:
+    job = get_job(sim, kind, namespace, name)
+    children = [
+        (child["metadata"]["name"], child["metadata"]["uid"], bool(child["metadata"].get("deletionTimestamp")))
+        for child in [*pods(sim, namespace).values(), *services(sim, namespace).values()]
+    ]
+    return (job and job["metadata"]["resourceVersion"], sorted(children))
+
+
+def settle(sim: Simulator, kind: str, namespace: str, name: str) -> float | None:
+    """Reconcile until a run changes nothing; returns the last requested requeue."""
+    for _ in range(10):
+        before = fingerprint(sim, kind, namespace, name)
+        requeue = reconcile_job(kind, namespace, name)
+        sim.store.wait_idle()
+        if fingerprint(sim, kind, namespace, name) == before:
+            return requeue
+    raise AssertionError(f"{kind} {namespace}/{name} keeps changing")
+
+
+def play(sim: Simulator, kind: str, namespace: str, name: str, seconds: int) -> None:
+    """Let `seconds` of simulated time pass one by one, reconciling after each, as watch events would."""
+    for _ in range(seconds):
+        sim.advance(1)
+        if get_job(sim, kind, namespace, name) is not None:
+            settle(sim, kind, namespace, name)
+
+
+def submit(sim: Simulator, manifest: dict) -> dict:
+    created = sim.store.create(manifest)
+    settle(sim, manifest["kind"], manifest["metadata"]["namespace"], manifest["metadata"]["name"])
+    return created
+
+
+# -- the whole life of a job -------------------------------------------------------------------------
+def test_a_tfjob_gets_a_pod_and_service_per_replica_and_succeeds_when_its_chief_does(sim, ns):
+    manifest = job_manifest(
+        "TFJob",
+        {"Chief": 1, "PS": 2, "Worker": 4},
+        name="mnist",
+        namespace=ns,
+        scripts={"PS": {"duration": None}, "Worker": {"duration": 3}, "Chief": {"duration": 4}},
+    )
+    submit(sim, manifest)
+
+    names = {f"mnist-{t}-{i}" for t, n in (("chief", 1), ("ps", 2), ("worker", 4)) for i in range(n)}
+    assert set(pods(sim, ns)) == names
+    assert set(services(sim, ns)) == names
+    tf_config = env_of(pods(sim, ns)["mnist-worker-3"], "tensorflow")["TF_CONFIG"]
+    assert f'"ps":["mnist-ps-0.{ns}.svc:2222","mnist-ps-1.{ns}.svc:2222"]' in tf_config
+    assert '"task":{"type":"worker","index":3}' in tf_config
+    assert state_of(get_job(sim, "TFJob", ns, "mnist")) == "Created"
+
+    play(sim, "TFJob", ns, "mnist", 2)
+    job = get_job(sim, "TFJob", ns, "mnist")
+    assert state_of(job) == "Running"
+    assert job["status"]["replicaSummary"] == "Chief 1/1 · PS 2/2 · Worker 4/4"
+
+    play(sim, "TFJob", ns, "mnist", 4)
+    job = get_job(sim, "TFJob", ns, "mnist")
+    assert state_of(job) == "Succeeded"
+    assert job["status"]["completionTime"] == "2026-05-01T09:00:05Z"
+    # cleanPodPolicy defaults to Running for TF: the parameter servers still running are removed.
+    assert set(live_pods(sim, ns)) == names - {"mnist-ps-0", "mnist-ps-1"}
+    reasons = event_reasons(sim, ns, "mnist")
+    assert reasons.count("SuccessfulCreatePod") == 7
+    assert reasons.count("SuccessfulCreateService") == 7
+    assert {"TFJobCreated", "TFJobRunning", "TFJobSucceeded"} <= set(reasons)
+    assert reasons.count("SuccessfulDeletePod") == 2
+
+
+def test_a_worker_that_fails_under_never_fails_the_job_and_stops_the_others(sim, ns):
+    manifest = job_manifest(
+        "PyTorchJob",
+        {"Master": 1, "Worker": 2},
+        name="ddp",
+        namespace=ns,
+        restart_policy="Never",
+        scripts={"Master": {"duration": None}, "Worker": {"duration": 2, "exitCode": 1}},
+        run_policy={"cleanPodPolicy": "Running"},
+    )
+    submit(sim, manifest)
+    play(sim, "PyTorchJob", ns, "ddp", 4)
+
+    job = get_job(sim, "PyTorchJob", ns, "ddp")
+    assert state_of(job) == "Failed"
+    failed = condition(job, "Failed")
+    assert failed["reason"] == "PyTorchJobFailed"
+    assert "ddp-worker-0 exited with code 1" in failed["message"]
+    assert "ddp-master-0" not in live_pods(sim, ns)  # stopped by cleanPodPolicy Running
+    assert "PyTorchJobFailed" in event_reasons(sim, ns, "ddp")
+
+
+def test_exit_code_policy_recreates_a_pod_killed_by_a_signal_and_counts_the_restart(sim, ns):
+    manifest = job_manifest(
+        "TFJob",
+        {"Worker": 2},
+        name="preempted",
+        namespace=ns,
+        restart_policy="ExitCode",
+        scripts={"Worker": {"duration": 3}},
+    )
+    submit(sim, manifest)
+    play(sim, "TFJob", ns, "preempted", 2)
+    first_uid = pods(sim, ns)["preempted-worker-0"]["metadata"]["uid"]
+
+    sim.kubelet.exit(ns, "preempted-worker-0", "tensorflow", 137)  # OOM-killed
+    play(sim, "TFJob", ns, "preempted", 1)
+
+    job = get_job(sim, "TFJob", ns, "preempted")
+    assert pods(sim, ns)["preempted-worker-0"]["metadata"]["uid"] != first_uid
+    assert job["status"]["restarts"] == 1
+    assert "SuccessfulDeletePod" in event_reasons(sim, ns, "preempted")
+    play(sim, "TFJob", ns, "preempted", 5)
+    assert state_of(get_job(sim, "TFJob", ns, "preempted")) == "Succeeded"
+
+
+def test_exit_code_policy_fails_the_job_on_the_programs_own_error(sim, ns):
+    manifest = job_manifest(
+        "TFJob",
+        {"Worker": 2},
+        name="buggy",
+        namespace=ns,
+        restart_policy="ExitCode",
+        scripts={"Worker": {"duration": 1, "exitCode": 2}},
+    )
+    submit(sim, manifest)
+    play(sim, "TFJob", ns, "buggy", 3)
+    job = get_job(sim, "TFJob", ns, "buggy")
+    assert state_of(job) == "Failed"
+    assert job["status"].get("restarts", 0) == 0
+
+
+def test_backoff_limit_counts_every_restart_including_recreations(sim, ns):
+    manifest = job_manifest(
+        "TFJob",
+        {"Worker": 1},
+        name="crashy",
+        namespace=ns,
+        restart_policy="ExitCode",
+        scripts={"Worker": {"duration": 1, "exitCode": 143}},
+        run_policy={"backoffLimit": 2},
+    )
+    submit(sim, manifest)
+    play(sim, "TFJob", ns, "crashy", 12)
+
+    job = get_job(sim, "TFJob", ns, "crashy")
+    assert state_of(job) == "Failed"
+    failed = condition(job, "Failed")
+    assert failed["reason"] == "BackoffLimitExceeded"
+    assert "would restart 3 times, more than its backoffLimit of 2" in failed["message"]
+    assert job["status"]["restarts"] == 2  # the two recreations made; the third was refused
+
+
+def test_the_active_deadline_fails_the_job_and_removes_its_pods(sim, ns):
+    manifest = job_manifest(
+        "MXJob",
+        {"Scheduler": 1, "Server": 1, "Worker": 2},
+        name="slow",
+        namespace=ns,
+        scripts={t: {"duration": None} for t in ("Scheduler", "Server", "Worker")},
+        run_policy={"activeDeadlineSeconds": 30},
+    )
+    submit(sim, manifest)
+    play(sim, "MXJob", ns, "slow", 2)
+    requeue = settle(sim, "MXJob", ns, "slow")
+    assert requeue == pytest.approx(28)  # the loop asks to be back when the deadline passes
+
+    sim.advance(29)
+    settle(sim, "MXJob", ns, "slow")
+    job = get_job(sim, "MXJob", ns, "slow")
+    assert condition(job, "Failed")["reason"] == "DeadlineExceeded"
+    assert live_pods(sim, ns) == {}
+
+
+def test_a_finished_job_is_deleted_once_its_ttl_passes(sim, ns):
+    manifest = job_manifest(
+        "PyTorchJob",
+        {"Master": 1},
+        name="short",
+        namespace=ns,
+        scripts={"Master": {"duration": 1}},
+        run_policy={"ttlSecondsAfterFinished": 60},
+    )
+    submit(sim, manifest)
+    play(sim, "PyTorchJob", ns, "short", 3)
+    assert state_of(get_job(sim, "PyTorchJob", ns, "short")) == "Succeeded"
+    assert settle(sim, "PyTorchJob", ns, "short") == pytest.approx(59)
+
+    sim.advance(60)
+    settle(sim, "PyTorchJob", ns, "short")
+    assert get_job(sim, "PyTorchJob", ns, "short") is None
+    assert pods(sim, ns) == {}  # the garbage collector followed the ownerReferences
+
+
+def test_clean_pod_policy_all_removes_every_pod_and_service_once_finished(sim, ns):
+    manifest = job_manifest(
+        "TFJob",
+        {"Chief": 1, "Worker": 2},
+        name="tidy",
+        namespace=ns,
+        scripts={"Chief": {"duration": 1}, "Worker": {"duration": 1}},
+        run_policy={"cleanPodPolicy": "All"},
+    )
+    submit(sim, manifest)
+    play(sim, "TFJob", ns, "tidy", 3)
+    assert state_of(get_job(sim, "TFJob", ns, "tidy")) == "Succeeded"
+    assert pods(sim, ns) == {}
+    assert services(sim, ns) == {}
+
+
+def test_a_suspended_job_keeps_no_pods_and_resumes_with_new_ones(sim, ns):
+    manifest = job_manifest(
+        "TFJob", {"Worker": 2}, name="pausable", namespace=ns, scripts={"Worker": {"duration": None}}
+    )
+    submit(sim, manifest)
+    play(sim, "TFJob", ns, "pausable", 2)
+
+    sim.store.patch("tfjobs.argoml.io", "pausable", {"spec": {"runPolicy": {"suspend": True}}}, namespace=ns)
+    settle(sim, "TFJob", ns, "pausable")
+    job = get_job(sim, "TFJob", ns, "pausable")
+    assert state_of(job) == "Suspended"
+    assert "startTime" not in job["status"]
+    assert live_pods(sim, ns) == {} and services(sim, ns) == {}
+
+    sim.store.patch("tfjobs.argoml.io", "pausable", {"spec": {"runPolicy": {"suspend": False}}}, namespace=ns)
+    play(sim, "TFJob", ns, "pausable", 2)
+    job = get_job(sim, "TFJob", ns, "pausable")
+    assert state_of(job) == "Running"
+    assert condition(job, "Suspended")["status"] == "False"
+    assert set(live_pods(sim, ns)) == {"pausable-worker-0", "pausable-worker-1"}
+
+
+def test_changing_replicas_scales_down_and_up(sim, ns):
+    manifest = job_manifest(
+        "TFJob", {"Worker": 4}, name="elastic", namespace=ns, scripts={"Worker": {"duration": None}}
+    )
+    submit(sim, manifest)
+    patch = {"spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2}}}}
+    sim.store.patch("tfjobs.argoml.io", "elastic", patch, namespace=ns)
+    settle(sim, "TFJob", ns, "elastic")
+    assert set(live_pods(sim, ns)) == {"elastic-worker-0", "elastic-worker-1"}
+    assert set(services(sim, ns)) == {"elastic-worker-0", "elastic-worker-1"}
+
+    patch = {"spec": {"tfReplicaSpecs": {"Worker": {"replicas": 3}}}}
+    sim.store.patch("tfjobs.argoml.io", "elastic", patch, namespace=ns)
+    settle(sim, "TFJob", ns, "elastic")
+    assert set(live_pods(sim, ns)) == {"elastic-worker-0", "elastic-worker-1", "elastic-worker-2"}
+    tf_config = env_of(pods(sim, ns)["elastic-worker-2"], "tensorflow")["TF_CONFIG"]
+    assert tf_config.count(".svc:2222") == 3
+
+
+# -- the contract's edges ------------------------------------------------------------------------------
+def test_an_invalid_spec_fails_once_with_failed_validation_and_never_raises(sim, ns):
+    manifest = job_manifest("TFJob", {"Worker": 1}, name="broken", namespace=ns)
+    manifest["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["name"] = "main"
+    sim.store.create(manifest)
+
+    assert settle(sim, "TFJob", ns, "broken") is None
+    job = get_job(sim, "TFJob", ns, "broken")
+    failed = condition(job, "Failed")
+    assert failed["reason"] == "FailedValidation"
+    assert "needs a container named 'tensorflow'" in failed["message"]
+    assert pods(sim, ns) == {}
+    version = job["metadata"]["resourceVersion"]
+    reconcile_job("TFJob", ns, "broken")
+    assert get_job(sim, "TFJob", ns, "broken")["metadata"]["resourceVersion"] == version
+    assert event_reasons(sim, ns, "broken").count("FailedValidation") == 1
+
+
+def test_the_status_is_written_before_any_child_and_a_failed_write_stops_the_run(sim, ns):
+    sim.store.create(job_manifest("TFJob", {"Worker": 2}, name="first", namespace=ns))
+    # Conflict: the job changed since it was read (the retry decides again from what it is now).
+    fault = sim.faults.fail(409, verb="update", resource="tfjobs.argoml.io/status", times=None)
+    try:
+        with pytest.raises(Conflict):
+            reconcile_job("TFJob", ns, "first")
+        assert pods(sim, ns) == {} and services(sim, ns) == {}
+    finally:
+        sim.faults.remove(fault)
+    settle(sim, "TFJob", ns, "first")
+    assert len(pods(sim, ns)) == 2
+
+
+def test_children_another_controller_owns_are_never_touched(sim, ns):
+    stranger = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "other-worker-7", "namespace": ns, "labels": {"argoml.io/job-name": "other"}},
+        "spec": {"containers": [{"name": "tensorflow", "image": "x"}]},
+    }
+    sim.store.create(stranger)
+    submit(sim, job_manifest("TFJob", {"Worker": 1}, name="other", namespace=ns))
+    assert set(pods(sim, ns)) == {"other-worker-0", "other-worker-7"}
+
+
+def test_a_deleted_job_needs_nothing(sim, ns):
+    assert reconcile_job("TFJob", ns, "never-existed") is None
