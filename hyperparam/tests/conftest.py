@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any
 
@@ -60,3 +61,59 @@ def spec() -> dict[str, Any]:
 @pytest.fixture
 def hpw() -> dict[str, Any]:
     return make_hpw()
+
+
+# -- a cluster: kubesim as the configured cluster, with our CRD and Argo's Workflow CRD ------------------
+
+WORKFLOW_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "workflows.argoproj.io"},
+    "spec": {
+        "group": "argoproj.io",
+        "names": {"kind": "Workflow", "listKind": "WorkflowList", "plural": "workflows",
+                  "singular": "workflow", "shortNames": ["wf"]},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1alpha1",
+                "served": True,
+                "storage": True,
+                # Argo's own CRD keeps spec and status unvalidated, and has no status subresource.
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
+    },
+}  # fmt: skip
+
+
+def install_crds(client: Any) -> None:
+    """Our HyperparamWorkflow CRD, and Argo's Workflow CRD unless the simulator serves it already."""
+    from kube.crds import HYPERPARAM_WORKFLOW
+    from kube.crds.install import install
+    from kube.errors import AlreadyExists
+    from kube.resources import CRD
+
+    install(client, [HYPERPARAM_WORKFLOW])
+    with contextlib.suppress(AlreadyExists):
+        client.create(CRD, WORKFLOW_CRD)
+
+
+@pytest.fixture
+def cluster(settings):
+    """kubesim as the configured cluster (`get_client()`, the event recorder and kubectl talk to it)."""
+    from kube.client import get_client, reset_client
+    from kube.events import recorder_for
+    from kubesim.testing import running_simulator
+
+    with running_simulator() as simulator:
+        settings.KUBECONFIG = str(simulator.kubeconfig_path)
+        settings.KUBE_IN_CLUSTER = False
+        reset_client()
+        install_crds(get_client())
+        simulator.store.ensure_namespace("team-a")
+        yield simulator
+        recorder_for("hyperparamworkflow").flush()
+    reset_client()

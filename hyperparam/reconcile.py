@@ -1,0 +1,268 @@
+"""The HyperparamWorkflow reconcile: read the sweep and its Workflows, mirror trials, create the next
+batches, stop when the sweep must end, and write the status.
+
+Level-triggered and safe to repeat (docs/concurrency.md): Workflow names are deterministic and 409 on create
+is success; a batch is created only once every earlier batch it waits for has finished; an adaptive round is
+asked once and stored before its Workflow is created. The controller contract is in hyperparam/manifests.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+
+from hyperparam import manifests
+from hyperparam.batching import BatchPlan
+from hyperparam.models import Sweep
+from hyperparam.rounds import round_trials
+from hyperparam.space import SpecError
+from hyperparam.status import (
+    REASON_INVALID_SPEC,
+    REASON_LINT_FAILED,
+    TERMINAL_PHASES,
+    BestTrial,
+    Observed,
+    desired_status,
+)
+from hyperparam.sweep import Sweep as SweepSpec
+from hyperparam.trials import TrialResult, TrialSummary, read_trials, stop_reason
+from hyperparam.trialsync import StoredSummary, summarize_stored, sync_results, sync_workflow
+from kube.client import KubeClient, get_client
+from kube.conditions import status_changed
+from kube.crds import HYPERPARAM_WORKFLOW
+from kube.errors import AlreadyExists, NotFound
+from kube.events import EventRecorder, recorder_for
+from kube.mirror import apply_event
+from kube.queue import reconciler
+from kube.resources import WORKFLOW
+from workflows.lint import lint_document
+
+logger = logging.getLogger(__name__)
+
+HPW = HYPERPARAM_WORKFLOW.resource_type
+KIND = HPW.kind
+# Workflows are large (up to ~640 KiB each once they ran): list a few at a time to bound memory.
+WORKFLOW_PAGE_SIZE = 10
+_WORKFLOW_DONE = frozenset({"Succeeded", "Failed", "Error"})
+
+
+def events() -> EventRecorder:
+    return recorder_for("hyperparamworkflow")
+
+
+@reconciler(KIND)
+def reconcile_hyperparam_workflow(namespace: str, name: str) -> float | None:
+    client = get_client()
+    try:
+        hpw = client.get(HPW, name, namespace)
+    except NotFound:
+        return None  # deleted: the mirror marks the row, the garbage collector deletes the Workflows
+    if hpw["metadata"].get("deletionTimestamp"):
+        return None
+    Reconcile(client, hpw).run()
+    return None
+
+
+@dataclass
+class Batch:
+    """One generated Workflow as listed (or as created)."""
+
+    index: int
+    workflow: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.workflow["metadata"]["name"])
+
+    @property
+    def finished(self) -> bool:
+        return (self.workflow.get("status") or {}).get("phase") in _WORKFLOW_DONE
+
+
+class Reconcile:
+    """One run for one HyperparamWorkflow; every step reads what the previous ones left in `self`."""
+
+    def __init__(self, client: KubeClient, hpw: dict[str, Any]) -> None:
+        self.client = client
+        self.hpw = hpw
+        self.metadata = hpw["metadata"]
+        self.previous: dict[str, Any] = hpw.get("status") or {}
+
+    def run(self) -> None:
+        row = self._mirror_row()
+        try:
+            spec = manifests.sweep_of(self.hpw)
+            plan = self._plan(spec)
+        except SpecError as error:
+            self._fail_validation(error)
+            return
+        batches = self._list_batches()
+        self._sync_trials(row, spec, batches)
+        summary = summarize_stored(row, spec.objective)
+        stop = stop_reason(_as_trial_summary(summary), spec)
+        error: tuple[str, str] | None = None
+        if stop is not None:
+            self._stop_running(batches, stop)
+        else:
+            before = len(batches)
+            error = self._create_next(row, spec, plan, batches)
+            if len(batches) > before:
+                summary = summarize_stored(row, spec.objective)
+        observed = Observed(
+            planned=plan.trial_count,
+            trials_per_batch=plan.trials_per_batch,
+            counts=summary.counts,
+            best=_best(summary),
+            workflows=tuple(batches[index].name for index in sorted(batches)),
+            active=any(not batch.finished for batch in batches.values()),
+            all_batches_created=len(batches) >= plan.batch_count,
+            stop=stop,
+            target=spec.objective.target,
+            max_failed=spec.max_failed_trials,
+            error=error,
+        )
+        self._write_status(observed)
+
+    # -- the mirror row --------------------------------------------------------------------------------
+    def _mirror_row(self) -> Sweep:
+        """The sweep's row; the mirror usually wrote it already, and applying the object again is a no-op."""
+        apply_event(Sweep, "MODIFIED", self.hpw)
+        return Sweep.objects.get(uid=self.metadata["uid"])
+
+    # -- the plan --------------------------------------------------------------------------------------
+    def _plan(self, spec: SweepSpec) -> BatchPlan:
+        """The batch split, frozen in status on the first reconcile so a newer estimate never re-slices."""
+        frozen = self.previous.get("trialsPerBatch")
+        if isinstance(frozen, int) and not isinstance(frozen, bool) and frozen > 0:
+            return BatchPlan(spec.trial_count, frozen, spec.parallelism)
+        plan = manifests.plan_batches(self.hpw, spec)
+        if spec.algorithm.adaptive:
+            # One round runs at once and holds `parallelism` trials, so the sampler learns between rounds.
+            return BatchPlan(plan.trial_count, min(plan.trials_per_batch, spec.parallelism), spec.parallelism)
+        return plan
+
+    # -- the children ----------------------------------------------------------------------------------
+    def _list_batches(self) -> dict[int, Batch]:
+        batches: dict[int, Batch] = {}
+        for workflow in self._workflows():
+            label = (workflow["metadata"].get("labels") or {}).get(manifests.LABEL_BATCH, "")
+            if label.isdigit():
+                batches[int(label)] = Batch(int(label), workflow)
+        return batches
+
+    def _workflows(self) -> Iterator[dict[str, Any]]:
+        selector = ",".join(f"{key}={value}" for key, value in manifests.sweep_selector(self.hpw).items())
+        for page in self.client.list_pages(
+            WORKFLOW, self.metadata["namespace"], label_selector=selector, page_size=WORKFLOW_PAGE_SIZE
+        ):
+            yield from page.get("items") or ()
+
+    def _sync_trials(self, row: Sweep, spec: SweepSpec, batches: dict[int, Batch]) -> None:
+        """Read the trials of every Workflow that changed since last time; remember the versions read."""
+        versions = dict(row.mirrored_batches or {})
+        written = 0
+        for batch in batches.values():
+            version = batch.workflow["metadata"].get("resourceVersion")
+            if versions.get(batch.name) == version:
+                continue
+            written += sync_workflow(row, batch.workflow, spec.objective.metric)
+            versions[batch.name] = version
+        if versions != row.mirrored_batches:
+            Sweep.objects.filter(pk=row.pk).update(mirrored_batches=versions)
+            row.mirrored_batches = versions
+        if written:
+            logger.info("mirrored %d trial updates", written)
+
+    def _create_next(
+        self, row: Sweep, spec: SweepSpec, plan: BatchPlan, batches: dict[int, Batch]
+    ) -> tuple[str, str] | None:
+        """Create the batches the plan allows now; a Workflow the linter refuses stops the sweep."""
+        finished = {index for index, batch in batches.items() if batch.finished}
+        for index in plan.batches_to_create(set(batches), finished):
+            workflow = self._build(row, spec, plan, index)
+            result = lint_document(workflow)
+            if not result.ok:
+                message = f"workflow {workflow['metadata']['name']} fails the lint: " + "; ".join(
+                    result.messages
+                )
+                events().warning(self.hpw, REASON_LINT_FAILED, message, action="Lint")
+                return REASON_LINT_FAILED, message
+            created = self._create(workflow)
+            batches[index] = Batch(index, created)
+            sync_results(row, read_trials(created, spec.objective.metric))
+        return None
+
+    def _build(self, row: Sweep, spec: SweepSpec, plan: BatchPlan, index: int) -> dict[str, Any]:
+        if spec.algorithm.adaptive:
+            trials = [suggestion.planned for suggestion in round_trials(row, spec, plan, index)]
+            return manifests.build_workflow(self.hpw, index, trials, sweep=spec, plan=plan)
+        return manifests.build_batch(self.hpw, index, sweep=spec, plan=plan)
+
+    def _create(self, workflow: dict[str, Any]) -> dict[str, Any]:
+        name = workflow["metadata"]["name"]
+        try:
+            created = self.client.create(WORKFLOW, workflow)
+        except AlreadyExists:
+            return self.client.get(WORKFLOW, name, self.metadata["namespace"])
+        trials = len(workflow["spec"]["templates"][-1]["steps"][0][0]["withItems"])
+        events().normal(
+            self.hpw, "SuccessfulCreate", f"Created workflow {name} ({trials} trials)", action="Create"
+        )
+        return created
+
+    def _stop_running(self, batches: dict[int, Batch], reason: str) -> None:
+        """Ask Argo to stop the unfinished Workflows (running trials end, no new ones start)."""
+        for batch in batches.values():
+            if batch.finished or (batch.workflow.get("spec") or {}).get("shutdown"):
+                continue
+            try:
+                self.client.patch(
+                    WORKFLOW, batch.name, {"spec": {"shutdown": "Stop"}}, self.metadata["namespace"]
+                )
+            except NotFound:
+                continue
+            events().normal(
+                self.hpw, "StoppingWorkflow", f"Stopping workflow {batch.name}: {reason}", action="Stop"
+            )
+
+    # -- status ----------------------------------------------------------------------------------------
+    def _fail_validation(self, error: SpecError) -> None:
+        message = "; ".join(str(field_error) for field_error in error.errors)
+        events().warning(self.hpw, "FailedValidation", message, action="Validate")
+        self._write_status(Observed(error=(REASON_INVALID_SPEC, message)))
+
+    def _write_status(self, observed: Observed) -> None:
+        status = desired_status(
+            self.previous, int(self.metadata.get("generation") or 0), observed, timezone.now()
+        )
+        if not status_changed(self.previous, status):
+            return
+        patched = self.client.patch_status(HPW, self.metadata["name"], status, self.metadata["namespace"])
+        # The cluster's answer is what the watch will deliver too; mirroring it now spares the admin and the
+        # API a stale row meanwhile (the watch event then finds the same resourceVersion: a no-op).
+        apply_event(Sweep, "MODIFIED", patched)
+        before, after = self.previous.get("phase"), status["phase"]
+        if before != after and after in TERMINAL_PHASES:
+            record = events().normal if after == "Succeeded" else events().warning
+            record(self.hpw, after, status["message"], action="Reconcile")
+
+
+def _as_trial_summary(summary: StoredSummary) -> TrialSummary:
+    """`trials.stop_reason` reads counts and the best metric; the stored summary has both."""
+    best = None
+    if summary.best is not None:
+        best = TrialResult(
+            summary.best.index, summary.best.params, summary.best.phase, metric=summary.best.metric
+        )
+    return TrialSummary(summary.counts, best)
+
+
+def _best(summary: StoredSummary) -> BestTrial | None:
+    trial = summary.best
+    if trial is None or trial.metric is None:
+        return None
+    return BestTrial(trial.index, dict(trial.params), trial.metric, trial.workflow)

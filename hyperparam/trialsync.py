@@ -1,0 +1,135 @@
+"""Trial rows from the generated Workflows, and the sweep's counts and best trial read back from them.
+
+The reconcile calls `sync_workflow` for every Workflow whose resourceVersion changed since its trials were
+last read. One Workflow costs two statements whatever its size: a SELECT of the stored rows of its trials,
+then one INSERT ... ON CONFLICT DO UPDATE of the rows that differ (unchanged trials are not rewritten, so a
+busy batch rewrites only the few trials that moved). Counts and the best trial are two indexed queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, F
+
+from hyperparam.models import Sweep, Trial
+from hyperparam.sweep import Objective
+from hyperparam.trials import FAILED_PHASES, PHASES, SUCCEEDED, TrialResult, read_trials
+
+BULK_BATCH_SIZE = 1000
+_COMPARED = ("phase", "metric", "message", "started_at", "finished_at", "workflow", "node_id", "params")
+_UPDATED = [*_COMPARED, "updated_at"]
+
+
+def sync_workflow(sweep: Sweep, workflow: Mapping[str, Any], metric: str) -> int:
+    """Upsert the trials of one Workflow; returns how many rows were written."""
+    return sync_results(sweep, read_trials(workflow, metric))
+
+
+def sync_results(sweep: Sweep, results: Sequence[TrialResult]) -> int:
+    """Write the results that differ from the stored rows, in one statement per BULK_BATCH_SIZE rows."""
+    if not results:
+        return 0
+    indices = [result.index for result in results]
+    stored = {
+        row[0]: row[1:]
+        for row in Trial.objects.filter(sweep=sweep, index__gte=min(indices), index__lte=max(indices))
+        .order_by()
+        .values_list("index", *_COMPARED)
+    }
+    changed = [result for result in results if stored.get(result.index) != _compared_values(result)]
+    if not changed:
+        return 0
+    Trial.objects.bulk_create(
+        [_row(sweep, result) for result in changed],
+        batch_size=BULK_BATCH_SIZE,
+        update_conflicts=True,
+        unique_fields=["sweep", "index"],
+        update_fields=_UPDATED,
+    )
+    return len(changed)
+
+
+@dataclass(frozen=True)
+class StoredSummary:
+    """What the status says about trials: counts by phase (zeros included) and the best trial."""
+
+    counts: dict[str, int]
+    best: Trial | None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(self.counts[phase] for phase in FAILED_PHASES)
+
+    @property
+    def finished(self) -> int:
+        return self.failed + self.counts[SUCCEEDED]
+
+
+def summarize_stored(sweep: Sweep, objective: Objective) -> StoredSummary:
+    """Counts (one GROUP BY over the phase index) and the best trial (one row from the metric index).
+
+    Ties for best go to the lowest trial index, as in `trials.summarize`.
+    """
+    counts = dict.fromkeys(PHASES, 0)
+    for phase, count in (
+        Trial.objects.filter(sweep=sweep).order_by().values_list("phase").annotate(count=Count("id"))
+    ):
+        counts[phase] = count
+    return StoredSummary(counts, best_trial(sweep, objective))
+
+
+def best_trial(sweep: Sweep, objective: Objective) -> Trial | None:
+    metric = (
+        F("metric").asc(nulls_last=True)
+        if objective.goal == "minimize"
+        else F("metric").desc(nulls_last=True)
+    )
+    return (
+        Trial.objects.filter(sweep=sweep, phase=SUCCEEDED, metric__isnull=False)
+        .order_by(metric, "index")
+        .first()
+    )
+
+
+def stored_trials(sweep: Sweep, indices: Iterable[int]) -> dict[int, Trial]:
+    """The stored trials among `indices` (an adaptive sampler's history), by index."""
+    wanted = sorted(set(indices))
+    if not wanted:
+        return {}
+    rows = Trial.objects.filter(sweep=sweep, index__in=wanted).only("index", "phase", "metric")
+    return {trial.index: trial for trial in rows}
+
+
+def _compared_values(result: TrialResult) -> tuple[Any, ...]:
+    return (
+        result.phase,
+        result.metric,
+        result.message,
+        result.started_at,
+        result.finished_at,
+        result.workflow,
+        result.node_id or "",
+        result.params,
+    )
+
+
+def _row(sweep: Sweep, result: TrialResult) -> Trial:
+    return Trial(
+        sweep=sweep,
+        index=result.index,
+        params=result.params,
+        phase=result.phase,
+        metric=result.metric,
+        message=result.message,
+        started_at=result.started_at,
+        finished_at=result.finished_at,
+        workflow=result.workflow,
+        node_id=result.node_id or "",
+    )
