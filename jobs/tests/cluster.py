@@ -109,7 +109,8 @@ def services(sim: Simulator, namespace: str) -> dict[str, dict[str, Any]]:
 
 def live_pods(sim: Simulator, namespace: str) -> dict[str, dict[str, Any]]:
     """Pods not being deleted."""
-    return {name: pod for name, pod in pods(sim, namespace).items() if not pod["metadata"].get("deletionTimestamp")}
+    found = pods(sim, namespace)
+    return {name: pod for name, pod in found.items() if not pod["metadata"].get("deletionTimestamp")}
 
 
 def env_of(pod: dict[str, Any], container: str) -> dict[str, str]:

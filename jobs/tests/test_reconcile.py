@@ -64,8 +64,10 @@ def ns(sim: Simulator) -> str:
 def fingerprint(sim: Simulator, kind: str, namespace: str, name: str) -> tuple:
     job = get_job(sim, kind, namespace, name)
     children = [
-        (child["metadata"]["name"], child["metadata"]["uid"], bool(child["metadata"].get("deletionTimestamp")))
-        for child in [*pods(sim, namespace).values(), *services(sim, namespace).values()]
+        (meta["name"], meta["uid"], bool(meta.get("deletionTimestamp")))
+        for meta in (
+            c["metadata"] for c in [*pods(sim, namespace).values(), *services(sim, namespace).values()]
+        )
     ]
     return (job and job["metadata"]["resourceVersion"], sorted(children))
 
@@ -284,7 +286,8 @@ def test_a_suspended_job_keeps_no_pods_and_resumes_with_new_ones(sim, ns):
     job = get_job(sim, "TFJob", ns, "pausable")
     assert state_of(job) == "Suspended"
     assert "startTime" not in job["status"]
-    assert live_pods(sim, ns) == {} and services(sim, ns) == {}
+    assert live_pods(sim, ns) == {}
+    assert services(sim, ns) == {}
 
     sim.store.patch("tfjobs.argoml.io", "pausable", {"spec": {"runPolicy": {"suspend": False}}}, namespace=ns)
     play(sim, "TFJob", ns, "pausable", 2)
@@ -338,7 +341,8 @@ def test_the_status_is_written_before_any_child_and_a_failed_write_stops_the_run
     try:
         with pytest.raises(Conflict):
             reconcile_job("TFJob", ns, "first")
-        assert pods(sim, ns) == {} and services(sim, ns) == {}
+        assert pods(sim, ns) == {}
+        assert services(sim, ns) == {}
     finally:
         sim.faults.remove(fault)
     settle(sim, "TFJob", ns, "first")
