@@ -23,8 +23,9 @@ class SubmissionFailed(Exception):
 
     def __init__(self, namespace: str, cause: Exception) -> None:
         self.namespace = namespace
+        self.reason = str(cause)
         self.refused = isinstance(cause, ApiError) and 400 <= cause.status < 500
-        super().__init__(f"submitting to namespace {namespace} failed: {cause}")
+        super().__init__(f"submitting to namespace {namespace} failed: {self.reason}")
 
 
 def submit_workflow(workflow: Mapping[str, Any], namespace: str) -> dict[str, Any]:

@@ -98,7 +98,7 @@ class PipelineViewSet(viewsets.ViewSet):
             created = submit_workflow(result.workflow, namespace)
         except SubmissionFailed as error:
             if error.refused:
-                raise InvalidPipeline([Problem("cluster", "", str(error.__cause__))], str(error)) from error
+                raise InvalidPipeline([Problem("cluster", "", error.reason)], str(error)) from error
             raise ClusterUnavailable(str(error)) from error
         metadata = created["metadata"]
         data = {
