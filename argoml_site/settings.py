@@ -145,6 +145,18 @@ KUBE_WRITE_QPS = env_float("KUBE_WRITE_QPS", 20.0, minimum=0.1)
 KUBE_WRITE_BURST = env_int("KUBE_WRITE_BURST", 50, minimum=1)
 KUBE_REQUEST_TIMEOUT_SECONDS = env_float("KUBE_REQUEST_TIMEOUT_SECONDS", 30.0, minimum=1.0)
 
+# --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
+# Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.
+GC_SUCCEEDED_RETENTION_SECONDS = env_int("GC_SUCCEEDED_RETENTION_SECONDS", 24 * 3600, minimum=0)
+GC_FAILED_RETENTION_SECONDS = env_int("GC_FAILED_RETENTION_SECONDS", 7 * 24 * 3600, minimum=0)
+# Comma-separated namespace names or shell patterns (team-*). Empty allow list: every namespace.
+GC_NAMESPACES_ALLOW = env_list("GC_NAMESPACES_ALLOW")
+GC_NAMESPACES_DENY = env_list("GC_NAMESPACES_DENY")
+# One collection at a time: a Redis lock with this TTL, renewed while the run goes on.
+GC_LOCK_TTL_SECONDS = env_int("GC_LOCK_TTL_SECONDS", 300, minimum=10)
+GC_PAGE_SIZE = env_int("GC_PAGE_SIZE", 500, minimum=1)
+# --- end of garbage collection ---------------------------------------------------------------------
+
 # --- Auth, API and static files -------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
