@@ -48,8 +48,18 @@ DEFAULT_FIELD_MANAGER = "argoml"
 class KubeClient:
     """Raw-dict verbs with server and client timeouts, typed errors, write rate limiting and retries."""
 
-    def __init__(self, api_client: k8s.ApiClient, *, write_limiter: TokenBucket, request_timeout: float):
+    def __init__(
+        self,
+        api_client: k8s.ApiClient,
+        *,
+        write_limiter: TokenBucket,
+        request_timeout: float,
+        max_attempts: int = MAX_ATTEMPTS,
+    ):
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts: {max_attempts} must be at least 1.")
         self.api_client = api_client
+        self.max_attempts = max_attempts
         self.host = api_client.configuration.host.rstrip("/")
         self.write_limiter = write_limiter
         self.request_timeout = request_timeout
@@ -108,7 +118,7 @@ class KubeClient:
         POST is retried only on 429 (the server did not act on it); everything else here is idempotent.
         """
         is_write = method != "GET"
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        for attempt in range(1, self.max_attempts + 1):
             if is_write:
                 self.write_limiter.acquire()
             try:
@@ -116,7 +126,7 @@ class KubeClient:
                 return json.loads(response.data) if response.data else {}
             except ApiError as error:
                 retryable = error.transient and (method != "POST" or error.status == 429)
-                if not retryable or attempt == MAX_ATTEMPTS:
+                if not retryable or attempt == self.max_attempts:
                     raise
                 delay = error.retry_after or min(RETRY_CAP_SECONDS, RETRY_BASE_SECONDS * 2 ** (attempt - 1))
                 delay *= random.uniform(0.8, 1.2)  # noqa: S311 - jitter, not cryptography

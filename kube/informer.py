@@ -133,8 +133,10 @@ class Informer:
                 item.setdefault("kind", self.rtype.kind)
                 item.setdefault("apiVersion", self.rtype.api_version)
                 fresh[object_key(item)] = self.transform(item)
-            # Every page carries the list's snapshot resourceVersion; the watch starts from it.
-            resource_version = (page.get("metadata") or {}).get("resourceVersion") or resource_version
+            # The watch starts from the first page's resourceVersion. An apiserver serves every page from
+            # that one snapshot; a server that does not may show later pages newer, and the watch then
+            # replays those changes again, which is harmless, where starting later would lose some.
+            resource_version = resource_version or (page.get("metadata") or {}).get("resourceVersion")
             if self._stop.is_set():
                 return
         with self._lock:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import enum
 import logging
 import math
+import queue
 import random
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -68,6 +69,35 @@ class Attempt(enum.Enum):
     FAILED = "failed"  # no answer, an error or a lost write race: nothing is known
 
 
+class CallThread:
+    """Runs calls one at a time on a daemon thread of its own.
+
+    The caller waits for a result only as long as it likes; a call stuck on the network delays neither
+    the caller nor the interpreter's exit (a ThreadPoolExecutor's threads are joined at exit).
+    """
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def submit(self, call: Callable[[], Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._calls.put((call, future))
+        return future
+
+    def close(self) -> None:
+        self._calls.put(None)
+
+    def _run(self) -> None:
+        while (item := self._calls.get()) is not None:
+            call, future = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(call())
+                except BaseException as error:
+                    future.set_exception(error)
+
+
 @dataclass
 class LeaderElector:
     """Acquire, hold and release one Lease; call `on_started` when leading and `on_stopped` when not.
@@ -86,9 +116,7 @@ class LeaderElector:
     _observed_at: float = 0.0
     _stop: threading.Event = field(default_factory=threading.Event)
     # One thread makes the API calls, so a call stuck on the network never delays stepping down.
-    _calls: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="lease")
-    )
+    _calls: CallThread = field(default_factory=lambda: CallThread("lease-calls"))
 
     # -- one attempt -----------------------------------------------------------------------------------
     def _spec(self, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -166,10 +194,10 @@ class LeaderElector:
                     self._lead(renewed_at=started)
                 else:
                     self._stop.wait(self.config.retry_period * random.uniform(1.0, 1.2))  # noqa: S311
-            self._step_down("stopping")
+            self._step_down("stopping", level=logging.INFO)
             self.release()
         finally:
-            self._calls.shutdown(wait=False, cancel_futures=True)
+            self._calls.close()
 
     def _lead(self, renewed_at: float) -> None:
         """Lead until a renewal fails for `renew_deadline`, another holder shows up, or `stop()`.
@@ -200,9 +228,9 @@ class LeaderElector:
         self.is_leader = leading
         leader_election_master_status.labels(self.config.name).set(1 if leading else 0)
 
-    def _step_down(self, why: str) -> None:
+    def _step_down(self, why: str, level: int = logging.WARNING) -> None:
         if self.is_leader:
-            logger.warning("stopped leading lease %s/%s: %s", self.config.namespace, self.config.name, why)
+            logger.log(level, "stopped leading lease %s/%s: %s", self.config.namespace, self.config.name, why)
             self._set_leader(False)
             self.on_stopped()
 

@@ -129,8 +129,18 @@ def start_controller_worker(
                "--controllers", "-Q", "reconcile", "-n", f"{name}@%h", "-c", str(concurrency),
                "-I", "kube.tests.sample_controller", "--without-gossip", "--without-mingle",
                "--without-heartbeat", "-l", "INFO", "--logfile", str(logfile)]  # fmt: skip
-    # The banner goes to stdout; everything worth reading is in the log file.
-    process = subprocess.Popen(
-        command, cwd=REPO_ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL
-    )
-    return Worker(name, process, logfile)
+    # The banner and anything printed before logging starts (an import error) go to <name>.out.
+    with (logdir / f"{name}.out").open("wb") as output:
+        process = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, start_new_session=True, stdout=output, stderr=output
+        )
+    return ControllerWorker(name, process, logfile)
+
+
+class ControllerWorker(Worker):
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        try:
+            super().wait_ready(timeout)
+        except RuntimeError as error:
+            output = self.logfile.with_suffix(".out").read_text(errors="replace")
+            raise RuntimeError(f"{error}\n--- output:\n{output[-3000:]}") from None

@@ -59,6 +59,34 @@ def test_it_lists_in_pages_then_watches_and_reports_every_change(sim, client):
         assert cached_state(informer) == server_state(client, CONFIGMAP)
 
 
+class ChangesBetweenPages:
+    """The real client, except that a ConfigMap is updated right after the first page of a list."""
+
+    def __init__(self, client, name: str) -> None:
+        self._client = client
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        return getattr(self._client, attribute)
+
+    def list_pages(self, *args, **kwargs):
+        for number, page in enumerate(self._client.list_pages(*args, **kwargs)):
+            yield page
+            if number == 0:
+                self._client.patch(CONFIGMAP, self._name, {"data": {"v": "changed"}}, NAMESPACE)
+
+
+def test_a_change_made_while_the_list_is_paged_is_not_lost(client):
+    for index in range(10):
+        client.create(CONFIGMAP, configmap(f"paged-{index}", {"v": "0"}))
+    recorder = Recorder()
+    informer = informer_for(ChangesBetweenPages(client, "paged-0"), recorder, page_size=5)
+    with running(informer):
+        expected = server_state(client, CONFIGMAP)
+        wait_for(lambda: recorder.believed_state() == expected, 5, "the change to reach the handler")
+        assert informer.get(NAMESPACE, "paged-0")["data"] == {"v": "changed"}
+
+
 class Writer:
     """Creates, updates and deletes ConfigMaps on a thread until stopped; remembers every name it touched."""
 
