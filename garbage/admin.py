@@ -11,7 +11,7 @@ from django.http import HttpRequest
 
 from .models import GCDeletion, GCNamespacePolicy, GCRun
 
-DELETION_FIELDS = ["kind", "namespace", "name", "uid", "reason", "age_seconds", "already_gone", "created"]
+DELETION_FIELDS = ("kind", "namespace", "name", "uid", "reason", "age_seconds", "already_gone", "created")
 
 
 class ReadOnlyMixin:

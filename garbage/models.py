@@ -50,6 +50,7 @@ class GCRun(models.Model):
 
     class Meta:
         ordering = ["-started", "-id"]
+        verbose_name = "GC run"
         indexes = [
             models.Index(fields=["-started"], name="gc_run_started"),
             models.Index(fields=["status", "-started"], name="gc_run_status_started"),
@@ -79,6 +80,7 @@ class GCDeletion(models.Model):
 
     class Meta:
         ordering = ["id"]
+        verbose_name = "GC deletion"
         indexes = [
             models.Index(fields=["namespace", "name"], name="gc_deletion_ns_name"),
             models.Index(fields=["reason", "-created"], name="gc_deletion_reason_created"),
