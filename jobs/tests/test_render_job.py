@@ -1,0 +1,63 @@
+"""`manage.py render_job FILE.yaml`: the dry-run preview of the Services and Pods of a job."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+
+from jobs.tests.cluster import job_manifest
+
+
+def render(tmp_path, manifest: object, *args: str) -> list[dict]:
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    output = io.StringIO()
+    call_command("render_job", str(path), *args, stdout=output)
+    return list(yaml.safe_load_all(output.getvalue()))
+
+
+def test_it_prints_the_services_then_the_pods_the_operator_would_create(tmp_path):
+    manifest = job_manifest("TFJob", {"Chief": 1, "PS": 2, "Worker": 4}, name="mnist", namespace="team-a")
+
+    children = render(tmp_path, manifest, "--cluster-domain", "cluster.local")
+
+    kinds = [child["kind"] for child in children]
+    assert kinds == ["Service"] * 7 + ["Pod"] * 7
+    assert children[0]["metadata"]["name"] == "mnist-chief-0"
+    worker = children[-1]
+    assert worker["metadata"]["name"] == "mnist-worker-3"
+    env = {e["name"]: e["value"] for e in worker["spec"]["containers"][0]["env"]}
+    config = json.loads(env["TF_CONFIG"])
+    assert config["task"] == {"type": "worker", "index": 3}
+    assert config["cluster"]["ps"] == [
+        "mnist-ps-0.team-a.svc.cluster.local:2222",
+        "mnist-ps-1.team-a.svc.cluster.local:2222",
+    ]
+
+
+def test_an_invalid_job_names_every_field_and_prints_nothing(tmp_path):
+    manifest = job_manifest("MXJob", {"Scheduler": 2, "Worker": 1}, name="tune", namespace="team-a")
+    manifest["spec"]["runPolicy"] = {"cleanPodPolicy": "Sometimes"}
+
+    with pytest.raises(CommandError) as error:
+        render(tmp_path, manifest)
+
+    assert "spec.mxReplicaSpecs.Scheduler.replicas: a MXJob has exactly 1 Scheduler, not 2" in str(
+        error.value
+    )
+    assert "spec.runPolicy.cleanPodPolicy: must be one of All, Running, None" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("kind: Notebook\n", "kind: kind 'Notebook' is not a training job kind"), ("a: [\n", "not valid YAML")],
+)
+def test_unusable_files_are_refused_with_the_reason(tmp_path, content, message):
+    path = tmp_path / "job.yaml"
+    path.write_text(content)
+    with pytest.raises(CommandError, match=message):
+        call_command("render_job", str(path), stdout=io.StringIO())
