@@ -157,6 +157,37 @@ GC_LOCK_TTL_SECONDS = env_int("GC_LOCK_TTL_SECONDS", 300, minimum=10)
 GC_PAGE_SIZE = env_int("GC_PAGE_SIZE", 500, minimum=1)
 # --- end of garbage collection ---------------------------------------------------------------------
 
+# --- TensorBoard (tensorboard app, docs/tensorboard.md) ---------------------------------------------
+TENSORBOARD_IMAGE = env_str("TENSORBOARD_IMAGE", "tensorflow/tensorflow:2.16.1")
+TENSORBOARD_CPU_REQUEST = env_str("TENSORBOARD_CPU_REQUEST", "100m")
+TENSORBOARD_MEMORY_REQUEST = env_str("TENSORBOARD_MEMORY_REQUEST", "256Mi")
+TENSORBOARD_CPU_LIMIT = env_str("TENSORBOARD_CPU_LIMIT", "1")
+TENSORBOARD_MEMORY_LIMIT = env_str("TENSORBOARD_MEMORY_LIMIT", "2Gi")
+# An instance nobody opened for this long is deleted (spec.idleTimeout overrides it per instance).
+TENSORBOARD_IDLE_TIMEOUT_SECONDS = env_int("TENSORBOARD_IDLE_TIMEOUT_SECONDS", 2 * 3600, minimum=60)
+# Served under <prefix>/<namespace>/<name>/; users reach it at TENSORBOARD_BASE_URL + that path (an Ingress
+# or gateway routing it to the instance's Service), or, with no base URL, at the Service's in-cluster URL.
+TENSORBOARD_PATH_PREFIX = env_str("TENSORBOARD_PATH_PREFIX", "/tensorboards")
+TENSORBOARD_BASE_URL = env_str("TENSORBOARD_BASE_URL", "")
+TENSORBOARD_CLUSTER_DOMAIN = env_str("TENSORBOARD_CLUSTER_DOMAIN", "cluster.local")
+# Object-store credentials: this Secret (in the instance's namespace) unless the artifact names its own.
+TENSORBOARD_S3_CREDENTIALS_SECRET = env_str("TENSORBOARD_S3_CREDENTIALS_SECRET", "tensorboard-s3")
+TENSORBOARD_S3_ACCESS_KEY_KEY = env_str("TENSORBOARD_S3_ACCESS_KEY_KEY", "accesskey")
+TENSORBOARD_S3_SECRET_KEY_KEY = env_str("TENSORBOARD_S3_SECRET_KEY_KEY", "secretkey")
+# Argo's default artifact repository, for artifacts that record only a key.
+TENSORBOARD_ARTIFACT_BUCKET = env_str("TENSORBOARD_ARTIFACT_BUCKET", "")
+TENSORBOARD_ARTIFACT_ENDPOINT = env_str("TENSORBOARD_ARTIFACT_ENDPOINT", "")
+TENSORBOARD_ARTIFACT_REGION = env_str("TENSORBOARD_ARTIFACT_REGION", "")
+TENSORBOARD_ARTIFACT_INSECURE = env_bool("TENSORBOARD_ARTIFACT_INSECURE", default=False)
+TENSORBOARD_ARTIFACT_GCS_BUCKET = env_str("TENSORBOARD_ARTIFACT_GCS_BUCKET", "")
+TENSORBOARD_GCS_CREDENTIALS_SECRET = env_str("TENSORBOARD_GCS_CREDENTIALS_SECRET", "")
+TENSORBOARD_GCS_CREDENTIALS_KEY = env_str("TENSORBOARD_GCS_CREDENTIALS_KEY", "key.json")
+# Paths users may open directly (s3://…, gs://…, pvc://<claim>/…; {namespace} is replaced), comma-separated.
+TENSORBOARD_ALLOWED_LOGDIRS = env_list("TENSORBOARD_ALLOWED_LOGDIRS")
+# Where training jobs write TensorBoard logs, e.g. s3://ml-logs/{namespace}/{name} (empty: not opened).
+TENSORBOARD_JOB_LOGDIR = env_str("TENSORBOARD_JOB_LOGDIR", "")
+# --- end of TensorBoard ----------------------------------------------------------------------------
+
 # --- Auth, API and static files -------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

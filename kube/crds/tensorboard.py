@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from .definition import AGE, CustomResource, PrinterColumn
-from .schema import array, conditions, date_time, int_or_string, integer, map_of, obj, string
+from .schema import Schema, array, boolean, conditions, date_time, int_or_string, integer, map_of, obj, string
 
 # Go's time.ParseDuration syntax, which kubectl users know: 2h, 90m, 1h30m.
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
+
+
+def _secret_key(description: str) -> Schema:
+    return obj(
+        {
+            "name": string("A Secret in the Tensorboard's namespace.", min_length=1),
+            "key": string(min_length=1),
+        },
+        description,
+        required=("name", "key"),
+    )
+
 
 TENSORBOARD = CustomResource(
     kind="Tensorboard",
@@ -20,8 +32,9 @@ TENSORBOARD = CustomResource(
                     {
                         "name": string("The run name TensorBoard shows.", min_length=1),
                         "path": string(
-                            "s3://bucket/key, gs://bucket/key or pvc://<claim>/<subpath>.",
-                            pattern=r"^(s3://|gs://|pvc://).+",
+                            "s3://bucket/key, gs://bucket/key or pvc://<claim>/<subpath>; no commas "
+                            "(TensorBoard's --logdir_spec separates runs with them).",
+                            pattern=r"^(s3://|gs://|pvc://)[^,]+$",
                         ),
                     },
                     required=("name", "path"),
@@ -39,6 +52,17 @@ TENSORBOARD = CustomResource(
                 },
                 "What the logdirs were collected from.",
                 required=("name",),
+            ),
+            "s3": obj(
+                {
+                    "endpoint": string("host[:port] of an S3-compatible store such as MinIO; empty for AWS."),
+                    "region": string(),
+                    "insecure": boolean("Plain HTTP to the endpoint."),
+                    "accessKeySecret": _secret_key("The access key (AWS_ACCESS_KEY_ID)."),
+                    "secretKeySecret": _secret_key("The secret key (AWS_SECRET_ACCESS_KEY)."),
+                },
+                "Where s3:// logdirs live; the spawner copies it from the workflow's artifact repository. "
+                "Credentials default to the Secret configured for the spawner.",
             ),
             "image": string("The TensorBoard image; the configured default when left out."),
             "resources": obj(

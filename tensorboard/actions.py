@@ -1,0 +1,340 @@
+"""The write paths of the spawner: spawn a Tensorboard for a source, open it, stop it, cull idle ones.
+
+None of these touch the database: the custom resource is the intent, and the mirror fills (or marks
+deleted) the row when the watch event arrives. Logdirs come only from what a source recorded (a workflow's
+`tensorboard` artifacts) or from paths an administrator configured, never from a string the user typed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from hyperparam.manifests import LABEL_BATCH, sweep_selector
+from kube.client import KubeClient
+from kube.conditions import timestamp
+from kube.crds import HYPERPARAM_WORKFLOW, MXJOB, PYTORCHJOB, TENSORBOARD, TFJOB
+from kube.errors import AlreadyExists, Conflict, NotFound
+from kube.events import recorder_for
+from kube.resources import WORKFLOW, ResourceType
+
+from .artifacts import (
+    Collection,
+    ObjectStore,
+    collect,
+    run_names,
+    single_store,
+    usable_artifacts,
+    warnings_for,
+)
+from .conf import TensorboardConf
+from .culling import should_cull
+from .durations import format_duration
+from .errors import LogdirNotAllowed, NameTaken, SourceNotFound, UnusableArtifacts
+from .manifests import ANNOTATION_LAST_ACCESS, API_VERSION, KIND, SpecError, parse_pvc_path
+
+logger = logging.getLogger(__name__)
+
+TENSORBOARD_RESOURCE = TENSORBOARD.resource_type
+LABEL_SOURCE_KIND = "argoml.io/tensorboard-source-kind"
+MAX_NAME_LENGTH = 253
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """A kind of object a TensorBoard can be spawned for, and the suffix its instance names carry."""
+
+    kind: str
+    rtype: ResourceType
+    suffix: str  # "" for a Workflow: the instance takes the workflow's name
+
+
+SOURCE_KINDS: dict[str, SourceKind] = {
+    "Workflow": SourceKind("Workflow", WORKFLOW, ""),
+    "HyperparamWorkflow": SourceKind("HyperparamWorkflow", HYPERPARAM_WORKFLOW.resource_type, "hpw"),
+    "TFJob": SourceKind("TFJob", TFJOB.resource_type, "tfjob"),
+    "MXJob": SourceKind("MXJob", MXJOB.resource_type, "mxjob"),
+    "PyTorchJob": SourceKind("PyTorchJob", PYTORCHJOB.resource_type, "pytorchjob"),
+}
+
+
+@dataclass(frozen=True)
+class Logdirs:
+    """What a source offers a TensorBoard: its runs, the S3 store they share, and what to warn about."""
+
+    entries: list[dict[str, str]]
+    store: ObjectStore | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Spawned:
+    tensorboard: dict[str, Any]
+    created: bool
+    warnings: list[str]
+
+
+# -- names -------------------------------------------------------------------------------------------
+def tensorboard_name(kind: str, source: str) -> str:
+    """The instance of a source: the workflow's own name, `<name>-<suffix>` for other kinds (so a sweep
+    and a workflow of the same name get different instances); hashed when too long."""
+    suffix = SOURCE_KINDS[kind].suffix
+    name = f"{source}-{suffix}" if suffix else source
+    if len(name) <= MAX_NAME_LENGTH:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME_LENGTH - 9].rstrip('-.')}-{digest}"
+
+
+# -- collecting logdirs ------------------------------------------------------------------------------
+def _get(client: KubeClient, kind: SourceKind, namespace: str, name: str) -> dict[str, Any]:
+    try:
+        return client.get(kind.rtype, name, namespace)
+    except NotFound:
+        raise SourceNotFound(
+            f"{kind.kind} {namespace}/{name} was not found.", kind=kind.kind, namespace=namespace, name=name
+        ) from None
+
+
+def _from_collections(collections: Sequence[Collection], source: str) -> Logdirs:
+    artifacts = usable_artifacts(collections, source)
+    store = single_store(artifacts)
+    entries = [
+        {"name": run, "path": artifact.path}
+        for run, artifact in zip(run_names(artifacts), artifacts, strict=True)
+    ]
+    return Logdirs(entries, store, warnings_for(collections))
+
+
+def workflow_logdirs(workflow: dict[str, Any], conf: TensorboardConf) -> Logdirs:
+    """One run per `tensorboard` artifact of the workflow's nodes."""
+    name = (workflow.get("metadata") or {}).get("name")
+    collection = collect(workflow, default_repository=conf.default_repository)
+    return _from_collections([collection], f"Workflow {name}")
+
+
+def sweep_logdirs(client: KubeClient, hpw: dict[str, Any], conf: TensorboardConf) -> Logdirs:
+    """One run per trial of every batch Workflow of a HyperparamWorkflow, in batch order."""
+    metadata = hpw.get("metadata") or {}
+    selector = ",".join(f"{key}={value}" for key, value in sweep_selector(hpw).items())
+    workflows = [
+        item
+        for page in client.list_pages(WORKFLOW, metadata.get("namespace"), label_selector=selector)
+        for item in page.get("items") or ()
+    ]
+    workflows.sort(key=lambda wf: _batch_index(wf))
+    collections = [collect(wf, default_repository=conf.default_repository) for wf in workflows]
+    return _from_collections(collections, f"HyperparamWorkflow {metadata.get('name')}")
+
+
+def _batch_index(workflow: dict[str, Any]) -> tuple[int, str]:
+    metadata = workflow.get("metadata") or {}
+    text = (metadata.get("labels") or {}).get(LABEL_BATCH, "")
+    return (int(text) if str(text).isdigit() else 0, str(metadata.get("name") or ""))
+
+
+def job_logdirs(job: dict[str, Any], conf: TensorboardConf) -> Logdirs:
+    """A training job's one run: the logdir the administrator set for jobs (TENSORBOARD_JOB_LOGDIR)."""
+    metadata = job.get("metadata") or {}
+    kind = job.get("kind") or "job"
+    if not conf.job_logdir:
+        raise UnusableArtifacts(
+            f"{kind} {metadata.get('name')}: training jobs record no artifacts, and no job log directory is "
+            "configured (TENSORBOARD_JOB_LOGDIR, e.g. s3://ml-logs/{namespace}/{name}).",
+        )
+    path = conf.job_logdir.format(namespace=metadata.get("namespace"), name=metadata.get("name"))
+    store = conf.default_repository.s3 if path.startswith("s3://") else None
+    return Logdirs([{"name": str(metadata.get("name")), "path": path}], store)
+
+
+def source_logdirs(
+    client: KubeClient, conf: TensorboardConf, kind: str, namespace: str, name: str
+) -> Logdirs:
+    """Read the source from the cluster and collect its logdirs, or raise the SpawnError saying why not."""
+    source_kind = SOURCE_KINDS[kind]
+    source = _get(client, source_kind, namespace, name)
+    if kind == "Workflow":
+        return workflow_logdirs(source, conf)
+    if kind == "HyperparamWorkflow":
+        return sweep_logdirs(client, source, conf)
+    return job_logdirs(source, conf)
+
+
+def allowed_logdir(path: str, namespace: str, conf: TensorboardConf) -> bool:
+    """Whether `path` lies under a prefix the administrator allowed (`{namespace}` in it is replaced)."""
+    if path.startswith("pvc://"):
+        try:
+            parse_pvc_path(path)  # refuses `..`
+        except SpecError:
+            return False
+    for prefix in conf.allowed_logdirs:
+        allowed = prefix.format(namespace=namespace)
+        if path == allowed.rstrip("/") or path.startswith(
+            allowed if allowed.endswith("/") else allowed + "/"
+        ):
+            return True
+    return False
+
+
+# -- spawning ----------------------------------------------------------------------------------------
+def manifest(
+    namespace: str,
+    name: str,
+    source: tuple[str, str] | None,
+    logdirs: Logdirs,
+    now: datetime,
+    idle_timeout: timedelta | None = None,
+) -> dict[str, Any]:
+    """The Tensorboard of a (kind, name) source, or of admin-allowed logdirs (None), opened `now`."""
+    spec: dict[str, Any] = {"logdirs": logdirs.entries}
+    if source is not None:
+        spec["workflowRef"] = {"kind": source[0], "name": source[1]}
+    if logdirs.store is not None:
+        spec["s3"] = s3_spec(logdirs.store)
+    if idle_timeout is not None:
+        spec["idleTimeout"] = format_duration(idle_timeout)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {LABEL_SOURCE_KIND: source[0] if source else "Logdirs"},
+            "annotations": {ANNOTATION_LAST_ACCESS: timestamp(now)},
+        },
+        "spec": spec,
+    }
+
+
+def s3_spec(store: ObjectStore) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if store.endpoint:
+        spec["endpoint"] = store.endpoint
+    if store.region:
+        spec["region"] = store.region
+    if store.insecure:
+        spec["insecure"] = True
+    if store.access_key is not None:
+        spec["accessKeySecret"] = {"name": store.access_key.name, "key": store.access_key.key}
+    if store.secret_key is not None:
+        spec["secretKeySecret"] = {"name": store.secret_key.name, "key": store.secret_key.key}
+    return spec
+
+
+def spawn(
+    client: KubeClient,
+    conf: TensorboardConf,
+    *,
+    namespace: str,
+    kind: str,
+    source: str,
+    now: datetime,
+    idle_timeout: timedelta | None = None,
+) -> Spawned:
+    """Create the Tensorboard for a source, or return the one it already has (idempotent: the same source
+    gives the same instance, its logdirs refreshed when the source recorded more since, and opened now)."""
+    logdirs = source_logdirs(client, conf, kind, namespace, source)
+    body = manifest(namespace, tensorboard_name(kind, source), (kind, source), logdirs, now, idle_timeout)
+    return _create_or_refresh(client, body, logdirs.warnings)
+
+
+def spawn_logdirs(
+    client: KubeClient,
+    conf: TensorboardConf,
+    *,
+    namespace: str,
+    name: str,
+    entries: Sequence[dict[str, str]],
+    now: datetime,
+    idle_timeout: timedelta | None = None,
+) -> Spawned:
+    """Create (or refresh) the instance `name` for logdirs a user named; each must lie under a path an
+    administrator allowed (TENSORBOARD_ALLOWED_LOGDIRS), or LogdirNotAllowed names the first that does not."""
+    for entry in entries:
+        if not allowed_logdir(entry["path"], namespace, conf):
+            allowed = ", ".join(prefix.format(namespace=namespace) for prefix in conf.allowed_logdirs)
+            raise LogdirNotAllowed(
+                f"logdirs: {entry['path']!r} is not under a path an administrator allowed for namespace "
+                f"{namespace} ({allowed or 'none is allowed'}).",
+                path=entry["path"],
+            )
+    store = conf.default_repository.s3 if any(e["path"].startswith("s3://") for e in entries) else None
+    logdirs = Logdirs([{"name": e["name"], "path": e["path"]} for e in entries], store)
+    return _create_or_refresh(client, manifest(namespace, name, None, logdirs, now, idle_timeout), [])
+
+
+def _create_or_refresh(client: KubeClient, body: dict[str, Any], warnings: list[str]) -> Spawned:
+    metadata = body["metadata"]
+    namespace, name = metadata["namespace"], metadata["name"]
+    try:
+        created = client.create(TENSORBOARD_RESOURCE, body, namespace)
+    except AlreadyExists:
+        existing = client.get(TENSORBOARD_RESOURCE, name, namespace)
+    else:
+        logger.info("spawned Tensorboard %s/%s", namespace, name)
+        return Spawned(created, True, warnings)
+    _check_same_source(existing, body["spec"].get("workflowRef"))
+    patch: dict[str, Any] = {"metadata": {"annotations": metadata["annotations"]}}
+    current = existing.get("spec") or {}
+    changes = {key: body["spec"][key] for key in ("logdirs", "s3", "idleTimeout") if key in body["spec"]}
+    if any(current.get(key) != value for key, value in changes.items()):
+        patch["spec"] = changes
+    return Spawned(client.patch(TENSORBOARD_RESOURCE, name, patch, namespace), False, warnings)
+
+
+def _check_same_source(existing: dict[str, Any], wanted: dict[str, str] | None) -> None:
+    metadata = existing.get("metadata") or {}
+    key = f"{metadata.get('namespace')}/{metadata.get('name')}"
+    if metadata.get("deletionTimestamp"):
+        raise NameTaken(f"Tensorboard {key} is being deleted; spawn it again in a few seconds.", name=key)
+    reference = (existing.get("spec") or {}).get("workflowRef")
+
+    def describe(ref: dict[str, str] | None) -> str:
+        return f"{ref.get('kind') or 'Workflow'} {ref.get('name')}" if ref else "logdirs named directly"
+
+    same = (reference or {}).get("kind", "Workflow") == (wanted or {}).get("kind", "Workflow") and (
+        (reference or {}).get("name") == (wanted or {}).get("name")
+    )
+    if not same:
+        raise NameTaken(
+            f"Tensorboard {key} already exists for {describe(reference)}, not for {describe(wanted)}; "
+            "delete it first.",
+            name=key,
+        )
+
+
+def open_tensorboard(client: KubeClient, namespace: str, name: str, now: datetime) -> dict[str, Any]:
+    """Record that a user opened the instance (the controller copies it into status.lastAccess)."""
+    patch = {"metadata": {"annotations": {ANNOTATION_LAST_ACCESS: timestamp(now)}}}
+    return client.patch(TENSORBOARD_RESOURCE, name, patch, namespace)
+
+
+def stop(client: KubeClient, namespace: str, name: str, uid: str | None = None) -> bool:
+    """Delete the instance (its Deployment and Service follow through their ownerReferences). The uid is a
+    precondition, so a newer instance that took the name is never deleted. False when already gone."""
+    try:
+        client.delete(TENSORBOARD_RESOURCE, name, namespace, uid=uid)
+    except (NotFound, Conflict):
+        return False
+    return True
+
+
+def cull_idle(client: KubeClient, conf: TensorboardConf, now: datetime) -> list[str]:
+    """Delete every instance idle longer than its timeout at `now`; returns their keys."""
+    recorder = recorder_for("tensorboard")
+    culled: list[str] = []
+    for page in client.list_pages(TENSORBOARD_RESOURCE):
+        for tensorboard in page.get("items") or ():
+            if not should_cull(tensorboard, now, conf.idle_timeout):
+                continue
+            metadata = tensorboard["metadata"]
+            key = f"{metadata['namespace']}/{metadata['name']}"
+            recorder.normal(tensorboard, "IdleTimeout", "Deleted after being idle too long.", action="Delete")
+            if stop(client, metadata["namespace"], metadata["name"], metadata.get("uid")):
+                logger.info("culled idle Tensorboard %s", key)
+                culled.append(key)
+    return culled

@@ -1,0 +1,129 @@
+"""Read-only admin of TensorBoards: the list shows phase, source and URL; a TensorBoard's page shows its
+logdirs and the history of its phases. The mirror owns the rows: nothing is added, changed or deleted here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+
+from tensorboard.models import Tensorboard, TensorboardHistory
+from tensorboard.status import FAILED, PENDING, READY
+
+
+class LiveFilter(admin.SimpleListFilter):
+    """Instances still in the cluster by default; deleted ones keep their rows and history."""
+
+    title = "in the cluster"
+    parameter_name = "live"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("yes", "Yes"), ("no", "No, deleted")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "no":
+            return queryset.filter(deleted_at__isnull=False)
+        if self.value() == "yes":
+            return queryset.filter(deleted_at__isnull=True)
+        return queryset
+
+
+class PhaseFilter(admin.SimpleListFilter):
+    """The three phases, listed without a query."""
+
+    title = "phase"
+    parameter_name = "phase"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [(phase, phase) for phase in (PENDING, READY, FAILED)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(phase=self.value()) if self.value() else queryset
+
+
+class HistoryInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = TensorboardHistory
+    fields = readonly_fields = ("at", "phase", "reason", "message")
+    ordering = ("at", "id")
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Tensorboard)
+class TensorboardAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("name", "namespace", "state", "source", "link", "last_access", "created_at")
+    list_filter = (PhaseFilter, LiveFilter, "source_kind", "namespace")
+    search_fields = ("^name", "^source_name")
+    ordering = ("-created_at", "-id")
+    list_per_page = 50
+    show_full_result_count = False
+    inlines = (HistoryInline,)
+    fieldsets = (
+        (None, {"fields": ("namespace", "name", "uid", "phase", "url", "source_kind", "source_name")}),
+        ("Log directories", {"fields": ("logdir_table",)}),
+        ("Times", {"fields": ("last_access", "created_at", "updated_at", "deleted_at")}),
+        (
+            "As the cluster holds it",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "labels",
+                    "spec",
+                    "status",
+                    "resource_version",
+                    "generation",
+                    "observed_generation",
+                ),
+            },
+        ),
+    )
+
+    @admin.display(description="phase", ordering="phase")
+    def state(self, tensorboard: Tensorboard) -> str:
+        return f"{tensorboard.phase} (deleted)" if tensorboard.deleted_at else tensorboard.phase
+
+    @admin.display(description="source", ordering="source_name")
+    def source(self, tensorboard: Tensorboard) -> str:
+        return tensorboard.source or "logdirs"
+
+    @admin.display(description="URL")
+    def link(self, tensorboard: Tensorboard) -> str:
+        if not tensorboard.url or tensorboard.deleted_at:
+            return "-"
+        return format_html('<a href="{}" rel="noopener" target="_blank">open</a>', tensorboard.url)
+
+    @admin.display(description="logdirs")
+    def logdir_table(self, tensorboard: Tensorboard) -> str:
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td><code>{}</code></td></tr>",
+            ((e.get("name"), e.get("path")) for e in tensorboard.logdirs),
+        )
+        return format_html("<table><tr><th>run</th><th>path</th></tr>{}</table>", rows)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field.name for field in Tensorboard._meta.concrete_fields] + ["logdir_table"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Tensorboard]:
+        queryset = super().get_queryset(request)
+        if request.resolver_match and request.resolver_match.url_name == "tensorboard_tensorboard_changelist":
+            return queryset.defer("labels", "spec", "status", "conditions")
+        return queryset
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # TensorBoards are spawned in the cluster; the mirror adds the row
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,112 @@
+"""Serializers of the spawner. Rows were written by the mirror, so every field of a TensorBoard is
+read-only; a spawn request names a source (or admin-allowed logdirs), never a manifest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from tensorboard.actions import SOURCE_KINDS
+from tensorboard.durations import parse_duration
+from tensorboard.models import Tensorboard, TensorboardHistory
+
+TENSORBOARD_FIELDS = (
+    "id",
+    "uid",
+    "namespace",
+    "name",
+    "phase",
+    "url",
+    "source_kind",
+    "source_name",
+    "logdirs",
+    "last_access",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+)
+
+
+class TensorboardHistorySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TensorboardHistory
+        fields = ("at", "phase", "reason", "message")
+        read_only_fields = fields
+
+
+class TensorboardSerializer(serializers.ModelSerializer):
+    """A TensorBoard as the cluster last reported it: phase, URL, source workflow and logdirs."""
+
+    logdirs = serializers.ListField(child=serializers.DictField(), read_only=True)
+
+    class Meta:
+        model = Tensorboard
+        fields = TENSORBOARD_FIELDS
+        read_only_fields = fields
+
+
+class TensorboardDetailSerializer(TensorboardSerializer):
+    history = TensorboardHistorySerializer(many=True, read_only=True)
+
+    class Meta(TensorboardSerializer.Meta):
+        fields = (*TENSORBOARD_FIELDS, "spec", "status", "conditions", "history")
+        read_only_fields = fields
+
+
+class LogdirSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    path = serializers.CharField(max_length=2048)
+
+
+class SpawnSerializer(serializers.Serializer):
+    """`{namespace, workflow}`: the TensorBoard of a Workflow's `tensorboard` artifacts. `kind` opens a
+    HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
+    administrator allowed."""
+
+    namespace = serializers.RegexField(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", max_length=63)
+    workflow = serializers.CharField(required=False, max_length=253, help_text="The source's name.")
+    kind = serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
+    name = serializers.RegexField(
+        r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63, required=False, help_text="With `logdirs` only."
+    )
+    logdirs = LogdirSerializer(many=True, required=False, allow_empty=False)
+    idleTimeout = serializers.CharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")
+
+    def validate_idleTimeout(self, value: str) -> Any:
+        try:
+            duration = parse_duration(value)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error).removeprefix("idleTimeout: ")) from error
+        if duration.total_seconds() < 1:
+            raise serializers.ValidationError("must be at least 1s.")
+        return duration
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "logdirs" in attrs:
+            if "workflow" in attrs:
+                raise serializers.ValidationError(
+                    {"logdirs": ["Name either a workflow or logdirs, not both."]}
+                )
+            if "name" not in attrs:
+                raise serializers.ValidationError({"name": ["Required with logdirs."]})
+        elif "workflow" not in attrs:
+            raise serializers.ValidationError({"workflow": ["This field is required."]})
+        return attrs
+
+
+class SpawnedSerializer(serializers.Serializer):
+    """What a spawn answers: the instance as the cluster holds it now, and what the user should know."""
+
+    id = serializers.IntegerField(allow_null=True, help_text="The row's id once the controller mirrored it.")
+    uid = serializers.CharField()
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    phase = serializers.CharField()
+    url = serializers.CharField()
+    source_kind = serializers.CharField()
+    source_name = serializers.CharField()
+    logdirs = serializers.ListField(child=serializers.DictField())
+    last_access = serializers.CharField(allow_null=True)
+    created = serializers.BooleanField(help_text="False when the source already had this instance.")
+    warnings = serializers.ListField(child=serializers.CharField())

@@ -1,0 +1,173 @@
+"""/api/tensorboards/: list and read the mirror of TensorBoards; spawn, open and stop them in the cluster.
+
+POST `{namespace, workflow}` answers 201 with the new instance or 200 with the one the workflow already
+has; errors are specific (404 source not found, 422 no or archived `tensorboard` artifacts, 409 name taken).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.models import Role
+from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
+from kube.client import get_client
+from kube.errors import ApiError, NotFound
+from tensorboard import actions
+from tensorboard.conf import conf_from_settings
+from tensorboard.errors import SpawnError
+from tensorboard.manifests import url
+from tensorboard.models import Tensorboard
+from tensorboard.status import PENDING, last_access
+
+from .filters import TensorboardFilterSet
+from .serializers import (
+    SpawnedSerializer,
+    SpawnSerializer,
+    TensorboardDetailSerializer,
+    TensorboardSerializer,
+)
+
+
+class NewestFirst(CursorPagination):
+    """Stable pages over a growing table, with no COUNT(*): newest first (the id breaks ties)."""
+
+    ordering = "-id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class OpenPermission(NamespacePermission):
+    """Opening an instance is reading it: a viewer may open what they may see."""
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        namespace = getattr(obj, "namespace", None)
+        if namespace is None or not request_scope(request).can_read(namespace):
+            raise exceptions.NotFound()
+        return request_scope(request).allows(namespace, Role.VIEWER)
+
+
+class ClusterUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The cluster did not accept the request; try again later."
+    default_code = "cluster_unavailable"
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("namespace", str),
+        OpenApiParameter("phase", str, enum=["Pending", "Ready", "Failed"]),
+        OpenApiParameter("source_kind", str, enum=sorted(actions.SOURCE_KINDS)),
+        OpenApiParameter("source_name", str),
+        OpenApiParameter("name", str),
+        OpenApiParameter("deleted", bool),
+    ]
+)
+class TensorboardViewSet(
+    NamespaceScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """TensorBoards as the cluster last reported them. POST spawns one for a workflow (idempotent); DELETE
+    stops it; POST …/open/ records that it was opened (it is culled after idleTimeout without that)."""
+
+    pagination_class = NewestFirst
+
+    def get_queryset(self) -> QuerySet[Tensorboard]:
+        queryset = self.scope_queryset(Tensorboard.objects.all())
+        if self.action == "list":
+            return TensorboardFilterSet.filter(self.request, queryset)
+        return queryset.prefetch_related("history")
+
+    def get_serializer_class(self) -> type[Any]:
+        if self.action == "create":
+            return SpawnSerializer
+        return TensorboardSerializer if self.action == "list" else TensorboardDetailSerializer
+
+    @extend_schema(request=SpawnSerializer, responses={201: SpawnedSerializer, 200: SpawnedSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = SpawnSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        values = serializer.validated_data
+        conf = conf_from_settings()
+        common = {
+            "namespace": values["namespace"],
+            "now": timezone.now(),
+            "idle_timeout": values.get("idleTimeout"),
+        }
+        try:
+            if "logdirs" in values:
+                spawned = actions.spawn_logdirs(
+                    get_client(), conf, name=values["name"], entries=values["logdirs"], **common
+                )
+            else:
+                spawned = actions.spawn(
+                    get_client(), conf, kind=values["kind"], source=values["workflow"], **common
+                )
+        except SpawnError as error:
+            return Response(error.as_dict(), status=error.status)
+        except ApiError as error:
+            raise ClusterUnavailable(str(error)) from error
+        body = spawned_response(spawned, conf)
+        return Response(body, status=status.HTTP_201_CREATED if spawned.created else status.HTTP_200_OK)
+
+    @extend_schema(responses={202: None})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        tensorboard = self.get_object()
+        if tensorboard.deleted_at is None:
+            try:
+                actions.stop(get_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
+            except ApiError as error:
+                raise ClusterUnavailable(str(error)) from error
+        return Response(status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={200: SpawnedSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[OpenPermission])
+    def open(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Record an opening (lastAccess) and answer where the instance is served."""
+        tensorboard = self.get_object()
+        if tensorboard.deleted_at is not None:
+            raise exceptions.NotFound("This TensorBoard was deleted; spawn it again.")
+        try:
+            obj = actions.open_tensorboard(
+                get_client(), tensorboard.namespace, tensorboard.name, timezone.now()
+            )
+        except NotFound:
+            raise exceptions.NotFound("This TensorBoard is being deleted; spawn it again.") from None
+        except ApiError as error:
+            raise ClusterUnavailable(str(error)) from error
+        return Response(spawned_response(actions.Spawned(obj, False, []), conf_from_settings()))
+
+
+def spawned_response(spawned: actions.Spawned, conf: Any) -> dict[str, Any]:
+    """The instance as the cluster holds it (the row may not exist yet), with the URL it is served at."""
+    obj = spawned.tensorboard
+    metadata = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    reference = spec.get("workflowRef") or {}
+    obj_status = obj.get("status") or {}
+    row_id = Tensorboard.objects.filter(uid=metadata.get("uid")).values_list("id", flat=True).first()
+    return {
+        "id": row_id,
+        "uid": metadata.get("uid"),
+        "namespace": metadata.get("namespace"),
+        "name": metadata.get("name"),
+        "phase": obj_status.get("phase") or PENDING,
+        "url": obj_status.get("url") or url(conf, metadata["namespace"], metadata["name"]),
+        "source_kind": reference.get("kind") or ("Workflow" if reference else ""),
+        "source_name": reference.get("name") or "",
+        "logdirs": spec.get("logdirs") or [],
+        "last_access": last_access(obj),
+        "created": spawned.created,
+        "warnings": spawned.warnings,
+    }

@@ -1,0 +1,390 @@
+"""Pure: an Argo Workflow (a dict as the API server returns it) → its output artifacts named `tensorboard`.
+
+Argo records every node's outputs in `status.nodes[*].outputs.artifacts`. An artifact that went to the
+default repository carries only its key; the bucket and endpoint then come from the repository the
+workflow used (`status.artifactRepositoryRef.artifactRepository`, Argo >= 3.1) or, failing that, from the
+default repository configured for the spawner. Large workflows keep their nodes gzipped in
+`status.compressedNodes` (decoded here) or offloaded to Argo's database (`status.offloadNodeStatusVersion`,
+unreachable from the API server: reported as such).
+
+TensorBoard reads event files from a directory, so an artifact must be saved with `archive: {none: {}}`;
+without `archive` Argo tars and gzips it (its default), which is reported, never silently skipped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import (
+    ArchivedArtifacts,
+    MixedObjectStores,
+    NodeStatusUnavailable,
+    NoTensorboardArtifacts,
+    UnusableArtifacts,
+)
+
+ARTIFACT_NAME = "tensorboard"
+FINISHED_PHASES = frozenset({"Succeeded", "Failed", "Error"})
+# Where Argo can put an artifact, and which of those TensorBoard reads.
+READABLE_STORAGES = ("s3", "gcs")
+OTHER_STORAGES = ("oss", "hdfs", "http", "git", "artifactory", "azure", "raw", "plugin")
+ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar", ".zip")
+
+Json = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A key of a Secret in the workflow's namespace (Argo's accessKeySecret / secretKeySecret)."""
+
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ObjectStore:
+    """How to reach an S3-compatible store: endpoint (host[:port], empty: AWS), region, TLS, credentials."""
+
+    endpoint: str = ""
+    region: str = ""
+    insecure: bool = False
+    access_key: SecretRef | None = None
+    secret_key: SecretRef | None = None
+
+
+@dataclass(frozen=True)
+class Repository:
+    """The default artifact repository (the spawner's settings), used when the workflow names none."""
+
+    s3_bucket: str = ""
+    s3: ObjectStore = field(default_factory=ObjectStore)
+    gcs_bucket: str = ""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One readable `tensorboard` artifact: where it is and which node wrote it."""
+
+    workflow: str
+    node_id: str
+    node_name: str
+    display_name: str
+    path: str  # s3://bucket/key or gs://bucket/key
+    store: ObjectStore | None = None  # S3 only
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A `tensorboard` artifact that cannot be used, and why (in words a user can act on)."""
+
+    workflow: str
+    node: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.workflow}/{self.node}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Collection:
+    """What one workflow offers: readable artifacts, unusable ones, archived ones, and every other name."""
+
+    workflow: str
+    phase: str
+    artifacts: tuple[Artifact, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    archived: tuple[Skipped, ...] = ()
+    other_names: tuple[str, ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in FINISHED_PHASES
+
+
+# -- nodes ---------------------------------------------------------------------------------------------
+def workflow_nodes(workflow: Json) -> dict[str, Any]:
+    """`status.nodes`, or `status.compressedNodes` decoded (base64 of gzipped JSON)."""
+    name = _name(workflow)
+    status = workflow.get("status") or {}
+    nodes = status.get("nodes")
+    if isinstance(nodes, Mapping) and nodes:
+        return dict(nodes)
+    compressed = status.get("compressedNodes")
+    if compressed:
+        return _decompress(name, compressed)
+    offloaded = status.get("offloadNodeStatusVersion")
+    if offloaded:
+        raise NodeStatusUnavailable(
+            f"Workflow {name} keeps its node status in Argo's database (offloadNodeStatusVersion="
+            f"{offloaded}), which the spawner cannot read through the Kubernetes API. Raise Argo's "
+            "`maxNodeStatusSize` or disable node status offloading for this workflow's size, or open its "
+            "artifacts with the Argo Server.",
+            workflow=name,
+            offloadNodeStatusVersion=offloaded,
+        )
+    return {}
+
+
+def _decompress(name: str, compressed: object) -> dict[str, Any]:
+    try:
+        raw = zlib.decompress(base64.b64decode(str(compressed), validate=True), wbits=47)
+        nodes = json.loads(raw)
+    except (binascii.Error, zlib.error, ValueError) as error:
+        raise NodeStatusUnavailable(
+            f"Workflow {name} has compressed node status (status.compressedNodes) that is not valid "
+            f"base64-encoded gzip of JSON: {error}.",
+            workflow=name,
+        ) from error
+    if not isinstance(nodes, dict):
+        raise NodeStatusUnavailable(
+            f"Workflow {name}: status.compressedNodes decodes to {type(nodes).__name__}, not a map of nodes.",
+            workflow=name,
+        )
+    return nodes
+
+
+def _ordered(nodes: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Nodes in the order they started (then by name), so runs are listed as they ran."""
+    items = [(node_id, node) for node_id, node in nodes.items() if isinstance(node, Mapping)]
+    return sorted(
+        items, key=lambda item: (str(item[1].get("startedAt") or ""), str(item[1].get("name") or ""))
+    )
+
+
+# -- repositories --------------------------------------------------------------------------------------
+def _secret(value: object) -> SecretRef | None:
+    if isinstance(value, Mapping) and value.get("name") and value.get("key"):
+        return SecretRef(str(value["name"]), str(value["key"]))
+    return None
+
+
+def _store(s3: Json, fallback: ObjectStore) -> ObjectStore:
+    """An artifact's (or a repository's) S3 fields over the fallback's, field by field."""
+    return ObjectStore(
+        endpoint=str(s3.get("endpoint") or fallback.endpoint),
+        region=str(s3.get("region") or fallback.region),
+        insecure=bool(s3["insecure"]) if "insecure" in s3 else fallback.insecure,
+        access_key=_secret(s3.get("accessKeySecret")) or fallback.access_key,
+        secret_key=_secret(s3.get("secretKeySecret")) or fallback.secret_key,
+    )
+
+
+def workflow_repository(workflow: Json, default: Repository) -> Repository:
+    """The repository the workflow used (status.artifactRepositoryRef.artifactRepository) over the default."""
+    ref = (workflow.get("status") or {}).get("artifactRepositoryRef") or {}
+    resolved = ref.get("artifactRepository") if isinstance(ref, Mapping) else None
+    if not isinstance(resolved, Mapping):
+        return default
+    s3 = resolved.get("s3") if isinstance(resolved.get("s3"), Mapping) else None
+    gcs = resolved.get("gcs") if isinstance(resolved.get("gcs"), Mapping) else None
+    return Repository(
+        s3_bucket=str((s3 or {}).get("bucket") or default.s3_bucket),
+        s3=_store(s3, default.s3) if s3 is not None else default.s3,
+        gcs_bucket=str((gcs or {}).get("bucket") or default.gcs_bucket),
+    )
+
+
+def _repository_hint(workflow: Json) -> str:
+    ref = (workflow.get("status") or {}).get("artifactRepositoryRef") or {}
+    if isinstance(ref, Mapping) and ref.get("configMap"):
+        return (
+            f" The workflow names repository {ref.get('configMap')}/{ref.get('key') or '(default key)'} "
+            "without the resolved repository (Argo < 3.1); set the spawner's default bucket "
+            "(TENSORBOARD_ARTIFACT_BUCKET)."
+        )
+    return (
+        " Set the spawner's default bucket (TENSORBOARD_ARTIFACT_BUCKET) to your Argo default repository's."
+    )
+
+
+# -- one artifact --------------------------------------------------------------------------------------
+def archive_problem(artifact: Json, key: str) -> str | None:
+    """Why the artifact is an archive TensorBoard cannot read, or None when it was saved as plain files."""
+    archive = artifact.get("archive")
+    if isinstance(archive, Mapping) and "none" in archive:
+        return None
+    if isinstance(archive, Mapping) and ("tar" in archive or "zip" in archive):
+        how = "tar" if "tar" in archive else "zip"
+        return f"saved as a {how} archive (key {key})"
+    if archive in (None, {}):
+        return f"saved as a tar.gz archive, Argo's default when `archive` is not set (key {key})"
+    return None if not key.endswith(ARCHIVE_SUFFIXES) else f"saved as an archive (key {key})"
+
+
+def _locate(artifact: Json, repository: Repository, workflow: Json) -> tuple[str, ObjectStore | None] | str:
+    """(path, S3 store) of a readable artifact, or the reason it cannot be read."""
+    if isinstance(artifact.get("s3"), Mapping):
+        s3 = artifact["s3"]
+        bucket = str(s3.get("bucket") or repository.s3_bucket)
+        key = str(s3.get("key") or "").lstrip("/")
+        if not key:
+            return "no S3 key was recorded"
+        if not bucket:
+            return (
+                "the S3 bucket is unknown: neither the artifact nor the workflow's repository names one."
+                + (_repository_hint(workflow))
+            )
+        return f"s3://{bucket}/{key}", _store(s3, repository.s3)
+    if isinstance(artifact.get("gcs"), Mapping):
+        gcs = artifact["gcs"]
+        bucket = str(gcs.get("bucket") or repository.gcs_bucket)
+        key = str(gcs.get("key") or "").lstrip("/")
+        if not key or not bucket:
+            return "the GCS bucket or key is unknown"
+        return f"gs://{bucket}/{key}", None
+    storage = next((name for name in OTHER_STORAGES if name in artifact), None)
+    if storage is not None:
+        return f"stored in {storage}, which TensorBoard cannot read (use S3, MinIO or GCS)"
+    return "no storage location was recorded"
+
+
+def _key(artifact: Json) -> str:
+    for storage in READABLE_STORAGES:
+        location = artifact.get(storage)
+        if isinstance(location, Mapping):
+            return str(location.get("key") or "")
+    return ""
+
+
+# -- a workflow ----------------------------------------------------------------------------------------
+def collect(
+    workflow: Json, *, default_repository: Repository | None = None, artifact_name: str = ARTIFACT_NAME
+) -> Collection:
+    """Every output artifact named `artifact_name` of the workflow's nodes, sorted into readable, skipped
+    (with a reason) and archived; plus the names of the other output artifacts, for error messages."""
+    name = _name(workflow)
+    repository = workflow_repository(workflow, default_repository or Repository())
+    found: list[Artifact] = []
+    skipped: list[Skipped] = []
+    archived: list[Skipped] = []
+    others: set[str] = set()
+    for node_id, node in _ordered(workflow_nodes(workflow)):
+        outputs = node.get("outputs") if isinstance(node.get("outputs"), Mapping) else {}
+        display = str(node.get("displayName") or node.get("name") or node_id)
+        for artifact in outputs.get("artifacts") or ():
+            if not isinstance(artifact, Mapping):
+                continue
+            if artifact.get("name") != artifact_name:
+                if artifact.get("name"):
+                    others.add(str(artifact["name"]))
+                continue
+            if artifact.get("deleted"):
+                skipped.append(Skipped(name, display, "deleted by Argo's artifact garbage collection"))
+                continue
+            location = _locate(artifact, repository, workflow)
+            if isinstance(location, str):
+                skipped.append(Skipped(name, display, location))
+                continue
+            problem = archive_problem(artifact, _key(artifact))
+            if problem is not None:
+                archived.append(Skipped(name, display, problem))
+                continue
+            path, store = location
+            if "," in path:
+                skipped.append(
+                    Skipped(
+                        name, display, f"its path {path} contains a comma, which --logdir_spec cannot express"
+                    )
+                )
+                continue
+            found.append(Artifact(name, node_id, str(node.get("name") or node_id), display, path, store))
+    phase = str((workflow.get("status") or {}).get("phase") or "")
+    return Collection(name, phase, tuple(found), tuple(skipped), tuple(archived), tuple(sorted(others)))
+
+
+def usable_artifacts(collections: Sequence[Collection], source: str) -> list[Artifact]:
+    """The readable artifacts of every collection, or the specific error explaining why there are none.
+
+    Archived artifacts are refused even when others are readable: a TensorBoard silently missing runs is
+    worse than a clear request to set `archive: none`.
+    """
+    archived = [item for collection in collections for item in collection.archived]
+    if archived:
+        raise ArchivedArtifacts(
+            f"{source}: {len(archived)} `{ARTIFACT_NAME}` artifact(s) were saved as archives, and "
+            "TensorBoard reads event files, not archives. Save the output artifact with "
+            "`archive: {none: {}}`. "
+            f"{'; '.join(str(item) for item in archived[:5])}",
+            archived=[str(item) for item in archived],
+        )
+    artifacts = [artifact for collection in collections for artifact in collection.artifacts]
+    if artifacts:
+        return artifacts
+    skipped = [item for collection in collections for item in collection.skipped]
+    if skipped:
+        raise UnusableArtifacts(
+            f"{source}: no `{ARTIFACT_NAME}` artifact can be read: "
+            + "; ".join(str(item) for item in skipped[:5]),
+            skipped=[str(item) for item in skipped],
+        )
+    found = sorted({name for collection in collections for name in collection.other_names})
+    still_running = [collection.workflow for collection in collections if not collection.finished]
+    later = " Some of its steps may still produce them: it is still running." if still_running else ""
+    what = f"found only: {', '.join(found)}" if found else "found no output artifacts at all"
+    raise NoTensorboardArtifacts(
+        f"{source} has no output artifact named `{ARTIFACT_NAME}` ({what}). Declare an output artifact named "
+        f"`{ARTIFACT_NAME}` with `archive: {{none: {{}}}}` in the steps that write TensorBoard logs.{later}",
+        found=found,
+    )
+
+
+def warnings_for(collections: Iterable[Collection]) -> list[str]:
+    """What a user should know although the spawn goes ahead: unfinished workflows, skipped artifacts."""
+    messages: list[str] = []
+    for collection in collections:
+        if not collection.finished:
+            messages.append(
+                f"Workflow {collection.workflow} is {collection.phase or 'not started'}: only the "
+                f"`{ARTIFACT_NAME}` artifacts of its finished steps are included; spawn again later to add "
+                "the others."
+            )
+        messages.extend(f"Skipped {item}." for item in collection.skipped)
+    return messages
+
+
+def single_store(artifacts: Iterable[Artifact]) -> ObjectStore | None:
+    """The one S3 store the artifacts share (None when none is on S3); several endpoints are an error."""
+    stores = {artifact.store for artifact in artifacts if artifact.store is not None}
+    endpoints = sorted({store.endpoint or "AWS S3" for store in stores})
+    if len(endpoints) > 1:
+        raise MixedObjectStores(
+            f"The `{ARTIFACT_NAME}` artifacts live on different S3 endpoints ({', '.join(endpoints)}); one "
+            "TensorBoard reads from one endpoint.",
+            endpoints=endpoints,
+        )
+    return min(stores, key=repr) if stores else None
+
+
+def run_names(artifacts: Sequence[Artifact]) -> list[str]:
+    """A readable, unique run name per artifact: the node's display name; where two share one, the node's
+    path inside its workflow (e.g. `train-sweep-0.trial(3:lr:0.1).train`); then a numeric suffix."""
+    counts: dict[str, int] = {}
+    for artifact in artifacts:
+        counts[artifact.display_name] = counts.get(artifact.display_name, 0) + 1
+    names: list[str] = []
+    taken: set[str] = set()
+    for artifact in artifacts:
+        name = artifact.display_name
+        if counts[name] > 1:
+            name = (
+                artifact.node_name
+                if artifact.node_name.startswith(artifact.workflow)
+                else (f"{artifact.workflow}.{artifact.node_name}")
+            )
+        unique, number = name, 2
+        while unique in taken:
+            unique, number = f"{name}-{number}", number + 1
+        taken.add(unique)
+        names.append(unique)
+    return names
+
+
+def _name(workflow: Json) -> str:
+    metadata = workflow.get("metadata") or {}
+    return str(metadata.get("name") or "(unnamed workflow)")

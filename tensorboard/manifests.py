@@ -1,0 +1,370 @@
+"""Pure builders: a Tensorboard (a dict as the API server returns it) + the settings → its Deployment and
+Service, with deterministic names, labels, a controller ownerReference and a hash of what was desired.
+
+The container runs `tensorboard --logdir_spec=<run>:<path>,… --bind_all --path_prefix=…`. TensorBoard splits
+that flag on commas and each entry on its first colon, so run names are made safe here (no `,` or `:`,
+no leading `/`) and a path with a comma is refused. Object-store paths are read with credentials from a
+Secret (AWS_* and S3_ENDPOINT for MinIO); `pvc://<claim>/<subpath>` mounts the claim read-only.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .artifacts import ObjectStore, SecretRef
+from .conf import TensorboardConf
+
+API_VERSION = "argoml.io/v1alpha1"
+KIND = "Tensorboard"
+LABEL_TENSORBOARD = "argoml.io/tensorboard"
+ANNOTATION_SPEC_HASH = "argoml.io/spec-hash"
+# Written by the API when a user opens the instance; the controller copies it into status.lastAccess.
+ANNOTATION_LAST_ACCESS = "argoml.io/last-access"
+CONTAINER = "tensorboard"
+PORT = 6006
+SERVICE_PORT = 80
+PVC_MOUNT_ROOT = "/logdirs"
+GCS_MOUNT = "/var/secrets/google"
+MAX_NAME_LENGTH = 63  # a Service name is a DNS-1035 label
+_HASH_LENGTH = 8
+_UNSAFE_RUN_CHARACTERS = re.compile(r"[^A-Za-z0-9._()=+\-\[\]]+")
+_DNS_1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_PATH_SCHEMES = ("s3://", "gs://", "pvc://")
+
+Json = Mapping[str, Any]
+
+
+class SpecError(ValueError):
+    """The Tensorboard's spec cannot be turned into a Deployment; the message names the field."""
+
+
+@dataclass(frozen=True)
+class PvcPath:
+    claim: str
+    subpath: str
+
+    @property
+    def mount_path(self) -> str:
+        return f"{PVC_MOUNT_ROOT}/{self.claim}"
+
+    @property
+    def local_path(self) -> str:
+        return f"{self.mount_path}/{self.subpath}".rstrip("/")
+
+
+# -- names ---------------------------------------------------------------------------------------------
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:_HASH_LENGTH]
+
+
+def child_name(tensorboard_name: str) -> str:
+    """`tb-<name>` for the Deployment and the Service; a DNS-1035 label however long or dotted the name is."""
+    base = "tb-" + re.sub(r"[^a-z0-9-]+", "-", tensorboard_name.lower()).strip("-")
+    if base == f"tb-{tensorboard_name}" and len(base) <= MAX_NAME_LENGTH:
+        return base
+    keep = MAX_NAME_LENGTH - _HASH_LENGTH - 1
+    return f"{base[:keep].rstrip('-')}-{_short_hash(tensorboard_name)}"
+
+
+def label_value(text: str) -> str:
+    """`text` if it fits a label value, else a readable prefix plus a hash of the whole."""
+    if len(text) <= MAX_NAME_LENGTH:
+        return text
+    keep = MAX_NAME_LENGTH - _HASH_LENGTH - 1
+    return f"{text[:keep].rstrip('-._')}-{_short_hash(text)}"
+
+
+def labels(tensorboard: Json) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": "tensorboard",
+        "app.kubernetes.io/managed-by": "argoml",
+        LABEL_TENSORBOARD: label_value(_metadata(tensorboard)["name"]),
+    }
+
+
+def selector(tensorboard: Json) -> dict[str, str]:
+    return {LABEL_TENSORBOARD: label_value(_metadata(tensorboard)["name"])}
+
+
+def path_prefix(conf: TensorboardConf, namespace: str, name: str) -> str:
+    """Where TensorBoard serves itself (`--path_prefix`), without the trailing slash it adds."""
+    return f"{conf.path_prefix}/{namespace}/{name}"
+
+
+def url(conf: TensorboardConf, namespace: str, name: str) -> str:
+    """The instance's URL: behind the configured base URL, else the Service's in-cluster address."""
+    prefix = path_prefix(conf, namespace, name)
+    if conf.base_url:
+        return f"{conf.base_url}{prefix}/"
+    return f"http://{child_name(name)}.{namespace}.svc.{conf.cluster_domain}{prefix}/"
+
+
+def owner_reference(tensorboard: Json) -> dict[str, Any]:
+    metadata = _metadata(tensorboard)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "name": metadata["name"],
+        "uid": metadata["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+# -- logdirs -------------------------------------------------------------------------------------------
+def safe_run_name(name: str) -> str:
+    """A run name `--logdir_spec` reads back unchanged: no `,` (entry separator) or `:` (name separator),
+    not starting with `/` (a path); everything else unusual becomes `_`."""
+    safe = _UNSAFE_RUN_CHARACTERS.sub("_", name.replace(":", "=")).strip("_/")
+    return safe[:100] or "run"
+
+
+def parse_pvc_path(path: str, field: str = "spec.logdirs[].path") -> PvcPath:
+    """`pvc://<claim>/<subpath>` → its claim and subpath; the claim must be a valid name, `..` is refused."""
+    rest = path.removeprefix("pvc://")
+    claim, _, subpath = rest.partition("/")
+    if not _DNS_1123_SUBDOMAIN.match(claim) or len(claim) > 253:
+        raise SpecError(f"{field}: {path!r} must be pvc://<claim>/<subpath> with a valid claim name.")
+    parts = [part for part in subpath.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise SpecError(f"{field}: {path!r} may not leave its claim with '..'.")
+    return PvcPath(claim, "/".join(parts))
+
+
+def logdirs_of(tensorboard: Json) -> list[tuple[str, str]]:
+    """(safe unique run name, path as given) per `spec.logdirs` entry, checked."""
+    entries = (tensorboard.get("spec") or {}).get("logdirs")
+    if not isinstance(entries, list) or not entries:
+        raise SpecError("spec.logdirs: at least one log directory is required.")
+    result: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    seen_paths: set[str] = set()
+    for index, entry in enumerate(entries):
+        field = f"spec.logdirs[{index}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("path"), str):
+            raise SpecError(f"{field}.path: a path is required.")
+        path = entry["path"]
+        if not path.startswith(_PATH_SCHEMES) or len(path) <= len("s3://"):
+            raise SpecError(f"{field}.path: {path!r} must start with s3://, gs:// or pvc://.")
+        if "," in path:
+            raise SpecError(f"{field}.path: {path!r} contains a comma, which --logdir_spec cannot express.")
+        if path in seen_paths:
+            raise SpecError(f"{field}.path: {path!r} is listed twice; TensorBoard keys runs by path.")
+        seen_paths.add(path)
+        base = safe_run_name(str(entry.get("name") or ""))
+        name, number = base, 2
+        while name in taken:
+            name, number = f"{base}-{number}", number + 1
+        taken.add(name)
+        result.append((name, path))
+    return result
+
+
+def logdir_spec(logdirs: list[tuple[str, str]]) -> str:
+    """`name:path,…` with PVC paths replaced by where their claim is mounted."""
+    return ",".join(f"{name}:{_local(path)}" for name, path in logdirs)
+
+
+def _local(path: str) -> str:
+    return parse_pvc_path(path).local_path if path.startswith("pvc://") else path
+
+
+# -- the Deployment ------------------------------------------------------------------------------------
+def _resources(tensorboard: Json, conf: TensorboardConf) -> dict[str, dict[str, Any]]:
+    """Settings' requests and limits, overridden per resource by the spec's."""
+    spec_resources = (tensorboard.get("spec") or {}).get("resources") or {}
+    result = {}
+    for kind, defaults in (("requests", conf.requests), ("limits", conf.limits)):
+        merged = {**defaults, **(spec_resources.get(kind) or {})}
+        if merged:
+            result[kind] = merged
+    return result
+
+
+def object_store(tensorboard: Json) -> ObjectStore:
+    """`spec.s3` as an ObjectStore (endpoint, region, TLS, credential Secret keys)."""
+    s3 = (tensorboard.get("spec") or {}).get("s3") or {}
+
+    def secret(field: str) -> SecretRef | None:
+        ref = s3.get(field) or {}
+        return SecretRef(ref["name"], ref["key"]) if ref.get("name") and ref.get("key") else None
+
+    return ObjectStore(
+        endpoint=str(s3.get("endpoint") or ""),
+        region=str(s3.get("region") or ""),
+        insecure=bool(s3.get("insecure", False)),
+        access_key=secret("accessKeySecret"),
+        secret_key=secret("secretKeySecret"),
+    )
+
+
+def _secret_env(name: str, ref: SecretRef) -> dict[str, Any]:
+    # optional: a public bucket, or credentials from the node's or pod's cloud identity, need no Secret.
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key, "optional": True}}}
+
+
+def s3_env(store: ObjectStore, conf: TensorboardConf) -> list[dict[str, Any]]:
+    """Credentials and endpoint for TensorFlow's S3 filesystem and boto3 (TensorBoard without TensorFlow)."""
+    default = conf.default_repository.s3
+    access = store.access_key or SecretRef(conf.s3_credentials_secret, conf.s3_access_key_key)
+    secret = store.secret_key or SecretRef(conf.s3_credentials_secret, conf.s3_secret_key_key)
+    env = [_secret_env("AWS_ACCESS_KEY_ID", access), _secret_env("AWS_SECRET_ACCESS_KEY", secret)]
+    endpoint = store.endpoint or default.endpoint
+    insecure = store.insecure if store.endpoint else default.insecure
+    region = store.region or default.region
+    if endpoint:
+        endpoint_url = endpoint if "://" in endpoint else f"{'http' if insecure else 'https'}://{endpoint}"
+        env += [
+            {"name": "S3_ENDPOINT", "value": endpoint_url},
+            {"name": "AWS_ENDPOINT_URL", "value": endpoint_url},
+            {"name": "S3_USE_HTTPS", "value": "0" if insecure else "1"},
+            {"name": "S3_VERIFY_SSL", "value": "0" if insecure else "1"},
+        ]
+    if region:
+        env += [{"name": "AWS_REGION", "value": region}, {"name": "AWS_DEFAULT_REGION", "value": region}]
+    return env
+
+
+def _volumes(
+    logdirs: list[tuple[str, str]], conf: TensorboardConf
+) -> tuple[list[dict], list[dict], list[dict]]:
+    """(volumes, volume mounts, extra env) for PVC logdirs and GCS credentials."""
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    claims: list[str] = []
+    for _name, path in logdirs:
+        if path.startswith("pvc://"):
+            claim = parse_pvc_path(path).claim
+            if claim not in claims:
+                claims.append(claim)
+    for index, claim in enumerate(claims):
+        volume = f"logdir-{index}"
+        volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": claim, "readOnly": True}})
+        mounts.append({"name": volume, "mountPath": f"{PVC_MOUNT_ROOT}/{claim}", "readOnly": True})
+    env: list[dict[str, Any]] = []
+    if conf.gcs_credentials_secret and any(path.startswith("gs://") for _name, path in logdirs):
+        volumes.append({"name": "gcs-credentials", "secret": {"secretName": conf.gcs_credentials_secret}})
+        mounts.append({"name": "gcs-credentials", "mountPath": GCS_MOUNT, "readOnly": True})
+        env.append(
+            {"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": f"{GCS_MOUNT}/{conf.gcs_credentials_key}"}
+        )
+    return volumes, mounts, env
+
+
+def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]:
+    """The Deployment running TensorBoard for the spec's logdirs. Raises SpecError naming a bad field."""
+    metadata = _metadata(tensorboard)
+    namespace, name = metadata["namespace"], metadata["name"]
+    spec = tensorboard.get("spec") or {}
+    logdirs = logdirs_of(tensorboard)
+    prefix = path_prefix(conf, namespace, name)
+    volumes, mounts, env = _volumes(logdirs, conf)
+    if any(path.startswith("s3://") for _name, path in logdirs):
+        env = s3_env(object_store(tensorboard), conf) + env
+    container: dict[str, Any] = {
+        "name": CONTAINER,
+        "image": spec.get("image") or conf.image,
+        "command": ["tensorboard"],
+        "args": [
+            f"--logdir_spec={logdir_spec(logdirs)}",
+            "--bind_all",
+            f"--port={PORT}",
+            f"--path_prefix={prefix}",
+        ],
+        "ports": [{"name": "http", "containerPort": PORT, "protocol": "TCP"}],
+        "readinessProbe": {
+            "httpGet": {"path": f"{prefix}/", "port": "http"},
+            "initialDelaySeconds": 5,
+            "periodSeconds": 10,
+            "failureThreshold": 3,
+        },
+        "resources": _resources(tensorboard, conf),
+    }
+    if env:
+        container["env"] = env
+    if mounts:
+        container["volumeMounts"] = mounts
+    pod_spec: dict[str, Any] = {
+        "containers": [container],
+        # TensorBoard never calls the Kubernetes API: give it no token to leak.
+        "automountServiceAccountToken": False,
+    }
+    if volumes:
+        pod_spec["volumes"] = volumes
+    pod_labels = labels(tensorboard)
+    deployment_spec = {
+        "replicas": 1,
+        "selector": {"matchLabels": selector(tensorboard)},
+        "template": {"metadata": {"labels": pod_labels}, "spec": pod_spec},
+    }
+    return _child("apps/v1", "Deployment", tensorboard, deployment_spec)
+
+
+def build_service(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]:
+    """A ClusterIP Service on port 80 in front of the TensorBoard container."""
+    service_spec = {
+        "type": "ClusterIP",
+        "selector": selector(tensorboard),
+        "ports": [{"name": "http", "port": SERVICE_PORT, "targetPort": "http", "protocol": "TCP"}],
+    }
+    return _child("v1", "Service", tensorboard, service_spec)
+
+
+def _child(api_version: str, kind: str, tensorboard: Json, spec: dict[str, Any]) -> dict[str, Any]:
+    metadata = _metadata(tensorboard)
+    child_labels = labels(tensorboard)
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {
+            "name": child_name(metadata["name"]),
+            "namespace": metadata["namespace"],
+            "labels": child_labels,
+            "annotations": {ANNOTATION_SPEC_HASH: spec_hash(child_labels, spec)},
+            "ownerReferences": [owner_reference(tensorboard)],
+        },
+        "spec": spec,
+    }
+
+
+def spec_hash(child_labels: Mapping[str, str], spec: Mapping[str, Any]) -> str:
+    """A digest of what we asked for, compared instead of the server's defaulted copy to detect drift."""
+    text = json.dumps({"labels": child_labels, "spec": spec}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def desired_hash(child: Json) -> str:
+    return str(((child.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_SPEC_HASH) or "")
+
+
+def updated_child(current: Json, desired: Json) -> dict[str, Any]:
+    """`desired` carrying what the server owns on `current` (resourceVersion, a Service's clusterIP), for a
+    replace that keeps the object's identity."""
+    body = copy.deepcopy(dict(desired))
+    body["metadata"]["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
+    current_spec = current.get("spec") or {}
+    for field in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+        if field in current_spec and desired.get("kind") == "Service":
+            body["spec"][field] = current_spec[field]
+    return body
+
+
+def is_controlled_by(child: Json, tensorboard: Json) -> bool:
+    uid = _metadata(tensorboard).get("uid")
+    return any(
+        reference.get("controller") and reference.get("uid") == uid
+        for reference in (child.get("metadata") or {}).get("ownerReferences") or ()
+    )
+
+
+def _metadata(tensorboard: Json) -> dict[str, Any]:
+    metadata = tensorboard.get("metadata") or {}
+    if not metadata.get("name") or not metadata.get("namespace"):
+        raise SpecError("metadata: a Tensorboard needs a name and a namespace.")
+    return dict(metadata)
