@@ -164,3 +164,12 @@ def test_the_worker_option_is_offered_by_the_installed_app():
         check=True,
     )
     assert "--controllers" in result.stdout
+
+
+def test_a_worker_runs_no_controllers_unless_asked(settings):
+    from kube.bootstep import ControllersStep
+
+    assert not ControllersStep(parent=None).enabled
+    assert ControllersStep(parent=None, controllers=True).enabled
+    settings.KUBE_CONTROLLERS_ENABLED = True
+    assert ControllersStep(parent=None).enabled

@@ -256,3 +256,12 @@ def test_resync_reads_the_informer_caches_when_this_process_leads(sim, client, m
         assert sim.counters.count(verb="list") == lists_before
     finally:
         leading.stop()
+
+
+@pytest.mark.django_db
+def test_the_resync_is_scheduled_every_ten_minutes_by_a_migration():
+    from django_celery_beat.models import PeriodicTask
+
+    task = PeriodicTask.objects.get(name="kube.resync_all")
+    assert (task.task, task.queue, task.enabled) == ("kube.resync_all", "default", True)
+    assert (task.interval.every, task.interval.period) == (600, "seconds")
