@@ -31,9 +31,16 @@ class Findings:
 
 
 def lint_argo_document(document: dict[str, Any]) -> Findings:
-    """An Argo Workflow, WorkflowTemplate, ClusterWorkflowTemplate or CronWorkflow, linted in full."""
+    """An Argo Workflow, WorkflowTemplate, ClusterWorkflowTemplate or CronWorkflow, linted in full.
+
+    The lines are Argo's messages as they are; each cause names the field from the object's root, and
+    Argo's template-relative paths (`templates.main.steps[0].a`) belong to the WorkflowSpec.
+    """
     result = lint_document(document)
-    causes = tuple(Cause(error.path, error.message) for error in result.errors)
+    spec_path = "spec.workflowSpec" if result.kind == "CronWorkflow" else "spec"
+    causes = tuple(
+        Cause(error.path if _rooted(error.path) else spec_path, error.message) for error in result.errors
+    )
     return Findings(causes, tuple(error.message for error in result.errors), reference_warnings(document))
 
 
@@ -44,7 +51,7 @@ def lint_embedded_workflow(
 
     `supplied_parameters` are entrypoint inputs that something other than the spec fills (a sweep's
     hyperparameters); they are supplied as workflow arguments so the lint does not report them missing.
-    Every message is prefixed with `path`, and structural errors name the field from the object's root.
+    Every line is prefixed with `path`, and structural errors name the field from the object's root.
     """
     spec = dict(workflow_spec)
     if supplied_parameters:
@@ -66,6 +73,11 @@ def lint_embedded_workflow(
         causes.append(Cause(field, message))
         lines.append(message if message.startswith(field) else f"{field}: {message}")
     return Findings(tuple(causes), tuple(lines), reference_warnings(workflow_spec, path))
+
+
+def _rooted(path: str) -> bool:
+    """Whether a lint path is a field path from the document's root (`spec.entrypoints`, `metadata.name`)."""
+    return path.split(".", 1)[0].split("[", 1)[0] in ("apiVersion", "kind", "metadata", "spec")
 
 
 def reference_warnings(node: Any, path: str = "") -> tuple[str, ...]:

@@ -48,10 +48,14 @@ class AdmissionRequest:
     sub_resource: str = ""
 
     @property
+    def object_name(self) -> str:
+        """The name, else the generateName the user wrote, else "" (a Pod of a Deployment, say)."""
+        return self.name or _metadata_name(self.object) or _metadata_name(self.old_object)
+
+    @property
     def display_name(self) -> str:
-        """How a message names the object: `TFJob "mnist"` (pods created from generateName have no name)."""
-        name = self.name or _metadata_name(self.object) or _metadata_name(self.old_object)
-        return f'{self.kind.kind} "{name}"' if name else self.kind.kind
+        """How a message names the object: `TFJob "mnist"`."""
+        return f'{self.kind.kind} "{self.object_name}"' if self.object_name else self.kind.kind
 
 
 @dataclass(frozen=True)
@@ -125,9 +129,13 @@ def parse_review(body: object) -> AdmissionRequest:
     )
 
 
-def review_response(uid: str, verdict: Verdict) -> dict[str, Any]:
-    """The AdmissionReview the apiserver expects back for the request `uid`."""
-    response: dict[str, Any] = {"uid": uid, "allowed": verdict.allowed}
+def review_response(request: AdmissionRequest, verdict: Verdict) -> dict[str, Any]:
+    """The AdmissionReview the apiserver expects back for `request`.
+
+    A denial with causes carries them as `status.details`, with the object's kind and name, as the
+    apiserver's own validation errors do: kubectl then prints `The TFJob "x" is invalid: <field>: <problem>`.
+    """
+    response: dict[str, Any] = {"uid": request.uid, "allowed": verdict.allowed}
     if not verdict.allowed:
         status: dict[str, Any] = {
             "status": "Failure",
@@ -137,10 +145,13 @@ def review_response(uid: str, verdict: Verdict) -> dict[str, Any]:
         }
         if verdict.causes:
             status["details"] = {
+                "name": request.object_name,
+                "group": request.kind.group,
+                "kind": request.kind.kind,
                 "causes": [
                     {"type": "FieldValueInvalid", "field": cause.field, "message": cause.message}
                     for cause in verdict.causes
-                ]
+                ],
             }
         response["status"] = status
     if verdict.warnings:

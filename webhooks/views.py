@@ -53,7 +53,7 @@ class AdmissionView(APIView):
             verdict = Verdict.deny(500, f"{review.display_name} could not be admitted (internal error)")
         if review.dry_run:
             logger.debug("dry run of %s %s answered", review.operation, review.display_name)
-        return Response(review_response(review.uid, verdict))
+        return Response(review_response(review, verdict))
 
 
 class ValidateView(AdmissionView):

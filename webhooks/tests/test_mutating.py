@@ -19,7 +19,7 @@ WANDB_RULE = Rule("wandb", env=(SecretEnv("WANDB_API_KEY", "wandb", "api-key"),)
 def answer(obj, rules=(), **options):
     """The AdmissionReview response for `obj`, with `rules` as the process's injection rules."""
     review = parse_review(admission_review(obj, **options))
-    return review_response(review.uid, mutating.review(review, lambda: rules))["response"]
+    return review_response(review, mutating.review(review, lambda: rules))["response"]
 
 
 @pytest.mark.parametrize("job", [tf_job(), pytorch_job()])

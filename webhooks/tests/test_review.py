@@ -62,24 +62,32 @@ def test_a_body_that_is_not_an_object_is_refused(body):
         parse_review(body)
 
 
+REQUEST = parse_review(admission_review(tf_job()))
+
+
 def test_an_allowed_response_echoes_the_uid_and_nothing_else():
-    assert review_response("abc", Verdict.allow()) == {
+    assert review_response(REQUEST, Verdict.allow()) == {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
-        "response": {"uid": "abc", "allowed": True},
+        "response": {"uid": REQUEST.uid, "allowed": True},
     }
 
 
 def test_a_denial_carries_code_message_reason_and_causes():
     verdict = Verdict.deny(422, 'TFJob "x" is invalid: spec: bad', [Cause("spec", "bad")], ["careful"])
-    response = review_response("abc", verdict)["response"]
+    response = review_response(REQUEST, verdict)["response"]
     assert response["allowed"] is False
     assert response["status"] == {
         "status": "Failure",
         "code": 422,
         "reason": "Invalid",
         "message": 'TFJob "x" is invalid: spec: bad',
-        "details": {"causes": [{"type": "FieldValueInvalid", "field": "spec", "message": "bad"}]},
+        "details": {
+            "name": "mnist",
+            "group": "argoml.io",
+            "kind": "TFJob",
+            "causes": [{"type": "FieldValueInvalid", "field": "spec", "message": "bad"}],
+        },
     }
     assert response["warnings"] == ["careful"]
     assert "patch" not in response
@@ -87,7 +95,7 @@ def test_a_denial_carries_code_message_reason_and_causes():
 
 def test_a_patch_travels_base64_encoded_as_json_patch():
     operations = [{"op": "add", "path": "/metadata/labels", "value": {"team": "a"}}]
-    response = review_response("abc", Verdict.allow(patch=operations))["response"]
+    response = review_response(REQUEST, Verdict.allow(patch=operations))["response"]
     assert response["patchType"] == "JSONPatch"
     assert json.loads(base64.b64decode(response["patch"])) == operations
 

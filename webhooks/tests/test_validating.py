@@ -153,7 +153,7 @@ def test_an_argo_workflow_is_linted_in_full():
     assert result.code == 422
     assert causes(result) == {
         "spec.entrypoints": 'unknown field "spec.entrypoints"',
-        "templates.main.steps[0].a": "templates.main.steps[0].a template name 'missing' undefined",
+        "spec": "templates.main.steps[0].a template name 'missing' undefined",
     }
     assert result.message.startswith('Workflow "hello-" is invalid: [unknown field "spec.entrypoints", ')
 
