@@ -51,12 +51,11 @@ class ControllersStep(bootsteps.StartStopStep):
         self.manager: ControllerManager | None = None
         self.enabled = controllers_enabled(controllers)
 
-    def create(self, parent: Any) -> ControllersStep:
+    def create(self, parent: Any) -> None:
         from .runtime import manager_from_settings
 
         # Built here, in the main thread at start-up, so a controller without a reconciler stops the worker.
         self.manager = manager_from_settings()
-        return self
 
     def start(self, parent: Any) -> None:
         if self.manager is not None:
@@ -84,4 +83,4 @@ def add_step(app: Celery) -> None:
 def install(app: Celery) -> None:
     """Add the bootstep and the worker's `--controllers` option; call it where the Celery app is made."""
     add_step(app)
-    app.user_options["worker"].add(CONTROLLERS_OPTION)
+    app.user_options["worker"].add(CONTROLLERS_OPTION)  # type: ignore[attr-defined]  # missing from stubs

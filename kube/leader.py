@@ -138,7 +138,7 @@ class LeaderElector:
         try:
             lease = self.client.get(LEASE, self.config.name, self.config.namespace)
         except NotFound:
-            body = {
+            body: dict[str, Any] = {
                 "apiVersion": "coordination.k8s.io/v1",
                 "kind": "Lease",
                 "metadata": {"name": self.config.name, "namespace": self.config.namespace},
