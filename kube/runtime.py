@@ -149,7 +149,7 @@ class KeySink:
         self._retry_seconds = retry_seconds
         self._waiting: dict[ObjectKey, None] = {}  # an ordered set: first come, first sent
         self._changed = threading.Condition()
-        self._stopping = False
+        self._stopping = threading.Event()
         self.sent = 0
 
     def put(self, key: ObjectKey) -> None:
@@ -161,16 +161,18 @@ class KeySink:
     def run(self) -> None:
         while True:
             with self._changed:
-                while not self._waiting and not self._stopping:
+                while not self._waiting and not self._stopping.is_set():
                     self._changed.wait()
-                if self._stopping:
+                if self._stopping.is_set():
                     return
                 batch, self._waiting = self._waiting, {}
             failed = self._send(batch)
             if failed:
                 with self._changed:
                     self._waiting = {**failed, **self._waiting}
-                    self._changed.wait(self._retry_seconds)
+                # Not woken by new keys: while Redis is down, one attempt per retry period.
+                if self._stopping.wait(self._retry_seconds):
+                    return
 
     def _send(self, batch: dict[ObjectKey, None]) -> dict[ObjectKey, None]:
         """Enqueue the batch in order; returns the keys not enqueued (from the first failure on)."""
@@ -178,16 +180,18 @@ class KeySink:
         for index, key in enumerate(keys):
             try:
                 self._enqueue(key.kind, key.namespace, key.name)
-            except Exception:
-                logger.exception("could not enqueue %s; keeping it to retry", key)
+            except Exception as error:
+                logger.warning(
+                    "could not enqueue %s (%s); keeping %d keys to retry", key, error, len(keys) - index
+                )
                 return dict.fromkeys(keys[index:])
             self.sent += 1
         return {}
 
     def stop(self) -> None:
         """Stop sending. Keys still waiting are dropped: the next leader's initial list enqueues every key."""
+        self._stopping.set()
         with self._changed:
-            self._stopping = True
             self._changed.notify()
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -124,11 +125,13 @@ def test_a_controller_without_a_reconciler_is_refused_at_start():
 # -- the key sink --------------------------------------------------------------------------------------------
 def test_keys_that_could_not_be_enqueued_are_retried_not_dropped():
     delivered: list[ObjectKey] = []
+    attempts_while_down = []
     redis_down = threading.Event()
     redis_down.set()
 
     def enqueue(kind: str, namespace: str, name: str) -> None:
         if redis_down.is_set():
+            attempts_while_down.append(name)
             raise ConnectionError("Redis is down")
         delivered.append(ObjectKey(kind, namespace, name))
 
@@ -139,6 +142,10 @@ def test_keys_that_could_not_be_enqueued_are_retried_not_dropped():
     for key in [*keys, keys[0]]:
         sink.put(key)
     wait_for(lambda: sink.waiting == 5, 2, "the keys to wait for Redis")
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:  # events keep coming during the outage
+        sink.put(keys[1])
+    assert len(attempts_while_down) <= 0.3 / 0.05 + 2  # one attempt per retry period, not per event
     redis_down.clear()
     wait_for(lambda: len(delivered) == 5, 2, "every key to be enqueued")
     sink.stop()
