@@ -1,0 +1,209 @@
+"""Collecting a workflow's `tensorboard` artifacts: where they are, which cannot be read, and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensorboard.artifacts import (
+    ObjectStore,
+    Repository,
+    SecretRef,
+    archive_problem,
+    collect,
+    run_names,
+    single_store,
+    usable_artifacts,
+    warnings_for,
+    workflow_nodes,
+)
+from tensorboard.errors import (
+    ArchivedArtifacts,
+    MixedObjectStores,
+    NodeStatusUnavailable,
+    NoTensorboardArtifacts,
+    UnusableArtifacts,
+)
+
+from .workflows import compressed, mnist_workflow, node, offloaded, s3_artifact, workflow
+
+MINIO = ObjectStore(
+    endpoint="minio.argo:9000",
+    insecure=True,
+    access_key=SecretRef("minio-cred", "accesskey"),
+    secret_key=SecretRef("minio-cred", "secretkey"),
+)
+
+
+def test_key_only_artifacts_take_bucket_endpoint_and_credentials_from_the_workflows_repository():
+    collection = collect(mnist_workflow())
+    assert [(a.display_name, a.path) for a in collection.artifacts] == [
+        ("train-small", "s3://ml-artifacts/mnist-train/small/tb"),
+        ("train-large", "s3://ml-artifacts/mnist-train/large/tb"),
+    ]
+    assert {a.store for a in collection.artifacts} == {MINIO}
+    assert collection.other_names == ("model",)
+    assert collection.finished
+
+
+def test_an_artifact_naming_its_own_bucket_and_endpoint_wins_over_the_repository_field_by_field():
+    wf = workflow(
+        "wf",
+        node(
+            "wf",
+            "train",
+            s3_artifact("runs/1", bucket="team-bucket", endpoint="s3.eu.example:443", insecure=False),
+        ),
+    )
+    [artifact] = collect(wf).artifacts
+    assert artifact.path == "s3://team-bucket/runs/1"
+    assert artifact.store == ObjectStore(
+        endpoint="s3.eu.example:443", insecure=False, access_key=MINIO.access_key, secret_key=MINIO.secret_key
+    )
+
+
+def test_without_a_resolved_repository_the_configured_default_repository_is_used():
+    wf = workflow("wf", node("wf", "train", s3_artifact("runs/1")), repository=None)
+    default = Repository(s3_bucket="argo-default", s3=ObjectStore(endpoint="minio:9000", insecure=True))
+    [artifact] = collect(wf, default_repository=default).artifacts
+    assert (artifact.path, artifact.store) == ("s3://argo-default/runs/1", default.s3)
+
+
+def test_an_unknown_bucket_is_reported_with_what_to_configure():
+    wf = workflow("wf", node("wf", "train", s3_artifact("runs/1")), repository=None)
+    collection = collect(wf)
+    assert collection.artifacts == ()
+    [skipped] = collection.skipped
+    assert "bucket is unknown" in skipped.reason
+    assert "TENSORBOARD_ARTIFACT_BUCKET" in skipped.reason
+    with pytest.raises(UnusableArtifacts, match="no `tensorboard` artifact can be read"):
+        usable_artifacts([collection], "Workflow wf")
+
+
+def test_gcs_artifacts_become_gs_paths_without_an_s3_store():
+    artifact = {"name": "tensorboard", "gcs": {"bucket": "logs", "key": "wf/tb"}, "archive": {"none": {}}}
+    [found] = collect(workflow("wf", node("wf", "train", artifact))).artifacts
+    assert (found.path, found.store) == ("gs://logs/wf/tb", None)
+
+
+@pytest.mark.parametrize(
+    ("archive", "key", "problem"),
+    [
+        (None, "wf/tb.tgz", "tar.gz archive, Argo's default when `archive` is not set"),
+        ({"tar": {"compressionLevel": 0}}, "wf/tb.tar", "tar archive"),
+        ({"zip": {}}, "wf/tb.zip", "zip archive"),
+    ],
+)
+def test_archived_artifacts_are_refused_with_a_request_for_archive_none(archive, key, problem):
+    wf = workflow(
+        "wf", node("wf", "train", s3_artifact(key, archive=archive)), node("wf", "eval", s3_artifact("ok"))
+    )
+    collection = collect(wf)
+    assert problem in collection.archived[0].reason
+    with pytest.raises(ArchivedArtifacts) as raised:
+        usable_artifacts([collection], "Workflow wf")
+    assert "`archive: {none: {}}`" in raised.value.message
+    assert raised.value.details["archived"] == [f"wf/train: {collection.archived[0].reason}"]
+
+
+def test_archive_none_is_plain_files_whatever_the_key():
+    assert archive_problem({"archive": {"none": {}}}, "runs/tb.tgz") is None
+
+
+def test_no_tensorboard_artifact_names_what_was_found_instead():
+    wf = workflow(
+        "wf", node("wf", "train", s3_artifact("m", name="model"), s3_artifact("l", name="main-logs"))
+    )
+    with pytest.raises(NoTensorboardArtifacts) as raised:
+        usable_artifacts([collect(wf)], "Workflow wf")
+    assert raised.value.details == {"found": ["main-logs", "model"]}
+    assert "found only: main-logs, model" in raised.value.message
+    assert raised.value.status == 422
+
+
+def test_a_workflow_without_outputs_says_it_found_none_and_that_a_running_one_may_still_produce_them():
+    with pytest.raises(NoTensorboardArtifacts, match=r"found no output artifacts at all.*still running"):
+        usable_artifacts([collect(workflow("wf", node("wf", "train"), phase="Running"))], "Workflow wf")
+
+
+def test_artifacts_in_storages_tensorboard_cannot_read_are_skipped_with_the_storage_named():
+    http = {"name": "tensorboard", "http": {"url": "https://example/tb"}}
+    deleted = {**s3_artifact("gone"), "deleted": True}
+    collection = collect(
+        workflow("wf", node("wf", "a", http), node("wf", "b", deleted), node("wf", "c", s3_artifact("ok")))
+    )
+    assert [a.display_name for a in collection.artifacts] == ["c"]
+    assert [str(s) for s in collection.skipped] == [
+        "wf/a: stored in http, which TensorBoard cannot read (use S3, MinIO or GCS)",
+        "wf/b: deleted by Argo's artifact garbage collection",
+    ]
+    assert warnings_for([collection]) == [f"Skipped {s}." for s in collection.skipped]
+
+
+def test_a_key_with_a_comma_is_skipped_because_logdir_spec_cannot_express_it():
+    collection = collect(workflow("wf", node("wf", "train", s3_artifact("runs/a,b"))))
+    assert "contains a comma" in collection.skipped[0].reason
+
+
+def test_compressed_node_status_is_decoded():
+    assert collect(compressed(mnist_workflow())).artifacts == collect(mnist_workflow()).artifacts
+
+
+def test_unreadable_compressed_node_status_is_reported_clearly():
+    wf = mnist_workflow()
+    wf["status"] = {"phase": "Succeeded", "compressedNodes": "not base64!"}
+    with pytest.raises(NodeStatusUnavailable, match=r"status\.compressedNodes.*not valid"):
+        workflow_nodes(wf)
+
+
+def test_offloaded_node_status_is_reported_with_what_to_do():
+    with pytest.raises(NodeStatusUnavailable) as raised:
+        collect(offloaded(mnist_workflow()))
+    assert "Argo's database" in raised.value.message
+    assert raised.value.details["offloadNodeStatusVersion"] == "fnv:1234567890"
+
+
+def test_a_running_workflow_is_collected_with_a_warning():
+    wf = mnist_workflow(phase="Running")
+    collection = collect(wf)
+    assert len(collection.artifacts) == 2
+    assert not collection.finished
+    assert (
+        "is Running: only the `tensorboard` artifacts of its finished steps" in warnings_for([collection])[0]
+    )
+
+
+def test_nodes_are_listed_in_the_order_they_started():
+    wf = workflow(
+        "wf",
+        node("wf", "b", s3_artifact("b"), started="2025-01-01T10:00:02Z"),
+        node("wf", "a", s3_artifact("a"), started="2025-01-01T10:00:01Z"),
+    )
+    assert [a.display_name for a in collect(wf).artifacts] == ["a", "b"]
+
+
+def test_runs_are_named_by_node_and_by_their_path_where_display_names_repeat():
+    wf = workflow(
+        "sweep-0",
+        node("sweep-0", "train", s3_artifact("1"), path="[0].trial(0:lr:0.1).train"),
+        node("sweep-0", "train", s3_artifact("2"), path="[0].trial(1:lr:0.2).train"),
+        node("sweep-0", "eval", s3_artifact("3")),
+    )
+    assert run_names(collect(wf).artifacts) == [
+        "sweep-0.[0].trial(0:lr:0.1).train",
+        "sweep-0.[0].trial(1:lr:0.2).train",
+        "eval",
+    ]
+
+
+def test_artifacts_on_two_endpoints_cannot_share_one_tensorboard():
+    wf = workflow(
+        "wf",
+        node("wf", "a", s3_artifact("a", endpoint="minio-a:9000")),
+        node("wf", "b", s3_artifact("b", endpoint="minio-b:9000")),
+    )
+    with pytest.raises(MixedObjectStores, match="minio-a:9000, minio-b:9000"):
+        single_store(collect(wf).artifacts)
+
+
+def test_artifacts_on_one_store_share_it():
+    assert single_store(collect(mnist_workflow()).artifacts) == MINIO

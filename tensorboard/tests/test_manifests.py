@@ -1,0 +1,249 @@
+"""The Deployment and Service of a Tensorboard, built with no cluster."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tensorboard.artifacts import ObjectStore, Repository
+from tensorboard.conf import TensorboardConf
+from tensorboard.manifests import (
+    ANNOTATION_SPEC_HASH,
+    SpecError,
+    build_deployment,
+    build_service,
+    child_name,
+    desired_hash,
+    is_controlled_by,
+    logdir_spec,
+    logdirs_of,
+    parse_pvc_path,
+    safe_run_name,
+    updated_child,
+    url,
+)
+
+CONF = TensorboardConf()
+
+
+def tensorboard(*logdirs: tuple[str, str], name: str = "mnist-train", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "Tensorboard",
+        "metadata": {"name": name, "namespace": "team-a", "uid": "uid-1", "generation": 1},
+        "spec": {"logdirs": [{"name": run, "path": path} for run, path in logdirs], **spec},
+    }
+
+
+def container(deployment: dict[str, Any]) -> dict[str, Any]:
+    return deployment["spec"]["template"]["spec"]["containers"][0]
+
+
+def env(deployment: dict[str, Any]) -> dict[str, Any]:
+    return {
+        item["name"]: item.get("value", item.get("valueFrom"))
+        for item in container(deployment).get("env", [])
+    }
+
+
+S3_BOARD = tensorboard(("train-small", "s3://ml/a/tb"), ("train-large", "s3://ml/b/tb"))
+
+
+def test_the_deployment_runs_tensorboard_on_every_logdir_under_its_path_prefix():
+    deployment = build_deployment(S3_BOARD, CONF)
+    assert deployment["metadata"]["name"] == "tb-mnist-train"
+    assert container(deployment)["command"] == ["tensorboard"]
+    assert container(deployment)["args"] == [
+        "--logdir_spec=train-small:s3://ml/a/tb,train-large:s3://ml/b/tb",
+        "--bind_all",
+        "--port=6006",
+        "--path_prefix=/tensorboards/team-a/mnist-train",
+    ]
+    assert container(deployment)["image"] == "tensorflow/tensorflow:2.16.1"
+    assert container(deployment)["readinessProbe"]["httpGet"] == {
+        "path": "/tensorboards/team-a/mnist-train/",
+        "port": "http",
+    }
+    assert deployment["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+
+
+def test_children_are_owned_by_the_tensorboard_and_selected_by_its_label():
+    deployment, service = build_deployment(S3_BOARD, CONF), build_service(S3_BOARD, CONF)
+    for child in (deployment, service):
+        assert child["metadata"]["ownerReferences"] == [
+            {
+                "apiVersion": "argoml.io/v1alpha1",
+                "kind": "Tensorboard",
+                "name": "mnist-train",
+                "uid": "uid-1",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+        assert is_controlled_by(child, S3_BOARD)
+    selector = {"argoml.io/tensorboard": "mnist-train"}
+    assert deployment["spec"]["selector"]["matchLabels"] == selector == service["spec"]["selector"]
+    assert deployment["spec"]["template"]["metadata"]["labels"].items() >= selector.items()
+    assert service["spec"]["ports"] == [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]
+
+
+def test_resources_come_from_settings_and_the_spec_overrides_them_per_resource():
+    conf = TensorboardConf(requests={"cpu": "50m", "memory": "128Mi"}, limits={"memory": "1Gi"})
+    board = tensorboard(("a", "s3://b/k"), resources={"limits": {"memory": "4Gi", "cpu": "2"}}, image="tb:1")
+    built = container(build_deployment(board, conf))
+    assert built["resources"] == {
+        "requests": {"cpu": "50m", "memory": "128Mi"},
+        "limits": {"memory": "4Gi", "cpu": "2"},
+    }
+    assert built["image"] == "tb:1"
+
+
+def test_s3_credentials_come_from_the_configured_secret_and_the_endpoint_from_the_spec():
+    board = tensorboard(
+        ("a", "s3://ml/a"), s3={"endpoint": "minio.argo:9000", "insecure": True, "region": "eu-1"}
+    )
+    variables = env(build_deployment(board, CONF))
+    assert variables["AWS_ACCESS_KEY_ID"] == {
+        "secretKeyRef": {"name": "tensorboard-s3", "key": "accesskey", "optional": True}
+    }
+    assert variables["AWS_SECRET_ACCESS_KEY"]["secretKeyRef"]["key"] == "secretkey"
+    assert variables["S3_ENDPOINT"] == variables["AWS_ENDPOINT_URL"] == "http://minio.argo:9000"
+    assert (variables["S3_USE_HTTPS"], variables["S3_VERIFY_SSL"]) == ("0", "0")
+    assert variables["AWS_REGION"] == "eu-1"
+
+
+def test_credentials_the_artifact_named_replace_the_configured_secret():
+    s3 = {
+        "accessKeySecret": {"name": "minio-cred", "key": "ak"},
+        "secretKeySecret": {"name": "minio-cred", "key": "sk"},
+    }
+    variables = env(build_deployment(tensorboard(("a", "s3://ml/a"), s3=s3), CONF))
+    assert variables["AWS_ACCESS_KEY_ID"]["secretKeyRef"] == {
+        "name": "minio-cred",
+        "key": "ak",
+        "optional": True,
+    }
+    assert variables["AWS_SECRET_ACCESS_KEY"]["secretKeyRef"]["name"] == "minio-cred"
+
+
+def test_the_default_repository_endpoint_is_used_when_the_spec_names_none_and_aws_needs_none():
+    conf = TensorboardConf(default_repository=Repository(s3=ObjectStore(endpoint="https://s3.internal")))
+    assert env(build_deployment(S3_BOARD, conf))["S3_ENDPOINT"] == "https://s3.internal"
+    assert "S3_ENDPOINT" not in env(build_deployment(S3_BOARD, CONF))
+
+
+def test_pvc_logdirs_mount_each_claim_once_read_only():
+    board = tensorboard(("a", "pvc://logs/team/a"), ("b", "pvc://logs/team/b"), ("c", "pvc://other/"))
+    deployment = build_deployment(board, CONF)
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["volumes"] == [
+        {"name": "logdir-0", "persistentVolumeClaim": {"claimName": "logs", "readOnly": True}},
+        {"name": "logdir-1", "persistentVolumeClaim": {"claimName": "other", "readOnly": True}},
+    ]
+    assert container(deployment)["volumeMounts"] == [
+        {"name": "logdir-0", "mountPath": "/logdirs/logs", "readOnly": True},
+        {"name": "logdir-1", "mountPath": "/logdirs/other", "readOnly": True},
+    ]
+    assert (
+        container(deployment)["args"][0]
+        == "--logdir_spec=a:/logdirs/logs/team/a,b:/logdirs/logs/team/b,c:/logdirs/other"
+    )
+    assert "env" not in container(deployment)  # no object store, no credentials
+
+
+def test_gcs_logdirs_get_the_configured_service_account_key():
+    conf = TensorboardConf(gcs_credentials_secret="gcs-key")
+    deployment = build_deployment(tensorboard(("a", "gs://logs/a")), conf)
+    assert env(deployment) == {"GOOGLE_APPLICATION_CREDENTIALS": "/var/secrets/google/key.json"}
+    assert deployment["spec"]["template"]["spec"]["volumes"] == [
+        {"name": "gcs-credentials", "secret": {"secretName": "gcs-key"}}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "safe"),
+    [
+        ("trial(0:batch-size:16,lr:0.1)", "trial(0=batch-size=16_lr=0.1)"),
+        ("/etc/passwd", "etc_passwd"),
+        ("s3://bucket", "s3=_bucket"),
+        ("train small", "train_small"),
+        ("", "run"),
+        (",,,", "run"),
+    ],
+)
+def test_run_names_cannot_break_the_logdir_spec_syntax(name, safe):
+    assert safe_run_name(name) == safe
+    assert not {",", ":"} & set(safe)
+    assert not safe.startswith("/")
+
+
+def test_run_names_that_become_equal_when_made_safe_stay_distinct():
+    board = tensorboard(("a:b", "s3://x/1"), ("a=b", "s3://x/2"), ("a:b", "s3://x/3"))
+    assert [name for name, _path in logdirs_of(board)] == ["a=b", "a=b-2", "a=b-3"]
+    assert logdir_spec(logdirs_of(board)) == "a=b:s3://x/1,a=b-2:s3://x/2,a=b-3:s3://x/3"
+
+
+@pytest.mark.parametrize(
+    ("logdirs", "message"),
+    [
+        ([], "spec.logdirs: at least one"),
+        ([("a", "/local/path")], r"spec.logdirs\[0\].path: '/local/path' must start with s3://"),
+        ([("a", "s3://b/x,y")], "contains a comma"),
+        ([("a", "s3://b/x"), ("b", "s3://b/x")], r"spec.logdirs\[1\].path: 's3://b/x' is listed twice"),
+        ([("a", "pvc://Bad_Claim/x")], "valid claim name"),
+        ([("a", "pvc://logs/../secrets")], "may not leave its claim"),
+    ],
+)
+def test_a_spec_that_cannot_run_is_refused_naming_the_field(logdirs, message):
+    with pytest.raises(SpecError, match=message):
+        build_deployment(tensorboard(*logdirs), CONF)
+
+
+def test_pvc_paths_are_normalised():
+    assert parse_pvc_path("pvc://logs//team/./a/").local_path == "/logdirs/logs/team/a"
+    assert parse_pvc_path("pvc://logs").local_path == "/logdirs/logs"
+
+
+def test_child_names_are_dns_labels_however_long_or_dotted_the_tensorboard_name():
+    assert child_name("mnist") == "tb-mnist"
+    long_name = "a" * 200
+    assert len(child_name(long_name)) == 63
+    assert child_name(long_name) != child_name("a" * 199)
+    dotted = child_name("v1.2-run")
+    assert dotted.startswith("tb-v1-2-run-")
+    assert len(dotted) <= 63
+
+
+def test_the_url_is_behind_the_base_url_or_the_services_in_cluster_address():
+    assert (
+        url(CONF, "team-a", "mnist") == "http://tb-mnist.team-a.svc.cluster.local/tensorboards/team-a/mnist/"
+    )
+    conf = TensorboardConf(base_url="https://ml.example.com")
+    assert url(conf, "team-a", "mnist") == "https://ml.example.com/tensorboards/team-a/mnist/"
+
+
+def test_the_spec_hash_changes_with_the_logdirs_only():
+    first = build_deployment(S3_BOARD, CONF)
+    assert desired_hash(first) == desired_hash(build_deployment(copy.deepcopy(S3_BOARD), CONF))
+    changed = tensorboard(("train-small", "s3://ml/a/tb"))
+    assert desired_hash(build_deployment(changed, CONF)) != desired_hash(first)
+    assert first["metadata"]["annotations"][ANNOTATION_SPEC_HASH] == desired_hash(first)
+
+
+def test_a_replacement_keeps_the_resource_version_and_the_services_cluster_ip():
+    desired = build_service(S3_BOARD, CONF)
+    current = copy.deepcopy(desired)
+    current["metadata"]["resourceVersion"] = "42"
+    current["spec"]["clusterIP"] = "10.0.0.7"
+    body = updated_child(current, desired)
+    assert body["metadata"]["resourceVersion"] == "42"
+    assert body["spec"]["clusterIP"] == "10.0.0.7"
+    assert "clusterIP" not in desired["spec"]  # the desired object is not changed
+
+
+def test_a_child_controlled_by_another_object_is_not_ours():
+    other = build_service(tensorboard(("a", "s3://b/k")), CONF)
+    other["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
+    assert not is_controlled_by(other, S3_BOARD)

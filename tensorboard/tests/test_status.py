@@ -1,0 +1,117 @@
+"""The status a Tensorboard gets from its Deployment: Pending, Ready or Failed, its URL and lastAccess."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from tensorboard.conf import TensorboardConf
+from tensorboard.status import last_access, tensorboard_status
+
+NOW = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+CONF = TensorboardConf()
+
+
+def tensorboard(
+    status: dict[str, Any] | None = None, annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
+    metadata = {
+        "name": "mnist",
+        "namespace": "team-a",
+        "uid": "u",
+        "generation": 3,
+        "annotations": annotations or {},
+    }
+    return {
+        "metadata": metadata,
+        "spec": {"logdirs": [{"name": "a", "path": "s3://b/k"}]},
+        "status": status or {},
+    }
+
+
+def deployment(
+    available: str = "True", replicas: int = 1, generation: int = 2, observed: int = 2, **progressing: str
+):
+    conditions = [
+        {
+            "type": "Available",
+            "status": available,
+            "message": "Deployment does not have minimum availability.",
+        }
+    ]
+    if progressing:
+        conditions.append({"type": "Progressing", **progressing})
+    return {
+        "metadata": {"generation": generation},
+        "status": {"observedGeneration": observed, "availableReplicas": replicas, "conditions": conditions},
+    }
+
+
+def test_without_a_deployment_the_instance_is_pending_and_already_has_its_url():
+    status = tensorboard_status(tensorboard(), None, CONF, NOW)
+    assert status["phase"] == "Pending"
+    assert status["url"] == "http://tb-mnist.team-a.svc.cluster.local/tensorboards/team-a/mnist/"
+    assert status["observedGeneration"] == 3
+    assert status["conditions"] == [
+        {
+            "type": "Ready",
+            "status": "False",
+            "reason": "Creating",
+            "message": "The TensorBoard Deployment is being created.",
+            "lastTransitionTime": "2025-01-01T12:00:00Z",
+        }
+    ]
+
+
+def test_an_available_deployment_makes_it_ready():
+    status = tensorboard_status(tensorboard(), deployment(), CONF, NOW)
+    assert (status["phase"], status["conditions"][0]["status"], status["conditions"][0]["reason"]) == (
+        "Ready",
+        "True",
+        "DeploymentAvailable",
+    )
+
+
+def test_a_deployment_still_rolling_out_a_new_template_is_not_ready_yet():
+    assert (
+        tensorboard_status(tensorboard(), deployment(generation=3, observed=2), CONF, NOW)["phase"]
+        == "Pending"
+    )
+    assert tensorboard_status(tensorboard(), deployment(replicas=0), CONF, NOW)["phase"] == "Pending"
+    unavailable = tensorboard_status(tensorboard(), deployment(available="False", replicas=0), CONF, NOW)
+    assert unavailable["message"] == "TensorBoard is starting: Deployment does not have minimum availability."
+
+
+def test_a_deployment_past_its_progress_deadline_fails_the_instance():
+    stuck = deployment(
+        available="False", replicas=0, status="False", reason="ProgressDeadlineExceeded", message="x"
+    )
+    status = tensorboard_status(tensorboard(), stuck, CONF, NOW)
+    assert (status["phase"], status["message"]) == ("Failed", "x")
+
+
+def test_a_problem_with_the_spec_fails_the_instance_with_its_message():
+    status = tensorboard_status(tensorboard(), None, CONF, NOW, problem=("InvalidSpec", "spec.logdirs: bad"))
+    assert (status["phase"], status["message"], status["conditions"][0]["reason"]) == (
+        "Failed",
+        "spec.logdirs: bad",
+        "InvalidSpec",
+    )
+
+
+def test_the_condition_keeps_its_transition_time_while_its_status_holds():
+    earlier = tensorboard_status(tensorboard(), deployment(), CONF, NOW)
+    later = tensorboard_status(tensorboard(earlier), deployment(), CONF, datetime(2025, 1, 2, tzinfo=UTC))
+    assert later["conditions"] == earlier["conditions"]
+
+
+def test_last_access_is_the_later_of_the_annotation_and_the_status():
+    opened = {"argoml.io/last-access": "2025-01-01T11:00:00Z"}
+    assert last_access(tensorboard({"lastAccess": "2025-01-01T10:00:00Z"}, opened)) == "2025-01-01T11:00:00Z"
+    assert last_access(tensorboard({"lastAccess": "2025-01-01T12:00:00Z"}, opened)) == "2025-01-01T12:00:00Z"
+    assert last_access(tensorboard()) is None
+    assert last_access(tensorboard(annotations={"argoml.io/last-access": "yesterday"})) is None
+    assert (
+        tensorboard_status(tensorboard(annotations=opened), None, CONF, NOW)["lastAccess"]
+        == "2025-01-01T11:00:00Z"
+    )
