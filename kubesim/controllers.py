@@ -7,6 +7,7 @@ kubelet and Argo are opt-in, so contract tests that play the kubelet themselves 
 from __future__ import annotations
 
 from kubesim.admission import Webhooks
+from kubesim.argo import ArgoController
 from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
 from kubesim.kubelet.logs import log_handler
@@ -23,6 +24,7 @@ class Controllers:
         self.kubelet = Kubelet(store, store.clock)
         self.deployments = DeploymentController(store)
         self.webhooks = Webhooks(store)
+        self.argo = ArgoController(store, self.kubelet)
         self.enabled = {"kubelet": kubelet or argo, "argo": argo, "webhooks": webhooks}
 
     def start(self) -> None:
@@ -33,8 +35,11 @@ class Controllers:
         if self.enabled["kubelet"]:
             self.kubelet.start()
             self.deployments.start()
+        if self.enabled["argo"]:
+            self.argo.start()
 
     def stop(self) -> None:
+        self.argo.stop()
         self.deployments.stop()
         self.kubelet.stop()
         self.webhooks.stop()

@@ -54,6 +54,7 @@ class Simulator:
         self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
         self.kubelet = self.controllers.kubelet
         self.webhooks = self.controllers.webhooks
+        self.argo = self.controllers.argo
         self.state_dir = state_dir
         self.kubeconfig_path = kubeconfig_path
         self._save_interval = save_interval

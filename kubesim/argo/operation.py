@@ -1,0 +1,578 @@
+"""One pass of the simulated Argo controller over a Workflow: walk its templates from the entrypoint, create
+the pods that may start, read the pods that finished, and compute the new `status` (pure apart from the
+`log_text` and `Scripting` it is handed).
+
+Like Argo's operator, every pass starts again at the root and re-executes each template node: finished
+nodes return at once, running ones look at their pod or children. Node names, ids, display names, types,
+phases, children, boundaries and outputs follow Argo (see names.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesim.argo import dag, steps
+from kubesim.argo.names import attempt_name, node_id, pod_name
+from kubesim.argo.phases import (
+    ERROR,
+    FAILED,
+    FULFILLED,
+    OMITTED,
+    PENDING,
+    RUNNING,
+    SKIPPED,
+    SUCCEEDED,
+    UNSUCCESSFUL,
+    WAIT,
+    fulfilled,
+)
+from kubesim.argo.pods import (
+    COMPLETED_LABEL,
+    collect_outputs,
+    main_exit,
+    pod_manifest,
+    pod_outcome,
+    running_sidecars,
+)
+from kubesim.argo.scripting import NodeContext, Scripting
+from kubesim.argo.values import WorkflowError, resolve_inputs, substitute
+from kubesim.clock import format_timestamp, parse_timestamp
+from kubesim.jsonutil import clone
+
+PHASE_LABEL = "workflows.argoproj.io/phase"
+WORKFLOW_COMPLETED_LABEL = "workflows.argoproj.io/completed"
+_LEAF_KINDS = ("container", "script")
+_UNSUPPORTED_KINDS = ("resource", "data", "http", "plugin", "containerSet")
+
+
+def template_kind(template: dict[str, Any]) -> str:
+    for kind in ("container", "script", "steps", "dag", "suspend", *_UNSUPPORTED_KINDS):
+        if kind in template:
+            return kind
+    return ""
+
+
+@dataclass
+class Outcome:
+    """What a pass decided: the new workflow, pods to create (by node id), follow-ups for the controller."""
+
+    workflow: dict[str, Any]
+    create: dict[str, dict[str, Any]] = field(default_factory=dict)
+    completed_pods: list[str] = field(default_factory=list)  # pods to label completed=true
+    sidecars_to_stop: dict[str, list[str]] = field(default_factory=dict)  # pod name → sidecar names
+    requeue_after: float | None = None
+
+
+class Operation:
+    def __init__(
+        self,
+        workflow: dict[str, Any],
+        pods: dict[str, dict[str, Any]],
+        *,
+        now: float,
+        log_text: Callable[[str, str], str],
+        scripting: Scripting,
+    ) -> None:
+        self.workflow = clone(workflow)
+        self.name: str = self.workflow["metadata"]["name"]
+        self.namespace: str = self.workflow["metadata"].get("namespace", "")
+        self.spec: dict[str, Any] = self.workflow.get("spec") or {}
+        self.status: dict[str, Any] = self.workflow.setdefault("status", {})
+        self.nodes: dict[str, dict[str, Any]] = self.status.setdefault("nodes", {})
+        self.templates = {t.get("name"): t for t in self.spec.get("templates") or [] if isinstance(t, dict)}
+        self.pods = pods  # by node id
+        self.now = now
+        self.timestamp = format_timestamp(datetime.fromtimestamp(now, UTC))
+        self.log_text = log_text
+        self.scripting = scripting
+        self.outcome = Outcome(self.workflow)
+        self.scope = self._global_scope()
+
+    # --- the workflow --------------------------------------------------------------------------------
+
+    def operate(self) -> Outcome:
+        phase = self.status.get("phase")
+        if phase in (SUCCEEDED, FAILED, ERROR):
+            self._collect_follow_ups()
+            return self.outcome
+        if not phase:
+            self._begin()
+            if self.status.get("phase") == ERROR:
+                return self.outcome
+        shutdown = self.spec.get("shutdown")
+        if shutdown:
+            self._shut_down(str(shutdown))
+        root = self.execute(self.name, str(self.spec.get("entrypoint", "")), self.spec.get("arguments"), "")
+        if fulfilled(root) and self.spec.get("onExit") and shutdown != "Terminate":
+            assert root is not None
+            self.scope["workflow.status"] = _workflow_phase(root)
+            self.scope["workflow.failures"] = json.dumps(self._failures())
+            exit_node = self.execute(f"{self.name}.onExit", str(self.spec["onExit"]), None, "")
+            if not fulfilled(exit_node):
+                root = None
+            elif exit_node is not None and exit_node["phase"] in UNSUCCESSFUL and root["phase"] == SUCCEEDED:
+                root = {**root, "phase": FAILED, "message": exit_node.get("message") or "exit handler failed"}
+        if fulfilled(root):
+            assert root is not None
+            self._finish(_workflow_phase(root), root.get("message", ""))
+        self._summarize()
+        self._collect_follow_ups()
+        return self.outcome
+
+    def _global_scope(self) -> dict[str, str]:
+        metadata = self.workflow["metadata"]
+        scope = {
+            "workflow.name": self.name,
+            "workflow.namespace": self.namespace,
+            "workflow.uid": metadata.get("uid", ""),
+            "workflow.serviceAccountName": str(self.spec.get("serviceAccountName", "")),
+            "workflow.creationTimestamp": metadata.get("creationTimestamp", ""),
+        }
+        for parameter in (self.spec.get("arguments") or {}).get("parameters") or []:
+            if isinstance(parameter, dict) and "value" in parameter:
+                scope[f"workflow.parameters.{parameter['name']}"] = str(parameter["value"])
+        return scope
+
+    def _begin(self) -> None:
+        self.status.update(phase=RUNNING, startedAt=self.timestamp, finishedAt=None, progress="0/0")
+        problem = self._validate()
+        if problem:
+            self._finish(ERROR, f"invalid spec: {problem}")
+
+    def _validate(self) -> str | None:
+        if self.spec.get("workflowTemplateRef"):
+            return "kubesim does not simulate workflowTemplateRef"
+        entrypoint = self.spec.get("entrypoint")
+        if not entrypoint:
+            return "spec.entrypoint is required"
+        names = [("spec.entrypoint", entrypoint)]
+        if self.spec.get("onExit"):
+            names.append(("spec.onExit", self.spec["onExit"]))
+        for template in self.templates.values():
+            for index, group in enumerate(template.get("steps") or []):
+                for step in group if isinstance(group, list) else []:
+                    names.append(
+                        (
+                            f"templates.{template['name']}.steps[{index}].{step.get('name')}",
+                            step.get("template"),
+                        )
+                    )
+            for task in (template.get("dag") or {}).get("tasks") or []:
+                names.append((f"templates.{template['name']}.tasks.{task.get('name')}", task.get("template")))
+        for where, name in names:
+            if name not in self.templates:
+                return f"{where} template name '{name}' undefined"
+            kind = template_kind(self.templates[name])
+            if kind in _UNSUPPORTED_KINDS or not kind:
+                return f"templates.{name}: kubesim does not simulate {kind or 'this'} templates"
+        return None
+
+    def _shut_down(self, strategy: str) -> None:
+        """Stop/Terminate: running pods are stopped and their nodes fail; no new nodes start."""
+        message = f"Stopped with strategy '{strategy}'"
+        for node in self.nodes.values():
+            if node["type"] == "Pod" and not fulfilled(node):
+                self.mark(node, FAILED, message)
+        self.scope["__shutdown__"] = message
+
+    def _finish(self, phase: str, message: str) -> None:
+        self.status.update(phase=phase, finishedAt=self.timestamp)
+        if message:
+            self.status["message"] = message
+        labels = self.workflow["metadata"].setdefault("labels", {})
+        labels[WORKFLOW_COMPLETED_LABEL] = "true"
+
+    def _failures(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "displayName": n["displayName"],
+                "message": n.get("message", ""),
+                "templateName": n.get("templateName", ""),
+                "phase": n["phase"],
+                "podName": n.get("podName", ""),
+                "finishedAt": n.get("finishedAt"),
+            }
+            for n in self.nodes.values()
+            if n["type"] == "Pod" and n["phase"] in UNSUCCESSFUL
+        ]
+
+    def _summarize(self) -> None:
+        pods = [n for n in self.nodes.values() if n["type"] == "Pod"]
+        self.status["progress"] = f"{sum(n['phase'] == SUCCEEDED for n in pods)}/{len(pods)}"
+        for identifier, progress in progress_by_node(self.nodes).items():
+            self.nodes[identifier]["progress"] = progress
+        conditions = [
+            {"type": "PodRunning", "status": "True" if any(n["phase"] == RUNNING for n in pods) else "False"}
+        ]
+        if self.status.get("phase") in (SUCCEEDED, FAILED, ERROR):
+            conditions = [{"type": "PodRunning", "status": "False"}, {"type": "Completed", "status": "True"}]
+        self.status["conditions"] = conditions
+        labels = self.workflow["metadata"].setdefault("labels", {})
+        labels[PHASE_LABEL] = self.status.get("phase", RUNNING)
+        labels.setdefault(WORKFLOW_COMPLETED_LABEL, "false")
+
+    def _collect_follow_ups(self) -> None:
+        for node_key, pod in self.pods.items():
+            node = self.nodes.get(node_key)
+            labels = pod["metadata"].get("labels") or {}
+            if fulfilled(node) and labels.get(COMPLETED_LABEL) != "true":
+                self.outcome.completed_pods.append(pod["metadata"]["name"])
+            if main_exit(pod) is not None and running_sidecars(pod):
+                self.outcome.sidecars_to_stop[pod["metadata"]["name"]] = running_sidecars(pod)
+
+    def requeue(self, seconds: float) -> None:
+        current = self.outcome.requeue_after
+        self.outcome.requeue_after = seconds if current is None else min(current, seconds)
+
+    # --- nodes ---------------------------------------------------------------------------------------
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        return self.nodes.get(node_id(self.name, name))
+
+    def init_node(
+        self,
+        name: str,
+        kind: str,
+        template_name: str,
+        boundary_id: str,
+        phase: str,
+        message: str = "",
+        inputs: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        identifier = node_id(self.name, name)
+        boundary = self.nodes.get(boundary_id) if boundary_id else None
+        display = name
+        if boundary is not None:
+            display = name[len(boundary["name"]) :] if name.startswith(boundary["name"]) else name
+            display = steps.strip_separator(display)
+        node: dict[str, Any] = {
+            "id": identifier,
+            "name": name,
+            "displayName": display,
+            "type": kind,
+            "templateName": template_name,
+            "templateScope": f"local/{self.name}",
+            "phase": phase,
+            "startedAt": self.timestamp,
+            "finishedAt": self.timestamp if phase in FULFILLED else None,
+        }
+        if boundary_id:
+            node["boundaryID"] = boundary_id
+        if inputs:
+            node["inputs"] = {"parameters": inputs}
+        if message:
+            node["message"] = message
+        self.nodes[identifier] = node
+        return node
+
+    def mark(self, node: dict[str, Any], phase: str, message: str | None = None) -> dict[str, Any]:
+        node["phase"] = phase
+        if phase in FULFILLED and not node.get("finishedAt"):
+            node["finishedAt"] = self.timestamp
+        if message is not None:
+            if message:
+                node["message"] = message
+            else:
+                node.pop("message", None)
+        return node
+
+    def add_child(self, parent: dict[str, Any], child: dict[str, Any]) -> None:
+        children = parent.setdefault("children", [])
+        if child["id"] not in children:
+            children.append(child["id"])
+
+    def outbound(self, node: dict[str, Any]) -> list[str]:
+        """The node ids a following node hangs from: the node itself, or its own outbound nodes."""
+        if node["type"] in ("Pod", "Skipped", "Suspend"):
+            return [node["id"]]
+        if node.get("outboundNodes"):
+            return list(node["outboundNodes"])
+        if node["type"] in ("Retry", "TaskGroup"):
+            found: list[str] = []
+            for child in node.get("children") or []:
+                found += self.outbound(self.nodes[child])
+            return found or [node["id"]]
+        return [node["id"]]
+
+    def active_in(self, boundary_id: str) -> int:
+        """Unfinished pods, steps and DAGs directly in a boundary (what template parallelism limits)."""
+        return sum(
+            1
+            for n in self.nodes.values()
+            if n.get("boundaryID") == boundary_id
+            and n["type"] in ("Pod", "Steps", "DAG")
+            and not fulfilled(n)
+        )
+
+    def unsuccessful_in(self, boundary_id: str) -> bool:
+        return any(
+            n.get("boundaryID") == boundary_id and n["phase"] in UNSUCCESSFUL for n in self.nodes.values()
+        )
+
+    def start_blocker(self, boundary_id: str) -> str | None:
+        """Why no new child may start in this boundary now: None (it may), WAIT (parallelism), or the
+        message a group ends with because nothing will start any more (failFast, shutdown)."""
+        if "__shutdown__" in self.scope:
+            return self.scope["__shutdown__"]
+        boundary = self.nodes.get(boundary_id)
+        template = self.templates.get(boundary["templateName"]) if boundary else None
+        if template is None:
+            return None
+        if template.get("failFast") is True and self.unsuccessful_in(boundary_id):
+            return "template has failed or errored children and failFast enabled"
+        limit = template.get("parallelism")
+        if limit is not None and self.active_in(boundary_id) >= int(limit):
+            return WAIT
+        return None
+
+    # --- templates -----------------------------------------------------------------------------------
+
+    def execute(
+        self,
+        name: str,
+        template_name: str,
+        arguments: dict[str, Any] | None,
+        boundary_id: str,
+        *,
+        attempt: int | None = None,
+    ) -> dict[str, Any] | None:
+        """Run (or look at) the node `name` for `template_name`; None when it may not start yet."""
+        existing = self.node(name)
+        if fulfilled(existing):
+            return existing
+        template = self.templates[template_name]
+        kind = template_kind(template)
+        node_kind = {
+            "container": "Pod",
+            "script": "Pod",
+            "steps": "Steps",
+            "dag": "DAG",
+            "suspend": "Suspend",
+        }[kind]
+        try:
+            inputs = resolve_inputs(template, arguments)
+        except WorkflowError as error:
+            return existing or self.init_node(name, node_kind, template_name, boundary_id, ERROR, str(error))
+        scope = {**self.scope, **{f"inputs.parameters.{p['name']}": p["value"] for p in inputs}}
+        if kind in _LEAF_KINDS:
+            scope["pod.name"] = pod_name(self.name, name, template_name)
+        if attempt is not None:
+            scope["retries"] = str(attempt)
+        resolved = substitute(template, scope)
+        if resolved.get("retryStrategy") and attempt is None:
+            return self._execute_retry(name, resolved, template_name, arguments, boundary_id, inputs)
+        if existing is None and "__shutdown__" in self.scope:
+            return None
+        if kind in _LEAF_KINDS:
+            return self._execute_pod(name, resolved, template_name, boundary_id, inputs, attempt or 0)
+        if kind == "suspend":
+            return self._execute_suspend(name, resolved, template_name, boundary_id, inputs)
+        if kind == "steps":
+            node = existing or self.init_node(
+                name, "Steps", template_name, boundary_id, RUNNING, inputs=inputs
+            )
+            return steps.execute_steps(self, node, resolved, scope)
+        node = existing or self.init_node(name, "DAG", template_name, boundary_id, RUNNING, inputs=inputs)
+        return dag.execute_dag(self, node, resolved, scope)
+
+    def _execute_pod(
+        self,
+        name: str,
+        template: dict[str, Any],
+        template_name: str,
+        boundary_id: str,
+        inputs: list[dict[str, Any]],
+        attempt: int,
+    ) -> dict[str, Any] | None:
+        node = self.node(name)
+        if node is None:
+            limit = self.spec.get("parallelism")
+            active = sum(1 for n in self.nodes.values() if n["type"] == "Pod" and not fulfilled(n))
+            if limit is not None and active >= int(limit):
+                return None
+            node = self.init_node(name, "Pod", template_name, boundary_id, PENDING, inputs=inputs)
+            self._create_pod(node, template, template_name, inputs, attempt)
+            return node
+        pod = self.pods.get(node["id"])
+        if pod is None:
+            if node["id"] not in self.outcome.create:
+                self.mark(node, ERROR, "pod deleted")
+            return node
+        node["hostNodeName"] = (pod.get("spec") or {}).get("nodeName", "")
+        phase, message = pod_outcome(pod)
+        if phase in (SUCCEEDED, FAILED):
+            pod_key = pod["metadata"]["name"]
+            outputs, problem = collect_outputs(template, pod, self.log_text(pod_key, "main"), self.name)
+            if outputs:
+                node["outputs"] = outputs
+            if problem and phase == SUCCEEDED:
+                phase, message = ERROR, problem
+        return self.mark(node, phase, message)
+
+    def _create_pod(
+        self,
+        node: dict[str, Any],
+        template: dict[str, Any],
+        template_name: str,
+        inputs: list[dict[str, Any]],
+        attempt: int,
+    ) -> None:
+        name = node["name"]
+        context = NodeContext(
+            workflow=self.name,
+            namespace=self.namespace,
+            node_name=name,
+            display_name=node["displayName"],
+            template=template_name,
+            inputs={p["name"]: p["value"] for p in inputs},
+            attempt=attempt,
+        )
+        try:
+            annotations = self.scripting.annotations(context)
+        except ValueError as error:
+            self.mark(node, ERROR, str(error))
+            return
+        manifest = pod_manifest(
+            self.workflow,
+            template,
+            name=pod_name(self.name, name, template_name),
+            node_name=name,
+            node_id=node["id"],
+            annotations=annotations,
+        )
+        node["podName"] = manifest["metadata"]["name"]
+        self.outcome.create[node["id"]] = manifest
+
+    def _execute_suspend(
+        self,
+        name: str,
+        template: dict[str, Any],
+        template_name: str,
+        boundary_id: str,
+        inputs: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        node = self.node(name) or self.init_node(
+            name, "Suspend", template_name, boundary_id, RUNNING, inputs=inputs
+        )
+        duration = (template.get("suspend") or {}).get("duration")
+        if duration is None:
+            return node
+        remaining = parse_timestamp(node["startedAt"]).timestamp() + parse_duration(str(duration)) - self.now
+        if remaining <= 0:
+            return self.mark(node, SUCCEEDED)
+        self.requeue(remaining)
+        return node
+
+    def _execute_retry(
+        self,
+        name: str,
+        template: dict[str, Any],
+        template_name: str,
+        arguments: dict[str, Any] | None,
+        boundary_id: str,
+        inputs: list[dict[str, Any]],
+    ) -> dict[str, Any] | None:
+        strategy = template["retryStrategy"]
+        node = self.node(name)
+        if node is None:
+            if boundary_id and self.start_blocker(boundary_id) is not None:
+                return None
+            node = self.init_node(name, "Retry", template_name, boundary_id, RUNNING, inputs=inputs)
+        attempts = [self.nodes[c] for c in node.get("children") or []]
+        if attempts and not fulfilled(attempts[-1]):
+            self.execute(
+                attempts[-1]["name"], template_name, arguments, boundary_id, attempt=len(attempts) - 1
+            )
+        if attempts and fulfilled(attempts[-1]):
+            last = attempts[-1]
+            if last["phase"] == SUCCEEDED:
+                if last.get("outputs"):
+                    node["outputs"] = last["outputs"]
+                return self.mark(node, SUCCEEDED)
+            limit = strategy.get("limit")
+            exhausted = limit is not None and len(attempts) > int(str(limit))
+            if exhausted or not _retries(strategy.get("retryPolicy") or "OnFailure", last["phase"]):
+                if last.get("outputs"):
+                    node["outputs"] = last["outputs"]
+                message = "No more retries left" if exhausted else last.get("message", "")
+                return self.mark(node, last["phase"], message)
+            wait = _backoff(strategy.get("backoff") or {}, len(attempts))
+            ready_at = parse_timestamp(last["finishedAt"]).timestamp() + wait
+            if ready_at > self.now:
+                self.requeue(ready_at - self.now)
+                return node
+        if not attempts or fulfilled(attempts[-1]):
+            index = len(attempts)
+            child = self.execute(
+                attempt_name(name, index), template_name, arguments, boundary_id, attempt=index
+            )
+            if child is not None:
+                self.add_child(node, child)
+        return node
+
+
+def _workflow_phase(root: dict[str, Any]) -> str:
+    return {SKIPPED: SUCCEEDED, OMITTED: SUCCEEDED}.get(root["phase"], root["phase"])
+
+
+def _retries(policy: str, phase: str) -> bool:
+    return {
+        "Always": True,
+        "OnFailure": phase == FAILED,
+        "OnError": phase == ERROR,
+        "OnTransientError": phase == ERROR,
+    }.get(policy, phase == FAILED)
+
+
+def parse_duration(text: str) -> float:
+    """Argo durations: a number of seconds, or Go style (`30s`, `2m`, `1h30m`)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    total, number = 0.0, ""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    for char in text.strip():
+        if char.isdigit() or char == ".":
+            number += char
+        elif char in units and number:
+            total += float(number) * units[char]
+            number = ""
+        else:
+            raise WorkflowError(f"invalid duration {text!r}")
+    if number:
+        raise WorkflowError(f"invalid duration {text!r}: missing unit")
+    return total
+
+
+def _backoff(backoff: dict[str, Any], attempts: int) -> float:
+    if not backoff.get("duration"):
+        return 0.0
+    base = parse_duration(str(backoff["duration"]))
+    factor = float(str(backoff.get("factor") or 1))
+    wait = base * factor ** (attempts - 1)
+    if backoff.get("maxDuration"):
+        wait = min(wait, parse_duration(str(backoff["maxDuration"])))
+    return wait
+
+
+def progress_by_node(nodes: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """`done/total` pods under each node: a pod counts for itself and every boundary around it."""
+    counts: dict[str, list[int]] = {}
+    for node in nodes.values():
+        if node["type"] != "Pod":
+            continue
+        done = int(node["phase"] == SUCCEEDED)
+        around, current = [node["id"]], node.get("boundaryID")
+        while current and current not in around:
+            around.append(current)
+            current = nodes.get(current, {}).get("boundaryID")
+        for identifier in around:
+            entry = counts.setdefault(identifier, [0, 0])
+            entry[0] += done
+            entry[1] += 1
+    return {identifier: f"{done}/{total}" for identifier, (done, total) in counts.items()}

@@ -1,0 +1,130 @@
+"""Argo's `{{...}}` substitution and fan-out (withItems, withParam, withSequence), as pure functions."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from kubesim.argo.names import expanded_name, go_string
+
+_TAG = re.compile(r"\{\{\s*([^{}=][^{}]*?)\s*\}\}")
+
+
+class WorkflowError(ValueError):
+    """A workflow that cannot run as written; the message becomes the node's (or workflow's) message."""
+
+
+def substitute(value: Any, scope: dict[str, str]) -> Any:
+    """Replace `{{name}}` for every name in `scope` in all strings of `value`; other tags stay as written."""
+    if isinstance(value, str):
+        if "{{" not in value:
+            return value
+        return _TAG.sub(lambda match: scope.get(match.group(1), match.group(0)), value)
+    if isinstance(value, dict):
+        return {key: substitute(item, scope) for key, item in value.items()}
+    if isinstance(value, list):
+        return [substitute(item, scope) for item in value]
+    return value
+
+
+def item_scope(item: Any) -> dict[str, str]:
+    """`{{item}}` and, for a map item, `{{item.<key>}}`."""
+    scope = {"item": go_string(item)}
+    if isinstance(item, dict):
+        scope.update({f"item.{key}": go_string(value) for key, value in item.items()})
+    return scope
+
+
+def _sequence(spec: dict[str, Any]) -> list[str]:
+    def number(field: str) -> int | None:
+        raw = spec.get(field)
+        if raw is None or raw == "":
+            return None
+        try:
+            return int(str(raw))
+        except ValueError:
+            raise WorkflowError(f"withSequence.{field}: {raw!r} is not an integer") from None
+
+    count, start, end = number("count"), number("start"), number("end")
+    if count is not None and end is not None:
+        raise WorkflowError("withSequence: only one of count or end can be defined")
+    start = start or 0
+    if count is not None:
+        numbers = list(range(start, start + count))
+    elif end is not None:
+        numbers = list(range(start, end + 1)) if end >= start else list(range(start, end - 1, -1))
+    else:
+        raise WorkflowError("withSequence: one of count or end must be defined")
+    pattern = spec.get("format")
+    if pattern:
+        try:
+            return [str(pattern) % n for n in numbers]
+        except (TypeError, ValueError) as error:
+            raise WorkflowError(f"withSequence.format {pattern!r}: {error}") from None
+    return [str(n) for n in numbers]
+
+
+def fan_out_items(step: dict[str, Any]) -> list[Any] | None:
+    """The items a step or task fans out over, or None when it does not fan out."""
+    if step.get("withItems") is not None:
+        items = step["withItems"]
+        if not isinstance(items, list):
+            raise WorkflowError("withItems must be a list")
+        return items
+    if step.get("withParam") is not None:
+        raw = step["withParam"]
+        try:
+            items = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            raise WorkflowError(
+                f"withParam value could not be parsed as a JSON list: {str(raw).strip()}"
+            ) from None
+        if not isinstance(items, list):
+            raise WorkflowError(f"withParam value could not be parsed as a JSON list: {str(raw).strip()}")
+        return items
+    if step.get("withSequence") is not None:
+        return list(_sequence(step["withSequence"]))
+    return None
+
+
+def expand(step: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Concrete copies of a fanned-out step (`name(i:item)`, item substituted); None if not fanned out."""
+    items = fan_out_items(step)
+    if items is None:
+        return None
+    body = {k: v for k, v in step.items() if k not in ("withItems", "withParam", "withSequence")}
+    expanded = []
+    for index, item in enumerate(items):
+        concrete = substitute(body, item_scope(item))
+        concrete["name"] = expanded_name(step["name"], index, item)
+        concrete["template"] = step.get("template")
+        expanded.append(concrete)
+    return expanded
+
+
+def parameter_values(parameters: list[dict[str, Any]] | None) -> dict[str, str]:
+    """name → value of a list of Argo parameters (values as strings, as Argo passes them)."""
+    found = {}
+    for parameter in parameters or []:
+        if isinstance(parameter, dict) and "value" in parameter and parameter.get("name"):
+            found[str(parameter["name"])] = go_string(parameter["value"])
+    return found
+
+
+def resolve_inputs(template: dict[str, Any], arguments: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The template's input parameters with values from the arguments, else their own value or default."""
+    given = parameter_values((arguments or {}).get("parameters"))
+    resolved = []
+    for parameter in (template.get("inputs") or {}).get("parameters") or []:
+        name = str(parameter.get("name", ""))
+        if name in given:
+            value = given[name]
+        elif parameter.get("value") is not None:
+            value = go_string(parameter["value"])
+        elif parameter.get("default") is not None:
+            value = go_string(parameter["default"])
+        else:
+            raise WorkflowError(f"inputs.parameters.{name} was not supplied")
+        resolved.append({"name": name, "value": value})
+    return resolved
