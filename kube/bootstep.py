@@ -55,7 +55,7 @@ class ControllersStep(bootsteps.StartStopStep):
         from .runtime import manager_from_settings
 
         # Built here, in the main thread at start-up, so a controller without a reconciler stops the worker.
-        self.manager = manager_from_settings()
+        self.manager = manager_from_settings(identity_prefix=getattr(parent, "hostname", None))
 
     def start(self, parent: Any) -> None:
         if self.manager is not None:

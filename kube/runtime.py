@@ -113,13 +113,16 @@ def runtime_conf_from_settings() -> RuntimeConf:
         raise ImproperlyConfigured(f"Informer settings: {error}") from error
 
 
-def lease_config_from_settings() -> LeaseConfig:
+def lease_config_from_settings(identity_prefix: str | None = None) -> LeaseConfig:
+    """The Lease settings. The identity names the candidate in the Lease: `<prefix>_<pid>_<random>`, the
+    prefix being the Celery node name (`worker@host`) in a worker and the host name elsewhere."""
     namespace = getattr(settings, "KUBE_LEADER_ELECTION_NAMESPACE", None) or _own_namespace()
+    prefix = identity_prefix or socket.gethostname()
     try:
         return LeaseConfig(
             namespace=namespace,
             name=getattr(settings, "KUBE_LEADER_ELECTION_LEASE_NAME", DEFAULT_LEASE_NAME),
-            identity=f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}",
+            identity=f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:8]}",
             lease_duration=float(_setting("KUBE_LEADER_ELECTION_LEASE_DURATION_SECONDS", 15.0)),
             renew_deadline=float(_setting("KUBE_LEADER_ELECTION_RENEW_DEADLINE_SECONDS", 10.0)),
             retry_period=float(_setting("KUBE_LEADER_ELECTION_RETRY_PERIOD_SECONDS", 2.0)),
@@ -387,10 +390,10 @@ def election_client(lease: LeaseConfig) -> KubeClient:
     )
 
 
-def manager_from_settings() -> ControllerManager:
+def manager_from_settings(identity_prefix: str | None = None) -> ControllerManager:
     controllers = registry.controllers()
     check_reconcilers(controllers)
-    lease = lease_config_from_settings()
+    lease = lease_config_from_settings(identity_prefix)
     return ControllerManager(
         client=get_client(),
         election_client=election_client(lease),
