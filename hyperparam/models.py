@@ -54,12 +54,12 @@ class Sweep(MirroredResource):
 
     @classmethod
     def observed_fields(cls, obj: dict[str, Any]) -> dict[str, Any]:
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        objective = spec.get("objective") if isinstance(spec.get("objective"), dict) else {}
-        algorithm = spec.get("algorithm") if isinstance(spec.get("algorithm"), dict) else {}
-        counts = status.get("trials") if isinstance(status.get("trials"), dict) else {}
-        best = status.get("bestTrial") if isinstance(status.get("bestTrial"), dict) else {}
+        spec = _mapping(obj.get("spec"))
+        status = _mapping(obj.get("status"))
+        objective = _mapping(spec.get("objective"))
+        algorithm = _mapping(spec.get("algorithm"))
+        counts = _mapping(status.get("trials"))
+        best = _mapping(status.get("bestTrial"))
         finished, _, planned = str(status.get("progress") or "").partition("/")
         return {
             **super().observed_fields(obj),
@@ -67,7 +67,7 @@ class Sweep(MirroredResource):
             "goal": str(objective.get("goal") or "")[:8],
             "metric_name": str(objective.get("metric") or "")[:253],
             "trial_counts": counts,
-            "trials_total": sum(value for value in counts.values() if isinstance(value, int)),
+            "trials_total": sum(_as_int(value) or 0 for value in counts.values()),
             "trials_finished": _as_int(finished) or 0,
             "trials_planned": _as_int(planned) or 0,
             "best_metric": _as_float(best.get("metric")),
@@ -155,6 +155,10 @@ class SamplerRound(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sweep_id} round {self.number}"
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _as_int(value: object) -> int | None:

@@ -16,6 +16,7 @@ from typing import Any
 from django.utils import timezone
 
 from hyperparam import manifests
+from hyperparam.adaptive import round_plan
 from hyperparam.batching import BatchPlan
 from hyperparam.models import Sweep
 from hyperparam.rounds import round_trials
@@ -97,8 +98,8 @@ class Reconcile:
         try:
             spec = manifests.sweep_of(self.hpw)
             plan = self._plan(spec)
-        except SpecError as error:
-            self._fail_validation(error)
+        except SpecError as invalid:
+            self._fail_validation(invalid)
             return
         batches = self._list_batches()
         self._sync_trials(row, spec, batches)
@@ -140,10 +141,7 @@ class Reconcile:
         if isinstance(frozen, int) and not isinstance(frozen, bool) and frozen > 0:
             return BatchPlan(spec.trial_count, frozen, spec.parallelism)
         plan = manifests.plan_batches(self.hpw, spec)
-        if spec.algorithm.adaptive:
-            # One round runs at once and holds `parallelism` trials, so the sampler learns between rounds.
-            return BatchPlan(plan.trial_count, min(plan.trials_per_batch, spec.parallelism), spec.parallelism)
-        return plan
+        return round_plan(plan, spec) if spec.algorithm.adaptive else plan
 
     # -- the children ----------------------------------------------------------------------------------
     def _list_batches(self) -> dict[int, Batch]:

@@ -1,0 +1,91 @@
+"""The write paths of sweeps from the API: submit a HyperparamWorkflow to the cluster, delete it there.
+
+Neither touches the database: the custom resource is the user's intent, and the mirror fills (or marks
+deleted) the Sweep row when the watch event arrives. Deleting a sweep deletes its Workflows (their
+ownerReferences); its rows, trials and history stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hyperparam import manifests
+from hyperparam.reconcile import HPW
+from hyperparam.space import FieldError, SpecError
+from hyperparam.sweep import PlannedTrial, Sweep, parse_sweep
+from kube.client import get_client
+from kube.errors import Conflict, NotFound
+from workflows.lint import lint_document
+
+_LINT_NAME = "lint-check"
+
+
+class SweepRejected(ValueError):
+    """The manifest cannot be submitted; `errors` name each field and its problem."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(map(str, errors)))
+        self.errors = errors
+
+
+def check_manifest(manifest: Any) -> list[FieldError]:
+    """What is wrong with a HyperparamWorkflow manifest: identity, every spec problem with its field path,
+    and what our linter says about the first Workflow it would generate."""
+    if not isinstance(manifest, Mapping):
+        return [FieldError("", "a HyperparamWorkflow must be a mapping")]
+    errors: list[FieldError] = []
+    if manifest.get("kind", manifests.KIND) != manifests.KIND:
+        errors.append(FieldError("kind", f"must be {manifests.KIND}, not {manifest.get('kind')!r}"))
+    if manifest.get("apiVersion", manifests.API_VERSION) != manifests.API_VERSION:
+        errors.append(FieldError("apiVersion", f"must be {manifests.API_VERSION}"))
+    metadata = manifest.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    for key in ("name", "namespace"):
+        if not isinstance(metadata.get(key), str) or not metadata.get(key):
+            errors.append(FieldError(f"metadata.{key}", "is required"))
+    try:
+        sweep = parse_sweep(manifest.get("spec"))
+    except SpecError as error:
+        return errors + list(error.errors)
+    if not errors:
+        errors += _lint_errors(manifest, sweep)
+    return errors
+
+
+def _lint_errors(manifest: Mapping[str, Any], sweep: Sweep) -> list[FieldError]:
+    """The linter's verdict on a Workflow of one trial: batches differ only in their items, so this one
+    carries everything the user wrote."""
+    probe = {**manifest, "metadata": {**manifest["metadata"], "name": _LINT_NAME, "uid": ""}}
+    trial = PlannedTrial(0, {domain.name: domain.sample(0.5) for domain in sweep.space.domains})
+    try:
+        workflow = manifests.build_workflow(probe, 0, [trial], sweep=sweep)
+    except SpecError as error:
+        return list(error.errors)
+    return [
+        FieldError("spec.workflow", f"the generated Workflow fails the lint: {message}")
+        for message in lint_document(workflow).messages
+    ]
+
+
+def submit_sweep(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Create the HyperparamWorkflow in the cluster; returns the object as the API server stored it.
+
+    Raises SweepRejected for an invalid manifest, and kube's errors from the API server (AlreadyExists when
+    the name is taken, Invalid when the server's schema refuses it).
+    """
+    errors = check_manifest(manifest)
+    if errors:
+        raise SweepRejected(errors)
+    body = {**manifest, "apiVersion": manifests.API_VERSION, "kind": manifests.KIND}
+    return get_client().create(HPW, body, body["metadata"]["namespace"])
+
+
+def delete_sweep(namespace: str, name: str, uid: str) -> bool:
+    """Delete the sweep from the cluster (its Workflows follow). The uid is a precondition, so a newer
+    sweep that took the name is never deleted. False when it was already gone."""
+    try:
+        get_client().delete(HPW, name, namespace, uid=uid)
+    except (NotFound, Conflict):
+        return False
+    return True

@@ -1,0 +1,98 @@
+"""Serializers of sweeps and trials. Everything read here was written by the mirror or the controller, so
+every field is read-only; a new sweep is a manifest (SweepManifestSerializer), submitted to the cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from hyperparam.actions import check_manifest
+from hyperparam.models import Sweep, SweepHistory, Trial
+
+SWEEP_FIELDS: tuple[str, ...] = (
+    "id",
+    "uid",
+    "namespace",
+    "name",
+    "phase",
+    "algorithm",
+    "goal",
+    "metric_name",
+    "trial_counts",
+    "trials_total",
+    "trials_finished",
+    "trials_planned",
+    "best_metric",
+    "best_trial_index",
+    "best_parameters",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+)
+TRIAL_FIELDS: tuple[str, ...] = (
+    "index",
+    "params",
+    "phase",
+    "metric",
+    "message",
+    "started_at",
+    "finished_at",
+    "workflow",
+    "node_id",
+)
+
+
+class SweepHistorySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SweepHistory
+        fields = ("at", "phase", "reason", "message")
+        read_only_fields = fields
+
+
+class SweepSerializer(serializers.ModelSerializer):
+    """A sweep in a list: identity, phase, counts and the best trial (one row, no joins)."""
+
+    class Meta:
+        model = Sweep
+        fields = SWEEP_FIELDS
+        read_only_fields = fields
+
+
+class SweepDetailSerializer(SweepSerializer):
+    """A sweep with its spec and status as the cluster holds them, its Workflows and its history."""
+
+    history = SweepHistorySerializer(many=True, read_only=True)
+
+    class Meta(SweepSerializer.Meta):
+        fields: tuple[str, ...] = (*SWEEP_FIELDS, "labels", "generation", "observed_generation", "spec")
+        fields = (*fields, "status", "conditions", "workflows", "history")
+        read_only_fields = fields
+
+
+class TrialSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Trial
+        fields = TRIAL_FIELDS
+        read_only_fields = fields
+
+
+class SweepManifestSerializer(serializers.Serializer):
+    """A HyperparamWorkflow manifest, as `kubectl apply` would take it (apiVersion and kind optional).
+
+    Errors are keyed by field path (`spec.hyperparams[0].range.max`), as the admission webhook names them.
+    """
+
+    apiVersion = serializers.CharField(required=False)
+    kind = serializers.CharField(required=False)
+    metadata = serializers.DictField()
+    spec = serializers.DictField()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors = check_manifest(dict(self.initial_data))
+        if errors:
+            problems: dict[str, list[str]] = {}
+            for error in errors:
+                problems.setdefault(error.path or "non_field_errors", []).append(error.message)
+            raise serializers.ValidationError(problems)
+        return dict(self.initial_data)

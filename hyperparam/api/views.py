@@ -1,0 +1,133 @@
+"""/api/hyperparams/: list and read the mirror of sweeps, create and delete them in the cluster; each sweep's
+trials filtered and ordered by metric, and exported as CSV."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.permissions import NamespaceScopedMixin
+from hyperparam.actions import delete_sweep, submit_sweep
+from hyperparam.models import Sweep, Trial
+from hyperparam.trials import PHASES
+from kube.errors import AlreadyExists, ApiError, Invalid
+
+from .export import csv_response
+from .filters import ORDERINGS, SweepFilterSet, TrialFilterSet
+from .pagination import UncountedPagination
+from .serializers import SweepDetailSerializer, SweepManifestSerializer, SweepSerializer, TrialSerializer
+
+# Columns a list never shows: the JSON blobs stay in the database.
+LIST_DEFERRED = ("labels", "spec", "status", "conditions", "workflows", "mirrored_batches")
+TRIAL_PARAMETERS = [
+    OpenApiParameter("phase", str, enum=list(PHASES), many=True),
+    OpenApiParameter("metric_min", float),
+    OpenApiParameter("metric_max", float),
+    OpenApiParameter("ordering", str, enum=list(ORDERINGS)),
+    OpenApiParameter("param.<name>", str, description="Trials that received exactly this string."),
+]
+
+
+class NewestFirst(CursorPagination):
+    """Stable pages over a growing table, with no COUNT(*): newest first (the id breaks ties)."""
+
+    ordering = "-id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("namespace", str),
+        OpenApiParameter("phase", str, enum=["Pending", "Running", "Succeeded", "Failed"]),
+        OpenApiParameter("algorithm", str),
+        OpenApiParameter("name", str),
+        OpenApiParameter("deleted", bool),
+    ]
+)
+class SweepViewSet(  # type: ignore[misc]  # access's mixin narrows two attributes of APIView
+    NamespaceScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Hyperparameter sweeps as the cluster last reported them. POST submits a HyperparamWorkflow to the
+    cluster (202: the row appears once the controller sees it); DELETE deletes it from the cluster."""
+
+    pagination_class = NewestFirst
+
+    def get_queryset(self) -> QuerySet[Sweep]:
+        queryset = self.scope_queryset(Sweep.objects.all())
+        if self.action == "list":
+            return SweepFilterSet.filter(self.request, queryset.defer(*LIST_DEFERRED))
+        if self.action in ("trials", "trials_csv"):
+            return queryset.only("id", "namespace", "name", "spec", "goal", "metric_name")
+        return queryset.prefetch_related("history")
+
+    def get_serializer_class(self) -> type[Any]:
+        if self.action == "create":
+            return SweepManifestSerializer
+        if self.action in ("trials", "trials_csv"):
+            return TrialSerializer
+        return SweepSerializer if self.action == "list" else SweepDetailSerializer
+
+    @extend_schema(request=SweepManifestSerializer, responses={202: SweepManifestSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = SweepManifestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            created = submit_sweep(serializer.validated_data)
+        except AlreadyExists as error:
+            raise exceptions.ValidationError({"metadata.name": [str(error)]}) from error
+        except Invalid as error:
+            causes = {
+                cause.get("field") or "non_field_errors": [cause.get("message")] for cause in error.causes
+            }
+            raise exceptions.ValidationError(causes or {"non_field_errors": [str(error)]}) from error
+        except ApiError as error:
+            raise ClusterUnavailable(str(error)) from error
+        return Response(created, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={202: None})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        sweep = self.get_object()
+        if sweep.deleted_at is None:
+            try:
+                delete_sweep(sweep.namespace, sweep.name, sweep.uid)
+            except ApiError as error:
+                raise ClusterUnavailable(str(error)) from error
+        return Response(status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(parameters=TRIAL_PARAMETERS, responses=TrialSerializer(many=True))
+    @action(detail=True, methods=["get"], pagination_class=UncountedPagination)
+    def trials(self, request: Request, pk: str | None = None) -> Response:
+        """The sweep's trials: `?phase=`, `metric_min`/`metric_max`, `param.<name>=`, `ordering=best`."""
+        trials = self._trials(request, self.get_object())
+        page = self.paginate_queryset(trials)
+        return self.get_paginated_response(TrialSerializer(page, many=True).data)
+
+    @extend_schema(parameters=TRIAL_PARAMETERS, responses={(200, "text/csv"): str})
+    @action(detail=True, methods=["get"], url_path="trials/csv")
+    def trials_csv(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
+        """The same trials (same filters and ordering) as CSV, one column per hyperparameter, streamed."""
+        sweep = self.get_object()
+        return csv_response(sweep, self._trials(request, sweep))
+
+    def _trials(self, request: Request, sweep: Sweep) -> QuerySet[Trial]:
+        return TrialFilterSet.filter(request, sweep, Trial.objects.filter(sweep=sweep))
+
+
+class ClusterUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The cluster did not accept the request; try again later."
+    default_code = "cluster_unavailable"
