@@ -8,14 +8,12 @@ from rest_framework.routers import DefaultRouter
 
 from access.api.views import NamespaceGrantViewSet
 from hyperparam.api.views import SweepViewSet
-from hyperparam.api.views import SweepViewSet
 from jobs.api.views import TrainingJobViewSet
 from tensorboard.api.views import TensorboardViewSet
 
 router = DefaultRouter()
 router.register("namespaces", NamespaceGrantViewSet, basename="namespace")
 router.register("jobs", TrainingJobViewSet, basename="job")
-router.register("hyperparams", SweepViewSet, basename="hyperparam")
 router.register("hyperparams", SweepViewSet, basename="hyperparam")
 router.register("tensorboards", TensorboardViewSet, basename="tensorboard")
 
