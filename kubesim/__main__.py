@@ -25,7 +25,26 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--bookmark-interval", type=float, default=5.0, help="seconds between watch BOOKMARKs"
     )
     parser.add_argument("--event-log-size", type=int, default=10_000, help="watch events kept for resuming")
+    parser.add_argument("--no-kubelet", action="store_true", help="do not run pods (no simulated kubelet)")
+    parser.add_argument("--no-argo", action="store_true", help="do not run Argo Workflows")
+    parser.add_argument(
+        "--webhook-service",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME[:PORT]=HOST:PORT",
+        help="where an admission webhook's service listens (repeatable), e.g. argoml/webhooks=127.0.0.1:8443",
+    )
     return parser.parse_args(argv)
+
+
+def _route_webhooks(simulator: Simulator, routes: list[str]) -> None:
+    for route in routes:
+        service, _, address = route.partition("=")
+        namespace, _, name = service.partition("/")
+        name, _, port = name.partition(":")
+        if not (namespace and name and address):
+            raise SystemExit(f"--webhook-service {route!r}: expected NAMESPACE/NAME[:PORT]=HOST:PORT")
+        simulator.webhooks.route_service(namespace, name, address, int(port or 443))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         kubeconfig_path=arguments.kubeconfig,
         bookmark_interval=arguments.bookmark_interval,
         event_log_size=arguments.event_log_size,
+        kubelet=not arguments.no_kubelet,
+        argo=not arguments.no_argo,
     )
+    _route_webhooks(simulator, arguments.webhook_service)
     simulator.start()
 
     def stop(_signal: int, _frame: FrameType | None) -> None:
