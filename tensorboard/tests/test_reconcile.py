@@ -1,0 +1,110 @@
+"""The Tensorboard reconcile against the simulator: children created and converged, status and events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesim.simulator import Simulator
+from tensorboard.reconcile import reconcile_tensorboard
+
+from .cluster import children, event_reasons, tensorboard
+from .workflows import NAMESPACE
+
+
+def create_tensorboard(sim: Simulator, name: str = "mnist", *paths: str, **spec: Any) -> dict[str, Any]:
+    logdirs = [{"name": f"run-{index}", "path": path} for index, path in enumerate(paths or ["s3://ml/a"])]
+    return sim.store.create(
+        {
+            "apiVersion": "argoml.io/v1alpha1",
+            "kind": "Tensorboard",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"logdirs": logdirs, **spec},
+        }
+    )
+
+
+def args(deployment: dict[str, Any]) -> list[str]:
+    return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_a_tensorboard_gets_its_deployment_and_service_then_becomes_ready_when_the_pod_is(sim):
+    create_tensorboard(sim, "mnist", "s3://ml/a", "pvc://logs/b")
+    reconcile_tensorboard(NAMESPACE, "mnist")
+
+    deployment, service = children(sim, "mnist", NAMESPACE)
+    assert args(deployment)[0] == "--logdir_spec=run-0:s3://ml/a,run-1:/logdirs/logs/b"
+    assert service["spec"]["selector"] == {"argoml.io/tensorboard": "mnist"}
+    status = tensorboard(sim, "mnist", NAMESPACE)["status"]
+    assert status["phase"] == "Pending"
+    assert status["url"] == "http://tb-mnist.team-a.svc.cluster.local/tensorboards/team-a/mnist/"
+
+    sim.advance(2)  # the kubelet starts the pod and the Deployment becomes available
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    status = tensorboard(sim, "mnist", NAMESPACE)["status"]
+    assert status["phase"] == "Ready"
+    assert status["conditions"][0]["reason"] == "DeploymentAvailable"
+    assert status["observedGeneration"] == 1
+    assert event_reasons(sim, NAMESPACE, "mnist") == ["SuccessfulCreate", "SuccessfulCreate", "Ready"]
+
+
+def test_reconciling_a_converged_instance_again_writes_nothing(sim):
+    create_tensorboard(sim)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    sim.advance(2)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    sim.store.wait_idle(5)
+    before = sim.store.resource_version
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    sim.store.wait_idle(5)
+    assert sim.store.resource_version == before
+
+
+def test_new_logdirs_replace_the_deployments_template(sim):
+    create_tensorboard(sim)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    sim.advance(2)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    patch = {"spec": {"logdirs": [{"name": "a", "path": "s3://ml/a"}, {"name": "b", "path": "s3://ml/b"}]}}
+    sim.store.patch("tensorboards.argoml.io", "mnist", patch, namespace=NAMESPACE)
+
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    deployment, _service = children(sim, "mnist", NAMESPACE)
+    assert args(deployment)[0] == "--logdir_spec=a:s3://ml/a,b:s3://ml/b"
+    assert tensorboard(sim, "mnist", NAMESPACE)["status"]["observedGeneration"] == 2
+    assert "SuccessfulUpdate" in event_reasons(sim, NAMESPACE, "mnist")
+
+
+def test_a_child_someone_else_owns_is_never_overwritten_and_the_instance_fails_naming_it(sim):
+    metadata = {"name": "tb-mnist", "namespace": NAMESPACE}
+    foreign = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata,
+        "spec": {"selector": {"app": "other"}},
+    }
+    sim.store.create(foreign)
+    create_tensorboard(sim)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+
+    status = tensorboard(sim, "mnist", NAMESPACE)["status"]
+    assert status["phase"] == "Failed"
+    assert status["message"] == "Service team-a/tb-mnist exists and is not controlled by this Tensorboard."
+    assert children(sim, "mnist", NAMESPACE)[1]["spec"]["selector"] == {"app": "other"}
+    assert "NameConflict" in event_reasons(sim, NAMESPACE, "mnist")
+
+
+def test_a_spec_that_cannot_run_fails_without_children(sim):
+    create_tensorboard(sim, "escape", "pvc://logs/../secrets")
+    reconcile_tensorboard(NAMESPACE, "escape")
+    status = tensorboard(sim, "escape", NAMESPACE)["status"]
+    assert (status["phase"], status["conditions"][0]["reason"]) == ("Failed", "InvalidSpec")
+    assert "may not leave its claim" in status["message"]
+    assert children(sim, "escape", NAMESPACE) == (None, None)
+
+
+def test_deleting_the_tensorboard_takes_its_children_along_and_its_reconcile_does_nothing(sim):
+    create_tensorboard(sim)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    sim.store.delete("tensorboards.argoml.io", "mnist", NAMESPACE)
+    assert reconcile_tensorboard(NAMESPACE, "mnist") is None
+    assert children(sim, "mnist", NAMESPACE) == (None, None)
