@@ -82,6 +82,7 @@ def test_a_change_made_while_the_list_is_paged_is_not_lost(client):
     recorder = Recorder()
     informer = informer_for(ChangesBetweenPages(client, "paged-0"), recorder, page_size=5)
     with running(informer):
+        assert informer.synced.wait(5)  # the list, and the change between its pages, are done
         expected = server_state(client, CONFIGMAP)
         wait_for(lambda: recorder.believed_state() == expected, 5, "the change to reach the handler")
         assert informer.get(NAMESPACE, "paged-0")["data"] == {"v": "changed"}
