@@ -5,16 +5,18 @@ env vars read from Secrets to every container and init container, imagePullSecre
 annotations. It only ever adds: whatever the Pod already sets (an env var, a label of the same name) wins,
 and so does an earlier rule over a later one. Injected env vars go first in each container's list, so the
 Pod's own variables can refer to them as `$(NAME)` (Kubernetes expands only variables defined earlier).
+What the rules add is returned as a JSON Patch, ready for the AdmissionReview response.
 """
 
 from __future__ import annotations
 
-import copy
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .jsonpatch import Operation, escape
 
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -83,51 +85,92 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> 
     return True
 
 
-def inject(pod: dict[str, Any], namespace: str, rules: Iterable[Rule]) -> tuple[dict[str, Any], list[str]]:
-    """A copy of `pod` with every selecting rule applied, and the names of those rules (in order)."""
+def injection_patch(
+    pod: dict[str, Any], namespace: str, rules: Iterable[Rule]
+) -> tuple[list[Operation], list[str]]:
+    """The JSON Patch that applies every rule selecting `pod`, and the names of those rules (in order).
+
+    The patch is built from the paths it touches, without copying the Pod: a Pod's admission must stay
+    cheap however large its spec is. A field of the wrong type is left alone (the apiserver refuses it).
+    """
     metadata = pod.get("metadata")
     labels = metadata.get("labels") if isinstance(metadata, dict) else None
-    pod_labels = labels if isinstance(labels, dict) else {}
-    selected = [rule for rule in rules if rule.selects(namespace, pod_labels)]
+    selected = [rule for rule in rules if rule.selects(namespace, labels if isinstance(labels, dict) else {})]
     if not selected:
-        return pod, []
-    result = copy.deepcopy(pod)
-    for rule in selected:
-        _apply(result, rule)
-    return result, [rule.name for rule in selected]
-
-
-def _apply(pod: dict[str, Any], rule: Rule) -> None:
-    metadata = _child(pod, "metadata", dict)
-    for key, value in rule.labels.items():
-        _child(metadata, "labels", dict).setdefault(key, value)
-    for key, value in rule.annotations.items():
-        _child(metadata, "annotations", dict).setdefault(key, value)
-    spec = _child(pod, "spec", dict)
-    if rule.image_pull_secrets:
-        pull_secrets = _child(spec, "imagePullSecrets", list)
-        have = {entry.get("name") for entry in pull_secrets if isinstance(entry, dict)}
-        pull_secrets += [{"name": name} for name in rule.image_pull_secrets if name not in have]
-    if rule.env:
+        return [], []
+    env: dict[str, SecretEnv] = {}
+    pull_secrets: dict[str, None] = {}
+    added_labels: dict[str, str] = {}
+    added_annotations: dict[str, str] = {}
+    for rule in selected:  # the first rule to set a name wins
+        for variable in rule.env:
+            env.setdefault(variable.name, variable)
+        pull_secrets.update(dict.fromkeys(rule.image_pull_secrets))
+        for key, value in rule.labels.items():
+            added_labels.setdefault(key, value)
+        for key, value in rule.annotations.items():
+            added_annotations.setdefault(key, value)
+    operations: list[Operation] = []
+    if isinstance(metadata, dict):
+        operations += _add_keys(metadata, "/metadata", "labels", added_labels)
+        operations += _add_keys(metadata, "/metadata", "annotations", added_annotations)
+    spec = pod.get("spec")
+    if isinstance(spec, dict):
+        operations += _add_pull_secrets(spec, list(pull_secrets))
         for list_name in CONTAINER_LISTS:
             containers = spec.get(list_name)
-            for container in containers if isinstance(containers, list) else []:
+            for index, container in enumerate(containers if isinstance(containers, list) else []):
                 if isinstance(container, dict):
-                    _prepend_env(container, rule.env)
+                    operations += _prepend_env(container, f"/spec/{list_name}/{index}", env.values())
+    return operations, [rule.name for rule in selected]
 
 
-def _prepend_env(container: dict[str, Any], variables: Sequence[SecretEnv]) -> None:
-    env = _child(container, "env", list)
-    have = {entry.get("name") for entry in env if isinstance(entry, dict)}
-    env[:0] = [variable.manifest() for variable in variables if variable.name not in have]
+def _add_keys(parent: dict[str, Any], path: str, key: str, additions: Mapping[str, str]) -> list[Operation]:
+    """Add the keys of `additions` that `parent[key]` lacks (creating it when missing)."""
+    current = parent.get(key)
+    if current is None:
+        return [{"op": "add", "path": f"{path}/{key}", "value": dict(additions)}] if additions else []
+    if not isinstance(current, dict):
+        return []
+    return [
+        {"op": "add", "path": f"{path}/{key}/{escape(name)}", "value": value}
+        for name, value in additions.items()
+        if name not in current
+    ]
 
 
-def _child(parent: dict[str, Any], key: str, kind: type) -> Any:
-    """`parent[key]`, created empty when missing (or null); a value of another type is left and shadowed."""
-    value = parent.get(key)
-    if not isinstance(value, kind):
-        value = parent[key] = kind()
-    return value
+def _add_pull_secrets(spec: dict[str, Any], names: list[str]) -> list[Operation]:
+    current = spec.get("imagePullSecrets")
+    if current is None:
+        return (
+            [{"op": "add", "path": "/spec/imagePullSecrets", "value": [{"name": n} for n in names]}]
+            if names
+            else []
+        )
+    if not isinstance(current, list):
+        return []
+    have = {entry.get("name") for entry in current if isinstance(entry, dict)}
+    return [
+        {"op": "add", "path": "/spec/imagePullSecrets/-", "value": {"name": n}}
+        for n in names
+        if n not in have
+    ]
+
+
+def _prepend_env(container: dict[str, Any], path: str, variables: Iterable[SecretEnv]) -> list[Operation]:
+    """Insert the variables the container lacks at the head of its env, in order."""
+    current = container.get("env")
+    if current is None:
+        manifests = [variable.manifest() for variable in variables]
+        return [{"op": "add", "path": f"{path}/env", "value": manifests}] if manifests else []
+    if not isinstance(current, list):
+        return []
+    have = {entry.get("name") for entry in current if isinstance(entry, dict)}
+    missing = [variable for variable in variables if variable.name not in have]
+    return [
+        {"op": "add", "path": f"{path}/env/{position}", "value": variable.manifest()}
+        for position, variable in enumerate(missing)
+    ]
 
 
 # --- checks of what an admin enters (the model's clean() calls these) ---------------------------

@@ -14,7 +14,7 @@ from jobs.frameworks import UnknownKind, framework_class
 from jobs.spec import API_GROUP, with_defaults
 from jobs.validation import validate as validate_job
 
-from .injection import Rule, inject
+from .injection import Rule, injection_patch
 from .jsonpatch import diff
 from .review import AdmissionRequest, Verdict
 
@@ -67,8 +67,7 @@ def _injection(
 ) -> Verdict:
     """Apply the injection rules; a failure admits the Pod unchanged (the Pod webhook's policy is Ignore)."""
     try:
-        injected, applied = inject(pod, request.namespace, rules())
-        patch = diff(pod, injected) if applied else []
+        patch, applied = injection_patch(pod, request.namespace, rules())
     except Exception as error:
         logger.exception("injection rules failed on %s in %s", request.display_name, request.namespace)
         warning = f"argoml injection rules were not applied: {type(error).__name__}: {error}"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from kubesim.patch import json_patch
 from webhooks.injection import (
     Rule,
     SecretEnv,
-    inject,
+    injection_patch,
     label_problems,
     namespace_pattern_problems,
     selector_matches,
@@ -16,6 +19,14 @@ from webhooks.injection import (
 from webhooks.tests.conftest import pod
 
 WANDB = SecretEnv("WANDB_API_KEY", "wandb", "api-key")
+
+
+def inject(pod: dict, namespace: str, rules: list[Rule]) -> tuple[dict, list[str]]:
+    """The pod as stored once the apiserver applied the rules' patch, and the rules that applied."""
+    operations, applied = injection_patch(pod, namespace, rules)
+    return json_patch(copy.deepcopy(pod), operations), applied
+
+
 WORKFLOW_PODS = {"matchExpressions": [{"key": "workflows.argoproj.io/workflow", "operator": "Exists"}]}
 
 
@@ -107,9 +118,29 @@ def test_an_env_var_the_container_already_has_is_kept_and_an_earlier_rule_wins()
     assert first_wins["spec"]["containers"][0]["env"][0]["valueFrom"]["secretKeyRef"]["name"] == "wandb"
 
 
-def test_a_pod_no_rule_selects_is_returned_as_it_is():
+def test_a_pod_no_rule_selects_gets_no_patch():
     original = pod(labels={"app": "web"})
-    assert inject(original, "ml", [Rule("wandb", pod_selector=WORKFLOW_PODS, env=(WANDB,))]) == (original, [])
+    assert injection_patch(original, "ml", [Rule("wandb", pod_selector=WORKFLOW_PODS, env=(WANDB,))]) == (
+        [],
+        [],
+    )
+
+
+def test_the_patch_touches_only_what_it_adds_and_escapes_keys():
+    original = pod(labels={"team": "vision"}, containers=[{"name": "main", "image": "x", "env": []}])
+    operations, _ = injection_patch(
+        original, "ml", [Rule("r", env=(WANDB,), labels={"argoml.io/injected": "1"})]
+    )
+    assert operations == [
+        {"op": "add", "path": "/metadata/labels/argoml.io~1injected", "value": "1"},
+        {"op": "add", "path": "/spec/containers/0/env/0", "value": WANDB.manifest()},
+    ]
+
+
+def test_fields_of_the_wrong_type_are_left_for_the_apiserver_to_refuse():
+    original = pod(containers=[{"name": "main", "image": "x", "env": "A=1"}], imagePullSecrets="registry")
+    rule = Rule("r", env=(WANDB,), image_pull_secrets=("registry",))
+    assert injection_patch(original, "ml", [rule]) == ([], ["r"])
 
 
 @pytest.mark.parametrize(

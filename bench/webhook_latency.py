@@ -1,0 +1,297 @@
+"""Admission webhook latency and throughput under gunicorn over TLS (the production server and set-up).
+
+    .venv/bin/python bench/webhook_latency.py [--concurrency 50] [--seconds 5] [--rounds 3] [--workers 2]
+
+Starts `gunicorn argoml_site.wsgi` (gthread workers, keep-alive, TLS with a certificate from
+webhooks.certs) and drives it from one asyncio process holding `--concurrency` keep-alive connections, each
+sending its next request as soon as the last is answered (a closed loop, as the apiserver's client pool is).
+Targets, each in its own phase, repeated `--rounds` times:
+
+- GET /healthz, a trivial Django JSON view: the baseline;
+- POST /webhooks/validate with a 5 KB AdmissionReview of a TFJob;
+- POST /webhooks/mutate with a 5 KB AdmissionReview of a Pod that two injection rules select.
+
+Prints p50/p99 latency and requests/s per target, and each webhook's throughput as a ratio of /healthz's.
+Targets: p99 <= 20 ms; ratio >= 0.5. Needs Redis (REDIS_URL, default redis://127.0.0.1:6379/0) and
+PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres), where a throw-away
+database holds two injection rules (the hot path reads no database; the rules are loaded once per worker).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import ssl
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+REVIEW_BYTES = 5_000
+
+TARGET_P99_MS = 20.0
+TARGET_RATIO = 0.5
+
+
+@dataclass
+class Target:
+    name: str
+    method: str
+    path: str
+    body: bytes = b""
+    latencies: list[float] = field(default_factory=list)
+    rates: list[float] = field(default_factory=list)
+
+    def request(self) -> bytes:
+        head = f"{self.method} {self.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        if self.body:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(self.body)}\r\n"
+        return head.encode() + b"\r\n" + self.body
+
+
+def _padded(document: dict, grow) -> bytes:  # type: ignore[no-untyped-def]
+    """`document` as JSON, grown by `grow(document, i)` until it reaches REVIEW_BYTES."""
+    index = 0
+    while len(encoded := json.dumps(document).encode()) < REVIEW_BYTES:
+        grow(document, index)
+        index += 1
+    return encoded
+
+
+def tfjob_review() -> bytes:
+    def replica(replicas: int) -> dict:
+        return {
+            "replicas": replicas,
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "tensorflow",
+                            "image": "registry.example.com/ml/mnist-train:2024.05.01",
+                            "command": ["python", "-m", "trainer.task"],
+                            "args": ["--epochs=20", "--batch-size=256", "--data=/data/mnist"],
+                            "env": [],
+                            "resources": {"limits": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"}},
+                            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                        }
+                    ],
+                    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "mnist"}}],
+                }
+            },
+        }
+
+    job = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist", "namespace": "ml", "labels": {"team": "vision"}},
+        "spec": {
+            "tfReplicaSpecs": {"Chief": replica(1), "PS": replica(2), "Worker": replica(8)},
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 3},
+        },
+    }
+
+    def grow(review: dict, i: int) -> None:
+        for spec in review["request"]["object"]["spec"]["tfReplicaSpecs"].values():
+            spec["template"]["spec"]["containers"][0]["env"].append(
+                {"name": f"SETTING_{i}", "value": f"v{i}"}
+            )
+
+    return _padded(_review(job, {"group": "argoml.io", "version": "v1alpha1", "kind": "TFJob"}), grow)
+
+
+def pod_review() -> bytes:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": "sweep-1-",
+            "namespace": "ml",
+            "labels": {"workflows.argoproj.io/workflow": "sweep-1", "team": "vision"},
+            "annotations": {"workflows.argoproj.io/node-name": "sweep-1[0].trial(3)"},
+        },
+        "spec": {
+            "containers": [
+                {"name": "main", "image": "python:3.11", "command": ["python", "train.py"], "env": []},
+                {"name": "wait", "image": "quay.io/argoproj/argoexec:v3.5.5", "env": []},
+            ],
+            "initContainers": [{"name": "init", "image": "quay.io/argoproj/argoexec:v3.5.5", "env": []}],
+            "restartPolicy": "Never",
+            "serviceAccountName": "default",
+        },
+    }
+
+    def grow(review: dict, i: int) -> None:
+        review["request"]["object"]["spec"]["containers"][0]["env"].append(
+            {"name": f"ARG_{i}", "value": str(i)}
+        )
+
+    return _padded(_review(pod, {"group": "", "version": "v1", "kind": "Pod"}), grow)
+
+
+def _review(obj: dict, kind: dict) -> dict:
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "2f1bd3f6-6d5b-4ad0-9c0e-5c2d1f0e8e11",
+            "kind": kind,
+            "resource": {"group": kind["group"], "version": kind["version"], "resource": "x"},
+            "name": obj["metadata"].get("name", ""),
+            "namespace": "ml",
+            "operation": "CREATE",
+            "userInfo": {"username": "system:serviceaccount:argo:argo-workflow-controller"},
+            "object": obj,
+            "oldObject": None,
+            "dryRun": False,
+        },
+    }
+
+
+async def _client(port: int, context: ssl.SSLContext, target: Target, stop: float) -> tuple[list[float], int]:
+    """One keep-alive connection sending `target`'s request back to back until `stop`."""
+    latencies: list[float] = []
+    request = target.request()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+    try:
+        while (began := time.perf_counter()) < stop:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            body = await reader.readexactly(length)
+            latencies.append(time.perf_counter() - began)
+            if status != 200:
+                raise RuntimeError(f"{target.name}: HTTP {status}: {body[:300]!r}")
+    finally:
+        writer.close()
+    return latencies, len(latencies)
+
+
+async def _phase(
+    port: int, context: ssl.SSLContext, target: Target, concurrency: int, seconds: float
+) -> None:
+    # Connections are opened first and warmed for a moment, so TLS handshakes are not measured.
+    await asyncio.gather(
+        *(_client(port, context, target, time.perf_counter() + 0.3) for _ in range(concurrency))
+    )
+    started = time.perf_counter()
+    results = await asyncio.gather(
+        *(_client(port, context, target, started + seconds) for _ in range(concurrency))
+    )
+    elapsed = time.perf_counter() - started
+    for latencies, _ in results:
+        target.latencies += latencies
+    target.rates.append(sum(count for _, count in results) / elapsed)
+
+
+@contextmanager
+def _throwaway_database() -> Iterator[str]:
+    """A new PostgreSQL database for this run, dropped afterwards; yields its URL."""
+    import psycopg
+
+    server = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    name = f"webhook_bench_{os.getpid()}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield server.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _prepare_database(url: str) -> None:
+    """The schema and two injection rules, written through Django in this process."""
+    os.environ["DATABASE_URL"] = url
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    from webhooks.models import InjectionRule, SecretEnvVar
+
+    workflows = {"matchExpressions": [{"key": "workflows.argoproj.io/workflow", "operator": "Exists"}]}
+    wandb = InjectionRule.objects.create(name="wandb", namespaces=["ml", "team-*"], pod_selector=workflows)
+    SecretEnvVar.objects.create(rule=wandb, name="WANDB_API_KEY", secret_name="wandb", secret_key="api-key")
+    InjectionRule.objects.create(
+        name="registry", image_pull_secrets=["registry"], labels={"argoml.io/injected": "1"}
+    )
+    from django.db import connections
+
+    connections.close_all()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    args = parser.parse_args()
+
+    os.environ.setdefault("SECRET_KEY", "benchmark-only-secret-key")
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
+    os.environ["LOG_LEVEL"] = "WARNING"
+
+    with (
+        tempfile.TemporaryDirectory(prefix="webhook-bench-") as scratch,
+        _throwaway_database() as database_url,
+    ):
+        directory = Path(scratch)
+        _prepare_database(database_url)
+        from webhooks import certs
+        from webhooks.tests.servers import gunicorn_tls
+
+        bundle = certs.issue(["localhost"], ["127.0.0.1"], now=datetime.now(UTC))
+        for name, content in (("ca.crt", bundle.ca), ("tls.crt", bundle.cert), ("tls.key", bundle.key)):
+            (directory / name).write_bytes(content)
+        targets = [
+            Target("GET /healthz", "GET", "/healthz"),
+            Target("POST /webhooks/validate (TFJob)", "POST", "/webhooks/validate", tfjob_review()),
+            Target("POST /webhooks/mutate (Pod)", "POST", "/webhooks/mutate", pod_review()),
+        ]
+        env = {"DATABASE_URL": database_url, "ALLOWED_HOSTS": "127.0.0.1", "DEBUG": "false"}
+        with gunicorn_tls(directory, env=env, workers=args.workers, threads=args.threads) as served:
+            context = served.ssl_context()
+            print(
+                f"gunicorn: {args.workers} workers x {args.threads} threads (gthread, keep-alive, TLS), "
+                f"{os.cpu_count()} CPUs shared with the client; {args.concurrency} concurrent connections, "
+                f"{args.rounds} rounds of {args.seconds:g} s per target"
+            )
+            print(f"review sizes: TFJob {len(targets[1].body)} B, Pod {len(targets[2].body)} B")
+            for _ in range(args.rounds):
+                for target in targets:
+                    asyncio.run(_phase(served.port, context, target, args.concurrency, args.seconds))
+    baseline = statistics.median(targets[0].rates)
+    print(f"{'target':36} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'ratio':>6}")
+    failed = False
+    for target in targets:
+        cuts = statistics.quantiles(target.latencies, n=100)
+        p50, p99 = cuts[49] * 1000, cuts[98] * 1000
+        rate = statistics.median(target.rates)
+        ratio = rate / baseline
+        print(f"{target.name:36} {p50:8.2f} {p99:8.2f} {rate:8.0f} {ratio:6.2f}")
+        if target is not targets[0]:
+            failed |= p99 > TARGET_P99_MS or ratio < TARGET_RATIO
+    print(
+        f"targets: p99 <= {TARGET_P99_MS:g} ms, ratio >= {TARGET_RATIO:g}: {'not met' if failed else 'met'}"
+    )
+
+
+if __name__ == "__main__":
+    main()
