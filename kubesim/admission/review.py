@@ -83,7 +83,8 @@ def read_verdict(payload: Any, uid: str) -> Verdict:
             raise WebhookCallError(f"webhook response.patch is not base64 JSON: {error}") from None
         if not isinstance(patch, list):
             raise WebhookCallError("webhook response.patch must be a JSON Patch (a list of operations)")
-    status = response.get("status") if isinstance(response.get("status"), dict) else {}
+    raw_status = response.get("status")
+    status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
     warnings = tuple(str(w) for w in response.get("warnings") or [])
     return Verdict(allowed, patch, status, warnings)
 
@@ -91,7 +92,8 @@ def read_verdict(payload: Any, uid: str) -> Verdict:
 def denial(webhook_name: str, status: dict[str, Any]) -> ApiError:
     """The error a denial becomes, as the apiserver's ToStatusErr builds it (code >= 400, default 400)."""
     denied_by = f'admission webhook "{webhook_name}" denied the request'
-    code = status.get("code") if isinstance(status.get("code"), int) else 0
+    raw_code = status.get("code")
+    code = raw_code if isinstance(raw_code, int) else 0
     reason = str(status.get("reason") or "")
     if status.get("message"):
         message = f"{denied_by}: {status['message']}"

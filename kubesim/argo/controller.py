@@ -6,6 +6,7 @@ GC, TTL). Pods are run by the simulated kubelet; time-based waits are clock time
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -158,10 +159,9 @@ class ArgoController:
         pods: dict[str, dict[str, Any]],
     ) -> None:
         for pod_name in outcome.completed_pods:
+            completed = {"metadata": {"labels": {COMPLETED_LABEL: "true"}}}
             self._quietly(
-                lambda p=pod_name: self.store.patch(
-                    "pods", p, {"metadata": {"labels": {COMPLETED_LABEL: "true"}}}, namespace=namespace
-                )
+                functools.partial(self.store.patch, "pods", pod_name, completed, namespace=namespace)
             )
         for pod_name, sidecars in outcome.sidecars_to_stop.items():
             for sidecar in sidecars:
@@ -199,7 +199,9 @@ class ArgoController:
                 "OnWorkflowSuccess": workflow_phase == SUCCEEDED,
             }.get(str(strategy), False)
             if doomed:
-                self._quietly(lambda p=pod: self.store.delete("pods", p["metadata"]["name"], namespace))
+                self._quietly(
+                    functools.partial(self.store.delete, "pods", pod["metadata"]["name"], namespace)
+                )
 
     def _ttl_due(self, workflow: dict[str, Any]) -> float | None:
         ttl = (workflow.get("spec") or {}).get("ttlStrategy") or {}

@@ -175,7 +175,8 @@ class DeploymentController:
         metadata = deployment["metadata"]
         template_metadata = template.get("metadata") or {}
         suffix = "".join(secrets.choice(_SAFE) for _ in range(5))
-        pod = {
+        annotations = dict(template_metadata.get("annotations") or {})
+        pod: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
@@ -183,7 +184,7 @@ class DeploymentController:
                 "generateName": f"{metadata['name']}-{pod_hash}-",
                 "namespace": metadata.get("namespace", ""),
                 "labels": {**(template_metadata.get("labels") or {}), POD_TEMPLATE_HASH: pod_hash},
-                "annotations": dict(template_metadata.get("annotations") or {}),
+                **({"annotations": annotations} if annotations else {}),
                 "ownerReferences": [
                     {
                         "apiVersion": "apps/v1",
@@ -197,8 +198,6 @@ class DeploymentController:
             },
             "spec": template.get("spec") or {},
         }
-        if not pod["metadata"]["annotations"]:
-            del pod["metadata"]["annotations"]
         return self.store.create(pod)
 
     def _write_status(

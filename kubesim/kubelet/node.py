@@ -9,6 +9,7 @@ removed. Every step is a clock timer, so tests advance the clock instead of slee
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -418,9 +419,7 @@ class Kubelet:
         for container in running:
             delay = container.run.termination_delay
             code = SIGTERM_EXIT if delay < grace or grace == 0 else SIGKILL_EXIT
-            self._later(
-                run, min(delay, float(grace)), lambda c=container, code=code: self._killed(run, c, code)
-            )
+            self._later(run, min(delay, float(grace)), functools.partial(self._killed, run, container, code))
 
     def _killed(self, run: PodRun, container: ContainerRun, exit_code: int) -> None:
         self._stop_container(run, container, exit_code, "Error")
