@@ -28,7 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -58,7 +58,7 @@ class Target:
         return head.encode() + b"\r\n" + self.body
 
 
-def _padded(document: dict, grow) -> bytes:  # type: ignore[no-untyped-def]
+def _padded(document: dict, grow: Callable[[dict, int], None]) -> bytes:
     """`document` as JSON, grown by `grow(document, i)` until it reaches REVIEW_BYTES."""
     index = 0
     while len(encoded := json.dumps(document).encode()) < REVIEW_BYTES:
@@ -225,7 +225,7 @@ def _prepare_database(url: str) -> None:
 
     workflows = {"matchExpressions": [{"key": "workflows.argoproj.io/workflow", "operator": "Exists"}]}
     wandb = InjectionRule.objects.create(name="wandb", namespaces=["ml", "team-*"], pod_selector=workflows)
-    SecretEnvVar.objects.create(rule=wandb, name="WANDB_API_KEY", secret_name="wandb", secret_key="api-key")
+    SecretEnvVar.objects.create(rule=wandb, name="WANDB_API_KEY", secret_name="wandb", secret_key="api-key")  # noqa: S106
     InjectionRule.objects.create(
         name="registry", image_pull_secrets=["registry"], labels={"argoml.io/injected": "1"}
     )
