@@ -94,7 +94,8 @@ def worker(sim, client, tmp_path_factory, django_db_setup, django_db_blocker) ->
     }
     command = [sys.executable, "-m", "celery", "-A", "kube.tests.controller_celery", "worker",
                "--controllers", "-Q", "reconcile", "-n", "hyperparam-e2e@%h", "-c", "1", "--without-gossip",
-               "--without-mingle", "--without-heartbeat", "-l", "INFO", "--logfile", str(logfile)]  # fmt: skip
+               "--without-mingle", "--without-heartbeat", "-l", "INFO",
+               "--logfile", str(logfile)]  # fmt: skip
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, start_new_session=True)
     started = Worker("hyperparam-e2e", process, logfile)
     try:
