@@ -205,16 +205,21 @@ def _repository_hint(workflow: Json) -> str:
 
 # -- one artifact --------------------------------------------------------------------------------------
 def archive_problem(artifact: Json, key: str) -> str | None:
-    """Why the artifact is an archive TensorBoard cannot read, or None when it was saved as plain files."""
+    """Why the artifact is an archive TensorBoard cannot read, or None when it was saved as plain files.
+
+    An explicit `archive` decides. Without one, Argo tars and gzips (its default) and names the key
+    `<artifact>.tgz`; a key without an archive suffix was saved with `archive: none` by a recorder that
+    dropped the field, or under a key the template chose, so it is given the benefit of the doubt.
+    """
     archive = artifact.get("archive")
     if isinstance(archive, Mapping) and "none" in archive:
         return None
     if isinstance(archive, Mapping) and ("tar" in archive or "zip" in archive):
         how = "tar" if "tar" in archive else "zip"
         return f"saved as a {how} archive (key {key})"
-    if archive in (None, {}):
+    if key.endswith(ARCHIVE_SUFFIXES):
         return f"saved as a tar.gz archive, Argo's default when `archive` is not set (key {key})"
-    return None if not key.endswith(ARCHIVE_SUFFIXES) else f"saved as an archive (key {key})"
+    return None
 
 
 def _locate(artifact: Json, repository: Repository, workflow: Json) -> tuple[str, ObjectStore | None] | str:

@@ -109,6 +109,12 @@ def test_archive_none_is_plain_files_whatever_the_key():
     assert archive_problem({"archive": {"none": {}}}, "runs/tb.tgz") is None
 
 
+def test_without_an_archive_field_only_an_archive_suffix_marks_argos_default_tar_gz():
+    assert archive_problem({}, "wf/pod/tensorboard.tgz") is not None
+    assert archive_problem({}, "wf/pod/tb.tar.gz") is not None
+    assert archive_problem({}, "wf/pod/tb") is None
+
+
 def test_no_tensorboard_artifact_names_what_was_found_instead():
     wf = workflow(
         "wf", node("wf", "train", s3_artifact("m", name="model"), s3_artifact("l", name="main-logs"))
