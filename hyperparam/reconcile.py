@@ -31,7 +31,13 @@ from hyperparam.status import (
 )
 from hyperparam.sweep import Sweep as SweepSpec
 from hyperparam.trials import TrialResult, TrialSummary, read_trials, stop_reason
-from hyperparam.trialsync import StoredSummary, summarize_stored, sync_results, sync_workflow
+from hyperparam.trialsync import (
+    StoredSummary,
+    finished_batches,
+    summarize_stored,
+    sync_results,
+    sync_workflow,
+)
 from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
 from kube.crds import HYPERPARAM_WORKFLOW
@@ -103,6 +109,7 @@ class Reconcile:
             return
         batches = self._list_batches()
         self._sync_trials(row, spec, batches)
+        gone = finished_batches(row, plan, exclude=set(batches))
         summary = summarize_stored(row, spec.objective)
         stop = stop_reason(_as_trial_summary(summary), spec)
         error: tuple[str, str] | None = None
@@ -110,7 +117,7 @@ class Reconcile:
             self._stop_running(batches, stop)
         else:
             before = len(batches)
-            error = self._create_next(row, spec, plan, batches)
+            error = self._create_next(row, spec, plan, batches, gone)
             if len(batches) > before:
                 summary = summarize_stored(row, spec.objective)
         observed = Observed(
@@ -120,7 +127,7 @@ class Reconcile:
             best=_best(summary),
             workflows=tuple(batches[index].name for index in sorted(batches)),
             active=any(not batch.finished for batch in batches.values()),
-            all_batches_created=len(batches) >= plan.batch_count,
+            all_batches_created=len(batches) + len(gone) >= plan.batch_count,
             stop=stop,
             target=spec.objective.target,
             max_failed=spec.max_failed_trials,
@@ -176,11 +183,15 @@ class Reconcile:
             logger.info("mirrored %d trial updates", written)
 
     def _create_next(
-        self, row: Sweep, spec: SweepSpec, plan: BatchPlan, batches: dict[int, Batch]
+        self, row: Sweep, spec: SweepSpec, plan: BatchPlan, batches: dict[int, Batch], gone: set[int]
     ) -> tuple[str, str] | None:
-        """Create the batches the plan allows now; a Workflow the linter refuses stops the sweep."""
-        finished = {index for index, batch in batches.items() if batch.finished}
-        for index in plan.batches_to_create(set(batches), finished):
+        """Create the batches the plan allows now; a Workflow the linter refuses stops the sweep.
+
+        `gone`: batches whose Workflow was deleted after every trial finished (Argo's TTL, a garbage
+        collector): done, never run again.
+        """
+        finished = {index for index, batch in batches.items() if batch.finished} | gone
+        for index in plan.batches_to_create(set(batches) | gone, finished):
             workflow = self._build(row, spec, plan, index)
             result = lint_document(workflow)
             if not result.ok:

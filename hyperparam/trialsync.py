@@ -8,15 +8,16 @@ busy batch rewrites only the few trials that moved). Counts and the best trial a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, F
 
+from hyperparam.batching import BatchPlan
 from hyperparam.models import Sweep, Trial
 from hyperparam.sweep import Objective
-from hyperparam.trials import FAILED_PHASES, PHASES, SUCCEEDED, TrialResult, read_trials
+from hyperparam.trials import FAILED_PHASES, FINISHED_PHASES, PHASES, SUCCEEDED, TrialResult, read_trials
 
 BULK_BATCH_SIZE = 1000
 _COMPARED = ("phase", "metric", "message", "started_at", "finished_at", "workflow", "node_id", "params")
@@ -98,13 +99,25 @@ def best_trial(sweep: Sweep, objective: Objective) -> Trial | None:
     )
 
 
-def stored_trials(sweep: Sweep, indices: Iterable[int]) -> dict[int, Trial]:
-    """The stored trials among `indices` (an adaptive sampler's history), by index."""
-    wanted = sorted(set(indices))
-    if not wanted:
-        return {}
-    rows = Trial.objects.filter(sweep=sweep, index__in=wanted).only("index", "phase", "metric")
-    return {trial.index: trial for trial in rows}
+def finished_batches(sweep: Sweep, plan: BatchPlan, *, exclude: set[int]) -> set[int]:
+    """Batches (other than `exclude`, the listed ones) whose every trial is stored as finished: their
+    Workflow may be gone, their trials are done. One GROUP BY, skipped when every batch is listed."""
+    if len(exclude) >= plan.batch_count:
+        return set()
+    per_batch = (
+        Trial.objects.filter(sweep=sweep, phase__in=sorted(FINISHED_PHASES))
+        .order_by()
+        .annotate(batch=F("index") / plan.trials_per_batch)
+        .values_list("batch")
+        .annotate(count=Count("id"))
+    )
+    return {
+        int(batch)
+        for batch, count in per_batch
+        if int(batch) not in exclude
+        and 0 <= int(batch) < plan.batch_count
+        and count == len(plan.batch_trials(int(batch)))
+    }
 
 
 def _compared_values(result: TrialResult) -> tuple[Any, ...]:

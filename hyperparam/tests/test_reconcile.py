@@ -221,3 +221,24 @@ def test_an_adaptive_sweep_asks_one_round_at_a_time_and_stores_it(cluster):
     ]
     mean = [sum(values) / len(values) for values in by_round]
     assert mean[2] < mean[0], f"the third round should improve on the random first one: {mean}"
+
+
+def test_a_finished_batch_whose_workflow_was_deleted_is_not_run_again(cluster):
+    create_sweep(make_spec(parallelism=2))
+    get_client().patch_status(HPW, "mnist-sweep", {"trialsPerBatch": 5}, NAMESPACE)
+    reconcile()
+    finish(cluster, workflows()[0])
+    reconcile()
+    # A garbage collector (or Argo's TTL) removes the finished first batch.
+    get_client().delete(WORKFLOW, "mnist-sweep-0", NAMESPACE)
+    hpw = reconcile()
+    assert [wf["metadata"]["name"] for wf in workflows()] == ["mnist-sweep-1"]
+    assert hpw["status"]["progress"] == "5/12"
+
+    finish(cluster, workflows()[0])
+    reconcile()
+    finish(cluster, workflows()[1])
+    hpw = reconcile()
+    assert [wf["metadata"]["name"] for wf in workflows()] == ["mnist-sweep-1", "mnist-sweep-2"]
+    assert hpw["status"]["phase"] == "Succeeded"
+    assert hpw["status"]["progress"] == "12/12"
