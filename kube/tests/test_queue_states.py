@@ -210,6 +210,18 @@ def test_a_reconciler_may_ask_to_run_again_later(queue, sender, reconcilers):
     assert queue.store.failures(KEY) == 0
 
 
+def test_an_event_during_a_requeue_wait_runs_the_key_now_and_the_timer_message_is_then_stale(
+    queue, sender, reconcilers
+):
+    reconcilers.register("Widget", lambda ns, name: 3600.0)
+    enqueue(queue)
+    process(queue)
+    assert enqueue(queue) is Enqueued.ADDED
+    assert sender.sent[-1] == (KEY, 0.0)
+    assert process(queue) == "requeue_after"
+    assert enqueue(queue) is Enqueued.ADDED  # every event, not only the first
+
+
 @pytest.mark.parametrize("returned", ["soon", -1, True, [1]])
 def test_a_reconciler_returning_something_else_fails(queue, reconcilers, returned):
     reconcilers.register("Widget", lambda ns, name: returned)

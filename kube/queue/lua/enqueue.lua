@@ -1,6 +1,13 @@
 -- ENQUEUE(member) -> {outcome, depth}. The caller sends a task message when outcome is added or recovered.
 local member = ARGV[1]
-if redis.call('ZSCORE', pending, member) then
+local due = redis.call('ZSCORE', pending, member)
+if due then
+  if tonumber(due) > now and redis.call('HEXISTS', failures, member) == 0 then
+    -- Waiting for a requeue_after, not a backoff: the timer only bounds when the key runs next, and an
+    -- event is news now (controller-runtime's AddAfter never delays an Add).
+    redis.call('ZADD', pending, now, member)
+    return {'added', depth()}
+  end
   return {'already_pending', depth()}  -- queued or waiting out a backoff: that run will see this event
 end
 local expiry = redis.call('ZSCORE', running, member)
