@@ -44,7 +44,7 @@ class PhaseFilter(admin.SimpleListFilter):
         return queryset.filter(phase=self.value()) if self.value() else queryset
 
 
-class HistoryInline(admin.TabularInline):  # type: ignore[type-arg]
+class HistoryInline(admin.TabularInline):
     model = TensorboardHistory
     fields = readonly_fields = ("at", "phase", "reason", "message")
     ordering = ("at", "id")
@@ -59,7 +59,7 @@ class HistoryInline(admin.TabularInline):  # type: ignore[type-arg]
 
 
 @admin.register(Tensorboard)
-class TensorboardAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class TensorboardAdmin(admin.ModelAdmin):
     list_display = ("name", "namespace", "state", "source", "link", "last_access", "created_at")
     list_filter = (PhaseFilter, LiveFilter, "source_kind", "namespace")
     search_fields = ("^name", "^source_name")

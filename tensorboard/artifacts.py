@@ -270,7 +270,9 @@ def collect(
     archived: list[Skipped] = []
     others: set[str] = set()
     for node_id, node in _ordered(workflow_nodes(workflow)):
-        outputs = node.get("outputs") if isinstance(node.get("outputs"), Mapping) else {}
+        outputs = node.get("outputs")
+        if not isinstance(outputs, Mapping):
+            outputs = {}
         display = str(node.get("displayName") or node.get("name") or node_id)
         for artifact in outputs.get("artifacts") or ():
             if not isinstance(artifact, Mapping):

@@ -37,7 +37,9 @@ class Tensorboard(MirroredResource):
     @classmethod
     def observed_fields(cls, obj: dict[str, Any]) -> dict[str, Any]:
         spec = obj.get("spec") or {}
-        reference = spec.get("workflowRef") if isinstance(spec.get("workflowRef"), dict) else {}
+        reference = spec.get("workflowRef")
+        if not isinstance(reference, dict):
+            reference = {}
         name = str(reference.get("name") or "")
         return {
             **super().observed_fields(obj),

@@ -11,7 +11,7 @@ from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
 from tensorboard.models import Tensorboard, TensorboardHistory
 
-TENSORBOARD_FIELDS = (
+TENSORBOARD_FIELDS: tuple[str, ...] = (
     "id",
     "uid",
     "namespace",
@@ -42,16 +42,16 @@ class TensorboardSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Tensorboard
-        fields = TENSORBOARD_FIELDS
-        read_only_fields = fields
+        fields: tuple[str, ...] = TENSORBOARD_FIELDS
+        read_only_fields: tuple[str, ...] = fields
 
 
 class TensorboardDetailSerializer(TensorboardSerializer):
     history = TensorboardHistorySerializer(many=True, read_only=True)
 
     class Meta(TensorboardSerializer.Meta):
-        fields = (*TENSORBOARD_FIELDS, "spec", "status", "conditions", "history")
-        read_only_fields = fields
+        fields: tuple[str, ...] = (*TENSORBOARD_FIELDS, "spec", "status", "conditions", "history")
+        read_only_fields: tuple[str, ...] = fields
 
 
 class LogdirSerializer(serializers.Serializer):
