@@ -187,11 +187,11 @@ class Collection:
             for pods in self._pages(POD, WORKFLOW_LABEL, FINISHED_PODS):
                 now = self.now()
                 for pod in pods:
-                    self._handle(POD, pod, judge_workflow_pod(pod, now, self.rules))
-                self._flush()
+                    self.handle(POD, pod, judge_workflow_pod(pod, now, self.rules))
+                self.flush()
         except ApiError as exc:
             self._fail(f"list workflow pods{self._where()}", exc)
-            self._flush()
+            self.flush()
 
     def _collect_job_children(self) -> None:
         jobs = self._read_jobs()
@@ -203,12 +203,12 @@ class Collection:
                 for children in self._pages(rtype, label_selector, field_selector):
                     now = self.now()
                     for child in children:
-                        owner = self._owner_of(child, jobs)
-                        self._handle(rtype, child, judge_job_child(rtype.kind, child, owner, now, self.rules))
-                    self._flush()
+                        owner = self.owner_of(child, jobs)
+                        self.handle(rtype, child, judge_job_child(rtype.kind, child, owner, now, self.rules))
+                    self.flush()
             except ApiError as exc:
                 self._fail(f"list job {rtype.plural}{self._where()}", exc)
-                self._flush()
+                self.flush()
 
     # -- jobs and owners -----------------------------------------------------------------------------
 
@@ -228,7 +228,7 @@ class Collection:
                 index.unavailable.add(kind)
         return index
 
-    def _owner_of(self, child: JsonDict, jobs: JobIndex) -> JobState | Owner:
+    def owner_of(self, child: JsonDict, jobs: JobIndex) -> JobState | Owner:
         """The job that controls `child`, or what is known of its absence.
 
         A job missing from the index may have been created after it was listed, so absence is
@@ -283,7 +283,7 @@ class Collection:
 
     # -- one object ----------------------------------------------------------------------------------
 
-    def _handle(self, rtype: ResourceType, obj: JsonDict, verdict: Verdict) -> None:
+    def handle(self, rtype: ResourceType, obj: JsonDict, verdict: Verdict) -> None:
         self.tally.scanned += 1
         if not verdict.delete:
             self.tally.skipped += 1
@@ -348,7 +348,7 @@ class Collection:
         if len(self.tally.failures) < MAX_RECORDED_FAILURES:
             self.tally.failures.append({"what": what, "status": exc.status, "error": str(exc)[:500]})
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         """Write the page's deletions and the run's counters (visible in the admin while it runs)."""
         if self._pending:
             GCDeletion.objects.bulk_create(self._pending)
@@ -356,7 +356,7 @@ class Collection:
         GCRun.objects.filter(pk=self.run.pk).update(**self.tally.as_fields())
 
     def _finish(self, status: str, note: str = "") -> None:
-        self._flush()
+        self.flush()
         for name, value in self.tally.as_fields().items():
             setattr(self.run, name, value)
         self.run.status = status

@@ -272,8 +272,8 @@ def test_a_newer_pod_that_took_the_name_is_never_deleted(cluster, gc_settings):
     newer = put(cluster.store, workflow_pod("reused", phase="Running", now=now))
     run = GCRun.objects.create()
     collection = Collection(run, get_client(), load_rules(), cluster.clock.now)
-    collection._handle(POD, stale, Verdict(True, Reason.WORKFLOW_SUCCEEDED, DAY))
-    collection._flush()
+    collection.handle(POD, stale, Verdict(True, Reason.WORKFLOW_SUCCEEDED, DAY))
+    collection.flush()
     assert cluster.store.get("pods", "reused", "default")["metadata"]["uid"] == newer["metadata"]["uid"]
     assert run.deletions.get().already_gone
 
@@ -434,7 +434,7 @@ def test_a_job_created_after_the_jobs_were_listed_is_found_before_calling_its_ch
     run = GCRun.objects.create(dry_run=True)
     collection = Collection(run, get_client(), load_rules(), sim.clock.now)
     child = service("late-worker-0", labels={"argoml.io/job-name": "late"}, owner=controller_reference(owner))
-    found = collection._owner_of(child, JobIndex())
+    found = collection.owner_of(child, JobIndex())
     assert isinstance(found, JobState)
     assert (found.name, found.clean_pod_policy, found.finished) == ("late", "None", True)
 
@@ -471,5 +471,5 @@ def test_an_owner_that_cannot_be_read_is_unknown_and_the_error_recorded(jobs_clu
     collection = Collection(run, get_client(), load_rules(), sim.clock.now)
     owner = {"kind": "TFJob", "metadata": {"name": "t", "uid": "u"}}
     child = service("t-worker-0", labels={"argoml.io/job-name": "t"}, owner=controller_reference(owner))
-    assert collection._owner_of(child, JobIndex()) is Owner.UNKNOWN
+    assert collection.owner_of(child, JobIndex()) is Owner.UNKNOWN
     assert collection.tally.errors == 1
