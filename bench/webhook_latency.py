@@ -37,6 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 REVIEW_BYTES = 5_000
+WARM_UP_SECONDS = 0.5
 
 TARGET_P99_MS = 20.0
 TARGET_RATIO = 0.5
@@ -50,6 +51,7 @@ class Target:
     body: bytes = b""
     latencies: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
+    client_cpu: list[float] = field(default_factory=list)
 
     def request(self) -> bytes:
         head = f"{self.method} {self.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -156,8 +158,11 @@ def _review(obj: dict, kind: dict) -> dict:
     }
 
 
-async def _client(port: int, context: ssl.SSLContext, target: Target, stop: float) -> tuple[list[float], int]:
-    """One keep-alive connection sending `target`'s request back to back until `stop`."""
+async def _client(
+    port: int, context: ssl.SSLContext, target: Target, measure_from: float, stop: float
+) -> list[float]:
+    """One keep-alive connection sending `target`'s request back to back until `stop`; the latencies of
+    the requests sent from `measure_from` on (before it, the connection's TLS handshake and warm-up)."""
     latencies: list[float] = []
     request = target.request()
     reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
@@ -172,29 +177,31 @@ async def _client(port: int, context: ssl.SSLContext, target: Target, stop: floa
                 if line.lower().startswith(b"content-length:")
             )
             body = await reader.readexactly(length)
-            latencies.append(time.perf_counter() - began)
             if status != 200:
                 raise RuntimeError(f"{target.name}: HTTP {status}: {body[:300]!r}")
+            if began >= measure_from:
+                latencies.append(time.perf_counter() - began)
     finally:
         writer.close()
-    return latencies, len(latencies)
+    return latencies
 
 
 async def _phase(
     port: int, context: ssl.SSLContext, target: Target, concurrency: int, seconds: float
-) -> None:
-    # Connections are opened first and warmed for a moment, so TLS handshakes are not measured.
-    await asyncio.gather(
-        *(_client(port, context, target, time.perf_counter() + 0.3) for _ in range(concurrency))
-    )
-    started = time.perf_counter()
+) -> float:
+    """Run one phase; returns the client's CPU seconds per measured request."""
+    measure_from = time.perf_counter() + WARM_UP_SECONDS
+    stop = measure_from + seconds
+    cpu = time.process_time()
     results = await asyncio.gather(
-        *(_client(port, context, target, started + seconds) for _ in range(concurrency))
+        *(_client(port, context, target, measure_from, stop) for _ in range(concurrency))
     )
-    elapsed = time.perf_counter() - started
-    for latencies, _ in results:
+    cpu = time.process_time() - cpu
+    count = sum(len(latencies) for latencies in results)
+    for latencies in results:
         target.latencies += latencies
-    target.rates.append(sum(count for _, count in results) / elapsed)
+    target.rates.append(count / seconds)
+    return cpu / max(count, 1)
 
 
 @contextmanager
@@ -276,16 +283,18 @@ def main() -> None:
             print(f"review sizes: TFJob {len(targets[1].body)} B, Pod {len(targets[2].body)} B")
             for _ in range(args.rounds):
                 for target in targets:
-                    asyncio.run(_phase(served.port, context, target, args.concurrency, args.seconds))
+                    cpu = asyncio.run(_phase(served.port, context, target, args.concurrency, args.seconds))
+                    target.client_cpu.append(cpu)
     baseline = statistics.median(targets[0].rates)
-    print(f"{'target':36} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'ratio':>6}")
+    print(f"{'target':36} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'ratio':>6} {'client CPU/req':>15}")
     failed = False
     for target in targets:
         cuts = statistics.quantiles(target.latencies, n=100)
         p50, p99 = cuts[49] * 1000, cuts[98] * 1000
         rate = statistics.median(target.rates)
         ratio = rate / baseline
-        print(f"{target.name:36} {p50:8.2f} {p99:8.2f} {rate:8.0f} {ratio:6.2f}")
+        client_cpu = statistics.median(target.client_cpu) * 1e6
+        print(f"{target.name:36} {p50:8.2f} {p99:8.2f} {rate:8.0f} {ratio:6.2f} {client_cpu:12.0f} us")
         if target is not targets[0]:
             failed |= p99 > TARGET_P99_MS or ratio < TARGET_RATIO
     print(

@@ -9,12 +9,15 @@ have no side effects, so a dry-run review is answered exactly like a real one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
-from rest_framework.parsers import JSONParser
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.permissions import AllowAny
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
 from . import mutating, validating
@@ -24,6 +27,21 @@ from .rulecache import current_rules
 logger = logging.getLogger(__name__)
 
 
+class JsonOnly(BaseContentNegotiation):
+    """JSON in and JSON out, whatever the Accept header says: the apiserver sends and reads nothing else,
+    and skipping the negotiation keeps the hot path short."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        parser = next(iter(parsers))
+        return parser if media_type_matches(parser.media_type, request.content_type) else None
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, str(renderer.media_type)
+
+
 class AdmissionView(APIView):
     """The shared handling of both endpoints; subclasses say how a request is decided."""
 
@@ -31,6 +49,7 @@ class AdmissionView(APIView):
     permission_classes = [AllowAny]
     parser_classes = [JSONParser]
     renderer_classes = [JSONRenderer]
+    content_negotiation_class = JsonOnly
     http_method_names = ["post"]
 
     def decide(self, review: AdmissionRequest) -> Verdict:
