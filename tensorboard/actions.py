@@ -34,7 +34,13 @@ from .artifacts import (
 from .conf import TensorboardConf
 from .culling import should_cull
 from .durations import format_duration
-from .errors import LogdirNotAllowed, NameTaken, SourceNotFound, UnusableArtifacts
+from .errors import (
+    LogdirNotAllowed,
+    NameTaken,
+    NoTensorboardArtifacts,
+    SourceNotFound,
+    UnusableArtifacts,
+)
 from .manifests import ANNOTATION_LAST_ACCESS, API_VERSION, KIND, SpecError, parse_pvc_path
 
 logger = logging.getLogger(__name__)
@@ -127,6 +133,12 @@ def sweep_logdirs(client: KubeClient, hpw: dict[str, Any], conf: TensorboardConf
         for item in page.get("items") or ()
     ]
     workflows.sort(key=lambda wf: _batch_index(wf))
+    if not workflows:
+        raise NoTensorboardArtifacts(
+            f"HyperparamWorkflow {metadata.get('name')} has started no Workflows yet; spawn it again once "
+            "its first trials ran.",
+            found=[],
+        )
     collections = [collect(wf, default_repository=conf.default_repository) for wf in workflows]
     return _from_collections(collections, f"HyperparamWorkflow {metadata.get('name')}")
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
 from kube.crds import TENSORBOARD
-from kube.errors import AlreadyExists, NotFound
+from kube.errors import AlreadyExists, Invalid, NotFound
 from kube.events import recorder_for
 from kube.queue import reconciler
 from kube.resources import DEPLOYMENT, SERVICE, ResourceType
@@ -77,6 +77,11 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
         except NotOurs as error:
             problem = ("NameConflict", str(error))
             recorder.warning(tensorboard, "NameConflict", str(error), action="Create")
+        except Invalid as error:
+            # The API server refused what the spec asked for (e.g. a malformed resource quantity): retrying
+            # cannot help until the spec changes, which triggers a reconcile by itself.
+            problem = ("ChildRejected", f"The API server refused a child of this Tensorboard: {error}")
+            recorder.warning(tensorboard, "ChildRejected", problem[1], action="Create")
     status = tensorboard_status(tensorboard, deployment, conf, now, problem=problem)
     current = tensorboard.get("status") or {}
     if status_changed(current, status):

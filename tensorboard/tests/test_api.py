@@ -267,6 +267,16 @@ def test_a_sweep_opens_in_one_tensorboard_with_one_run_per_trial(sim, owner):
     ]
 
 
+def test_a_sweep_without_workflows_yet_is_422(sim, owner):
+    sim.store.create(
+        {"apiVersion": "argoml.io/v1alpha1", "kind": "HyperparamWorkflow",
+         "metadata": {"name": "fresh-sweep", "namespace": NAMESPACE}, "spec": make_spec()}
+    )  # fmt: skip
+    response = spawn(owner, "fresh-sweep", kind="HyperparamWorkflow")
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("HyperparamWorkflow fresh-sweep has started no Workflows yet")
+
+
 def test_a_training_job_opens_at_the_log_directory_the_administrator_configured(sim, owner, settings):
     template = {"spec": {"containers": [{"name": "tensorflow", "image": "tf"}]}}
     metadata = {"name": "mnist-tf", "namespace": NAMESPACE}

@@ -108,3 +108,15 @@ def test_deleting_the_tensorboard_takes_its_children_along_and_its_reconcile_doe
     sim.store.delete("tensorboards.argoml.io", "mnist", NAMESPACE)
     assert reconcile_tensorboard(NAMESPACE, "mnist") is None
     assert children(sim, "mnist", NAMESPACE) == (None, None)
+
+
+def test_a_child_the_api_server_refuses_fails_the_instance_instead_of_retrying_forever(sim):
+    sim.faults.fail(422, verb="create", resource="deployments")
+    create_tensorboard(sim)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    status = tensorboard(sim, "mnist", NAMESPACE)["status"]
+    assert (status["phase"], status["conditions"][0]["reason"]) == ("Failed", "ChildRejected")
+    assert "ChildRejected" in event_reasons(sim, NAMESPACE, "mnist")
+
+    reconcile_tensorboard(NAMESPACE, "mnist")  # the fault fired once: the next run creates it
+    assert children(sim, "mnist", NAMESPACE)[0] is not None
