@@ -10,37 +10,18 @@ from rest_framework.test import APIClient
 
 from access.models import NamespaceGrant, Role
 from kube.client import reset_client
+from kubesim.argo.crd import install_crds
 from kubesim.simulator import Simulator
 
 NAMESPACE = "team-a"
 
-# Enough of Argo's CRD for the apiserver to store Workflows: the simulator does not check their spec.
-WORKFLOW_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "workflows.argoproj.io"},
-    "spec": {
-        "group": "argoproj.io",
-        "scope": "Namespaced",
-        "names": {"plural": "workflows", "singular": "workflow", "kind": "Workflow", "shortNames": ["wf"]},
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
-
 
 def use_cluster(simulator: Simulator, settings: Any) -> None:
-    """Point the kube client at the simulator, with Argo's CRD and the team's namespace in it."""
-    if not simulator.store.exists("customresourcedefinitions", WORKFLOW_CRD["metadata"]["name"]):
-        simulator.store.create(WORKFLOW_CRD)
+    """Point the kube client at the simulator, with Argo's CRDs and the team's namespace in it.
+
+    Without argo=True the simulator stores Workflows but runs none: enough for the API tests.
+    """
+    install_crds(simulator.store)
     simulator.store.ensure_namespace(NAMESPACE)
     settings.KUBECONFIG = str(simulator.kubeconfig_path)
     settings.KUBE_IN_CLUSTER = False
