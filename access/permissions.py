@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from rest_framework import exceptions, permissions
+from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -78,12 +79,11 @@ class NamespacePermission(permissions.BasePermission):
         return request_scope(request).allows(namespace, role)
 
 
-class NamespaceScopedMixin:
+class NamespaceScopedMixin(GenericAPIView):
     """For viewsets over a model with a `namespace` column: list and detail only what the user may read."""
 
     namespace_field = "namespace"
     permission_classes = [NamespacePermission]
-    request: Request
 
     def scope_queryset(self, queryset: QuerySet) -> QuerySet:
         return filter_readable(queryset, request_scope(self.request), self.namespace_field)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from celery import Celery
 from celery.signals import after_setup_logger, task_postrun, worker_init, worker_process_shutdown
@@ -49,12 +50,11 @@ def _format_worker_logs_like_the_web(logger: logging.Logger, **kwargs: object) -
 
     from django.conf import settings
 
-    console = settings.LOGGING["handlers"]["console"]
-    configurator = DictConfigurator(settings.LOGGING)
-    formatter = configurator.configure_formatter(dict(settings.LOGGING["formatters"][console["formatter"]]))
-    filters = [
-        configurator.configure_filter(dict(settings.LOGGING["filters"][name])) for name in console["filters"]
-    ]
+    config: dict[str, Any] = settings.LOGGING
+    console = config["handlers"]["console"]
+    configurator = DictConfigurator(config)
+    formatter = configurator.configure_formatter(dict(config["formatters"][console["formatter"]]))
+    filters = [configurator.configure_filter(dict(config["filters"][name])) for name in console["filters"]]
     for handler in logger.handlers:
         handler.setFormatter(formatter)
         for log_filter in filters:
