@@ -13,6 +13,7 @@ from kubesim.clock import Clock
 from kubesim.store import Store
 
 _MAX_STEPS = 100_000
+_SETTLE_TIMEOUT = 120.0  # real seconds the controllers may take to react to one step
 
 
 def advance(clock: Clock, store: Store, seconds: float) -> None:
@@ -38,7 +39,10 @@ def run_until(
     if target is None:
         target = clock.time() + (within if within is not None else 3600.0)
     for _ in range(_MAX_STEPS):
-        store.wait_idle()
+        if not store.wait_idle(_SETTLE_TIMEOUT):
+            raise RuntimeError(
+                f"run_until: subscribers still busy after {_SETTLE_TIMEOUT:.0f} s of real time"
+            )
         if condition():
             return True
         now = clock.time()

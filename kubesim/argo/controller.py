@@ -20,6 +20,7 @@ from kubesim.argo.scripting import Answer, NodeRule, Scripting
 from kubesim.clock import Timer, parse_timestamp
 from kubesim.errors import ApiError
 from kubesim.kubelet import Kubelet
+from kubesim.selectors import EVERYTHING, parse_label_selector
 from kubesim.store import DELETED, Store, Subscription
 
 log = logging.getLogger(__name__)
@@ -36,10 +37,14 @@ class ArgoController:
         self.scripting = Scripting()
         self._lock = threading.RLock()
         self._timers: dict[tuple[str, str], Timer] = {}
+        self._written: dict[tuple[str, str], str] = {}  # resourceVersion of our last status write
+        self._pod_states: dict[str, tuple[Any, str]] = {}  # pod uid → (phase, container states) seen
         self._subscriptions: list[Subscription] = []
 
     def start(self) -> None:
         install_crds(self.store)
+        self._workflows = self.store.resource(WORKFLOWS)
+        self._pods = self.store.resource("pods")
         self._subscriptions = [
             self.store.subscribe(self._on_workflow, resource=WORKFLOWS),
             self.store.subscribe(self._on_pod, resource="pods"),
@@ -82,30 +87,46 @@ class ArgoController:
         if event_type == DELETED:
             with self._lock:
                 timer = self._timers.pop(key, None)
+                self._written.pop(key, None)
             if timer is not None:
                 timer.cancel()
             return
+        if self._written.get(key) == metadata.get("resourceVersion"):
+            return  # our own status write: nothing new to react to
         self.reconcile(*key)
 
     def _on_pod(self, event_type: str, pod: dict[str, Any]) -> None:
-        owner = (pod["metadata"].get("labels") or {}).get(WORKFLOW_LABEL)
-        if owner:
-            self.reconcile(pod["metadata"].get("namespace", ""), owner)
+        """React when a workflow pod appears, goes, or its phase or main container state changes."""
+        metadata = pod["metadata"]
+        owner = (metadata.get("labels") or {}).get(WORKFLOW_LABEL)
+        if not owner:
+            return
+        status = pod.get("status") or {}
+        states = [(c.get("name"), list(c.get("state") or {})) for c in status.get("containerStatuses") or []]
+        seen = (status.get("phase"), str(states))
+        with self._lock:
+            if event_type == DELETED:
+                self._pod_states.pop(metadata["uid"], None)
+            elif self._pod_states.get(metadata["uid"]) == seen:
+                return
+            else:
+                self._pod_states[metadata["uid"]] = seen
+        self.reconcile(metadata.get("namespace", ""), owner)
 
     # --- one pass ------------------------------------------------------------------------------------
 
     def reconcile(self, namespace: str, name: str) -> None:
         with self._lock:
             try:
-                workflow = self.store.get(WORKFLOWS, name, namespace)
+                workflow = self.store.get_snapshot(self._workflows, name, namespace)
             except ApiError:
                 return
             if workflow["metadata"].get("deletionTimestamp"):
                 return
             uid = workflow["metadata"]["uid"]
             pods = {}
-            selector = f"{WORKFLOW_LABEL}={name}"
-            for pod in self.store.list("pods", namespace, label_selector=selector)["items"]:
+            selector = parse_label_selector(f"{WORKFLOW_LABEL}={name}")
+            for pod in self.store.list_page(self._pods, namespace, selector, EVERYTHING).items:
                 owners = pod["metadata"].get("ownerReferences") or []
                 node = (pod["metadata"].get("annotations") or {}).get(NODE_ID_ANNOTATION)
                 if node and any(ref.get("uid") == uid for ref in owners):
@@ -119,7 +140,10 @@ class ArgoController:
             )
             outcome = operation.operate()
             self._create_pods(outcome, namespace)
-            self._write(namespace, name, uid, outcome.workflow)
+            if outcome.workflow.get("status") != workflow.get("status") or outcome.workflow["metadata"].get(
+                "labels"
+            ) != workflow["metadata"].get("labels"):
+                self._write(namespace, name, uid, outcome.workflow)
             self._follow_up(namespace, name, outcome, workflow, pods)
 
     def _create_pods(self, outcome: Outcome, namespace: str) -> None:
@@ -144,9 +168,10 @@ class ArgoController:
             return current
 
         try:
-            self.store.mutate(
+            written = self.store.mutate(
                 WORKFLOWS, name, change, namespace=namespace, field_manager="workflow-controller"
             )
+            self._written[(namespace, name)] = written["metadata"]["resourceVersion"]
         except ApiError as error:
             log.debug("kubesim argo: status of %s/%s not written: %s", namespace, name, error)
 

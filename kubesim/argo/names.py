@@ -8,6 +8,7 @@ Node names are paths: `wf` (the root), `wf[0]` (a step group), `wf[0].train` (a 
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -21,6 +22,7 @@ def fnv32a(text: str) -> int:
     return value
 
 
+@functools.lru_cache(maxsize=65_536)
 def node_id(workflow: str, node_name: str) -> str:
     return workflow if node_name == workflow else f"{workflow}-{fnv32a(node_name)}"
 

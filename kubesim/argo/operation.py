@@ -77,7 +77,12 @@ class Operation:
         log_text: Callable[[str, str], str],
         scripting: Scripting,
     ) -> None:
-        self.workflow = clone(workflow)
+        metadata = workflow["metadata"]
+        self.workflow = {  # the spec is only read; status and labels are rewritten
+            **workflow,
+            "metadata": {**metadata, "labels": dict(metadata.get("labels") or {})},
+            "status": clone(workflow.get("status") or {}),
+        }
         self.name: str = self.workflow["metadata"]["name"]
         self.namespace: str = self.workflow["metadata"].get("namespace", "")
         self.spec: dict[str, Any] = self.workflow.get("spec") or {}
@@ -91,6 +96,10 @@ class Operation:
         self.scripting = scripting
         self.outcome = Outcome(self.workflow)
         self.scope = self._global_scope()
+        self._active: dict[str, int] = {}  # boundary id → unfinished pods, steps and DAGs in it
+        self._unsuccessful: dict[str, int] = {}  # boundary id → failed or errored nodes in it
+        for node in self.nodes.values():
+            self._tally(node, +1)
 
     # --- the workflow --------------------------------------------------------------------------------
 
@@ -267,10 +276,13 @@ class Operation:
         if message:
             node["message"] = message
         self.nodes[identifier] = node
+        self._tally(node, +1)
         return node
 
     def mark(self, node: dict[str, Any], phase: str, message: str | None = None) -> dict[str, Any]:
+        self._tally(node, -1)
         node["phase"] = phase
+        self._tally(node, +1)
         if phase in FULFILLED and not node.get("finishedAt"):
             node["finishedAt"] = self.timestamp
         if message is not None:
@@ -298,20 +310,19 @@ class Operation:
             return found or [node["id"]]
         return [node["id"]]
 
+    def _tally(self, node: dict[str, Any], sign: int) -> None:
+        boundary = node.get("boundaryID", "")
+        if node["type"] in ("Pod", "Steps", "DAG") and not fulfilled(node):
+            self._active[boundary] = self._active.get(boundary, 0) + sign
+        if node["phase"] in UNSUCCESSFUL:
+            self._unsuccessful[boundary] = self._unsuccessful.get(boundary, 0) + sign
+
     def active_in(self, boundary_id: str) -> int:
         """Unfinished pods, steps and DAGs directly in a boundary (what template parallelism limits)."""
-        return sum(
-            1
-            for n in self.nodes.values()
-            if n.get("boundaryID") == boundary_id
-            and n["type"] in ("Pod", "Steps", "DAG")
-            and not fulfilled(n)
-        )
+        return self._active.get(boundary_id, 0)
 
     def unsuccessful_in(self, boundary_id: str) -> bool:
-        return any(
-            n.get("boundaryID") == boundary_id and n["phase"] in UNSUCCESSFUL for n in self.nodes.values()
-        )
+        return self._unsuccessful.get(boundary_id, 0) > 0
 
     def start_blocker(self, boundary_id: str) -> str | None:
         """Why no new child may start in this boundary now: None (it may), WAIT (parallelism), or the
