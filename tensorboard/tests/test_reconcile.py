@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from kubesim.simulator import Simulator
@@ -9,6 +12,8 @@ from tensorboard.reconcile import reconcile_tensorboard
 
 from .cluster import children, event_reasons, tensorboard
 from .workflows import NAMESPACE
+
+KUBECTL = str(Path(sys.executable).parent / "kubectl")
 
 
 def create_tensorboard(sim: Simulator, name: str = "mnist", *paths: str, **spec: Any) -> dict[str, Any]:
@@ -120,3 +125,38 @@ def test_a_child_the_api_server_refuses_fails_the_instance_instead_of_retrying_f
 
     reconcile_tensorboard(NAMESPACE, "mnist")  # the fault fired once: the next run creates it
     assert children(sim, "mnist", NAMESPACE)[0] is not None
+
+
+def test_kubectl_applies_a_tensorboard_and_shows_its_phase_and_url(sim):
+    manifest = """
+apiVersion: argoml.io/v1alpha1
+kind: Tensorboard
+metadata: {name: from-kubectl, namespace: team-a}
+spec:
+  logdirs: [{name: baseline, path: "pvc://shared-logs/baseline"}]
+"""
+    kubectl(sim, "apply", "-f", "-", stdin=manifest)
+    reconcile_tensorboard(NAMESPACE, "from-kubectl")
+    header, row = kubectl(sim, "get", "tb", "-n", NAMESPACE).splitlines()
+    assert header.split() == ["NAME", "PHASE", "URL", "AGE"]
+    assert row.split()[:3] == [
+        "from-kubectl",
+        "Pending",
+        "http://tb-from-kubectl.team-a.svc.cluster.local/tensorboards/team-a/from-kubectl/",
+    ]
+    refused = kubectl(sim, "apply", "-f", "-", stdin=manifest.replace("pvc://", "file://"), check=False)
+    assert "spec.logdirs[0].path" in refused
+
+
+def kubectl(sim: Simulator, *args: str, stdin: str | None = None, check: bool = True) -> str:
+    result = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(sim.kubeconfig_path), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result.stdout + result.stderr
