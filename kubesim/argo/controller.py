@@ -25,7 +25,7 @@ from kubesim.store import DELETED, Store, Subscription
 
 log = logging.getLogger(__name__)
 
-_SIDECAR_KILLED = 143
+_SIGTERM_EXIT = 143  # how Argo's stopped containers (sidecars, shut-down pods) exit
 
 
 class ArgoController:
@@ -188,10 +188,10 @@ class ArgoController:
             self._quietly(
                 functools.partial(self.store.patch, "pods", pod_name, completed, namespace=namespace)
             )
-        for pod_name, sidecars in outcome.sidecars_to_stop.items():
-            for sidecar in sidecars:
+        for pod_name, containers in outcome.containers_to_stop.items():
+            for container in containers:
                 with contextlib.suppress(LookupError):
-                    self.kubelet.exit(namespace, pod_name, sidecar, _SIDECAR_KILLED)
+                    self.kubelet.exit(namespace, pod_name, container, _SIGTERM_EXIT)
         self._collect_pods(namespace, outcome, workflow, pods)
         due = self._ttl_due(outcome.workflow)
         delay = outcome.requeue_after

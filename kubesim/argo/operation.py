@@ -63,7 +63,7 @@ class Outcome:
     workflow: dict[str, Any]
     create: dict[str, dict[str, Any]] = field(default_factory=dict)
     completed_pods: list[str] = field(default_factory=list)  # pods to label completed=true
-    sidecars_to_stop: dict[str, list[str]] = field(default_factory=dict)  # pod name → sidecar names
+    containers_to_stop: dict[str, list[str]] = field(default_factory=dict)  # pod name → containers
     requeue_after: float | None = None
 
 
@@ -186,6 +186,9 @@ class Operation:
         for node in self.nodes.values():
             if node["type"] == "Pod" and not fulfilled(node):
                 self.mark(node, FAILED, message)
+                pod = self.pods.get(node["id"])
+                if pod is not None and main_exit(pod) is None:
+                    self.outcome.containers_to_stop[pod["metadata"]["name"]] = ["main"]
         self.scope["__shutdown__"] = message
 
     def _finish(self, phase: str, message: str) -> None:
@@ -231,7 +234,7 @@ class Operation:
             if fulfilled(node) and labels.get(COMPLETED_LABEL) != "true":
                 self.outcome.completed_pods.append(pod["metadata"]["name"])
             if main_exit(pod) is not None and running_sidecars(pod):
-                self.outcome.sidecars_to_stop[pod["metadata"]["name"]] = running_sidecars(pod)
+                self.outcome.containers_to_stop[pod["metadata"]["name"]] = running_sidecars(pod)
 
     def requeue(self, seconds: float) -> None:
         current = self.outcome.requeue_after

@@ -498,7 +498,11 @@ def test_terminating_a_workflow_stops_its_pods_and_fails_it(
     )
     wf = finish(sim, custom, "stoppable")
     assert wf["status"]["phase"] == "Failed"
-    assert by_name(wf)["stoppable[0].long"]["message"] == "Stopped with strategy 'Terminate'"
+    node = by_name(wf)["stoppable[0].long"]
+    assert node["message"] == "Stopped with strategy 'Terminate'"
+    sim.advance(1)
+    pod = core.read_namespaced_pod(node["podName"], "default")
+    assert pod.status.container_statuses[0].state.terminated.exit_code == 143
 
 
 def test_pod_gc_and_workflow_deletion_remove_pods(
@@ -534,3 +538,19 @@ def test_kubectl_get_workflows_prints_argos_columns(
     header, row = result.stdout.splitlines()
     assert header.split() == ["NAME", "STATUS", "AGE", "MESSAGE"]
     assert row.split()[:2] == ["listed", "Succeeded"]
+
+
+def test_sidecars_are_stopped_once_main_exits(
+    sim: Simulator, custom: client.CustomObjectsApi, core: client.CoreV1Api
+) -> None:
+    with_sidecar = container("serve", sidecars=[{"name": "proxy", "image": "envoy"}])
+    with_sidecar["metadata"] = {
+        "annotations": {"kubesim.argoml.io/script": json.dumps({"proxy": {"duration": None}})}
+    }
+    submit(custom, workflow("sidecar", "serve", with_sidecar))
+    wf = finish(sim, custom, "sidecar")
+    assert wf["status"]["phase"] == "Succeeded"
+    sim.advance(1)
+    pod = core.read_namespaced_pod(wf["status"]["nodes"]["sidecar"]["podName"], "default")
+    states = {c.name: c.state.terminated.exit_code for c in pod.status.container_statuses}
+    assert states == {"main": 0, "proxy": 143}
