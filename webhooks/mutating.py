@@ -29,7 +29,7 @@ def review(request: AdmissionRequest, rules: Callable[[], Sequence[Rule]]) -> Ve
     if request.operation not in MUTATED_OPERATIONS or request.sub_resource or obj is None:
         return Verdict.allow()
     if request.kind.group == API_GROUP:
-        return _job_defaults(request, obj)
+        return _job_defaults(request, obj) if request.changes_spec else Verdict.allow()
     if request.kind.group == "" and request.kind.kind == "Pod" and request.operation == "CREATE":
         return _injection(request, obj, rules)
     return Verdict.allow()

@@ -48,6 +48,23 @@ class AdmissionRequest:
     sub_resource: str = ""
 
     @property
+    def changes_spec(self) -> bool:
+        """Whether the request writes a spec worth checking: a CREATE, or an UPDATE that changes `spec`.
+
+        Label, annotation, finalizer and status-only updates do not, and nothing done to an object being
+        deleted does, so an object admitted before a rule existed can still be labelled, finalized and
+        deleted.
+        """
+        if self.object is None:
+            return False
+        if self.operation != "UPDATE":
+            return True
+        metadata = self.object.get("metadata")
+        if isinstance(metadata, dict) and metadata.get("deletionTimestamp"):
+            return False
+        return self.old_object is None or self.old_object.get("spec") != self.object.get("spec")
+
+    @property
     def object_name(self) -> str:
         """The name, else the generateName the user wrote, else "" (a Pod of a Deployment, say)."""
         return self.name or _metadata_name(self.object) or _metadata_name(self.old_object)

@@ -40,7 +40,7 @@ def review(request: AdmissionRequest) -> Verdict:
     if request.operation not in VALIDATED_OPERATIONS or request.sub_resource or obj is None:
         return Verdict.allow()
     check = checker(request.kind)
-    if check is None or not _spec_changed(request, obj):
+    if check is None or not request.changes_spec:
         return Verdict.allow()
     try:
         findings = check(obj)
@@ -105,21 +105,6 @@ def invalid_message(display_name: str, lines: tuple[str, ...] | list[str]) -> st
         shown.append(f"and {len(lines) - MESSAGE_PROBLEMS} more")
     body = shown[0] if len(shown) == 1 else "[" + ", ".join(shown) + "]"
     return f"{display_name} is invalid: {body}"
-
-
-def _spec_changed(request: AdmissionRequest, obj: dict[str, Any]) -> bool:
-    """Whether there is anything to check: always on CREATE; on UPDATE only when the spec changed.
-
-    Label, annotation, finalizer and status-only updates pass, and so does anything on an object being
-    deleted, so an object admitted before a rule existed can still be labelled, finalized and deleted.
-    """
-    if request.operation != "UPDATE":
-        return True
-    metadata = obj.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("deletionTimestamp"):
-        return False
-    old = request.old_object
-    return old is None or old.get("spec") != obj.get("spec")
 
 
 def _swept_names(spec: dict[str, Any]) -> tuple[str, ...]:

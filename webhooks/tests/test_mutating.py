@@ -53,9 +53,18 @@ def test_an_invalid_job_is_left_as_written_for_the_validating_webhook_to_deny():
     assert "patch" not in answer(job)
 
 
-def test_defaults_apply_on_update_too():
+def test_defaults_apply_to_an_update_of_the_spec():
     job = tf_job()
-    assert "patch" in answer(job, operation="UPDATE", old=copy.deepcopy(job))
+    old = copy.deepcopy(job)
+    old["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 1
+    assert "patch" in answer(job, operation="UPDATE", old=old)
+
+
+def test_an_update_that_leaves_the_spec_alone_is_not_defaulted():
+    job = tf_job()
+    labelled = copy.deepcopy(job)
+    labelled["metadata"]["labels"] = {"team": "vision"}
+    assert "patch" not in answer(labelled, operation="UPDATE", old=job)
 
 
 def test_a_delete_or_a_status_update_gets_no_patch():
