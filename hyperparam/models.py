@@ -43,7 +43,7 @@ class Sweep(MirroredResource):
     mirrored_batches = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Workflow name → the resourceVersion its trials were last read from (the reconcile's).",
+        help_text="Batch index → the resourceVersion of the Workflow its trials were last read from (the reconcile's).",
     )
 
     class Meta(MirroredResource.Meta):

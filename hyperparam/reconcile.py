@@ -9,10 +9,10 @@ asked once and stored before its Workflow is created. The controller contract is
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from hyperparam import manifests
@@ -54,6 +54,8 @@ HPW = HYPERPARAM_WORKFLOW.resource_type
 KIND = HPW.kind
 # Workflows are large (up to ~640 KiB each once they ran): list a few at a time to bound memory.
 WORKFLOW_PAGE_SIZE = 10
+# Argo labels a Workflow so once it completed (its own informers filter on it).
+COMPLETED_LABEL = "workflows.argoproj.io/completed"
 _WORKFLOW_DONE = frozenset({"Succeeded", "Failed", "Error"})
 
 
@@ -76,7 +78,7 @@ def reconcile_hyperparam_workflow(namespace: str, name: str) -> float | None:
 
 @dataclass
 class Batch:
-    """One generated Workflow as listed (or as created)."""
+    """One generated Workflow as listed, read or created."""
 
     index: int
     workflow: dict[str, Any]
@@ -86,8 +88,38 @@ class Batch:
         return str(self.workflow["metadata"]["name"])
 
     @property
+    def version(self) -> str:
+        return str(self.workflow["metadata"].get("resourceVersion") or "")
+
+    @property
     def finished(self) -> bool:
         return (self.workflow.get("status") or {}).get("phase") in _WORKFLOW_DONE
+
+
+@dataclass
+class Children:
+    """What one reconcile knows of the sweep's batches.
+
+    A 100,000-trial grid has hundreds of Workflows of up to ~640 KiB each once they ran, so finished ones
+    are never listed again: `live` holds the Workflows Argo has not labelled completed; `done` the batches
+    whose every trial is stored finished (their Workflow completed, and may since have been deleted by a
+    TTL or a garbage collector: they never run again).
+    """
+
+    live: dict[int, Batch]
+    done: set[int]
+
+    @property
+    def existing(self) -> set[int]:
+        return set(self.live) | self.done
+
+    @property
+    def finished(self) -> set[int]:
+        return {index for index, batch in self.live.items() if batch.finished} | self.done
+
+    @property
+    def active(self) -> bool:
+        return any(not batch.finished for batch in self.live.values())
 
 
 class Reconcile:
@@ -107,27 +139,27 @@ class Reconcile:
         except SpecError as invalid:
             self._fail_validation(invalid)
             return
-        batches = self._list_batches()
-        self._sync_trials(row, spec, batches)
-        gone = finished_batches(row, plan, exclude=set(batches))
+        children = self._children(row, spec, plan)
         summary = summarize_stored(row, spec.objective)
         stop = stop_reason(_as_trial_summary(summary), spec)
         error: tuple[str, str] | None = None
         if stop is not None:
-            self._stop_running(batches, stop)
+            self._stop_running(children, stop)
         else:
-            before = len(batches)
-            error = self._create_next(row, spec, plan, batches, gone)
-            if len(batches) > before:
+            before = len(children.live)
+            error = self._create_next(row, spec, plan, children)
+            if len(children.live) > before:
                 summary = summarize_stored(row, spec.objective)
         observed = Observed(
             planned=plan.trial_count,
             trials_per_batch=plan.trials_per_batch,
             counts=summary.counts,
             best=_best(summary),
-            workflows=tuple(batches[index].name for index in sorted(batches)),
-            active=any(not batch.finished for batch in batches.values()),
-            all_batches_created=len(batches) + len(gone) >= plan.batch_count,
+            workflows=tuple(
+                manifests.workflow_name(self.metadata["name"], i) for i in sorted(children.existing)
+            ),
+            active=children.active,
+            all_batches_created=len(children.existing) >= plan.batch_count,
             stop=stop,
             target=spec.objective.target,
             max_failed=spec.max_failed_trials,
@@ -151,58 +183,86 @@ class Reconcile:
         return round_plan(plan, spec) if spec.algorithm.adaptive else plan
 
     # -- the children ----------------------------------------------------------------------------------
-    def _list_batches(self) -> dict[int, Batch]:
-        batches: dict[int, Batch] = {}
-        for workflow in self._workflows():
-            label = (workflow["metadata"].get("labels") or {}).get(manifests.LABEL_BATCH, "")
-            if label.isdigit():
-                batches[int(label)] = Batch(int(label), workflow)
-        return batches
+    def _children(self, row: Sweep, spec: SweepSpec, plan: BatchPlan) -> Children:
+        """List the live Workflows, read once each one that completed since the last run, and mirror the
+        trials of every Workflow whose resourceVersion changed (in one transaction: one commit)."""
+        versions = {str(key): str(value) for key, value in (row.mirrored_batches or {}).items()}
+        live = self._list_live()
+        done = finished_batches(row, plan, exclude=set(live))
+        completed: dict[int, Batch] = {}
+        for key in sorted(versions, key=int):
+            index = int(key)
+            if index in live or index in done:
+                continue
+            batch = self._read(index)
+            if batch is None:
+                del versions[key]  # deleted before it finished: the plan creates it again
+            else:
+                completed[index] = batch
+        changed = [
+            b for b in (*live.values(), *completed.values()) if versions.get(str(b.index)) != b.version
+        ]
+        with transaction.atomic():
+            written = sum(sync_workflow(row, batch.workflow, spec.objective.metric) for batch in changed)
+            versions.update({str(batch.index): batch.version for batch in changed})
+            self._save_versions(row, versions)
+        if written:
+            logger.info("mirrored %d trial updates from %d workflows", written, len(changed))
+        for index, batch in completed.items():
+            if batch.finished:
+                done.add(index)
+            else:
+                live[index] = batch  # not labelled completed yet: still running
+        return Children(live, done)
 
-    def _workflows(self) -> Iterator[dict[str, Any]]:
+    def _list_live(self) -> dict[int, Batch]:
         selector = ",".join(f"{key}={value}" for key, value in manifests.sweep_selector(self.hpw).items())
+        selector += f",{COMPLETED_LABEL}!=true"
+        batches: dict[int, Batch] = {}
         for page in self.client.list_pages(
             WORKFLOW, self.metadata["namespace"], label_selector=selector, page_size=WORKFLOW_PAGE_SIZE
         ):
-            yield from page.get("items") or ()
+            for workflow in page.get("items") or ():
+                label = (workflow["metadata"].get("labels") or {}).get(manifests.LABEL_BATCH, "")
+                if label.isdigit():
+                    batches[int(label)] = Batch(int(label), workflow)
+        return batches
 
-    def _sync_trials(self, row: Sweep, spec: SweepSpec, batches: dict[int, Batch]) -> None:
-        """Read the trials of every Workflow that changed since last time; remember the versions read."""
-        versions = dict(row.mirrored_batches or {})
-        written = 0
-        for batch in batches.values():
-            version = batch.workflow["metadata"].get("resourceVersion")
-            if versions.get(batch.name) == version:
-                continue
-            written += sync_workflow(row, batch.workflow, spec.objective.metric)
-            versions[batch.name] = version
+    def _read(self, index: int) -> Batch | None:
+        """Batch `index`'s Workflow, if it exists and belongs to this sweep (not to an older namesake)."""
+        name = manifests.workflow_name(self.metadata["name"], index)
+        try:
+            workflow = self.client.get(WORKFLOW, name, self.metadata["namespace"])
+        except NotFound:
+            return None
+        labels = workflow["metadata"].get("labels") or {}
+        if any(labels.get(key) != value for key, value in manifests.sweep_selector(self.hpw).items()):
+            return None
+        return Batch(index, workflow)
+
+    def _save_versions(self, row: Sweep, versions: dict[str, str]) -> None:
         if versions != row.mirrored_batches:
             Sweep.objects.filter(pk=row.pk).update(mirrored_batches=versions)
             row.mirrored_batches = versions
-        if written:
-            logger.info("mirrored %d trial updates", written)
 
     def _create_next(
-        self, row: Sweep, spec: SweepSpec, plan: BatchPlan, batches: dict[int, Batch], gone: set[int]
+        self, row: Sweep, spec: SweepSpec, plan: BatchPlan, children: Children
     ) -> tuple[str, str] | None:
-        """Create the batches the plan allows now; a Workflow the linter refuses stops the sweep.
-
-        `gone`: batches whose Workflow was deleted after every trial finished (Argo's TTL, a garbage
-        collector): done, never run again.
-        """
-        finished = {index for index, batch in batches.items() if batch.finished} | gone
-        for index in plan.batches_to_create(set(batches) | gone, finished):
+        """Create the batches the plan allows now; a Workflow the linter refuses stops the sweep."""
+        versions = dict(row.mirrored_batches or {})
+        for index in plan.batches_to_create(children.existing, children.finished):
             workflow = self._build(row, spec, plan, index)
             result = lint_document(workflow)
             if not result.ok:
-                message = f"workflow {workflow['metadata']['name']} fails the lint: " + "; ".join(
-                    result.messages
-                )
+                name = workflow["metadata"]["name"]
+                message = f"workflow {name} fails the lint: " + "; ".join(result.messages)
                 events().warning(self.hpw, REASON_LINT_FAILED, message, action="Lint")
                 return REASON_LINT_FAILED, message
-            created = self._create(workflow)
-            batches[index] = Batch(index, created)
-            sync_results(row, read_trials(created, spec.objective.metric))
+            batch = Batch(index, self._create(workflow))
+            children.live[index] = batch
+            sync_results(row, read_trials(batch.workflow, spec.objective.metric))
+            versions[str(index)] = batch.version
+            self._save_versions(row, versions)
         return None
 
     def _build(self, row: Sweep, spec: SweepSpec, plan: BatchPlan, index: int) -> dict[str, Any]:
@@ -223,9 +283,9 @@ class Reconcile:
         )
         return created
 
-    def _stop_running(self, batches: dict[int, Batch], reason: str) -> None:
+    def _stop_running(self, children: Children, reason: str) -> None:
         """Ask Argo to stop the unfinished Workflows (running trials end, no new ones start)."""
-        for batch in batches.values():
+        for batch in children.live.values():
             if batch.finished or (batch.workflow.get("spec") or {}).get("shutdown"):
                 continue
             try:

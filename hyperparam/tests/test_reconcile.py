@@ -31,6 +31,7 @@ def reconcile(name: str = "mnist-sweep") -> dict[str, Any]:
 
 
 def workflows(name: str = "mnist-sweep") -> list[dict[str, Any]]:
+    """Every Workflow of the sweep, completed or not, in batch order."""
     items = get_client().list(WORKFLOW, NAMESPACE)["items"]
     return sorted(
         (wf for wf in items if wf["metadata"]["labels"]["argoml.io/hyperparam-workflow"] == name),
@@ -49,6 +50,8 @@ def finish(cluster, workflow: dict[str, Any], outcome=None, phase: str = "Succee
 
     def change(obj: dict[str, Any]) -> None:
         obj["status"] = done["status"]
+        if phase in ("Succeeded", "Failed", "Error"):
+            obj["metadata"]["labels"]["workflows.argoproj.io/completed"] = "true"
 
     cluster.store.mutate("workflows.argoproj.io", workflow["metadata"]["name"], change, namespace=NAMESPACE)
 
@@ -242,3 +245,23 @@ def test_a_finished_batch_whose_workflow_was_deleted_is_not_run_again(cluster):
     assert [wf["metadata"]["name"] for wf in workflows()] == ["mnist-sweep-1", "mnist-sweep-2"]
     assert hpw["status"]["phase"] == "Succeeded"
     assert hpw["status"]["progress"] == "12/12"
+
+
+def test_a_completed_workflow_is_read_once_and_never_listed_again(cluster):
+    create_sweep(make_spec(parallelism=2))
+    get_client().patch_status(HPW, "mnist-sweep", {"trialsPerBatch": 5}, NAMESPACE)
+    reconcile()
+    finish(cluster, workflows()[0])
+    cluster.counters.reset()
+    reconcile()
+    assert (
+        cluster.counters.count(verb="get", resource="workflows.argoproj.io") == 1
+    )  # the completed batch, once
+    assert Trial.objects.filter(index__lt=5, phase="Succeeded").count() == 5
+
+    cluster.counters.reset()
+    hpw = reconcile()
+    assert cluster.counters.count(verb="get", resource="workflows.argoproj.io") == 0
+    listed = get_client().list(WORKFLOW, NAMESPACE, label_selector="workflows.argoproj.io/completed!=true")
+    assert [wf["metadata"]["name"] for wf in listed["items"]] == ["mnist-sweep-1"]
+    assert hpw["status"]["workflows"] == ["mnist-sweep-0", "mnist-sweep-1"]
