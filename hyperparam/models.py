@@ -43,7 +43,7 @@ class Sweep(MirroredResource):
     mirrored_batches = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Batch index → the resourceVersion of the Workflow its trials were last read from (the reconcile's).",
+        help_text="Batch index → resourceVersion of the Workflow its trials were last read from.",
     )
 
     class Meta(MirroredResource.Meta):

@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
                 ('best_trial_index', models.BigIntegerField(blank=True, null=True)),
                 ('best_parameters', models.JSONField(blank=True, default=dict)),
                 ('workflows', models.JSONField(blank=True, default=list, help_text='status.workflows, in batch order.')),
-                ('mirrored_batches', models.JSONField(blank=True, default=dict, help_text="Batch index → the resourceVersion of the Workflow its trials were last read from (the reconcile's).")),
+                ('mirrored_batches', models.JSONField(blank=True, default=dict, help_text="Batch index → resourceVersion of the Workflow its trials were last read from.")),
             ],
             options={
                 'abstract': False,
