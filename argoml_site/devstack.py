@@ -127,6 +127,17 @@ def start_embedded_redis(supervisor: Supervisor, dev_dir: Path, env: dict[str, s
     return url
 
 
+def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) -> Path:
+    """Start kubesim as the cluster, keeping its objects in .dev/kubesim across runs."""
+    kubeconfig = dev_dir / "kubeconfig"
+    kubeconfig.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "kubesim", "--port", "0", "--kubeconfig", str(kubeconfig),
+            "--state-dir", str(dev_dir / "kubesim")]  # fmt: skip
+    supervisor.start("kubesim", argv, env)
+    wait_until(kubeconfig.exists, "The Kubernetes simulator")
+    return kubeconfig
+
+
 def ensure_admin_user(dev_dir: Path) -> None:
     """Create the local admin once and print its password once; later runs point to the saved file."""
     from django.contrib.auth import get_user_model
@@ -187,7 +198,7 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
 
         supervisor.start(
             "worker",
-            [celery, "-A", "argoml_site", "worker", "--beat", "-Q", "reconcile,default",
+            [celery, "-A", "argoml_site", "worker", "--beat", "--controllers", "-Q", "reconcile,default",
              "--concurrency", "2", "--loglevel", "INFO",
              "--schedule", str(dev_dir / "celerybeat-schedule")],
             env,

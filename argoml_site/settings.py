@@ -145,6 +145,18 @@ KUBE_WRITE_QPS = env_float("KUBE_WRITE_QPS", 20.0, minimum=0.1)
 KUBE_WRITE_BURST = env_int("KUBE_WRITE_BURST", 50, minimum=1)
 KUBE_REQUEST_TIMEOUT_SECONDS = env_float("KUBE_REQUEST_TIMEOUT_SECONDS", 30.0, minimum=1.0)
 
+# --- Controllers: watch loops and leader election (docs/controllers.md) -----------------------------
+# A worker runs the watch loops when started with `--controllers` or when this is true.
+KUBE_CONTROLLERS_ENABLED = env_bool("KUBE_CONTROLLERS_ENABLED", default=False)
+KUBE_LEADER_ELECTION_NAMESPACE = env_str("KUBE_LEADER_ELECTION_NAMESPACE")  # empty: the pod's own namespace
+KUBE_LEADER_ELECTION_LEASE_NAME = env_str("KUBE_LEADER_ELECTION_LEASE_NAME", "argoml-controllers")
+KUBE_LEADER_ELECTION_LEASE_DURATION_SECONDS = env_float("KUBE_LEADER_ELECTION_LEASE_DURATION_SECONDS", 15.0)
+KUBE_LEADER_ELECTION_RENEW_DEADLINE_SECONDS = env_float("KUBE_LEADER_ELECTION_RENEW_DEADLINE_SECONDS", 10.0)
+KUBE_LEADER_ELECTION_RETRY_PERIOD_SECONDS = env_float("KUBE_LEADER_ELECTION_RETRY_PERIOD_SECONDS", 2.0)
+KUBE_INFORMER_PAGE_SIZE = env_int("KUBE_INFORMER_PAGE_SIZE", 500, minimum=1)
+KUBE_WATCH_TIMEOUT_SECONDS = env_int("KUBE_WATCH_TIMEOUT_SECONDS", 300, minimum=1)
+KUBE_WATCH_SILENCE_TIMEOUT_SECONDS = env_float("KUBE_WATCH_SILENCE_TIMEOUT_SECONDS", 120.0, minimum=1.0)
+
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
 # Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.
 GC_SUCCEEDED_RETENTION_SECONDS = env_int("GC_SUCCEEDED_RETENTION_SECONDS", 24 * 3600, minimum=0)
