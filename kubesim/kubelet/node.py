@@ -155,13 +155,17 @@ class Kubelet:
             run = self._run_by_name(namespace, pod)
             if run is None or run.finished:
                 raise LookupError(f"no running pod {namespace}/{pod} on the simulated node")
-            run.cancel_timers()
-            for container in run.init + run.main:
-                if container.running:
-                    self._stop_container(run, container, SIGKILL_EXIT, "Error")
-                container.done = True
-            run.phase, run.reason, run.message = "Failed", "Evicted", message
-            self._write_status(run)
+            self._fail_pod(run, "Evicted", message)
+
+    def _fail_pod(self, run: PodRun, reason: str, message: str) -> None:
+        """The node gives up on the pod (eviction, deadline): containers killed, phase Failed."""
+        run.cancel_timers()
+        for container in run.init + run.main:
+            if container.running:
+                self._stop_container(run, container, SIGKILL_EXIT, "Error")
+            container.done = True
+        run.phase, run.reason, run.message = "Failed", reason, message
+        self._write_status(run)
 
     def pod_ip(self, namespace: str, pod: str) -> str | None:
         with self._lock:
@@ -265,6 +269,10 @@ class Kubelet:
             return None
         self._write_status(run)
         self._later(run, self.settings.start_delay, lambda: self._start_pod(run))
+        deadline = spec.get("activeDeadlineSeconds")
+        if isinstance(deadline, int) and deadline > 0:
+            message = "Pod was active on the node longer than the specified deadline"
+            self._later(run, float(deadline), lambda: self._fail_pod(run, "DeadlineExceeded", message))
         return run
 
     def _bind(self, run: PodRun) -> bool:

@@ -184,6 +184,18 @@ def test_init_containers_run_first_and_one_failing_fails_a_never_pod(
     assert read(core, "init")["status"]["phase"] == "Failed"
 
 
+def test_a_pod_past_its_active_deadline_fails(sim: Simulator, core: client.CoreV1Api) -> None:
+    manifest = pod("bounded", script={"main": {"duration": None}})
+    manifest["spec"]["activeDeadlineSeconds"] = 30
+    core.create_namespaced_pod("default", manifest)
+    sim.advance(29)
+    assert read(core, "bounded")["status"]["phase"] == "Running"
+    sim.advance(1)
+    status = read(core, "bounded")["status"]
+    assert (status["phase"], status["reason"]) == ("Failed", "DeadlineExceeded")
+    assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
+
+
 def test_waiting_reasons_such_as_image_pull_back_off_are_scriptable(
     sim: Simulator, core: client.CoreV1Api
 ) -> None:
