@@ -93,6 +93,10 @@ def mirror_handler(model: type[MirroredResource]) -> Callable[[str, dict[str, An
 _history_models: dict[type[MirroredResource], type[MirrorHistory] | None] = {}
 
 
+# The foreign key every concrete MirrorHistory declares to its resource (see MirrorHistory's docstring).
+HISTORY_OWNER_FIELD: str = "resource"
+
+
 def history_model_of(model: type[MirroredResource]) -> type[MirrorHistory] | None:
     """The history model named by `model.history_model`, checked once: it must have `resource` → model."""
     if model in _history_models:
@@ -105,7 +109,7 @@ def history_model_of(model: type[MirroredResource]) -> type[MirrorHistory] | Non
                 f"{model.__name__}.history_model: {found.__name__} is not a MirrorHistory"
             )
         try:
-            target = found._meta.get_field("resource").related_model
+            target = found._meta.get_field(HISTORY_OWNER_FIELD).related_model
         except FieldDoesNotExist:
             target = None
         if target is not model:
@@ -230,7 +234,7 @@ def _append_history(
     if rows:
         history._default_manager.bulk_create(
             history(
-                resource_id=pk,
+                **{f"{HISTORY_OWNER_FIELD}_id": pk},
                 at=row.at,
                 phase=row.phase,
                 reason=row.reason,
