@@ -311,6 +311,7 @@ def test_kubectl_logs_and_logs_follow(sim: Simulator, core: client.CoreV1Api) ->
     advancer = threading.Thread(target=lambda: _advance_while(sim, follower, deadline), daemon=True)
     advancer.start()
     out, err = follower.communicate(timeout=30)
+    advancer.join(timeout=5)
     assert follower.returncode == 0, err
     assert out == "epoch 1 loss=0.5\nepoch 2 loss=0.25\n"
     tail = subprocess.run(
