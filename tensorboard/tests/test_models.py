@@ -60,3 +60,16 @@ def test_phase_changes_are_kept_in_the_history_and_deletion_keeps_the_row():
     row = Tensorboard.objects.get()
     assert row.deleted_at is not None
     assert [entry.phase for entry in row.history.all()][:2] == ["Pending", "Ready"]
+
+
+def test_culling_is_scheduled_every_five_minutes_on_the_default_queue():
+    from django_celery_beat.models import PeriodicTask
+
+    task = PeriodicTask.objects.get(name="tensorboard.cull_idle")
+    assert (task.task, task.queue, task.interval.every, task.interval.period, task.enabled) == (
+        "tensorboard.cull_idle",
+        "default",
+        300,
+        "seconds",
+        True,
+    )
