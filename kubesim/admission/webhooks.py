@@ -28,6 +28,7 @@ from kubesim.admission.review import (
 )
 from kubesim.errors import ApiError, bad_request, invalid
 from kubesim.patch import json_patch
+from kubesim.selectors import EVERYTHING
 from kubesim.store import AdmissionRequest, Store
 
 log = logging.getLogger(__name__)
@@ -97,8 +98,12 @@ class Webhooks:
     # --- one webhook ---------------------------------------------------------------------------------
 
     def _webhooks(self, resource: str) -> list[dict[str, Any]]:
-        configurations = sorted(self.store.list(resource)["items"], key=lambda c: c["metadata"]["name"])
-        return [w for c in configurations for w in c.get("webhooks") or [] if isinstance(w, dict)]
+        """The webhooks of every configuration, in name order (stored snapshots: read, never changed)."""
+        resource_type = self.store.registry.by_key(resource)
+        if resource_type is None:
+            return []
+        page = self.store.list_page(resource_type, None, EVERYTHING, EVERYTHING)
+        return [w for c in page.items for w in c.get("webhooks") or [] if isinstance(w, dict)]
 
     def _attributes(self, request: AdmissionRequest, obj: dict[str, Any] | None) -> Attributes:
         resource = request.resource

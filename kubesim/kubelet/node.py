@@ -93,6 +93,7 @@ class Kubelet:
         self._ips = itertools.count(2)
         self._subscription: Subscription | None = None
         self._remove_admission: Callable[[], None] | None = None
+        self._pods = store.resource("pods")
 
     # --- life cycle ----------------------------------------------------------------------------------
 
@@ -284,7 +285,7 @@ class Kubelet:
 
         try:
             self.store.mutate(
-                "pods", run.name, change, namespace=run.namespace, field_manager="kube-scheduler"
+                self._pods, run.name, change, namespace=run.namespace, field_manager="kube-scheduler"
             )
         except ApiError as error:
             log.debug("kubesim kubelet: could not bind %s/%s: %s", run.namespace, run.name, error)
@@ -442,7 +443,7 @@ class Kubelet:
 
     def _finish_deletion(self, namespace: str, name: str, uid: str) -> None:
         try:
-            self.store.delete("pods", name, namespace, preconditions={"uid": uid}, grace_period_seconds=0)
+            self.store.delete(self._pods, name, namespace, preconditions={"uid": uid}, grace_period_seconds=0)
         except ApiError as error:
             log.debug("kubesim kubelet: final delete of %s/%s: %s", namespace, name, error)
 
@@ -459,7 +460,7 @@ class Kubelet:
 
         try:
             self.store.mutate(
-                "pods",
+                self._pods,
                 run.name,
                 change,
                 namespace=run.namespace,
