@@ -195,12 +195,13 @@ def test_the_runtime_mirrors_each_pod_once_through_the_controller_of_its_owners_
                 for field in ("uid", "resourceVersion"):
                     body["metadata"].pop(field)
                 client.create(POD, body, "team-a")
-            wait_for(lambda: Replica.objects.count() == 2, 10, "both pods mirrored")
+            mirrored = Replica.objects.filter(namespace="team-a")
+            wait_for(lambda: mirrored.count() == 2, 10, "both pods mirrored")
         finally:
             runtime.stop()
             runtime.join(5)
 
-    assert sorted(Replica.objects.values_list("name", "job_id")) == [
+    assert sorted(mirrored.values_list("name", "job_id")) == [
         ("mnist-worker-0", "job-uid"),
         ("tune-server-0", "mx-uid"),
     ]

@@ -1,0 +1,558 @@
+"""The operator end to end, with real processes: `kubectl apply` a job to kubesim → the informers of a
+`celery worker` (controllers on, leader-elected) mirror it into PostgreSQL and enqueue it → a pool process
+reconciles it → pods and services in kubesim → the simulated kubelet runs them → the job's status, its
+replicas and its history show in kubectl, the admin and the API.
+
+One simulator (frozen clock) and one worker serve the whole module; each test has a namespace of its own.
+Simulated time moves only when a test advances it; the worker reads it through Redis (simclock.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis as redis_lib
+import yaml
+from django.db import connection
+
+from jobs.models import Replica, TrainingJob, TrainingJobHistory
+from jobs.tests import simclock
+from jobs.tests.cluster import (
+    env_of,
+    event_reasons,
+    get_job,
+    install_crds,
+    job_manifest,
+    live_pods,
+    pods,
+    services,
+)
+from jobs.tests.echo_crd import ECHOJOB
+from kube.queue import QueueStore
+from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
+from kubesim.simulator import Simulator
+from kubesim.testing import running_simulator
+
+# Not transactional: the test's own rows (the admin user) roll back, while what the worker commits stays
+# visible (READ COMMITTED) and is namespaced per test, so no test sees another's.
+pytestmark = pytest.mark.django_db
+
+REPO = Path(__file__).resolve().parents[2]
+KUBECTL = Path(sys.executable).parent / "kubectl"
+REDIS_DB = int(os.environ.get("JOBS_TEST_REDIS_DB", "13"))
+T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
+KINDS = ("TFJob", "MXJob", "PyTorchJob", "EchoJob")
+WAIT = 20.0
+_namespaces = count(1)
+
+
+def redis_url() -> str:
+    return f"redis://{REDIS_HOST}/{REDIS_DB}"
+
+
+def database_url() -> str:
+    """The test database pytest-django created, for the worker to mirror into."""
+    db = connection.settings_dict
+    if connection.vendor != "postgresql":
+        pytest.skip("the operator tests share their database with a worker process: PostgreSQL only")
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture(scope="module")
+def redis() -> Iterator[redis_lib.Redis]:
+    client = redis_lib.Redis.from_url(redis_url(), decode_responses=True)
+    client.flushdb()
+    yield client
+    client.flushdb()
+
+
+@pytest.fixture(scope="module")
+def sim(redis) -> Iterator[Simulator]:
+    with running_simulator(frozen_clock=True, start_time=T0, kubelet=True) as simulator:
+        install_crds(simulator)
+        simulator.store.create(ECHOJOB.manifest())
+        simclock.publish(redis, simulator.clock.time())
+        yield simulator
+
+
+@pytest.fixture(scope="module")
+def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:
+    """`celery worker -Q reconcile` with the controllers on, mirroring into the test database."""
+    with django_db_blocker.unblock():
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "jobs.tests.worker_settings",
+            "DATABASE_URL": database_url(),
+            "REDIS_URL": redis_url(),
+            "KUBECONFIG": str(sim.kubeconfig_path),
+        }
+    logs = tmp_path_factory.mktemp("operator-worker")
+    logfile = logs / "worker.log"
+    command = [sys.executable, "-m", "celery", "-A", "jobs.tests.worker_celery", "worker", "-Q",
+               "reconcile", "-n", "operator@%h", "-c", "2", "-I", "jobs.tests.echo_framework",
+               "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO",
+               "--logfile", str(logfile)]  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    running = Worker("operator", process, logfile)
+    try:
+        running.wait_ready(60)
+        wait_for(lambda: "became leader" in logfile.read_text(errors="replace"), 30, "the worker to lead")
+        yield running
+    finally:
+        running.stop()
+        print(logfile.read_text(errors="replace")[-6000:])  # shown by pytest when a test failed
+        with django_db_blocker.unblock():  # what the worker committed, so later modules start clean
+            Replica.objects.all().delete()
+            TrainingJob.objects.all().delete()
+
+
+@pytest.fixture
+def ns(sim, worker) -> str:
+    name = f"op-{next(_namespaces)}"
+    sim.store.ensure_namespace(name)
+    return name
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+def kubectl(sim: Simulator, *args: str, stdin: str | None = None) -> str:
+    result = subprocess.run(
+        [str(KUBECTL), "--kubeconfig", str(sim.kubeconfig_path), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def apply(sim: Simulator, manifest: dict[str, Any]) -> None:
+    kubectl(sim, "apply", "-f", "-", stdin=yaml.safe_dump(manifest))
+
+
+def advance(sim: Simulator, redis: redis_lib.Redis, seconds: int, *, step: int = 1) -> None:
+    """Move simulated time `step` seconds at a time, letting the worker react in between."""
+    for _ in range(0, seconds, step):
+        simclock.publish(redis, sim.clock.time() + step)
+        sim.advance(step)
+        quiet(sim, redis)
+
+
+def quiet(sim: Simulator, redis: redis_lib.Redis, timeout: float = WAIT) -> None:
+    """Wait until the cluster stops changing and no reconcile is owed (the worker caught up)."""
+    last = [sim.store.resource_version, 0]
+
+    def settled() -> bool:
+        sim.store.wait_idle()
+        version = sim.store.resource_version
+        if version != last[0] or not queue_idle(redis):
+            last[:] = [version, 0]
+            return False
+        last[1] += 1
+        return last[1] >= 10  # ~0.2 s without a change
+
+    wait_for(settled, timeout, "the operator to settle")
+
+
+def queue_idle(redis: redis_lib.Redis) -> bool:
+    """No reconcile due or running (a requeue after a deadline or TTL waits in the future)."""
+    seconds, micros = redis.time()
+    now_ms = seconds * 1000 + micros // 1000
+    for kind in KINDS:
+        pending, running, _owner, dirty, _failures = QueueStore.keys(kind)
+        if redis.zcount(pending, "-inf", now_ms) or redis.zcard(running) or redis.scard(dirty):
+            return False
+    return True
+
+
+def until(condition: Callable[[], Any], what: str) -> None:
+    wait_for(condition, WAIT, what)
+
+
+def nudge(sim: Simulator, kind: str, namespace: str, name: str) -> None:
+    """Touch the job, as the periodic resync would look at it again after a timer ran out."""
+    plural = {"TFJob": "tfjobs", "MXJob": "mxjobs", "PyTorchJob": "pytorchjobs"}[kind]
+    patch = {"metadata": {"annotations": {"test.argoml.io/nudged": str(sim.clock.time())}}}
+    sim.store.patch(f"{plural}.argoml.io", name, patch, namespace=namespace)
+
+
+def row(namespace: str, name: str, kind: str = "TFJob") -> TrainingJob | None:
+    return TrainingJob.objects.filter(kind=kind, namespace=namespace, name=name).order_by("-id").first()
+
+
+def phase_of_row(namespace: str, name: str, kind: str = "TFJob") -> str | None:
+    found = row(namespace, name, kind)
+    return found.phase if found else None
+
+
+def history(namespace: str, name: str, kind: str = "TFJob") -> list[str]:
+    return list(
+        TrainingJobHistory.objects.filter(
+            resource__kind=kind, resource__namespace=namespace, resource__name=name
+        )
+        .order_by("at", "id")
+        .values_list("phase", flat=True)
+    )
+
+
+def live_replicas(namespace: str, job: str) -> list[tuple[str, str]]:
+    rows = Replica.objects.filter(namespace=namespace, name__startswith=f"{job}-", deleted_at=None)
+    return sorted(rows.values_list("name", "phase"))
+
+
+# -- the Done-when scenario ----------------------------------------------------------------------------
+def test_a_tfjob_applied_with_kubectl_runs_to_success_and_shows_everywhere(
+    sim, redis, ns, admin_client, tmp_path
+):
+    manifest = job_manifest(
+        "TFJob",
+        {"Chief": 1, "PS": 2, "Worker": 4},
+        name="mnist",
+        namespace=ns,
+        scripts={"Chief": {"duration": 4}, "PS": {"duration": None}, "Worker": {"duration": 3}},
+    )
+    path = tmp_path / "mnist.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    kubectl(sim, "apply", "-f", str(path))
+
+    names = {f"mnist-{t}-{i}" for t, n in (("chief", 1), ("ps", 2), ("worker", 4)) for i in range(n)}
+    until(lambda: set(pods(sim, ns)) == names and set(services(sim, ns)) == names, "7 pods and 7 services")
+    config = json.loads(env_of(pods(sim, ns)["mnist-worker-3"], "tensorflow")["TF_CONFIG"])
+    assert config["task"] == {"type": "worker", "index": 3}
+    assert config["cluster"]["chief"] == [f"mnist-chief-0.{ns}.svc:2222"]
+    assert len(config["cluster"]["worker"]) == 4
+    assert env_of(pods(sim, ns)["mnist-ps-1"], "tensorflow")["ARGOML_REPLICA_TYPE"] == "ps"
+    quiet(sim, redis)
+
+    advance(sim, redis, 2)
+    until(lambda: phase_of_row(ns, "mnist") == "Running", "the mirror to say Running")
+    advance(sim, redis, 4)
+    until(lambda: phase_of_row(ns, "mnist") == "Succeeded", "the mirror to say Succeeded")
+
+    table = kubectl(sim, "get", "tfjobs", "-n", ns)
+    assert "mnist" in table
+    assert "Succeeded" in table
+    assert "Chief 1/1 succeeded · PS 2/2 · Worker 4/4 succeeded" in table
+    assert history(ns, "mnist") == ["Created", "Running", "Succeeded"]
+
+    job = row(ns, "mnist")
+    page = admin_client.get(f"/admin/jobs/trainingjob/{job.pk}/change/").content.decode()
+    assert all(name in page for name in names)
+    listing = admin_client.get(f"/admin/jobs/trainingjob/?namespace={ns}").content.decode()
+    assert "Chief 1/1 succeeded · PS 2/2 · Worker 4/4 succeeded" in listing
+
+    api = admin_client.get(f"/api/jobs/{job.pk}/").json()
+    assert api["phase"] == "Succeeded"
+    assert {r["pod_name"] for r in api["replicas"]} == names
+    assert {r["phase"] for r in api["replicas"] if r["replica_type"] != "ps"} == {"Succeeded"}
+    assert [h["phase"] for h in api["history"]] == ["Created", "Running", "Succeeded"]
+    assert admin_client.get(f"/api/jobs/?namespace={ns}&kind=TFJob").json()["results"][0]["name"] == "mnist"
+
+    reasons = event_reasons(sim, ns, "mnist")
+    assert {"SuccessfulCreatePod", "SuccessfulCreateService", "TFJobSucceeded"} <= set(reasons)
+    assert reasons.count("SuccessfulDeletePod") == 2  # cleanPodPolicy Running stops the PS
+
+
+def test_an_mxjob_runs_with_the_dmlc_environment_and_succeeds_when_worker_0_does(
+    sim, redis, ns, admin_client
+):
+    apply(
+        sim,
+        job_manifest(
+            "MXJob",
+            {"Scheduler": 1, "Server": 1, "Worker": 2},
+            name="tune",
+            namespace=ns,
+            scripts={
+                "Scheduler": {"duration": None},
+                "Server": {"duration": None},
+                "Worker": {"duration": 2},
+            },
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 4, "4 pods")
+    env = env_of(pods(sim, ns)["tune-worker-1"], "mxnet")
+    assert (env["DMLC_ROLE"], env["DMLC_WORKER_ID"], env["DMLC_NUM_WORKER"]) == ("worker", "1", "2")
+    assert env["DMLC_PS_ROOT_URI"] == "tune-scheduler-0"
+    quiet(sim, redis)
+    advance(sim, redis, 4)
+
+    until(lambda: phase_of_row(ns, "tune", "MXJob") == "Succeeded", "the MXJob to succeed")
+    assert "Succeeded" in kubectl(sim, "get", "mxjobs", "-n", ns)
+    pk = row(ns, "tune", "MXJob").pk
+    replicas = admin_client.get(f"/api/jobs/{pk}/").json()["replicas"]
+    assert {(r["replica_type"], r["phase"]) for r in replicas} >= {
+        ("worker", "Succeeded"),
+        ("scheduler", "Running"),
+    }
+
+
+def test_a_pytorchjob_gives_every_worker_its_rank_and_succeeds_with_its_master(sim, redis, ns, admin_client):
+    apply(
+        sim,
+        job_manifest(
+            "PyTorchJob",
+            {"Master": 1, "Worker": 2},
+            name="ddp",
+            namespace=ns,
+            scripts={"Master": {"duration": 3}, "Worker": {"duration": 3}},
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 3, "3 pods")
+    env = env_of(pods(sim, ns)["ddp-worker-1"], "pytorch")
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"], env["WORLD_SIZE"], env["RANK"]) == (
+        "ddp-master-0",
+        "23456",
+        "3",
+        "2",
+    )
+    quiet(sim, redis)
+    advance(sim, redis, 5)
+    until(lambda: phase_of_row(ns, "ddp", "PyTorchJob") == "Succeeded", "the PyTorchJob to succeed")
+    assert "Succeeded" in kubectl(sim, "get", "pytorchjobs", "-n", ns)
+    assert history(ns, "ddp", "PyTorchJob") == ["Created", "Running", "Succeeded"]
+    assert len(admin_client.get(f"/api/jobs/{row(ns, 'ddp', 'PyTorchJob').pk}/").json()["replicas"]) == 3
+
+
+def test_a_toy_framework_added_in_a_few_lines_runs_end_to_end(sim, redis, ns):
+    echo = job_manifest("TFJob", {"Worker": 2}, name="hello", namespace=ns)
+    echo.update(kind="EchoJob", spec={"echoReplicaSpecs": echo["spec"].pop("tfReplicaSpecs")})
+    for replica in echo["spec"]["echoReplicaSpecs"].values():
+        replica["template"]["spec"]["containers"][0]["name"] = "echo"
+    apply(sim, echo)
+
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    assert env_of(pods(sim, ns)["hello-worker-1"], "echo")["ECHO_PEERS"] == "hello-worker-0,hello-worker-1"
+    quiet(sim, redis)
+    advance(sim, redis, 4)
+    until(lambda: phase_of_row(ns, "hello", "EchoJob") == "Succeeded", "the EchoJob to succeed")
+    assert "Succeeded" in kubectl(sim, "get", "echojobs", "-n", ns)
+
+
+# -- failures and restarts -------------------------------------------------------------------------
+def test_a_failing_worker_fails_the_job_with_its_exit_code(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "TFJob",
+            {"Chief": 1, "Worker": 2},
+            name="nan",
+            namespace=ns,
+            scripts={"Chief": {"duration": None}, "Worker": {"duration": 2, "exitCode": 1, "message": "NaN"}},
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 3, "3 pods")
+    quiet(sim, redis)
+    advance(sim, redis, 4)
+
+    until(lambda: phase_of_row(ns, "nan") == "Failed", "the job to fail")
+    job = row(ns, "nan")
+    assert job.state_reason == "TFJobFailed"
+    assert "exited with code 1" in job.state_message
+    assert history(ns, "nan") == ["Created", "Running", "Failed"]
+    assert "nan-chief-0" not in live_pods(sim, ns)  # still running: stopped by cleanPodPolicy Running
+    failed = Replica.objects.get(name="nan-worker-0", namespace=ns)
+    assert (failed.phase, failed.exit_code) == ("Failed", 1)
+    assert "TFJobFailed" in event_reasons(sim, ns, "nan")
+
+
+def test_exit_code_policy_recreates_a_killed_pod_and_the_job_still_succeeds(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "TFJob", {"Worker": 2}, name="oom", namespace=ns, restart_policy="ExitCode",
+            scripts={"Worker": {"duration": 3}},
+        ),
+    )  # fmt: skip
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    quiet(sim, redis)
+    advance(sim, redis, 2)
+    sim.kubelet.exit(ns, "oom-worker-0", "tensorflow", 137, "OOMKilled")
+    quiet(sim, redis)
+
+    until(lambda: Replica.objects.filter(namespace=ns, name="oom-worker-0").count() == 2, "a second pod")
+    advance(sim, redis, 5)
+    until(lambda: phase_of_row(ns, "oom") == "Succeeded", "the job to succeed")
+    assert row(ns, "oom").restarts == 1
+    attempts = Replica.objects.filter(namespace=ns, name="oom-worker-0").order_by("id")
+    assert [(r.exit_code, r.deleted_at is not None) for r in attempts] == [(137, True), (0, False)]
+    assert "Restarting" in history(ns, "oom")
+
+
+@pytest.fixture
+def quick_crash_loop(sim) -> Iterator[None]:
+    """The kubelet restarts crashed containers after 1 s, 2 s, 4 s... instead of 10 s, 20 s, 40 s."""
+    settings = sim.kubelet.settings
+    before, settings.restart_backoff = settings.restart_backoff, 1.0
+    yield
+    settings.restart_backoff = before
+
+
+@pytest.mark.usefixtures("quick_crash_loop")
+def test_the_backoff_limit_fails_a_job_that_keeps_crashing(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "PyTorchJob", {"Master": 1}, name="crash", namespace=ns, restart_policy="OnFailure",
+            scripts={"Master": {"duration": 1, "exitCode": 3}}, run_policy={"backoffLimit": 1},
+        ),
+    )  # fmt: skip
+    until(lambda: len(pods(sim, ns)) == 1, "a pod")
+    quiet(sim, redis)
+    advance(sim, redis, 10)  # crash, restart in place after 1 s, crash, restart after 2 s: one too many
+
+    until(lambda: phase_of_row(ns, "crash", "PyTorchJob") == "Failed", "the job to fail")
+    assert row(ns, "crash", "PyTorchJob").state_reason == "BackoffLimitExceeded"
+    assert live_pods(sim, ns) == {}
+
+
+def test_the_active_deadline_fails_the_job_and_stops_its_pods(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "TFJob", {"Worker": 2}, name="late", namespace=ns, scripts={"Worker": {"duration": None}},
+            run_policy={"activeDeadlineSeconds": 10},
+        ),
+    )  # fmt: skip
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    quiet(sim, redis)
+    advance(sim, redis, 2)
+    advance(sim, redis, 9, step=9)
+    nudge(sim, "TFJob", ns, "late")  # the requeue asked for is 8 real seconds away: an event runs it now
+
+    until(lambda: phase_of_row(ns, "late") == "Failed", "the deadline to fail the job")
+    assert row(ns, "late").state_reason == "DeadlineExceeded"
+    until(lambda: live_pods(sim, ns) == {}, "the pods to be stopped")
+
+
+def test_a_finished_job_is_deleted_after_its_ttl_and_keeps_its_history(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "TFJob", {"Worker": 1}, name="brief", namespace=ns, scripts={"Worker": {"duration": 1}},
+            run_policy={"ttlSecondsAfterFinished": 5},
+        ),
+    )  # fmt: skip
+    until(lambda: len(pods(sim, ns)) == 1, "a pod")
+    quiet(sim, redis)
+    advance(sim, redis, 3)
+    until(lambda: phase_of_row(ns, "brief") == "Succeeded", "the job to succeed")
+    advance(sim, redis, 5, step=5)
+    nudge(sim, "TFJob", ns, "brief")
+
+    until(lambda: get_job(sim, "TFJob", ns, "brief") is None, "the TTL to delete the job")
+    until(lambda: row(ns, "brief").deleted_at is not None, "the mirror to see the deletion")
+    assert history(ns, "brief") == ["Created", "Running", "Succeeded", "Succeeded"]
+    assert TrainingJobHistory.objects.filter(resource=row(ns, "brief")).last().reason == "Deleted"
+
+
+def test_clean_pod_policy_all_removes_pods_and_services_and_the_replicas_stay_as_deleted(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "TFJob", {"Chief": 1, "Worker": 1}, name="tidy", namespace=ns,
+            scripts={"Chief": {"duration": 1}, "Worker": {"duration": 1}},
+            run_policy={"cleanPodPolicy": "All"},
+        ),
+    )  # fmt: skip
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    quiet(sim, redis)
+    advance(sim, redis, 3)
+
+    until(lambda: phase_of_row(ns, "tidy") == "Succeeded", "the job to succeed")
+    until(lambda: pods(sim, ns) == {} and services(sim, ns) == {}, "every child to be removed")
+    until(lambda: live_replicas(ns, "tidy") == [], "the replicas to be marked deleted")
+    assert Replica.objects.filter(namespace=ns).count() == 2
+
+
+def test_suspending_removes_the_pods_and_resuming_brings_them_back(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "TFJob", {"Worker": 2}, name="pause", namespace=ns, scripts={"Worker": {"duration": None}}
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    quiet(sim, redis)
+    advance(sim, redis, 2)
+    until(lambda: phase_of_row(ns, "pause") == "Running", "the job to run")
+
+    kubectl(
+        sim,
+        "patch",
+        "tfjob",
+        "pause",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        '{"spec":{"runPolicy":{"suspend":true}}}',
+    )
+    until(lambda: phase_of_row(ns, "pause") == "Suspended", "the job to be suspended")
+    until(lambda: live_pods(sim, ns) == {} and services(sim, ns) == {}, "the children to go")
+    advance(sim, redis, 1)  # the kubelet stops them: a pod holds its name until it is gone
+
+    kubectl(
+        sim,
+        "patch",
+        "tfjob",
+        "pause",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        '{"spec":{"runPolicy":{"suspend":false}}}',
+    )
+    until(lambda: len(live_pods(sim, ns)) == 2, "the pods to come back")
+    quiet(sim, redis)
+    advance(sim, redis, 2)
+    until(lambda: phase_of_row(ns, "pause") == "Running", "the job to run again")
+    # Resumed, the job is back to Created until its new pods run.
+    assert history(ns, "pause") == ["Created", "Running", "Suspended", "Created", "Running"]
+    assert TrainingJobHistory.objects.filter(resource=row(ns, "pause")).order_by("at", "id")[3].reason == (
+        "TFJobResumed"
+    )
+
+
+def test_changing_the_replica_count_scales_the_job(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "TFJob", {"Worker": 4}, name="elastic", namespace=ns, scripts={"Worker": {"duration": None}}
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 4, "4 pods")
+    quiet(sim, redis)
+    advance(sim, redis, 2)
+
+    patch = '{"spec":{"tfReplicaSpecs":{"Worker":{"replicas":2}}}}'
+    kubectl(sim, "patch", "tfjob", "elastic", "-n", ns, "--type=merge", "-p", patch)
+    until(lambda: set(live_pods(sim, ns)) == {"elastic-worker-0", "elastic-worker-1"}, "a scale down to 2")
+    until(lambda: len(services(sim, ns)) == 2, "their services to go too")
+    quiet(sim, redis)
+    advance(sim, redis, 1)
+    kept = ["elastic-worker-0", "elastic-worker-1"]
+    until(lambda: [name for name, _ in live_replicas(ns, "elastic")] == kept, "the mirror to follow")
+
+    patch = '{"spec":{"tfReplicaSpecs":{"Worker":{"replicas":3}}}}'
+    kubectl(sim, "patch", "tfjob", "elastic", "-n", ns, "--type=merge", "-p", patch)
+    until(lambda: len(live_pods(sim, ns)) == 3, "a scale up to 3")
+    config = json.loads(env_of(pods(sim, ns)["elastic-worker-2"], "tensorflow")["TF_CONFIG"])
+    assert len(config["cluster"]["worker"]) == 3
