@@ -62,7 +62,17 @@ def percentile(values: list[float], fraction: float) -> float:
 def start_kubesim(workdir: Path) -> tuple[subprocess.Popen[str], Path]:
     kubeconfig = workdir / "kubeconfig"
     process = subprocess.Popen(
-        [sys.executable, "-m", "kubesim", "--kubeconfig", str(kubeconfig), "--event-log-size", "200000"],
+        [
+            sys.executable,
+            "-m",
+            "kubesim",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--event-log-size",
+            "200000",
+            "--no-kubelet",
+            "--no-argo",
+        ],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -53,6 +53,9 @@ def start_simulator(event_log_size: int) -> tuple[subprocess.Popen[str], str, in
         str(kubeconfig),
         "--event-log-size",
         str(event_log_size),
+        # The apiserver alone: the simulated kubelet and Argo would add their own writes to the figures.
+        "--no-kubelet",
+        "--no-argo",
     ]
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1]
