@@ -1,6 +1,6 @@
 """Admission webhook latency and throughput under gunicorn over TLS (the production server and set-up).
 
-    .venv/bin/python bench/webhook_latency.py [--concurrency 50] [--seconds 5] [--rounds 3] [--rate 250]
+    .venv/bin/python bench/webhook_latency.py [--concurrency 50] [--seconds 2] [--rounds 6] [--rate 250]
 
 Starts `gunicorn argoml_site.wsgi` (gthread workers, keep-alive, TLS with a certificate from
 webhooks.certs) and drives it from one asyncio process holding `--concurrency` keep-alive connections.
@@ -298,8 +298,8 @@ def _prepare_database(url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--rate", type=float, default=250.0, help="requests/s of the paced load")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
