@@ -335,3 +335,11 @@ def recorder_for(controller: str) -> EventRecorder:
         if recorder is None:
             recorder = _recorders[controller] = EventRecorder(controller)
         return recorder
+
+
+def flush_all() -> None:
+    """Write the pending series counts of every recorder of this process (at worker shutdown)."""
+    with _recorders_lock:
+        recorders = list(_recorders.values()) if _recorders_pid == os.getpid() else []
+    for recorder in recorders:
+        recorder.flush()

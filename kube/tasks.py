@@ -4,8 +4,10 @@ bootstep hooked into workers; the periodic resync."""
 from __future__ import annotations
 
 from celery import current_app, shared_task
+from celery.signals import worker_process_shutdown
 
 from .bootstep import add_step
+from .events import flush_all as flush_events
 from .queue import QUEUE_NAME, TASK_NAME, default_queue
 from .queue.conf import reconcile_time_limit
 from .queue.sweeper import QueueSweepStep
@@ -17,6 +19,12 @@ _SOFT_LIMIT = reconcile_time_limit()
 
 current_app.steps["consumer"].add(QueueSweepStep)
 add_step(current_app)  # runs only in workers started with --controllers (see kube/bootstep.py)
+
+
+@worker_process_shutdown.connect
+def _flush_event_series(**kwargs: object) -> None:
+    """Repeat counts held back by the spam filter reach the cluster before the process goes."""
+    flush_events()
 
 
 @shared_task(

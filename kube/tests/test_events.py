@@ -5,11 +5,13 @@ Against kubesim over HTTP, with the recorder's clocks injected so time-based beh
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from kube import events as events_module
 from kube.client import get_client, reset_client
 from kube.events import MAX_NOTE_BYTES, EventRecorder, event_name, recorder_for, truncate_note
 from kube.resources import EVENT, NAMESPACE
@@ -215,3 +217,21 @@ def test_each_controller_has_one_recorder_per_process():
     assert recorder_for("hpw") is recorder_for("hpw")
     assert recorder_for("hpw") is not recorder_for("tb")
     assert recorder_for("tb").reporting_controller == "argoml.io/tb"
+
+
+def test_flush_all_writes_every_recorders_pending_repeat_counts(monkeypatch):
+    flushed = []
+    monkeypatch.setattr(
+        events_module, "_recorders", {"a": _FlushProbe("a", flushed), "b": _FlushProbe("b", flushed)}
+    )
+    monkeypatch.setattr(events_module, "_recorders_pid", os.getpid())
+    events_module.flush_all()
+    assert sorted(flushed) == ["a", "b"]
+
+
+class _FlushProbe:
+    def __init__(self, name, flushed):
+        self.name, self.flushed = name, flushed
+
+    def flush(self):
+        self.flushed.append(self.name)
