@@ -30,9 +30,8 @@ from hyperparam.status import (
     desired_status,
 )
 from hyperparam.sweep import Sweep as SweepSpec
-from hyperparam.trials import TrialResult, TrialSummary, read_trials, stop_reason
+from hyperparam.trials import TrialSummary, read_trials, stop_reason
 from hyperparam.trialsync import (
-    StoredSummary,
     finished_batches,
     summarize_stored,
     sync_results,
@@ -141,7 +140,7 @@ class Reconcile:
             return
         children = self._children(row, spec, plan)
         summary = summarize_stored(row, spec.objective)
-        stop = stop_reason(_as_trial_summary(summary), spec)
+        stop = stop_reason(summary, spec)
         error: tuple[str, str] | None = None
         if stop is not None:
             self._stop_running(children, stop)
@@ -320,17 +319,7 @@ class Reconcile:
             record(self.hpw, after, status["message"], action="Reconcile")
 
 
-def _as_trial_summary(summary: StoredSummary) -> TrialSummary:
-    """`trials.stop_reason` reads counts and the best metric; the stored summary has both."""
-    best = None
-    if summary.best is not None:
-        best = TrialResult(
-            summary.best.index, summary.best.params, summary.best.phase, metric=summary.best.metric
-        )
-    return TrialSummary(summary.counts, best)
-
-
-def _best(summary: StoredSummary) -> BestTrial | None:
+def _best(summary: TrialSummary) -> BestTrial | None:
     trial = summary.best
     if trial is None or trial.metric is None:
         return None

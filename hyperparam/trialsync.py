@@ -9,7 +9,6 @@ busy batch rewrites only the few trials that moved). Counts and the best trial a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, F
@@ -17,7 +16,7 @@ from django.db.models import Count, F
 from hyperparam.batching import BatchPlan
 from hyperparam.models import Sweep, Trial
 from hyperparam.sweep import Objective
-from hyperparam.trials import FAILED_PHASES, FINISHED_PHASES, PHASES, SUCCEEDED, TrialResult, read_trials
+from hyperparam.trials import FINISHED_PHASES, PHASES, SUCCEEDED, TrialResult, TrialSummary, read_trials
 
 BULK_BATCH_SIZE = 1000
 _COMPARED = ("phase", "metric", "message", "started_at", "finished_at", "workflow", "node_id", "params")
@@ -53,37 +52,19 @@ def sync_results(sweep: Sweep, results: Sequence[TrialResult]) -> int:
     return len(changed)
 
 
-@dataclass(frozen=True)
-class StoredSummary:
-    """What the status says about trials: counts by phase (zeros included) and the best trial."""
-
-    counts: dict[str, int]
-    best: Trial | None
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    @property
-    def failed(self) -> int:
-        return sum(self.counts[phase] for phase in FAILED_PHASES)
-
-    @property
-    def finished(self) -> int:
-        return self.failed + self.counts[SUCCEEDED]
-
-
-def summarize_stored(sweep: Sweep, objective: Objective) -> StoredSummary:
-    """Counts (one GROUP BY over the phase index) and the best trial (one row from the metric index).
-
-    Ties for best go to the lowest trial index, as in `trials.summarize`.
-    """
+def summarize_stored(sweep: Sweep, objective: Objective) -> TrialSummary:
+    """Counts (one GROUP BY over the phase index) and the best trial (one row from the metric index), as
+    `trials.summarize` would say them; ties for best go to the lowest trial index there too."""
     counts = dict.fromkeys(PHASES, 0)
     for phase, count in (
         Trial.objects.filter(sweep=sweep).order_by().values_list("phase").annotate(count=Count("id"))
     ):
         counts[phase] = count
-    return StoredSummary(counts, best_trial(sweep, objective))
+    best = best_trial(sweep, objective)
+    result = None
+    if best is not None:
+        result = TrialResult(best.index, best.params, best.phase, metric=best.metric, workflow=best.workflow)
+    return TrialSummary(counts, result)
 
 
 def best_trial(sweep: Sweep, objective: Objective) -> Trial | None:

@@ -54,7 +54,7 @@ class NewestFirst(CursorPagination):
         OpenApiParameter("deleted", bool),
     ]
 )
-class SweepViewSet(  # type: ignore[misc]  # access's mixin narrows two attributes of APIView
+class SweepViewSet(
     NamespaceScopedMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
