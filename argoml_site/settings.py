@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "webhooks",
     "garbage",
     "pipelines",
+    "dashboard",
 ]
 
 MIDDLEWARE = [

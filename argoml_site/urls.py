@@ -15,4 +15,5 @@ urlpatterns = [
     path("readyz", views.readyz, name="readyz"),
     path("metrics", views.metrics, name="metrics"),
     path("webhooks/", include("webhooks.urls")),
+    path("dashboard/", include("dashboard.urls")),
 ]

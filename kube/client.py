@@ -43,6 +43,7 @@ MAX_ATTEMPTS = 5
 RETRY_BASE_SECONDS = 0.2
 RETRY_CAP_SECONDS = 10.0
 DEFAULT_FIELD_MANAGER = "argoml"
+POD_LOG_PATH = "/api/v1/namespaces/{namespace}/pods/{name}/log"
 
 
 class KubeClient:
@@ -282,6 +283,28 @@ class KubeClient:
     def raw_get(self, path: str) -> JsonDict:
         """GET any path (discovery, /version)."""
         return self.request("GET", path)
+
+    def logs(
+        self,
+        name: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        tail_lines: int | None = None,
+        limit_bytes: int | None = None,
+        previous: bool = False,
+    ) -> str:
+        """A pod's output (`kubectl logs`), read once from the pods/log subresource; bounded by
+        `tail_lines` and `limit_bytes` so a chatty pod never fills the caller's memory. Not a follow:
+        callers that follow a running pod read again."""
+        query = {
+            "container": container,
+            "tailLines": tail_lines,
+            "limitBytes": limit_bytes,
+            "previous": "true" if previous else None,
+        }
+        response = self._send("GET", POD_LOG_PATH.format(namespace=namespace, name=name), query=query)
+        return response.data.decode("utf-8", errors="replace")
 
 
 class WatchStream:

@@ -1,0 +1,1 @@
+"""The web dashboard: server-rendered pages of jobs, sweeps, TensorBoards and GC for practitioners."""

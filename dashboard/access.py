@@ -1,0 +1,53 @@
+"""The dashboard's side of access control: every page reads through the user's namespace scope
+(access.scopes), the same grants the REST API enforces. Objects outside the scope are "not found", so their
+names never leak; writes need the editor role."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
+from django.http import Http404, HttpRequest
+
+from access.scopes import NamespaceScope, filter_readable, scope_for
+
+M = TypeVar("M", bound=Model)
+
+
+def request_scope(request: HttpRequest) -> NamespaceScope:
+    """The user's scope, computed once per request (one query)."""
+    scope = getattr(request, "_namespace_scope", None)
+    if scope is None:
+        scope = scope_for(request.user)
+        request._namespace_scope = scope  # type: ignore[attr-defined]
+    return scope
+
+
+def readable(request: HttpRequest, queryset: QuerySet[M], field: str = "namespace") -> QuerySet[M]:
+    """`queryset` restricted to the namespaces the user may read."""
+    return filter_readable(queryset, request_scope(request), field)
+
+
+def get_readable(request: HttpRequest, queryset: QuerySet[M], **lookup: object) -> M:
+    """One object the user may read, else 404 (whether it does not exist or is out of reach)."""
+    found = readable(request, queryset).filter(**lookup).first()
+    if found is None:
+        raise Http404("No such object in the namespaces you can read.")
+    return found
+
+
+def require_editor(request: HttpRequest, namespace: str) -> None:
+    """403 unless the user may change resources in `namespace`."""
+    if not request_scope(request).can_write(namespace):
+        raise PermissionDenied(f"You may not change resources in namespace {namespace!r}.")
+
+
+def visible_namespaces(request: HttpRequest, known: QuerySet[M] | None = None) -> list[str]:
+    """The namespaces a filter offers: the user's grants, or for a superuser those `known` rows use."""
+    scope = request_scope(request)
+    if not scope.everywhere:
+        return sorted(scope.readable)
+    if known is None:
+        return []
+    return sorted(set(known.order_by().values_list("namespace", flat=True).distinct()))

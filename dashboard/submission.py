@@ -1,0 +1,261 @@
+"""Submit a resource pasted or uploaded as YAML: parse it, check it with the rules the admission webhook
+applies, preview what it will create (the pods of a job, the Workflows of a sweep) and create it in the
+cluster through each app's actions. The page only calls these; nothing here writes the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from django.utils import timezone
+
+from hyperparam import actions as sweep_actions
+from hyperparam import manifests as sweep_manifests
+from hyperparam.adaptive import ask_round, round_plan
+from hyperparam.space import SpecError
+from jobs import actions as job_actions
+from jobs.conf import cluster_domain
+from jobs.frameworks import framework_for, kinds
+from jobs.manifests import desired_pods, desired_services
+from kube.client import get_client
+from kube.errors import AlreadyExists, ApiError, Invalid
+from tensorboard import actions as tensorboard_actions
+from tensorboard.conf import conf_from_settings
+from tensorboard.errors import SpawnError
+
+SWEEP_KIND = sweep_manifests.KIND
+TENSORBOARD_KIND = "Tensorboard"
+MAX_MANIFEST_BYTES = 1_000_000
+# Children listed by name in a preview; the YAML shows the first few in full.
+PREVIEW_LISTED = 50
+PREVIEW_RENDERED = 3
+
+
+def submittable_kinds() -> list[str]:
+    return [*kinds(), SWEEP_KIND, TENSORBOARD_KIND]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong, and where: `path` is the field as the user wrote it (empty: the whole document)."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class Rejected(ValueError):
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(map(str, problems)))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Child:
+    kind: str
+    name: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Preview:
+    kind: str
+    namespace: str
+    name: str
+    summary: str
+    children: list[Child] = field(default_factory=list)
+    rendered: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Created:
+    kind: str
+    namespace: str
+    name: str
+    note: str = ""
+
+
+# -- reading ---------------------------------------------------------------------------------------
+def parse(text: str) -> dict[str, Any]:
+    """The one resource in `text`, or Rejected saying why it is not one."""
+    if len(text.encode()) > MAX_MANIFEST_BYTES:
+        raise Rejected([Problem("", f"the manifest is larger than {MAX_MANIFEST_BYTES // 1000} kB")])
+    try:
+        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as error:
+        raise Rejected([Problem("", f"not valid YAML: {error}")]) from None
+    if not documents:
+        raise Rejected([Problem("", "the manifest is empty: paste or upload one resource")])
+    if len(documents) > 1:
+        raise Rejected([Problem("", f"found {len(documents)} documents: submit one resource at a time")])
+    manifest = documents[0]
+    if not isinstance(manifest, dict):
+        raise Rejected([Problem("", f"a resource is a mapping, not a {type(manifest).__name__}")])
+    if manifest.get("kind") not in submittable_kinds():
+        allowed = ", ".join(submittable_kinds())
+        raise Rejected([Problem("kind", f"must be one of {allowed}, not {manifest.get('kind')!r}")])
+    return manifest
+
+
+def identity(manifest: dict[str, Any]) -> tuple[str, str, str]:
+    metadata = manifest.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    return str(manifest.get("kind")), str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+
+
+# -- checking (the webhook's rules) ----------------------------------------------------------------
+def check(manifest: dict[str, Any]) -> list[Problem]:
+    kind = manifest.get("kind")
+    if kind == SWEEP_KIND:
+        return [Problem(e.path, e.message) for e in sweep_actions.check_manifest(manifest)]
+    if kind == TENSORBOARD_KIND:
+        return _check_tensorboard(manifest)
+    return [Problem(e.path, e.message) for e in job_actions.check_manifest(manifest)]
+
+
+def _check_tensorboard(manifest: dict[str, Any]) -> list[Problem]:
+    """A TensorBoard is opened for a source (spec.workflowRef) or for logdirs an administrator allowed."""
+    _, namespace, name = identity(manifest)
+    problems = [] if namespace else [Problem("metadata.namespace", "is required")]
+    spec = manifest.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    reference = spec.get("workflowRef")
+    logdirs = spec.get("logdirs")
+    if isinstance(reference, dict):
+        kind = reference.get("kind") or "Workflow"
+        if kind not in tensorboard_actions.SOURCE_KINDS:
+            allowed = ", ".join(sorted(tensorboard_actions.SOURCE_KINDS))
+            problems.append(Problem("spec.workflowRef.kind", f"must be one of {allowed}, not {kind!r}"))
+        if not reference.get("name"):
+            problems.append(Problem("spec.workflowRef.name", "is required"))
+    elif isinstance(logdirs, list) and logdirs:
+        if not name:
+            problems.append(Problem("metadata.name", "is required when logdirs are named directly"))
+        for position, entry in enumerate(logdirs):
+            if not isinstance(entry, dict) or not entry.get("name") or not entry.get("path"):
+                problems.append(Problem(f"spec.logdirs[{position}]", "needs a name and a path"))
+    else:
+        problems.append(Problem("spec", "needs workflowRef (a workflow, sweep or job) or logdirs"))
+    return problems
+
+
+# -- previewing (the controllers' render logic) ----------------------------------------------------
+def preview(manifest: dict[str, Any]) -> Preview:
+    """What creating the (valid) resource will make: the controllers' own builders, nothing sent."""
+    kind, namespace, name = identity(manifest)
+    if kind == SWEEP_KIND:
+        return _sweep_preview(manifest)
+    if kind == TENSORBOARD_KIND:
+        reference = manifest["spec"].get("workflowRef")
+        if isinstance(reference, dict):
+            source = f"{reference.get('kind') or 'Workflow'} {reference['name']}"
+            summary = f"A TensorBoard of every `tensorboard` artifact {source} recorded, in {namespace}."
+        else:
+            summary = f"A TensorBoard {name} of {len(manifest['spec']['logdirs'])} logdir(s) in {namespace}."
+        return Preview(kind, namespace, name, summary)
+    framework = framework_for(kind, cluster_domain=cluster_domain())
+    children = desired_services(manifest, framework) + desired_pods(manifest, framework)
+    pods = [child for child in children if child["kind"] == "Pod"]
+    listed = [Child(c["kind"], c["metadata"]["name"], _child_detail(c)) for c in children[:PREVIEW_LISTED]]
+    summary = f"{len(pods)} pod(s) and {len(children) - len(pods)} headless service(s)."
+    return Preview(kind, namespace, name, summary, listed, pods[:PREVIEW_RENDERED])
+
+
+def _child_detail(child: dict[str, Any]) -> str:
+    if child["kind"] != "Pod":
+        ports = child.get("spec", {}).get("ports") or []
+        return ", ".join(f"port {p.get('port')}" for p in ports)
+    containers = child.get("spec", {}).get("containers") or []
+    parts = []
+    for container in containers:
+        env = [e.get("name") for e in container.get("env") or [] if isinstance(e, dict)]
+        parts.append(f"{container.get('name')}: {container.get('image')} (env {', '.join(env) or 'none'})")
+    return "; ".join(parts)
+
+
+def _sweep_preview(manifest: dict[str, Any]) -> Preview:
+    kind, namespace, name = identity(manifest)
+    sweep = sweep_manifests.sweep_of(manifest)
+    plan = sweep_manifests.plan_batches(manifest, sweep)
+    if sweep.algorithm.adaptive:
+        plan = round_plan(plan, sweep)
+        first_round = ask_round(sweep, 0, plan.batch_trials(0), [], {})
+        trials = [suggestion.planned for suggestion in first_round.suggestions]
+        first = sweep_manifests.build_workflow(manifest, 0, trials, sweep=sweep, plan=plan)
+        note = " Later rounds depend on the results of earlier ones."
+    else:
+        first = sweep_manifests.build_batch(manifest, 0, sweep=sweep, plan=plan)
+        note = ""
+    summary = (
+        f"{sweep.trial_count} trial(s) ({sweep.algorithm.name}) in {plan.batch_count} Workflow(s) of up to "
+        f"{plan.trials_per_batch} trials, {plan.concurrent_batches} at a time.{note}"
+    )
+    listed = [
+        Child("Workflow", sweep_manifests.workflow_name(name, index), _batch_detail(plan.batch_trials(index)))
+        for index in range(min(plan.batch_count, PREVIEW_LISTED))
+    ]
+    return Preview(kind, namespace, name, summary, listed, [first])
+
+
+def _batch_detail(trials: range) -> str:
+    return f"trials {trials.start} to {trials.stop - 1}" if len(trials) > 1 else f"trial {trials.start}"
+
+
+# -- creating (each app's actions) -----------------------------------------------------------------
+def create(manifest: dict[str, Any]) -> Created:
+    """Create the resource in the cluster; Rejected with the cluster's or the action's words otherwise."""
+    kind, namespace, name = identity(manifest)
+    try:
+        if kind == SWEEP_KIND:
+            sweep_actions.submit_sweep(manifest)
+        elif kind == TENSORBOARD_KIND:
+            return _spawn(manifest)
+        else:
+            job_actions.submit_job(manifest)
+    except (job_actions.JobRejected, sweep_actions.SweepRejected) as rejected:
+        raise Rejected([Problem(e.path, e.message) for e in rejected.errors]) from None
+    except AlreadyExists as error:
+        raise Rejected([Problem("metadata.name", str(error))]) from None
+    except Invalid as error:
+        causes = [Problem(c.get("field") or "", str(c.get("message") or "")) for c in error.causes]
+        raise Rejected(causes or [Problem("", str(error))]) from None
+    except SpecError as error:
+        raise Rejected([Problem(e.path, e.message) for e in error.errors]) from None
+    except ApiError as error:
+        raise Rejected([Problem("", f"the cluster did not accept it: {error}")]) from None
+    return Created(kind, namespace, name)
+
+
+def _spawn(manifest: dict[str, Any]) -> Created:
+    _, namespace, name = identity(manifest)
+    spec = manifest["spec"]
+    conf = conf_from_settings()
+    try:
+        reference = spec.get("workflowRef")
+        if isinstance(reference, dict):
+            spawned = tensorboard_actions.spawn(
+                get_client(),
+                conf,
+                namespace=namespace,
+                kind=reference.get("kind") or "Workflow",
+                source=reference["name"],
+                now=timezone.now(),
+            )
+        else:
+            spawned = tensorboard_actions.spawn_logdirs(
+                get_client(),
+                conf,
+                namespace=namespace,
+                name=name,
+                entries=spec["logdirs"],
+                now=timezone.now(),
+            )
+    except SpawnError as error:
+        raise Rejected([Problem("spec", error.message)]) from None
+    except ApiError as error:
+        raise Rejected([Problem("", f"the cluster did not accept it: {error}")]) from None
+    created_name = spawned.tensorboard["metadata"]["name"]
+    return Created(TENSORBOARD_KIND, namespace, created_name, "; ".join(spawned.warnings))

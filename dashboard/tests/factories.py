@@ -1,0 +1,174 @@
+"""Mirror rows as the controllers would write them, for the dashboard's tests and benchmark."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from garbage.models import GCDeletion, GCRun
+from hyperparam.models import Sweep, Trial
+from jobs.models import Replica, TrainingJob
+from tensorboard.models import Tensorboard
+
+T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
+_serial = itertools.count(1)
+
+GRID_SPEC: dict[str, Any] = {
+    "workflow": {
+        "entrypoint": "train",
+        "templates": [
+            {
+                "name": "train",
+                "inputs": {"parameters": [{"name": "lr"}, {"name": "optimizer"}]},
+                "outputs": {"parameters": [{"name": "loss", "valueFrom": {"path": "/tmp/loss"}}]},
+                "container": {"image": "example.io/train:1", "command": ["python", "train.py"]},
+            }
+        ],
+    },
+    "hyperparams": [
+        {"name": "lr", "range": {"min": 0.001, "max": 0.1, "step": 0.001}},
+        {"name": "optimizer", "values": ["adam", "sgd"]},
+    ],
+    "objective": {"metric": "loss", "goal": "minimize"},
+    "parallelism": 4,
+}
+
+
+def job_spec(workers: int = 2, kind: str = "TFJob") -> dict[str, Any]:
+    key = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MXJob": "mxReplicaSpecs"}[kind]
+    container = {"TFJob": "tensorflow", "PyTorchJob": "pytorch", "MXJob": "mxnet"}[kind]
+    template = {"spec": {"containers": [{"name": container, "image": "example.io/train:1"}]}}
+    replicas: dict[str, Any] = {"Worker": {"replicas": workers, "template": template}}
+    if kind == "PyTorchJob":
+        replicas["Master"] = {"replicas": 1, "template": template}
+    return {key: replicas}
+
+
+def mirror_fields(name: str, namespace: str, created_at: datetime | None) -> dict[str, Any]:
+    return {
+        "uid": str(uuid.uuid4()),
+        "namespace": namespace,
+        "name": name,
+        "resource_version": str(next(_serial)),
+        "created_at": created_at or T0,
+        "updated_at": timezone.now(),
+    }
+
+
+def job(
+    name: str = "mnist",
+    namespace: str = "team-a",
+    *,
+    kind: str = "TFJob",
+    phase: str = "Running",
+    created_at: datetime | None = None,
+    save: bool = True,
+    **fields: Any,
+) -> TrainingJob:
+    row = TrainingJob(
+        **mirror_fields(name, namespace, created_at),
+        kind=kind,
+        phase=phase,
+        spec=fields.pop("spec", job_spec(kind=kind)),
+        replica_summary=fields.pop("replica_summary", "Worker 2/2"),
+        start_time=fields.pop("start_time", (created_at or T0) + timedelta(seconds=5)),
+        **fields,
+    )
+    if save:
+        row.save()
+    return row
+
+
+def replica(parent: TrainingJob, replica_type: str = "worker", index: int = 0, **fields: Any) -> Replica:
+    return Replica.objects.create(
+        **mirror_fields(f"{parent.name}-{replica_type}-{index}", parent.namespace, fields.pop("created_at", None)),
+        job_id=parent.uid,
+        replica_type=replica_type,
+        replica_index=index,
+        phase=fields.pop("phase", "Running"),
+        **fields,
+    )
+
+
+def sweep(
+    name: str = "lr-sweep",
+    namespace: str = "team-a",
+    *,
+    phase: str = "Running",
+    algorithm: str = "grid",
+    created_at: datetime | None = None,
+    save: bool = True,
+    **fields: Any,
+) -> Sweep:
+    spec = {**GRID_SPEC, "algorithm": {"name": algorithm}}
+    row = Sweep(
+        **mirror_fields(name, namespace, created_at),
+        phase=phase,
+        algorithm=algorithm,
+        goal="minimize",
+        metric_name="loss",
+        spec=spec,
+        **fields,
+    )
+    if save:
+        row.save()
+    return row
+
+
+def trial_rows(parent: Sweep, count: int, *, finished: int | None = None) -> list[Trial]:
+    """`count` trials whose loss is a bowl around lr=0.05 with adam; the first `finished` have a metric."""
+    finished = count if finished is None else finished
+    rows = []
+    for index in range(count):
+        lr = 0.001 + (index % 100) * 0.001
+        optimizer = "adam" if index % 2 == 0 else "sgd"
+        loss = (lr - 0.05) ** 2 * 100 + (0.0 if optimizer == "adam" else 0.3) + (index % 7) * 0.001
+        done = index < finished
+        rows.append(
+            Trial(
+                sweep=parent,
+                index=index,
+                params={"lr": f"{lr:.3f}", "optimizer": optimizer},
+                phase="Succeeded" if done else "Running",
+                metric=round(loss, 6) if done else None,
+                workflow=f"{parent.name}-{index // 500}",
+                started_at=T0 + timedelta(seconds=index),
+                finished_at=T0 + timedelta(seconds=index + 60) if done else None,
+            )
+        )
+    return rows
+
+
+def tensorboard(name: str = "lr-sweep-hpw", namespace: str = "team-a", **fields: Any) -> Tensorboard:
+    return Tensorboard.objects.create(
+        **mirror_fields(name, namespace, fields.pop("created_at", None)),
+        phase=fields.pop("phase", "Ready"),
+        url=fields.pop("url", f"http://tensorboards.example/{namespace}/{name}/"),
+        source_kind=fields.pop("source_kind", "HyperparamWorkflow"),
+        source_name=fields.pop("source_name", "lr-sweep"),
+        **fields,
+    )
+
+
+def gc_run(namespace: str = "", deletions: list[tuple[str, str]] | None = None, **fields: Any) -> GCRun:
+    run = GCRun.objects.create(
+        namespace=namespace, status=fields.pop("status", GCRun.Status.SUCCEEDED), finished=timezone.now(), **fields
+    )
+    for position, (kind_namespace, name) in enumerate(deletions or []):
+        GCDeletion.objects.create(
+            run=run,
+            kind="Pod",
+            namespace=kind_namespace,
+            name=name,
+            uid=f"uid-{run.pk}-{position}",
+            reason=GCDeletion._meta.get_field("reason").choices[0][0],
+            age_seconds=3600.0,
+        )
+    run.deleted = len(deletions or [])
+    run.scanned = run.deleted + 3
+    run.save()
+    return run

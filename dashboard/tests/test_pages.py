@@ -1,0 +1,93 @@
+"""Every page: signed-in users only, scoped to their namespaces, with clear empty states."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from dashboard.tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("name", ["overview", "jobs", "sweeps", "tensorboards", "gc", "submit"])
+def test_a_visitor_who_is_not_signed_in_is_sent_to_the_sign_in_page(name):
+    response = Client().get(reverse(f"dashboard:{name}"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("dashboard:login") + "?next=")
+
+
+def test_a_user_signs_in_with_a_password_and_lands_on_the_overview(editor):
+    client = Client()
+    response = client.post(reverse("dashboard:login"), {"username": "erin", "password": "a-long-password-1"})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("dashboard:overview")
+    assert client.get(reverse("dashboard:overview")).status_code == 200
+
+
+def test_a_wrong_password_is_refused_with_a_message(editor):
+    response = Client().post(reverse("dashboard:login"), {"username": "erin", "password": "nope"})
+    assert response.status_code == 200
+    assert b"did not match" in response.content
+
+
+@pytest.mark.parametrize("name", ["overview", "jobs", "sweeps", "tensorboards", "gc", "submit"])
+def test_every_page_renders_for_a_user_with_nothing_yet(as_editor, name):
+    response = as_editor.get(reverse(f"dashboard:{name}"))
+    assert response.status_code == 200
+    assert b'<main id="main"' in response.content
+
+
+def test_empty_lists_say_so_and_point_to_the_next_step(as_editor):
+    assert b"No jobs match." in as_editor.get(reverse("dashboard:jobs")).content
+    assert b"No sweeps match." in as_editor.get(reverse("dashboard:sweeps")).content
+    assert b"No TensorBoards are running" in as_editor.get(reverse("dashboard:tensorboards")).content
+    assert b"No collection has run yet." in as_editor.get(reverse("dashboard:gc")).content
+
+
+def test_the_overview_counts_jobs_and_sweeps_by_phase_in_the_users_namespaces_only(as_viewer):
+    factories.job("a1", phase="Running")
+    factories.job("a2", phase="Failed", state_reason="BackoffLimitExceeded")
+    factories.job("b1", "team-b", phase="Failed", state_reason="SecretTeamBFailure")
+    factories.sweep("s1", phase="Succeeded")
+    factories.tensorboard("tb-a")
+    factories.gc_run()
+    page = as_viewer.get(reverse("dashboard:overview")).content.decode()
+    assert "BackoffLimitExceeded" in page
+    assert "SecretTeamBFailure" not in page
+    assert "b1" not in page
+    assert "tb-a" in page
+    assert "Run #" in page
+
+
+def test_the_vendored_libraries_are_served_from_their_packages_with_long_caching(as_editor):
+    for name in ("htmx.min.js", "plotly.min.js"):
+        response = as_editor.get(reverse("dashboard:vendored", args=[name]))
+        assert response.status_code == 200
+        assert "immutable" in response["Cache-Control"]
+        assert b"".join(response.streaming_content)[:200]
+    assert as_editor.get(reverse("dashboard:vendored", args=["secrets.py"])).status_code == 404
+
+
+def test_pages_load_scripts_only_from_this_server(as_editor):
+    page = as_editor.get(reverse("dashboard:overview")).content.decode()
+    assert "https://" not in page
+    assert "/dashboard/vendor/htmx.min.js?v=" in page
+
+
+def test_the_gc_page_shows_runs_and_only_the_deletions_in_the_users_namespaces(as_viewer):
+    run = factories.gc_run(deletions=[("team-a", "pod-a"), ("team-b", "pod-b")])
+    factories.gc_run(namespace="team-b")
+    listing = as_viewer.get(reverse("dashboard:gc")).content.decode()
+    assert f"#{run.pk}" in listing
+    assert "team-b" not in listing
+    detail = as_viewer.get(reverse("dashboard:gc-run", args=[run.pk])).content.decode()
+    assert "pod-a" in detail
+    assert "pod-b" not in detail
+
+
+def test_the_tensorboard_list_offers_stop_only_where_the_user_may_write(as_viewer, as_editor):
+    factories.tensorboard("tb-a")
+    assert b"Stop<span" not in as_viewer.get(reverse("dashboard:tensorboards")).content
+    assert b"Stop<span" in as_editor.get(reverse("dashboard:tensorboards")).content

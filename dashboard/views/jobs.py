@@ -1,0 +1,206 @@
+"""Training jobs: the list (filters kept in the URL), a job's page with its live status fragment, events
+read from the cluster, and the Stop and Resubmit actions (through jobs.actions)."""
+
+from __future__ import annotations
+
+import secrets
+import string
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.jobgrid import replica_grid
+from dashboard.pagination import BadCursor, newest_first
+from jobs import actions
+from jobs.frameworks import UnknownKind, framework_class, kinds
+from jobs.models import Replica, TrainingJob
+from jobs.spec import API_VERSION, replica_counts
+from jobs.status import CONDITION_TYPES
+from kube.client import get_client
+from kube.errors import ApiError
+from kube.resources import EVENT
+
+from .common import LIST_POLL_SECONDS, POLL_SECONDS, is_fragment, manifest_of, page
+
+FINISHED = ("Succeeded", "Failed")
+LIST_COLUMNS = (
+    "id", "uid", "namespace", "name", "kind", "phase", "replica_summary", "state_reason", "restarts",
+    "created_at", "start_time", "completion_time", "deleted_at",
+)  # fmt: skip
+REPLICA_COLUMNS = (
+    "id", "uid", "job_id", "namespace", "name", "phase", "replica_type", "replica_index", "exit_code",
+    "restarts", "node", "message", "created_at", "deleted_at",
+)  # fmt: skip
+EVENTS_SHOWN = 50
+MAX_NAME = 63
+_SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
+
+
+class JobFilters(forms.Form):
+    namespace = forms.ChoiceField(required=False)
+    kind = forms.ChoiceField(required=False)
+    phase = forms.ChoiceField(required=False, choices=[("", "any phase")] + [(p, p) for p in CONDITION_TYPES])
+    name = forms.CharField(required=False, max_length=253, label="Name starts with")
+    deleted = forms.BooleanField(required=False, label="Deleted jobs")
+
+    def __init__(self, data: Any, namespaces: list[str]) -> None:
+        super().__init__(data)
+        self.fields["namespace"].choices = [("", "all namespaces")] + [(n, n) for n in namespaces]
+        self.fields["kind"].choices = [("", "any kind")] + [(k, k) for k in kinds()]
+
+
+def filtered_jobs(request: HttpRequest, filters: JobFilters) -> Any:
+    jobs = readable(request, TrainingJob.objects.only(*LIST_COLUMNS))
+    values = filters.cleaned_data if filters.is_valid() else {}
+    jobs = jobs.filter(deleted_at__isnull=not values.get("deleted"))
+    for field in ("namespace", "kind", "phase"):
+        if values.get(field):
+            jobs = jobs.filter(**{field: values[field]})
+    if values.get("name"):
+        # Matches the UPPER(name) text_pattern_ops index of jobs' migration 0001.
+        jobs = jobs.filter(name__istartswith=values["name"])
+    return jobs
+
+
+@page
+def job_list(request: HttpRequest) -> HttpResponse:
+    scope = request_scope(request)
+    known = TrainingJob.objects.all() if scope.everywhere else None
+    filters = JobFilters(request.GET, visible_namespaces(request, known))
+    try:
+        jobs = newest_first(filtered_jobs(request, filters), "created_at", request.GET.get("after"))
+    except BadCursor:
+        messages.error(request, "That page link is out of date; here is the first page.")
+        return redirect(reverse("dashboard:jobs"))
+    live = any(job.phase not in FINISHED and job.deleted_at is None for job in jobs.rows)
+    context = {"filters": filters, "page": jobs, "live": live, "poll_seconds": LIST_POLL_SECONDS}
+    template = "dashboard/jobs/_table.html" if is_fragment(request) else "dashboard/jobs/list.html"
+    return render(request, template, context)
+
+
+def _job(request: HttpRequest, pk: int) -> TrainingJob:
+    return get_readable(request, TrainingJob.objects.all(), pk=pk)
+
+
+def status_context(job: TrainingJob) -> dict[str, Any]:
+    """What the job's status fragment shows: phase, conditions, the replica grid and the history."""
+    replicas = list(
+        Replica.objects.filter(job_id=job.uid).only(*REPLICA_COLUMNS).order_by("created_at", "id")
+    )
+    try:
+        wanted = replica_counts({"spec": job.spec}, framework_class(job.kind)())
+    except UnknownKind:
+        wanted = {}
+    return {
+        "job": job,
+        "grid": replica_grid(wanted, replicas),
+        "history": list(job.history.all()),
+        "live": job.deleted_at is None and job.phase not in FINISHED,
+        "poll_seconds": POLL_SECONDS,
+    }
+
+
+@page
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = _job(request, pk)
+    context = status_context(job)
+    if is_fragment(request):
+        return render(request, "dashboard/jobs/_status.html", context)
+    context["manifest"] = manifest_of(job, API_VERSION, job.kind)
+    context["can_write"] = request_scope(request).can_write(job.namespace)
+    return render(request, "dashboard/jobs/detail.html", context)
+
+
+@page
+def job_events(request: HttpRequest, pk: int) -> HttpResponse:
+    """The job's Kubernetes Events, read from the cluster (they are not mirrored): a lazy fragment, so a
+    slow or unreachable cluster never slows the page."""
+    job = _job(request, pk)
+    events: list[dict[str, Any]] = []
+    error = ""
+    try:
+        found = get_client().list(EVENT, job.namespace, field_selector=f"regarding.uid={job.uid}")
+        events = sorted(found.get("items") or [], key=_event_time, reverse=True)[:EVENTS_SHOWN]
+    except ApiError as failure:
+        error = f"The cluster did not answer: {failure}"
+    return render(request, "dashboard/jobs/_events.html", {"events": events, "error": error})
+
+
+def _event_time(event: dict[str, Any]) -> str:
+    series = event.get("series") or {}
+    metadata = event.get("metadata") or {}
+    return str(
+        series.get("lastObservedTime") or event.get("eventTime") or metadata.get("creationTimestamp") or ""
+    )
+
+
+@page
+def job_by_name(request: HttpRequest, namespace: str, kind: str, name: str) -> HttpResponse:
+    """A job named by the user (after a submit): its page once the mirror has it, a waiting page before."""
+    if not request_scope(request).can_read(namespace):
+        return render(request, "dashboard/not_found.html", status=404)
+    job = (
+        TrainingJob.objects.filter(namespace=namespace, kind=kind, name=name)
+        .order_by("deleted_at", "-created_at", "-id")
+        .only("id")
+        .first()
+    )
+    if job is not None:
+        url = reverse("dashboard:job", args=[job.pk])
+        if is_fragment(request):
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = url
+            return response
+        return redirect(url)
+    context = {"namespace": namespace, "kind": kind, "name": name, "poll_seconds": POLL_SECONDS}
+    return render(request, "dashboard/waiting.html", context)
+
+
+@page
+@require_POST
+def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
+    job = _job(request, pk)
+    require_editor(request, job.namespace)
+    try:
+        deleted = actions.delete_job(job.kind, job.namespace, job.name, job.uid)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the stop: {error}")
+    else:
+        if deleted:
+            messages.success(request, f"{job.kind} {job.name} is being stopped: its pods are deleted.")
+        else:
+            messages.info(request, f"{job.kind} {job.name} was already gone from the cluster.")
+    return redirect("dashboard:job", pk=job.pk)
+
+
+def resubmitted_name(name: str) -> str:
+    """The copy's name: the original's with a fresh 5-character suffix, within the 63-character limit."""
+    suffix = "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))
+    base = name[: MAX_NAME - len(suffix) - 1].rstrip("-.")
+    return f"{base}-{suffix}"
+
+
+@page
+@require_POST
+def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
+    job = _job(request, pk)
+    require_editor(request, job.namespace)
+    manifest = manifest_of(job, API_VERSION, job.kind)
+    manifest["metadata"]["name"] = resubmitted_name(job.name)
+    try:
+        actions.submit_job(manifest)
+    except actions.JobRejected as rejected:
+        messages.error(request, f"The copy was refused: {rejected}")
+        return redirect("dashboard:job", pk=job.pk)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the copy: {error}")
+        return redirect("dashboard:job", pk=job.pk)
+    new_name = manifest["metadata"]["name"]
+    messages.success(request, f"Resubmitted {job.name} as {new_name}.")
+    return HttpResponseRedirect(reverse("dashboard:job-by-name", args=[job.namespace, job.kind, new_name]))

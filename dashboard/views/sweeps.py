@@ -1,0 +1,229 @@
+"""Sweeps: the list with trial counts and the best metric; a sweep's page with tabs Overview (live status,
+plots), Trials (sortable, best highlighted, CSV) and YAML; opening all its trials in TensorBoard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from dashboard import plots
+from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.pagination import BadCursor, newest_first
+from hyperparam import actions
+from hyperparam.api.export import csv_response
+from hyperparam.api.filters import trial_ordering
+from hyperparam.manifests import API_VERSION, KIND
+from hyperparam.models import Sweep, Trial
+from hyperparam.status import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINAL_PHASES
+from hyperparam.sweep import ADAPTIVE_ALGORITHMS, ALGORITHMS
+from hyperparam.trials import PHASES as TRIAL_PHASES
+from kube.client import get_client
+from kube.errors import ApiError
+from tensorboard import actions as tensorboard_actions
+from tensorboard.conf import conf_from_settings
+from tensorboard.errors import SpawnError
+
+from .common import LIST_POLL_SECONDS, POLL_SECONDS, is_fragment, manifest_of, page
+
+LIST_COLUMNS = (
+    "id", "uid", "namespace", "name", "phase", "algorithm", "goal", "metric_name", "trial_counts",
+    "trials_total", "trials_finished", "trials_planned", "best_metric", "best_trial_index", "created_at",
+    "deleted_at",
+)  # fmt: skip
+TRIAL_PAGE_SIZE = 50
+TRIAL_ORDERINGS = {"best": "best first", "index": "trial number", "-index": "newest trial first",
+                   "metric": "metric, lowest first", "-metric": "metric, highest first"}  # fmt: skip
+TABS = ("overview", "trials", "yaml")
+
+
+class SweepFilters(forms.Form):
+    namespace = forms.ChoiceField(required=False)
+    phase = forms.ChoiceField(
+        required=False, choices=[("", "any phase")] + [(p, p) for p in (PENDING, RUNNING, SUCCEEDED, FAILED)]
+    )
+    algorithm = forms.ChoiceField(
+        required=False, choices=[("", "any algorithm")] + [(a, a) for a in ALGORITHMS]
+    )
+    name = forms.CharField(required=False, max_length=253, label="Name starts with")
+
+    def __init__(self, data: Any, namespaces: list[str]) -> None:
+        super().__init__(data)
+        self.fields["namespace"].choices = [("", "all namespaces")] + [(n, n) for n in namespaces]
+
+
+@page
+def sweep_list(request: HttpRequest) -> HttpResponse:
+    known = Sweep.objects.all() if request_scope(request).everywhere else None
+    filters = SweepFilters(request.GET, visible_namespaces(request, known))
+    sweeps = readable(request, Sweep.objects.only(*LIST_COLUMNS)).filter(deleted_at__isnull=True)
+    values = filters.cleaned_data if filters.is_valid() else {}
+    for field in ("namespace", "phase", "algorithm"):
+        if values.get(field):
+            sweeps = sweeps.filter(**{field: values[field]})
+    if values.get("name"):
+        sweeps = sweeps.filter(name__startswith=values["name"])
+    try:
+        found = newest_first(sweeps, "created_at", request.GET.get("after"))
+    except BadCursor:
+        return redirect("dashboard:sweeps")
+    live = any(sweep.phase not in TERMINAL_PHASES for sweep in found.rows)
+    context = {"filters": filters, "page": found, "live": live, "poll_seconds": LIST_POLL_SECONDS,
+               "trial_phases": TRIAL_PHASES}  # fmt: skip
+    template = "dashboard/sweeps/_table.html" if is_fragment(request) else "dashboard/sweeps/list.html"
+    return render(request, template, context)
+
+
+def _sweep(request: HttpRequest, pk: int) -> Sweep:
+    return get_readable(request, Sweep.objects.all(), pk=pk)
+
+
+def _base_context(request: HttpRequest, sweep: Sweep, tab: str) -> dict[str, Any]:
+    return {
+        "sweep": sweep,
+        "tab": tab,
+        "tabs": TABS,
+        "live": sweep.deleted_at is None and sweep.phase not in TERMINAL_PHASES,
+        "poll_seconds": POLL_SECONDS,
+        "trial_phases": TRIAL_PHASES,
+        "adaptive": sweep.algorithm in ADAPTIVE_ALGORITHMS,
+        "can_write": request_scope(request).can_write(sweep.namespace),
+    }
+
+
+@page
+def sweep_detail(request: HttpRequest, pk: int, tab: str = "overview") -> HttpResponse:
+    if tab not in TABS:
+        raise Http404("No such tab.")
+    sweep = _sweep(request, pk)
+    context = _base_context(request, sweep, tab)
+    if is_fragment(request):
+        return render(request, "dashboard/sweeps/_status.html", context)
+    if tab == "trials":
+        context.update(_trials_context(request, sweep))
+    elif tab == "yaml":
+        context["manifest"] = manifest_of(sweep, API_VERSION, KIND)
+    return render(request, "dashboard/sweeps/detail.html", context)
+
+
+def _trials_context(request: HttpRequest, sweep: Sweep) -> dict[str, Any]:
+    ordering = request.GET.get("order", "best")
+    if ordering not in TRIAL_ORDERINGS:
+        ordering = "best"
+    phase = request.GET.get("phase", "")
+    trials = Trial.objects.filter(sweep=sweep)
+    if phase in TRIAL_PHASES:
+        trials = trials.filter(phase=phase)
+    number = request.GET.get("page", "1")
+    page_number = int(number) if number.isdigit() and int(number) > 0 else 1
+    start = (page_number - 1) * TRIAL_PAGE_SIZE
+    rows = list(trials.order_by(*trial_ordering(ordering, sweep.goal))[start : start + TRIAL_PAGE_SIZE + 1])
+    names = sweep.parameter_names
+    return {
+        "trials": [
+            (trial, [trial.params.get(name, "") for name in names]) for trial in rows[:TRIAL_PAGE_SIZE]
+        ],
+        "parameter_names": names,
+        "ordering": ordering,
+        "orderings": TRIAL_ORDERINGS,
+        "phase": phase if phase in TRIAL_PHASES else "",
+        "page_number": page_number,
+        "has_next": len(rows) > TRIAL_PAGE_SIZE,
+    }
+
+
+@page
+def sweep_plots(request: HttpRequest, pk: int) -> JsonResponse:
+    """The figures of the Overview tab as Plotly JSON, drawn from every trial that reported a metric and
+    downsampled in dashboard.plots so 10,000 trials stay responsive."""
+    sweep = _sweep(request, pk)
+    rows = Trial.objects.filter(sweep=sweep, metric__isnull=False).values_list("index", "params", "metric")
+    points = [plots.TrialPoint(index, params, metric) for index, params, metric in rows.iterator(2000)]
+    goal = "maximize" if sweep.goal == "maximize" else "minimize"
+    metric_name = sweep.metric_name or "objective"
+    names = sweep.parameter_names
+    body: dict[str, Any] = {"trials": len(points)}
+    if points:
+        body["parallel"] = plots.parallel_coordinates(points, names, metric_name, goal)
+        body["history"] = plots.optimisation_history(points, metric_name, goal)
+        if sweep.algorithm in ADAPTIVE_ALGORITHMS and names:
+            body["importances"] = plots.importance_chart(plots.importances(points, names))
+    return JsonResponse(body)
+
+
+@page
+def sweep_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    sweep = _sweep(request, pk)
+    ordering = request.GET.get("order", "best")
+    trials = Trial.objects.filter(sweep=sweep).order_by(
+        *trial_ordering(ordering if ordering in TRIAL_ORDERINGS else "best", sweep.goal)
+    )
+    return csv_response(sweep, trials)
+
+
+@page
+@require_POST
+def sweep_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
+    """Open all of the sweep's trials in one TensorBoard (tensorboard.actions.spawn, idempotent)."""
+    sweep = _sweep(request, pk)
+    require_editor(request, sweep.namespace)
+    try:
+        spawned = tensorboard_actions.spawn(
+            get_client(), conf_from_settings(), namespace=sweep.namespace, kind=KIND, source=sweep.name,
+            now=timezone.now(),
+        )  # fmt: skip
+    except SpawnError as error:
+        messages.error(request, f"No TensorBoard for {sweep.name}: {error.message}")
+        return redirect("dashboard:sweep", pk=sweep.pk)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the TensorBoard: {error}")
+        return redirect("dashboard:sweep", pk=sweep.pk)
+    verb = "Started" if spawned.created else "Refreshed"
+    name = spawned.tensorboard["metadata"]["name"]
+    messages.success(request, f"{verb} TensorBoard {name} with every trial of {sweep.name}.")
+    for warning in spawned.warnings:
+        messages.warning(request, warning)
+    return redirect(f"{reverse('dashboard:tensorboards')}?namespace={sweep.namespace}")
+
+
+@page
+@require_POST
+def sweep_stop(request: HttpRequest, pk: int) -> HttpResponse:
+    sweep = _sweep(request, pk)
+    require_editor(request, sweep.namespace)
+    try:
+        deleted = actions.delete_sweep(sweep.namespace, sweep.name, sweep.uid)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the stop: {error}")
+    else:
+        text = "is being stopped: its Workflows are deleted" if deleted else "was already gone"
+        messages.success(request, f"Sweep {sweep.name} {text}.")
+    return redirect("dashboard:sweep", pk=sweep.pk)
+
+
+@page
+def sweep_by_name(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
+    """A sweep named by the user (after a submit): its page once mirrored, a waiting page before."""
+    if not request_scope(request).can_read(namespace):
+        return render(request, "dashboard/not_found.html", status=404)
+    sweep = (
+        Sweep.objects.filter(namespace=namespace, name=name)
+        .order_by("deleted_at", "-created_at", "-id")
+        .only("id")
+        .first()
+    )
+    if sweep is not None:
+        url = reverse("dashboard:sweep", args=[sweep.pk])
+        if is_fragment(request):
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = url
+            return response
+        return redirect(url)
+    context = {"namespace": namespace, "kind": KIND, "name": name, "poll_seconds": POLL_SECONDS}
+    return render(request, "dashboard/waiting.html", context)

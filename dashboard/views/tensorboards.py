@@ -1,0 +1,90 @@
+"""TensorBoards: the list with phase and source; Open records the visit (so culling keeps the instance)
+and goes to its URL; Stop deletes it. Both through tensorboard.actions."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.pagination import BadCursor, newest_first
+from kube.client import get_client
+from kube.errors import ApiError, NotFound
+from tensorboard import actions
+from tensorboard.conf import conf_from_settings
+from tensorboard.manifests import url as served_url
+from tensorboard.models import Tensorboard
+from tensorboard.status import FAILED, PENDING, READY
+
+from .common import page
+
+LIST_COLUMNS = ("id", "uid", "namespace", "name", "phase", "url", "source_kind", "source_name",
+                "last_access", "created_at", "deleted_at")  # fmt: skip
+
+
+class TensorboardFilters(forms.Form):
+    namespace = forms.ChoiceField(required=False)
+    phase = forms.ChoiceField(
+        required=False, choices=[("", "any phase")] + [(p, p) for p in (PENDING, READY, FAILED)]
+    )
+
+    def __init__(self, data: object, namespaces: list[str]) -> None:
+        super().__init__(data)
+        self.fields["namespace"].choices = [("", "all namespaces")] + [(n, n) for n in namespaces]
+
+
+@page
+def tensorboard_list(request: HttpRequest) -> HttpResponse:
+    scope = request_scope(request)
+    filters = TensorboardFilters(
+        request.GET, visible_namespaces(request, Tensorboard.objects.all() if scope.everywhere else None)
+    )
+    rows = readable(request, Tensorboard.objects.only(*LIST_COLUMNS)).filter(deleted_at__isnull=True)
+    values = filters.cleaned_data if filters.is_valid() else {}
+    for field in ("namespace", "phase"):
+        if values.get(field):
+            rows = rows.filter(**{field: values[field]})
+    try:
+        found = newest_first(rows, "created_at", request.GET.get("after"))
+    except BadCursor:
+        return redirect("dashboard:tensorboards")
+    writable = {row.namespace for row in found.rows if scope.can_write(row.namespace)}
+    context = {"filters": filters, "page": found, "writable": writable}
+    return render(request, "dashboard/tensorboards/list.html", context)
+
+
+@page
+@require_POST
+def tensorboard_open(request: HttpRequest, pk: int) -> HttpResponse:
+    """Opening is reading: a viewer may open what they see (as the API's open action)."""
+    tensorboard = get_readable(request, Tensorboard.objects.filter(deleted_at__isnull=True), pk=pk)
+    conf = conf_from_settings()
+    try:
+        obj = actions.open_tensorboard(get_client(), tensorboard.namespace, tensorboard.name, timezone.now())
+    except NotFound:
+        messages.error(request, f"TensorBoard {tensorboard.name} is being deleted; open its source again.")
+        return redirect("dashboard:tensorboards")
+    except ApiError as error:
+        messages.error(request, f"The cluster did not answer: {error}")
+        return redirect("dashboard:tensorboards")
+    target = (obj.get("status") or {}).get("url") or served_url(conf, tensorboard.namespace, tensorboard.name)
+    return redirect(target)
+
+
+@page
+@require_POST
+def tensorboard_stop(request: HttpRequest, pk: int) -> HttpResponse:
+    tensorboard = get_readable(request, Tensorboard.objects.all(), pk=pk)
+    require_editor(request, tensorboard.namespace)
+    try:
+        stopped = actions.stop(get_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the stop: {error}")
+    else:
+        text = "is being stopped" if stopped else "was already gone"
+        messages.success(request, f"TensorBoard {tensorboard.name} {text}.")
+    return redirect("dashboard:tensorboards")
