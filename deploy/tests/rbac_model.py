@@ -1,0 +1,77 @@
+"""What the RBAC test needs to know besides the source: registry-driven resources, and who runs which code.
+
+HINTS resolve the few resource arguments that come from runtime registries, by reading those registries
+(so a new framework or controller is covered without touching this file). CODE_AREAS say which process
+runs the code around each API call; PROCESS_AREAS say which areas each process of the deployment runs.
+A call site that matches no pattern fails the RBAC test: say here who makes the new call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+
+def _job_resources() -> list[Any]:
+    from jobs.controllers import job_resource
+    from jobs.frameworks import framework_class, kinds
+
+    return [job_resource(framework_class(kind)) for kind in kinds()]
+
+
+def _controllers() -> list[Any]:
+    from kube.controllers import registry
+
+    return registry.controllers()
+
+
+def _watched_resources() -> list[Any]:
+    """What the informers list and watch: each controller's own kind and the kinds it owns."""
+    return [rtype for c in _controllers() for rtype in (c.rtype, *(owned.rtype for owned in c.owns))]
+
+
+HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
+    ("kube.informer", "self.rtype"): _watched_resources,
+    ("kube.runtime", "registry.controllers()"): lambda: [_controllers()],
+    ("jobs.reconcile", "job_resource(framework)"): _job_resources,
+    ("jobs.actions", "job_resource(framework)"): _job_resources,
+    ("jobs.actions", "job_resource(framework_class(kind))"): _job_resources,
+}
+
+WEB = "web"  # request handlers: API, dashboard, admin
+RECONCILE = "reconcile"  # tasks of the `reconcile` queue
+TASKS = "tasks"  # tasks of the `default` queue: GC, resync, culling
+WATCH = "watch"  # the leader-elected informers of the controller worker
+WEBHOOK_CERTS = "webhook-certs"  # manage.py webhook_certs, run by the chart's Jobs
+NOT_DEPLOYED = "not-deployed"  # development commands: the chart installs the CRDs itself
+
+#: `module:function` patterns (fnmatch, first match wins) → the areas whose processes run that code.
+CODE_AREAS: list[tuple[str, frozenset[str]]] = [
+    ("jobs.actions:*", frozenset({WEB})),
+    ("hyperparam.actions:*", frozenset({WEB})),
+    ("pipelines.actions:*", frozenset({WEB})),
+    ("tensorboard.actions:cull_idle", frozenset({TASKS})),
+    ("tensorboard.actions:*", frozenset({WEB})),
+    ("tensorboard.api.*", frozenset({WEB})),
+    ("dashboard.*", frozenset({WEB})),
+    ("*.reconcile:*", frozenset({RECONCILE})),
+    # Events are recorded by reconciles and by the culling task.
+    ("kube.events:*", frozenset({RECONCILE, TASKS})),
+    ("garbage.collector:*", frozenset({TASKS})),
+    ("kube.runtime:listed_keys", frozenset({TASKS})),  # resync_all outside the leading process
+    ("kube.informer:*", frozenset({WATCH})),
+    ("kube.leader:*", frozenset({WATCH})),
+    ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
+    ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
+]
+
+#: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.
+PROCESS_AREAS: dict[str, frozenset[str]] = {
+    "web": frozenset({WEB}),
+    "controller": frozenset({WATCH, RECONCILE}),  # queue `reconcile` + the informers
+    "worker": frozenset({RECONCILE, TASKS}),  # queues `reconcile` and `default`
+    "beat": frozenset(),
+    "migrate": frozenset(),
+    "wait-for-migrations": frozenset(),
+    "webhook-certs": frozenset({WEBHOOK_CERTS}),
+}
