@@ -52,6 +52,13 @@ def test_a_review_is_answered_for_its_uid_without_any_login_or_csrf_token(apiser
     assert answer["response"]["allowed"] is True
 
 
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_session_without_a_csrf_token_is_not_refused_either(apiserver, path, django_user_model):
+    """DRF's SessionAuthentication would demand a CSRF token from a logged-in session: not here."""
+    apiserver.force_login(django_user_model.objects.create_user("someone"))
+    post(apiserver, path, admission_review(tf_job()))
+
+
 def test_a_denial_says_why_with_code_and_message(apiserver):
     job = tf_job(Worker={"template": {"spec": {"containers": [container("tf")]}}})
     response = post(apiserver, "/webhooks/validate", admission_review(job))["response"]
