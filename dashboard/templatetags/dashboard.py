@@ -117,5 +117,5 @@ def current(context: template.Context, section: str) -> str:
     """`aria-current="page"` on the navigation link of the section being shown."""
     match = getattr(context.get("request"), "resolver_match", None)
     if match is not None and match.url_name in SECTIONS.get(section, ()):
-        return mark_safe('aria-current="page"')  # noqa: S308 - a constant
+        return mark_safe('aria-current="page"')
     return ""

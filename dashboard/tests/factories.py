@@ -85,7 +85,9 @@ def job(
 
 def replica(parent: TrainingJob, replica_type: str = "worker", index: int = 0, **fields: Any) -> Replica:
     return Replica.objects.create(
-        **mirror_fields(f"{parent.name}-{replica_type}-{index}", parent.namespace, fields.pop("created_at", None)),
+        **mirror_fields(
+            f"{parent.name}-{replica_type}-{index}", parent.namespace, fields.pop("created_at", None)
+        ),
         job_id=parent.uid,
         replica_type=replica_type,
         replica_index=index,
@@ -126,7 +128,7 @@ def trial_rows(parent: Sweep, count: int, *, finished: int | None = None) -> lis
     for index in range(count):
         lr = 0.001 + (index % 100) * 0.001
         optimizer = "adam" if index % 2 == 0 else "sgd"
-        loss = (lr - 0.05) ** 2 * 100 + (0.0 if optimizer == "adam" else 0.3) + (index % 7) * 0.001
+        loss = (lr - 0.05) ** 2 * 1000 + (0.0 if optimizer == "adam" else 0.3) + (index % 7) * 0.001
         done = index < finished
         rows.append(
             Trial(
@@ -156,7 +158,10 @@ def tensorboard(name: str = "lr-sweep-hpw", namespace: str = "team-a", **fields:
 
 def gc_run(namespace: str = "", deletions: list[tuple[str, str]] | None = None, **fields: Any) -> GCRun:
     run = GCRun.objects.create(
-        namespace=namespace, status=fields.pop("status", GCRun.Status.SUCCEEDED), finished=timezone.now(), **fields
+        namespace=namespace,
+        status=fields.pop("status", GCRun.Status.SUCCEEDED),
+        finished=timezone.now(),
+        **fields,
     )
     for position, (kind_namespace, name) in enumerate(deletions or []):
         GCDeletion.objects.create(

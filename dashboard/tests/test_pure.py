@@ -1,0 +1,62 @@
+"""Pure helpers of the dashboard: the replica grid, keyset cursors, resubmitted names, template filters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+
+from dashboard.jobgrid import replica_grid
+from dashboard.pagination import BadCursor, decode_cursor, encode_cursor
+from dashboard.templatetags.dashboard import duration, tone
+from dashboard.views.jobs import resubmitted_name
+
+
+@dataclass
+class Pod:
+    replica_type: str
+    replica_index: int | None
+    deleted_at: datetime | None = None
+    phase: str = "Running"
+
+
+def test_the_grid_has_a_row_per_type_and_a_cell_per_wanted_index_even_without_pods():
+    rows = replica_grid({"Master": 1, "Worker": 3}, [Pod("worker", 1)])
+    assert [row.replica_type for row in rows] == ["Master", "Worker"]
+    assert [cell.replica is None for cell in rows[1].cells] == [True, False, True]
+
+
+def test_a_recreated_replica_shows_its_live_pod_and_counts_its_attempts():
+    gone = Pod("worker", 0, deleted_at=datetime(2026, 1, 1, tzinfo=UTC), phase="Failed")
+    live = Pod("worker", 0)
+    cell = replica_grid({"Worker": 1}, [gone, live])[0].cells[0]
+    assert cell.replica is live
+    assert cell.attempts == 2
+
+
+def test_pods_beyond_the_wanted_count_and_unknown_types_still_show():
+    rows = replica_grid({"Worker": 1}, [Pod("worker", 2), Pod("evaluator", 0)])
+    assert len(rows[0].cells) == 3
+    assert rows[1].replica_type == "Evaluator"
+
+
+def test_cursors_round_trip_and_forged_ones_are_refused():
+    moment = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
+    assert decode_cursor(encode_cursor(moment, 42)) == (moment, 42)
+    assert decode_cursor(encode_cursor(None, 7)) == (None, 7)
+    for forged in ("", "x~y", "2026-13-45~3", "nonsense"):
+        with pytest.raises(BadCursor):
+            decode_cursor(forged)
+
+
+def test_a_resubmitted_name_is_new_and_fits_63_characters():
+    assert resubmitted_name("mnist").startswith("mnist-")
+    assert resubmitted_name("mnist") != resubmitted_name("mnist")
+    long = resubmitted_name("a" * 63)
+    assert len(long) == 63
+
+
+def test_phases_get_tones_and_durations_read_like_people_write_them():
+    assert (tone("Succeeded"), tone("Failed"), tone("Running"), tone(None)) == ("ok", "bad", "active", "idle")
+    assert (duration(9), duration(252), duration(11100), duration(None)) == ("9s", "4m 12s", "3h 05m", "—")

@@ -1,0 +1,149 @@
+"""Submit: YAML checked with the webhook's rules (errors inline, with field paths), previewed with the
+controllers' render logic, created in the cluster (kubesim) through the apps' actions."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from django.urls import reverse
+
+from dashboard.tests.factories import GRID_SPEC, job_spec
+from jobs.tests.cluster import install_crds
+from kube.client import reset_client
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("dashboard:submit")
+
+
+def job_yaml(name: str = "mnist", namespace: str = "team-a", workers: int = 2) -> str:
+    manifest = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": job_spec(workers),
+    }
+    return yaml.safe_dump(manifest)
+
+
+def sweep_yaml(name: str = "lr-sweep", **spec_changes) -> str:
+    spec = {**copy.deepcopy(GRID_SPEC), **spec_changes}
+    spec["hyperparams"] = [
+        {"name": "lr", "values": [0.01, 0.1]},
+        {"name": "optimizer", "values": ["adam", "sgd"]},
+    ]
+    manifest = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "HyperparamWorkflow",
+        "metadata": {"name": name, "namespace": "team-a"},
+        "spec": spec,
+    }
+    return yaml.safe_dump(manifest)
+
+
+@pytest.fixture
+def cluster(kubesim_factory, settings):
+    sim = kubesim_factory()
+    settings.KUBECONFIG = str(sim.kubeconfig_path)
+    settings.KUBE_IN_CLUSTER = False
+    reset_client()
+    install_crds(sim)
+    sim.store.ensure_namespace("team-a")
+    yield sim
+    reset_client()
+
+
+def test_the_form_starts_with_an_example(as_editor):
+    assert b"kind: PyTorchJob" in as_editor.get(URL).content
+
+
+def test_yaml_that_does_not_parse_is_refused_inline(as_editor):
+    response = as_editor.post(URL, {"manifest": "kind: [TFJob", "action": "preview"})
+    assert response.status_code == 422
+    assert b"not valid YAML" in response.content
+    assert b'role="alert"' in response.content
+
+
+def test_an_unknown_kind_is_named(as_editor):
+    response = as_editor.post(URL, {"manifest": "kind: Pod\nmetadata: {name: x}", "action": "preview"})
+    assert b"must be one of" in response.content
+
+
+def test_an_invalid_job_lists_every_problem_with_its_field(as_editor):
+    broken = job_yaml(name="Not_A_Name", workers=-1)
+    response = as_editor.post(URL, {"manifest": broken, "action": "preview"})
+    assert response.status_code == 422
+    problems = [str(p) for p in response.context["problems"]]
+    assert any(p.startswith("metadata.name") for p in problems)
+    assert any("replicas" in p for p in problems)
+    assert b"Create TFJob" not in response.content
+
+
+def test_a_namespace_the_user_may_not_write_is_refused(as_viewer):
+    response = as_viewer.post(URL, {"manifest": job_yaml(), "action": "preview"})
+    assert response.status_code == 422
+    assert b"you may not create resources in namespace" in response.content
+
+
+def test_a_valid_job_is_previewed_as_the_pods_and_services_the_operator_makes(as_editor):
+    response = as_editor.post(URL, {"manifest": job_yaml(workers=3), "action": "preview"})
+    assert response.status_code == 200
+    preview = response.context["preview"]
+    assert [c.name for c in preview.children if c.kind == "Pod"] == [
+        "mnist-worker-0", "mnist-worker-1", "mnist-worker-2"
+    ]  # fmt: skip
+    assert "TF_CONFIG" in preview.children[-1].detail
+    assert b"Create TFJob mnist" in response.content
+
+
+def test_a_valid_sweep_is_previewed_as_its_workflows(as_editor):
+    response = as_editor.post(URL, {"manifest": sweep_yaml(), "action": "preview"})
+    assert response.status_code == 200, response.context.get("problems")
+    preview = response.context["preview"]
+    assert preview.summary.startswith("4 trial(s) (grid)")
+    assert preview.rendered[0]["kind"] == "Workflow"
+
+
+def test_a_sweep_whose_metric_is_not_an_output_is_refused_with_the_sweep_rules(as_editor):
+    response = as_editor.post(
+        URL,
+        {"manifest": sweep_yaml(objective={"metric": "accuracy", "goal": "maximize"}), "action": "preview"},
+    )
+    assert response.status_code == 422
+    assert any("objective" in p.path for p in response.context["problems"])
+
+
+def test_an_uploaded_file_is_read_instead_of_the_text_box(as_editor):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("job.yaml", job_yaml().encode(), content_type="text/yaml")
+    response = as_editor.post(URL, {"manifest": "", "upload": upload, "action": "preview"})
+    assert response.status_code == 200
+    assert response.context["preview"].name == "mnist"
+
+
+def test_create_submits_the_job_to_the_cluster_and_waits_for_the_mirror(as_editor, cluster):
+    response = as_editor.post(URL, {"manifest": job_yaml(), "action": "create"})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("dashboard:job-by-name", args=["team-a", "TFJob", "mnist"])
+    assert (
+        cluster.store.get("tfjobs.argoml.io", "mnist", "team-a")["spec"]["tfReplicaSpecs"]["Worker"][
+            "replicas"
+        ]
+        == 2
+    )
+
+
+def test_creating_a_name_that_is_taken_says_so_on_the_name(as_editor, cluster):
+    as_editor.post(URL, {"manifest": job_yaml(), "action": "create"})
+    response = as_editor.post(URL, {"manifest": job_yaml(), "action": "create"})
+    assert response.status_code == 422
+    assert response.context["problems"][0].path == "metadata.name"
+
+
+def test_create_submits_a_sweep(as_editor, cluster):
+    response = as_editor.post(URL, {"manifest": sweep_yaml(), "action": "create"})
+    assert response["Location"] == reverse("dashboard:sweep-by-name", args=["team-a", "lr-sweep"])
+    assert cluster.store.get("hyperparamworkflows.argoml.io", "lr-sweep", "team-a")
