@@ -7,6 +7,7 @@ from datetime import datetime
 from functools import cache
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 
@@ -14,6 +15,15 @@ def cluster_domain() -> str:
     """JOBS_CLUSTER_DOMAIN: the DNS suffix of fully qualified service names (e.g. `cluster.local`) in
     TF_CONFIG; empty by default, so names end in `.svc` and resolve through the pod's search path."""
     return str(getattr(settings, "JOBS_CLUSTER_DOMAIN", "") or "")
+
+
+def parallel_calls() -> int:
+    """JOBS_RECONCILE_PARALLEL_CALLS: how many API calls one reconcile makes at once (default 8: a job's
+    children of one kind are usually created in a single round)."""
+    value = getattr(settings, "JOBS_RECONCILE_PARALLEL_CALLS", 8)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ImproperlyConfigured(f"JOBS_RECONCILE_PARALLEL_CALLS={value!r} must be a whole number >= 1.")
+    return value
 
 
 def now() -> datetime:

@@ -10,16 +10,21 @@ success. Any other error raises, and the queue retries the key with backoff.
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
 import logging
+import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from jobs import conf
 from jobs.controllers import job_resource
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
 from jobs.plan import Deletion, Event, Plan, creation_event, deletion_event, plan
+from jobs.pods import name_of
 from jobs.spec import as_dict
 from jobs.status import is_finished
 from jobs.summary import replica_summary
@@ -30,6 +35,7 @@ from kube.queue import register
 from kube.resources import POD, SERVICE, ResourceType
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EVENT_CONTROLLER = "jobs"
 #: Never requeue sooner than this: a deadline or TTL that is due now is handled by the next run anyway.
@@ -46,9 +52,7 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
         job = client.get(rtype, name, namespace)
     except NotFound:
         return None  # deleted: the garbage collector removes its children through their ownerReferences
-    selector = ",".join(f"{key}={value}" for key, value in job_selector(job).items())
-    pods = _list(client, POD, namespace, selector)
-    services = _list(client, SERVICE, namespace, selector)
+    pods, services = _children(client, job)
     decided = plan(job, pods, services, conf.now(), framework=framework)
     status = with_summary(job, decided.status, framework)
     if status != as_dict(job.get("status")):
@@ -57,6 +61,26 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
     if decided.requeue_after is None:
         return None
     return max(decided.requeue_after, MIN_REQUEUE_SECONDS)
+
+
+def _children(client: KubeClient, job: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The job's pods and services, listed at once by its name label.
+
+    A job without a status has none of ours: its status is written before any child is created, so a job
+    never reconciled this far needs no lists (the first run of every new job; two requests saved). Should
+    someone have wiped a status, the creates answer 409 and the next run lists again.
+    """
+    if not as_dict(job.get("status")):
+        return [], []
+    namespace = str(as_dict(job.get("metadata")).get("namespace") or "")
+    selector = ",".join(f"{key}={value}" for key, value in job_selector(job).items())
+    pods, services = in_parallel(
+        [
+            functools.partial(_list, client, POD, namespace, selector),
+            functools.partial(_list, client, SERVICE, namespace, selector),
+        ]
+    )
+    return pods.result(), services.result()
 
 
 def with_summary(job: dict[str, Any], status: dict[str, Any], framework: Framework) -> dict[str, Any]:
@@ -73,34 +97,115 @@ def with_summary(job: dict[str, Any], status: dict[str, Any], framework: Framewo
 def apply_plan(
     client: KubeClient, rtype: ResourceType, job: dict[str, Any], decided: Plan, recorder: EventRecorder
 ) -> None:
-    """Steps 2-4 of the Plan: delete, create, record events, delete the job. Creation or deletion errors
-    other than 404/409 are recorded as Warning events and raised after the rest was tried."""
+    """Steps 2-4 of the Plan: delete, create services, create pods, record events, delete the job.
+
+    Each step's calls run concurrently (they are independent), and a step starts once the one before it
+    is done, so services still exist before pods and nothing is created before a deletion it depends on.
+    Errors other than 404/409 become Warning events and are raised once the rest was tried.
+    """
     metadata = as_dict(job.get("metadata"))
     namespace = str(metadata.get("namespace") or "")
+    events: list[tuple[Event, str]] = []
     failures: list[ApiError] = []
-    for deletion in decided.delete:
-        error = _delete_child(client, namespace, deletion)
+
+    def failed(error: ApiError, reason: str, action: str) -> None:
+        failures.append(error)
+        events.append((Event("Warning", reason, str(error)), action))
+
+    deleted: list[Deletion] = []
+    results = in_parallel([functools.partial(_delete_child, client, namespace, d) for d in decided.delete])
+    for deletion, future in zip(decided.delete, results, strict=True):
+        error = future.result()
         if error is None:
-            _record(recorder, job, deletion_event(deletion), "Delete")
+            deleted.append(deletion)
         else:
-            failures.append(error)
-            _record(recorder, job, Event("Warning", f"FailedDelete{deletion.kind}", str(error)), "Delete")
-    for manifest in decided.create:
-        error = _create_child(client, namespace, manifest)
-        if error is None:
-            _record(recorder, job, creation_event(manifest), "Create")
-        else:
-            failures.append(error)
-            kind = str(manifest.get("kind"))
-            _record(recorder, job, Event("Warning", f"FailedCreate{kind}", str(error)), "Create")
-    for event in decided.events:
-        _record(recorder, job, event, "Reconcile")
+            failed(error, f"FailedDelete{deletion.kind}", "Delete")
+    events += [(event, "Delete") for event in deletion_events(deleted)]
+    for kind in ("Service", "Pod"):
+        manifests = [m for m in decided.create if m.get("kind") == kind]
+        results = in_parallel([functools.partial(_create_child, client, namespace, m) for m in manifests])
+        created = []
+        for manifest, future in zip(manifests, results, strict=True):
+            error = future.result()
+            if error is None:
+                created.append(manifest)
+            else:
+                failed(error, f"FailedCreate{kind}", "Create")
+        events += [(event, "Create") for event in creation_events(created)]
+    events += [(event, "Reconcile") for event in decided.events]
+    in_parallel([functools.partial(_record, recorder, job, event, action) for event, action in events])
     if failures:
         raise failures[0]
     if decided.delete_job:
         # NotFound: already gone; Conflict: a new job took the name, not ours to delete.
         with contextlib.suppress(NotFound, Conflict):
             client.delete(rtype, str(metadata.get("name")), namespace, uid=str(metadata.get("uid") or ""))
+
+
+def creation_events(manifests: list[dict[str, Any]]) -> list[Event]:
+    """One event per kind for the children one run created ("Created pods: a, b, c"), not one per child:
+    a 100-replica job would otherwise write 200 events, most of them dropped by the spam filter."""
+    if len(manifests) == 1:
+        return [creation_event(manifests[0])]
+    by_kind: dict[str, list[str]] = {}
+    for manifest in manifests:
+        by_kind.setdefault(str(manifest.get("kind")), []).append(name_of(manifest))
+    return [
+        Event("Normal", f"SuccessfulCreate{kind}", f"Created {kind.lower()}s: {', '.join(names)}")
+        for kind, names in by_kind.items()
+    ]
+
+
+def deletion_events(deletions: list[Deletion]) -> list[Event]:
+    """One event per kind and cause for the children one run deleted ("Deleted pods: a, b (suspended)")."""
+    if len(deletions) == 1:
+        return [deletion_event(deletions[0])]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for deletion in deletions:
+        groups.setdefault((deletion.kind, deletion.message), []).append(deletion.name)
+    return [
+        Event("Normal", f"SuccessfulDelete{kind}", f"Deleted {kind.lower()}s: {', '.join(names)} ({message})")
+        for (kind, message), names in groups.items()
+    ]
+
+
+def in_parallel(calls: list[Callable[[], T]]) -> list[Future[T]]:
+    """Run independent API calls at once and wait for all; their results (or errors) in order.
+
+    A reconcile is a few rounds of calls that do not depend on each other (a job's 8 children, its
+    events); run one by one, a reconcile waits for the sum of their round trips instead of the longest.
+    """
+    if len(calls) <= 1:
+        return [_done(call) for call in calls]
+    executor = _executor()
+    # Each call runs in a copy of this context, so its log lines still carry the controller and key.
+    futures = [executor.submit(contextvars.copy_context().run, call) for call in calls]
+    wait(futures)
+    return futures
+
+
+def _done(call: Callable[[], T]) -> Future[T]:
+    future: Future[T] = Future()
+    try:
+        future.set_result(call())
+    except BaseException as error:  # handed to the caller through the future, as the executor would
+        future.set_exception(error)
+    return future
+
+
+_executors: dict[int, ThreadPoolExecutor] = {}
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The process's thread pool (per pid: a forked pool process must not inherit its parent's threads)."""
+    pid = os.getpid()
+    executor = _executors.get(pid)
+    if executor is None:
+        _executors.clear()
+        executor = _executors[pid] = ThreadPoolExecutor(
+            max_workers=conf.parallel_calls(), thread_name_prefix="jobs-reconcile"
+        )
+    return executor
 
 
 def _list(client: KubeClient, rtype: ResourceType, namespace: str, selector: str) -> list[dict[str, Any]]:

@@ -118,8 +118,15 @@ def env_of(pod: dict[str, Any], container: str) -> dict[str, str]:
     return {entry["name"]: entry.get("value", "") for entry in found.get("env") or []}
 
 
-def event_reasons(sim: Simulator, namespace: str, name: str) -> list[str]:
-    """Reasons of the events.k8s.io Events about the object `name`, oldest first."""
+def events_about(sim: Simulator, namespace: str, name: str) -> list[tuple[str, str]]:
+    """(reason, note) of the events.k8s.io Events about the object `name`, oldest first."""
     events = sim.store.list("events.events.k8s.io", namespace)["items"]
-    mine = [e for e in events if e["regarding"]["name"] == name]
-    return [e["reason"] for e in sorted(mine, key=lambda e: int(e["metadata"]["resourceVersion"]))]
+    mine = sorted(
+        (e for e in events if e["regarding"]["name"] == name),
+        key=lambda e: int(e["metadata"]["resourceVersion"]),
+    )
+    return [(e["reason"], e["note"]) for e in mine]
+
+
+def event_reasons(sim: Simulator, namespace: str, name: str) -> list[str]:
+    return [reason for reason, _ in events_about(sim, namespace, name)]

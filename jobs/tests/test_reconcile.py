@@ -17,6 +17,7 @@ from jobs.tests.cluster import (
     condition,
     env_of,
     event_reasons,
+    events_about,
     get_job,
     install_crds,
     job_manifest,
@@ -127,11 +128,14 @@ def test_a_tfjob_gets_a_pod_and_service_per_replica_and_succeeds_when_its_chief_
     assert job["status"]["completionTime"] == "2026-05-01T09:00:05Z"
     # cleanPodPolicy defaults to Running for TF: the parameter servers still running are removed.
     assert set(live_pods(sim, ns)) == names - {"mnist-ps-0", "mnist-ps-1"}
-    reasons = event_reasons(sim, ns, "mnist")
-    assert reasons.count("SuccessfulCreatePod") == 7
-    assert reasons.count("SuccessfulCreateService") == 7
-    assert {"TFJobCreated", "TFJobRunning", "TFJobSucceeded"} <= set(reasons)
-    assert reasons.count("SuccessfulDeletePod") == 2
+    events = dict(events_about(sim, ns, "mnist"))
+    # One event per kind and run, naming every child (not 7 events that the spam filter would thin out).
+    assert events["SuccessfulCreatePod"] == "Created pods: " + ", ".join(
+        ["mnist-chief-0", "mnist-ps-0", "mnist-ps-1"] + [f"mnist-worker-{i}" for i in range(4)]
+    )
+    assert events["SuccessfulCreateService"].startswith("Created services: mnist-chief-0, mnist-ps-0")
+    assert events["SuccessfulDeletePod"] == "Deleted pods: mnist-ps-0, mnist-ps-1 (cleanPodPolicy Running)"
+    assert {"TFJobCreated", "TFJobRunning", "TFJobSucceeded"} <= set(events)
 
 
 def test_a_worker_that_fails_under_never_fails_the_job_and_stops_the_others(sim, ns):
@@ -175,7 +179,10 @@ def test_exit_code_policy_recreates_a_pod_killed_by_a_signal_and_counts_the_rest
     job = get_job(sim, "TFJob", ns, "preempted")
     assert pods(sim, ns)["preempted-worker-0"]["metadata"]["uid"] != first_uid
     assert job["status"]["restarts"] == 1
-    assert "SuccessfulDeletePod" in event_reasons(sim, ns, "preempted")
+    assert (
+        "SuccessfulDeletePod",
+        "Deleted pod: preempted-worker-0 (exited with code 137; recreating it)",
+    ) in (events_about(sim, ns, "preempted"))
     play(sim, "TFJob", ns, "preempted", 5)
     assert state_of(get_job(sim, "TFJob", ns, "preempted")) == "Succeeded"
 

@@ -1,0 +1,67 @@
+"""The baseline of bench/jobs_operator.py: a minimal TFJob operator written with Kopf, doing the same work.
+
+    KUBECONFIG=... DATABASE_URL=... kopf run --standalone --all-namespaces bench/kopf_jobs_operator.py
+
+On creation of a TFJob it makes the children and writes the status our operator's first reconcile does (it
+calls the same pure `jobs.plan`), with the official client as a Kopf operator would; like ours, it mirrors
+every job and every job's pod into the database with the same `kube.mirror.apply_event`. Deliberately
+minimal otherwise: no restarts, policies or resync, only what the benchmark measures. Only bench/ uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import django
+import kopf
+from kubernetes import client, config
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
+django.setup()
+
+from jobs.manifests import LABEL_JOB_NAME  # noqa: E402
+from jobs.models import Replica, TrainingJob  # noqa: E402
+from jobs.plan import plan  # noqa: E402
+from kube.mirror import apply_event  # noqa: E402
+
+_api: client.CoreV1Api | None = None
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+    global _api
+    config.load_kube_config()
+    _api = client.CoreV1Api()
+
+
+@kopf.on.create("argoml.io", "v1alpha1", "tfjobs")
+def create_tfjob(body: kopf.Body, namespace: str, patch: kopf.Patch, **_: Any) -> None:
+    job = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": dict(body.metadata)}
+    job.update(spec=dict(body.spec), status=dict(body.status))
+    decided = plan(job, [], [], datetime.now(UTC))
+    assert _api is not None
+    for manifest in decided.create:
+        is_service = manifest["kind"] == "Service"
+        create = _api.create_namespaced_service if is_service else _api.create_namespaced_pod
+        try:
+            create(namespace, manifest, _preload_content=False)  # raw response: no model decoding
+        except client.ApiException as error:
+            if error.status != 409:
+                raise
+    for key, value in decided.status.items():
+        patch.status[key] = value
+
+
+@kopf.on.event("argoml.io", "v1alpha1", "tfjobs")
+def mirror_tfjob(event: kopf.RawEvent, **_: Any) -> None:
+    apply_event(TrainingJob, event.get("type") or "ADDED", dict(event["object"]))
+
+
+@kopf.on.event("", "v1", "pods", labels={LABEL_JOB_NAME: kopf.PRESENT})
+def mirror_pod(event: kopf.RawEvent, **_: Any) -> None:
+    apply_event(Replica, event.get("type") or "ADDED", dict(event["object"]))
