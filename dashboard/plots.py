@@ -214,6 +214,7 @@ def importance_chart(shares: Sequence[tuple[str, float]]) -> dict[str, Any]:
     ]
     layout = {
         "xaxis": {"title": {"text": "share of explained variance"}, "range": [0, 1]},
-        "margin": {"l": 120, "r": 20, "t": 20, "b": 50},
+        "yaxis": {"automargin": True},
+        "margin": {"l": 20, "r": 20, "t": 20, "b": 50},
     }
     return {"data": data, "layout": layout}

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from django.utils import timezone
 
+from dashboard.cluster import cluster_client
 from hyperparam import actions as sweep_actions
 from hyperparam import manifests as sweep_manifests
 from hyperparam.adaptive import ask_round, round_plan
@@ -18,7 +19,6 @@ from jobs import actions as job_actions
 from jobs.conf import cluster_domain
 from jobs.frameworks import framework_for, kinds
 from jobs.manifests import desired_pods, desired_services
-from kube.client import get_client
 from kube.errors import AlreadyExists, ApiError, Invalid
 from tensorboard import actions as tensorboard_actions
 from tensorboard.conf import conf_from_settings
@@ -209,6 +209,7 @@ def create(manifest: dict[str, Any]) -> Created:
     """Create the resource in the cluster; Rejected with the cluster's or the action's words otherwise."""
     kind, namespace, name = identity(manifest)
     try:
+        cluster_client()
         if kind == SWEEP_KIND:
             sweep_actions.submit_sweep(manifest)
         elif kind == TENSORBOARD_KIND:
@@ -237,7 +238,7 @@ def _spawn(manifest: dict[str, Any]) -> Created:
         reference = spec.get("workflowRef")
         if isinstance(reference, dict):
             spawned = tensorboard_actions.spawn(
-                get_client(),
+                cluster_client(),
                 conf,
                 namespace=namespace,
                 kind=reference.get("kind") or "Workflow",
@@ -246,7 +247,7 @@ def _spawn(manifest: dict[str, Any]) -> Created:
             )
         else:
             spawned = tensorboard_actions.spawn_logdirs(
-                get_client(),
+                cluster_client(),
                 conf,
                 namespace=namespace,
                 name=name,

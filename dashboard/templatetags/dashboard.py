@@ -11,6 +11,8 @@ from django.http import QueryDict
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
+from kube.models import parse_time
+
 register = template.Library()
 
 # Phase (of a job, replica, sweep, trial, TensorBoard or GC run) → the CSS tone that colours it.
@@ -59,6 +61,15 @@ def elapsed(start: datetime | None, end: datetime | None = None) -> str:
     if start is None:
         return "—"
     return duration((end or timezone.now()) - start)
+
+
+@register.filter
+def k8s_time(value: Any) -> str:
+    """An RFC 3339 time from the API (`2026-06-01T08:00:05.123Z`) as `2026-06-01 08:00:05`."""
+    moment = parse_time(value)
+    if moment is None:
+        return str(value or "—")
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @register.filter

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.cluster import cluster_client
 from dashboard.jobgrid import replica_grid
 from dashboard.pagination import BadCursor, newest_first
 from jobs import actions
@@ -22,7 +23,6 @@ from jobs.frameworks import UnknownKind, framework_class, kinds
 from jobs.models import Replica, TrainingJob
 from jobs.spec import API_VERSION, replica_counts
 from jobs.status import CONDITION_TYPES
-from kube.client import get_client
 from kube.errors import ApiError
 from kube.resources import EVENT
 
@@ -125,10 +125,10 @@ def job_events(request: HttpRequest, pk: int) -> HttpResponse:
     events: list[dict[str, Any]] = []
     error = ""
     try:
-        found = get_client().list(EVENT, job.namespace, field_selector=f"regarding.uid={job.uid}")
+        found = cluster_client().list(EVENT, job.namespace, field_selector=f"regarding.uid={job.uid}")
         events = sorted(found.get("items") or [], key=_event_time, reverse=True)[:EVENTS_SHOWN]
     except ApiError as failure:
-        error = f"The cluster did not answer: {failure}"
+        error = f"Events are unavailable: {failure}"
     return render(request, "dashboard/jobs/_events.html", {"events": events, "error": error})
 
 
@@ -168,6 +168,7 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     job = _job(request, pk)
     require_editor(request, job.namespace)
     try:
+        cluster_client()
         deleted = actions.delete_job(job.kind, job.namespace, job.name, job.uid)
     except ApiError as error:
         messages.error(request, f"The cluster did not accept the stop: {error}")
@@ -194,6 +195,7 @@ def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
     manifest = manifest_of(job, API_VERSION, job.kind)
     manifest["metadata"]["name"] = resubmitted_name(job.name)
     try:
+        cluster_client()
         actions.submit_job(manifest)
     except actions.JobRejected as rejected:
         messages.error(request, f"The copy was refused: {rejected}")

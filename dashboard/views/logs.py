@@ -8,9 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from dashboard.access import get_readable
+from dashboard.cluster import cluster_client
 from jobs.frameworks import UnknownKind, framework_class
 from jobs.models import Replica, TrainingJob
-from kube.client import get_client
 from kube.errors import ApiError, NotFound
 
 from .common import POLL_SECONDS, is_fragment, page
@@ -29,7 +29,7 @@ def read_logs(replica: Replica, container: str | None) -> tuple[str, str]:
             "its logs went with it.",
         )
     try:
-        text = get_client().logs(
+        text = cluster_client().logs(
             replica.name,
             replica.namespace,
             container=container,

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard import plots
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
 from hyperparam import actions
 from hyperparam.api.export import csv_response
@@ -24,7 +25,6 @@ from hyperparam.models import Sweep, Trial
 from hyperparam.status import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINAL_PHASES
 from hyperparam.sweep import ADAPTIVE_ALGORITHMS, ALGORITHMS
 from hyperparam.trials import PHASES as TRIAL_PHASES
-from kube.client import get_client
 from kube.errors import ApiError
 from tensorboard import actions as tensorboard_actions
 from tensorboard.conf import conf_from_settings
@@ -175,7 +175,7 @@ def sweep_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
     require_editor(request, sweep.namespace)
     try:
         spawned = tensorboard_actions.spawn(
-            get_client(), conf_from_settings(), namespace=sweep.namespace, kind=KIND, source=sweep.name,
+            cluster_client(), conf_from_settings(), namespace=sweep.namespace, kind=KIND, source=sweep.name,
             now=timezone.now(),
         )  # fmt: skip
     except SpawnError as error:
@@ -198,6 +198,7 @@ def sweep_stop(request: HttpRequest, pk: int) -> HttpResponse:
     sweep = _sweep(request, pk)
     require_editor(request, sweep.namespace)
     try:
+        cluster_client()
         deleted = actions.delete_sweep(sweep.namespace, sweep.name, sweep.uid)
     except ApiError as error:
         messages.error(request, f"The cluster did not accept the stop: {error}")

@@ -11,8 +11,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
-from kube.client import get_client
 from kube.errors import ApiError, NotFound
 from tensorboard import actions
 from tensorboard.conf import conf_from_settings
@@ -64,7 +64,9 @@ def tensorboard_open(request: HttpRequest, pk: int) -> HttpResponse:
     tensorboard = get_readable(request, Tensorboard.objects.filter(deleted_at__isnull=True), pk=pk)
     conf = conf_from_settings()
     try:
-        obj = actions.open_tensorboard(get_client(), tensorboard.namespace, tensorboard.name, timezone.now())
+        obj = actions.open_tensorboard(
+            cluster_client(), tensorboard.namespace, tensorboard.name, timezone.now()
+        )
     except NotFound:
         messages.error(request, f"TensorBoard {tensorboard.name} is being deleted; open its source again.")
         return redirect("dashboard:tensorboards")
@@ -81,7 +83,7 @@ def tensorboard_stop(request: HttpRequest, pk: int) -> HttpResponse:
     tensorboard = get_readable(request, Tensorboard.objects.all(), pk=pk)
     require_editor(request, tensorboard.namespace)
     try:
-        stopped = actions.stop(get_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
+        stopped = actions.stop(cluster_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
     except ApiError as error:
         messages.error(request, f"The cluster did not accept the stop: {error}")
     else:
