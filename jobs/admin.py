@@ -25,7 +25,7 @@ class CappedCountPaginator(Paginator):
     """Counts at most COUNT_CAP + 1 rows (`SELECT COUNT(*) FROM (... LIMIT n)`), never the whole table."""
 
     @cached_property
-    def count(self) -> int:  # type: ignore[override]
+    def count(self) -> int:
         object_list: QuerySet[Any] = self.object_list  # type: ignore[assignment]
         counted = object_list[: COUNT_CAP + 1].count()
         if counted <= COUNT_CAP:
@@ -91,7 +91,7 @@ class LiveFilter(admin.SimpleListFilter):
         return queryset
 
 
-class ReadOnlyInline(admin.TabularInline):  # type: ignore[type-arg]
+class ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = False
@@ -130,7 +130,7 @@ class HistoryInline(ReadOnlyInline):
 
 
 @admin.register(TrainingJob)
-class TrainingJobAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class TrainingJobAdmin(admin.ModelAdmin):
     list_display = (
         "name",
         "namespace",

@@ -34,4 +34,4 @@ def now() -> datetime:
 
 @cache
 def _clock() -> Callable[[], datetime]:
-    return import_string(getattr(settings, "JOBS_CLOCK", "django.utils.timezone.now"))  # type: ignore[no-any-return]
+    return import_string(getattr(settings, "JOBS_CLOCK", "django.utils.timezone.now"))

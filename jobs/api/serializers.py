@@ -10,7 +10,7 @@ from rest_framework import serializers
 from jobs.actions import check_manifest
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 
-JOB_FIELDS = (
+JOB_FIELDS: tuple[str, ...] = (
     "id",
     "uid",
     "kind",
@@ -74,8 +74,11 @@ class TrainingJobDetailSerializer(TrainingJobSerializer):
     history = TrainingJobHistorySerializer(many=True, read_only=True)
 
     class Meta(TrainingJobSerializer.Meta):
-        fields = (*JOB_FIELDS, "labels", "generation", "observed_generation", "spec", "status")
-        fields = (*fields, "conditions", "replicas", "history")
+        fields: tuple[str, ...] = (
+            *JOB_FIELDS,
+            *("labels", "generation", "observed_generation", "spec", "status", "conditions"),
+            *("replicas", "history"),
+        )
         read_only_fields = fields
 
 
