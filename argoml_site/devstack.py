@@ -191,6 +191,16 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
         os.environ["REDIS_URL"] = env["REDIS_URL"]
 
         manage = str(base_dir / "manage.py")
+        if not (os.environ.get("KUBECONFIG") or os.environ.get("KUBE_IN_CLUSTER")):
+            env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env))
+            # A real cluster gets our CRDs from its administrator (deploy/); the simulator gets them here.
+            subprocess.run(
+                [python, manage, "install_crds", "--wait", "30"], env=env, cwd=base_dir, check=True
+            )
+            print(
+                f"Cluster: the Kubernetes simulator. For kubectl: export KUBECONFIG={env['KUBECONFIG']}",
+                flush=True,
+            )
         subprocess.run(
             [python, manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=base_dir, check=True
         )

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
-from django.db.models import F
 
 from hyperparam import trials as trial_phases
 from kube.models import PHASE_MAX_LENGTH, MirroredResource, MirrorHistory
@@ -117,13 +116,10 @@ class Trial(models.Model):
             models.UniqueConstraint(fields=["sweep", "index"], name="hyperparam_trial_one_per_index"),
         ]
         indexes = [
-            # Best first either way; trials without a metric last.
-            models.Index(
-                F("sweep"), F("metric").asc(nulls_last=True), F("index"), name="hyperparam_trial_metric_asc"
-            ),
-            models.Index(
-                F("sweep"), F("metric").desc(nulls_last=True), F("index"), name="hyperparam_trial_metric_desc"
-            ),
+            # Best first when minimizing (an ascending btree keeps NULLs last on PostgreSQL). Maximizing
+            # reads `metric DESC NULLS LAST`, indexed on PostgreSQL by migration 0003: SQLite, the dev
+            # default, cannot declare NULLS LAST in an index.
+            models.Index(fields=["sweep", "metric", "index"], name="hyperparam_trial_metric_asc"),
             models.Index(fields=["sweep", "phase", "index"], name="hyperparam_trial_phase"),
         ]
 

@@ -19,6 +19,16 @@ import pytest
 from argoml_site.devstack import Supervisor
 
 REPO = Path(__file__).resolve().parents[2]
+TFJOB = """
+apiVersion: argoml.io/v1alpha1
+kind: TFJob
+metadata: {name: smoke, namespace: default}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tensorflow/tensorflow:2.16.1}]}}
+"""
 STACK_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG", "KUBECONFIG")
 
 
@@ -109,6 +119,7 @@ def get_json(url: str) -> tuple[int, dict]:
 @pytest.mark.browser
 def test_make_run_brings_up_the_stack_and_ctrl_c_stops_every_process(stack, page, tmp_path):
     process, output, base_url, marker = stack
+    kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
     credentials = output.wait_for(r"Log in as (\S+) / (\S+)")
     output.wait_for(r"Worker answered a ping task")
     output.wait_for(r"Argo-ML is up")
@@ -117,7 +128,20 @@ def test_make_run_brings_up_the_stack_and_ctrl_c_stops_every_process(stack, page
     assert get_json(f"{base_url}/healthz") == (200, {"status": "ok"})
     status, ready = get_json(f"{base_url}/readyz")
     assert status == 200, ready
-    assert ready["checks"] == {"database": "ok", "redis": "ok"}
+    assert ready["checks"] == {"database": "ok", "redis": "ok", "cluster": "ok"}
+
+    # The operator runs a job on the simulated cluster, driven by kubectl as a user would.
+    kubectl = [str(Path(sys.executable).with_name("kubectl")), "--kubeconfig", kubeconfig]
+    subprocess.run([*kubectl, "apply", "-f", "-"], input=TFJOB, text=True, check=True, timeout=60)
+    state = ""
+    deadline = time.monotonic() + 90
+    while state != "Succeeded" and time.monotonic() < deadline:
+        time.sleep(1)
+        state = subprocess.run(
+            [*kubectl, "get", "tfjob", "smoke", "-o", "jsonpath={.status.conditions[-1:].type}"],
+            capture_output=True, text=True, timeout=60,
+        ).stdout  # fmt: skip
+    assert state == "Succeeded"
 
     page.goto(f"{base_url}/admin/")
     page.fill("#id_username", credentials.group(1))

@@ -98,7 +98,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 'ordering': ['sweep', 'index'],
-                'indexes': [models.Index(models.F('sweep'), models.OrderBy(models.F('metric'), nulls_last=True), models.F('index'), name='hyperparam_trial_metric_asc'), models.Index(models.F('sweep'), models.OrderBy(models.F('metric'), descending=True, nulls_last=True), models.F('index'), name='hyperparam_trial_metric_desc'), models.Index(fields=['sweep', 'phase', 'index'], name='hyperparam_trial_phase')],
+                'indexes': [models.Index(fields=['sweep', 'metric', 'index'], name='hyperparam_trial_metric_asc'), models.Index(fields=['sweep', 'phase', 'index'], name='hyperparam_trial_phase')],
                 'constraints': [models.UniqueConstraint(fields=('sweep', 'index'), name='hyperparam_trial_one_per_index')],
             },
         ),
