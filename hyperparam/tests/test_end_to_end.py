@@ -30,10 +30,9 @@ from kube.resources import WORKFLOW
 from kube.tests.controller_harness import client_for
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator
-from kubesim.testing import running_simulator
+from kubesim.testing import KUBECTL, running_simulator
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-KUBECTL = Path(sys.executable).parent / "kubectl"
 REDIS_DB = int(os.environ.get("HYPERPARAM_E2E_REDIS_DB", "11"))
 NAMESPACE = "team-a"
 GRID_LOSS = {("0.1", "16"): 0.9, ("0.2", "32"): 0.15, ("0.3", "128"): 0.4}

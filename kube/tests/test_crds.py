@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,10 +19,10 @@ from kube.crds.install import CREATED, UNCHANGED, UPDATED, install, wait_establi
 from kube.crds.schema import obj, string, structural_problems
 from kube.errors import Invalid
 from kube.resources import CRD
+from kubesim.testing import KUBECTL as KUBECTL_PATH
 from kubesim.testing import running_simulator
 
 REPO = Path(__file__).resolve().parents[2]
-KUBECTL = str(Path(sys.executable).parent / "kubectl")
 
 
 # -- the declarations ------------------------------------------------------------------------------------
@@ -150,7 +149,13 @@ def cluster(settings):
 def kubectl(simulator, *args: str, stdin: str | None = None) -> str:
     env = {**os.environ, "KUBECONFIG": str(simulator.kubeconfig_path)}
     done = subprocess.run(
-        [KUBECTL, *args], input=stdin, env=env, capture_output=True, text=True, timeout=60, check=False
+        [str(KUBECTL_PATH), *args],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from kubesim.simulator import Simulator
+from kubesim.testing import KUBECTL
 from kubesim.tests.webhook_server import (
     Certificates,
     WebhookServer,
@@ -23,7 +23,6 @@ from kubesim.tests.webhook_server import (
     running_webhook_server,
 )
 
-KUBECTL = Path(sys.executable).parent / "kubectl"
 ALLOW: dict[str, Any] = {"allowed": True}
 
 
@@ -132,20 +131,19 @@ def test_a_denial_without_a_code_is_a_400_and_kubectl_prints_the_message(
     code, status = refusal(lambda: client.CoreV1Api(api).create_namespaced_pod("default", pod("p")))
     assert code == 400
     assert status["message"] == 'admission webhook "deny.kst.argoml.io" denied the request: no pods today'
-    if KUBECTL.exists():
-        manifest = tmp_path / "pod.yaml"
-        manifest.write_text(
-            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n"
-        )
-        result = subprocess.run(
-            [str(KUBECTL), "create", "-f", str(manifest)],
-            env={"KUBECONFIG": str(kubesim.kubeconfig_path), "HOME": str(tmp_path)},
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        assert result.returncode != 0
-        assert 'admission webhook "deny.kst.argoml.io" denied the request: no pods today' in result.stderr
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n"
+    )
+    result = subprocess.run(
+        [str(KUBECTL), "create", "-f", str(manifest)],
+        env={"KUBECONFIG": str(kubesim.kubeconfig_path), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode != 0
+    assert 'admission webhook "deny.kst.argoml.io" denied the request: no pods today' in result.stderr
 
 
 def test_mutating_webhooks_patch_the_object_before_validating_webhooks_see_it(

