@@ -21,7 +21,9 @@ from __future__ import annotations
 import ast
 import fnmatch
 import importlib
+import inspect
 import itertools
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +32,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: KubeClient method → the Kubernetes verb it sends (and the subresource it implies).
+#: KubeClient method → the Kubernetes verb it sends (and the subresource it implies) on the resource type
+#: given as its first argument.
 CLIENT_VERBS: dict[str, tuple[str, str]] = {
     "get": ("get", ""),
     "list": ("list", ""),
@@ -42,11 +45,14 @@ CLIENT_VERBS: dict[str, tuple[str, str]] = {
     "patch_status": ("patch", "status"),
     "delete": ("delete", ""),
 }
+#: KubeClient methods bound to one resource: (group, resource, verb).
+FIXED_CALLS: dict[str, tuple[str, str, str]] = {"logs": ("", "pods/log", "get")}
 #: Methods that reach the API without a resource type: forbidden outside kube/client.py.
 UNTYPED_METHODS = {"request", "raw_get", "_send"}
-#: How our code names a KubeClient where it calls one.
-CLIENT_RECEIVERS = {"client", "self.client", "self._client", "get_client()"}
+#: How our code names a KubeClient where it calls one: `client`, `self._client`, `get_client()`, …
+CLIENT_RECEIVER = re.compile(r"(^|[._])client(\(.*\))?$")
 MAX_DEPTH = 8
+PARTIAL_NAMES = {"partial", "functools.partial"}
 
 
 @dataclass(frozen=True, order=True)
@@ -72,6 +78,7 @@ class CallSite:
     node: ast.Call
     calls: set[ApiCall] = field(default_factory=set)
     problem: str = ""
+    areas: frozenset[str] = frozenset()
 
     @property
     def where(self) -> str:
@@ -94,11 +101,11 @@ def project_packages() -> list[str]:
     return [app for app in settings.INSTALLED_APPS if "." not in app and (REPO / app).is_dir()]
 
 
-def production_modules(packages: Iterable[str]) -> Iterator[tuple[str, Path]]:
-    """(dotted name, path) of every module of `packages`, tests and migrations excluded."""
+def production_modules(packages: Iterable[str], root: Path = REPO) -> Iterator[tuple[str, Path]]:
+    """(dotted name, path) of every module of `packages` under `root`, tests and migrations excluded."""
     for package in packages:
-        for path in sorted((REPO / package).rglob("*.py")):
-            parts = path.relative_to(REPO).with_suffix("").parts
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
             if "tests" in parts or "migrations" in parts:
                 continue
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -133,6 +140,11 @@ class Module:
             current = self.parents.get(current)
         return ".".join(reversed(names)) or "<module>"
 
+    def function_key(self, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str:
+        """`module:Class.function` of a definition (`module:<module>` for module-level code)."""
+        # The qualified name of a statement inside the function includes the function itself.
+        return f"{self.name}:{self.qualname(function.body[0]) if function else '<module>'}"
+
     def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         current = self.parents.get(node)
         while current is not None and not isinstance(current, ast.ClassDef):
@@ -140,29 +152,39 @@ class Module:
         return current
 
 
-def load_modules(packages: Iterable[str]) -> dict[str, Module]:
+def load_modules(packages: Iterable[str], root: Path = REPO) -> dict[str, Module]:
     modules = {}
-    for name, path in production_modules(packages):
+    for name, path in production_modules(packages, root):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
         modules[name] = Module(name, tree, parents)
     return modules
 
 
+def returns_kube_client(value: Any) -> bool:
+    """Whether `value` is the KubeClient class or a function annotated to return one (get_client, …)."""
+    if inspect.isclass(value):
+        return value.__name__ == "KubeClient"
+    annotation = getattr(value, "__annotations__", {}).get("return") if callable(value) else None
+    return getattr(annotation, "__name__", annotation) == "KubeClient"
+
+
 def talks_to_kube_client(module: Module) -> bool:
-    """Whether the module imports kube.client (so a `client` in it may be a KubeClient)."""
+    """Whether the module imports the KubeClient class or a function that returns one, so a `client` in it
+    may be a KubeClient (a Redis client in a module that imports neither is not)."""
     for node in ast.walk(module.tree):
-        if isinstance(node, ast.ImportFrom):
-            absolute = node.module == "kube.client"
-            relative = node.level == 1 and node.module == "client" and module.name.startswith("kube.")
-            if absolute or relative:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        for alias in node.names:
+            if alias.name in ("KubeClient", "get_client"):
                 return True
-        if isinstance(node, ast.Import) and any(alias.name == "kube.client" for alias in node.names):
-            return True
+            if returns_kube_client(getattr(module.object, alias.asname or alias.name, None)):
+                return True
     return False
 
 
 def find_call_sites(modules: dict[str, Module]) -> list[CallSite]:
+    known = set(CLIENT_VERBS) | set(FIXED_CALLS) | UNTYPED_METHODS
     sites = []
     for module in modules.values():
         if module.name == "kube.client" or not talks_to_kube_client(module):
@@ -170,13 +192,18 @@ def find_call_sites(modules: dict[str, Module]) -> list[CallSite]:
         for node in ast.walk(module.tree):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
                 continue
-            receiver = ast.unparse(node.func.value)
-            if receiver not in CLIENT_RECEIVERS:
-                continue
-            method = node.func.attr
-            if method in CLIENT_VERBS or method in UNTYPED_METHODS:
-                sites.append(CallSite(module.name, module.qualname(node), node.lineno, method, node))
+            if node.func.attr in known and CLIENT_RECEIVER.search(ast.unparse(node.func.value)):
+                sites.append(CallSite(module.name, module.qualname(node), node.lineno, node.func.attr, node))
     return sorted(sites, key=lambda site: (site.module, site.line))
+
+
+def unclassified_client_methods() -> list[str]:
+    """Public KubeClient methods this module cannot turn into API calls (a new verb to teach it)."""
+    from kube.client import KubeClient
+
+    known = set(CLIENT_VERBS) | set(FIXED_CALLS) | UNTYPED_METHODS
+    methods = inspect.getmembers(KubeClient, inspect.isfunction)
+    return sorted({name for name, _ in methods if not name.startswith("_")} - known)
 
 
 # -- resolving expressions to values ------------------------------------------------------------------
@@ -189,6 +216,7 @@ class Resolver:
     def __init__(self, modules: dict[str, Module], hints: dict[tuple[str, str], Callable[[], Iterable[Any]]]):
         self.modules = modules
         self.hints = hints
+        self._callers: dict[str, list[tuple[Module, ast.Call]]] = {}
 
     def values(self, expr: ast.expr, scope: Scope, depth: int = 0) -> list[Any]:
         if depth > MAX_DEPTH:
@@ -278,7 +306,7 @@ class Resolver:
             params = params[1:]
         found: list[Any] = []
         callers = 0
-        for caller_module, call in self._calls_of(module, function, is_method):
+        for caller_module, call in self.calls_of(module, function, is_method):
             callers += 1
             caller_scope = (caller_module, caller_module.enclosing_function(call))
             argument = _argument(call, params, name)
@@ -293,14 +321,26 @@ class Resolver:
             raise Unresolved(f"{name}: a parameter of {function.name}, which nothing in our code calls")
         return found
 
-    def _calls_of(
+    def calls_of(
+        self, module: Module, function: ast.FunctionDef | ast.AsyncFunctionDef, is_method: bool
+    ) -> list[tuple[Module, ast.Call]]:
+        """Every call of `function` in our modules (found once, then remembered)."""
+        key = module.function_key(function)
+        if key not in self._callers:
+            self._callers[key] = list(self._find_calls(module, function, is_method))
+        return self._callers[key]
+
+    def _find_calls(
         self, module: Module, function: ast.FunctionDef | ast.AsyncFunctionDef, is_method: bool
     ) -> Iterator[tuple[Module, ast.Call]]:
         target = None if is_method else getattr(module.object, function.name, None)
         for caller in self.modules.values():
-            for node in ast.walk(caller.tree):
-                if not isinstance(node, ast.Call):
+            for found in ast.walk(caller.tree):
+                if not isinstance(found, ast.Call):
                     continue
+                node = _as_direct_call(found)
+                if node is not found:  # scope look-ups of the prepared call go through the real one
+                    caller.parents[node] = caller.parents[found]
                 func = node.func
                 if is_method:
                     on_self = isinstance(func, ast.Attribute) and ast.unparse(func.value) in ("self", "cls")
@@ -314,6 +354,14 @@ class Resolver:
                         continue
                     if target is not None and any(value is target for value in callee):
                         yield caller, node
+
+
+def _as_direct_call(call: ast.Call) -> ast.Call:
+    """`functools.partial(f, a, k=b)` read as the call `f(a, k=b)` it prepares; other calls as they are."""
+    if ast.unparse(call.func) in PARTIAL_NAMES and call.args:
+        direct = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
+        return ast.copy_location(direct, call)
+    return call
 
 
 def _callee_name(func: ast.Name | ast.Attribute) -> str:
@@ -402,6 +450,9 @@ def resolve_site(site: CallSite, resolver: Resolver) -> None:
     if site.method in UNTYPED_METHODS:
         site.problem = f"{site.method}() names no resource type; use a typed verb"
         return
+    if site.method in FIXED_CALLS:
+        site.calls.add(ApiCall(*FIXED_CALLS[site.method]))
+        return
     verb, implied_subresource = CLIENT_VERBS[site.method]
     module = resolver.modules[site.module]
     scope: Scope = (module, module.enclosing_function(site.node))
@@ -431,22 +482,57 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
 
 
-def api_call_sites(hints: dict[tuple[str, str], Callable[[], Iterable[Any]]]) -> list[CallSite]:
+# -- who runs which code --------------------------------------------------------------------------------
+AreaTable = list[tuple[str, frozenset[str]]]
+
+
+def pattern_areas(key: str, table: AreaTable) -> frozenset[str]:
+    """The areas of the first `module:function` pattern of the table matching `key` (none: empty)."""
+    for pattern, names in table:
+        if fnmatch.fnmatchcase(key, pattern):
+            return names
+    return frozenset()
+
+
+def function_areas(
+    module: Module,
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None,
+    resolver: Resolver,
+    table: AreaTable,
+    seen: set[str],
+) -> frozenset[str]:
+    """Where a function runs: its own pattern's areas, plus those of every function that calls it (so a
+    helper shared by a view and a task is granted to both processes)."""
+    key = module.function_key(function)
+    own = pattern_areas(key, table)
+    if function is None or key in seen:
+        return own
+    seen.add(key)
+    inherited: set[str] = set(own)
+    is_method = module.enclosing_class(function) is not None
+    for caller_module, call in resolver.calls_of(module, function, is_method):
+        caller = caller_module.enclosing_function(call)
+        inherited |= function_areas(caller_module, caller, resolver, table, seen)
+    return frozenset(inherited)
+
+
+def attribute(sites: Iterable[CallSite], resolver: Resolver, table: AreaTable) -> None:
+    for site in sites:
+        module = resolver.modules[site.module]
+        site.areas = function_areas(module, module.enclosing_function(site.node), resolver, table, set())
+
+
+def api_call_sites(
+    hints: dict[tuple[str, str], Callable[[], Iterable[Any]]], table: AreaTable
+) -> list[CallSite]:
+    """Every KubeClient call site of our apps, with the API calls it makes and the areas that run it."""
     modules = load_modules(project_packages())
     resolver = Resolver(modules, hints)
     sites = find_call_sites(modules)
     for site in sites:
         resolve_site(site, resolver)
+    attribute(sites, resolver, table)
     return sites
-
-
-# -- who runs which code --------------------------------------------------------------------------------
-def code_areas(site: CallSite, areas: list[tuple[str, frozenset[str]]]) -> frozenset[str] | None:
-    """The areas of the first `module:function` pattern matching the site (None: no pattern does)."""
-    for pattern, names in areas:
-        if fnmatch.fnmatchcase(site.key, pattern):
-            return names
-    return None
 
 
 def main() -> None:
@@ -455,10 +541,9 @@ def main() -> None:
     from .rbac_model import CODE_AREAS, HINTS
 
     django.setup()
-    for site in api_call_sites(HINTS):
-        areas = code_areas(site, CODE_AREAS)
+    for site in api_call_sites(HINTS, CODE_AREAS):
         described = ", ".join(sorted(map(str, site.calls))) or site.problem
-        print(f"{site.where:<70} {','.join(sorted(areas or ['?'])):<18} {described}")
+        print(f"{site.where:<70} {','.join(sorted(site.areas or ['?'])):<18} {described}")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,8 @@ WATCH = "watch"  # the leader-elected informers of the controller worker
 WEBHOOK_CERTS = "webhook-certs"  # manage.py webhook_certs, run by the chart's Jobs
 NOT_DEPLOYED = "not-deployed"  # development commands: the chart installs the CRDs itself
 
-#: `module:function` patterns (fnmatch, first match wins) → the areas whose processes run that code.
+#: `module:function` patterns (fnmatch, first match wins) → the areas whose processes run that code. A
+#: function also runs wherever its callers run (found in the source), so only entry points need a line.
 CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("jobs.actions:*", frozenset({WEB})),
     ("hyperparam.actions:*", frozenset({WEB})),
