@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest
 
@@ -43,11 +44,28 @@ def require_editor(request: HttpRequest, namespace: str) -> None:
         raise PermissionDenied(f"You may not change resources in namespace {namespace!r}.")
 
 
-def visible_namespaces(request: HttpRequest, known: QuerySet[M] | None = None) -> list[str]:
-    """The namespaces a filter offers: the user's grants, or for a superuser those `known` rows use."""
+def visible_namespaces(request: HttpRequest, model: type[Model] | None = None) -> list[str]:
+    """The namespaces a filter offers: the user's grants, or for a superuser those `model`'s rows use."""
     scope = request_scope(request)
     if not scope.everywhere:
         return sorted(scope.readable)
-    if known is None:
-        return []
-    return sorted(set(known.order_by().values_list("namespace", flat=True).distinct()))
+    return distinct_namespaces(model) if model is not None else []
+
+
+def distinct_namespaces(model: type[Model]) -> list[str]:
+    """Every namespace in `model`'s table, read as a loose index scan (one index probe per namespace): a
+    plain DISTINCT reads all 100,000 rows of a big table; this reads ~20 index entries. One query."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    column = connection.ops.quote_name(model._meta.get_field("namespace").column)
+    query = f"""
+        WITH RECURSIVE found(namespace) AS (
+            SELECT MIN({column}) FROM {table}
+            UNION ALL
+            SELECT (SELECT MIN({column}) FROM {table} WHERE {column} > found.namespace)
+            FROM found WHERE found.namespace IS NOT NULL
+        )
+        SELECT namespace FROM found WHERE namespace IS NOT NULL
+    """  # noqa: S608 - identifiers quoted by the backend, no user input
+    with connection.cursor() as cursor:
+        cursor.execute(query)
+        return [row[0] for row in cursor.fetchall()]

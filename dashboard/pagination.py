@@ -47,7 +47,11 @@ def after(time_field: str, cursor: str) -> Q:
     moment, pk = decode_cursor(cursor)
     if moment is None:
         return Q(**{f"{time_field}__isnull": True, "pk__lt": pk}) | Q(**{f"{time_field}__isnull": False})
-    return Q(**{f"{time_field}__lt": moment}) | Q(**{time_field: moment, "pk__lt": pk})
+    # The first term is redundant but bounds the index range scan; without it PostgreSQL reads the index
+    # from its start and filters (200 ms deep into 100,000 jobs instead of 1 ms).
+    return Q(**{f"{time_field}__lte": moment}) & (
+        Q(**{f"{time_field}__lt": moment}) | Q(**{time_field: moment, "pk__lt": pk})
+    )
 
 
 def newest_first(

@@ -70,9 +70,7 @@ def filtered_jobs(request: HttpRequest, filters: JobFilters) -> Any:
 
 @page
 def job_list(request: HttpRequest) -> HttpResponse:
-    scope = request_scope(request)
-    known = TrainingJob.objects.all() if scope.everywhere else None
-    filters = JobFilters(request.GET, visible_namespaces(request, known))
+    filters = JobFilters(request.GET, visible_namespaces(request, TrainingJob))
     try:
         jobs = newest_first(filtered_jobs(request, filters), "created_at", request.GET.get("after"))
     except BadCursor:

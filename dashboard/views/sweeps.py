@@ -60,8 +60,7 @@ class SweepFilters(forms.Form):
 
 @page
 def sweep_list(request: HttpRequest) -> HttpResponse:
-    known = Sweep.objects.all() if request_scope(request).everywhere else None
-    filters = SweepFilters(request.GET, visible_namespaces(request, known))
+    filters = SweepFilters(request.GET, visible_namespaces(request, Sweep))
     sweeps = readable(request, Sweep.objects.only(*LIST_COLUMNS)).filter(deleted_at__isnull=True)
     values = filters.cleaned_data if filters.is_valid() else {}
     for field in ("namespace", "phase", "algorithm"):

@@ -40,9 +40,7 @@ class TensorboardFilters(forms.Form):
 @page
 def tensorboard_list(request: HttpRequest) -> HttpResponse:
     scope = request_scope(request)
-    filters = TensorboardFilters(
-        request.GET, visible_namespaces(request, Tensorboard.objects.all() if scope.everywhere else None)
-    )
+    filters = TensorboardFilters(request.GET, visible_namespaces(request, Tensorboard))
     rows = readable(request, Tensorboard.objects.only(*LIST_COLUMNS)).filter(deleted_at__isnull=True)
     values = filters.cleaned_data if filters.is_valid() else {}
     for field in ("namespace", "phase"):
