@@ -217,6 +217,7 @@ class Resolver:
         self.modules = modules
         self.hints = hints
         self._callers: dict[str, list[tuple[Module, ast.Call]]] = {}
+        self._call_index: dict[str, list[tuple[Module, ast.Call]]] | None = None
 
     def values(self, expr: ast.expr, scope: Scope, depth: int = 0) -> list[Any]:
         if depth > MAX_DEPTH:
@@ -334,26 +335,34 @@ class Resolver:
         self, module: Module, function: ast.FunctionDef | ast.AsyncFunctionDef, is_method: bool
     ) -> Iterator[tuple[Module, ast.Call]]:
         target = None if is_method else getattr(module.object, function.name, None)
-        for caller in self.modules.values():
-            for found in ast.walk(caller.tree):
-                if not isinstance(found, ast.Call):
-                    continue
-                node = _as_direct_call(found)
-                if node is not found:  # scope look-ups of the prepared call go through the real one
-                    caller.parents[node] = caller.parents[found]
-                func = node.func
-                if is_method:
-                    on_self = isinstance(func, ast.Attribute) and ast.unparse(func.value) in ("self", "cls")
-                    if caller is module and on_self and _callee_name(func) == function.name:
-                        yield caller, node
-                    continue
-                if isinstance(func, ast.Name | ast.Attribute) and _callee_name(func) == function.name:
-                    try:
-                        callee = self.values(func, (caller, caller.enclosing_function(node)), MAX_DEPTH - 2)
-                    except (Unresolved, AttributeError):
+        for caller, node in self._calls_by_name().get(function.name, []):
+            func = node.func
+            if is_method:
+                on_self = isinstance(func, ast.Attribute) and ast.unparse(func.value) in ("self", "cls")
+                if caller is module and on_self:
+                    yield caller, node
+                continue
+            try:
+                callee = self.values(func, (caller, caller.enclosing_function(node)), MAX_DEPTH - 2)
+            except (Unresolved, AttributeError):
+                continue
+            if target is not None and any(value is target for value in callee):
+                yield caller, node
+
+    def _calls_by_name(self) -> dict[str, list[tuple[Module, ast.Call]]]:
+        """Every call in our modules, by the name it calls (`f(…)`, `x.f(…)`, `partial(f, …)`: "f")."""
+        if self._call_index is None:
+            self._call_index = {}
+            for caller in self.modules.values():
+                for found in ast.walk(caller.tree):
+                    if not isinstance(found, ast.Call):
                         continue
-                    if target is not None and any(value is target for value in callee):
-                        yield caller, node
+                    node = _as_direct_call(found)
+                    if node is not found:  # scope look-ups of the prepared call go through the real one
+                        caller.parents[node] = caller.parents[found]
+                    if isinstance(node.func, ast.Name | ast.Attribute):
+                        self._call_index.setdefault(_callee_name(node.func), []).append((caller, node))
+        return self._call_index
 
 
 def _as_direct_call(call: ast.Call) -> ast.Call:
