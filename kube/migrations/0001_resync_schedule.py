@@ -1,46 +1,17 @@
-"""Schedule kube.resync_all every 10 minutes in django-celery-beat.
-
-A data migration rather than a post_migrate handler: it runs once, so a schedule changed or disabled in the
-admin stays as the operator left it (a post_migrate handler would put it back on every migrate).
-"""
+"""Schedule kube.resync_all every 10 minutes in django-celery-beat (editable in the admin)."""
 
 from django.db import migrations
-from django.utils import timezone
 
-TASK = "kube.resync_all"
-EVERY_SECONDS = 600
-
-
-def _schedule_changed(apps):
-    """Historical models skip django-celery-beat's signals: tell running beat schedulers ourselves."""
-    PeriodicTasks = apps.get_model("django_celery_beat", "PeriodicTasks")
-    PeriodicTasks.objects.update_or_create(ident=1, defaults={"last_update": timezone.now()})
-
-
-def schedule_resync(apps, schema_editor):
-    IntervalSchedule = apps.get_model("django_celery_beat", "IntervalSchedule")
-    PeriodicTask = apps.get_model("django_celery_beat", "PeriodicTask")
-    interval, _ = IntervalSchedule.objects.get_or_create(every=EVERY_SECONDS, period="seconds")
-    PeriodicTask.objects.get_or_create(
-        name=TASK,
-        defaults={
-            "task": TASK,
-            "interval": interval,
-            "queue": "default",
-            # A resync nobody ran within its own period is superseded by the next one.
-            "expire_seconds": EVERY_SECONDS,
-            "description": "Enqueue every key of every controller so that missed watch events heal.",
-        },
-    )
-    _schedule_changed(apps)
-
-
-def unschedule_resync(apps, schema_editor):
-    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(name=TASK).delete()
-    _schedule_changed(apps)
+from argoml_site.schedules import schedule_periodic_task
 
 
 class Migration(migrations.Migration):
     dependencies = [("django_celery_beat", "0019_alter_periodictasks_options")]
 
-    operations = [migrations.RunPython(schedule_resync, unschedule_resync)]
+    operations = [
+        schedule_periodic_task(
+            "kube.resync_all",
+            every_seconds=600,
+            description="Enqueue every key of every controller so that missed watch events heal.",
+        )
+    ]
