@@ -8,9 +8,8 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -18,7 +17,8 @@ from access.permissions import NamespaceScopedMixin
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
 from hyperparam.trials import PHASES
-from kube.errors import AlreadyExists, ApiError, Invalid
+from kube.api import ClusterUnavailable, NewestFirst, submit_refusal
+from kube.errors import ApiError
 
 from .export import csv_response
 from .filters import ORDERINGS, SweepFilterSet, TrialFilterSet
@@ -34,15 +34,6 @@ TRIAL_PARAMETERS = [
     OpenApiParameter("ordering", str, enum=list(ORDERINGS)),
     OpenApiParameter("param.<name>", str, description="Trials that received exactly this string."),
 ]
-
-
-class NewestFirst(CursorPagination):
-    """Stable pages over a growing table, with no COUNT(*): newest first (the id breaks ties)."""
-
-    ordering = "-id"
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
 @extend_schema(
@@ -87,15 +78,8 @@ class SweepViewSet(
         serializer.is_valid(raise_exception=True)
         try:
             created = submit_sweep(serializer.validated_data)
-        except AlreadyExists as error:
-            raise exceptions.ValidationError({"metadata.name": [str(error)]}) from error
-        except Invalid as error:
-            causes = {
-                cause.get("field") or "non_field_errors": [cause.get("message")] for cause in error.causes
-            }
-            raise exceptions.ValidationError(causes or {"non_field_errors": [str(error)]}) from error
         except ApiError as error:
-            raise ClusterUnavailable(str(error)) from error
+            raise submit_refusal(error) from error
         return Response(created, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={202: None})
@@ -125,9 +109,3 @@ class SweepViewSet(
 
     def _trials(self, request: Request, sweep: Sweep) -> QuerySet[Trial]:
         return TrialFilterSet.filter(request, sweep, Trial.objects.filter(sweep=sweep))
-
-
-class ClusterUnavailable(exceptions.APIException):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_detail = "The cluster did not accept the request; try again later."
-    default_code = "cluster_unavailable"

@@ -6,12 +6,12 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespacePermission
+from kube.api import ClusterUnavailable
 from workflows.pipeline import PipelineError, Problem, Transpiled, dump_workflow
 
 from ..actions import SubmissionFailed, submit_workflow
@@ -40,12 +40,6 @@ INVALID = OpenApiResponse(
     ProblemsSerializer,
     description="Every problem of the request, the pipeline and the configuration, one per entry.",
 )
-
-
-class ClusterUnavailable(APIException):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_detail = "The cluster could not be reached; try again later."
-    default_code = "cluster_unavailable"
 
 
 class PipelineViewSet(viewsets.ViewSet):

@@ -13,12 +13,12 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.models import Role
 from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
+from kube.api import ClusterUnavailable, NewestFirst
 from kube.client import get_client
 from kube.errors import ApiError, NotFound
 from tensorboard import actions
@@ -37,15 +37,6 @@ from .serializers import (
 )
 
 
-class NewestFirst(CursorPagination):
-    """Stable pages over a growing table, with no COUNT(*): newest first (the id breaks ties)."""
-
-    ordering = "-id"
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 500
-
-
 class OpenPermission(NamespacePermission):
     """Opening an instance is reading it: a viewer may open what they may see."""
 
@@ -54,12 +45,6 @@ class OpenPermission(NamespacePermission):
         if namespace is None or not request_scope(request).can_read(namespace):
             raise exceptions.NotFound()
         return request_scope(request).allows(namespace, Role.VIEWER)
-
-
-class ClusterUnavailable(exceptions.APIException):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_detail = "The cluster did not accept the request; try again later."
-    default_code = "cluster_unavailable"
 
 
 @extend_schema(

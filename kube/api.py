@@ -1,0 +1,35 @@
+"""REST API pieces every app's mirror endpoints share: list pages with no COUNT(*), and the answers the API
+gives when the cluster refuses or does not take a request."""
+
+from __future__ import annotations
+
+from rest_framework import exceptions, status
+from rest_framework.pagination import CursorPagination
+
+from kube.errors import AlreadyExists, ApiError, Invalid
+
+
+class NewestFirst(CursorPagination):
+    """Stable pages over a growing table, with no COUNT(*): newest first (the id breaks ties)."""
+
+    ordering = "-id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class ClusterUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The cluster did not accept the request; try again later."
+    default_code = "cluster_unavailable"
+
+
+def submit_refusal(error: ApiError) -> exceptions.APIException:
+    """What the API answers when the cluster refuses a submitted manifest: a taken name or the fields the
+    apiserver (or an admission webhook) named are 400s the user can fix; anything else is a 503."""
+    if isinstance(error, AlreadyExists):
+        return exceptions.ValidationError({"metadata.name": [str(error)]})
+    if isinstance(error, Invalid):
+        causes = {cause.get("field") or "non_field_errors": [cause.get("message")] for cause in error.causes}
+        return exceptions.ValidationError(causes or {"non_field_errors": [str(error)]})
+    return ClusterUnavailable(str(error))
