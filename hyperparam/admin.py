@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 
 from hyperparam import trials as trial_phases
 from hyperparam.models import Sweep, SweepHistory, Trial
+from kube.admin import HistoryInline, MirrorAdmin, ReadOnlyAdmin
 
 SWEEP_PARAMETER = "sweep__id__exact"
 PHASE_PARAMETER = "phase__exact"
@@ -44,35 +45,12 @@ class KnownCountPaginator(Paginator):
         return object_list[: COUNT_CAP + 1].count()
 
 
-class HistoryInline(admin.TabularInline):
+class SweepHistoryInline(HistoryInline):
     model = SweepHistory
-    fields = readonly_fields = ("at", "phase", "reason", "message")
-    ordering = ("at", "id")
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """The mirror and the controller own these rows: nothing is added, changed or deleted here."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Sweep)
-class SweepAdmin(ReadOnlyAdmin):
+class SweepAdmin(MirrorAdmin):
     list_display = (
         "name",
         "namespace",
@@ -86,11 +64,9 @@ class SweepAdmin(ReadOnlyAdmin):
     )
     list_filter = ("phase", "algorithm", "namespace")
     search_fields = ("^name",)
-    ordering = ("-created_at", "-id")
-    list_per_page = 50
-    show_full_result_count = False
     paginator = KnownCountPaginator
-    inlines = (HistoryInline,)
+    inlines = (SweepHistoryInline,)
+    list_deferred = (*MirrorAdmin.list_deferred, "mirrored_batches", "workflows")
     fieldsets = (
         (None, {"fields": ("namespace", "name", "uid", "phase", "algorithm", "goal", "metric_name")}),
         ("Trials", {"fields": ("progress", "counts", "best", "best_trials")}),
@@ -104,16 +80,6 @@ class SweepAdmin(ReadOnlyAdmin):
         ),
     )
     readonly_fields = ("progress", "counts", "best", "best_trials")
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Sweep]:
-        queryset = super().get_queryset(request)
-        if request.resolver_match and request.resolver_match.url_name == "hyperparam_sweep_changelist":
-            # The list reads flat columns only; specs and statuses stay in the database.
-            return queryset.defer("labels", "spec", "status", "conditions", "mirrored_batches", "workflows")
-        return queryset
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [*(field.name for field in Sweep._meta.concrete_fields), *self.readonly_fields]
 
     @admin.display(description="trials finished", ordering="trials_finished")
     def progress(self, sweep: Sweep) -> str:

@@ -10,25 +10,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
+from kube.admin import HistoryInline, LiveFilter, MirrorAdmin
 from tensorboard.models import Tensorboard, TensorboardHistory
 from tensorboard.status import FAILED, PENDING, READY
-
-
-class LiveFilter(admin.SimpleListFilter):
-    """Instances still in the cluster by default; deleted ones keep their rows and history."""
-
-    title = "in the cluster"
-    parameter_name = "live"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("yes", "Yes"), ("no", "No, deleted")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "no":
-            return queryset.filter(deleted_at__isnull=False)
-        if self.value() == "yes":
-            return queryset.filter(deleted_at__isnull=True)
-        return queryset
 
 
 class PhaseFilter(admin.SimpleListFilter):
@@ -44,29 +28,17 @@ class PhaseFilter(admin.SimpleListFilter):
         return queryset.filter(phase=self.value()) if self.value() else queryset
 
 
-class HistoryInline(admin.TabularInline):
+class TensorboardHistoryInline(HistoryInline):
     model = TensorboardHistory
-    fields = readonly_fields = ("at", "phase", "reason", "message")
-    ordering = ("at", "id")
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Tensorboard)
-class TensorboardAdmin(admin.ModelAdmin):
+class TensorboardAdmin(MirrorAdmin):
     list_display = ("name", "namespace", "state", "source", "link", "last_access", "created_at")
     list_filter = (PhaseFilter, LiveFilter, "source_kind", "namespace")
     search_fields = ("^name", "^source_name")
-    ordering = ("-created_at", "-id")
-    list_per_page = 50
-    show_full_result_count = False
-    inlines = (HistoryInline,)
+    inlines = (TensorboardHistoryInline,)
+    readonly_fields = ("logdir_table",)
     fieldsets = (
         (None, {"fields": ("namespace", "name", "uid", "phase", "url", "source_kind", "source_name")}),
         ("Log directories", {"fields": ("logdir_table",)}),
@@ -109,21 +81,3 @@ class TensorboardAdmin(admin.ModelAdmin):
             ((e.get("name"), e.get("path")) for e in tensorboard.logdirs),
         )
         return format_html("<table><tr><th>run</th><th>path</th></tr>{}</table>", rows)
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [field.name for field in Tensorboard._meta.concrete_fields] + ["logdir_table"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Tensorboard]:
-        queryset = super().get_queryset(request)
-        if request.resolver_match and request.resolver_match.url_name == "tensorboard_tensorboard_changelist":
-            return queryset.defer("labels", "spec", "status", "conditions")
-        return queryset
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # TensorBoards are spawned in the cluster; the mirror adds the row
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -1,0 +1,82 @@
+"""Admin bases for mirrored resources (kube.models): the mirror and the controllers own these rows, so the
+admin only reads them, one query per list page, with the JSON columns left in the database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+#: The MirrorHistory columns a resource's page lists.
+HISTORY_FIELDS = ("at", "phase", "reason", "message")
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """The mirror and the controller own these rows: nothing is added, changed or deleted here."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class MirrorAdmin(ReadOnlyAdmin):
+    """A MirroredResource: newest first, every column read-only, and a list that neither counts the whole
+    table nor loads the specs and statuses it does not show."""
+
+    #: Columns the list page never reads; a model with more JSON columns adds them.
+    list_deferred: tuple[str, ...] = ("labels", "spec", "status", "conditions")
+    ordering = ("-created_at", "-id")
+    list_per_page = 50
+    show_full_result_count = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = super().get_queryset(request)
+        changelist = f"{self.opts.app_label}_{self.opts.model_name}_changelist"
+        if request.resolver_match and request.resolver_match.url_name == changelist:
+            return queryset.defer(*self.list_deferred)
+        return queryset
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [*(field.name for field in self.opts.concrete_fields), *self.readonly_fields]
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class HistoryInline(ReadOnlyInline):
+    """A resource's MirrorHistory, oldest first; subclasses name the `model`."""
+
+    fields = readonly_fields = HISTORY_FIELDS
+    ordering = ("at", "id")
+
+
+class LiveFilter(admin.SimpleListFilter):
+    """Resources still in the cluster, or deleted ones (which keep their rows and history)."""
+
+    title = "in the cluster"
+    parameter_name = "live"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("yes", "Yes"), ("no", "No, deleted")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "no":
+            return queryset.filter(deleted_at__isnull=False)
+        if self.value() == "yes":
+            return queryset.filter(deleted_at__isnull=True)
+        return queryset
