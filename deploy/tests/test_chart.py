@@ -1,0 +1,420 @@
+"""The Helm chart: it renders (Helm's own engine), validates against the Kubernetes 1.30+ schemas, applies
+to kubesim with `kubectl apply --server-side`, and says what production needs (restricted pods, probes,
+resources, disruption budgets, webhooks as the code declares them)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from webhooks.configurations import CONTAINER_PORT, WEB_POD_LABELS, Target, configurations, service_dns_names
+
+from .kubesim_apply import apply_server_side, kubectl, serve_missing_kinds
+from .manifests import (
+    CHART,
+    DEPLOY,
+    REPO,
+    Manifest,
+    chart_crds,
+    containers,
+    is_hook,
+    load_values,
+    named,
+    of_kind,
+    pod_specs,
+    render_chart,
+    render_notes,
+    schema_errors,
+)
+
+#: Value sets every test below renders: the defaults, the production example, CI's kind install, and the
+#: switches that change which objects exist.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "defaults": {},
+    "production": load_values("production"),
+    "kind": load_values("kind"),
+    "without Helm hooks": {"webhooks": {"certJob": {"helmHooks": False}}},
+    "cert-manager self-signed": {"webhooks": {"certManager": {"enabled": True}}},
+    "webhooks off, no RBAC objects": {"webhooks": {"enabled": False}, "rbac": {"create": False}},
+    "chart-made secret, autoscaled workers, ingress": {
+        "secrets": {
+            "create": True,
+            "values": {"SECRET_KEY": "k", "DATABASE_URL": "postgres://d", "REDIS_URL": "redis://r"},
+        },
+        "worker": {"autoscaling": {"enabled": True}},
+        "ingress": {"enabled": True},
+        "networkPolicy": {"egress": {"enabled": True}},
+        "metrics": {"serviceMonitor": {"enabled": True}},
+    },
+}
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def rendered(request) -> list[Manifest]:
+    return render_chart(VARIANTS[request.param])
+
+
+def env_of(container: Manifest) -> dict[str, str]:
+    return {item["name"]: item.get("value", "") for item in container.get("env", [])}
+
+
+def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(key) == value for key, value in selector.items())
+
+
+# -- validity ---------------------------------------------------------------------------------------------
+def test_every_rendered_manifest_validates_against_the_kubernetes_schemas(rendered):
+    assert not schema_errors(rendered)
+
+
+def test_the_crds_validate_too_and_are_the_generated_ones():
+    assert not schema_errors(chart_crds())
+    generated = sorted((DEPLOY / "crds").glob("*.yaml"))
+    assert [path.name for path in sorted((CHART / "crds").glob("*.yaml"))] == [
+        path.name for path in generated
+    ]
+    for path in generated:
+        copy = CHART / "crds" / path.name
+        assert copy.read_text() == path.read_text(), f"{copy} differs: cp deploy/crds/*.yaml {copy.parent}/"
+
+
+@pytest.mark.parametrize("values", ["defaults", "production"])
+def test_helm_lint_finds_nothing_wrong(values):
+    import helm_python
+
+    report = helm_python.lint(str(CHART), VARIANTS[values], strict=True, kube_version="v1.30.0")
+    problems = [message for message in report["messages"] if message["severity"] >= 2]
+    assert not report["errors"], report
+    assert not problems, report
+
+
+@pytest.mark.parametrize("values", ["defaults", "production", "cert-manager self-signed"])
+def test_the_chart_applies_cleanly_to_kubesim_server_side_and_again_unchanged(kubesim, values):
+    serve_missing_kinds(kubesim)
+    apply_server_side(kubesim, chart_crds(), "argoml")
+    manifests = render_chart(VARIANTS[values])
+    first = apply_server_side(kubesim, manifests, "argoml")
+    assert first.count("serverside-applied") == len(manifests)
+    # Applying the same release again is a no-op for every object, as a `helm upgrade` with no change is.
+    before = {m["kind"] + "/" + m["metadata"]["name"]: rv for m, rv in stored_versions(kubesim, manifests)}
+    apply_server_side(kubesim, manifests, "argoml")
+    after = {m["kind"] + "/" + m["metadata"]["name"]: rv for m, rv in stored_versions(kubesim, manifests)}
+    assert before == after
+    listed = kubectl(kubesim, "get", "deployments,services,jobs", "-n", "argoml", "-o", "name").stdout.split()
+    assert "deployment.apps/argoml-web" in listed
+    assert "service/argoml-webhooks" in listed
+
+
+def stored_versions(simulator, manifests: list[Manifest]) -> list[tuple[Manifest, str]]:
+    versions = []
+    for manifest in manifests:
+        resource = simulator.store.registry.for_kind(manifest["apiVersion"], manifest["kind"])
+        namespace = manifest["metadata"].get("namespace") if resource.namespaced else None
+        stored = simulator.store.get(resource.key, manifest["metadata"]["name"], namespace)
+        versions.append((manifest, stored["metadata"]["resourceVersion"]))
+    return versions
+
+
+# -- restricted pods --------------------------------------------------------------------------------------
+def test_every_pod_and_container_runs_restricted(rendered):
+    for workload, pod in pod_specs(rendered):
+        name = workload["metadata"]["name"]
+        assert pod["securityContext"]["runAsNonRoot"] is True, name
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, name
+        for host_namespace in ("hostNetwork", "hostPID", "hostIPC"):
+            assert not pod.get(host_namespace), f"{name}: {host_namespace}"
+        assert not any("hostPath" in volume for volume in pod.get("volumes", [])), name
+        for container in containers(pod):
+            where = f"{name}/{container['name']}"
+            context = container["securityContext"]
+            assert context["runAsNonRoot"] is True, where
+            assert context["readOnlyRootFilesystem"] is True, where
+            assert context["allowPrivilegeEscalation"] is False, where
+            assert context["capabilities"] == {"drop": ["ALL"]}, where
+            assert context["seccompProfile"] == {"type": "RuntimeDefault"}, where
+            assert not context.get("privileged"), where
+
+
+def test_the_writable_places_of_a_read_only_root_are_empty_dirs(rendered):
+    for workload, pod in pod_specs(rendered):
+        volumes = {volume["name"]: volume for volume in pod["volumes"]}
+        for container in containers(pod):
+            mounts = {mount["mountPath"]: mount["name"] for mount in container["volumeMounts"]}
+            for path in ("/tmp", "/var/run/argoml/metrics"):
+                assert "emptyDir" in volumes[mounts[path]], f"{workload['metadata']['name']}: {path}"
+
+
+def test_every_container_has_resource_requests_and_limits(rendered):
+    for workload, pod in pod_specs(rendered):
+        for container in containers(pod):
+            resources = container["resources"]
+            for kind in ("requests", "limits"):
+                assert {"cpu", "memory"} <= set(resources[kind]), f"{workload['metadata']['name']}: {kind}"
+
+
+def test_the_long_running_processes_are_probed(rendered):
+    deployments = {
+        d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in of_kind(rendered, "Deployment")
+    }
+    web = deployments["argoml-web"]["containers"][0]
+    assert web["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "https", "scheme": "HTTPS"}
+    assert web["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
+    assert web["startupProbe"]["httpGet"]["path"] == "/healthz"
+    for name in ("argoml-controller", "argoml-worker"):
+        container = deployments[name]["containers"][0]
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            assert container[probe]["httpGet"] == {"path": "/metrics", "port": "metrics"}, f"{name} {probe}"
+    # Beat has nothing to probe (it is PID 1; a crash restarts the container): documented, not forgotten.
+    assert "livenessProbe" not in deployments["argoml-beat"]["containers"][0]
+
+
+def test_the_processes_run_the_commands_of_the_architecture(default_manifests):
+    commands = {
+        w["metadata"]["name"]: pod["containers"][0]["args"] for w, pod in pod_specs(default_manifests)
+    }
+    assert commands["argoml-web"] == ["web"]
+    assert commands["argoml-controller"] == ["controller"]
+    assert commands["argoml-worker"] == ["worker"]
+    assert commands["argoml-beat"] == ["beat"]
+    assert commands["argoml-migrate-1"] == ["migrate"]
+    entrypoint = (DEPLOY / "docker-entrypoint.sh").read_text()
+    assert 'celery_worker controller reconcile --controllers "$@"' in entrypoint
+    assert 'celery_worker worker reconcile,default "$@"' in entrypoint
+    assert "django_celery_beat.schedulers:DatabaseScheduler" in entrypoint
+
+
+# -- replicas, disruption budgets, selectors ------------------------------------------------------------
+def test_two_controllers_campaign_and_exactly_one_beat_runs(default_manifests):
+    controller = named(default_manifests, "Deployment", "argoml-controller")
+    beat = named(default_manifests, "Deployment", "argoml-beat")
+    assert controller["spec"]["replicas"] == 2
+    assert beat["spec"]["replicas"] == 1
+    assert beat["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_every_budget_and_service_selects_the_pods_it_is_meant_for(rendered):
+    pods = {
+        d["metadata"]["name"].removeprefix("argoml-"): d["spec"]["template"]["metadata"]["labels"]
+        for d in of_kind(rendered, "Deployment")
+    }
+    for budget in of_kind(rendered, "PodDisruptionBudget"):
+        component = budget["metadata"]["name"].removeprefix("argoml-")
+        assert selects(budget["spec"]["selector"]["matchLabels"], pods[component])
+        assert [
+            name
+            for name, labels in pods.items()
+            if selects(budget["spec"]["selector"]["matchLabels"], labels)
+        ] == [component]
+    services = {s["metadata"]["name"]: s["spec"]["selector"] for s in of_kind(rendered, "Service")}
+    for name in ("argoml-web", "argoml-webhooks"):
+        assert [c for c, labels in pods.items() if selects(services[name], labels)] == ["web"]
+    assert selects(WEB_POD_LABELS, pods["web"]), "the webhook Service the code declares must select web pods"
+    assert sorted(c for c, labels in pods.items() if selects(services["argoml-metrics"], labels)) == [
+        "controller",
+        "worker",
+    ]
+    webhooks = named(rendered, "Service", "argoml-webhooks")["spec"]["ports"]
+    assert webhooks == [{"name": "https", "port": 443, "targetPort": CONTAINER_PORT, "protocol": "TCP"}]
+
+
+def test_network_policies_admit_only_the_web_and_metrics_ports(default_manifests):
+    policies = {p["metadata"]["name"]: p["spec"] for p in of_kind(default_manifests, "NetworkPolicy")}
+    deny = policies["argoml-default-deny"]
+    assert "ingress" not in deny
+    assert deny["policyTypes"] == ["Ingress"]
+    assert policies["argoml-web"]["ingress"] == [{"ports": [{"port": 8443, "protocol": "TCP"}]}]
+    assert policies["argoml-metrics"]["ingress"] == [{"ports": [{"port": 9100, "protocol": "TCP"}]}]
+    for _, pod_labels in (
+        (d, d["spec"]["template"]["metadata"]["labels"])
+        for d in of_kind(default_manifests, "Deployment", "Job")
+    ):
+        assert selects(deny["podSelector"]["matchLabels"], pod_labels)
+
+
+# -- webhooks and TLS ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("namespace", "release"), [("argoml", "argoml"), ("ml-platform", "prod")])
+def test_the_webhook_configurations_are_the_ones_the_code_declares(namespace, release):
+    manifests = render_chart(namespace=namespace, release=release)
+    service = f"{release}-argoml" if release != "argoml" else "argoml"
+    declared = configurations(Target(namespace=namespace, service=f"{service}-webhooks"))
+    for expected in declared:
+        actual = named(manifests, expected["kind"], expected["metadata"]["name"])
+        assert actual["webhooks"] == expected["webhooks"]
+        assert expected["metadata"]["labels"].items() <= actual["metadata"]["labels"].items()
+
+
+def test_with_cert_manager_the_certificate_names_the_webhook_service_and_its_ca_is_injected():
+    manifests = render_chart(VARIANTS["cert-manager self-signed"])
+    certificate = named(manifests, "Certificate", "argoml-webhooks")
+    assert certificate["spec"]["dnsNames"] == service_dns_names(Target("argoml", "argoml-webhooks"))
+    assert certificate["spec"]["secretName"] == "argoml-webhook-tls"
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        annotations = named(manifests, kind, "argoml")["metadata"]["annotations"]
+        assert annotations == {"cert-manager.io/inject-ca-from": "argoml/argoml-webhooks"}
+    assert not [job for job in of_kind(manifests, "Job") if "webhook-certs" in job["metadata"]["name"]]
+
+
+def test_without_cert_manager_hooks_issue_the_secret_before_the_release_and_the_ca_after_it(
+    default_manifests,
+):
+    jobs = {job["metadata"]["name"]: job for job in of_kind(default_manifests, "Job") if is_hook(job)}
+    issue, inject = jobs["argoml-webhook-certs-secret"], jobs["argoml-webhook-certs"]
+    assert issue["metadata"]["annotations"]["helm.sh/hook"] == "pre-install,pre-upgrade"
+    assert inject["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
+    issue_args = issue["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert issue_args[:7] == [
+        "webhook-certs",
+        "--namespace",
+        "argoml",
+        "--service",
+        "argoml-webhooks",
+        "--secret",
+        "argoml-webhook-tls",
+    ]
+    assert "--skip-configurations" in issue_args
+    assert "--skip-configurations" not in inject["spec"]["template"]["spec"]["containers"][0]["args"]
+    # A pre-install hook runs before the release's other objects exist: it may use none of them.
+    for job in jobs.values():
+        pod = job["spec"]["template"]["spec"]
+        assert "envFrom" not in pod["containers"][0]
+        assert not [v for v in pod["volumes"] if "secret" in v or "projected" in v or "configMap" in v]
+    hook_rbac = [m for m in default_manifests if is_hook(m) and m["kind"] != "Job"]
+    assert {m["kind"] for m in hook_rbac} == {
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+    }
+    assert all(int(m["metadata"]["annotations"]["helm.sh/hook-weight"]) < 0 for m in hook_rbac)
+
+
+def test_the_web_pods_serve_the_webhook_certificate_to_the_hosts_the_api_server_uses(default_manifests):
+    pod = named(default_manifests, "Deployment", "argoml-web")["spec"]["template"]["spec"]
+    tls = next(volume for volume in pod["volumes"] if volume["name"] == "tls")
+    assert tls["secret"]["secretName"] == "argoml-webhook-tls"
+    mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "tls")
+    assert mount["mountPath"] == "/tls"
+    assert "subPath" not in mount, "a subPath mount never sees a renewed certificate"
+    env = env_of(pod["containers"][0])
+    assert (env["GUNICORN_CERTFILE"], env["GUNICORN_KEYFILE"]) == ("/tls/tls.crt", "/tls/tls.key")
+    hosts = env["ALLOWED_HOSTS"].split(",")
+    assert Target("argoml", "argoml-webhooks").host in hosts
+    assert hosts[-1] == "$(POD_IP)", "kubelet probes and Prometheus send the pod IP as Host"
+
+
+# -- configuration ------------------------------------------------------------------------------------------
+def test_every_variable_the_chart_sets_is_one_the_processes_read(rendered):
+    readers = "\n".join(
+        path.read_text()
+        for path in [
+            REPO / "argoml_site" / "settings.py",
+            DEPLOY / "gunicorn.conf.py",
+            DEPLOY / "docker-entrypoint.sh",
+        ]
+    )
+    names = set(of_kind(rendered, "ConfigMap")[0]["data"])
+    for _, pod in pod_specs(rendered):
+        for container in containers(pod):
+            names |= set(env_of(container))
+    known = {"POD_IP", "PROMETHEUS_MULTIPROC_DIR", "DEBUG"}  # Kubernetes' own, prometheus_client's
+    unknown = sorted(
+        name
+        for name in names - known
+        if not re.search(rf"\b{re.escape(name.removesuffix('_FILE'))}\b", readers)
+        and name not in VARIANTS["production"]["config"]["extraEnv"]
+    )
+    assert not unknown, f"set by the chart but read by nothing: {unknown}"
+
+
+def test_secrets_come_from_files_never_from_environment_values(rendered):
+    for workload, pod in pod_specs(rendered):
+        for container in containers(pod):
+            env = env_of(container)
+            for key in ("DATABASE_URL", "REDIS_URL"):
+                assert key not in env, f"{workload['metadata']['name']}: {key} in the environment"
+            if "SECRET_KEY" in env:  # only the webhook-certs Jobs, which sign nothing
+                assert "webhook-certs" in workload["metadata"]["name"]
+
+
+def test_a_secret_key_can_come_from_another_secret(production_manifests):
+    pod = named(production_manifests, "Deployment", "argoml-web")["spec"]["template"]["spec"]
+    sources = next(v for v in pod["volumes"] if v["name"] == "secrets")["projected"]["sources"]
+    by_path = {
+        s["secret"]["items"][0]["path"]: (s["secret"]["name"], s["secret"]["items"][0]["key"])
+        for s in sources
+    }
+    assert by_path == {
+        "SECRET_KEY": ("argoml-secrets", "SECRET_KEY"),
+        "DATABASE_URL": ("argoml-db-app", "uri"),
+        "REDIS_URL": ("argoml-secrets", "REDIS_URL"),
+    }
+
+
+def test_a_config_change_rolls_the_pods():
+    before = render_chart()
+    after = render_chart({"config": {"logLevel": "DEBUG"}})
+    for name in ("argoml-web", "argoml-controller", "argoml-worker", "argoml-beat"):
+        old = named(before, "Deployment", name)["spec"]["template"]["metadata"]["annotations"][
+            "checksum/config"
+        ]
+        new = named(after, "Deployment", name)["spec"]["template"]["metadata"]["annotations"][
+            "checksum/config"
+        ]
+        assert old != new, name
+
+
+def test_each_upgrade_migrates_in_a_new_job_and_every_process_waits_for_it():
+    upgraded = render_chart(revision=7, is_upgrade=True)
+    assert [job["metadata"]["name"] for job in of_kind(upgraded, "Job") if not is_hook(job)] == [
+        "argoml-migrate-7"
+    ]
+    for deployment in of_kind(upgraded, "Deployment"):
+        init = deployment["spec"]["template"]["spec"]["initContainers"]
+        assert [c["args"] for c in init] == [["wait-for-migrations"]], deployment["metadata"]["name"]
+
+
+def test_the_ingress_hosts_are_allowed_and_trusted_for_csrf(production_manifests):
+    config = of_kind(production_manifests, "ConfigMap")[0]["data"]
+    assert config["CSRF_TRUSTED_ORIGINS"] == "https://ml.example.com"
+    web = named(production_manifests, "Deployment", "argoml-web")["spec"]["template"]["spec"]["containers"][0]
+    assert "ml.example.com" in env_of(web)["ALLOWED_HOSTS"].split(",")
+    ingress = named(production_manifests, "Ingress", "argoml")
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend == {"name": "argoml-web", "port": {"name": "https"}}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"secrets": {"create": True}}, "secrets.values.SECRET_KEY is required when secrets.create is true"),
+        (
+            {"secrets": {"fromSecrets": {"DATABASE_URL": {"key": "uri"}}}},
+            "secrets.fromSecrets.DATABASE_URL.secretName is required",
+        ),
+    ],
+)
+def test_incomplete_values_stop_the_render_with_a_message_naming_the_field(values, message):
+    import helm_python
+
+    with pytest.raises(helm_python.HelmError, match=re.escape(message)):
+        render_chart(values)
+
+
+def test_the_notes_say_how_to_create_the_secret_and_upgrade_the_crds():
+    notes = render_notes()
+    assert "kubectl -n argoml create secret generic argoml-secrets" in notes
+    assert "kubectl apply --server-side --force-conflicts -f crds/" in notes
+
+
+def test_the_values_file_documents_every_top_level_key():
+    paragraphs = (CHART / "values.yaml").read_text().split("\n\n")
+    undocumented = [
+        key
+        for paragraph in paragraphs
+        for key in re.findall(r"^([a-zA-Z]\w*):", paragraph, flags=re.MULTILINE)
+        if not re.search(r"^#", paragraph, flags=re.MULTILINE)
+    ]
+    assert not undocumented, f"values.yaml keys with no comment in their paragraph: {undocumented}"
