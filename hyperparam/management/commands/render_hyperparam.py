@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from argoml_site.documents import read_yaml_documents
 from hyperparam import manifests
 from hyperparam.adaptive import ask_round, round_plan
 from hyperparam.batching import BatchPlan
@@ -74,14 +73,7 @@ def _workflows(
 
 
 def _read(file: str) -> dict[str, Any]:
-    try:
-        text = sys.stdin.read() if file == "-" else Path(file).read_text()
-    except OSError as error:
-        raise CommandError(f"{file}: {error.strerror}") from None
-    try:
-        documents = [document for document in yaml.safe_load_all(text) if document is not None]
-    except yaml.YAMLError as error:
-        raise CommandError(f"{file}: not valid YAML: {error}") from None
+    documents = read_yaml_documents(file)
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise CommandError(f"{file}: expected one HyperparamWorkflow, found {len(documents)} documents")
     hpw = documents[0]
