@@ -17,9 +17,6 @@ from .manifests import (
     schema_errors,
 )
 
-sys.path.insert(0, str(DEPLOY))
-import render_kustomize
-
 EXAMPLE = DEPLOY / "kustomize" / "example"
 
 
@@ -66,4 +63,7 @@ def test_the_example_overlay_changes_the_image_replicas_and_a_setting():
         for container in containers(pod):
             assert container["image"] == "registry.example.com/platform/argoml:0.1.0"
     assert named(manifests, "Deployment", "argoml-worker")["spec"]["replicas"] == 4
-    assert named(manifests, "ConfigMap", "argoml-config")["data"]["TENSORBOARD_BASE_URL"] == "https://ml.example.com"
+    assert (
+        named(manifests, "ConfigMap", "argoml-config")["data"]["TENSORBOARD_BASE_URL"]
+        == "https://ml.example.com"
+    )
