@@ -27,7 +27,7 @@ from jobs.tests.cluster import (
     state_of,
 )
 from kube.client import reset_client
-from kube.errors import Conflict
+from kube.errors import Conflict, Forbidden
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 
@@ -370,3 +370,34 @@ def test_children_another_controller_owns_are_never_touched(sim, ns):
 
 def test_a_deleted_job_needs_nothing(sim, ns):
     assert reconcile_job("TFJob", ns, "never-existed") is None
+
+
+def test_a_new_jobs_first_run_reads_only_the_job_and_creates_each_round_at_once(sim, ns):
+    sim.store.create(job_manifest("TFJob", {"Chief": 1, "Worker": 3}, name="fresh", namespace=ns))
+    sim.counters.reset()
+
+    reconcile_job("TFJob", ns, "fresh")
+
+    calls = sim.counters.by_verb()
+    assert calls["get tfjobs.argoml.io"] == 1
+    assert "list pods" not in calls  # a job without a status has no children of ours yet
+    assert (calls["create pods"], calls["create services"]) == (4, 4)
+    assert calls["create events.events.k8s.io"] == 3  # services, pods, TFJobCreated: one event each
+
+
+def test_a_child_the_server_refuses_is_a_warning_event_and_a_retry_after_the_others_were_made(sim, ns):
+    sim.store.create(job_manifest("TFJob", {"Worker": 3}, name="partial", namespace=ns))
+    fault = sim.faults.fail(403, verb="create", resource="pods", times=1)
+    try:
+        with pytest.raises(Forbidden):
+            reconcile_job("TFJob", ns, "partial")
+    finally:
+        sim.faults.remove(fault)
+
+    assert len(pods(sim, ns)) == 2
+    assert len(services(sim, ns)) == 3
+    reasons = event_reasons(sim, ns, "partial")
+    assert "FailedCreatePod" in reasons
+    assert "SuccessfulCreatePod" in reasons
+    settle(sim, "TFJob", ns, "partial")  # the retry makes the missing one
+    assert len(pods(sim, ns)) == 3
