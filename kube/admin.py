@@ -9,8 +9,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-#: The MirrorHistory columns a resource's page lists.
-HISTORY_FIELDS = ("at", "phase", "reason", "message")
+from kube.models import HISTORY_FIELDS
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

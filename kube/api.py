@@ -1,12 +1,21 @@
-"""REST API pieces every app's mirror endpoints share: list pages with no COUNT(*), and the answers the API
-gives when the cluster refuses or does not take a request."""
+"""REST API pieces every app's mirror endpoints share: history rows, list pages with no COUNT(*), and the
+answers the API gives when the cluster refuses or does not take a request."""
 
 from __future__ import annotations
 
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import CursorPagination
 
 from kube.errors import AlreadyExists, ApiError, Invalid
+from kube.models import HISTORY_FIELDS
+
+
+class HistorySerializer(serializers.ModelSerializer):
+    """A MirrorHistory row (read-only); subclasses name the model in `class Meta(HistorySerializer.Meta)`."""
+
+    class Meta:
+        fields = HISTORY_FIELDS
+        read_only_fields = HISTORY_FIELDS
 
 
 class NewestFirst(CursorPagination):

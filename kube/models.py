@@ -92,6 +92,10 @@ class MirroredResource(models.Model):
         }
 
 
+#: What the admin and the API show of a MirrorHistory row.
+HISTORY_FIELDS = ("at", "phase", "reason", "message")
+
+
 class MirrorHistory(models.Model):
     """One transition of a mirrored resource: its phase or a condition changed, or it was deleted.
 

@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from hyperparam.actions import check_manifest
 from hyperparam.models import Sweep, SweepHistory, Trial
+from kube.api import HistorySerializer
 
 SWEEP_FIELDS: tuple[str, ...] = (
     "id",
@@ -43,11 +44,9 @@ TRIAL_FIELDS: tuple[str, ...] = (
 )
 
 
-class SweepHistorySerializer(serializers.ModelSerializer):
-    class Meta:
+class SweepHistorySerializer(HistorySerializer):
+    class Meta(HistorySerializer.Meta):
         model = SweepHistory
-        fields = ("at", "phase", "reason", "message")
-        read_only_fields = fields
 
 
 class SweepSerializer(serializers.ModelSerializer):

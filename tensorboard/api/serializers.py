@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from kube.api import HistorySerializer
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
 from tensorboard.models import Tensorboard, TensorboardHistory
@@ -28,11 +29,9 @@ TENSORBOARD_FIELDS: tuple[str, ...] = (
 )
 
 
-class TensorboardHistorySerializer(serializers.ModelSerializer):
-    class Meta:
+class TensorboardHistorySerializer(HistorySerializer):
+    class Meta(HistorySerializer.Meta):
         model = TensorboardHistory
-        fields = ("at", "phase", "reason", "message")
-        read_only_fields = fields
 
 
 class TensorboardSerializer(serializers.ModelSerializer):
