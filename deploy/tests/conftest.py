@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from .manifests import Manifest, load_values, render_chart
+from .manifests import REPO, Manifest, load_values, render_chart
 
 CLUSTER_MARKER = "cluster"
 
@@ -46,3 +49,24 @@ def default_manifests() -> list[Manifest]:
 @pytest.fixture(scope="session")
 def production_manifests() -> list[Manifest]:
     return render_chart(load_values("production"))
+
+
+@pytest.fixture(scope="session")
+def collected_static(tmp_path_factory) -> Path:
+    """STATIC_ROOT after `manage.py collectstatic`, run as the image build runs it (no database, no Redis)."""
+    root = tmp_path_factory.mktemp("static")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "deploy.tests.static_settings",
+        "TEST_STATIC_ROOT": str(root),
+        "SECRET_KEY": "collectstatic-only",
+        "DEBUG": "false",
+        "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+        "REDIS_URL": "redis://127.0.0.1:1/0",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return root
