@@ -15,6 +15,7 @@ from django.http import HttpRequest
 from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from jobs.status import CONDITION_TYPES
+from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyInline
 
 #: Count matching rows up to this many; past it, show the planner's estimate of the table (unfiltered) or
 #: this number ("10,000 or more" pages).
@@ -74,35 +75,6 @@ class StateFilter(admin.SimpleListFilter):
         return queryset.filter(phase=self.value()) if self.value() else queryset
 
 
-class LiveFilter(admin.SimpleListFilter):
-    """Jobs still in the cluster by default; deleted ones keep their rows and history."""
-
-    title = "in the cluster"
-    parameter_name = "live"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("yes", "Yes"), ("no", "No, deleted")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "no":
-            return queryset.filter(deleted_at__isnull=False)
-        if self.value() == "yes":
-            return queryset.filter(deleted_at__isnull=True)
-        return queryset
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-    show_change_link = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 class ReplicaInline(ReadOnlyInline):
     """Every pod the job had, by replica; a recreated replica shows its earlier pods as deleted."""
 
@@ -123,14 +95,12 @@ class ReplicaInline(ReadOnlyInline):
     ordering = ("replica_type", "replica_index", "created_at", "id")
 
 
-class HistoryInline(ReadOnlyInline):
+class JobHistoryInline(HistoryInline):
     model = TrainingJobHistory
-    fields = readonly_fields = ("at", "phase", "reason", "message")
-    ordering = ("at", "id")
 
 
 @admin.register(TrainingJob)
-class TrainingJobAdmin(admin.ModelAdmin):
+class TrainingJobAdmin(MirrorAdmin):
     list_display = (
         "name",
         "namespace",
@@ -143,11 +113,8 @@ class TrainingJobAdmin(admin.ModelAdmin):
     )
     list_filter = (KindFilter, StateFilter, LiveFilter, "namespace")
     search_fields = ("^name",)
-    ordering = ("-created_at", "-id")
-    list_per_page = 50
-    show_full_result_count = False
     paginator = CappedCountPaginator
-    inlines = (ReplicaInline, HistoryInline)
+    inlines = (ReplicaInline, JobHistoryInline)
     fieldsets = (
         (None, {"fields": ("kind", "namespace", "name", "uid", "phase", "state_reason", "state_message")}),
         ("Replicas", {"fields": ("replica_summary", "restarts")}),
@@ -171,22 +138,3 @@ class TrainingJobAdmin(admin.ModelAdmin):
     @admin.display(description="state", ordering="phase")
     def state(self, job: TrainingJob) -> str:
         return f"{job.phase} (deleted)" if job.deleted_at else job.phase
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [field.name for field in TrainingJob._meta.concrete_fields]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[TrainingJob]:
-        # The list needs none of the JSON columns: leave the specs and statuses in the database.
-        queryset = super().get_queryset(request)
-        if request.resolver_match and request.resolver_match.url_name == "jobs_trainingjob_changelist":
-            return queryset.defer("labels", "spec", "status", "conditions")
-        return queryset
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # jobs are created in the cluster; the mirror adds the row
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from jobs.actions import check_manifest
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
+from kube.api import HistorySerializer
 
 JOB_FIELDS: tuple[str, ...] = (
     "id",
@@ -51,11 +52,9 @@ class ReplicaSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class TrainingJobHistorySerializer(serializers.ModelSerializer):
-    class Meta:
+class TrainingJobHistorySerializer(HistorySerializer):
+    class Meta(HistorySerializer.Meta):
         model = TrainingJobHistory
-        fields = ("at", "phase", "reason", "message")
-        read_only_fields = fields
 
 
 class TrainingJobSerializer(serializers.ModelSerializer):

@@ -6,27 +6,18 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import exceptions, mixins, status, viewsets
-from rest_framework.pagination import CursorPagination
+from rest_framework import mixins, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin
 from jobs.actions import delete_job, submit_job
 from jobs.models import Replica, TrainingJob
-from kube.errors import AlreadyExists, ApiError, Invalid
+from kube.api import ClusterUnavailable, NewestFirst, submit_refusal
+from kube.errors import ApiError
 
 from .filters import TrainingJobFilterSet
 from .serializers import JobManifestSerializer, TrainingJobDetailSerializer, TrainingJobSerializer
-
-
-class NewestFirst(CursorPagination):
-    """Stable pages over a growing table, with no COUNT(*): newest first (the id breaks ties)."""
-
-    ordering = "-id"
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
 @extend_schema(
@@ -68,15 +59,8 @@ class TrainingJobViewSet(
         serializer.is_valid(raise_exception=True)
         try:
             created = submit_job(serializer.validated_data)
-        except AlreadyExists as error:
-            raise exceptions.ValidationError({"metadata.name": [str(error)]}) from error
-        except Invalid as error:
-            causes = {
-                cause.get("field") or "non_field_errors": [cause.get("message")] for cause in error.causes
-            }
-            raise exceptions.ValidationError(causes or {"non_field_errors": [str(error)]}) from error
         except ApiError as error:
-            raise ClusterUnavailable(str(error)) from error
+            raise submit_refusal(error) from error
         return Response(created, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={202: None})
@@ -88,9 +72,3 @@ class TrainingJobViewSet(
             except ApiError as error:
                 raise ClusterUnavailable(str(error)) from error
         return Response(status=status.HTTP_202_ACCEPTED)
-
-
-class ClusterUnavailable(exceptions.APIException):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_detail = "The cluster did not accept the request; try again later."
-    default_code = "cluster_unavailable"

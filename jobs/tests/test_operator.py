@@ -41,14 +41,14 @@ from jobs.tests.echo_crd import ECHOJOB
 from kube.queue import QueueStore
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator
-from kubesim.testing import running_simulator
+from kubesim.testing import KUBECTL, running_simulator
 
 # Not transactional: the test's own rows (the admin user) roll back, while what the worker commits stays
 # visible (READ COMMITTED) and is namespaced per test, so no test sees another's.
 pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
-KUBECTL = Path(sys.executable).parent / "kubectl"
+
 REDIS_DB = int(os.environ.get("JOBS_TEST_REDIS_DB", "13"))
 T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
 KINDS = ("TFJob", "MXJob", "PyTorchJob", "EchoJob")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from argoml_site.documents import read_yaml_documents
 from jobs.conf import cluster_domain as default_cluster_domain
 from jobs.frameworks import UnknownKind, framework_for
 from jobs.manifests import desired_pods, desired_services
@@ -34,7 +33,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, file: str, cluster_domain: str | None, **options: Any) -> None:
         domain = cluster_domain if cluster_domain is not None else default_cluster_domain()
         children: list[dict[str, Any]] = []
-        for number, job in enumerate(_read(file), start=1):
+        documents = read_yaml_documents(file)
+        if not documents:
+            raise CommandError(f"{file}: no job in it")
+        for number, job in enumerate(documents, start=1):
             children += render(job, domain, where=f"{file}, document {number}")
         self.stdout.write(yaml.safe_dump_all(children, sort_keys=False, default_flow_style=False), ending="")
 
@@ -51,17 +53,3 @@ def render(job: Any, domain: str, *, where: str) -> list[dict[str, Any]]:
     if errors:
         raise CommandError(f"{where} is not a valid {framework.kind}:\n  " + "\n  ".join(map(str, errors)))
     return desired_services(job, framework) + desired_pods(job, framework)
-
-
-def _read(file: str) -> list[Any]:
-    try:
-        text = sys.stdin.read() if file == "-" else Path(file).read_text()
-    except OSError as error:
-        raise CommandError(f"{file}: {error.strerror}") from None
-    try:
-        documents = [document for document in yaml.safe_load_all(text) if document is not None]
-    except yaml.YAMLError as error:
-        raise CommandError(f"{file}: not valid YAML: {error}") from None
-    if not documents:
-        raise CommandError(f"{file}: no job in it")
-    return documents
