@@ -25,7 +25,6 @@ How a reconcile uses this module (everything here is pure; the reconcile does th
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +39,7 @@ from hyperparam.batching import (
 from hyperparam.space import FieldError, SpecError
 from hyperparam.space.domains import json_width
 from hyperparam.sweep import TRIAL_KEY, PlannedTrial, Sweep, parse_sweep, seed_from_uid
+from kube.names import HASH_LENGTH, label_value, short_hash
 
 API_VERSION = "argoml.io/v1alpha1"
 KIND = "HyperparamWorkflow"
@@ -50,7 +50,6 @@ FANOUT_TEMPLATE = "argoml-sweep"
 TRIAL_STEP = "trial"
 # Argo refuses Workflow names longer than this; label values have the same limit.
 MAX_NAME_LENGTH = 63
-_HASH_LENGTH = 8
 
 
 def sweep_of(hpw: Mapping[str, Any]) -> Sweep:
@@ -64,16 +63,8 @@ def workflow_name(sweep_name: str, batch_index: int) -> str:
     suffix = f"-{batch_index}"
     if len(sweep_name) + len(suffix) <= MAX_NAME_LENGTH:
         return sweep_name + suffix
-    keep = MAX_NAME_LENGTH - len(suffix) - _HASH_LENGTH - 1
-    return f"{sweep_name[:keep].rstrip('-.')}-{_short_hash(sweep_name)}{suffix}"
-
-
-def label_value(text: str) -> str:
-    """`text` if it fits a label value, else a truncated prefix plus a hash (still unique, still readable)."""
-    if len(text) <= MAX_NAME_LENGTH:
-        return text
-    keep = MAX_NAME_LENGTH - _HASH_LENGTH - 1
-    return f"{text[:keep].rstrip('-._')}-{_short_hash(text)}"
+    keep = MAX_NAME_LENGTH - len(suffix) - HASH_LENGTH - 1
+    return f"{sweep_name[:keep].rstrip('-.')}-{short_hash(sweep_name)}{suffix}"
 
 
 def sweep_selector(hpw: Mapping[str, Any]) -> dict[str, str]:
@@ -230,10 +221,6 @@ def _max_item_bytes(sweep: Sweep) -> int:
     fields = [json_width(TRIAL_KEY) + 1 + widest_index]
     fields += [json_width(d.name) + 1 + d.max_json_width() for d in sweep.space.domains]
     return 2 + sum(fields) + len(fields) - 1
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:_HASH_LENGTH]
 
 
 __all__ = [

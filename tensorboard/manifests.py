@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.names import HASH_LENGTH, label_value, short_hash
+
 from .artifacts import ObjectStore, SecretRef
 from .conf import TensorboardConf
 
@@ -32,7 +34,6 @@ SERVICE_PORT = 80
 PVC_MOUNT_ROOT = "/logdirs"
 GCS_MOUNT = "/var/secrets/google"
 MAX_NAME_LENGTH = 63  # a Service name is a DNS-1035 label
-_HASH_LENGTH = 8
 _UNSAFE_RUN_CHARACTERS = re.compile(r"[^A-Za-z0-9._()=+\-\[\]]+")
 _DNS_1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _PATH_SCHEMES = ("s3://", "gs://", "pvc://")
@@ -59,25 +60,13 @@ class PvcPath:
 
 
 # -- names ---------------------------------------------------------------------------------------------
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:_HASH_LENGTH]
-
-
 def child_name(tensorboard_name: str) -> str:
     """`tb-<name>` for the Deployment and the Service; a DNS-1035 label however long or dotted the name is."""
     base = "tb-" + re.sub(r"[^a-z0-9-]+", "-", tensorboard_name.lower()).strip("-")
     if base == f"tb-{tensorboard_name}" and len(base) <= MAX_NAME_LENGTH:
         return base
-    keep = MAX_NAME_LENGTH - _HASH_LENGTH - 1
-    return f"{base[:keep].rstrip('-')}-{_short_hash(tensorboard_name)}"
-
-
-def label_value(text: str) -> str:
-    """`text` if it fits a label value, else a readable prefix plus a hash of the whole."""
-    if len(text) <= MAX_NAME_LENGTH:
-        return text
-    keep = MAX_NAME_LENGTH - _HASH_LENGTH - 1
-    return f"{text[:keep].rstrip('-._')}-{_short_hash(text)}"
+    keep = MAX_NAME_LENGTH - HASH_LENGTH - 1
+    return f"{base[:keep].rstrip('-')}-{short_hash(tensorboard_name)}"
 
 
 def labels(tensorboard: Json) -> dict[str, str]:
