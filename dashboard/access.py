@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Field, Model, QuerySet
 from django.http import Http404, HttpRequest
 
 from access.scopes import NamespaceScope, filter_readable, scope_for
@@ -56,7 +56,9 @@ def distinct_namespaces(model: type[Model]) -> list[str]:
     """Every namespace in `model`'s table, read as a loose index scan (one index probe per namespace): a
     plain DISTINCT reads all 100,000 rows of a big table; this reads ~20 index entries. One query."""
     table = connection.ops.quote_name(model._meta.db_table)
-    column = connection.ops.quote_name(model._meta.get_field("namespace").column)
+    field = model._meta.get_field("namespace")
+    assert isinstance(field, Field), f"{model.__name__}.namespace must be a column"
+    column = connection.ops.quote_name(field.column)
     query = f"""
         WITH RECURSIVE found(namespace) AS (
             SELECT MIN({column}) FROM {table}

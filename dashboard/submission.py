@@ -171,7 +171,7 @@ def _child_detail(child: dict[str, Any]) -> str:
     containers = child.get("spec", {}).get("containers") or []
     parts = []
     for container in containers:
-        env = [e.get("name") for e in container.get("env") or [] if isinstance(e, dict)]
+        env = [str(e.get("name")) for e in container.get("env") or [] if isinstance(e, dict)]
         parts.append(f"{container.get('name')}: {container.get('image')} (env {', '.join(env) or 'none'})")
     return "; ".join(parts)
 

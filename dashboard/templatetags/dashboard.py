@@ -56,9 +56,10 @@ def duration(seconds: float | int | timedelta | None) -> str:
 
 
 @register.simple_tag
-def elapsed(start: datetime | None, end: datetime | None = None) -> str:
-    """How long something ran: start to end, or to now while it runs."""
-    if start is None:
+def elapsed(start: datetime | None, end: datetime | None = None, finished: bool = False) -> str:
+    """How long something ran: start to end, or to now while it runs (a finished thing with no recorded
+    end has no known duration)."""
+    if start is None or (end is None and finished):
         return "—"
     return duration((end or timezone.now()) - start)
 

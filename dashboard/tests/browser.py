@@ -18,9 +18,10 @@ def sign_in(page, base_url: str, username: str, password: str) -> None:
     page.wait_for_selector("nav[aria-label=Main]")
 
 
-def snap(page, name: str) -> Path:
-    """A full-page screenshot of what the user sees now, for people to look at (docs/dashboard.md)."""
+def snap(page, name: str, *, full_page: bool = True) -> Path:
+    """A screenshot of what the user sees now (the whole page, or only the window), for people to look at
+    (docs/dashboard.md)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path

@@ -8,7 +8,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import FileResponse, Http404, HttpRequest, HttpResponseNotModified
+from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_GET
 
 # Public name → (package, file inside it). Only these files are ever served.
@@ -39,7 +40,7 @@ def digest(name: str) -> str:
 
 
 @require_GET
-def vendored(request: HttpRequest, name: str) -> HttpResponse:
+def vendored(request: HttpRequest, name: str) -> HttpResponseBase:
     etag = f'"{digest(name)}"'
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()

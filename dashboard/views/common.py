@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.urls import reverse_lazy
 
 from kube.models import MirroredResource
@@ -16,12 +18,19 @@ LOGIN_URL = reverse_lazy("dashboard:login")
 POLL_SECONDS = 2
 LIST_POLL_SECONDS = 5
 
-V = TypeVar("V", bound=Callable[..., HttpResponse])
+V = TypeVar("V", bound=Callable[..., HttpResponseBase])
 
 
 def page(view: V) -> V:
     """A dashboard page: signed-in users only; others go to the dashboard's sign-in page and come back."""
-    return login_required(view, login_url=LOGIN_URL)  # type: ignore[return-value]
+    return login_required(view, login_url=LOGIN_URL)
+
+
+def choices(form: forms.Form, name: str, options: list[tuple[str, str]]) -> None:
+    """Set a choice field's options at request time (namespaces depend on the user)."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    field.choices = options
 
 
 def is_fragment(request: HttpRequest) -> bool:

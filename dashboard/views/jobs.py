@@ -26,7 +26,7 @@ from jobs.status import CONDITION_TYPES
 from kube.errors import ApiError
 from kube.resources import EVENT
 
-from .common import LIST_POLL_SECONDS, POLL_SECONDS, is_fragment, manifest_of, page
+from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
 
 FINISHED = ("Succeeded", "Failed")
 LIST_COLUMNS = (
@@ -51,8 +51,8 @@ class JobFilters(forms.Form):
 
     def __init__(self, data: Any, namespaces: list[str]) -> None:
         super().__init__(data)
-        self.fields["namespace"].choices = [("", "all namespaces")] + [(n, n) for n in namespaces]
-        self.fields["kind"].choices = [("", "any kind")] + [(k, k) for k in kinds()]
+        choices(self, "namespace", [("", "all namespaces")] + [(n, n) for n in namespaces])
+        choices(self, "kind", [("", "any kind")] + [(k, k) for k in kinds()])
 
 
 def filtered_jobs(request: HttpRequest, filters: JobFilters) -> Any:
@@ -88,9 +88,7 @@ def _job(request: HttpRequest, pk: int) -> TrainingJob:
 
 def status_context(job: TrainingJob) -> dict[str, Any]:
     """What the job's status fragment shows: phase, conditions, the replica grid and the history."""
-    replicas = list(
-        Replica.objects.filter(job_id=job.uid).only(*REPLICA_COLUMNS).order_by("created_at", "id")
-    )
+    replicas = list(Replica.objects.filter(job=job).only(*REPLICA_COLUMNS).order_by("created_at", "id"))
     try:
         wanted = replica_counts({"spec": job.spec}, framework_class(job.kind)())
     except UnknownKind:

@@ -46,7 +46,7 @@ def read_logs(replica: Replica, container: str | None) -> tuple[str, str]:
 @page
 def replica_logs(request: HttpRequest, pk: int, replica_pk: int) -> HttpResponse:
     job = get_readable(request, TrainingJob.objects.only("id", "uid", "namespace", "name", "kind"), pk=pk)
-    replica = get_readable(request, Replica.objects.filter(job_id=job.uid), pk=replica_pk)
+    replica = get_readable(request, Replica.objects.filter(job=job), pk=replica_pk)
     try:
         container: str | None = framework_class(job.kind).container_name
     except UnknownKind:

@@ -3,7 +3,9 @@ failures, all within the user's namespaces. A fixed handful of queries, each thr
 
 from __future__ import annotations
 
-from django.db.models import Count
+from typing import Any
+
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -21,7 +23,7 @@ RECENT_FAILURES = 8
 SWEEP_PHASES = ("Pending", "Running", "Succeeded", "Failed")
 
 
-def counts_by_phase(queryset, phases: tuple[str, ...]) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+def counts_by_phase(queryset: QuerySet[Any], phases: tuple[str, ...]) -> list[tuple[str, int]]:
     """(phase, count) for every known phase (zeros included, so the layout never jumps), then others."""
     found = dict(queryset.order_by().values_list("phase").annotate(count=Count("id")))
     ordered = [(phase, found.pop(phase, 0)) for phase in phases]

@@ -30,7 +30,7 @@ from tensorboard import actions as tensorboard_actions
 from tensorboard.conf import conf_from_settings
 from tensorboard.errors import SpawnError
 
-from .common import LIST_POLL_SECONDS, POLL_SECONDS, is_fragment, manifest_of, page
+from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
 
 LIST_COLUMNS = (
     "id", "uid", "namespace", "name", "phase", "algorithm", "goal", "metric_name", "trial_counts",
@@ -55,7 +55,7 @@ class SweepFilters(forms.Form):
 
     def __init__(self, data: Any, namespaces: list[str]) -> None:
         super().__init__(data)
-        self.fields["namespace"].choices = [("", "all namespaces")] + [(n, n) for n in namespaces]
+        choices(self, "namespace", [("", "all namespaces")] + [(n, n) for n in namespaces])
 
 
 @page
@@ -143,8 +143,12 @@ def sweep_plots(request: HttpRequest, pk: int) -> JsonResponse:
     downsampled in dashboard.plots so 10,000 trials stay responsive."""
     sweep = _sweep(request, pk)
     rows = Trial.objects.filter(sweep=sweep, metric__isnull=False).values_list("index", "params", "metric")
-    points = [plots.TrialPoint(index, params, metric) for index, params, metric in rows.iterator(2000)]
-    goal = "maximize" if sweep.goal == "maximize" else "minimize"
+    points = [
+        plots.TrialPoint(index, params, metric)
+        for index, params, metric in rows.iterator(2000)
+        if metric is not None  # the query's filter; this tells the type checker
+    ]
+    goal: plots.Goal = "maximize" if sweep.goal == "maximize" else "minimize"
     metric_name = sweep.metric_name or "objective"
     names = sweep.parameter_names
     body: dict[str, Any] = {"trials": len(points)}

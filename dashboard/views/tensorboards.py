@@ -3,6 +3,8 @@ and goes to its URL; Stop deletes it. Both through tensorboard.actions."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -20,7 +22,7 @@ from tensorboard.manifests import url as served_url
 from tensorboard.models import Tensorboard
 from tensorboard.status import FAILED, PENDING, READY
 
-from .common import page
+from .common import choices, page
 
 LIST_COLUMNS = ("id", "uid", "namespace", "name", "phase", "url", "source_kind", "source_name",
                 "last_access", "created_at", "deleted_at")  # fmt: skip
@@ -32,9 +34,9 @@ class TensorboardFilters(forms.Form):
         required=False, choices=[("", "any phase")] + [(p, p) for p in (PENDING, READY, FAILED)]
     )
 
-    def __init__(self, data: object, namespaces: list[str]) -> None:
+    def __init__(self, data: Any, namespaces: list[str]) -> None:
         super().__init__(data)
-        self.fields["namespace"].choices = [("", "all namespaces")] + [(n, n) for n in namespaces]
+        choices(self, "namespace", [("", "all namespaces")] + [(n, n) for n in namespaces])
 
 
 @page
