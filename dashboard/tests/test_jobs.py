@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from dashboard.tests import factories
-from jobs.models import TrainingJobHistory
+from jobs.models import TrainingJob, TrainingJobHistory
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def many_jobs(count: int, namespace: str = "team-a") -> None:
         )
         for i in range(count)
     ]
-    type(rows[0]).objects.bulk_create(rows)
+    TrainingJob.objects.bulk_create(rows)
 
 
 @pytest.mark.parametrize("count", [3, 120])
@@ -90,7 +90,7 @@ def test_a_job_outside_the_users_namespaces_is_not_found(as_outsider):
 def test_the_list_polls_while_a_shown_job_runs_and_not_once_all_finished(as_editor):
     factories.job("running", phase="Running")
     assert b'hx-trigger="every' in as_editor.get(reverse("dashboard:jobs")).content
-    type(factories.job("x", save=False)).objects.update(phase="Succeeded")
+    TrainingJob.objects.update(phase="Succeeded")
     assert b'hx-trigger="every' not in as_editor.get(reverse("dashboard:jobs")).content
 
 
