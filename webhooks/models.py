@@ -19,6 +19,23 @@ from .rulecache import bump_rules_version
 logger = logging.getLogger(__name__)
 
 
+class RulesChangeOnWrite(models.Model):
+    """A row the injection rules are made of: saving or deleting one tells every web worker, once the
+    transaction commits, to reload its cached rules."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        transaction.on_commit(bump_rules_version, robust=True)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        result = super().delete(*args, **kwargs)
+        transaction.on_commit(bump_rules_version, robust=True)
+        return result
+
+
 class InjectionRuleQuerySet(models.QuerySet["InjectionRule"]):
     def snapshot(self) -> tuple[injection.Rule, ...]:
         """The enabled rules in the order they apply, as the webhook holds them (two queries).
@@ -45,7 +62,7 @@ class InjectionRuleQuerySet(models.QuerySet["InjectionRule"]):
         return count
 
 
-class InjectionRule(models.Model):
+class InjectionRule(RulesChangeOnWrite):
     """Which Pods (namespaces and a label selector) get which additions (Secret env vars, pull secrets,
     labels, annotations). Rules apply in priority order; what a Pod or an earlier rule sets is kept."""
 
@@ -85,15 +102,6 @@ class InjectionRule(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        super().save(*args, **kwargs)
-        transaction.on_commit(bump_rules_version, robust=True)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        result = super().delete(*args, **kwargs)
-        transaction.on_commit(bump_rules_version, robust=True)
-        return result
-
     def clean(self) -> None:
         """Every problem, by field, in Kubernetes' terms: a bad rule must never reach a Pod."""
         problems: dict[str, list[str]] = {}
@@ -129,7 +137,7 @@ class InjectionRule(models.Model):
         )
 
 
-class SecretEnvVar(models.Model):
+class SecretEnvVar(RulesChangeOnWrite):
     """One env var a rule adds to every container: `name` = key `secret_key` of Secret `secret_name`.
 
     The Secret must exist in each selected Pod's namespace, unless `optional` (then a missing one is
@@ -151,15 +159,6 @@ class SecretEnvVar(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} from {self.secret_name}/{self.secret_key}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        super().save(*args, **kwargs)
-        transaction.on_commit(bump_rules_version, robust=True)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        result = super().delete(*args, **kwargs)
-        transaction.on_commit(bump_rules_version, robust=True)
-        return result
 
     def clean(self) -> None:
         checks = (
