@@ -2,12 +2,13 @@
 
     .venv/bin/python bench/jobs_operator.py [--jobs 1000] [--namespaces 10] [--concurrency 2] [--skip-kopf]
 
-Ours: one `celery worker -Q reconcile --controllers` (prefork, --concurrency pool processes) whose informers
-mirror into PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/argoml_bench; migrated
-and emptied) on Redis database JOBS_BENCH_REDIS_DB (default 15; flushed). Kopf: bench/kopf_jobs_operator.py
-in one process. Each gets a fresh simulator (real-time clock, no kubelet: pods stay Pending), one warm-up job,
-then all N jobs at once. Measured from the first submission until every pod exists and every job's status is
-written (Kopf) — and, for ours, mirrored into the database. Writes are not rate-limited in either.
+Ours: one `celery worker -Q reconcile --controllers` (prefork, --concurrency pool processes). Kopf:
+bench/kopf_jobs_operator.py in one process, doing the same work with the same pure plan() and the same
+mirror. Both mirror jobs and pods into PostgreSQL (BENCH_DATABASE_URL, default database argoml_jobs_bench
+on 127.0.0.1:5432; created, migrated, emptied); ours queues on Redis database JOBS_BENCH_REDIS_DB (default
+15; flushed). Each gets a fresh simulator (real-time clock, no kubelet: pods stay Pending), one warm-up job,
+then all N jobs at once, timed from the first submission until every pod exists and every job's status is
+mirrored into the database. Writes are not rate-limited in either.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
 os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
 os.environ["DATABASE_URL"] = os.environ.get(
-    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/argoml_bench"
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/argoml_jobs_bench"
 )
 REDIS_URL = f"redis://127.0.0.1:6379/{int(os.environ.get('JOBS_BENCH_REDIS_DB', '15'))}"
 os.environ["REDIS_URL"] = REDIS_URL
