@@ -87,10 +87,6 @@ class SearchSpace:
         """Trial `index` of a random search: the same for the same seed, in any process, at any time."""
         return {domain.name: domain.sample(unit_draw(seed, index, domain.name)) for domain in self.domains}
 
-    def max_item_json_width(self) -> int:
-        """An upper bound on the JSON size of the values of one combination (for sizing batches)."""
-        return sum(domain.max_json_width() for domain in self.domains)
-
     def _digits(self, index: int) -> list[int]:
         digits = [0] * len(self.domains)
         for position in range(len(self.domains) - 1, -1, -1):

@@ -41,10 +41,6 @@ class Run:
     waiting: str = ""
     termination_delay: float = 0.0
 
-    @property
-    def termination_reason(self) -> str:
-        return self.reason or ("Completed" if self.exit_code == 0 else "Error")
-
 
 @dataclass(frozen=True)
 class ContainerScript:
