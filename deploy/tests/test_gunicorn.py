@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import prometheus_client  # noqa: F401 - chooses its value class now, before a test sets PROMETHEUS_MULTIPROC_DIR
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
