@@ -10,9 +10,9 @@ from kube.errors import AlreadyExists, ApiError, Invalid
 from kube.models import HISTORY_FIELDS
 
 
+# A MirrorHistory row (read-only); subclasses name the model in `class Meta(HistorySerializer.Meta)`.
+# A comment, not a docstring: drf-spectacular would publish a docstring as every subclass's description.
 class HistorySerializer(serializers.ModelSerializer):
-    """A MirrorHistory row (read-only); subclasses name the model in `class Meta(HistorySerializer.Meta)`."""
-
     class Meta:
         fields = HISTORY_FIELDS
         read_only_fields = HISTORY_FIELDS
