@@ -1,10 +1,15 @@
-"""REST API pieces every app's mirror endpoints share: history rows, list pages with no COUNT(*), and the
-answers the API gives when the cluster refuses or does not take a request."""
+"""REST API pieces every app's mirror endpoints share: history rows, list pages with no COUNT(*), DELETE as a
+deletion in the cluster, and the answers the API gives when the cluster refuses or does not take a request."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from kube.errors import AlreadyExists, ApiError, Invalid
 from kube.models import HISTORY_FIELDS
@@ -42,3 +47,21 @@ def submit_refusal(error: ApiError) -> exceptions.APIException:
         causes = {cause.get("field") or "non_field_errors": [cause.get("message")] for cause in error.causes}
         return exceptions.ValidationError(causes or {"non_field_errors": [str(error)]})
     return ClusterUnavailable(str(error))
+
+
+class DeleteInClusterMixin:
+    """DELETE deletes the resource from the cluster and answers 202; the row stays (marked deleted once the
+    mirror sees it go), so deleting it again changes nothing. Viewsets say how in `delete_in_cluster`."""
+
+    def delete_in_cluster(self, row: Any) -> None:
+        raise NotImplementedError
+
+    @extend_schema(responses={202: None})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        row = self.get_object()  # type: ignore[attr-defined]
+        if row.deleted_at is None:
+            try:
+                self.delete_in_cluster(row)
+            except ApiError as error:
+                raise ClusterUnavailable(str(error)) from error
+        return Response(status=status.HTTP_202_ACCEPTED)

@@ -17,7 +17,7 @@ from access.permissions import NamespaceScopedMixin
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
 from hyperparam.trials import PHASES
-from kube.api import ClusterUnavailable, NewestFirst, submit_refusal
+from kube.api import DeleteInClusterMixin, NewestFirst, submit_refusal
 from kube.errors import ApiError
 
 from .export import csv_response
@@ -47,9 +47,9 @@ TRIAL_PARAMETERS = [
 )
 class SweepViewSet(
     NamespaceScopedMixin,
+    DeleteInClusterMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
     """Hyperparameter sweeps as the cluster last reported them. POST submits a HyperparamWorkflow to the
@@ -82,15 +82,8 @@ class SweepViewSet(
             raise submit_refusal(error) from error
         return Response(created, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses={202: None})
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        sweep = self.get_object()
-        if sweep.deleted_at is None:
-            try:
-                delete_sweep(sweep.namespace, sweep.name, sweep.uid)
-            except ApiError as error:
-                raise ClusterUnavailable(str(error)) from error
-        return Response(status=status.HTTP_202_ACCEPTED)
+    def delete_in_cluster(self, sweep: Sweep) -> None:
+        delete_sweep(sweep.namespace, sweep.name, sweep.uid)
 
     @extend_schema(parameters=TRIAL_PARAMETERS, responses=TrialSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=UncountedPagination)

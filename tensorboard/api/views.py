@@ -18,7 +18,7 @@ from rest_framework.response import Response
 
 from access.models import Role
 from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
-from kube.api import ClusterUnavailable, NewestFirst
+from kube.api import ClusterUnavailable, DeleteInClusterMixin, NewestFirst
 from kube.client import get_client
 from kube.errors import ApiError, NotFound
 from tensorboard import actions
@@ -59,6 +59,7 @@ class OpenPermission(NamespacePermission):
 )
 class TensorboardViewSet(
     NamespaceScopedMixin,
+    DeleteInClusterMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,
@@ -106,15 +107,8 @@ class TensorboardViewSet(
         body = spawned_response(spawned, conf)
         return Response(body, status=status.HTTP_201_CREATED if spawned.created else status.HTTP_200_OK)
 
-    @extend_schema(responses={202: None})
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        tensorboard = self.get_object()
-        if tensorboard.deleted_at is None:
-            try:
-                actions.stop(get_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
-            except ApiError as error:
-                raise ClusterUnavailable(str(error)) from error
-        return Response(status=status.HTTP_202_ACCEPTED)
+    def delete_in_cluster(self, tensorboard: Tensorboard) -> None:
+        actions.stop(get_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
 
     @extend_schema(request=None, responses={200: SpawnedSerializer})
     @action(detail=True, methods=["post"], permission_classes=[OpenPermission])
