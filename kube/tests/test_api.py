@@ -36,9 +36,14 @@ def test_any_other_refusal_is_a_503():
     assert (answer.status_code, answer.detail) == (503, "etcd is down")
 
 
+#: The mixin reads nothing from the request.
+NO_REQUEST: Any = None
+
+
 class FakeViewSet(DeleteInClusterMixin):
     def __init__(self, row: Any, error: Exception | None = None) -> None:
-        self.row, self.error, self.deleted = row, error, []
+        self.row, self.error = row, error
+        self.deleted: list[Any] = []
 
     def get_object(self) -> Any:
         return self.row
@@ -51,17 +56,17 @@ class FakeViewSet(DeleteInClusterMixin):
 
 def test_delete_deletes_a_live_resource_in_the_cluster_and_answers_202():
     view = FakeViewSet(SimpleNamespace(deleted_at=None))
-    assert view.destroy(None).status_code == 202
+    assert view.destroy(NO_REQUEST).status_code == 202
     assert view.deleted == [view.row]
 
 
 def test_delete_of_a_resource_already_deleted_asks_the_cluster_nothing():
     view = FakeViewSet(SimpleNamespace(deleted_at="2025-01-01T00:00:00Z"))
-    assert view.destroy(None).status_code == 202
+    assert view.destroy(NO_REQUEST).status_code == 202
     assert view.deleted == []
 
 
 def test_delete_answers_503_when_the_cluster_does_not_take_it():
     view = FakeViewSet(SimpleNamespace(deleted_at=None), error=ServerError("etcd is down"))
     with pytest.raises(ClusterUnavailable, match="etcd is down"):
-        view.destroy(None)
+        view.destroy(NO_REQUEST)
