@@ -1,10 +1,12 @@
-"""REST API pieces every app's mirror endpoints share: history rows, list pages with no COUNT(*), DELETE as a
-deletion in the cluster, and the answers the API gives when the cluster refuses or does not take a request."""
+"""REST API pieces every app's mirror endpoints share: history rows, list filters, list pages with no
+COUNT(*), DELETE as a deletion in the cluster, and the answers the API gives when the cluster refuses or
+does not take a request."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import CursorPagination
@@ -21,6 +23,24 @@ class HistorySerializer(serializers.ModelSerializer):
     class Meta:
         fields = HISTORY_FIELDS
         read_only_fields = HISTORY_FIELDS
+
+
+class MirrorFilterSet(serializers.Serializer):
+    """Query parameters of a mirror's list, checked like any other input: `?namespace=&name=` (exact), and
+    deleted resources only with `deleted=true`. Subclasses add fields named like the model's columns."""
+
+    namespace = serializers.CharField(required=False, max_length=63)
+    name = serializers.CharField(required=False, max_length=253)
+    deleted = serializers.BooleanField(required=False, default=False)
+
+    @classmethod
+    def filter(cls, request: Request, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        """`queryset` narrowed by the request's query parameters; a bad value is a 400 naming it."""
+        params = cls(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        values = dict(params.validated_data)
+        queryset = queryset.filter(deleted_at__isnull=not values.pop("deleted"))
+        return queryset.filter(**values)
 
 
 class NewestFirst(CursorPagination):

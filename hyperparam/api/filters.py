@@ -12,27 +12,17 @@ from hyperparam.models import Sweep
 from hyperparam.status import FAILED, PENDING, RUNNING, SUCCEEDED
 from hyperparam.sweep import ALGORITHMS
 from hyperparam.trials import PHASES
+from kube.api import MirrorFilterSet
 
 PARAM_PREFIX = "param."
 ORDERINGS = ("index", "-index", "metric", "-metric", "best")
 
 
-class SweepFilterSet(serializers.Serializer):
+class SweepFilterSet(MirrorFilterSet):
     """`?namespace=team-a&phase=Running&algorithm=tpe&name=mnist`; deleted sweeps only with `deleted=true`."""
 
-    namespace = serializers.CharField(required=False, max_length=63)
     phase = serializers.ChoiceField(choices=(PENDING, RUNNING, SUCCEEDED, FAILED), required=False)
     algorithm = serializers.ChoiceField(choices=ALGORITHMS, required=False)
-    name = serializers.CharField(required=False, max_length=253)
-    deleted = serializers.BooleanField(required=False, default=False)
-
-    @classmethod
-    def filter(cls, request: Request, queryset: QuerySet[Sweep]) -> QuerySet[Sweep]:
-        params = cls(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        values = dict(params.validated_data)
-        queryset = queryset.filter(deleted_at__isnull=not values.pop("deleted"))
-        return queryset.filter(**values)
 
 
 class TrialFilterSet(serializers.Serializer):
