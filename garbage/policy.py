@@ -16,13 +16,14 @@ import fnmatch
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 from jobs.frameworks import UnknownKind, framework_for
 from jobs.spec import run_policy
 from jobs.status import is_finished
+from kube.times import parse_time
 
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 # Argo labels a pod `completed=true` once its node is done (even before the phase says so).
@@ -168,17 +169,6 @@ def labels(obj: JsonDict) -> JsonDict:
 
 def namespace_of(obj: JsonDict) -> str:
     return str(metadata(obj).get("namespace") or "")
-
-
-def parse_time(text: object) -> datetime | None:
-    """An API timestamp (RFC 3339); anything unreadable is None, so one odd object never stops a run."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def finish_time(pod: JsonDict) -> datetime | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from hyperparam.manifests import TRIAL_STEP
 from hyperparam.sweep import TRIAL_KEY, Objective, Sweep
+from kube.times import parse_time
 
 PENDING = "Pending"
 RUNNING = "Running"
@@ -175,8 +176,8 @@ def _from_node(
         index,
         params,
         phase,
-        started_at=_timestamp(node.get("startedAt")),
-        finished_at=_timestamp(node.get("finishedAt")),
+        started_at=parse_time(node.get("startedAt")),
+        finished_at=parse_time(node.get("finishedAt")),
         metric=value,
         message=message,
         workflow=workflow,
@@ -199,12 +200,3 @@ def _metric_value(node: Mapping[str, Any], metric: str) -> tuple[float | None, s
     if not math.isfinite(value):
         return None, f"output parameter {metric!r} is not a finite number: {raw!r}"
     return value, None
-
-
-def _timestamp(raw: object) -> datetime | None:
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        return datetime.fromisoformat(raw)
-    except ValueError:
-        return None

@@ -7,10 +7,11 @@ never erased: a deleted resource keeps its row with `deleted_at` set, and its hi
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, ClassVar
 
 from django.db import models
+
+from kube.times import parse_time
 
 PHASE_MAX_LENGTH = 64
 REASON_MAX_LENGTH = 128
@@ -117,16 +118,6 @@ class MirrorHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.phase} {self.reason}".rstrip()
-
-
-def parse_time(value: object) -> datetime | None:
-    """An RFC 3339 time from the API (`2026-01-02T03:04:05Z`), or None when absent or malformed."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def _integer(value: object) -> int | None:
