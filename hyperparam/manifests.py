@@ -40,6 +40,7 @@ from hyperparam.space import FieldError, SpecError
 from hyperparam.space.domains import json_width
 from hyperparam.sweep import TRIAL_KEY, PlannedTrial, Sweep, parse_sweep, seed_from_uid
 from kube.names import HASH_LENGTH, label_value, short_hash
+from kube.resources import controller_reference
 
 API_VERSION = "argoml.io/v1alpha1"
 KIND = "HyperparamWorkflow"
@@ -169,14 +170,7 @@ def _workflow(
     if metadata.get("uid"):
         labels[LABEL_SWEEP_UID] = str(metadata["uid"])
         workflow_metadata["ownerReferences"] = [
-            {
-                "apiVersion": API_VERSION,
-                "kind": KIND,
-                "name": metadata["name"],
-                "uid": metadata["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
+            controller_reference(API_VERSION, KIND, metadata["name"], metadata["uid"])
         ]
     spec = copy.deepcopy(dict(sweep.workflow))
     fanout = fanout_template_name(spec)

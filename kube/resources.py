@@ -1,8 +1,10 @@
-"""The resource types our code talks to, and how each one is addressed on the API server."""
+"""The resource types our code talks to, how each one is addressed on the API server, and how a child names
+the object that controls it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -59,3 +61,16 @@ MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
     "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False
 )
 WORKFLOW = ResourceType("argoproj.io/v1alpha1", "Workflow", "workflows")
+
+
+def controller_reference(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
+    """The ownerReference a controller puts on each child: deleting the owner deletes the child (and waits
+    for it, blockOwnerDeletion), and only the owner's controller manages it (controller)."""
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }

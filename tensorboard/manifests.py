@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube.names import HASH_LENGTH, label_value, short_hash
+from kube.resources import controller_reference
 
 from .artifacts import ObjectStore, SecretRef
 from .conf import TensorboardConf
@@ -96,14 +97,7 @@ def url(conf: TensorboardConf, namespace: str, name: str) -> str:
 
 def owner_reference(tensorboard: Json) -> dict[str, Any]:
     metadata = _metadata(tensorboard)
-    return {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "name": metadata["name"],
-        "uid": metadata["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return controller_reference(API_VERSION, KIND, metadata["name"], metadata["uid"])
 
 
 # -- logdirs -------------------------------------------------------------------------------------------
