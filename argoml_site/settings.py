@@ -158,6 +158,12 @@ KUBE_INFORMER_PAGE_SIZE = env_int("KUBE_INFORMER_PAGE_SIZE", 500, minimum=1)
 KUBE_WATCH_TIMEOUT_SECONDS = env_int("KUBE_WATCH_TIMEOUT_SECONDS", 300, minimum=1)
 KUBE_WATCH_SILENCE_TIMEOUT_SECONDS = env_float("KUBE_WATCH_SILENCE_TIMEOUT_SECONDS", 120.0, minimum=1.0)
 
+# --- Training operator (jobs app, docs/jobs.md) ----------------------------------------------------
+JOBS_CLUSTER_DOMAIN = env_str("JOBS_CLUSTER_DOMAIN")  # e.g. cluster.local: appended to replica addresses
+JOBS_RECONCILE_PARALLEL_CALLS = env_int("JOBS_RECONCILE_PARALLEL_CALLS", 8, minimum=1)
+# The operator's clock, a dotted path to a function returning an aware datetime (tests read the simulator's).
+JOBS_CLOCK = env_str("JOBS_CLOCK", "django.utils.timezone.now")
+
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
 # Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.
 GC_SUCCEEDED_RETENTION_SECONDS = env_int("GC_SUCCEEDED_RETENTION_SECONDS", 24 * 3600, minimum=0)

@@ -242,7 +242,7 @@ def run_ours(jobs: int, namespaces: list[str], concurrency: int, scratch: Path, 
     redis.Redis.from_url(REDIS_URL).flushdb()
     env = {**os.environ, "KUBE_WRITE_QPS": "100000", "KUBE_WRITE_BURST": "100000", "LOG_LEVEL": "WARNING"}
     log = scratch / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "jobs.tests.worker_celery", "worker", "--controllers",
+    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "--controllers",
                "-Q", "reconcile", "-c", str(concurrency), "--without-gossip", "--without-mingle",
                "--without-heartbeat", "-l", "WARNING", "--logfile", str(log)]  # fmt: skip
     name = f"ours (a Celery worker, prefork {concurrency})"

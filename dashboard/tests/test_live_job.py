@@ -24,6 +24,7 @@ from dashboard.tests.browser import LAPTOP, sign_in, snap
 from dashboard.tests.conftest import PASSWORD
 from jobs.tests.cluster import install_crds, job_manifest
 from kube.client import reset_client
+from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
@@ -68,12 +69,12 @@ def worker(sim, tmp_path, django_db_blocker) -> Iterator[Worker]:
     logfile = tmp_path / "worker.log"
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "kube.tests.controller_worker_settings",
+        **controller_worker_env("argoml-controllers-test"),
         "DATABASE_URL": url,
         "REDIS_URL": f"redis://{REDIS_HOST}/{REDIS_DB}",
         "KUBECONFIG": str(sim.kubeconfig_path),
     }
-    command = [sys.executable, "-m", "celery", "-A", "kube.tests.controller_celery", "worker",
+    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker",
                "--controllers", "-Q", "reconcile", "-n", "dashboard-e2e@%h", "-c", "1", "--without-gossip",
                "--without-mingle", "--without-heartbeat", "-l", "INFO",
                "--logfile", str(logfile)]  # fmt: skip

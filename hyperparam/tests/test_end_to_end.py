@@ -27,7 +27,7 @@ from kube.crds import CUSTOM_RESOURCES
 from kube.crds.install import install
 from kube.errors import NotFound
 from kube.resources import WORKFLOW
-from kube.tests.controller_harness import client_for
+from kube.tests.controller_harness import client_for, controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL, running_simulator
@@ -86,12 +86,12 @@ def worker(sim, client, tmp_path_factory, django_db_setup, django_db_blocker) ->
     logfile = logdir / "worker.log"
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "kube.tests.controller_worker_settings",
+        **controller_worker_env("argoml-controllers-test"),
         "DATABASE_URL": url,
         "REDIS_URL": f"redis://{REDIS_HOST}/{REDIS_DB}",
         "KUBECONFIG": str(sim.kubeconfig_path),
     }
-    command = [sys.executable, "-m", "celery", "-A", "kube.tests.controller_celery", "worker",
+    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker",
                "--controllers", "-Q", "reconcile", "-n", "hyperparam-e2e@%h", "-c", "1", "--without-gossip",
                "--without-mingle", "--without-heartbeat", "-l", "INFO",
                "--logfile", str(logfile)]  # fmt: skip

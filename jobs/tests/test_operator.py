@@ -39,6 +39,7 @@ from jobs.tests.cluster import (
 )
 from jobs.tests.echo_crd import ECHOJOB
 from kube.queue import QueueStore
+from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL, running_simulator
@@ -91,14 +92,19 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
     with django_db_blocker.unblock():
         env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "jobs.tests.worker_settings",
+            **controller_worker_env(
+                "argoml-jobs-test",
+                KUBE_QUEUE_LEASE_SECONDS="2.0",
+                KUBE_QUEUE_BACKOFF_MAX_SECONDS="5.0",
+                JOBS_CLOCK="jobs.tests.simclock.now",
+            ),
             "DATABASE_URL": database_url(),
             "REDIS_URL": redis_url(),
             "KUBECONFIG": str(sim.kubeconfig_path),
         }
     logs = tmp_path_factory.mktemp("operator-worker")
     logfile = logs / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "jobs.tests.worker_celery", "worker", "-Q",
+    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q",
                "reconcile", "-n", "operator@%h", "-c", "2", "-I", "jobs.tests.echo_framework",
                "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO",
                "--logfile", str(logfile)]  # fmt: skip

@@ -108,13 +108,35 @@ def server_state(client: KubeClient, rtype: Any, label_selector: str | None = No
     return state
 
 
+def controller_worker_env(lease_name: str, **overrides: str) -> dict[str, str]:
+    """Settings of a controller test worker, passed through the environment as a deployment passes them:
+    the controllers on, leader election and queue timings short enough for tests, unthrottled writes."""
+    return {
+        "KUBE_CONTROLLERS_ENABLED": "true",
+        "KUBE_LEADER_ELECTION_NAMESPACE": "default",
+        "KUBE_LEADER_ELECTION_LEASE_NAME": lease_name,
+        "KUBE_LEADER_ELECTION_LEASE_DURATION_SECONDS": "2.0",
+        "KUBE_LEADER_ELECTION_RENEW_DEADLINE_SECONDS": "1.5",
+        "KUBE_LEADER_ELECTION_RETRY_PERIOD_SECONDS": "0.25",
+        "KUBE_WATCH_SILENCE_TIMEOUT_SECONDS": "10.0",
+        "KUBE_QUEUE_LEASE_SECONDS": "1.0",
+        "KUBE_QUEUE_SWEEP_INTERVAL_SECONDS": "0.2",
+        "KUBE_QUEUE_RESEND_AFTER_SECONDS": "5.0",
+        "KUBE_QUEUE_BACKOFF_BASE_SECONDS": "0.05",
+        "KUBE_QUEUE_BACKOFF_MAX_SECONDS": "30.0",
+        "KUBE_WRITE_QPS": "10000",
+        "KUBE_WRITE_BURST": "10000",
+        **overrides,
+    }
+
+
 def start_controller_worker(
     name: str,
     logdir: Path,
     kubeconfig_path: Path,
     *,
     concurrency: int = 2,
-    settings_module: str = "kube.tests.controller_worker_settings",
+    lease_name: str = "argoml-controllers-test",
 ) -> Worker:
     """`celery worker -Q reconcile --controllers` in its own process group, with the sample controller."""
     logfile = logdir / f"{name}.log"
@@ -122,10 +144,10 @@ def start_controller_worker(
         **os.environ,
         "REDIS_URL": redis_url(),
         "KUBECONFIG": str(kubeconfig_path),
-        "DJANGO_SETTINGS_MODULE": settings_module,
+        **controller_worker_env(lease_name),
         "SAMPLE_WORKER_NAME": name,
     }
-    command = [sys.executable, "-m", "celery", "-A", "kube.tests.controller_celery", "worker",
+    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker",
                "--controllers", "-Q", "reconcile", "-n", f"{name}@%h", "-c", str(concurrency),
                "-I", "kube.tests.sample_controller", "--without-gossip", "--without-mingle",
                "--without-heartbeat", "-l", "INFO", "--logfile", str(logfile)]  # fmt: skip

@@ -1,7 +1,7 @@
 """The whole path with real processes: kubesim (in this process, over HTTP) → the informers of the leading
 `celery worker --controllers` → the reconcile queue on Redis → a worker runs the sample controller → it
 writes back to kubesim. Two controller workers share one Lease (2 s, renew deadline 1.5 s, retry 0.25 s;
-kube/tests/controller_worker_settings.py) on Redis database 9.
+controller_worker_env in controller_harness.py) on Redis database 9.
 
 The tests run in order on the same two workers; the last one kills the leader.
 """
@@ -156,7 +156,7 @@ def test_when_the_leader_dies_the_other_takes_over_within_the_lease_duration(cli
 
 def test_the_worker_option_is_offered_by_the_installed_app():
     result = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "kube.tests.controller_celery", "worker", "--help"],
+        [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "--help"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -28,6 +28,7 @@ from rest_framework.test import APIClient
 
 from access.models import NamespaceGrant, Role
 from kube.client import reset_client
+from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
@@ -86,13 +87,18 @@ def worker(sim, tmp_path) -> Iterator[Worker]:
     """`celery worker -Q reconcile,default` with the controllers on, mirroring into the test database."""
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tensorboard.tests.worker_settings",
+        **controller_worker_env(
+            "argoml-tensorboard-test",
+            KUBE_QUEUE_LEASE_SECONDS="2.0",
+            KUBE_QUEUE_BACKOFF_MAX_SECONDS="5.0",
+            TENSORBOARD_ARTIFACT_BUCKET="ml-artifacts",
+        ),
         "DATABASE_URL": database_url(),
         "REDIS_URL": redis_url(),
         "KUBECONFIG": str(sim.kubeconfig_path),
     }
     logfile = tmp_path / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "tensorboard.tests.worker_celery", "worker",
+    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker",
                "-Q", "reconcile,default", "-n", "tensorboard@%h", "-c", "2", "--without-gossip",
                "--without-mingle", "--without-heartbeat", "-l", "INFO",
                "--logfile", str(logfile)]  # fmt: skip
