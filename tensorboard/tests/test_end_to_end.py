@@ -184,7 +184,8 @@ def row(name: str) -> Tensorboard | None:
 
 def cull(timeout: float = WAIT) -> list[str]:
     """Run the beat task `tensorboard.cull_idle` on the worker, as beat would send it."""
-    app = Celery("test-sender", broker=redis_url(), backend=redis_url())
+    # Not the current app: shared tasks of later tests must keep sending through the project's app.
+    app = Celery("test-sender", broker=redis_url(), backend=redis_url(), set_as_current=False)
     app.conf.update(task_serializer="json", accept_content=["json"], result_serializer="json")
     result: Any = app.send_task("tensorboard.cull_idle", queue="default").get(timeout=timeout)
     return list(result)
