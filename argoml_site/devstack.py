@@ -218,7 +218,7 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
         # In a child process, so this supervisor holds no Redis connection that outlives the Redis it stops.
         subprocess.run([python, manage, "ping_worker"], env=env, cwd=base_dir, check=True)
         print(
-            f"\nArgo-ML is up: http://{host}:{port}/admin/  ·  API docs http://{host}:{port}/api/docs/",
+            f"\nArgo-ML is up: http://{host}:{port}/dashboard/  ·  admin /admin/  ·  API docs /api/docs/",
             flush=True,
         )
         print("Press Ctrl-C to stop.", flush=True)
