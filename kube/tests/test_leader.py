@@ -95,7 +95,8 @@ class Candidate:
 
     @property
     def leading(self) -> bool:
-        return self.elector.is_leader
+        """Leading as the callbacks said: the elector sets its flag just before calling on_started."""
+        return len(self.started) > len(self.stopped)
 
 
 _leases = itertools.count()
