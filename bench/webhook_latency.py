@@ -326,7 +326,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--rate", type=float, default=250.0, help="requests/s of the paced load")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker")
     args = parser.parse_args()
 
     os.environ.setdefault("SECRET_KEY", "benchmark-only-secret-key")

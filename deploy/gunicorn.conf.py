@@ -6,7 +6,7 @@ Every knob is an environment variable, so the Deployment changes behaviour witho
 |---|---|---|
 | `GUNICORN_BIND` | `0.0.0.0:8443` | address:port to listen on |
 | `GUNICORN_CERTFILE`, `GUNICORN_KEYFILE` | `/tls/tls.crt`, `/tls/tls.key` | TLS files; both empty: HTTP |
-| `GUNICORN_WORKERS`, `GUNICORN_THREADS` | `2`, `4` | processes, threads each (gthread) |
+| `GUNICORN_WORKERS`, `GUNICORN_THREADS` | `2`, `1` | processes, threads each (gthread; one thread keeps webhook tails short: bench/webhook_latency.py) |
 | `GUNICORN_TIMEOUT`, `GUNICORN_GRACEFUL_TIMEOUT` | `60`, `25` | a silent worker is killed; shutdown drain |
 | `GUNICORN_KEEPALIVE` | `30` | the apiserver keeps webhook connections open |
 | `GUNICORN_MAX_REQUESTS`, `GUNICORN_MAX_REQUESTS_JITTER` | `0`, `0` | recycle workers (0: never) |
@@ -76,7 +76,7 @@ certfile, keyfile = tls_files(
 )
 worker_class = "gthread"
 workers = env_int("GUNICORN_WORKERS", 2, minimum=1)
-threads = env_int("GUNICORN_THREADS", 4, minimum=1)
+threads = env_int("GUNICORN_THREADS", 1, minimum=1)
 timeout = env_int("GUNICORN_TIMEOUT", 60, minimum=1)
 # Below the Pod's terminationGracePeriodSeconds (30), so in-flight requests finish before SIGKILL.
 graceful_timeout = env_int("GUNICORN_GRACEFUL_TIMEOUT", 25, minimum=1)

@@ -187,7 +187,7 @@ def test_the_defaults_serve_tls_from_the_mounted_secret_with_gthread_workers(mon
     )
     assert config["bind"] == ["0.0.0.0:8443"]
     assert config["worker_class"] == "gthread"
-    assert (config["workers"], config["threads"], config["timeout"], config["keepalive"]) == (2, 4, 60, 30)
+    assert (config["workers"], config["threads"], config["timeout"], config["keepalive"]) == (2, 1, 60, 30)
     assert config["graceful_timeout"] < 30, "must finish before the pod's terminationGracePeriodSeconds"
     assert config["wsgi_app"] == "deploy.wsgi:application"
     assert (config["certfile"], config["keyfile"]) == (str(tls_files["cert"]), str(tls_files["key"]))
