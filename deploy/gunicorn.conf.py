@@ -6,7 +6,7 @@ Every knob is an environment variable, so the Deployment changes behaviour witho
 |---|---|---|
 | `GUNICORN_BIND` | `0.0.0.0:8443` | address:port to listen on |
 | `GUNICORN_CERTFILE`, `GUNICORN_KEYFILE` | `/tls/tls.crt`, `/tls/tls.key` | TLS files; both empty: HTTP |
-| `GUNICORN_WORKERS`, `GUNICORN_THREADS` | `2`, `1` | processes, threads each (gthread; one thread keeps webhook tails short: bench/webhook_latency.py) |
+| `GUNICORN_WORKERS`, `GUNICORN_THREADS` | `2`, `1` | processes, threads each (gthread; docs/webhooks.md) |
 | `GUNICORN_TIMEOUT`, `GUNICORN_GRACEFUL_TIMEOUT` | `60`, `25` | a silent worker is killed; shutdown drain |
 | `GUNICORN_KEEPALIVE` | `30` | the apiserver keeps webhook connections open |
 | `GUNICORN_MAX_REQUESTS`, `GUNICORN_MAX_REQUESTS_JITTER` | `0`, `0` | recycle workers (0: never) |
