@@ -35,8 +35,8 @@ from jobs.spec import (
     with_defaults,
 )
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
-from jobs.times import parse_time
 from jobs.validation import validate
+from kube.times import parse_time
 
 FAILED_VALIDATION = "FailedValidation"
 BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"

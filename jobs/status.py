@@ -31,7 +31,7 @@ from jobs.spec import (
     success_policy,
     with_defaults,
 )
-from jobs.times import format_time, parse_time
+from kube.times import format_time, parse_time
 
 CREATED, RUNNING, RESTARTING, SUCCEEDED, FAILED, SUSPENDED = (
     "Created",

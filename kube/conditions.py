@@ -3,8 +3,10 @@ lastTransitionTime). Pure functions: the caller passes `now`, so tests need no c
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from .times import format_time
 
 Condition = dict[str, Any]
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
@@ -12,7 +14,7 @@ TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
 def timestamp(moment: datetime) -> str:
     """RFC 3339 in UTC with second precision, as the API server writes times."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(moment)
 
 
 def find_condition(conditions: list[Condition] | None, type_: str) -> Condition | None:

@@ -16,3 +16,10 @@ def parse_time(text: object) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """`moment` as the API writes it, `2026-01-02T03:04:05Z` (UTC, seconds); a naive datetime is UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
