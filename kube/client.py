@@ -25,7 +25,7 @@ from kubernetes import client as k8s
 from .config import new_api_client
 from .errors import ApiError, ServerError, error_from_response
 from .ratelimit import TokenBucket
-from .resources import ResourceType
+from .resources import POD, ResourceType
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,6 @@ MAX_ATTEMPTS = 5
 RETRY_BASE_SECONDS = 0.2
 RETRY_CAP_SECONDS = 10.0
 DEFAULT_FIELD_MANAGER = "argoml"
-POD_LOG_PATH = "/api/v1/namespaces/{namespace}/pods/{name}/log"
 
 
 class KubeClient:
@@ -303,7 +302,7 @@ class KubeClient:
             "limitBytes": limit_bytes,
             "previous": "true" if previous else None,
         }
-        response = self._send("GET", POD_LOG_PATH.format(namespace=namespace, name=name), query=query)
+        response = self._send("GET", POD.path(namespace, name, "log"), query=query)
         return response.data.decode("utf-8", errors="replace")
 
 

@@ -56,6 +56,23 @@ class Invalid(ApiError):
         return list((details or {}).get("causes") or [])
 
 
+class InvalidName(Invalid):
+    """A namespace, name or subresource that is not a valid Kubernetes name, refused before any request is
+    sent (so ``../other-namespace/...`` can never change which object a path addresses).
+
+    It is an `Invalid` whose one cause names the field, as the apiserver's own 422 would, so every caller
+    that turns a 422 into "this field is wrong" handles it already; `field` and `value` say which.
+    """
+
+    def __init__(self, field: str, value: str, problems: list[str]):
+        message = f"{field}: Invalid value: {value!r}: {'; '.join(problems)}"
+        body = {"reason": "Invalid", "details": {"causes": [{"field": field, "message": message}]}}
+        super().__init__(message, reason="Invalid", body=body)
+        self.field = field
+        self.value = value
+        self.problems = problems
+
+
 class Forbidden(ApiError):
     status = 403
 

@@ -4,7 +4,11 @@ the object that controls it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
+
+from .errors import InvalidName
+from .names import NameFormat, name_problems, namespace_problems
 
 
 @dataclass(frozen=True)
@@ -23,20 +27,39 @@ class ResourceType:
     def path(
         self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
     ) -> str:
-        """The URL path, e.g. /apis/argoml.io/v1alpha1/namespaces/ns/tfjobs/name/status."""
+        """The URL path, e.g. /apis/argoml.io/v1alpha1/namespaces/ns/tfjobs/name/status.
+
+        No namespace (None or "") means every namespace, or a cluster-scoped kind; no name (None) means the
+        collection. Every segment given is checked to be a valid Kubernetes name for what it is, and refused
+        with InvalidName before any request exists, so no caller can reach another object, or another
+        namespace, through ``..``, ``/`` or ``%2F`` in a name. An empty name is refused too: it would turn
+        a read of one object into a list of all of them.
+        """
         base = f"/apis/{self.api_version}" if "/" in self.api_version else f"/api/{self.api_version}"
         parts = [base]
         if self.namespaced and namespace:
+            _check_segment("metadata.namespace", namespace, namespace_problems)
             parts.append(f"namespaces/{namespace}")
         parts.append(self.plural)
-        if name:
+        if name is not None:
+            _check_segment("metadata.name", name, lambda value: name_problems(self.kind, value))
             parts.append(name)
-            if subresource:
-                parts.append(subresource)
+        if subresource is not None:
+            if name is None:
+                raise InvalidName("subresource", subresource, ["needs the name of an object"])
+            _check_segment("subresource", subresource, NameFormat.LABEL.problems)
+            parts.append(subresource)
         return "/".join(parts)
 
     def __str__(self) -> str:
         return f"{self.kind}.{self.api_version}"
+
+
+def _check_segment(field: str, value: object, problems_of: Callable[[str], list[str]]) -> None:
+    """InvalidName naming `field` when `value` is not a valid name by `problems_of`."""
+    problems = problems_of(value) if isinstance(value, str) else [f"must be a string, not {type(value).__name__}"]
+    if problems:
+        raise InvalidName(field, str(value), problems)
 
 
 NAMESPACE = ResourceType("v1", "Namespace", "namespaces", namespaced=False)

@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from kube import names, validators
 from kube.api import HistorySerializer
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
@@ -63,11 +64,17 @@ class SpawnSerializer(serializers.Serializer):
     HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
     administrator allowed."""
 
-    namespace = serializers.RegexField(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", max_length=63)
-    workflow = serializers.CharField(required=False, max_length=253, help_text="The source's name.")
+    namespace = serializers.CharField(max_length=63, validators=[validators.namespace_name])
+    workflow = serializers.CharField(
+        required=False, max_length=253, validators=[validators.object_name], help_text="The source's name."
+    )
     kind = serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
-    name = serializers.RegexField(
-        r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63, required=False, help_text="With `logdirs` only."
+    # A label, not a subdomain: the instance's Service is named after it.
+    name = serializers.CharField(
+        max_length=63,
+        required=False,
+        validators=[validators.KubernetesNameValidator(names.NameFormat.LABEL)],
+        help_text="With `logdirs` only.",
     )
     logdirs = LogdirSerializer(many=True, required=False, allow_empty=False)
     idleTimeout = serializers.CharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")

@@ -20,7 +20,7 @@ from access.models import Role
 from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
 from kube.api import ClusterUnavailable, DeleteInClusterMixin, NewestFirst
 from kube.client import get_client
-from kube.errors import ApiError, NotFound
+from kube.errors import ApiError, InvalidName, NotFound
 from tensorboard import actions
 from tensorboard.conf import conf_from_settings
 from tensorboard.errors import SpawnError
@@ -102,6 +102,9 @@ class TensorboardViewSet(
                 )
         except SpawnError as error:
             return Response(error.as_dict(), status=error.status)
+        except InvalidName as error:
+            # The serializer refuses bad names first; this is kube's own guard, kept as a 400 too.
+            raise exceptions.ValidationError({error.field: error.problems}) from error
         except ApiError as error:
             raise ClusterUnavailable(str(error)) from error
         body = spawned_response(spawned, conf)

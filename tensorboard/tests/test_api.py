@@ -21,7 +21,7 @@ from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from tensorboard.models import Tensorboard
 
-from .cluster import install_crds, store_workflow, tensorboard
+from .cluster import get, install_crds, store_workflow, tensorboard
 from .workflows import NAMESPACE, mnist_workflow, node, offloaded, s3_artifact, workflow
 
 pytestmark = pytest.mark.django_db
@@ -233,6 +233,21 @@ def test_a_name_taken_by_an_instance_of_another_source_is_409(sim, owner):
 def test_a_request_without_a_source_names_the_missing_field(sim, owner):
     response = owner.post(URL, {"namespace": NAMESPACE}, format="json")
     assert (response.status_code, response.json()) == (400, {"workflow": ["This field is required."]})
+
+
+@pytest.mark.parametrize(
+    "name", ["../../team-b/workflows/payroll", "..", "a/b", "payroll%2F", "Payroll", "payé", "x" * 254]
+)
+def test_a_source_name_that_is_not_a_kubernetes_name_is_400_and_reads_nothing(sim, owner, name):
+    """Issue 16: the name went unescaped into the request path and read team-b's Workflow."""
+    payroll = workflow("payroll", node("payroll", "train", s3_artifact("secret/key", name="salaries")))
+    payroll["metadata"]["namespace"] = "team-b"
+    if get(sim, "workflows", "payroll", "team-b") is None:
+        store_workflow(sim, payroll)
+    response = spawn(owner, name)
+    assert response.status_code == 400
+    assert list(response.json()) == ["workflow"]
+    assert "salaries" not in response.text and "secret/key" not in response.text
 
 
 # -- other sources -----------------------------------------------------------------------------------

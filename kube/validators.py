@@ -1,0 +1,39 @@
+"""Django validators for Kubernetes names, for forms and DRF serializers alike (DRF runs Django validators
+and keys their message by the field), worded as the apiserver words them."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.utils.deconstruct import deconstructible
+
+from kube import names
+
+
+@deconstructible
+class KubernetesNameValidator:
+    """Refuses a value that is not a valid name of the given format (see `names.NameFormat`)."""
+
+    def __init__(self, name_format: names.NameFormat) -> None:
+        self.name_format = name_format
+
+    def __call__(self, value: object) -> None:
+        problems = self.name_format.problems(value) if isinstance(value, str) else ["must be a string"]
+        if problems:
+            raise ValidationError("; ".join(problems), code="invalid_name")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KubernetesNameValidator) and other.name_format == self.name_format
+
+    def __hash__(self) -> int:
+        return hash(self.name_format)
+
+
+#: A namespace: a DNS-1123 label.
+namespace_name = KubernetesNameValidator(names.NameFormat.LABEL)
+#: The name of most kinds, our custom resources and Argo's Workflow included: a DNS-1123 subdomain.
+object_name = KubernetesNameValidator(names.NameFormat.SUBDOMAIN)
+
+
+def for_kind(kind: str) -> KubernetesNameValidator:
+    """The validator of `kind`'s object names."""
+    return KubernetesNameValidator(names.name_format(kind))
