@@ -19,6 +19,7 @@ from jobs import actions as job_actions
 from jobs.conf import cluster_domain
 from jobs.frameworks import framework_for, kinds
 from jobs.manifests import desired_pods, desired_services
+from kube import names
 from kube.errors import AlreadyExists, ApiError, Invalid
 from tensorboard import actions as tensorboard_actions
 from tensorboard.conf import conf_from_settings
@@ -110,10 +111,23 @@ def identity(manifest: dict[str, Any]) -> tuple[str, str, str]:
 def check(manifest: dict[str, Any]) -> list[Problem]:
     kind = manifest.get("kind")
     if kind == SWEEP_KIND:
-        return [Problem(e.path, e.message) for e in sweep_actions.check_manifest(manifest)]
-    if kind == TENSORBOARD_KIND:
-        return _check_tensorboard(manifest)
-    return [Problem(e.path, e.message) for e in job_actions.check_manifest(manifest)]
+        problems = [Problem(e.path, e.message) for e in sweep_actions.check_manifest(manifest)]
+    elif kind == TENSORBOARD_KIND:
+        problems = _check_tensorboard(manifest)
+    else:
+        problems = [Problem(e.path, e.message) for e in job_actions.check_manifest(manifest)]
+    return _name_problems(manifest) + problems
+
+
+def _name_problems(manifest: dict[str, Any]) -> list[Problem]:
+    """The namespace and name given are valid Kubernetes names (required ones are each kind's to demand)."""
+    kind, namespace, name = identity(manifest)
+    problems = (
+        [Problem("metadata.namespace", p) for p in names.namespace_problems(namespace)] if namespace else []
+    )
+    if name:
+        problems += [Problem("metadata.name", p) for p in names.name_problems(kind, name)]
+    return problems
 
 
 def _check_tensorboard(manifest: dict[str, Any]) -> list[Problem]:
@@ -129,8 +143,15 @@ def _check_tensorboard(manifest: dict[str, Any]) -> list[Problem]:
         if kind not in tensorboard_actions.SOURCE_KINDS:
             allowed = ", ".join(sorted(tensorboard_actions.SOURCE_KINDS))
             problems.append(Problem("spec.workflowRef.kind", f"must be one of {allowed}, not {kind!r}"))
-        if not reference.get("name"):
+        source = reference.get("name")
+        if not source:
             problems.append(Problem("spec.workflowRef.name", "is required"))
+        else:
+            # The source's name goes into the path the spawner reads it from (issue 16).
+            found = (
+                names.name_problems(str(kind), source) if isinstance(source, str) else ["must be a string"]
+            )
+            problems += [Problem("spec.workflowRef.name", problem) for problem in found]
     elif isinstance(logdirs, list) and logdirs:
         if not name:
             problems.append(Problem("metadata.name", "is required when logdirs are named directly"))

@@ -1,10 +1,15 @@
 """The dashboard's pages, mounted under /dashboard/."""
 
-from django.urls import path
+from django.urls import path, register_converter
+
+from kube.converters import NamespaceConverter, ObjectNameConverter
 
 from .views import assets, auth, gc, jobs, logs, overview, submit, sweeps, tensorboards
 
 app_name = "dashboard"
+
+register_converter(NamespaceConverter, "k8s-namespace")
+register_converter(ObjectNameConverter, "k8s-name")
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
@@ -17,7 +22,11 @@ urlpatterns = [
     path("jobs/<int:pk>/stop/", jobs.job_stop, name="job-stop"),
     path("jobs/<int:pk>/resubmit/", jobs.job_resubmit, name="job-resubmit"),
     path("jobs/<int:pk>/replicas/<int:replica_pk>/logs/", logs.replica_logs, name="replica-logs"),
-    path("jobs/by-name/<str:namespace>/<str:kind>/<str:name>/", jobs.job_by_name, name="job-by-name"),
+    path(
+        "jobs/by-name/<k8s-namespace:namespace>/<str:kind>/<k8s-name:name>/",
+        jobs.job_by_name,
+        name="job-by-name",
+    ),
     path("sweeps/", sweeps.sweep_list, name="sweeps"),
     path("sweeps/<int:pk>/", sweeps.sweep_detail, name="sweep"),
     path("sweeps/<int:pk>/plots.json", sweeps.sweep_plots, name="sweep-plots"),
@@ -25,7 +34,11 @@ urlpatterns = [
     path("sweeps/<int:pk>/tensorboard/", sweeps.sweep_tensorboard, name="sweep-tensorboard"),
     path("sweeps/<int:pk>/stop/", sweeps.sweep_stop, name="sweep-stop"),
     path("sweeps/<int:pk>/<str:tab>/", sweeps.sweep_detail, name="sweep-tab"),
-    path("sweeps/by-name/<str:namespace>/<str:name>/", sweeps.sweep_by_name, name="sweep-by-name"),
+    path(
+        "sweeps/by-name/<k8s-namespace:namespace>/<k8s-name:name>/",
+        sweeps.sweep_by_name,
+        name="sweep-by-name",
+    ),
     path("tensorboards/", tensorboards.tensorboard_list, name="tensorboards"),
     path("tensorboards/<int:pk>/open/", tensorboards.tensorboard_open, name="tensorboard-open"),
     path("tensorboards/<int:pk>/stop/", tensorboards.tensorboard_stop, name="tensorboard-stop"),

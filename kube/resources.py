@@ -3,8 +3,8 @@ the object that controls it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidName
@@ -57,7 +57,9 @@ class ResourceType:
 
 def _check_segment(field: str, value: object, problems_of: Callable[[str], list[str]]) -> None:
     """InvalidName naming `field` when `value` is not a valid name by `problems_of`."""
-    problems = problems_of(value) if isinstance(value, str) else [f"must be a string, not {type(value).__name__}"]
+    problems = (
+        problems_of(value) if isinstance(value, str) else [f"must be a string, not {type(value).__name__}"]
+    )
     if problems:
         raise InvalidName(field, str(value), problems)
 

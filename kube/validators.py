@@ -1,7 +1,10 @@
-"""Django validators for Kubernetes names, for forms and DRF serializers alike (DRF runs Django validators
-and keys their message by the field), worded as the apiserver words them."""
+"""Validators for Kubernetes names, worded as the apiserver words them: Django validators for forms and DRF
+serializers alike (DRF runs Django validators and keys their message by the field), and an argparse type
+for management commands."""
 
 from __future__ import annotations
+
+import argparse
 
 from django.core.exceptions import ValidationError
 from django.utils.deconstruct import deconstructible
@@ -37,3 +40,12 @@ object_name = KubernetesNameValidator(names.NameFormat.SUBDOMAIN)
 def for_kind(kind: str) -> KubernetesNameValidator:
     """The validator of `kind`'s object names."""
     return KubernetesNameValidator(names.name_format(kind))
+
+
+def namespace_argument(value: str) -> str:
+    """An argparse `type=` for a command's namespace: a bad one ends the command with exit code 2 and one
+    line naming the option and the problem, before any work."""
+    problems = names.namespace_problems(value)
+    if problems:
+        raise argparse.ArgumentTypeError(f"{value!r}: {'; '.join(problems)}")
+    return value

@@ -158,6 +158,23 @@ def test_a_job_by_name_waits_until_the_mirror_has_it_then_redirects(as_editor):
     assert as_editor.get(url)["Location"] == reverse("dashboard:job", args=[job.pk])
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "team-a/TFJob/Later",
+        "team-a/TFJob/../TFJob/later",
+        "team-a/TFJob/a%2Fb",
+        "Team-A/TFJob/later",
+        "team.a/TFJob/later",
+        "team-a/TFJob/" + "x" * 254,
+    ],
+)
+def test_a_job_by_name_whose_namespace_or_name_is_not_a_kubernetes_name_is_not_found(as_editor, path):
+    url = reverse("dashboard:job-by-name", args=["team-a", "TFJob", "later"])
+    assert as_editor.get(url).status_code == 200
+    assert as_editor.get(url.replace("team-a/TFJob/later", path)).status_code == 404
+
+
 def test_a_superuser_filters_by_every_namespace_jobs_use_in_a_constant_number_of_queries(
     admin_client, django_assert_num_queries
 ):

@@ -83,8 +83,37 @@ def test_an_invalid_job_lists_every_problem_with_its_field(as_editor):
 
 def test_a_namespace_the_user_may_not_write_is_refused(as_viewer):
     response = as_viewer.post(URL, {"manifest": job_yaml(), "action": "preview"})
-    assert response.status_code == 422
+    assert response.status_code == 403
     assert b"you may not create resources in namespace" in response.content
+
+
+def test_access_is_refused_before_the_document_is_checked_or_previewed(as_outsider, monkeypatch):
+    """Issue 16: a user with no grant must not make the server lint or expand a large document."""
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the document was checked before access was")
+
+    monkeypatch.setattr("dashboard.submission.check", must_not_run)
+    monkeypatch.setattr("dashboard.submission.preview", must_not_run)
+    response = as_outsider.post(URL, {"manifest": sweep_yaml(), "action": "preview"})
+    assert response.status_code == 403
+    assert b"you may not create resources in namespace" in response.content
+
+
+@pytest.mark.parametrize("source", ["../../team-b/workflows/payroll", "a/b", "Payroll", "x%2F.."])
+def test_a_tensorboard_source_that_is_not_a_kubernetes_name_is_refused_before_any_read(as_editor, source):
+    """Issue 16: spec.workflowRef.name went unchecked into the path the spawner reads the source from."""
+    manifest = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "Tensorboard",
+        "metadata": {"name": "tb", "namespace": "team-a"},
+        "spec": {"workflowRef": {"kind": "Workflow", "name": source}},
+    }
+    response = as_editor.post(URL, {"manifest": yaml.safe_dump(manifest), "action": "create"})
+    assert response.status_code == 422
+    (problem,) = response.context["problems"]
+    assert problem.path == "spec.workflowRef.name"
+    assert problem.message.startswith("a lowercase RFC 1123 subdomain must consist of")
 
 
 def test_a_valid_job_is_previewed_as_the_pods_and_services_the_operator_makes(as_editor):

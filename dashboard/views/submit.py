@@ -61,15 +61,22 @@ class SubmitForm(forms.Form):
         return self.cleaned_data.get("manifest") or ""
 
 
+class NotAllowed(Rejected):
+    """The user may not write in the document's namespace: answered 403, before any expensive check."""
+
+
 def _checked(request: HttpRequest, text: str) -> dict[str, Any]:
-    """Parse and check; raises Rejected with every problem, access included."""
+    """Parse (bounded), check access, then check the document; raises Rejected with every problem.
+
+    Access comes before the webhook's rules so that a user with no grant cannot make the server lint,
+    expand or preview a large document (issue 16)."""
     manifest = submission.parse(text)
-    problems = submission.check(manifest)
     _, namespace, _ = submission.identity(manifest)
     if namespace and not request_scope(request).can_write(namespace):
-        problems.insert(
-            0, Problem("metadata.namespace", f"you may not create resources in namespace {namespace!r}")
+        raise NotAllowed(
+            [Problem("metadata.namespace", f"you may not create resources in namespace {namespace!r}")]
         )
+    problems = submission.check(manifest)
     if problems:
         raise Rejected(problems)
     return manifest
@@ -109,5 +116,6 @@ def submit(request: HttpRequest) -> HttpResponse:
         context["preview"] = submission.preview(manifest)
     except Rejected as rejected:
         context["problems"] = rejected.problems
-        return render(request, "dashboard/submit.html", context, status=422)
+        status = 403 if isinstance(rejected, NotAllowed) else 422
+        return render(request, "dashboard/submit.html", context, status=status)
     return render(request, "dashboard/submit.html", context)

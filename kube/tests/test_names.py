@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.test.utils import override_settings
@@ -66,8 +68,8 @@ def test_a_subdomain_problem_is_worded_as_kubernetes_words_it_and_says_the_lengt
     too_long_and_wrong = "X" * 254
     assert names.name_problems("Pod", too_long_and_wrong) == [
         "must be no more than 253 characters",
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must"
-        " start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is"
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and"
+        " must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is"
         " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
     ]
     assert names.name_problems("Pod", "") == ["must not be empty"]
@@ -153,3 +155,14 @@ def test_the_client_refuses_a_traversal_before_any_request_reaches_the_cluster()
                 assert client.get(CONFIGMAP, "payroll", "team-b")["metadata"]["name"] == "payroll"
             finally:
                 reset_client()
+
+
+def test_a_command_refuses_a_bad_namespace_with_exit_code_2_and_one_line(capsys):
+    parser = argparse.ArgumentParser(prog="gc")
+    parser.add_argument("--namespace", type=validators.namespace_argument)
+    assert parser.parse_args(["--namespace", "team-a"]).namespace == "team-a"
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["--namespace", "../kube-system"])
+    assert exited.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("gc: error: argument --namespace: '../kube-system': a lowercase RFC 1123 label")

@@ -125,3 +125,8 @@ def test_problems_make_manage_py_exit_non_zero(files: Path) -> None:
     )
     assert finished.returncode != 0
     assert "config: image_pull_policy: 'always' must be one of IfNotPresent, Always, Never" in finished.stderr
+
+
+def test_a_namespace_that_is_not_a_kubernetes_name_is_refused_before_anything_is_read(files: Path) -> None:
+    with pytest.raises(CommandError, match="argument --namespace/-n: 'team-a/../b': a lowercase RFC 1123 label"):
+        transpile("missing.yaml", "--config", "argo.yaml", "--submit", "--namespace", "team-a/../b")

@@ -247,7 +247,8 @@ def test_a_source_name_that_is_not_a_kubernetes_name_is_400_and_reads_nothing(si
     response = spawn(owner, name)
     assert response.status_code == 400
     assert list(response.json()) == ["workflow"]
-    assert "salaries" not in response.text and "secret/key" not in response.text
+    assert "salaries" not in response.text
+    assert "secret/key" not in response.text
 
 
 # -- other sources -----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from django.db.models import Count
 
 from garbage.collector import collect
 from garbage.models import GCRun
+from kube import validators
 
 
 class Command(BaseCommand):
@@ -16,7 +17,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dry-run", action="store_true", help="Report what would go; delete nothing.")
-        parser.add_argument("--namespace", metavar="NS", help="Only look at this namespace.")
+        parser.add_argument(
+            "--namespace",
+            metavar="NS",
+            type=validators.namespace_argument,
+            help="Only look at this namespace.",
+        )
 
     def handle(self, *args: Any, dry_run: bool, namespace: str | None, **options: Any) -> None:
         try:

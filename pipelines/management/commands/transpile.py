@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from kube import validators
 from pipelines.actions import SubmissionFailed, submit_workflow
 from workflows.pipeline import (
     PipelineError,
@@ -47,7 +48,12 @@ class Command(BaseCommand):
             help="where to write the Workflow (default: output_file of the config; '-': stdout)",
         )
         parser.add_argument("--submit", action="store_true", help="also create the Workflow in the cluster")
-        parser.add_argument("--namespace", "-n", help="the namespace to submit to (with --submit)")
+        parser.add_argument(
+            "--namespace",
+            "-n",
+            type=validators.namespace_argument,
+            help="the namespace to submit to (with --submit)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["submit"] != bool(options["namespace"]):
