@@ -1,5 +1,6 @@
 """``manage.py transpile``: writes the Workflow where asked, reports every problem, and submits on request."""
 
+import re
 import subprocess
 import sys
 from io import StringIO
@@ -128,5 +129,6 @@ def test_problems_make_manage_py_exit_non_zero(files: Path) -> None:
 
 
 def test_a_namespace_that_is_not_a_kubernetes_name_is_refused_before_anything_is_read(files: Path) -> None:
-    with pytest.raises(CommandError, match="argument --namespace/-n: 'team-a/../b': a lowercase RFC 1123 label"):
+    expected = re.escape("argument --namespace/-n: 'team-a/../b': a lowercase RFC 1123 label")
+    with pytest.raises(CommandError, match=expected):
         transpile("missing.yaml", "--config", "argo.yaml", "--submit", "--namespace", "team-a/../b")
