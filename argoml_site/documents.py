@@ -6,18 +6,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from django.core.management.base import CommandError
+
+from workflows import safeyaml
+
+#: The exit code of a command given a document it will not read (as argparse uses 2 for bad usage).
+BAD_INPUT = 2
 
 
 def read_yaml_documents(file: str) -> list[Any]:
-    """The file's non-empty YAML documents (JSON is YAML too); a CommandError naming the file when it cannot
-    be read or parsed. What the documents must be is the caller's to check."""
+    """The file's non-empty YAML documents (JSON is YAML too), read with the bounded reader; a CommandError
+    naming the file when it cannot be read, and one that exits 2 naming the problem (a syntax error or the
+    limit broken) when it cannot be parsed. What the documents must be is the caller's to check."""
     try:
         text = sys.stdin.read() if file == "-" else Path(file).read_text()
     except OSError as error:
         raise CommandError(f"{file}: {error.strerror}") from None
     try:
-        return [document for document in yaml.safe_load_all(text) if document is not None]
-    except yaml.YAMLError as error:
-        raise CommandError(f"{file}: not valid YAML: {error}") from None
+        return safeyaml.load_documents(text)
+    except safeyaml.YamlRefused as error:
+        raise CommandError(f"{file}: {error}", returncode=BAD_INPUT) from None

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from django.utils import timezone
 
 from dashboard.cluster import cluster_client
@@ -24,10 +23,13 @@ from kube.errors import AlreadyExists, ApiError, Invalid
 from tensorboard import actions as tensorboard_actions
 from tensorboard.conf import conf_from_settings
 from tensorboard.errors import SpawnError
+from workflows import safeyaml
 
 SWEEP_KIND = sweep_manifests.KIND
 TENSORBOARD_KIND = "Tensorboard"
 MAX_MANIFEST_BYTES = 1_000_000
+# One resource is far smaller than the API's documents: a tighter budget for what the page will expand.
+MANIFEST_LIMITS = safeyaml.Limits(max_bytes=MAX_MANIFEST_BYTES, max_nodes=100_000, max_depth=64)
 # Children listed by name in a preview; the YAML shows the first few in full.
 PREVIEW_LISTED = 50
 PREVIEW_RENDERED = 3
@@ -82,12 +84,10 @@ class Created:
 # -- reading ---------------------------------------------------------------------------------------
 def parse(text: str) -> dict[str, Any]:
     """The one resource in `text`, or Rejected saying why it is not one."""
-    if len(text.encode()) > MAX_MANIFEST_BYTES:
-        raise Rejected([Problem("", f"the manifest is larger than {MAX_MANIFEST_BYTES // 1000} kB")])
     try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as error:
-        raise Rejected([Problem("", f"not valid YAML: {error}")]) from None
+        documents = safeyaml.load_documents(text, MANIFEST_LIMITS)
+    except safeyaml.YamlRefused as error:
+        raise Rejected([Problem("", str(error))]) from None
     if not documents:
         raise Rejected([Problem("", "the manifest is empty: paste or upload one resource")])
     if len(documents) > 1:

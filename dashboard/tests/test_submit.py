@@ -66,6 +66,29 @@ def test_yaml_that_does_not_parse_is_refused_inline(as_editor):
     assert b'role="alert"' in response.content
 
 
+def test_a_sweep_alias_bomb_is_refused_before_it_is_expanded(as_editor, monkeypatch):
+    """Issue 16: an 861-byte HyperparamWorkflow whose values were aliases of lists took 345 MB here."""
+    monkeypatch.setattr("dashboard.submission.check", lambda *a, **k: pytest.fail("checked"))
+    levels = ["x0: &x0 [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]"] + [
+        f"x{n}: &x{n} [{', '.join([f'*x{n - 1}'] * 10)}]" for n in range(1, 8)
+    ]
+    bomb = "\n".join(
+        [
+            "apiVersion: argoml.io/v1alpha1",
+            "kind: HyperparamWorkflow",
+            "metadata: {name: bomb, namespace: team-a}",
+            "spec:",
+            *(f"  {line}" for line in levels),
+            "  hyperparams: [{name: lr, values: *x7}]",
+        ]
+    )
+    assert len(bomb) < 1000
+    response = as_editor.post(URL, {"manifest": bomb, "action": "preview"})
+    assert response.status_code == 422
+    (problem,) = response.context["problems"]
+    assert "*x0 is an alias of a mapping or a sequence" in problem.message
+
+
 def test_an_unknown_kind_is_named(as_editor):
     response = as_editor.post(URL, {"manifest": "kind: Pod\nmetadata: {name: x}", "action": "preview"})
     assert b"must be one of" in response.content

@@ -52,6 +52,18 @@ def test_an_invalid_job_names_every_field_and_prints_nothing(tmp_path):
     assert "spec.runPolicy.cleanPodPolicy: must be one of All, Running, None" in str(error.value)
 
 
+def test_an_alias_bomb_ends_the_command_with_exit_code_2_naming_the_alias(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text("a: &a [1, 1]\nb: &b [*a, *a]\nkind: TFJob\n")
+    with pytest.raises(CommandError) as refused:
+        call_command("render_job", str(path), stdout=io.StringIO())
+    assert refused.value.returncode == 2
+    assert str(refused.value) == (
+        f"{path}: line 2: *a is an alias of a mapping or a sequence; such aliases (and << merge keys) are "
+        "not accepted, write the values out (aliases of plain values are fine)"
+    )
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [("kind: Notebook\n", "kind: kind 'Notebook' is not a training job kind"), ("a: [\n", "not valid YAML")],

@@ -92,6 +92,25 @@ def test_a_yaml_syntax_error_names_the_document_and_line(api: APIClient, outside
     assert (error["where"], error["field"]) == ("pipeline", "line 3")
 
 
+# A 531-byte pipeline gave 418 MB in the review (issue 16): aliases of lists, nine levels deep.
+ALIAS_BOMB = "\n".join(
+    ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    + [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 9)]
+    + ["dag: {start_at: s, steps: {s: {type: task, command: [*a8], next: done}, done: {type: success}}}"]
+)
+
+
+def test_an_alias_bomb_is_refused_naming_the_alias_before_it_is_expanded(
+    api: APIClient, outsider: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pipelines.documents.transpile", lambda *a, **k: pytest.fail("transpiled"))
+    response = post(api, outsider, TRANSPILE, {"pipeline": ALIAS_BOMB, "config": FULL_CONFIG_YAML})
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert (error["where"], error["field"]) == ("pipeline", "line 2")
+    assert "*a0 is an alias of a mapping or a sequence" in error["text"]
+
+
 def test_a_malformed_request_is_reported_in_the_same_shape(api: APIClient, outsider: Any) -> None:
     response = post(api, outsider, TRANSPILE, {"pipeline": 7, "parameters": {"lr": None}})
     assert response.status_code == 400
@@ -119,6 +138,15 @@ def test_an_outsider_may_not_submit(api: APIClient, outsider: Any) -> None:
 def test_a_viewer_may_not_submit(api: APIClient, viewer: Any, cluster: Simulator) -> None:
     assert post(api, viewer, SUBMIT, full_request(namespace=NAMESPACE)).status_code == 403
     assert cluster.store.list("workflows.argoproj.io", NAMESPACE)["items"] == []
+
+
+def test_an_outsider_is_refused_before_the_documents_are_read_or_transpiled(
+    api: APIClient, outsider: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pipelines.documents.load_document", lambda *a, **k: pytest.fail("parsed"))
+    monkeypatch.setattr("pipelines.documents.transpile", lambda *a, **k: pytest.fail("transpiled"))
+    response = post(api, outsider, SUBMIT, full_request(namespace=NAMESPACE, pipeline=ALIAS_BOMB))
+    assert response.status_code == 403
 
 
 def test_an_editor_of_another_namespace_may_not_submit_here(api: APIClient, editor: Any) -> None:

@@ -6,13 +6,12 @@ import posixpath
 import re
 from typing import Any
 
-import yaml
-
 from workflows.lint.dag import find_cycle
 from workflows.lint.loader import parse_yaml_fragment
 from workflows.lint.model import SpecContext, as_dict, as_list, has_main_container
 from workflows.lint.names import check_named_list, named_items, text
 from workflows.lint.variables import contains_tag
+from workflows.safeyaml import YamlRefused
 
 RESOURCE_ACTIONS = ("get", "create", "apply", "delete", "replace", "patch")
 _TAG = re.compile(r"{{.*?}}", re.DOTALL)
@@ -121,18 +120,20 @@ def _check_resource(ctx: SpecContext, template: dict[str, Any], prefix: str) -> 
             ctx.report_message(
                 f"{where}.manifestFrom", f"artifact {wanted} in `manifestFrom` refer to a non-exist artifact"
             )
-    if manifest and not _is_valid_yaml(manifest):
-        ctx.report(f"{where}.manifest", "must be a valid yaml")
+    problem = _manifest_problem(manifest) if manifest else None
+    if problem:
+        ctx.report(f"{where}.manifest", problem)
 
 
-def _is_valid_yaml(manifest: str) -> bool:
-    """Whether the first YAML document of the manifest parses once variables are replaced by placeholders."""
+def _manifest_problem(manifest: str) -> str | None:
+    """Why the manifest, once variables are replaced by placeholders, cannot be read: Argo's words for a
+    syntax error, the bounded reader's for a broken limit (an alias bomb); None when it reads."""
     replaced = _TAG.sub("argo-lint-placeholder", manifest)
     try:
-        next(iter(parse_yaml_fragment(replaced)), None)
-    except yaml.YAMLError:
-        return False
-    return True
+        parse_yaml_fragment(replaced)
+    except YamlRefused as refused:
+        return "must be a valid yaml" if refused.limit == "syntax" else str(refused)
+    return None
 
 
 def artifact_path_problem(artifact: dict[str, Any], name: str) -> str | None:

@@ -1,38 +1,24 @@
-"""Reading YAML files that hold one or more Argo documents, the way Argo's own YAML reader sees them."""
+"""Reading YAML files that hold one or more Argo documents, the way Argo's own YAML reader sees them (dates
+stay strings), through the bounded reader every user document goes through (`workflows.safeyaml`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _ArgoYamlLoader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """A safe loader that keeps dates as strings.
-
-    Kubernetes' YAML reader turns ``2024-01-01`` into the string it reads, never into a date, so a date-like
-    value in a string field must not change type here either.
-    """
-
-    yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-    }
+from workflows import safeyaml
 
 
 class DocumentLoadError(ValueError):
-    """The input could not be read as YAML."""
+    """The input could not be read as YAML, or broke a limit of `workflows.safeyaml` (the message says)."""
 
 
 def load_documents(text: str) -> list[Any]:
     """Every non-empty document of a (multi-document) YAML text, in order."""
     try:
-        return [doc for doc in yaml.load_all(text, Loader=_ArgoYamlLoader) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise DocumentLoadError(f"invalid YAML: {exc}") from exc
+        return safeyaml.load_documents(text)
+    except safeyaml.YamlRefused as exc:
+        raise DocumentLoadError(str(exc)) from exc
 
 
 def load_file(path: str | Path) -> list[Any]:
@@ -45,5 +31,5 @@ def load_file(path: str | Path) -> list[Any]:
 
 
 def parse_yaml_fragment(text: str) -> list[Any]:
-    """Parse an embedded YAML string (a resource manifest) with the same rules as whole files."""
-    return list(yaml.load_all(text, Loader=_ArgoYamlLoader))
+    """Parse an embedded YAML string (a resource manifest) with the same rules and limits as whole files."""
+    return safeyaml.load_all(text)

@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from workflows import safeyaml
+
 from .config import read_config
 from .errors import PipelineError, Problem, Problems
 from .model import MapStep, Pipeline, TaskStep
@@ -16,8 +18,7 @@ from .parse import iter_steps, read_pipeline
 from .render import render_workflow
 from .settings import check_settings
 
-# libyaml's safe loader and dumper are ~10x faster than the pure-Python ones on large workflows.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's safe dumper is ~10x faster than the pure-Python one on large workflows.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -73,14 +74,15 @@ def parse_parameter_assignments(assignments: Iterable[str]) -> dict[str, str]:
 
 
 def load_document(text: str, what: str) -> Any:
-    """Parse YAML (or JSON) text; a syntax error becomes a PipelineError naming the document and line."""
+    """Parse YAML (or JSON) text with the bounded reader (`workflows.safeyaml`); a syntax error or a broken
+    limit (size, values, depth, an alias of a mapping or a sequence) becomes a PipelineError naming the
+    document and the line."""
     try:
-        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, the C one when available
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "syntax"
-        problem = getattr(error, "problem", None) or str(error)
-        raise PipelineError([Problem(what, where, f"is not valid YAML: {problem}")]) from error
+        return safeyaml.load(text)
+    except safeyaml.YamlRefused as error:
+        where = f"line {error.line}" if error.line is not None else error.limit
+        problem = f"is not valid YAML: {error.problem}" if error.limit == "syntax" else error.problem
+        raise PipelineError([Problem(what, where, problem)]) from error
 
 
 def dump_workflow(workflow: Mapping[str, Any]) -> str:

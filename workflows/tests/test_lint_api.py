@@ -199,7 +199,7 @@ class TestFiles:
     def test_unparsable_or_missing_files_raise_a_load_error(self, tmp_path):
         broken = tmp_path / "broken.yaml"
         broken.write_text("kind: [Workflow")
-        with pytest.raises(DocumentLoadError, match="invalid YAML"):
+        with pytest.raises(DocumentLoadError, match="not valid YAML"):
             load_file(broken)
         with pytest.raises(DocumentLoadError, match="cannot read"):
             load_file(tmp_path / "missing.yaml")

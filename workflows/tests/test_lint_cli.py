@@ -91,4 +91,4 @@ def test_unreadable_input_exits_two(tmp_path: Path):
     assert argo_lint(tmp_path / "missing.yaml").returncode == 2
     completed = argo_lint(broken)
     assert completed.returncode == 2
-    assert "invalid YAML" in completed.stderr
+    assert "not valid YAML" in completed.stderr
