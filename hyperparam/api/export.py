@@ -1,5 +1,6 @@
 """CSV export of a sweep's trials, streamed: rows leave the database in chunks (a server-side cursor on
-PostgreSQL) and the response as they are written, so 100k trials never sit in memory at once."""
+PostgreSQL) and the response as they are written, so 100k trials never sit in memory at once. Every cell,
+header included, goes through `csv_cell` (no formula injection)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
+from argoml_site.spreadsheet import csv_cell
 from hyperparam.models import Sweep
 
 CHUNK_ROWS = 2000
@@ -28,22 +30,15 @@ def csv_rows(sweep: Sweep, trials: QuerySet[Any]) -> Iterator[str]:
     names = sweep.parameter_names
     writer = csv.writer(_Line())
     metric = sweep.metric_name or "metric"
-    yield writer.writerow([*FIXED_COLUMNS[:2], metric, *FIXED_COLUMNS[3:], *names])
+    header = [*FIXED_COLUMNS[:2], metric, *FIXED_COLUMNS[3:], *names]
+    yield writer.writerow([csv_cell(name) for name in header])
     columns = ("index", "phase", "metric", "started_at", "finished_at", "workflow", "message", "params")
     for *fixed, params in trials.values_list(*columns).iterator(chunk_size=CHUNK_ROWS):
-        cells = ["" if value is None else _cell(value) for value in fixed]
-        yield writer.writerow([*cells, *(params.get(name, "") for name in names)])
+        cells = [*fixed, *(params.get(name, "") for name in names)]
+        yield writer.writerow([csv_cell(value) for value in cells])
 
 
 def csv_response(sweep: Sweep, trials: QuerySet[Any]) -> StreamingHttpResponse:
     response = StreamingHttpResponse(csv_rows(sweep, trials), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{sweep.namespace}-{sweep.name}-trials.csv"'
     return response
-
-
-def _cell(value: Any) -> str:
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)

@@ -149,6 +149,24 @@ def test_the_csv_export_streams_one_column_per_hyperparameter(api):
     assert rows[1][-2:] == ["0.1", "64"]
 
 
+def test_the_csv_export_quotes_cells_a_spreadsheet_would_run_as_formulas(api):
+    sweep = mirrored_sweep()
+    Trial.objects.create(
+        sweep=sweep,
+        index=0,
+        params={"lr": '=HYPERLINK("http://evil.example")', "batch-size": "-2+3"},
+        phase="Failed",
+        metric=-0.5,
+        message="@SUM(1+1)",
+        workflow=f"{sweep.name}-0",
+    )
+    response = api.get(f"/api/hyperparams/{sweep.pk}/trials/csv/")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[1][2] == "-0.5"
+    assert rows[1][6] == "'@SUM(1+1)"
+    assert rows[1][-2:] == ['\'=HYPERLINK("http://evil.example")', "'-2+3"]
+
+
 def test_an_invalid_sweep_is_refused_with_field_paths(api, cluster):
     spec = make_spec()
     spec["hyperparams"][0]["range"]["max"] = 0.05
