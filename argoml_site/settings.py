@@ -216,7 +216,22 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "/admin/login/"
 
+# Bodies are bounded before they are read whole (argoml_site/bodies.py, docs/security.md "Body sizes").
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
+MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 1_000_000, minimum=1024)
+FILE_UPLOAD_HANDLERS = [
+    "argoml_site.bodies.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+
 REST_FRAMEWORK = {
+    "DEFAULT_PARSER_CLASSES": [
+        "argoml_site.bodies.JSONParser",
+        "argoml_site.bodies.FormParser",
+        "argoml_site.bodies.MultiPartParser",
+    ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

@@ -27,9 +27,9 @@ from workflows import safeyaml
 
 SWEEP_KIND = sweep_manifests.KIND
 TENSORBOARD_KIND = "Tensorboard"
-MAX_MANIFEST_BYTES = 1_000_000
-# One resource is far smaller than the API's documents: a tighter budget for what the page will expand.
-MANIFEST_LIMITS = safeyaml.Limits(max_bytes=MAX_MANIFEST_BYTES, max_nodes=100_000, max_depth=64)
+# One resource is far smaller than the API's documents: a tighter budget for what the page will expand
+# (the text itself is bounded by MAX_UPLOAD_BYTES before it gets here).
+MANIFEST_LIMITS = safeyaml.Limits(max_nodes=100_000, max_depth=64)
 # Children listed by name in a preview; the YAML shows the first few in full.
 PREVIEW_LISTED = 50
 PREVIEW_RENDERED = 3

@@ -6,11 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
+from django.core import validators
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
+from argoml_site import bodies
 from dashboard import submission
 from dashboard.access import request_scope
 from dashboard.submission import Problem, Rejected
@@ -49,11 +52,14 @@ class SubmitForm(forms.Form):
     )
     upload = forms.FileField(required=False, label="…or upload a file")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The pasted text has the uploads' limit; longer form fields Django refuses before any view runs.
+        self.fields["manifest"].validators.append(validators.MaxLengthValidator(settings.MAX_UPLOAD_BYTES))
+
     def text(self) -> str:
         upload = self.cleaned_data.get("upload")
         if upload is not None:
-            if upload.size > submission.MAX_MANIFEST_BYTES:
-                raise Rejected([Problem("", f"{upload.name} is larger than 1 MB")])
             try:
                 return upload.read().decode("utf-8")
             except UnicodeDecodeError:
@@ -98,6 +104,10 @@ def submit(request: HttpRequest) -> HttpResponse:
         return render(request, "dashboard/submit.html", context)
     form = SubmitForm(request.POST, request.FILES)
     context["form"] = form
+    refused = bodies.upload_refused(request)  # the upload handler stopped reading a file past the limit
+    if refused:
+        form.add_error("upload", refused)
+        return render(request, "dashboard/submit.html", context, status=413)
     if not form.is_valid():
         return render(request, "dashboard/submit.html", context, status=400)
     try:

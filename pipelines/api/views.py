@@ -6,11 +6,11 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespacePermission
+from argoml_site.bodies import JSONParser
 from kube.api import ClusterUnavailable
 from workflows.pipeline import PipelineError, Problem, Transpiled, dump_workflow
 

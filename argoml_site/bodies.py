@@ -1,0 +1,86 @@
+"""Request bodies are bounded before they are read whole.
+
+- The REST API's parsers (JSON, form, multipart) refuse a body whose Content-Length is past
+  DATA_UPLOAD_MAX_MEMORY_SIZE with a 413 naming the limit, before reading a byte of it; DRF on its own
+  reads any JSON body whole (Django checks the limit only on `request.body` and form fields).
+- Pages rely on Django for form fields (DATA_UPLOAD_MAX_MEMORY_SIZE), and on `LimitedUploadHandler` for
+  uploaded files, which Django does not bound at all: it stops reading a file once it passes
+  MAX_UPLOAD_BYTES and records the refusal on the request, so the form can say so (`upload_refused`).
+
+Only WSGI bodies with a Content-Length are read (Django treats a body without one as empty), so checking
+the header is checking the body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.http import HttpRequest
+from rest_framework import exceptions, parsers, status
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "request_too_large"
+
+
+def check_content_length(meta: dict[str, Any], limit: int) -> None:
+    """RequestTooLarge naming `limit` when the request says its body is longer."""
+    try:
+        length = int(meta.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise exceptions.ParseError("Content-Length is not a number.") from None
+    if length > limit:
+        raise RequestTooLarge(f"The request body is {length} bytes; the limit is {limit} bytes.")
+
+
+class _Bounded:
+    """Checks the body's size against DATA_UPLOAD_MAX_MEMORY_SIZE before the parser reads it."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        request = (parser_context or {}).get("request")
+        if request is not None:
+            check_content_length(request.META, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        return super().parse(stream, media_type, parser_context)  # type: ignore[misc]
+
+
+class JSONParser(_Bounded, parsers.JSONParser):
+    pass
+
+
+class FormParser(_Bounded, parsers.FormParser):
+    pass
+
+
+class MultiPartParser(_Bounded, parsers.MultiPartParser):
+    pass
+
+
+def upload_refused(request: HttpRequest) -> str | None:
+    """Why an upload of this request was not read (too large), or None."""
+    return getattr(request, "_upload_refused", None)
+
+
+class LimitedUploadHandler(FileUploadHandler):
+    """First of FILE_UPLOAD_HANDLERS: passes chunks on, and stops the upload (without reading the rest of
+    the body) once one file passes MAX_UPLOAD_BYTES, noting why on the request for the page to show."""
+
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
+        super().new_file(*args, **kwargs)
+        self.received = 0
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        self.received += len(raw_data)
+        limit = settings.MAX_UPLOAD_BYTES
+        if self.received > limit:
+            if self.request is not None:
+                self.request._upload_refused = (  # type: ignore[attr-defined]
+                    f"{self.file_name} is larger than the upload limit of {limit} bytes"
+                )
+            raise StopUpload(connection_reset=True)
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None

@@ -1,0 +1,61 @@
+"""Bodies are bounded before they are read whole: 413 naming the limit in the API, a form error on pages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(django_user_model):
+    client = APIClient()
+    client.force_authenticate(django_user_model.objects.create_user("someone"))
+    return client
+
+
+@pytest.mark.parametrize("url", ["/api/pipelines/transpile", "/api/jobs/", "/api/tensorboards/"])
+def test_an_api_body_past_the_limit_is_413_naming_it_and_is_never_parsed(api, settings, monkeypatch, url):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+    monkeypatch.setattr("rest_framework.parsers.json.load", lambda *a, **k: pytest.fail("parsed"))
+    body = json.dumps({"pipeline": "x" * 5000, "config": {}})
+    response = api.post(url, body, content_type="application/json")
+    assert response.status_code == 413
+    assert response.json()["detail"] == f"The request body is {len(body)} bytes; the limit is 4096 bytes."
+
+
+def test_an_api_body_within_the_limit_is_parsed(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+    response = api.post("/api/pipelines/transpile", {"pipeline": 7}, format="json")
+    assert response.status_code == 400  # read, and found wanting: not a 413
+
+
+def test_a_form_body_past_the_limit_is_413_in_the_api_too(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+    response = api.post("/api/tensorboards/", {"namespace": "x" * 5000})
+    assert response.status_code == 413
+
+
+def test_an_upload_past_the_limit_is_a_form_error_naming_it(client, django_user_model, settings):
+    settings.MAX_UPLOAD_BYTES = 2048
+    client.force_login(django_user_model.objects.create_user("uploader"))
+    upload = SimpleUploadedFile("big.yaml", b"a: b\n" * 100_000, content_type="text/yaml")
+    body = {"manifest": "", "upload": upload, "action": "preview"}
+    response = client.post(reverse("dashboard:submit"), body)
+    assert response.status_code == 413
+    assert response.context["form"].errors["upload"] == [
+        "big.yaml is larger than the upload limit of 2048 bytes"
+    ]
+
+
+def test_pasted_text_past_the_limit_is_a_form_error(client, django_user_model, settings):
+    settings.MAX_UPLOAD_BYTES = 2048
+    client.force_login(django_user_model.objects.create_user("paster"))
+    response = client.post(reverse("dashboard:submit"), {"manifest": "a: b\n" * 1000, "action": "preview"})
+    assert response.status_code == 400
+    assert "at most 2048 characters" in response.context["form"].errors["manifest"][0]
