@@ -51,7 +51,7 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @require_GET
 def readyz(request: HttpRequest) -> HttpResponse:
     """Readiness: 200 when every dependency answers; otherwise 503 naming the ones that failed. Anyone may
-    call it (the kubelet has no credentials), so the errors, which name hosts and users, go to the log only."""
+    call it (the kubelet has no credentials), so the errors, which name hosts and users, go to the log."""
     checks: dict[str, Callable[[], None]] = {"database": _database_ready, "redis": _redis_ready}
     if cluster_configured():
         checks["cluster"] = _cluster_ready
