@@ -126,6 +126,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEO
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
 # Celery workers serve Prometheus metrics on this port (0: off); see argoml_site/metrics.py.
 WORKER_METRICS_PORT = env_int("WORKER_METRICS_PORT", 0, minimum=0)
+# The bearer token Prometheus sends to /metrics (web and workers). Empty: only staff sessions on the web.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 

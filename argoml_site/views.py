@@ -14,7 +14,7 @@ from prometheus_client.exposition import choose_encoder
 
 from kube.health import cluster_configured, cluster_reachable
 
-from .metrics import exposition_registry
+from .metrics import bearer_matches, exposition_registry
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +70,13 @@ def readyz(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    """Prometheus exposition, in the format the scraper asks for (classic text or OpenMetrics)."""
+    """Prometheus exposition, in the format the scraper asks for (classic text or OpenMetrics). For
+    Prometheus with the METRICS_TOKEN bearer token, or a staff session: labels name namespaces and tasks."""
+    token_ok = bearer_matches(request.headers.get("Authorization", ""), settings.METRICS_TOKEN)
+    if not token_ok and not (request.user.is_authenticated and request.user.is_staff):
+        response = HttpResponse("Metrics need the METRICS_TOKEN bearer token.\n", status=401)
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        response["Content-Type"] = "text/plain"
+        return response
     encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
     return HttpResponse(encoder(exposition_registry()), content_type=content_type)
