@@ -233,6 +233,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Distributed training jobs, hyperparameter sweeps, TensorBoards and GC on Kubernetes.",
     "VERSION": "v1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its Swagger UI are for signed-in users only: anonymous callers get health and sign-in.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
