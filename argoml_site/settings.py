@@ -144,6 +144,9 @@ KUBE_RECONCILE_TIME_LIMIT_SECONDS = env_int("KUBE_RECONCILE_TIME_LIMIT_SECONDS",
 # the kubeconfig that `make run` writes for the simulator is used when it exists.
 KUBECONFIG = env_str("KUBECONFIG", str(DEV_DIR / "kubeconfig") if (DEV_DIR / "kubeconfig").exists() else "")
 KUBE_IN_CLUSTER = env_bool("KUBE_IN_CLUSTER", default=False)
+# The namespace the control plane runs in (the chart sets its release namespace): grants on it, as on
+# kube-* system namespaces, need a superuser's explicit confirmation (access/sensitive.py).
+ARGOML_NAMESPACE = env_str("ARGOML_NAMESPACE", "argoml")
 KUBE_WRITE_QPS = env_float("KUBE_WRITE_QPS", 20.0, minimum=0.1)
 KUBE_WRITE_BURST = env_int("KUBE_WRITE_BURST", 50, minimum=1)
 KUBE_REQUEST_TIMEOUT_SECONDS = env_float("KUBE_REQUEST_TIMEOUT_SECONDS", 30.0, minimum=1.0)
