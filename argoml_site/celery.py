@@ -29,7 +29,7 @@ def _serve_worker_metrics(**kwargs: object) -> None:
     from .metrics import serve_worker_metrics
 
     if settings.WORKER_METRICS_PORT:
-        serve_worker_metrics(settings.WORKER_METRICS_PORT)
+        serve_worker_metrics(settings.WORKER_METRICS_PORT, settings.METRICS_TOKEN)
 
 
 @worker_process_shutdown.connect

@@ -138,6 +138,16 @@ def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) 
     return kubeconfig
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write a secret into a new file readable by its owner only from the first byte (a chmod afterwards
+    leaves a moment when others may open it). Whatever was at `path` (a file, a planted symlink) is
+    replaced, never written through."""
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(text)
+
+
 def ensure_admin_user(dev_dir: Path) -> None:
     """Create the local admin once and print its password once; later runs point to the saved file."""
     from django.contrib.auth import get_user_model
@@ -149,8 +159,7 @@ def ensure_admin_user(dev_dir: Path) -> None:
         return
     password = secrets.token_urlsafe(12)
     user_model.objects.create_superuser("admin", "admin@localhost", password)
-    credentials_file.write_text(f"username: admin\npassword: {password}\n")
-    credentials_file.chmod(0o600)
+    write_private(credentials_file, f"username: admin\npassword: {password}\n")
     print(f"Created the admin user. Log in as admin / {password}", flush=True)
     print(f"(saved in {credentials_file})", flush=True)
 

@@ -126,6 +126,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEO
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
 # Celery workers serve Prometheus metrics on this port (0: off); see argoml_site/metrics.py.
 WORKER_METRICS_PORT = env_int("WORKER_METRICS_PORT", 0, minimum=0)
+# The bearer token Prometheus sends to /metrics (web and workers). Empty: only staff sessions on the web.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 
@@ -142,6 +144,9 @@ KUBE_RECONCILE_TIME_LIMIT_SECONDS = env_int("KUBE_RECONCILE_TIME_LIMIT_SECONDS",
 # the kubeconfig that `make run` writes for the simulator is used when it exists.
 KUBECONFIG = env_str("KUBECONFIG", str(DEV_DIR / "kubeconfig") if (DEV_DIR / "kubeconfig").exists() else "")
 KUBE_IN_CLUSTER = env_bool("KUBE_IN_CLUSTER", default=False)
+# The namespace the control plane runs in (the chart sets its release namespace): grants on it, as on
+# kube-* system namespaces, need a superuser's explicit confirmation (access/sensitive.py).
+ARGOML_NAMESPACE = env_str("ARGOML_NAMESPACE", "argoml")
 KUBE_WRITE_QPS = env_float("KUBE_WRITE_QPS", 20.0, minimum=0.1)
 KUBE_WRITE_BURST = env_int("KUBE_WRITE_BURST", 50, minimum=1)
 KUBE_REQUEST_TIMEOUT_SECONDS = env_float("KUBE_REQUEST_TIMEOUT_SECONDS", 30.0, minimum=1.0)
@@ -246,6 +251,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Distributed training jobs, hyperparameter sweeps, TensorBoards and GC on Kubernetes.",
     "VERSION": "v1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its Swagger UI are for signed-in users only: anonymous callers get health and sign-in.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "PREPROCESSING_HOOKS": ["argoml_site.schema.api_endpoints_only"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -259,8 +267,36 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
+# --- HTTPS (docs/security.md) -----------------------------------------------------------------------
+# HTTPS_ONLY=true says every browser reaches us over TLS (the pod's own certificate, or a proxy that
+# terminates TLS and says so in SECURE_PROXY_SSL_HEADER): it turns on the redirect to https, HSTS and
+# secure cookies, so `manage.py check --deploy` passes with no warnings. Each can be overridden.
+HTTPS_ONLY = env_bool("HTTPS_ONLY", default=False)
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=HTTPS_ONLY or not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=HTTPS_ONLY)
+# Probes and scrapes may speak plain HTTP to the pod; they carry no cookies and get nothing to protect.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if HTTPS_ONLY else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS_ONLY)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=HTTPS_ONLY)
+
+
+def _proxy_ssl_header(raw: str) -> tuple[str, str] | None:
+    """`X-Forwarded-Proto` (the value meaning https is `https`) or `Header-Name: value`. Only set it when a
+    proxy in front of every request overwrites that header: otherwise a client could claim https."""
+    if not raw.strip():
+        return None
+    name, _, value = raw.partition(":")
+    name = name.strip()
+    if not name or not all(char.isalnum() or char == "-" for char in name):
+        raise ImproperlyConfigured(
+            f"SECURE_PROXY_SSL_HEADER={raw!r} must be a header name (X-Forwarded-Proto), or 'name: value'."
+        )
+    return "HTTP_" + name.upper().replace("-", "_"), value.strip() or "https"
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(env_str("SECURE_PROXY_SSL_HEADER"))
 
 # --- Logging --------------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO")

@@ -1,7 +1,8 @@
 """Top-level URLs: admin, REST API and its docs, health and metrics, admission webhooks."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.contrib.auth.decorators import login_required
+from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import views
@@ -10,7 +11,14 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("argoml_site.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path(
+        "api/docs/",
+        # A page, so an anonymous visitor is sent to sign in (the schema it loads answers 401 anyway).
+        login_required(
+            SpectacularSwaggerView.as_view(url_name="schema"), login_url=reverse_lazy("dashboard:login")
+        ),
+        name="swagger-ui",
+    ),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
     path("metrics", views.metrics, name="metrics"),

@@ -251,7 +251,7 @@ class Collection:
             jobs.gone_uids.add(reference.uid)
             return Owner.GONE
         except ApiError as exc:
-            self._fail(f"get {reference.kind} {namespace}/{reference.name}", exc)
+            self._fail(f"get {reference.kind} {namespace}/{reference.name}", exc, namespace)
             return Owner.UNKNOWN
         state = JobState.from_job({"kind": reference.kind, **job})
         if state.uid != reference.uid:  # the name now belongs to a newer job
@@ -275,7 +275,7 @@ class Collection:
             except NotFound:
                 continue
             except ApiError as exc:
-                self._fail(f"get {kind} {namespace}/{job_name}", exc)
+                self._fail(f"get {kind} {namespace}/{job_name}", exc, namespace)
                 return Owner.UNKNOWN
             return Owner.NOT_CONTROLLED
         jobs.gone_names.add((namespace, job_name))
@@ -300,7 +300,7 @@ class Collection:
                 # 404: deleted meanwhile; 409: the uid precondition failed, the name has a newer object.
                 already_gone = True
             except ApiError as exc:
-                self._fail(f"delete {rtype.kind} {namespace}/{name}", exc)
+                self._fail(f"delete {rtype.kind} {namespace}/{name}", exc, namespace)
                 return
             if not already_gone:
                 DELETIONS.labels(reason=verdict.reason.value).inc()
@@ -342,11 +342,20 @@ class Collection:
                     raise
                 logger.info("The list of %s expired mid-way; listing again from the start", rtype.plural)
 
-    def _fail(self, what: str, exc: ApiError) -> None:
+    def _fail(self, what: str, exc: ApiError, namespace: str | None = None) -> None:
+        """Record a failure with the namespace it concerns (the run's own for a listing, blank for a
+        cluster-wide one): the dashboard shows each tenant only the failures in its namespaces."""
         logger.error("Garbage collection %s: %s failed: %s", self.run.pk, what, exc)
         self.tally.errors += 1
         if len(self.tally.failures) < MAX_RECORDED_FAILURES:
-            self.tally.failures.append({"what": what, "status": exc.status, "error": str(exc)[:500]})
+            self.tally.failures.append(
+                {
+                    "what": what,
+                    "namespace": self.run.namespace if namespace is None else namespace,
+                    "status": exc.status,
+                    "error": str(exc)[:500],
+                }
+            )
 
     def flush(self) -> None:
         """Write the page's deletions and the run's counters (visible in the admin while it runs)."""

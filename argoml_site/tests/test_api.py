@@ -40,6 +40,7 @@ def test_the_openapi_schema_describes_the_api(admin_client):
     schema = response.json()
     assert schema["info"]["title"] == "Argo-ML API"
     assert "/api/namespaces/" in schema["paths"]
+    assert not [path for path in schema["paths"] if not path.startswith("/api/")]
 
 
 def test_swagger_ui_loads_its_assets_from_our_own_static_files(admin_client):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from argoml_site.devstack import Supervisor
+from argoml_site.devstack import Supervisor, write_private
 
 REPO = Path(__file__).resolve().parents[2]
 TFJOB = """
@@ -196,3 +196,23 @@ def test_the_supervisor_stops_a_child_that_ignores_sigterm(tmp_path):
     supervisor.stop_all()
     assert stubborn.process.returncode == -signal.SIGKILL
     assert time.monotonic() - started < 5
+
+
+def test_a_private_file_is_owner_only_even_under_a_permissive_umask(tmp_path):
+    previous = os.umask(0)
+    try:
+        write_private(tmp_path / "admin-credentials", "password: x\n")
+    finally:
+        os.umask(previous)
+    assert oct((tmp_path / "admin-credentials").stat().st_mode & 0o777) == "0o600"
+    assert (tmp_path / "admin-credentials").read_text() == "password: x\n"
+
+
+def test_a_private_file_replaces_a_planted_symlink_instead_of_writing_through_it(tmp_path):
+    elsewhere = tmp_path / "world-readable"
+    elsewhere.write_text("")
+    (tmp_path / "admin-credentials").symlink_to(elsewhere)
+    write_private(tmp_path / "admin-credentials", "password: x\n")
+    assert elsewhere.read_text() == ""
+    assert not (tmp_path / "admin-credentials").is_symlink()
+    assert (tmp_path / "admin-credentials").read_text() == "password: x\n"

@@ -87,6 +87,53 @@ def test_the_gc_page_shows_runs_and_only_the_deletions_in_the_users_namespaces(a
     assert "pod-b" not in detail
 
 
+def test_a_cluster_wide_run_shows_a_tenant_only_its_own_deletions_and_failures(as_viewer):
+    run = factories.gc_run(
+        deletions=[("team-a", "pod-a"), ("team-secret", "payroll-pod")],
+        failures=[
+            {"what": "delete Pod team-secret/payroll-0", "namespace": "team-secret", "error": "x"},
+            {"what": "delete Pod team-a/mine-0", "namespace": "team-a", "status": 500, "error": "y"},
+            {"what": "list workflow pods", "namespace": "", "status": 500, "error": "z"},
+            {"what": "delete Pod team-secret/legacy-0", "status": 500, "error": "recorded before namespaces"},
+        ],
+        note="Stopped by an unexpected error: team-secret is on fire",
+        skipped=12345,
+    )
+    detail = as_viewer.get(reverse("dashboard:gc-run", args=[run.pk])).content.decode()
+    assert "pod-a" in detail
+    assert "team-a/mine-0" in detail
+    assert "team-secret" not in detail
+    assert "list workflow pods" not in detail
+    assert "12345" not in detail
+    listing = as_viewer.get(reverse("dashboard:gc")).content.decode()
+    assert f"#{run.pk}" in listing
+    assert "12345" not in listing
+    overview = as_viewer.get(reverse("dashboard:overview")).content.decode()
+    assert "12345" not in overview
+
+
+def test_a_run_over_one_readable_namespace_shows_its_figures(as_viewer):
+    run = factories.gc_run(namespace="team-a", deletions=[("team-a", "pod-a")], skipped=4242)
+    assert "4242" in as_viewer.get(reverse("dashboard:gc-run", args=[run.pk])).content.decode()
+    assert "4242" in as_viewer.get(reverse("dashboard:gc")).content.decode()
+
+
+def test_staff_see_cluster_wide_figures_but_only_the_deletions_of_namespaces_they_can_read(viewer, client):
+    viewer.is_staff = True
+    viewer.save()
+    client.force_login(viewer)
+    run = factories.gc_run(deletions=[("team-a", "pod-a"), ("team-secret", "payroll-pod")], skipped=12345)
+    detail = client.get(reverse("dashboard:gc-run", args=[run.pk])).content.decode()
+    assert "12345" in detail
+    assert "payroll-pod" not in detail
+    assert "12345" in client.get(reverse("dashboard:gc")).content.decode()
+
+
+def test_a_superuser_sees_every_failure(admin_client):
+    run = factories.gc_run(failures=[{"what": "delete Pod team-secret/x", "namespace": "team-secret"}])
+    assert "team-secret/x" in admin_client.get(reverse("dashboard:gc-run", args=[run.pk])).content.decode()
+
+
 def test_the_tensorboard_list_offers_stop_only_where_the_user_may_write(as_viewer, as_editor):
     factories.tensorboard("tb-a")
     assert b"Stop<span" not in as_viewer.get(reverse("dashboard:tensorboards")).content

@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from access.scopes import NamespaceScope
 from dashboard.jobgrid import replica_grid
 from dashboard.pagination import BadCursor, decode_cursor, encode_cursor
 from dashboard.templatetags.dashboard import duration, tone
+from dashboard.views import gc
 from dashboard.views.jobs import resubmitted_name
 
 
@@ -60,3 +62,26 @@ def test_a_resubmitted_name_is_new_and_fits_63_characters():
 def test_phases_get_tones_and_durations_read_like_people_write_them():
     assert (tone("Succeeded"), tone("Failed"), tone("Running"), tone(None)) == ("ok", "bad", "active", "idle")
     assert (duration(9), duration(252), duration(11100), duration(None)) == ("9s", "4m 12s", "3h 05m", "—")
+
+
+@pytest.mark.parametrize(
+    ("scope", "expected"),
+    [
+        (NamespaceScope(readable=frozenset({"team-a"}), writable=frozenset()), ["a"]),
+        (NamespaceScope(readable=frozenset(), writable=frozenset()), []),
+        (NamespaceScope(frozenset(), frozenset(), everywhere=True), ["a", "b", "all", "old"]),
+    ],
+)
+def test_visible_failures_keeps_those_in_readable_namespaces(scope, expected):
+    failures = [
+        {"what": "a", "namespace": "team-a"},
+        {"what": "b", "namespace": "team-b"},
+        {"what": "all", "namespace": ""},
+        {"what": "old"},
+        "not a failure",
+    ]
+    assert [failure["what"] for failure in gc.visible_failures(failures, scope)] == expected
+
+
+def test_visible_failures_of_a_row_that_is_not_a_list_is_empty():
+    assert gc.visible_failures({"what": "x"}, NamespaceScope(frozenset(), frozenset(), everywhere=True)) == []

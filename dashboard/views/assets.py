@@ -8,8 +8,10 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, Http404, HttpRequest, HttpResponseNotModified
 from django.http.response import HttpResponseBase
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 # Public name → (package, file inside it). Only these files are ever served.
@@ -17,6 +19,8 @@ VENDORED = {
     "htmx.min.js": ("django_htmx", "static/django_htmx/htmx-2.min.js"),
     "plotly.min.js": ("plotly", "package_data/plotly.min.js"),
 }
+# What the sign-in page itself loads; every other asset is for signed-in users only.
+PUBLIC = {"htmx.min.js"}
 # Versioned URLs (?v=<digest>) never change content, so browsers may keep them for a year.
 CACHE_CONTROL = "public, max-age=31536000, immutable"
 
@@ -41,6 +45,8 @@ def digest(name: str) -> str:
 
 @require_GET
 def vendored(request: HttpRequest, name: str) -> HttpResponseBase:
+    if name not in PUBLIC and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path(), reverse("dashboard:login"))
     etag = f'"{digest(name)}"'
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()

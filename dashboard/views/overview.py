@@ -17,7 +17,7 @@ from tensorboard.models import Tensorboard
 from tensorboard.status import READY
 
 from .common import page
-from .gc import visible_runs
+from .gc import mark_figures, visible_runs
 
 RECENT_FAILURES = 8
 SWEEP_PHASES = ("Pending", "Running", "Succeeded", "Failed")
@@ -54,6 +54,9 @@ def overview(request: HttpRequest) -> HttpResponse:
         .only("id", "namespace", "name", "algorithm", "created_at")
         .order_by("-created_at", "-id")[:RECENT_FAILURES]
     )
+    last_gc = visible_runs(request).order_by("-started", "-id").first()
+    if last_gc is not None:
+        mark_figures(request, [last_gc])
     context = {
         "job_counts": counts_by_phase(jobs, CONDITION_TYPES),
         "sweep_counts": counts_by_phase(sweeps, SWEEP_PHASES),
@@ -62,7 +65,7 @@ def overview(request: HttpRequest) -> HttpResponse:
                 "id", "namespace", "name", "url", "source_kind", "source_name", "created_at"
             ).order_by("-created_at")[:10]
         ),
-        "last_gc": visible_runs(request).order_by("-started", "-id").first(),
+        "last_gc": last_gc,
         "failed_jobs": list(failed_jobs),
         "failed_sweeps": list(failed_sweeps),
     }

@@ -225,6 +225,7 @@ def test_a_deletion_that_keeps_failing_is_recorded_and_the_run_finishes_the_rest
     assert names(many_old_pods) == {"old-05"}
     assert run.failures[0]["what"] == "delete Pod default/old-05"
     assert run.failures[0]["status"] == 500
+    assert run.failures[0]["namespace"] == "default"  # the dashboard shows it to that namespace only
     assert "old-05" not in {d.name for d in run.deletions.all()}
 
 
@@ -243,6 +244,7 @@ def test_a_listing_that_keeps_failing_stops_that_pass_only(many_old_pods):
     assert run.status == GCRun.Status.PARTIAL
     # Both pod passes list /api/v1/pods: the workflow pass after its first page, the job pass at once.
     assert [failure["what"] for failure in run.failures] == ["list workflow pods", "list job pods"]
+    assert {failure["namespace"] for failure in run.failures} == {""}  # cluster-wide: superusers only
     assert run.errors == 2
     assert run.deleted == 5  # the first page of 4, then the orphaned service
     assert deleted(run)["default/gone-soon-worker-0"] == "orphan"
