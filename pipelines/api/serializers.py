@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from access.models import namespace_validator
+from kube import validators
 
 
 @extend_schema_field(
@@ -77,7 +77,7 @@ class TranspileRequestSerializer(serializers.Serializer):
 class SubmitRequestSerializer(TranspileRequestSerializer):
     namespace = serializers.CharField(
         max_length=63,
-        validators=[namespace_validator],
+        validators=[validators.namespace_name],
         help_text="Where to create the Workflow; you need the editor role there.",
     )
 
