@@ -44,5 +44,5 @@ class NamespaceGrantAdmin(admin.ModelAdmin):
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         form = super().get_form(request, obj, change=change, **kwargs)
-        form.request_user = request.user
+        form.request_user = request.user  # type: ignore[attr-defined]
         return form

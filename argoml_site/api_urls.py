@@ -11,6 +11,8 @@ from hyperparam.api.views import SweepViewSet
 from jobs.api.views import TrainingJobViewSet
 from tensorboard.api.views import TensorboardViewSet
 
+from .token import ObtainTokenView
+
 router = DefaultRouter()
 router.register("namespaces", NamespaceGrantViewSet, basename="namespace")
 router.register("jobs", TrainingJobViewSet, basename="job")
@@ -18,6 +20,7 @@ router.register("hyperparams", SweepViewSet, basename="hyperparam")
 router.register("tensorboards", TensorboardViewSet, basename="tensorboard")
 
 urlpatterns = [
+    path("token/", ObtainTokenView.as_view(), name="api-token"),
     *router.urls,
     path("", include("pipelines.api.urls")),
 ]

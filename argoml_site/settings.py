@@ -220,6 +220,29 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/admin/login/"
+# Sign-in lockout (argoml_site/signin.py): this many failed sign-ins for one username (or from one client
+# address) within the window lock it for SIGNIN_LOCKOUT_SECONDS. 0 failures: no lockout.
+SIGNIN_LOCKOUT_FAILURES = env_int("SIGNIN_LOCKOUT_FAILURES", 5, minimum=0)
+SIGNIN_LOCKOUT_ADDRESS_FAILURES = env_int("SIGNIN_LOCKOUT_ADDRESS_FAILURES", 20, minimum=0)
+SIGNIN_LOCKOUT_WINDOW_SECONDS = env_int("SIGNIN_LOCKOUT_WINDOW_SECONDS", 900, minimum=1)
+SIGNIN_LOCKOUT_SECONDS = env_int("SIGNIN_LOCKOUT_SECONDS", 900, minimum=1)
+# Behind a proxy every caller has the proxy's address: name the header it appends the client's to.
+SIGNIN_CLIENT_ADDRESS_HEADER = env_str("SIGNIN_CLIENT_ADDRESS_HEADER")
+
+# API throttling (argoml_site/throttling.py), DRF rates such as 100/minute; empty: no limit. The token
+# endpoint has its own stricter rate per client address.
+API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "60/minute")
+API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1200/minute")
+API_THROTTLE_TOKEN = env_str("API_THROTTLE_TOKEN", "10/minute")
+
+# The throttles count in Redis, so every web process shares one count.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "argoml:cache",
+    }
+}
 
 # Bodies are bounded before they are read whole (argoml_site/bodies.py, docs/security.md "Body sizes").
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
@@ -242,6 +265,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "argoml_site.throttling.AnonThrottle",
+        "argoml_site.throttling.UserThrottle",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 100,

@@ -5,7 +5,10 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import views
+from . import signin, views
+
+# The admin's sign-in counts failures and locks, as the dashboard's does.
+admin.site.login_form = signin.LockoutAdminAuthenticationForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),

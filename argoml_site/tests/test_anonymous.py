@@ -23,6 +23,7 @@ OPEN = {
     "/dashboard/logout/": "signing out (signs out nobody, then shows the sign-in page)",
     "/admin/login/": "the admin's sign-in page",
     "/admin/logout/": "signing out",
+    "/api/token/": "the API's sign-in: a password for a token (throttled, locked like the pages)",
     "/dashboard/vendor/htmx.min.js": "the sign-in page's own script",
 }
 # Served by the admission webhook listener (issue 16, hole 2 moves them off this server; the API server

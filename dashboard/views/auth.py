@@ -5,8 +5,11 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import reverse_lazy
 
+from argoml_site.signin import LockoutAuthenticationForm
+
 login = auth_views.LoginView.as_view(
     template_name="dashboard/login.html",
+    authentication_form=LockoutAuthenticationForm,
     next_page=reverse_lazy("dashboard:overview"),
     redirect_authenticated_user=True,
 )
