@@ -23,6 +23,7 @@ from rest_framework import exceptions, parsers, status
 
 class RequestTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is larger than the limit."
     default_code = "request_too_large"
 
 
