@@ -11,6 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from .csp import POLICY
 from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -60,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "argoml_site.csp.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "argoml_site.urls"
@@ -324,6 +326,9 @@ def _proxy_ssl_header(raw: str) -> tuple[str, str] | None:
 
 
 SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(env_str("SECURE_PROXY_SSL_HEADER"))
+
+# Content-Security-Policy on every response (argoml_site/csp.py); CSP_ENABLED=false sends none.
+CONTENT_SECURITY_POLICY = POLICY if env_bool("CSP_ENABLED", default=True) else ""
 
 # --- Logging --------------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO")

@@ -2,7 +2,7 @@
 
 Kubernetes ignores HEALTHCHECK and uses the probes in the manifests; this is for `docker run`. The role is
 read from PID 1's command line, so one image-wide check fits every command of the entrypoint:
-gunicorn answers /healthz, a Celery worker with WORKER_METRICS_PORT answers /metrics, and any other
+gunicorn answers /healthz, a Celery worker with WORKER_METRICS_PORT answers /healthz there, and any other
 process (beat, a one-off command) is healthy while it runs.
 """
 
@@ -27,7 +27,7 @@ def probe_url(argv: list[str], environ: dict[str, str]) -> str | None:
         return f"{'https' if tls else 'http'}://127.0.0.1:{port}/healthz"
     if "celery" in words and "worker" in argv:
         port = environ.get("WORKER_METRICS_PORT", "0")
-        return f"http://127.0.0.1:{port}/metrics" if port not in ("", "0") else None
+        return f"http://127.0.0.1:{port}/healthz" if port not in ("", "0") else None
     return None
 
 

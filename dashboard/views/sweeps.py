@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from argoml_site import csp
 from dashboard import plots
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
@@ -108,7 +109,8 @@ def sweep_detail(request: HttpRequest, pk: int, tab: str = "overview") -> HttpRe
         context.update(_trials_context(request, sweep))
     elif tab == "yaml":
         context["manifest"] = manifest_of(sweep, API_VERSION, KIND)
-    return render(request, "dashboard/sweeps/detail.html", context)
+    response = render(request, "dashboard/sweeps/detail.html", context)
+    return csp.allow_plots(response) if tab == "overview" else response
 
 
 def _trials_context(request: HttpRequest, sweep: Sweep) -> dict[str, Any]:

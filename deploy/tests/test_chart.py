@@ -48,6 +48,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "networkPolicy": {"egress": {"enabled": True}},
         "metrics": {"serviceMonitor": {"enabled": True}},
     },
+    "metrics token from its own Secret": {
+        "metrics": {"token": {"enabled": True}, "serviceMonitor": {"enabled": True}},
+        "secrets": {"fromSecrets": {"METRICS_TOKEN": {"secretName": "argoml-metrics-token", "key": "token"}}},
+    },
 }
 
 
@@ -165,7 +169,8 @@ def test_the_long_running_processes_are_probed(rendered):
     for name in ("argoml-controller", "argoml-worker"):
         container = deployments[name]["containers"][0]
         for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
-            assert container[probe]["httpGet"] == {"path": "/metrics", "port": "metrics"}, f"{name} {probe}"
+            # /healthz: /metrics needs the scrape token, which a probe does not carry.
+            assert container[probe]["httpGet"] == {"path": "/healthz", "port": "metrics"}, f"{name} {probe}"
     # Beat has nothing to probe (it is PID 1; a crash restarts the container): documented, not forgotten.
     assert "livenessProbe" not in deployments["argoml-beat"]["containers"][0]
 
@@ -418,3 +423,29 @@ def test_the_values_file_documents_every_top_level_key():
         if not re.search(r"^#", paragraph, flags=re.MULTILINE)
     ]
     assert not undocumented, f"values.yaml keys with no comment in their paragraph: {undocumented}"
+
+
+# -- hardening (docs/security.md) -------------------------------------------------------------------------
+def test_the_metrics_token_reaches_every_scraped_process_and_the_service_monitor():
+    manifests = render_chart(VARIANTS["metrics token from its own Secret"])
+    for name in ("argoml-web", "argoml-worker", "argoml-controller"):
+        pod = named(manifests, "Deployment", name)["spec"]["template"]["spec"]
+        assert env_of(pod["containers"][0])["METRICS_TOKEN_FILE"] == "/etc/argoml/secrets/METRICS_TOKEN", name
+        sources = next(v for v in pod["volumes"] if v["name"] == "secrets")["projected"]["sources"]
+        assert {"key": "token", "path": "METRICS_TOKEN"} in [s["secret"]["items"][0] for s in sources]
+    monitor = of_kind(manifests, "ServiceMonitor")[0]
+    for endpoint in monitor["spec"]["endpoints"]:
+        assert endpoint["bearerTokenSecret"] == {"name": "argoml-metrics-token", "key": "token"}
+
+
+def test_without_a_metrics_token_no_process_reads_one():
+    for manifest in of_kind(render_chart(VARIANTS["defaults"]), "Deployment"):
+        for container in manifest["spec"]["template"]["spec"]["containers"]:
+            assert "METRICS_TOKEN_FILE" not in env_of(container)
+
+
+def test_the_config_turns_on_https_only_and_names_the_control_plane_namespace():
+    config = of_kind(render_chart({}, namespace="ml-platform"), "ConfigMap")
+    data = next(c for c in config if c["metadata"]["name"].endswith("-config"))["data"]
+    assert data["HTTPS_ONLY"] == "true"
+    assert data["ARGOML_NAMESPACE"] == "ml-platform"

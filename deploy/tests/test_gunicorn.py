@@ -67,6 +67,7 @@ def web(tls_files, collected_static, tmp_path_factory) -> Iterator[dict[str, obj
         "GUNICORN_WORKERS": "2",
         "GUNICORN_THREADS": "2",
         "PROMETHEUS_MULTIPROC_DIR": str(metrics),
+        "METRICS_TOKEN": "scrape-token",
     }
     with log.open("w") as output:
         process = subprocess.Popen(
@@ -105,8 +106,8 @@ def web(tls_files, collected_static, tmp_path_factory) -> Iterator[dict[str, obj
             process.kill()
 
 
-def get(web, path: str) -> tuple[int, str, bytes]:
-    request = urllib.request.Request(f"{web['base']}{path}")
+def get(web, path: str, headers: dict[str, str] | None = None) -> tuple[int, str, bytes]:
+    request = urllib.request.Request(f"{web['base']}{path}", headers=headers or {})
     with urllib.request.urlopen(request, context=web["context"], timeout=10) as response:
         return response.status, response.headers.get("Content-Type", ""), response.read()
 
@@ -131,7 +132,7 @@ def test_the_collected_static_files_are_served(web):
 
 
 def test_metrics_are_served_from_the_multiprocess_directory(web):
-    status, content_type, _ = get(web, "/metrics")
+    status, content_type, _ = get(web, "/metrics", {"Authorization": "Bearer scrape-token"})
     assert status == 200
     assert content_type.startswith("text/plain")
 

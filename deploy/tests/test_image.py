@@ -259,7 +259,7 @@ def test_wait_for_migrations_gives_up_with_a_reason(stubs):
         (["gunicorn: master [argoml-web]"], {"GUNICORN_BIND": "0.0.0.0:9000", "GUNICORN_CERTFILE": ""},
          "http://127.0.0.1:9000/healthz"),
         (["/opt/venv/bin/celery", "-A", "argoml_site", "worker"], {"WORKER_METRICS_PORT": "9100"},
-         "http://127.0.0.1:9100/metrics"),
+         "http://127.0.0.1:9100/healthz"),
         (["/opt/venv/bin/celery", "-A", "argoml_site", "worker"], {"WORKER_METRICS_PORT": "0"}, None),
         (["/opt/venv/bin/celery", "-A", "argoml_site", "beat"], {"WORKER_METRICS_PORT": "9100"}, None),
         (["python", "manage.py", "migrate"], {}, None),

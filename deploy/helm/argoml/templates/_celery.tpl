@@ -3,6 +3,7 @@
 {{- $root := .root -}}
 {{- $fullname := include "argoml.fullname" $root -}}
 {{- $keys := list "SECRET_KEY" "DATABASE_URL" "REDIS_URL" -}}
+{{- if $root.Values.metrics.token.enabled }}{{ $keys = append $keys "METRICS_TOKEN" }}{{ end -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -59,20 +60,20 @@ spec:
           # means the process is up. Celery has no other endpoint to probe.
           startupProbe:
             httpGet:
-              path: /metrics
+              path: /healthz
               port: metrics
             periodSeconds: 2
             failureThreshold: 90
           livenessProbe:
             httpGet:
-              path: /metrics
+              path: /healthz
               port: metrics
             periodSeconds: 20
             timeoutSeconds: 5
             failureThreshold: 3
           readinessProbe:
             httpGet:
-              path: /metrics
+              path: /healthz
               port: metrics
             periodSeconds: 10
             timeoutSeconds: 5

@@ -187,3 +187,13 @@ prometheus.io/path: /metrics
 prometheus.io/scheme: {{ .scheme }}
 {{- end }}
 {{- end -}}
+
+{{/* The ServiceMonitor's bearer token: the METRICS_TOKEN the pods read (nothing when metrics.token is off). */}}
+{{- define "argoml.metricsBearer" -}}
+{{- if .Values.metrics.token.enabled -}}
+{{- $from := get .Values.secrets.fromSecrets "METRICS_TOKEN" -}}
+bearerTokenSecret:
+  name: {{ if $from }}{{ $from.secretName }}{{ else }}{{ include "argoml.secretsName" . }}{{ end }}
+  key: {{ if $from }}{{ $from.key }}{{ else }}METRICS_TOKEN{{ end }}
+{{- end -}}
+{{- end -}}
