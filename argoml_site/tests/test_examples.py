@@ -141,6 +141,15 @@ def test_an_applied_example_reaches_its_end_state(stack, example, resource, name
         assert float(best["metric"]) >= 0, "the simulator reported the objective as the header says"
 
 
+def test_kubectl_describe_shows_the_events_the_controller_recorded(stack):
+    assert stack.wait_for("tfjob", "mnist-ps", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    events = stack.kubectl("describe", "tfjob", "mnist-ps").split("Events:", 1)[1]
+    assert "<none>" not in events
+    assert "SuccessfulCreatePod" in events
+    assert "argoml.io/" in events  # From: the recording controller
+    assert "mnist-ps" in stack.kubectl("get", "events")
+
+
 def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
     assert stack.wait_for("workflow", "mnist-tb", "{.status.phase}", "Succeeded") == "Succeeded"
     created = stack.manage(".venv/bin/python manage.py drf_create_token admin", DEBUG="true")
