@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PORT ?= 8000
 
 .PHONY: run test lint typecheck bench clean
 
@@ -13,7 +14,7 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	touch $(STAMP)
 
 run: $(STAMP)
-	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py devstack
+	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py devstack --port $(PORT)
 
 test: $(STAMP)
 	bash scripts/test.sh

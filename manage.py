@@ -4,12 +4,27 @@
 import os
 import sys
 
+# Commands that read files and print manifests: they sign nothing and store nothing, so they run with no
+# environment set (settings.py then stands a throwaway key in for SECRET_KEY).
+OFFLINE_COMMANDS = frozenset(
+    {"argo_lint", "render_job", "render_hyperparam", "transpile", "render_crds", "render_webhooks"}
+)
+# A setting that is missing or wrong is a configuration problem (exit 2), not the command's verdict (exit 1).
+CONFIGURATION_EXIT_CODE = 2
+
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
+    if len(sys.argv) > 1 and sys.argv[1] in OFFLINE_COMMANDS:
+        os.environ["ARGOML_OFFLINE_COMMAND"] = sys.argv[1]
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as error:
+        print(f"configuration: {error}", file=sys.stderr)
+        sys.exit(CONFIGURATION_EXIT_CODE)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ from pathlib import Path
 import redis
 
 STOP_GRACE_SECONDS = 10.0
+# The namespace the examples (examples/) and the Submit page's sample use: the simulator creates it and the
+# local admin is granted it, so the first `kubectl apply` works.
+DEV_NAMESPACES = ("team-a",)
 START_TIMEOUT_SECONDS = 30.0
 
 
@@ -132,7 +135,8 @@ def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) 
     kubeconfig = dev_dir / "kubeconfig"
     kubeconfig.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "kubesim", "--port", "0", "--kubeconfig", str(kubeconfig),
-            "--state-dir", str(dev_dir / "kubesim")]  # fmt: skip
+            "--state-dir", str(dev_dir / "kubesim"),
+            *(f"--namespace={namespace}" for namespace in DEV_NAMESPACES)]  # fmt: skip
     supervisor.start("kubesim", argv, env)
     wait_until(kubeconfig.exists, "The Kubernetes simulator")
     return kubeconfig
@@ -149,19 +153,26 @@ def write_private(path: Path, text: str) -> None:
 
 
 def ensure_admin_user(dev_dir: Path) -> None:
-    """Create the local admin once and print its password once; later runs point to the saved file."""
+    """Create the local admin once and print its password once (later runs point to the saved file), and
+    grant it the dev namespaces."""
     from django.contrib.auth import get_user_model
+
+    from access.models import NamespaceGrant, Role
 
     credentials_file = dev_dir / "admin-credentials"
     user_model = get_user_model()
-    if user_model.objects.filter(username="admin").exists():
+    admin = user_model.objects.filter(username="admin").first()
+    if admin is not None:
         print(f"Admin user: admin (password saved in {credentials_file} when it was created)", flush=True)
-        return
-    password = secrets.token_urlsafe(12)
-    user_model.objects.create_superuser("admin", "admin@localhost", password)
-    write_private(credentials_file, f"username: admin\npassword: {password}\n")
-    print(f"Created the admin user. Log in as admin / {password}", flush=True)
-    print(f"(saved in {credentials_file})", flush=True)
+    else:
+        password = secrets.token_urlsafe(12)
+        admin = user_model.objects.create_superuser("admin", "admin@localhost", password)
+        write_private(credentials_file, f"username: admin\npassword: {password}\n")
+        print(f"Created the admin user. Log in as admin / {password}", flush=True)
+        print(f"(saved in {credentials_file})", flush=True)
+    # A superuser reaches every namespace anyway; the grant makes the dev namespaces show in its lists.
+    for namespace in DEV_NAMESPACES:
+        NamespaceGrant.objects.get_or_create(user=admin, namespace=namespace, defaults={"role": Role.EDITOR})
 
 
 def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> int:

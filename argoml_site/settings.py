@@ -6,6 +6,7 @@ starts on a Unix socket under `.dev/`). Production sets DATABASE_URL, REDIS_URL,
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import dj_database_url
@@ -20,11 +21,18 @@ DEV_DIR = Path(env_str("ARGOML_DEV_DIR", str(BASE_DIR / ".dev"))).resolve()
 
 DEBUG = env_bool("DEBUG", default=False)
 
+# Set by manage.py for the commands that only read files and print (render_*, argo_lint, transpile): they
+# sign nothing, so they need no SECRET_KEY and run with no environment set.
+OFFLINE_COMMAND = env_str("ARGOML_OFFLINE_COMMAND")
+
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
+    if DEBUG:
+        SECRET_KEY = "insecure-development-key-only-used-with-DEBUG"  # noqa: S105
+    elif OFFLINE_COMMAND:
+        SECRET_KEY = secrets.token_urlsafe(50)  # never stored: nothing this process signs outlives it
+    else:
         raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) is required unless DEBUG=true.")
-    SECRET_KEY = "insecure-development-key-only-used-with-DEBUG"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -277,7 +285,8 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Argo-ML API",
-    "DESCRIPTION": "Distributed training jobs, hyperparameter sweeps, TensorBoards and GC on Kubernetes.",
+    "DESCRIPTION": "Distributed training jobs, hyperparameter sweeps, TensorBoards and GC on Kubernetes. "
+    "[Back to the dashboard](/dashboard/) · [Admin](/admin/)",
     "VERSION": "v1",
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema and its Swagger UI are for signed-in users only: anonymous callers get health and sign-in.

@@ -1,8 +1,9 @@
-"""Top-level URLs: admin, REST API and its docs, health and metrics, admission webhooks."""
+"""Top-level URLs: `/` (the dashboard), admin, REST API and its docs, health, metrics, admission webhooks."""
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path, reverse_lazy
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import signin, views
@@ -10,7 +11,11 @@ from . import signin, views
 # The admin's sign-in counts failures and locks, as the dashboard's does.
 admin.site.login_form = signin.LockoutAdminAuthenticationForm
 
+# The admin's "View site" leads to the dashboard, as does the bare address `make run` prints.
+admin.site.site_url = "/dashboard/"
+
 urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="dashboard:overview"), name="home"),
     path("admin/", admin.site.urls),
     path("api/", include("argoml_site.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -1,12 +1,14 @@
 """Hyperparameter sweeps: expand and render a 100,000-combination grid into its batch Workflows.
 
-    .venv/bin/python bench/hyperparam_expand.py [--repeat 3]
+    .venv/bin/python bench/hyperparam_expand.py [--repeat 3] [--skip-command]
 
 Prints, for the grid expansion alone (trial numbers + parameter strings), for expansion plus rendering every
 Workflow as JSON, and for `itertools.product` over the same pre-rendered values (the floor: nothing can
 expand faster): best-of-N seconds, peak traced memory (tracemalloc, in a separate run so it does not skew
 the time) and the ratio to the floor. Then the largest Workflow's size, as created and after Argo would have
 written a status node for every trial (simulated with the tests' fake Argo), against the 1 MiB limit.
+Last, `manage.py render_hyperparam` on the same grid end to end, in a fresh process with no environment set
+(imports, expansion, the lint of every Workflow, YAML written to /dev/null): wall and CPU seconds.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ import argparse
 import gc
 import itertools
 import json
+import os
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -29,6 +35,7 @@ from hyperparam.space import FiniteDomain
 from hyperparam.tests import fake_argo
 from hyperparam.tests.conftest import make_hpw, make_spec
 
+REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
 
 
@@ -90,9 +97,27 @@ def peak_bytes(run: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
+def render_command_seconds(hpw: dict) -> tuple[float, float]:
+    """Wall and CPU seconds of `manage.py render_hyperparam` on the sweep, as a user runs it."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as manifest, open(os.devnull, "w") as sink:
+        json.dump(hpw, manifest)
+        manifest.flush()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "manage.py", "render_hyperparam", manifest.name],
+            cwd=REPO, env=env, stdout=sink, stderr=subprocess.DEVNULL, check=True,
+        )  # fmt: skip
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-command", action="store_true", help="skip the render_hyperparam run")
     args = parser.parse_args()
 
     hpw = grid_100k()
@@ -128,6 +153,10 @@ def main() -> None:
         f"same, every node's status written: {with_status / 1024:8.1f} KiB "
         f"(limit {OBJECT_LIMIT_BYTES / 1024:.0f} KiB) {verdict}"
     )
+    if args.skip_command:
+        return
+    wall, cpu = render_command_seconds(hpw)
+    print(f"manage.py render_hyperparam, end to end: {wall:.1f} s wall, {cpu:.1f} s CPU")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
     .venv/bin/python bench/jobs_operator.py [--jobs 1000] [--namespaces 10] [--concurrency 2] [--skip-kopf]
 
 Ours: one `celery worker -Q reconcile --controllers` (prefork, --concurrency pool processes). Kopf:
-bench/kopf_jobs_operator.py in one process, doing the same work with the same pure plan() and the same
-mirror. Both mirror jobs and pods into PostgreSQL (BENCH_DATABASE_URL, default database argoml_jobs_bench
+bench/baselines/kopf_jobs_operator.py in one process, doing the same work with the same pure plan() and the
+same mirror. Both mirror jobs and pods into PostgreSQL (BENCH_DATABASE_URL, default database argoml_jobs_bench
 on 127.0.0.1:5432; created, migrated, emptied); ours queues on Redis database JOBS_BENCH_REDIS_DB (default
 15; flushed). Each gets a fresh simulator (real-time clock, no kubelet: pods stay Pending), one warm-up job,
 then all N jobs at once, timed from the first submission until every pod exists and every job's status is
@@ -252,7 +252,7 @@ def run_ours(jobs: int, namespaces: list[str], concurrency: int, scratch: Path, 
 def run_kopf(jobs: int, namespaces: list[str], scratch: Path, timeout: float) -> Run:
     kopf = Path(sys.executable).parent / "kopf"
     command = [str(kopf), "run", "--standalone", "--all-namespaces", "--quiet",
-               str(REPO / "bench" / "kopf_jobs_operator.py")]  # fmt: skip
+               str(REPO / "bench" / "baselines" / "kopf_jobs_operator.py")]  # fmt: skip
     return run(
         "Kopf (one process)", command, dict(os.environ), jobs, namespaces, scratch / "kopf.log", timeout
     )

@@ -25,6 +25,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--bookmark-interval", type=float, default=5.0, help="seconds between watch BOOKMARKs"
     )
     parser.add_argument("--event-log-size", type=int, default=10_000, help="watch events kept for resuming")
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        dest="namespaces",
+        metavar="NAME",
+        help="create this namespace at start unless it exists (repeatable)",
+    )
     parser.add_argument("--no-kubelet", action="store_true", help="do not run pods (no simulated kubelet)")
     parser.add_argument("--no-argo", action="store_true", help="do not run Argo Workflows")
     parser.add_argument(
@@ -58,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         event_log_size=arguments.event_log_size,
         kubelet=not arguments.no_kubelet,
         argo=not arguments.no_argo,
+        namespaces=arguments.namespaces,
     )
     _route_webhooks(simulator, arguments.webhook_service)
     simulator.start()

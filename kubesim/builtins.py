@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.eventviews import CORE_EVENTS
 from kubesim.resources import Column, ListMeta, PatchMeta, ResourceType
 
 AGE = Column("Age", "date", json_path=".metadata.creationTimestamp")
@@ -227,6 +228,7 @@ def builtin_types() -> list[ResourceType]:
                 Column("Message", cell=lambda e: e.get("message", "")),
             ),
             patch_meta=_with_metadata({}),
+            view=CORE_EVENTS,  # the events.k8s.io Events, as a real API server serves them
         ),
         ResourceType(
             "",

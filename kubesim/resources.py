@@ -8,9 +8,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubesim.selectors import Selector
 
 Cell = Callable[[dict[str, Any]], Any]
+Convert = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class View:
+    """A resource served from another resource's storage in another shape (core Events are events.k8s.io
+    Events): objects are converted on the way in and out, field selectors apply to the converted shape."""
+
+    stored_as: str  # the registry key of the stored resource, e.g. events.events.k8s.io
+    to_view: Convert
+    from_view: Convert
+    selector: Callable[[Selector], Selector]
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,7 @@ class ResourceType:
     builtin: bool = True
     return_deleted_object: bool = False
     extra_subresources: tuple[str, ...] = ()
+    view: View | None = None  # served from another resource's storage (see View)
 
     @property
     def key(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -39,6 +39,7 @@ class Simulator:
         kubelet: bool = False,
         argo: bool = False,
         webhooks: bool = True,
+        namespaces: Sequence[str] = (),
     ) -> None:
         self.clock = clock or Clock()
         self.store = Store(self.clock, event_log_size=event_log_size)
@@ -57,6 +58,8 @@ class Simulator:
         self.argo = self.controllers.argo
         self.state_dir = state_dir
         self.kubeconfig_path = kubeconfig_path
+        # Created at start besides the built-in ones, before the kubeconfig says the cluster is up.
+        self.namespaces = (*DEFAULT_NAMESPACES, *namespaces)
         self._save_interval = save_interval
         self._stopping = threading.Event()
         self._saver: threading.Thread | None = None
@@ -70,7 +73,7 @@ class Simulator:
         if self.state_dir is not None and self.store.load(self.state_dir / _STATE_FILE):
             log.info("kubesim: restored state from %s", self.state_dir)
             self._saved_rv = int(self.store.resource_version)
-        for namespace in DEFAULT_NAMESPACES:
+        for namespace in self.namespaces:
             self.store.ensure_namespace(namespace)
         if self.kubeconfig_path is not None:
             write_kubeconfig(self.kubeconfig_path, self.url)

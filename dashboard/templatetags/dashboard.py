@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-import yaml
 from django import template
 from django.http import QueryDict
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
+from argoml_site import yamlio
 from kube.models import parse_time
 
 register = template.Library()
@@ -75,7 +75,7 @@ def k8s_time(value: Any) -> str:
 
 @register.filter
 def as_yaml(value: Any) -> str:
-    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return yamlio.dump(value, allow_unicode=True)
 
 
 @register.simple_tag(takes_context=True)

@@ -185,3 +185,11 @@ def test_a_superuser_filters_by_every_namespace_jobs_use_in_a_constant_number_of
         response = admin_client.get(reverse("dashboard:jobs"))
     choices = [value for value, _ in response.context["filters"].fields["namespace"].choices]
     assert choices == ["", "team-a", "team-z"]
+
+
+@pytest.mark.parametrize(("phase", "stoppable"), [("Running", True), ("Succeeded", False), ("Failed", False)])
+def test_only_a_job_still_running_has_a_stop_button(as_editor, phase, stoppable):
+    job = factories.job("mnist", phase=phase)
+    page = as_editor.get(reverse("dashboard:job", args=[job.pk])).content.decode()
+    assert ("Stop</button>" in page) is stoppable
+    assert "Resubmit</button>" in page

@@ -18,6 +18,35 @@ def test_a_visitor_who_is_not_signed_in_is_sent_to_the_sign_in_page(name):
     assert response["Location"].startswith(reverse("dashboard:login") + "?next=")
 
 
+def test_the_bare_address_leads_an_anonymous_visitor_to_sign_in_then_to_the_dashboard():
+    client = Client()
+    response = client.get("/", follow=True)
+    assert response.redirect_chain == [
+        (reverse("dashboard:overview"), 302),
+        (reverse("dashboard:login") + "?next=" + reverse("dashboard:overview"), 302),
+    ]
+    assert response.status_code == 200
+
+
+def test_the_dashboard_links_to_the_api_docs_and_to_the_admin_for_staff_only(as_editor, django_user_model):
+    page = as_editor.get(reverse("dashboard:overview")).content.decode()
+    assert f'href="{reverse("swagger-ui")}"' in page
+    assert f'href="{reverse("admin:index")}"' not in page
+    staff = django_user_model.objects.create_user("sam", password="a-long-password-1", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    assert f'href="{reverse("admin:index")}"' in client.get(reverse("dashboard:overview")).content.decode()
+
+
+def test_the_admin_and_the_api_docs_lead_back_to_the_dashboard(django_user_model):
+    admin = django_user_model.objects.create_superuser("root", password="a-long-password-1")
+    client = Client()
+    client.force_login(admin)
+    assert f'href="{reverse("dashboard:overview")}">View site' in client.get("/admin/").content.decode()
+    schema = client.get(reverse("schema"), HTTP_ACCEPT="application/json").json()
+    assert "[Back to the dashboard](/dashboard/)" in schema["info"]["description"]
+
+
 def test_a_user_signs_in_with_a_password_and_lands_on_the_overview(editor):
     client = Client()
     response = client.post(reverse("dashboard:login"), {"username": "erin", "password": "a-long-password-1"})

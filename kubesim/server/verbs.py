@@ -6,9 +6,17 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kubesim import table
-from kubesim.errors import ApiError, bad_request, gone, method_not_allowed, path_not_found
-from kubesim.resources import ResourceType
-from kubesim.selectors import parse_field_selector, parse_label_selector
+from kubesim.errors import (
+    ApiError,
+    bad_request,
+    gone,
+    method_not_allowed,
+    path_not_found,
+    unsupported_media_type,
+)
+from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesim.resources import ResourceType, View
+from kubesim.selectors import Selector, parse_field_selector, parse_label_selector
 from kubesim.server.negotiation import decode_body
 from kubesim.server.types import ApiRequest, Response, json_response
 from kubesim.server.watchstream import error_event, stream_events
@@ -25,10 +33,33 @@ def partial(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def present(obj: dict[str, Any], resource: ResourceType, version: str) -> dict[str, Any]:
-    """The stored object as served at `version` (same fields, that version's apiVersion)."""
+    """The stored object as served at `version` (same fields, that version's apiVersion), or in the shape
+    of the view it is requested through."""
+    if resource.view is not None:
+        return resource.view.to_view(obj)
     if version == resource.storage_version:
         return obj
     return {**obj, "apiVersion": resource.api_version(version)}
+
+
+def _stored(server: ApiServer, resource: ResourceType) -> ResourceType:
+    """Where the resource's objects are kept: itself, or for a view the resource it shows."""
+    if resource.view is None:
+        return resource
+    stored = server.store.registry.by_key(resource.view.stored_as)
+    assert stored is not None, f"{resource.key} is a view of {resource.view.stored_as}, which is not served"
+    return stored
+
+
+def _field_selector(resource: ResourceType, text: str | None) -> Selector:
+    """The request's field selector; through a view it applies to the view's shape of each object."""
+    fields = parse_field_selector(text)
+    return fields if resource.view is None else resource.view.selector(fields)
+
+
+def _shown(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
+    """The object in the shape its table columns read."""
+    return obj if resource.view is None else resource.view.to_view(obj)
 
 
 def _namespace(request: ApiRequest) -> str | None:
@@ -99,12 +130,12 @@ def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str
 def get(server: ApiServer, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
-    obj = server.store.get_snapshot(resource, request.route.name, _namespace(request))
+    obj = server.store.get_snapshot(_stored(server, resource), request.route.name, _namespace(request))
     if request.accept.table:
         document = table.table(
             resource,
             request.route.version,
-            [obj],
+            [_shown(obj, resource)],
             {"resourceVersion": obj["metadata"]["resourceVersion"]},
             server.store.clock.now(),
             request.query.get("includeObject", "Metadata"),
@@ -121,11 +152,11 @@ def list_(server: ApiServer, request: ApiRequest) -> Response:
     query = request.query
     labels, fields = (
         parse_label_selector(query.get("labelSelector")),
-        parse_field_selector(query.get("fieldSelector")),
+        _field_selector(resource, query.get("fieldSelector")),
     )
     limit = query.integer("limit")
     page = server.store.list_page(
-        resource,
+        _stored(server, resource),
         _namespace(request),
         labels,
         fields,
@@ -137,7 +168,7 @@ def list_(server: ApiServer, request: ApiRequest) -> Response:
         document = table.table(
             resource,
             version,
-            page.items,
+            [_shown(item, resource) for item in page.items],
             page.list_metadata(),
             server.store.clock.now(),
             query.get("includeObject", "Metadata"),
@@ -169,11 +200,12 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
     query = request.query
     labels, fields = (
         parse_label_selector(query.get("labelSelector")),
-        parse_field_selector(query.get("fieldSelector")),
+        _field_selector(resource, query.get("fieldSelector")),
     )
     if request.route.name:  # legacy /watch/.../{name}
-        fields = parse_field_selector(
-            ",".join(filter(None, [query.get("fieldSelector"), f"metadata.name={request.route.name}"]))
+        fields = _field_selector(
+            resource,
+            ",".join(filter(None, [query.get("fieldSelector"), f"metadata.name={request.route.name}"])),
         )
     timeout = query.integer("timeoutSeconds")
     version = request.route.version
@@ -184,7 +216,9 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
     initial = query.flag("sendInitialEvents")
     resource_version = "" if initial else (query.get("resourceVersion") or None)
     try:
-        watcher = server.store.open_watch(resource, _namespace(request), resource_version, labels, fields)
+        watcher = server.store.open_watch(
+            _stored(server, resource), _namespace(request), resource_version, labels, fields
+        )
     except ApiError as error:
         if error.code == 410:
             return Response(200, iter([error_event(error)]))
@@ -199,7 +233,7 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
             return table.table(
                 resource,
                 version,
-                [obj],
+                [_shown(obj, resource)],
                 {"resourceVersion": obj["metadata"]["resourceVersion"]},
                 server.store.clock.now(),
                 include,
@@ -229,7 +263,13 @@ def create(server: ApiServer, request: ApiRequest) -> Response:
         request, decode_body(request.body, request.headers.get("content-type"))[0], check_name=False
     )
     options = _write_options(request)
-    obj = server.store.create(body, request.route.namespace, resource=request.resource, options=options)
+    resource = request.resource
+    assert resource is not None
+    if resource.view is not None:
+        body = resource.view.from_view(body)
+    obj = server.store.create(
+        body, request.route.namespace, resource=_stored(server, resource), options=options
+    )
     return _written(201, obj, request, options)
 
 
@@ -239,9 +279,13 @@ def update(server: ApiServer, request: ApiRequest) -> Response:
     )
     body.setdefault("metadata", {})["name"] = request.route.name
     options = _write_options(request)
+    resource = request.resource
+    assert resource is not None
+    if resource.view is not None:
+        body = resource.view.from_view(body)
     obj = server.store.update(
         body,
-        resource=request.resource,
+        resource=_stored(server, resource),
         namespace=request.route.namespace,
         subresource=request.route.subresource,
         options=options,
@@ -258,6 +302,8 @@ def patch(server: ApiServer, request: ApiRequest) -> Response:
         raise bad_request("fieldManager is required for apply requests")
     if patch_type != "apply" and request.query.get("force"):
         raise bad_request("force is only allowed for apply patches")
+    if resource.view is not None:
+        return _patch_view(server, request, resource, resource.view, document, patch_type, options)
     existed = server.store.exists(resource, request.route.name, request.route.namespace)
     obj = server.store.patch(
         resource,
@@ -269,6 +315,41 @@ def patch(server: ApiServer, request: ApiRequest) -> Response:
         options=options,
     )
     return _written(200 if existed or patch_type != "apply" else 201, obj, request, options)
+
+
+def _patch_view(
+    server: ApiServer,
+    request: ApiRequest,
+    resource: ResourceType,
+    view: View,
+    document: Any,
+    patch_type: str,
+    options: WriteOptions,
+) -> Response:
+    """A patch through a view applies to the view's shape of the object, which is then stored back."""
+    if patch_type == "apply":
+        raise unsupported_media_type("application/apply-patch+yaml (through the core v1 view of Events)")
+    if patch_type == "merge" and not isinstance(document, dict):
+        raise bad_request("merge patch: the patch must be a JSON object")
+
+    def change(stored: dict[str, Any]) -> dict[str, Any]:
+        shown = view.to_view(stored)
+        if patch_type == "json":
+            patched = json_patch(shown, document)
+        elif patch_type == "strategic":
+            patched = strategic_merge_patch(shown, document, resource.patch_meta)
+        else:
+            patched = merge_patch(shown, document)
+        return view.from_view(patched)
+
+    obj = server.store.mutate(
+        _stored(server, resource),
+        request.route.name,
+        change,
+        namespace=request.route.namespace,
+        field_manager=options.field_manager,
+    )
+    return _written(200, obj, request, options)
 
 
 def _delete_options(request: ApiRequest) -> dict[str, Any]:
@@ -305,7 +386,7 @@ def delete(server: ApiServer, request: ApiRequest) -> Response:
     if grace is None and body.get("gracePeriodSeconds") is not None:
         grace = int(body["gracePeriodSeconds"])
     obj = server.store.delete(
-        resource,
+        _stored(server, resource),
         request.route.name,
         request.route.namespace,
         propagation=_propagation(request, body),
@@ -313,7 +394,7 @@ def delete(server: ApiServer, request: ApiRequest) -> Response:
         grace_period_seconds=grace,
         options=options,
     )
-    still_there = server.store.exists(resource, request.route.name, request.route.namespace)
+    still_there = server.store.exists(_stored(server, resource), request.route.name, request.route.namespace)
     if still_there or resource.return_deleted_object or options.dry_run:
         return json_response(200, present(obj, resource, request.route.version))
     details = {"name": request.route.name, "kind": resource.plural, "uid": obj["metadata"]["uid"]}
@@ -329,14 +410,17 @@ def delete_collection(server: ApiServer, request: ApiRequest) -> Response:
     assert resource is not None
     body = _delete_options(request)
     options = _write_options(request)
-    deleted = server.store.delete_collection(
-        resource,
-        request.route.namespace,
-        label_selector=request.query.get("labelSelector") or None,
-        field_selector=request.query.get("fieldSelector") or None,
-        propagation=_propagation(request, body),
-        options=options,
-    )
+    if resource.view is not None:
+        deleted = _delete_through_view(server, request, resource, _propagation(request, body), options)
+    else:
+        deleted = server.store.delete_collection(
+            resource,
+            request.route.namespace,
+            label_selector=request.query.get("labelSelector") or None,
+            field_selector=request.query.get("fieldSelector") or None,
+            propagation=_propagation(request, body),
+            options=options,
+        )
     items = [present(obj, resource, request.route.version) for obj in deleted]
     return json_response(
         200,
@@ -347,6 +431,40 @@ def delete_collection(server: ApiServer, request: ApiRequest) -> Response:
             "items": items,
         },
     )
+
+
+def _delete_through_view(
+    server: ApiServer,
+    request: ApiRequest,
+    resource: ResourceType,
+    propagation: str | None,
+    options: WriteOptions,
+) -> list[dict[str, Any]]:
+    """DELETE on a view's collection: its selectors apply to the view's shape, as for a list."""
+    stored = _stored(server, resource)
+    page = server.store.list_page(
+        stored,
+        request.route.namespace,
+        parse_label_selector(request.query.get("labelSelector")),
+        _field_selector(resource, request.query.get("fieldSelector")),
+    )
+    deleted = []
+    for item in page.items:
+        metadata = item["metadata"]
+        try:
+            deleted.append(
+                server.store.delete(
+                    stored,
+                    metadata["name"],
+                    metadata.get("namespace"),
+                    propagation=propagation,
+                    options=options,
+                )
+            )
+        except ApiError as error:
+            if error.code != 404:
+                raise
+    return deleted
 
 
 def dispatch(server: ApiServer, request: ApiRequest) -> Response:

@@ -1,4 +1,4 @@
-"""Fixtures for the contract tests: a cluster reached only through the official client and raw HTTP.
+"""Fixtures for the contract tests: a cluster reached only through the official client, raw HTTP and kubectl.
 
 By default the cluster is a simulator started for the session; set KUBESIM_CONTRACT_KUBECONFIG to run the
 same contract tests against another cluster (tests that need the simulator's own controls use the
@@ -8,6 +8,7 @@ same contract tests against another cluster (tests that need the simulator's own
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ import pytest
 import requests
 from kubernetes import client, config
 
-from kubesim.testing import running_simulator
+from kubesim.testing import KUBECTL, running_simulator
 
 WIDGET_GROUP = "kubesim.test"
 
@@ -173,3 +174,36 @@ def pod(name: str, **labels: str) -> dict[str, Any]:
         "metadata": {"name": name, "labels": labels},
         "spec": {"containers": [{"name": "main", "image": "busybox", "env": [{"name": "A", "value": "1"}]}]},
     }
+
+
+@pytest.fixture(scope="session")
+def kubectl_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kubectl-home")
+
+
+@pytest.fixture
+def kubectl(cluster: Cluster, kubectl_home: Path, namespace: str):
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(cluster.kubeconfig_path),
+        "HOME": str(kubectl_home),
+        "KUBECACHEDIR": str(kubectl_home / "cache"),
+    }
+
+    def run(
+        *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(KUBECTL), "--namespace", namespace, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+    return run

@@ -8,8 +8,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
-
 from kubesim.testing import KUBECTL as KUBECTL_PATH
 from kubesim.tests.conftest import Cluster
 
@@ -44,39 +42,6 @@ spec:
       - name: sidecar
         image: busybox
 """
-
-
-@pytest.fixture(scope="module")
-def kubectl_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("kubectl-home")
-
-
-@pytest.fixture
-def kubectl(cluster: Cluster, kubectl_home: Path, namespace: str):
-    env = {
-        **os.environ,
-        "KUBECONFIG": str(cluster.kubeconfig_path),
-        "HOME": str(kubectl_home),
-        "KUBECACHEDIR": str(kubectl_home / "cache"),
-    }
-
-    def run(
-        *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30
-    ) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [KUBECTL, "--namespace", namespace, *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
-            check=False,
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr}")
-        return result
-
-    return run
 
 
 def test_apply_creates_then_configures_a_deployment_with_merged_containers(kubectl) -> None:

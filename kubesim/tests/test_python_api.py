@@ -138,6 +138,12 @@ def test_api_errors_are_raised_in_python_too(kubesim: Simulator) -> None:
     assert caught.value.code == 404
 
 
+def test_extra_namespaces_exist_from_the_start_besides_the_built_in_ones() -> None:
+    with running_simulator(namespaces=("team-a", "team-b")) as simulator:
+        names = {ns["metadata"]["name"] for ns in simulator.store.list("namespaces")["items"]}
+    assert {"default", "kube-system", "team-a", "team-b"} <= names
+
+
 def test_the_store_works_without_a_server() -> None:
     store = Store()
     store.ensure_namespace("default")
@@ -180,6 +186,8 @@ def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
             str(kubeconfig),
             "--state-dir",
             str(tmp_path / "state"),
+            "--namespace",
+            "team-a",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -192,6 +200,8 @@ def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
         url = line.split()[-1]
         assert url in kubeconfig.read_text()
         assert requests.get(f"{url}/version", timeout=5).json()["major"] == "1"
+        team = requests.get(f"{url}/api/v1/namespaces/team-a", timeout=5).json()
+        assert team["status"]["phase"] == "Active", "--namespace creates it before the kubeconfig is written"
         requests.post(
             f"{url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "saved"}}, timeout=5
         )

@@ -87,17 +87,45 @@ class FakeClient:
         return {**body, "metadata": {**body["metadata"], "name": "churn-model-abcde"}}
 
 
-def test_submit_creates_the_workflow_in_the_namespace(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def configured_cluster(settings: Any) -> None:
+    """A kubeconfig is set; the tests replace the client, so it is never read."""
+    settings.KUBECONFIG = "/nonexistent/kubeconfig"
+
+
+def test_submit_creates_the_workflow_and_writes_no_file(
+    files: Path, monkeypatch: pytest.MonkeyPatch, configured_cluster: None
+) -> None:
     client = FakeClient()
     monkeypatch.setattr(actions, "get_client", lambda: client)
     _, stderr = transpile("churn.yaml", "--config", "argo.yaml", "--submit", "--namespace", "team-a")
     [(rtype, body, namespace)] = client.created
     assert (rtype, namespace) == (WORKFLOW, "team-a")
-    assert body == yaml.safe_load((files / "pipeline.yaml").read_text())
+    assert body["metadata"]["generateName"] == "churn-model-"
     assert "submitted workflow churn-model-abcde in namespace team-a" in stderr
+    assert sorted(path.name for path in files.iterdir()) == ["argo.yaml", "churn.yaml"]
 
 
-def test_a_refused_submission_fails_the_command(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_submit_writes_the_workflow_too_when_asked(
+    files: Path, monkeypatch: pytest.MonkeyPatch, configured_cluster: None
+) -> None:
+    client = FakeClient()
+    monkeypatch.setattr(actions, "get_client", lambda: client)
+    transpile("churn.yaml", "--config", "argo.yaml", "--submit", "-n", "team-a", "--output", "churn-wf.yaml")
+    [(_, body, _)] = client.created
+    assert body == yaml.safe_load((files / "churn-wf.yaml").read_text())
+
+
+def test_submit_without_a_cluster_is_a_configuration_error(files: Path, settings: Any) -> None:
+    settings.KUBECONFIG, settings.KUBE_IN_CLUSTER = "", False
+    with pytest.raises(CommandError, match="--submit needs a cluster: set KUBECONFIG") as caught:
+        transpile("churn.yaml", "--config", "argo.yaml", "--submit", "-n", "team-a")
+    assert caught.value.returncode == 2
+
+
+def test_a_refused_submission_fails_the_command(
+    files: Path, monkeypatch: pytest.MonkeyPatch, configured_cluster: None
+) -> None:
     monkeypatch.setattr(actions, "get_client", lambda: FakeClient(Forbidden("workflows is forbidden")))
     with pytest.raises(CommandError, match="submitting to namespace team-a failed: workflows is forbidden"):
         transpile("churn.yaml", "--config", "argo.yaml", "--submit", "-n", "team-a")

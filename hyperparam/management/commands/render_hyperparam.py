@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from argoml_site import yamlio
 from argoml_site.documents import read_yaml_documents
 from hyperparam import manifests
 from hyperparam.adaptive import ask_round, round_plan
@@ -51,9 +51,7 @@ class Command(BaseCommand):
             if not result.ok:
                 name = workflow["metadata"]["name"]
                 raise CommandError(f"workflow {name} fails the lint:\n  " + "\n  ".join(result.messages))
-            self.stdout.write(
-                "---\n" + yaml.safe_dump(workflow, sort_keys=False, default_flow_style=False), ending=""
-            )
+            self.stdout.write("---\n" + yamlio.dump(workflow), ending="")
 
 
 def _workflows(

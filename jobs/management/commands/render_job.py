@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from argoml_site import yamlio
 from argoml_site.documents import read_yaml_documents
 from jobs.conf import cluster_domain as default_cluster_domain
 from jobs.frameworks import UnknownKind, framework_for
@@ -38,7 +38,7 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: no job in it")
         for number, job in enumerate(documents, start=1):
             children += render(job, domain, where=f"{file}, document {number}")
-        self.stdout.write(yaml.safe_dump_all(children, sort_keys=False, default_flow_style=False), ending="")
+        self.stdout.write(yamlio.dump_all(children), ending="")
 
 
 def render(job: Any, domain: str, *, where: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kube import validators
+from kube.config import cluster_configured
 from pipelines.actions import SubmissionFailed, submit_workflow
 from workflows.pipeline import (
     PipelineError,
@@ -25,6 +26,7 @@ from workflows.pipeline import (
 )
 
 STDOUT = "-"
+CONFIGURATION_EXIT_CODE = 2  # a missing setting, not a bad pipeline (1)
 
 
 class Command(BaseCommand):
@@ -45,7 +47,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--output",
             "-o",
-            help="where to write the Workflow (default: output_file of the config; '-': stdout)",
+            help="where to write the Workflow (default: output_file of the config, or nothing with --submit; "
+            "'-': stdout)",
         )
         parser.add_argument("--submit", action="store_true", help="also create the Workflow in the cluster")
         parser.add_argument(
@@ -58,6 +61,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["submit"] != bool(options["namespace"]):
             raise CommandError("--submit and --namespace go together")
+        if options["submit"] and not cluster_configured():
+            raise CommandError(
+                "--submit needs a cluster: set KUBECONFIG (`make run` prints it) or KUBE_IN_CLUSTER=true",
+                returncode=CONFIGURATION_EXIT_CODE,
+            )
         try:
             result = transpile(
                 load_document(_read(options["pipeline"], "pipeline"), "pipeline"),
@@ -74,9 +82,11 @@ class Command(BaseCommand):
             ) from error
         for warning in result.warnings:
             self.stderr.write(f"warning: {warning}")
-        output = options["output"] or result.output_file
-        _refuse_to_overwrite_inputs(output, options["pipeline"], options["config"])
-        self._write(result, output)
+        # Submitting writes no file unless --output asks for one: the working directory stays as it was.
+        output = options["output"] or (None if options["submit"] else result.output_file)
+        if output is not None:
+            _refuse_to_overwrite_inputs(output, options["pipeline"], options["config"])
+            self._write(result, output)
         if options["submit"]:
             self._submit(result, options["namespace"])
 

@@ -1,6 +1,9 @@
 """The baseline of bench/jobs_operator.py: a minimal TFJob operator written with Kopf, doing the same work.
 
-    KUBECONFIG=... DATABASE_URL=... kopf run --standalone --all-namespaces bench/kopf_jobs_operator.py
+    KUBECONFIG=... DATABASE_URL=... SECRET_KEY=... \
+        kopf run --standalone --all-namespaces bench/baselines/kopf_jobs_operator.py
+
+Not a benchmark itself: it lives in bench/baselines/ so `make bench` (bench/*.py) does not run it.
 
 On creation of a TFJob it makes the children and writes the status our operator's first reconcile does (it
 calls the same pure `jobs.plan`), with the official client as a Kopf operator would; like ours, it mirrors
@@ -20,7 +23,7 @@ import django
 import kopf
 from kubernetes import client, config
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
 django.setup()
 

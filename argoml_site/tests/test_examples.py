@@ -1,0 +1,189 @@
+"""Every file in examples/ runs on the dev stack (`make run`) as its header says and reaches its end state.
+
+The stack is the real one (kubesim with its kubelet and Argo, the worker, the web server) in a folder of its
+own; examples go in through the real kubectl and the commands their headers name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from argoml_site.tests.test_devstack import (
+    STACK_VARIABLES,
+    free_port,
+    interrupt,
+    processes_started_with,
+    start_stack,
+)
+from kubesim.testing import KUBECTL
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+NAMESPACE = "team-a"
+# Applied with `kubectl apply -f`: (file, resource, name, jsonpath, end state).
+APPLIED = [
+    ("tfjob.yaml", "tfjob", "mnist-ps", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("mxjob.yaml", "mxjob", "mnist-mx", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("pytorchjob.yaml", "pytorchjob", "mnist-ddp", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("hyperparam-grid.yaml", "hpw", "mnist-grid", "{.status.phase}", "Succeeded"),
+    ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
+    ("hyperparam-tpe.yaml", "hpw", "mnist-tpe", "{.status.phase}", "Succeeded"),
+    ("tensorboard-workflow.yaml", "workflow", "mnist-tb", "{.status.phase}", "Succeeded"),
+]
+END_STATE_TIMEOUT_SECONDS = 300.0
+
+
+@dataclass
+class Stack:
+    base_url: str
+    dev_dir: Path
+    kubeconfig: str
+
+    def env(self) -> dict[str, str]:
+        """What a user's shell beside `make run` has: nothing of ours but the dev folder the test chose."""
+        env = {key: value for key, value in os.environ.items() if key not in STACK_VARIABLES}
+        env["ARGOML_DEV_DIR"] = str(self.dev_dir)
+        return env
+
+    def kubectl(self, *args: str) -> str:
+        result = subprocess.run(
+            [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", NAMESPACE, *args],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def manage(self, header_command: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """A `.venv/bin/python manage.py …` line from an example's header, run as written."""
+        words = header_command.split()
+        assignments = dict(word.split("=", 1) for word in words if re.fullmatch(r"[A-Z_]+=\S*", word))
+        argv = [word for word in words if not re.fullmatch(r"[A-Z_]+=\S*", word)]
+        assert argv[:2] == [".venv/bin/python", "manage.py"], header_command
+        return subprocess.run(
+            [sys.executable, *argv[1:]], cwd=REPO, env={**self.env(), **assignments, **env},
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    def wait_for(self, resource: str, name: str, jsonpath: str, wanted: str) -> str:
+        deadline = time.monotonic() + END_STATE_TIMEOUT_SECONDS
+        state = ""
+        while time.monotonic() < deadline:
+            state = self.kubectl("get", resource, name, "-o", f"jsonpath={jsonpath}")
+            if state == wanted or state in ("Failed", "Error"):
+                break
+            time.sleep(2)
+        return state
+
+
+def header_command(example: Path, starts_with: str) -> str:
+    """The command the example's header gives (continuation lines joined), as a user would copy it."""
+    lines = [
+        line.removeprefix("#").strip() for line in example.read_text().splitlines() if line.startswith("#")
+    ]
+    for index, line in enumerate(lines):
+        if line.startswith(starts_with):
+            command = line
+            while command.endswith("\\"):
+                index += 1
+                command = command[:-1].rstrip() + " " + lines[index]
+            return command
+    raise AssertionError(f"{example.name}: no line starting with {starts_with!r} in its header")
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    dev_dir = tmp_path_factory.mktemp("dev")
+    port = free_port()
+    process, output = start_stack(dev_dir, port)
+    try:
+        kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
+        output.wait_for(r"Argo-ML is up", timeout=180)
+        stack = Stack(f"http://127.0.0.1:{port}", dev_dir, kubeconfig)
+        for example, *_ in APPLIED:
+            assert f"kubectl apply -f examples/{example}" in (EXAMPLES / example).read_text()
+            stack.kubectl("apply", "-f", str(EXAMPLES / example))
+        yield stack
+    finally:
+        if process.poll() is None:
+            interrupt(process)
+        for pid in processes_started_with(f"ARGOML_DEV_DIR={dev_dir}"):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_every_example_is_covered_here():
+    covered = {example for example, *_ in APPLIED} | {
+        "pipeline/pipeline.yaml", "pipeline/config.yaml", "injection-rule.yaml", "gc-namespace-policy.yaml",
+    }  # fmt: skip
+    assert {str(path.relative_to(EXAMPLES)) for path in EXAMPLES.rglob("*.yaml")} == covered
+
+
+@pytest.mark.parametrize(
+    ("example", "resource", "name", "jsonpath", "wanted"), APPLIED, ids=[a[0] for a in APPLIED]
+)
+def test_an_applied_example_reaches_its_end_state(stack, example, resource, name, jsonpath, wanted):
+    assert stack.wait_for(resource, name, jsonpath, wanted) == wanted, stack.kubectl(
+        "get", resource, name, "-o", "yaml"
+    )
+    if resource == "hpw":
+        best = json.loads(stack.kubectl("get", "hpw", name, "-o", "jsonpath={.status.bestTrial}"))
+        assert float(best["metric"]) >= 0, "the simulator reported the objective as the header says"
+
+
+def test_kubectl_describe_shows_the_events_the_controller_recorded(stack):
+    assert stack.wait_for("tfjob", "mnist-ps", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    events = stack.kubectl("describe", "tfjob", "mnist-ps").split("Events:", 1)[1]
+    assert "<none>" not in events
+    assert "SuccessfulCreatePod" in events
+    assert "argoml.io/" in events  # From: the recording controller
+    assert "mnist-ps" in stack.kubectl("get", "events")
+
+
+def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
+    assert stack.wait_for("workflow", "mnist-tb", "{.status.phase}", "Succeeded") == "Succeeded"
+    created = stack.manage(".venv/bin/python manage.py drf_create_token admin", DEBUG="true")
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.split()[2]
+    curl = header_command(EXAMPLES / "tensorboard-workflow.yaml", "curl -X POST")
+    body = json.loads(re.search(r"-d '(\{.*\})'", curl).group(1))
+    request = urllib.request.Request(
+        f"{stack.base_url}/api/tensorboards/",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 201
+        name = json.load(response)["name"]
+    assert stack.wait_for("tensorboard", name, "{.status.phase}", "Ready") == "Ready"
+
+
+def test_the_pipeline_example_is_submitted_and_succeeds(stack, tmp_path):
+    command = header_command(EXAMPLES / "pipeline" / "pipeline.yaml", "DEBUG=true .venv/bin/python")
+    submitted = stack.manage(command)
+    assert submitted.returncode == 0, submitted.stderr
+    name = re.search(r"submitted workflow (\S+) in namespace team-a", submitted.stderr).group(1)
+    assert stack.wait_for("workflow", name, "{.status.phase}", "Succeeded") == "Succeeded"
+
+
+@pytest.mark.parametrize(("example", "model", "key"), [
+    ("injection-rule.yaml", "webhooks.injectionrule", "wandb-key"),
+    ("gc-namespace-policy.yaml", "garbage.gcnamespacepolicy", "team-archive"),
+])  # fmt: skip
+def test_a_fixture_example_loads_into_the_stacks_database(stack, example, model, key):
+    loaded = stack.manage(header_command(EXAMPLES / example, "DEBUG=true .venv/bin/python"))
+    assert loaded.returncode == 0, loaded.stderr
+    dumped = stack.manage(f".venv/bin/python manage.py dumpdata {model}", DEBUG="true")
+    assert key in [
+        row["fields"].get("name") or row["fields"].get("namespace") for row in json.loads(dumped.stdout)
+    ]
