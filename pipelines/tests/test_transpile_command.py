@@ -52,10 +52,10 @@ def test_every_problem_is_printed_and_nothing_is_written(files: Path) -> None:
     (files / "argo.yaml").write_text("docker_image: churn:1\ncpu_limit: lots\n")
     stderr = StringIO()
     with pytest.raises(CommandError, match="2 problems found; nothing was written"):
-        call_command("transpile", "churn.yaml", "--config", "argo.yaml", "-p", "nope=1", stderr=stderr)
+        call_command("transpile", "churn.yaml", "--config", "argo.yaml", "-p", "no pe=1", stderr=stderr)
     assert stderr.getvalue().splitlines() == [
         "config: cpu_limit: 'lots' is not a Kubernetes quantity (examples: 500m, 2, 1G, 512Mi)",
-        "--parameter nope: is not a parameter of the pipeline (declared: learning_rate, regions)",
+        "--parameter no pe: is not a valid name (letters, digits, '-' and '_')",
     ]
     assert not (files / "pipeline.yaml").exists()
 

@@ -20,6 +20,7 @@ from workflows.pipeline import (
     dump_workflow,
     load_document,
     parse_parameter_assignments,
+    read_parameters_file,
     transpile,
 )
 
@@ -42,6 +43,11 @@ class Command(BaseCommand):
             help="set a pipeline parameter (repeatable); list parameters take JSON, e.g. regions='[\"eu\"]'",
         )
         parser.add_argument(
+            "--parameters-file",
+            metavar="FILE",
+            help="a YAML mapping of parameter values, as Magnus reads it (--parameter wins over it)",
+        )
+        parser.add_argument(
             "--output",
             "-o",
             help="where to write the Workflow (default: output_file of the config; '-': stdout)",
@@ -53,10 +59,16 @@ class Command(BaseCommand):
         if options["submit"] != bool(options["namespace"]):
             raise CommandError("--submit and --namespace go together")
         try:
+            parameters: dict[str, str] = {}
+            if options["parameters_file"]:
+                path = options["parameters_file"]
+                document = load_document(_read(path, "--parameters-file"), "--parameters-file")
+                parameters = read_parameters_file(document)
+            parameters.update(parse_parameter_assignments(options["parameter"]))
             result = transpile(
                 load_document(_read(options["pipeline"], "pipeline"), "pipeline"),
                 load_document(_read(options["config"], "config"), "config"),
-                parameters=parse_parameter_assignments(options["parameter"]),
+                parameters=parameters,
                 environ=os.environ,
             )
         except PipelineError as error:
