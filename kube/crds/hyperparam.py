@@ -139,9 +139,7 @@ HYPERPARAM_WORKFLOW = CustomResource(
     columns=(
         PrinterColumn("Phase", "string", ".status.phase"),
         PrinterColumn("Trials", "string", ".status.progress", "Finished trials / total."),
-        PrinterColumn(
-            "Best", "number", ".status.bestTrial.metric", "The best objective value so far (none without one)."
-        ),
+        PrinterColumn("Best", "number", ".status.bestTrial.metric", "The best objective value so far."),
         PrinterColumn("Message", "string", ".status.message", "Why the sweep is in its phase.", priority=1),
         AGE,
     ),
