@@ -163,7 +163,7 @@ def test_the_trials_of_a_sweep_without_an_objective_are_in_index_order_with_no_m
     response = as_viewer.get(reverse("dashboard:sweep-tab", args=[failed_plain_grid.pk, "trials"]))
     assert [trial.index for trial, _ in response.context["trials"]] == list(range(10))
     assert set(response.context["orderings"]) == {"index", "-index"}
-    assert b'order=metric' not in response.content
+    assert b"order=metric" not in response.content
     unsorted = as_viewer.get(
         reverse("dashboard:sweep-tab", args=[failed_plain_grid.pk, "trials"]) + "?order=metric"
     )
