@@ -85,6 +85,7 @@ def ask_round(
     """Ask the sampler for trials `indices` (round `number`), told everything in `history` first."""
     if not sweep.algorithm.adaptive:
         raise ValueError(f"{sweep.algorithm.name} search does not ask a sampler")
+    assert sweep.objective is not None, "parse_sweep requires an objective for adaptive search"
     distributions = {domain.name: distribution_of(domain) for domain in sweep.space.domains}
     storage = optuna.storages.InMemoryStorage()
     with warnings.catch_warnings():

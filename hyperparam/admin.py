@@ -69,7 +69,7 @@ class SweepAdmin(MirrorAdmin):
     list_deferred = (*MirrorAdmin.list_deferred, "mirrored_batches", "workflows")
     fieldsets = (
         (None, {"fields": ("namespace", "name", "uid", "phase", "algorithm", "goal", "metric_name")}),
-        ("Trials", {"fields": ("progress", "counts", "best", "best_trials")}),
+        ("Trials", {"fields": ("progress", "counts", "trial_errors", "best", "best_trials")}),
         ("Times", {"fields": ("created_at", "updated_at", "deleted_at")}),
         (
             "As the cluster holds it",
@@ -79,7 +79,7 @@ class SweepAdmin(MirrorAdmin):
             },
         ),
     )
-    readonly_fields = ("progress", "counts", "best", "best_trials")
+    readonly_fields = ("progress", "counts", "trial_errors", "best", "best_trials")
 
     @admin.display(description="trials finished", ordering="trials_finished")
     def progress(self, sweep: Sweep) -> str:
@@ -106,8 +106,22 @@ class SweepAdmin(MirrorAdmin):
             ),
         ) or format_html('<a href="{}">no trials yet</a>', url)
 
+    @admin.display(description="first failed trials")
+    def trial_errors(self, sweep: Sweep) -> str:
+        errors = (sweep.status or {}).get("trialErrors") or []
+        return (
+            format_html_join(
+                "",
+                "<p>#{}: {} — {}</p>",
+                ((error.get("index"), error.get("phase"), error.get("message")) for error in errors),
+            )
+            or "—"
+        )
+
     @admin.display(description="best trial")
     def best(self, sweep: Sweep) -> str:
+        if not sweep.metric_name:
+            return "— (no objective: the sweep runs every combination; nothing is best)"
         if sweep.best_trial_index is None:
             return "—"
         values = ", ".join(f"{name}={value}" for name, value in sweep.best_parameters.items())
@@ -115,6 +129,8 @@ class SweepAdmin(MirrorAdmin):
 
     @admin.display(description=f"best {BEST_ON_SWEEP_PAGE} trials")
     def best_trials(self, sweep: Sweep) -> str:
+        if not sweep.metric_name:
+            return format_html('<a href="{}">All trials →</a>', _trials_url(sweep))
         names = sweep.parameter_names
         rows = Trial.objects.filter(sweep=sweep, metric__isnull=False).order_by(
             _best_first(sweep.goal), "index"
@@ -163,12 +179,15 @@ class TrialAdmin(ReadOnlyAdmin):
         if sweep is None:
             return ("sweep", "index", "phase", "metric", "params", "finished_at")
         columns = tuple(_parameter_column(name) for name in sweep.parameter_names)
-        return ("index", "phase", "metric", *columns, "started_at", "finished_at", "workflow", "message")
+        metric = ("metric",) if sweep.metric_name else ()
+        return ("index", "phase", *metric, *columns, "started_at", "finished_at", "workflow", "message")
 
     def get_ordering(self, request: HttpRequest) -> tuple[Any, ...]:
         sweep = self._sweep(request)
         if sweep is None:
             return self.ordering
+        if not sweep.metric_name:
+            return ("index",)
         return (_best_first(sweep.goal), "index")
 
     def get_paginator(
@@ -193,7 +212,11 @@ class TrialAdmin(ReadOnlyAdmin):
             value = request.GET.get(SWEEP_PARAMETER, "")
             sweep = None
             if value.isdigit():
-                sweep = Sweep.objects.only("spec", "goal", "trial_counts").filter(pk=int(value)).first()
+                sweep = (
+                    Sweep.objects.only("spec", "goal", "metric_name", "trial_counts")
+                    .filter(pk=int(value))
+                    .first()
+                )
             request._hyperparam_sweep = sweep  # type: ignore[attr-defined]
         return request._hyperparam_sweep  # type: ignore[attr-defined]
 

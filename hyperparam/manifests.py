@@ -15,7 +15,7 @@ How a reconcile uses this module (everything here is pure; the reconcile does th
    `BatchPlan(sweep.trial_count, that_number, sweep.parallelism)`, so a change of the size estimate in a newer
    release never re-slices a running sweep.
 2. List the sweep's Workflows with `sweep_selector(hpw)`; the batch index is the LABEL_BATCH label.
-3. Mirror trials with `trials.read_trials(workflow, sweep.objective.metric)`; `trials.summarize` and
+3. Mirror trials with `trials.read_trials(workflow, sweep.metric)`; `trials.summarize` and
    `trials.stop_reason` say whether to go on.
 4. Create `plan.batches_to_create(existing, finished)`: `build_batch(hpw, i, sweep=sweep, plan=plan)` for grid
    and random; for adaptive rounds ask the sampler for `len(plan.batch_trials(i))` trials, turn each value

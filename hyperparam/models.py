@@ -56,7 +56,9 @@ class Sweep(MirroredResource):
         spec = _mapping(obj.get("spec"))
         status = _mapping(obj.get("status"))
         objective = _mapping(spec.get("objective"))
-        algorithm = _mapping(spec.get("algorithm"))
+        # `algorithm: random` is shorthand for `algorithm: {name: random}`.
+        raw_algorithm = spec.get("algorithm")
+        algorithm = {"name": raw_algorithm} if isinstance(raw_algorithm, str) else _mapping(raw_algorithm)
         counts = _mapping(status.get("trials"))
         best = _mapping(status.get("bestTrial"))
         finished, _, planned = str(status.get("progress") or "").partition("/")

@@ -25,14 +25,17 @@ from hyperparam.status import (
     REASON_INVALID_SPEC,
     REASON_LINT_FAILED,
     TERMINAL_PHASES,
+    TRIAL_ERRORS_SHOWN,
     BestTrial,
     Observed,
+    TrialError,
     desired_status,
 )
 from hyperparam.sweep import Sweep as SweepSpec
 from hyperparam.trials import TrialSummary, read_trials, stop_reason
 from hyperparam.trialsync import (
     finished_batches,
+    first_failures,
     summarize_stored,
     sync_results,
     sync_workflow,
@@ -160,9 +163,11 @@ class Reconcile:
             active=children.active,
             all_batches_created=len(children.existing) >= plan.batch_count,
             stop=stop,
-            target=spec.objective.target,
+            target=spec.objective.target if spec.objective is not None else None,
             max_failed=spec.max_failed_trials,
             error=error,
+            metric=spec.metric,
+            trial_errors=_trial_errors(row, summary),
         )
         self._write_status(observed)
 
@@ -202,7 +207,7 @@ class Reconcile:
             b for b in (*live.values(), *completed.values()) if versions.get(str(b.index)) != b.version
         ]
         with transaction.atomic():
-            written = sum(sync_workflow(row, batch.workflow, spec.objective.metric) for batch in changed)
+            written = sum(sync_workflow(row, batch.workflow, spec.metric) for batch in changed)
             versions.update({str(batch.index): batch.version for batch in changed})
             self._save_versions(row, versions)
         if written:
@@ -259,7 +264,7 @@ class Reconcile:
                 return REASON_LINT_FAILED, message
             batch = Batch(index, self._create(workflow))
             children.live[index] = batch
-            sync_results(row, read_trials(batch.workflow, spec.objective.metric))
+            sync_results(row, read_trials(batch.workflow, spec.metric))
             versions[str(index)] = batch.version
             self._save_versions(row, versions)
         return None
@@ -317,6 +322,16 @@ class Reconcile:
         if before != after and after in TERMINAL_PHASES:
             record = events().normal if after == "Succeeded" else events().warning
             record(self.hpw, after, status["message"], action="Reconcile")
+
+
+def _trial_errors(row: Sweep, summary: TrialSummary) -> tuple[TrialError, ...]:
+    """The first failed trials and why, read only when some failed (one indexed query)."""
+    if not summary.failed:
+        return ()
+    return tuple(
+        TrialError(trial.index, trial.phase, trial.message)
+        for trial in first_failures(row, TRIAL_ERRORS_SHOWN)
+    )
 
 
 def _best(summary: TrialSummary) -> BestTrial | None:

@@ -1,9 +1,12 @@
 """Pure: what a sweep's status says, from what the reconcile observed (its Workflows and its stored trials).
 
-Phases: Pending (no Workflow yet), Running, Succeeded (every planned trial finished, or the objective's
-target was reached and nothing runs any more) and Failed (an invalid spec, a Workflow our linter refuses, or
-more failed trials than maxFailedTrials). Conditions follow Katib's experiments: Created, Running,
-Succeeded, Failed, each with a reason and a message.
+Phases: Pending (no Workflow yet), Running, Succeeded and Failed. A sweep succeeds only when its trials did
+what it asks: every trial succeeded for a sweep without an objective (or no more failed than maxFailedTrials
+allows), at least one reported the metric for an optimising sweep, or the objective's target was reached.
+It fails on an invalid spec, a Workflow our linter refuses, more failed trials than maxFailedTrials, or
+trials that did not do what it asks; the first failed trials' messages are on the status (`trialErrors`)
+and in the message. Conditions follow Katib's experiments: Created, Running, Succeeded, Failed, each with a
+reason and a message.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ CREATED = "Created"
 REASON_INVALID_SPEC = "InvalidSpec"
 REASON_LINT_FAILED = "WorkflowLintFailed"
 REASON_ALL_FINISHED = "AllTrialsFinished"
+REASON_TRIALS_FAILED = "TrialsFailed"
+REASON_NO_METRIC = "NoTrialReportedTheMetric"
+# How many failed trials the status names, lowest index first; enough to see a pattern, small enough for
+# `kubectl describe` and the status to stay readable.
+TRIAL_ERRORS_SHOWN = 5
+_TRIAL_ERROR_LENGTH = 300
 REASON_RUNNING = "TrialsRunning"
 REASON_CREATED = "SweepCreated"
 
@@ -47,6 +56,18 @@ class BestTrial:
 
 
 @dataclass(frozen=True)
+class TrialError:
+    """A failed trial as the status names it: its number, its phase and why (the node's or our message)."""
+
+    index: int
+    phase: str
+    message: str
+
+    def to_status(self) -> dict[str, Any]:
+        return {"index": self.index, "phase": self.phase, "message": self.message[:_TRIAL_ERROR_LENGTH]}
+
+
+@dataclass(frozen=True)
 class Observed:
     """What one reconcile saw. `error` (reason, message) is a spec or lint failure that stops the sweep."""
 
@@ -61,6 +82,9 @@ class Observed:
     target: float | None = None
     max_failed: int | None = None
     error: tuple[str, str] | None = None
+    # The objective's metric, or None for a sweep that only runs its trials (it then has no best trial).
+    metric: str | None = None
+    trial_errors: tuple[TrialError, ...] = ()
 
     @property
     def failed(self) -> int:
@@ -80,7 +104,7 @@ def phase_of(observed: Observed) -> tuple[str, str, str]:
         return FAILED, *observed.error
     if observed.stop == STOP_TOO_MANY_FAILURES:
         message = f"{observed.failed} trials failed, more than maxFailedTrials ({observed.max_failed})"
-        return FAILED, STOP_TOO_MANY_FAILURES, message
+        return FAILED, STOP_TOO_MANY_FAILURES, message + _first_error(observed)
     if observed.stop == STOP_TARGET_REACHED and observed.best is not None:
         message = (
             f"trial {observed.best.index} reached the objective's target {observed.target:g} "
@@ -90,10 +114,33 @@ def phase_of(observed: Observed) -> tuple[str, str, str]:
             message += "; stopping the running trials"
         return (RUNNING if observed.active else SUCCEEDED), STOP_TARGET_REACHED, message
     if observed.all_batches_created and not observed.active:
-        return SUCCEEDED, REASON_ALL_FINISHED, f"all {observed.finished} trials finished"
+        return _ended(observed)
     if not observed.workflows:
         return PENDING, REASON_CREATED, "no trial started yet"
     return RUNNING, REASON_RUNNING, f"{observed.finished}/{observed.planned} trials finished"
+
+
+def _ended(observed: Observed) -> tuple[str, str, str]:
+    """Every trial ran: did they do what the sweep asks?"""
+    failed, finished = observed.failed, observed.finished
+    if observed.metric is not None and observed.best is None:
+        message = (
+            f"no trial reported the objective's metric {observed.metric!r} ({failed} of {finished} failed)"
+        )
+        return FAILED, REASON_NO_METRIC, message + _first_error(observed)
+    if observed.metric is None and failed > (observed.max_failed or 0):
+        return FAILED, REASON_TRIALS_FAILED, f"{failed} of {finished} trials failed" + _first_error(observed)
+    message = f"all {finished} trials finished"
+    if failed:
+        message += f", {failed} of them failed" + _first_error(observed)
+    return SUCCEEDED, REASON_ALL_FINISHED, message
+
+
+def _first_error(observed: Observed) -> str:
+    if not observed.trial_errors:
+        return ""
+    first = observed.trial_errors[0]
+    return f"; trial {first.index} ({first.phase}): {first.message[:_TRIAL_ERROR_LENGTH]}"
 
 
 def desired_status(
@@ -123,6 +170,7 @@ def desired_status(
         "trials": dict(observed.counts),
         "progress": f"{observed.finished}/{observed.planned}",
         "bestTrial": observed.best.to_status() if observed.best is not None else None,
+        "trialErrors": [error.to_status() for error in observed.trial_errors] or None,
         "workflows": list(observed.workflows),
         "startTime": previous.get("startTime") or timestamp(now),
         "completionTime": (previous.get("completionTime") or timestamp(now))

@@ -1,8 +1,10 @@
 """A HyperparamWorkflow's spec, validated into a `Sweep`, and the trials a grid or random sweep plans.
 
 `parse_sweep` reports every problem at once with field paths (for the admission webhook) and returns a value
-that the manifest builder and the controller share. Trials are numbered 0..trial_count-1; for grid and random
-search, trial `i`'s parameters are a pure function of the spec (and the seed), so any batch can be computed
+that the manifest builder and the controller share. A sweep without an objective (a plain grid or random
+search: "run every combination") only needs its trials to succeed; adaptive algorithms learn from the
+objective's metric and require one. Trials are numbered 0..trial_count-1; for grid and random search,
+trial `i`'s parameters are a pure function of the spec (and the seed), so any batch can be computed
 without the others. Adaptive algorithms (tpe, cmaes, qmc) get their trials from Optuna in rounds instead.
 """
 
@@ -92,10 +94,15 @@ class Sweep:
     parallelism: int
     max_trials: int | None
     max_failed_trials: int | None
-    objective: Objective
+    objective: Objective | None
     # Entrypoint inputs that are not hyperparameters but come from the workflow's arguments: the fan-out
     # passes them on, as Argo does when the entrypoint is the workflow's root.
     passthrough_parameters: tuple[str, ...] = ()
+
+    @property
+    def metric(self) -> str | None:
+        """The output parameter each trial reports, or None for a sweep that only runs its trials."""
+        return self.objective.metric if self.objective is not None else None
 
     @property
     def entrypoint(self) -> str:
@@ -149,7 +156,16 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
     parallelism = _integer(spec, "parallelism", path, errors, minimum=1, default=DEFAULT_PARALLELISM)
     max_trials = _integer(spec, "maxTrials", path, errors, minimum=1, maximum=MAX_TRIALS)
     max_failed = _integer(spec, "maxFailedTrials", path, errors, minimum=0)
-    objective = _parse_objective(spec.get("objective"), f"{path}.objective", errors)
+    objective = None
+    if spec.get("objective") is not None:
+        objective = _parse_objective(spec["objective"], f"{path}.objective", errors)
+    elif algorithm is not None and algorithm.adaptive:
+        errors.add(
+            f"{path}.objective",
+            f"required for {algorithm.name} search: it chooses each round's trials from the metric the "
+            "earlier ones reported ({metric: <output parameter of the entrypoint>, "
+            "goal: minimize | maximize})",
+        )
 
     passthrough: tuple[str, ...] = ()
     if entry is not None:
@@ -166,7 +182,6 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
     errors.raise_if_any()
     assert algorithm is not None, "errors were raised above"
     assert parallelism is not None, "parallelism has a default"
-    assert objective is not None, "errors were raised above"
     return Sweep(
         workflow=spec["workflow"],
         space=SearchSpace(tuple(domains)),
@@ -308,8 +323,18 @@ def _check_algorithm_fits(
 def _parse_algorithm(raw: object, path: str, errors: ErrorList, fallback_seed: int) -> Algorithm | None:
     if raw is None:
         return Algorithm(GRID, seed=fallback_seed)
+    if isinstance(raw, str):
+        # The shorthand `algorithm: grid`, as people write it, for an algorithm with no settings.
+        if raw not in ALGORITHMS:
+            errors.add(path, f"must be one of {', '.join(ALGORITHMS)} (got {raw!r})")
+            return None
+        raw = {"name": raw}
     if not isinstance(raw, Mapping):
-        errors.add(path, "must be an object: {name: grid | random | tpe | cmaes | qmc, samples, seed}")
+        errors.add(
+            path,
+            "must be an algorithm name (grid | random | tpe | cmaes | qmc) "
+            "or an object {name, samples, seed}",
+        )
         return None
     count = len(errors.errors)
     for key in sorted(str(key) for key in raw if key not in _ALGORITHM_FIELDS):
@@ -329,7 +354,8 @@ def _parse_algorithm(raw: object, path: str, errors: ErrorList, fallback_seed: i
 def _parse_objective(raw: object, path: str, errors: ErrorList) -> Objective | None:
     if not isinstance(raw, Mapping):
         errors.add(
-            path, "required: {metric: <output parameter of the entrypoint>, goal: minimize | maximize}"
+            path,
+            "must be an object {metric: <output parameter of the entrypoint>, goal: minimize | maximize}",
         )
         return None
     count = len(errors.errors)

@@ -51,8 +51,9 @@ class TrialResult:
         return self.phase in FINISHED_PHASES
 
 
-def read_trials(workflow: Mapping[str, Any], metric: str) -> list[TrialResult]:
-    """One result per trial of a generated Workflow, in item order; `metric` names the output parameter."""
+def read_trials(workflow: Mapping[str, Any], metric: str | None) -> list[TrialResult]:
+    """One result per trial of a generated Workflow, in item order; `metric` names the output parameter
+    (None for a sweep without an objective: a trial then succeeds or fails by its node's phase alone)."""
     name = str(workflow.get("metadata", {}).get("name", ""))
     items = fanout_items(workflow)
     status = workflow.get("status") or {}
@@ -104,13 +105,14 @@ class TrialSummary:
         return self.failed + self.counts[SUCCEEDED]
 
 
-def summarize(trials: Iterable[TrialResult], objective: Objective) -> TrialSummary:
-    """One pass over any number of trials; ties for best go to the lowest trial index (deterministic)."""
+def summarize(trials: Iterable[TrialResult], objective: Objective | None) -> TrialSummary:
+    """One pass over any number of trials; ties for best go to the lowest trial index (deterministic).
+    Without an objective nothing is best."""
     counts = dict.fromkeys(PHASES, 0)
     best: TrialResult | None = None
     for trial in trials:
         counts[trial.phase] += 1
-        if trial.phase != SUCCEEDED or trial.metric is None:
+        if objective is None or trial.phase != SUCCEEDED or trial.metric is None:
             continue
         if (
             best is None
@@ -136,7 +138,13 @@ STOP_TOO_MANY_FAILURES = "MaxFailedTrialsExceeded"
 def stop_reason(summary: TrialSummary, sweep: Sweep) -> str | None:
     """Why the sweep must start no more trials, or None: the objective's target, or too many failures."""
     best = summary.best
-    if best is not None and best.metric is not None and sweep.objective.reached(best.metric):
+    objective = sweep.objective
+    if (
+        best is not None
+        and best.metric is not None
+        and objective is not None
+        and objective.reached(best.metric)
+    ):
         return STOP_TARGET_REACHED
     if sweep.max_failed_trials is not None and summary.failed > sweep.max_failed_trials:
         return STOP_TOO_MANY_FAILURES
@@ -157,7 +165,7 @@ def _trial_nodes(nodes: Mapping[str, Any], workflow_name: str) -> dict[int, Mapp
 
 
 def _from_node(
-    index: int, params: dict[str, str], node: Mapping[str, Any] | None, metric: str, workflow: str
+    index: int, params: dict[str, str], node: Mapping[str, Any] | None, metric: str | None, workflow: str
 ) -> TrialResult:
     if node is None:
         return TrialResult(index, params, PENDING, workflow=workflow)
@@ -166,7 +174,9 @@ def _from_node(
     phase = _NODE_PHASES.get(argo_phase)
     value = None
     if argo_phase == "Succeeded":
-        value, problem = _metric_value(node, metric)
+        problem = None
+        if metric is not None:
+            value, problem = _metric_value(node, metric)
         phase = SUCCEEDED if problem is None else METRICS_UNAVAILABLE
         message = problem or message
     elif phase is None:

@@ -16,14 +16,22 @@ from django.db.models import Count, F
 from hyperparam.batching import BatchPlan
 from hyperparam.models import Sweep, Trial
 from hyperparam.sweep import Objective
-from hyperparam.trials import FINISHED_PHASES, PHASES, SUCCEEDED, TrialResult, TrialSummary, read_trials
+from hyperparam.trials import (
+    FAILED_PHASES,
+    FINISHED_PHASES,
+    PHASES,
+    SUCCEEDED,
+    TrialResult,
+    TrialSummary,
+    read_trials,
+)
 
 BULK_BATCH_SIZE = 1000
 _COMPARED = ("phase", "metric", "message", "started_at", "finished_at", "workflow", "node_id", "params")
 _UPDATED = [*_COMPARED, "updated_at"]
 
 
-def sync_workflow(sweep: Sweep, workflow: Mapping[str, Any], metric: str) -> int:
+def sync_workflow(sweep: Sweep, workflow: Mapping[str, Any], metric: str | None) -> int:
     """Upsert the trials of one Workflow; returns how many rows were written."""
     return sync_results(sweep, read_trials(workflow, metric))
 
@@ -52,15 +60,16 @@ def sync_results(sweep: Sweep, results: Sequence[TrialResult]) -> int:
     return len(changed)
 
 
-def summarize_stored(sweep: Sweep, objective: Objective) -> TrialSummary:
+def summarize_stored(sweep: Sweep, objective: Objective | None) -> TrialSummary:
     """Counts (one GROUP BY over the phase index) and the best trial (one row from the metric index), as
-    `trials.summarize` would say them; ties for best go to the lowest trial index there too."""
+    `trials.summarize` would say them; ties for best go to the lowest trial index there too. A sweep without
+    an objective has no best trial (and costs no second query)."""
     counts = dict.fromkeys(PHASES, 0)
     for phase, count in (
         Trial.objects.filter(sweep=sweep).order_by().values_list("phase").annotate(count=Count("id"))
     ):
         counts[phase] = count
-    best = best_trial(sweep, objective)
+    best = best_trial(sweep, objective) if objective is not None else None
     result = None
     if best is not None:
         result = TrialResult(best.index, best.params, best.phase, metric=best.metric, workflow=best.workflow)
@@ -78,6 +87,20 @@ def best_trial(sweep: Sweep, objective: Objective) -> Trial | None:
         .order_by(metric, "index")
         .first()
     )
+
+
+def first_failures(sweep: Sweep, limit: int) -> list[TrialResult]:
+    """The lowest-numbered failed trials with their messages (one row per trial, from the phase index):
+    what the status and the dashboard show so a failing sweep says why without opening its Workflows."""
+    rows = (
+        Trial.objects.filter(sweep=sweep, phase__in=sorted(FAILED_PHASES))
+        .order_by("index")
+        .values_list("index", "phase", "message", "workflow")[:limit]
+    )
+    return [
+        TrialResult(index, {}, phase, message=message, workflow=workflow)
+        for index, phase, message, workflow in rows
+    ]
 
 
 def finished_batches(sweep: Sweep, plan: BatchPlan, *, exclude: set[int]) -> set[int]:

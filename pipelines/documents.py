@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from workflows.pipeline import PipelineError, Problem, Transpiled, load_document, transpile
+from workflows.pipeline import (
+    PipelineError,
+    Problem,
+    Transpiled,
+    argument_text,
+    load_document,
+    read_parameters_file,
+    transpile,
+)
 from workflows.pipeline.config import ENVIRONMENT_PREFIX
+
+PARAMETERS_FILE = "parameters_file"
 
 
 def transpile_documents(
@@ -16,41 +25,30 @@ def transpile_documents(
     config: Any,
     *,
     parameters: Mapping[str, Any] | None = None,
+    parameters_file: Any = None,
     variables: Mapping[str, str] | None = None,
 ) -> Transpiled:
     """Like the command, but for request bodies; raises PipelineError listing every problem found.
 
-    YAML syntax errors in both documents are reported together. ``variables`` fill the configuration's
-    ``${var}`` placeholders; the web server's own environment is never read, because it belongs to the
-    platform, not to the caller.
+    YAML syntax errors in every document are reported together. ``parameters_file`` is what the command's
+    ``--parameters-file`` reads (an object or YAML text); ``parameters`` win over it, as ``--parameter``
+    does. ``variables`` fill the configuration's ``${var}`` placeholders; the web server's own environment
+    is never read, because it belongs to the platform, not to the caller.
     """
     documents: dict[str, Any] = {}
     problems: list[Problem] = []
-    for what, document in (("pipeline", pipeline), ("config", config)):
+    for what, document in (("pipeline", pipeline), ("config", config), (PARAMETERS_FILE, parameters_file)):
         try:
             documents[what] = load_document(document, what) if isinstance(document, str) else document
         except PipelineError as error:
             problems.extend(error.problems)
     if problems:
         raise PipelineError(problems)
+    values = read_parameters_file(documents[PARAMETERS_FILE], PARAMETERS_FILE)
+    values.update((name, argument_text(value)) for name, value in (parameters or {}).items())
     return transpile(
         documents["pipeline"],
         documents["config"],
-        parameters={name: parameter_text(value) for name, value in (parameters or {}).items()},
+        parameters=values,
         environ={f"{ENVIRONMENT_PREFIX}{name}": value for name, value in (variables or {}).items()},
     )
-
-
-def parameter_text(value: Any) -> str:
-    """A JSON value as the text an Argo parameter holds: as it would be typed after ``--parameter name=``.
-
-    Strings stay as they are, flags become ``true``/``false`` and lists or mappings JSON, so a map step can
-    iterate on ``["eu", "us"]`` sent as a real JSON list.
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    return json.dumps(value)

@@ -111,10 +111,8 @@ def sweep(
         **mirror_fields(name, namespace, created_at),
         phase=phase,
         algorithm=algorithm,
-        goal="minimize",
-        metric_name="loss",
         spec=spec,
-        **fields,
+        **{"goal": "minimize", "metric_name": "loss", **fields},
     )
     if save:
         row.save()

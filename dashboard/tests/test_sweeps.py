@@ -118,3 +118,53 @@ def test_a_sweep_outside_the_users_namespaces_is_not_found(as_outsider, finished
 def test_a_viewer_may_not_stop_a_sweep_or_open_a_tensorboard_for_it(as_viewer, finished_sweep):
     assert as_viewer.post(reverse("dashboard:sweep-stop", args=[finished_sweep.pk])).status_code == 403
     assert as_viewer.post(reverse("dashboard:sweep-tensorboard", args=[finished_sweep.pk])).status_code == 403
+
+
+@pytest.fixture
+def failed_plain_grid():
+    """A grid without an objective whose trials 3 and 7 failed, as the controller leaves it."""
+    errors = [
+        {"index": 3, "phase": "Error", "message": "OOMKilled (exit code 137)"},
+        {"index": 7, "phase": "Failed", "message": "exit code 1"},
+    ]
+    sweep = factories.sweep(
+        "plain-grid",
+        phase="Failed",
+        goal="",
+        metric_name="",
+        trial_counts={"Succeeded": 8, "Error": 1, "Failed": 1},
+        trials_total=10,
+        trials_finished=10,
+        trials_planned=10,
+        status={"message": "2 of 10 trials failed; trial 3 (Error): OOMKilled (exit code 137)",
+                "trialErrors": errors},
+    )  # fmt: skip
+    rows = factories.trial_rows(sweep, 10)
+    for row in rows:
+        row.metric = None
+    Trial.objects.bulk_create(rows)
+    return sweep
+
+
+def test_a_sweep_without_an_objective_shows_its_errors_and_no_plot_or_best(as_viewer, failed_plain_grid):
+    page = as_viewer.get(reverse("dashboard:sweep", args=[failed_plain_grid.pk])).content.decode()
+    assert "every trial runs; the sweep succeeds when they do" in page
+    assert "2 of 10 trials failed; trial 3 (Error): OOMKilled (exit code 137)" in page
+    assert 'id="trial-errors"' in page
+    assert "exit code 1" in page
+    assert 'id="sweep-plots"' not in page
+    assert "plots.js" not in page
+    assert "Best " not in page
+
+
+def test_the_trials_of_a_sweep_without_an_objective_are_in_index_order_with_no_metric_column(
+    as_viewer, failed_plain_grid
+):
+    response = as_viewer.get(reverse("dashboard:sweep-tab", args=[failed_plain_grid.pk, "trials"]))
+    assert [trial.index for trial, _ in response.context["trials"]] == list(range(10))
+    assert set(response.context["orderings"]) == {"index", "-index"}
+    assert b"order=metric" not in response.content
+    unsorted = as_viewer.get(
+        reverse("dashboard:sweep-tab", args=[failed_plain_grid.pk, "trials"]) + "?order=metric"
+    )
+    assert unsorted.context["ordering"] == "index"

@@ -41,6 +41,7 @@ LIST_COLUMNS = (
 TRIAL_PAGE_SIZE = 50
 TRIAL_ORDERINGS = {"best": "best first", "index": "trial number", "-index": "newest trial first",
                    "metric": "metric, lowest first", "-metric": "metric, highest first"}  # fmt: skip
+INDEX_ORDERINGS = {key: TRIAL_ORDERINGS[key] for key in ("index", "-index")}
 TABS = ("overview", "trials", "yaml")
 
 
@@ -114,9 +115,12 @@ def sweep_detail(request: HttpRequest, pk: int, tab: str = "overview") -> HttpRe
 
 
 def _trials_context(request: HttpRequest, sweep: Sweep) -> dict[str, Any]:
-    ordering = request.GET.get("order", "best")
-    if ordering not in TRIAL_ORDERINGS:
-        ordering = "best"
+    # A sweep without an objective has no metric to order by: its trials come in index order.
+    orderings = TRIAL_ORDERINGS if sweep.metric_name else INDEX_ORDERINGS
+    default = "best" if sweep.metric_name else "index"
+    ordering = request.GET.get("order", default)
+    if ordering not in orderings:
+        ordering = default
     phase = request.GET.get("phase", "")
     trials = Trial.objects.filter(sweep=sweep)
     if phase in TRIAL_PHASES:
@@ -132,7 +136,7 @@ def _trials_context(request: HttpRequest, sweep: Sweep) -> dict[str, Any]:
         ],
         "parameter_names": names,
         "ordering": ordering,
-        "orderings": TRIAL_ORDERINGS,
+        "orderings": orderings,
         "phase": phase if phase in TRIAL_PHASES else "",
         "page_number": page_number,
         "has_next": len(rows) > TRIAL_PAGE_SIZE,

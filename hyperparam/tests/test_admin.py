@@ -64,3 +64,18 @@ def test_a_page_of_trials_costs_the_same_queries_for_10_or_2000_trials_and_never
     assert len(few) == len(many)
     assert not [sql for sql in many if "COUNT(" in sql.upper() and "hyperparam_trial" in sql]
     assert Trial.objects.filter(sweep=large).count() == 2000
+
+
+def test_a_sweep_without_an_objective_shows_its_failed_trials_and_no_metric(admin):
+    errors = [{"index": 1, "phase": "Failed", "message": "exit code 3"}]
+    sweep = mirrored_sweep(trials={"Succeeded": 1, "Failed": 1}, trialErrors=errors)
+    sweep.spec.pop("objective")
+    sweep.metric_name = sweep.goal = ""
+    sweep.save()
+    add_trials(sweep, [None, None])
+    page = admin.get(f"/admin/hyperparam/sweep/{sweep.pk}/change/").content.decode()
+    assert "#1: Failed — exit code 3" in page
+    assert "no objective: the sweep runs every combination" in page
+    trials = admin.get(f"/admin/hyperparam/trial/?sweep__id__exact={sweep.pk}").content.decode()
+    assert "column-param_lr" in trials
+    assert "field-metric" not in trials

@@ -187,6 +187,31 @@ def test_a_valid_sweep_is_created_in_the_cluster_not_in_the_table(api, cluster):
     assert not Sweep.objects.exists()
 
 
+def test_a_plain_grid_without_an_objective_is_created_and_listed_without_a_metric(api, cluster):
+    spec = make_spec(algorithm="grid")
+    del spec["objective"]
+    response = api.post("/api/hyperparams/", make_hpw(spec, uid=""), format="json")
+    assert response.status_code == 202, response.json()
+    created = get_client().get(HPW, "mnist-sweep", "team-a")
+    assert created["spec"]["algorithm"] == "grid"
+    apply_event(Sweep, "ADDED", created)
+    (listed,) = api.get("/api/hyperparams/").json()["results"]
+    assert (listed["algorithm"], listed["metric_name"], listed["goal"], listed["best_metric"]) == (
+        "grid",
+        "",
+        "",
+        None,
+    )
+
+
+def test_an_adaptive_sweep_without_an_objective_is_refused_at_its_field(api, cluster):
+    spec = make_spec(algorithm="tpe", maxTrials=10)
+    del spec["objective"]
+    response = api.post("/api/hyperparams/", make_hpw(spec, uid=""), format="json")
+    assert response.status_code == 400
+    assert response.json()["spec.objective"][0].startswith("required for tpe search")
+
+
 def test_creating_in_an_ungranted_namespace_is_forbidden(api, cluster):
     manifest = make_hpw(uid="")
     manifest["metadata"]["namespace"] = "team-b"

@@ -220,3 +220,91 @@ def test_a_tpe_sweep_improves_on_a_quadratic_over_three_rounds(sim, client, work
         means.append(sum(values) / 10)
     assert means[2] < means[0], f"round means {means}: the third round should beat the random first"
     assert sweep.best_metric == min(Trial.objects.filter(sweep=sweep).values_list("metric", flat=True))
+
+
+def plain_grid(**overrides: Any) -> dict[str, Any]:
+    """The 3x4 grid as "run every combination": `algorithm: grid`, no objective."""
+    spec = make_spec(algorithm="grid", **overrides)
+    del spec["objective"]
+    return spec
+
+
+def test_a_plain_grid_without_an_objective_succeeds_with_no_best(sim, client, worker):
+    kubectl(sim, "apply", "-f", "-", stdin=yaml.safe_dump(make_hpw(plain_grid(), name="plain-grid", uid="")))
+
+    status = run_to_the_end(client, worker, "plain-grid")
+
+    assert (status["phase"], status["progress"], status.get("bestTrial")) == ("Succeeded", "12/12", None)
+    assert status["message"] == "all 12 trials finished"
+    sweep = sweep_row("plain-grid")
+    assert (sweep.algorithm, sweep.metric_name, sweep.best_metric) == ("grid", "", None)
+    assert set(Trial.objects.filter(sweep=sweep).values_list("phase", flat=True)) == {"Succeeded"}
+    row = next(
+        line for line in kubectl(sim, "get", "hpw", "-n", NAMESPACE).splitlines() if "plain-grid" in line
+    )
+    assert row.split()[:3] == ["plain-grid", "Succeeded", "12/12"]
+    assert len(row.split()) == 4, "BEST is empty: NAME, PHASE, TRIALS and AGE only"
+
+
+def test_a_plain_grid_whose_trials_fail_is_failed_and_names_them(sim, client, worker):
+    sim.argo.script(
+        "train",
+        workflow="plain-fail",
+        run=lambda node: {"duration": 0.05, "exitCode": 3 if node.inputs["lr"] == "0.2" else 0},
+    )
+    client.create(HPW, make_hpw(plain_grid(), name="plain-fail", uid=""))
+
+    status = run_to_the_end(client, worker, "plain-fail")
+
+    assert status["phase"] == "Failed"
+    assert status["conditions"][-1]["reason"] == "TrialsFailed"
+    assert status["message"].startswith("4 of 12 trials failed; trial 4 (Failed): ")
+    assert [error["index"] for error in status["trialErrors"]] == [4, 5, 6, 7]
+    wide = kubectl(sim, "get", "hpw", "plain-fail", "-n", NAMESPACE, "-o", "wide")
+    assert "4 of 12 trials failed" in wide
+
+
+def test_a_grid_whose_trials_report_no_metric_fails_instead_of_succeeding(sim, client, worker):
+    sim.argo.script("train", workflow="lost-metric", parameters={})
+    client.create(HPW, make_hpw(make_spec(algorithm="grid"), name="lost-metric", uid=""))
+
+    status = run_to_the_end(client, worker, "lost-metric")
+
+    assert (status["phase"], status.get("bestTrial")) == ("Failed", None)
+    assert status["conditions"][-1]["reason"] == "NoTrialReportedTheMetric"
+    assert status["message"].startswith("no trial reported the objective's metric 'loss' (12 of 12 failed)")
+    assert "no value for output parameter 'loss'" in status["trialErrors"][0]["message"]
+    trial = Trial.objects.get(sweep=sweep_row("lost-metric"), index=0)
+    assert trial.phase == "Error"
+    assert "loss" in trial.message
+
+
+def documented_sweeps() -> list[dict[str, Any]]:
+    """Every HyperparamWorkflow in docs/hyperparam.md, as a reader would copy it."""
+    text = (REPO_ROOT / "docs" / "hyperparam.md").read_text()
+    blocks = [block.split("```", 1)[0] for block in text.split("```yaml\n")[1:]]
+    return [doc for doc in map(yaml.safe_load, blocks) if doc.get("kind") == "HyperparamWorkflow"]
+
+
+def test_every_sweep_in_the_documentation_runs_as_written(sim, client, worker):
+    sweeps = documented_sweeps()
+    assert [sweep["metadata"]["name"] for sweep in sweeps] == [
+        "mnist-sweep",
+        "shard-grid",
+        "lr-random",
+        "lr-tpe",
+    ]
+    for manifest in sweeps:
+        kubectl(sim, "apply", "-f", "-", stdin=yaml.safe_dump(manifest))
+
+    ended = {manifest["metadata"]["name"]: run_to_the_end(client, worker, manifest["metadata"]["name"], 120)
+             for manifest in sweeps}  # fmt: skip
+
+    assert {name: status["phase"] for name, status in ended.items()} == dict.fromkeys(ended, "Succeeded")
+    mnist = ended["mnist-sweep"]
+    assert (mnist["progress"], mnist["bestTrial"]["index"], mnist["bestTrial"]["metric"]) == ("12/12", 0, 0.1)
+    assert mnist["bestTrial"]["parameters"] == {"lr": "0.1", "batch-size": "16"}
+    assert (ended["shard-grid"]["progress"], ended["shard-grid"].get("bestTrial")) == ("6/6", None)
+    assert ended["lr-random"]["progress"] == "6/6"
+    assert ended["lr-random"]["bestTrial"]["metric"] < 0.1
+    assert ended["lr-tpe"]["bestTrial"]["metric"] < 1

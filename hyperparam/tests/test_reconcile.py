@@ -138,6 +138,59 @@ def test_a_trial_without_its_metric_counts_as_failed(cluster):
     assert "loss" in trial.message
 
 
+def plain_grid(**overrides: Any) -> dict[str, Any]:
+    """The 3x4 grid as "run every combination": `algorithm: grid` and no objective."""
+    spec = make_spec(algorithm="grid", **overrides)
+    del spec["objective"]
+    return spec
+
+
+def test_a_plain_grid_succeeds_when_every_trial_succeeded_and_has_no_best(cluster):
+    create_sweep(plain_grid())
+    reconcile()
+    finish(cluster, workflows()[0], lambda position, arguments: fake_argo.Outcome(metric=None))
+    hpw = reconcile()
+    status = hpw["status"]
+    assert (status["phase"], status["progress"], status.get("bestTrial")) == ("Succeeded", "12/12", None)
+    assert status["message"] == "all 12 trials finished"
+    assert status.get("trialErrors") is None
+    sweep = Sweep.objects.get(uid=hpw["metadata"]["uid"])
+    assert (sweep.algorithm, sweep.metric_name, sweep.best_metric) == ("grid", "", None)
+    assert set(Trial.objects.values_list("phase", flat=True)) == {"Succeeded"}
+
+
+def test_a_plain_grid_with_failed_trials_fails_and_names_the_first_errors(cluster):
+    create_sweep(plain_grid())
+    reconcile()
+    errored = fake_argo.Outcome(phase="Error", metric=None, message="OOMKilled (exit code 137)")
+    ran = fake_argo.Outcome(metric=None)
+    finish(cluster, workflows()[0], lambda position, arguments: errored if position in (4, 9) else ran)
+    hpw = reconcile()
+    status = hpw["status"]
+    assert status["phase"] == "Failed"
+    assert status["conditions"][-1]["reason"] == "TrialsFailed"
+    assert status["message"] == "2 of 12 trials failed; trial 4 (Error): OOMKilled (exit code 137)"
+    assert status["trialErrors"] == [
+        {"index": 4, "phase": "Error", "message": "OOMKilled (exit code 137)"},
+        {"index": 9, "phase": "Error", "message": "OOMKilled (exit code 137)"},
+    ]
+    assert "Failed" in event_reasons()
+
+
+def test_a_grid_whose_trials_all_lost_their_metric_fails_instead_of_succeeding(cluster):
+    create_sweep()
+    reconcile()
+    finish(cluster, workflows()[0], lambda position, arguments: fake_argo.Outcome(metric=None))
+    status = reconcile()["status"]
+    assert (status["phase"], status.get("bestTrial")) == ("Failed", None)
+    assert status["conditions"][-1]["reason"] == "NoTrialReportedTheMetric"
+    assert status["message"].startswith(
+        "no trial reported the objective's metric 'loss' (12 of 12 failed); trial 0 (MetricsUnavailable): "
+        "output parameter 'loss' is missing"
+    )
+    assert len(status["trialErrors"]) == 5
+
+
 def test_too_many_failed_trials_fail_the_sweep_and_stop_its_workflows(cluster):
     create_sweep(make_spec(maxFailedTrials=1))
     reconcile()

@@ -64,3 +64,18 @@ def test_an_invalid_sweep_names_its_fields(tmp_path):
 def test_a_batch_outside_the_sweep_is_refused(tmp_path):
     with pytest.raises(CommandError, match="batches 0 to 0"):
         render(tmp_path, make_hpw(uid=""), "--batch", "3")
+
+
+@pytest.mark.parametrize(("algorithm", "trials"), [("grid", 12), ("random", 5)])
+def test_a_sweep_without_an_objective_and_with_the_algorithm_shorthand_renders(tmp_path, algorithm, trials):
+    spec = make_spec(algorithm=algorithm, maxTrials=5 if algorithm == "random" else None)
+    del spec["objective"]
+    (workflow,) = render(tmp_path, make_hpw(spec, uid=""))
+    assert len(workflow["spec"]["templates"][-1]["steps"][0][0]["withItems"]) == trials
+
+
+def test_an_adaptive_sweep_without_an_objective_is_refused_saying_why(tmp_path):
+    spec = make_spec(algorithm="tpe", maxTrials=10)
+    del spec["objective"]
+    with pytest.raises(CommandError, match=r"spec\.objective: required for tpe search"):
+        render(tmp_path, make_hpw(spec, uid=""))

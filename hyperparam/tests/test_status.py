@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hyperparam.status import BestTrial, Observed, desired_status, phase_of
+from hyperparam.status import BestTrial, Observed, TrialError, desired_status, phase_of
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 LATER = datetime(2026, 1, 2, 4, 0, 0, tzinfo=UTC)
@@ -23,10 +23,53 @@ def test_a_sweep_without_workflows_is_pending_then_running():
     assert (phase, reason, message) == ("Running", "TrialsRunning", "3/12 trials finished")
 
 
-def test_it_succeeds_once_every_batch_exists_and_none_runs():
-    done = observed(active=False, counts={"Succeeded": 10, "Failed": 1, "MetricsUnavailable": 1})
-    assert phase_of(done) == ("Succeeded", "AllTrialsFinished", "all 12 trials finished")
+ERRORS = (
+    TrialError(3, "MetricsUnavailable", "output parameter 'loss' is missing"),
+    TrialError(7, "Failed", "Error (exit code 1)"),
+)
+
+
+def test_an_optimising_sweep_succeeds_once_every_trial_ran_and_one_reported_the_metric():
+    done = observed(active=False, metric="loss", best=BEST, trial_errors=ERRORS,
+                    counts={"Succeeded": 10, "Failed": 1, "MetricsUnavailable": 1})  # fmt: skip
+    assert phase_of(done) == (
+        "Succeeded",
+        "AllTrialsFinished",
+        "all 12 trials finished, 2 of them failed; trial 3 (MetricsUnavailable): output parameter 'loss' "
+        "is missing",
+    )
     assert phase_of(observed(active=False, all_batches_created=False))[0] == "Running"
+
+
+def test_an_optimising_sweep_whose_trials_reported_no_metric_fails_and_says_why():
+    done = observed(active=False, metric="loss", trial_errors=ERRORS[:1], counts={"MetricsUnavailable": 4})
+    assert phase_of(done) == (
+        "Failed",
+        "NoTrialReportedTheMetric",
+        "no trial reported the objective's metric 'loss' (4 of 4 failed); trial 3 (MetricsUnavailable): "
+        "output parameter 'loss' is missing",
+    )
+
+
+def test_a_sweep_without_an_objective_succeeds_only_when_every_trial_succeeded():
+    assert phase_of(observed(active=False, counts={"Succeeded": 12})) == (
+        "Succeeded",
+        "AllTrialsFinished",
+        "all 12 trials finished",
+    )
+    some_failed = observed(active=False, counts={"Succeeded": 10, "Failed": 2}, trial_errors=ERRORS[1:])
+    assert phase_of(some_failed) == (
+        "Failed",
+        "TrialsFailed",
+        "2 of 12 trials failed; trial 7 (Failed): Error (exit code 1)",
+    )
+
+
+def test_max_failed_trials_is_what_a_sweep_without_an_objective_tolerates():
+    tolerated = observed(
+        active=False, max_failed=2, counts={"Succeeded": 10, "Error": 2}, trial_errors=ERRORS
+    )
+    assert phase_of(tolerated)[:2] == ("Succeeded", "AllTrialsFinished")
 
 
 def test_reaching_the_target_succeeds_once_the_stopped_trials_ended():
@@ -44,6 +87,12 @@ def test_too_many_failures_and_errors_fail_it():
         "Failed",
         "MaxFailedTrialsExceeded",
         "2 trials failed, more than maxFailedTrials (1)",
+    )
+    named = observed(
+        stop="MaxFailedTrialsExceeded", max_failed=0, counts={"Failed": 1}, trial_errors=ERRORS[1:]
+    )
+    assert phase_of(named)[2] == (
+        "1 trials failed, more than maxFailedTrials (0); trial 7 (Failed): Error (exit code 1)"
     )
     assert phase_of(observed(error=("InvalidSpec", "spec.x: bad"))) == (
         "Failed",
@@ -65,6 +114,7 @@ def test_the_status_keeps_its_start_time_and_sets_completion_once():
         "workflow": "sweep-0",
     }
     assert {c["type"]: c["status"] for c in running["conditions"]} == {"Created": "True", "Running": "True"}
+    assert running["trialErrors"] is None
 
     done = desired_status(running, 3, observed(active=False, counts={"Succeeded": 12}), LATER)
     assert done["startTime"] == running["startTime"]
@@ -88,3 +138,10 @@ def test_an_invalid_spec_is_not_created_and_a_fixed_one_clears_the_failure():
         "Created": "True",
     }
     assert fixed["completionTime"] is None
+
+
+def test_the_first_failed_trials_are_on_the_status_with_long_messages_cut():
+    errors = (TrialError(2, "Error", "x" * 500), *ERRORS)
+    status = desired_status(None, 1, observed(trial_errors=errors, counts={"Error": 1}), NOW)
+    assert status["trialErrors"][0] == {"index": 2, "phase": "Error", "message": "x" * 300}
+    assert [error["index"] for error in status["trialErrors"]] == [2, 3, 7]

@@ -84,7 +84,7 @@ def test_the_metric_must_be_an_output_of_the_entrypoint(spec):
 @pytest.mark.parametrize(
     ("objective", "expected"),
     [
-        (None, "spec.objective: required"),
+        ("loss", "spec.objective: must be an object {metric"),
         ({"goal": "minimize"}, "spec.objective.metric: required"),
         (
             {"metric": "loss", "goal": "lower"},
@@ -117,7 +117,11 @@ def test_the_objective_target_is_kept_as_a_float(spec):
             {"algorithm": {"name": "bayes"}},
             "spec.algorithm.name: must be one of grid, random, tpe, cmaes, qmc",
         ),
-        ({"algorithm": "random"}, "spec.algorithm: must be an object"),
+        (
+            {"algorithm": "bayes"},
+            "spec.algorithm: must be one of grid, random, tpe, cmaes, qmc (got 'bayes')",
+        ),
+        ({"algorithm": 3}, "spec.algorithm: must be an algorithm name (grid | random | tpe | cmaes | qmc)"),
         (
             {"algorithm": {"name": "grid", "samples": 5}},
             "spec.algorithm.samples: only random search takes samples",
@@ -255,3 +259,34 @@ def test_adaptive_sweeps_run_max_trials_from_the_sampler():
 def test_the_objective_knows_when_its_target_is_reached(goal, target, value, reached):
     objective = parse_sweep(make_spec(objective={"metric": "loss", "goal": goal, "target": target})).objective
     assert objective.reached(value) is reached
+
+
+@pytest.mark.parametrize("algorithm", [None, "grid", {"name": "grid"}])
+def test_a_plain_grid_needs_no_objective(algorithm):
+    spec = make_spec(algorithm=algorithm)
+    del spec["objective"]
+    sweep = parse_sweep(spec)
+    assert (sweep.algorithm.name, sweep.objective, sweep.metric) == ("grid", None, None)
+    assert sweep.trial_count == 12
+
+
+def test_a_random_sweep_needs_no_objective_and_takes_the_shorthand_with_max_trials():
+    spec = make_spec(algorithm="random", maxTrials=5)
+    del spec["objective"]
+    sweep = parse_sweep(spec, fallback_seed=9)
+    assert (sweep.algorithm.name, sweep.algorithm.seed, sweep.objective) == ("random", 9, None)
+    assert sweep.trial_count == 5
+
+
+@pytest.mark.parametrize("name", ["tpe", "cmaes", "qmc"])
+def test_adaptive_search_still_requires_an_objective_and_says_why(name):
+    spec = make_spec(algorithm=name, maxTrials=10)
+    del spec["objective"]
+    assert problems(spec) == [
+        f"spec.objective: required for {name} search: it chooses each round's trials from the metric the "
+        "earlier ones reported ({metric: <output parameter of the entrypoint>, goal: minimize | maximize})"
+    ]
+
+
+def test_the_metric_of_an_optimising_sweep_is_its_objectives(spec):
+    assert parse_sweep(spec).metric == "loss"

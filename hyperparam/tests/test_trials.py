@@ -239,3 +239,22 @@ def test_the_controller_can_read_trials_with_the_sweeps_own_metric(hpw):
     sweep_ = sweep_of(hpw)
     trials = read_trials(ran(hpw), sweep_.objective.metric)
     assert summarize(trials, sweep_.objective).counts[SUCCEEDED] == 12
+
+
+def test_without_an_objective_a_trial_succeeds_or_fails_by_its_node_alone(hpw):
+    outcomes = {0: Outcome(metric=None), 1: Outcome(phase="Failed", metric=None, message="exit code 1")}
+    trials = read_trials(ran(hpw, lambda position, arguments: outcomes.get(position, Outcome())), None)
+    assert (trials[0].phase, trials[0].metric, trials[0].message) == (SUCCEEDED, None, "")
+    assert (trials[1].phase, trials[1].message) == (FAILED, "exit code 1")
+    summary = summarize(trials, None)
+    assert summary.best is None
+    assert (summary.counts[SUCCEEDED], summary.failed) == (11, 1)
+
+
+def test_without_an_objective_only_max_failed_trials_stops_a_sweep():
+    spec = make_spec(maxFailedTrials=1)
+    del spec["objective"]
+    plain = parse_sweep(spec)
+    one, two = summarize([result(0, FAILED)], None), summarize([result(0, FAILED), result(1, ERROR)], None)
+    assert stop_reason(one, plain) is None
+    assert stop_reason(two, plain) == STOP_TOO_MANY_FAILURES

@@ -66,28 +66,31 @@ HYPERPARAM_WORKFLOW_SPEC = obj(
     {
         "workflow": embedded("An Argo WorkflowSpec; its entrypoint declares an input per hyperparameter."),
         "hyperparams": array(HYPERPARAM, "The search space.", min_items=1),
-        "algorithm": obj(
-            {
-                "name": string(
-                    "Search algorithm; grid by default.", enum=("grid", "random", "tpe", "cmaes", "qmc")
-                ),
-                "samples": integer("Trials drawn by random search.", minimum=1),
-                "seed": integer("Seed for reproducible sampling.", minimum=0, bits=64),
-            }
+        # A name (`algorithm: grid`) or an object ({name, samples, seed}). A structural schema cannot say
+        # "string or object" (no type unions; int-or-string covers only those two), so the field keeps
+        # any value and the admission webhook and the reconcile check it (hyperparam/sweep.py).
+        "algorithm": any_value(
+            "Search algorithm, grid by default: a name (grid, random, tpe, cmaes, qmc) or an object "
+            "{name, samples (random search), seed}."
         ),
         "parallelism": integer("Trials running at once.", minimum=1),
         "maxTrials": integer("Stop after this many trials.", minimum=1),
-        "maxFailedTrials": integer("Stop once more trials than this have failed.", minimum=0),
+        "maxFailedTrials": integer(
+            "Failed trials tolerated; past it the sweep stops and fails. Unset: no early stop, and a sweep "
+            "without an objective then succeeds only if every trial succeeded.",
+            minimum=0,
+        ),
         "objective": obj(
             {
                 "metric": string("An output parameter of the entrypoint template.", min_length=1),
                 "goal": string(enum=("minimize", "maximize")),
                 "target": number("End the sweep early once the best metric reaches this."),
             },
+            "What to optimise; required by tpe, cmaes and qmc. Without it trials just run.",
             required=("metric", "goal"),
         ),
     },
-    required=("workflow", "hyperparams", "objective"),
+    required=("workflow", "hyperparams"),
 )
 
 HYPERPARAM_WORKFLOW_STATUS = obj(
@@ -105,6 +108,16 @@ HYPERPARAM_WORKFLOW_STATUS = obj(
                 "workflow": string("The Workflow that ran it."),
             },
             "The best finished trial so far.",
+        ),
+        "trialErrors": array(
+            obj(
+                {
+                    "index": integer(minimum=0, bits=64),
+                    "phase": string("Failed, Error or MetricsUnavailable."),
+                    "message": string("Why, from the trial's node or its missing metric."),
+                }
+            ),
+            "The first failed trials, lowest index first.",
         ),
         "workflows": array(string(), "The generated Workflows, in batch order."),
         "trialsPerBatch": integer("Frozen on the first reconcile so a sweep is never re-sliced.", minimum=1),
@@ -127,6 +140,7 @@ HYPERPARAM_WORKFLOW = CustomResource(
         PrinterColumn("Phase", "string", ".status.phase"),
         PrinterColumn("Trials", "string", ".status.progress", "Finished trials / total."),
         PrinterColumn("Best", "number", ".status.bestTrial.metric", "The best objective value so far."),
+        PrinterColumn("Message", "string", ".status.message", "Why the sweep is in its phase.", priority=1),
         AGE,
     ),
 )

@@ -57,7 +57,7 @@ def test_printer_columns_show_state_for_jobs_trials_for_sweeps_and_url_for_tenso
         ]
 
     assert columns(TFJOB) == ["State", "Replicas", "Age"]
-    assert columns(HYPERPARAM_WORKFLOW) == ["Phase", "Trials", "Best", "Age"]
+    assert columns(HYPERPARAM_WORKFLOW) == ["Phase", "Trials", "Best", "Message", "Age"]
     assert columns(TENSORBOARD) == ["Phase", "URL", "Age"]
 
 

@@ -64,13 +64,21 @@ class TranspileRequestSerializer(serializers.Serializer):
         child=ParameterValueField(),
         required=False,
         default=dict,
-        help_text="Values of pipeline parameters, by name; like --parameter NAME=VALUE.",
+        help_text="Values of pipeline parameters, by name, declared or not; like --parameter NAME=VALUE.",
+    )
+    parameters_file = DocumentField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="What manage.py transpile --parameters-file reads: parameter values by name, as a JSON "
+        "object or YAML text; `parameters` win over it.",
     )
     variables = serializers.DictField(
         child=serializers.CharField(allow_blank=True),
         required=False,
         default=dict,
-        help_text="Values of the configuration's ${var} placeholders (ARGOML_VAR_<var> for the command).",
+        help_text="Values of the configuration's ${var} placeholders (ARGOML_VAR_<var> or MAGNUS_VAR_<var> "
+        "for the command).",
     )
 
 

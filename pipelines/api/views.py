@@ -117,6 +117,7 @@ def _transpile(request: Request, serializer_class: type[serializers.Serializer])
             validated["pipeline"],
             validated["config"],
             parameters=validated["parameters"],
+            parameters_file=validated["parameters_file"],
             variables=validated["variables"],
         )
     except PipelineError as error:

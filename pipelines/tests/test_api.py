@@ -12,6 +12,9 @@ from pipelines.tests.conftest import NAMESPACE
 from workflows.tests.pipeline_examples import (
     FULL_CONFIG_YAML,
     FULL_PIPELINE_YAML,
+    MAGNUS_CONFIG_YAML,
+    MAGNUS_PARAMETERS_YAML,
+    MAGNUS_PIPELINE_YAML,
     full_config,
     one_task_pipeline,
 )
@@ -38,6 +41,46 @@ def error_lines(response: Any) -> list[str]:
 
 
 # --- transpile ------------------------------------------------------------------------------------------
+
+
+def magnus_request(**extra: Any) -> dict[str, Any]:
+    """A Magnus user's three files as they are, and the variable their CI exports as MAGNUS_VAR_."""
+    return {
+        "pipeline": MAGNUS_PIPELINE_YAML,
+        "config": MAGNUS_CONFIG_YAML,
+        "parameters_file": MAGNUS_PARAMETERS_YAML,
+        "variables": {"docker_image": "churn:1"},
+        **extra,
+    }
+
+
+def test_transpile_takes_a_magnus_users_files_and_parameters_win_over_the_file(
+    api: APIClient, outsider: Any
+) -> None:
+    response = post(api, outsider, TRANSPILE, magnus_request(parameters={"seeds": [7, 8]}))
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["workflow"]["spec"]["arguments"]["parameters"] == [
+        {"name": "lr", "value": "0.01"},
+        {"name": "seeds", "value": "[7, 8]"},
+    ]
+    assert body["warnings"] == [
+        "step fit.fail: no step leads to this fail step; it is left out",
+        "step fail: no step leads to this fail step; it is left out",
+        "config: run_log_store: ignored (a Magnus service; Argo keeps its own logs and artifacts)",
+    ]
+
+
+def test_a_parameters_file_may_be_a_json_object_and_its_problems_are_named(
+    api: APIClient, outsider: Any
+) -> None:
+    response = post(api, outsider, TRANSPILE, magnus_request(parameters_file={"lr": 0.1, "seeds": [1]}))
+    assert response.status_code == 200, response.json()
+    response = post(api, outsider, TRANSPILE, magnus_request(parameters_file="lr: [unclosed\n"))
+    assert response.status_code == 400
+    assert [error["where"] for error in response.json()["errors"]] == ["parameters_file"]
+    response = post(api, outsider, TRANSPILE, magnus_request(parameters_file="seeds:\n"))
+    assert error_lines(response) == ["parameters_file: seeds: has no value"]
 
 
 def test_transpile_answers_the_workflow_as_yaml_and_json(api: APIClient, outsider: Any) -> None:

@@ -3,8 +3,8 @@
 import pytest
 import yaml
 
-from pipelines.documents import parameter_text, transpile_documents
-from workflows.pipeline import PipelineError
+from pipelines.documents import transpile_documents
+from workflows.pipeline import PipelineError, argument_text
 from workflows.tests.pipeline_examples import FULL_CONFIG_YAML, FULL_PIPELINE_YAML, full_config, full_pipeline
 
 VARIABLES = {"tag": "ci-42"}
@@ -63,7 +63,7 @@ def test_a_map_parameter_sent_as_a_string_that_is_not_a_list_is_a_problem() -> N
      ({"k": "v"}, '{"k": "v"}')],
 )  # fmt: skip
 def test_parameter_values_become_the_text_the_command_line_would_give(value: object, text: str) -> None:
-    assert parameter_text(value) == text
+    assert argument_text(value) == text
 
 
 def test_warnings_come_back_with_the_workflow() -> None:

@@ -18,7 +18,14 @@ from rest_framework.test import APIClient
 from kube.client import reset_client
 from kubesim.simulator import Simulator
 from pipelines.tests.conftest import NAMESPACE, use_cluster
-from workflows.tests.pipeline_examples import FULL_CONFIG_YAML, FULL_PIPELINE_YAML, full_pipeline, lint_errors
+from workflows.tests.pipeline_examples import (
+    FULL_CONFIG_YAML,
+    FULL_PIPELINE_YAML,
+    MAGNUS_CONFIG_YAML,
+    MAGNUS_PIPELINE_YAML,
+    full_pipeline,
+    lint_errors,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +54,9 @@ def argo(kubesim_factory: Callable[..., Simulator], settings: Any) -> Iterator[S
     reset_client()
 
 
-def run(api: APIClient, editor: Any, argo: Simulator, pipeline: str = FULL_PIPELINE_YAML) -> dict[str, Any]:
+def run(
+    api: APIClient, editor: Any, argo: Simulator, pipeline: str = FULL_PIPELINE_YAML, **extra: Any
+) -> dict[str, Any]:
     """Submit through the API as an editor, let simulated time pass until the Workflow ends, return it."""
     api.force_authenticate(editor)
     body = {
@@ -55,6 +64,7 @@ def run(api: APIClient, editor: Any, argo: Simulator, pipeline: str = FULL_PIPEL
         "config": FULL_CONFIG_YAML,
         "variables": {"tag": "1.0"},
         "namespace": NAMESPACE,
+        **extra,
     }
     response = api.post("/api/pipelines/submit", body, format="json")
     assert response.status_code == 201, response.json()
@@ -167,3 +177,26 @@ def test_a_failing_branch_of_a_parallel_step_fails_the_pipeline_after_the_other_
     assert (pods["train-linear-fit"], pods["train-xgboost-fit"]) == (["Failed"], ["Succeeded"])
     assert "score-predict" not in pods
     assert top_level(workflow)["train"] == "Failed"
+
+
+def test_a_magnus_pipeline_maps_over_a_parameter_it_never_declared(
+    api: APIClient, editor: Any, argo: Simulator
+) -> None:
+    workflow = run(
+        api,
+        editor,
+        argo,
+        MAGNUS_PIPELINE_YAML,
+        config=MAGNUS_CONFIG_YAML,
+        variables={"docker_image": "churn:1"},
+        parameters={"lr": 0.01, "seeds": [1, 2, 3]},
+    )
+    assert workflow["status"]["phase"] == "Succeeded"
+    name = workflow["metadata"]["name"]
+    fits = sorted(
+        node["name"].removeprefix(f"{name}.fit.")
+        for node in workflow["status"]["nodes"].values()
+        if node.get("templateName") == "fit-train"
+    )
+    assert fits == ["each(0:1).train", "each(1:2).train", "each(2:3).train"]
+    assert pods_by_template(workflow) == {"prepare": ["Succeeded"], "fit-train": ["Succeeded"] * 3}

@@ -15,7 +15,13 @@ from django.core.management import CommandError, call_command
 from kube.errors import Forbidden
 from kube.resources import WORKFLOW
 from pipelines import actions
-from workflows.tests.pipeline_examples import FULL_CONFIG_YAML, FULL_PIPELINE_YAML
+from workflows.tests.pipeline_examples import (
+    FULL_CONFIG_YAML,
+    FULL_PIPELINE_YAML,
+    MAGNUS_CONFIG_YAML,
+    MAGNUS_PARAMETERS_YAML,
+    MAGNUS_PIPELINE_YAML,
+)
 
 
 @pytest.fixture
@@ -53,10 +59,10 @@ def test_every_problem_is_printed_and_nothing_is_written(files: Path) -> None:
     (files / "argo.yaml").write_text("docker_image: churn:1\ncpu_limit: lots\n")
     stderr = StringIO()
     with pytest.raises(CommandError, match="2 problems found; nothing was written"):
-        call_command("transpile", "churn.yaml", "--config", "argo.yaml", "-p", "nope=1", stderr=stderr)
+        call_command("transpile", "churn.yaml", "--config", "argo.yaml", "-p", "no pe=1", stderr=stderr)
     assert stderr.getvalue().splitlines() == [
         "config: cpu_limit: 'lots' is not a Kubernetes quantity (examples: 500m, 2, 1G, 512Mi)",
-        "--parameter nope: is not a parameter of the pipeline (declared: learning_rate, regions)",
+        "--parameter no pe: is not a valid name (letters, digits, '-' and '_')",
     ]
     assert not (files / "pipeline.yaml").exists()
 
@@ -160,3 +166,39 @@ def test_a_namespace_that_is_not_a_kubernetes_name_is_refused_before_anything_is
     expected = re.escape("argument --namespace/-n: 'team-a/../b': a lowercase RFC 1123 label")
     with pytest.raises(CommandError, match=expected):
         transpile("missing.yaml", "--config", "argo.yaml", "--submit", "--namespace", "team-a/../b")
+
+
+def test_a_magnus_users_files_work_unchanged_with_a_parameters_file_and_magnus_variables(
+    files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (files / "magnus.yaml").write_text(MAGNUS_PIPELINE_YAML)
+    (files / "argo-config.yaml").write_text(MAGNUS_CONFIG_YAML)
+    (files / "parameters.yaml").write_text(MAGNUS_PARAMETERS_YAML)
+    monkeypatch.setenv("MAGNUS_VAR_docker_image", "registry.example.com/churn:magnus")
+    stdout, stderr = transpile(
+        "magnus.yaml", "--config", "argo-config.yaml", "--parameters-file", "parameters.yaml",
+        "--parameter", "seeds=[4, 5]", "-o", "-",
+    )  # fmt: skip
+    workflow = yaml.safe_load(stdout)
+    assert workflow["spec"]["arguments"]["parameters"] == [
+        {"name": "lr", "value": "0.01"},
+        {"name": "seeds", "value": "[4, 5]"},
+    ]
+    images = {t["container"]["image"] for t in workflow["spec"]["templates"] if "container" in t}
+    assert images == {"registry.example.com/churn:magnus"}
+    assert stderr.splitlines() == [
+        "warning: step fit.fail: no step leads to this fail step; it is left out",
+        "warning: step fail: no step leads to this fail step; it is left out",
+        "warning: config: run_log_store: ignored (a Magnus service; Argo keeps its own logs and artifacts)",
+    ]
+
+
+def test_a_parameters_file_that_is_not_a_mapping_is_a_problem(files: Path) -> None:
+    (files / "parameters.yaml").write_text("- lr\n")
+    stderr = StringIO()
+    with pytest.raises(CommandError, match="1 problem found"):
+        call_command(
+            "transpile", "churn.yaml", "--config", "argo.yaml", "--parameters-file", "parameters.yaml",
+            stderr=stderr,
+        )  # fmt: skip
+    assert stderr.getvalue().splitlines() == ["--parameters-file: must be a mapping of parameter name: value"]

@@ -113,6 +113,15 @@ def test_the_sweep_spec_itself_is_validated_with_its_field_paths():
     assert {"spec.hyperparams[2].name", "spec.algorithm.name"} <= set(causes(verdict(hpw)))
 
 
+def test_a_plain_grid_without_an_objective_is_allowed_and_tpe_without_one_is_denied_saying_why():
+    hpw = hyperparam_workflow()
+    hpw["spec"].pop("objective", None)
+    hpw["spec"]["algorithm"] = "grid"
+    assert verdict(hpw).allowed
+    hpw["spec"].update(algorithm="tpe", maxTrials=10)
+    assert "spec.objective" in causes(verdict(hpw))
+
+
 def test_structural_errors_of_the_embedded_workflow_name_the_field_from_the_objects_root():
     hpw = hyperparam_workflow()
     hpw["spec"]["workflow"]["entrypoints"] = "train"

@@ -5,7 +5,15 @@ from .config import CONFIG_KEYS, DEFAULT_OUTPUT_FILE, PULL_POLICIES, STEP_KEYS, 
 from .errors import PipelineError, Problem
 from .model import Pipeline
 from .parse import parse_pipeline
-from .transpile import Transpiled, dump_workflow, load_document, parse_parameter_assignments, transpile
+from .transpile import (
+    Transpiled,
+    argument_text,
+    dump_workflow,
+    load_document,
+    parse_parameter_assignments,
+    read_parameters_file,
+    transpile,
+)
 
 __all__ = [
     "CONFIG_KEYS",
@@ -18,9 +26,11 @@ __all__ = [
     "Problem",
     "StepSettings",
     "Transpiled",
+    "argument_text",
     "dump_workflow",
     "load_document",
     "parse_parameter_assignments",
     "parse_pipeline",
+    "read_parameters_file",
     "transpile",
 ]

@@ -1,7 +1,9 @@
 """The executor configuration: container settings for every step, and per-step ``mode_config.argo`` overrides.
 
-The keys, their defaults and their meaning follow Magnus's Argo executor; values are checked here so that a
-bad quantity or pull policy is reported with the step and field instead of being rejected by the cluster.
+The keys, their defaults and their meaning follow Magnus's Argo executor, and so does the file's shape: flat,
+or wrapped as Magnus writes it (``executor:`` or ``mode:`` with ``type: argo`` and ``config:``), so a Magnus
+user's file works unchanged. Values are checked here so that a bad quantity or pull policy is reported with
+the step and field instead of being rejected by the cluster.
 """
 
 from __future__ import annotations
@@ -18,6 +20,14 @@ from .quantity import QuantityError, parse_quantity
 DEFAULT_OUTPUT_FILE = "pipeline.yaml"
 PULL_POLICIES = ("IfNotPresent", "Always", "Never")
 ENVIRONMENT_PREFIX = "ARGOML_VAR_"
+# Magnus's name for the same variables: read when the ARGOML_VAR_ one is unset, so its CI keeps working.
+MAGNUS_ENVIRONMENT_PREFIX = "MAGNUS_VAR_"
+EXECUTOR_TYPE = "argo"
+# The two names Magnus gives the executor block (``mode`` in its design guidelines, ``executor`` elsewhere).
+WRAPPER_KEYS = ("executor", "mode")
+_WRAPPER_INNER_KEYS = ("type", "config")
+# Magnus services that may sit beside the executor in its configuration file; they have no meaning here.
+MAGNUS_SERVICES = ("run_log_store", "catalog", "secrets", "experiment_tracker")
 
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -85,6 +95,11 @@ def read_config(document: Any, environ: Mapping[str, str], problems: Problems) -
     if not isinstance(document, Mapping):
         problems.add("config", "", f"must be a mapping of settings, not {type(document).__name__}")
         return ExecutorConfig()
+    if any(key in document for key in WRAPPER_KEYS):
+        unwrapped = _unwrap(document, problems)
+        if unwrapped is None:
+            return ExecutorConfig()
+        document = unwrapped
     filled = _fill_placeholders(dict(document), environ, problems)
     output_file = DEFAULT_OUTPUT_FILE
     step_values: dict[str, Any] = {}
@@ -106,25 +121,70 @@ def read_config(document: Any, environ: Mapping[str, str], problems: Problems) -
     return ExecutorConfig(output_file=output_file, defaults=defaults)
 
 
-def read_overrides(document: Any, where: str, problems: Problems) -> dict[str, Any]:
-    """The checked ``mode_config`` of a step: only ``argo`` is known, and under it any step setting."""
+def _unwrap(document: Mapping[str, Any], problems: Problems) -> Mapping[str, Any] | None:
+    """The settings under Magnus's ``executor: {type: argo, config: {...}}`` (or ``mode:``), or None after
+    reporting why they cannot be read."""
+    wrappers = [key for key in WRAPPER_KEYS if key in document]
+    if len(wrappers) > 1:
+        problems.add("config", "mode", "executor and mode are two names for one block; keep one of them")
+        return None
+    wrapper_key = wrappers[0]
+    for key in document:
+        if key == wrapper_key:
+            continue
+        if key in MAGNUS_SERVICES:
+            problems.warn(f"config: {key}: ignored (a Magnus service; Argo keeps its own logs and artifacts)")
+        else:
+            known = (wrapper_key, *MAGNUS_SERVICES)
+            problems.add("config", str(key), unknown_key_message(str(key), known))
+    wrapper = document[wrapper_key]
+    if not isinstance(wrapper, Mapping):
+        problems.add(
+            "config", wrapper_key, "must be a mapping like {type: argo, config: {docker_image: ...}}"
+        )
+        return None
+    for key in wrapper:
+        if key not in _WRAPPER_INNER_KEYS:
+            problems.add("config", f"{wrapper_key}.{key}", unknown_key_message(str(key), _WRAPPER_INNER_KEYS))
+    executor_type = wrapper.get("type")
+    if executor_type != EXECUTOR_TYPE:
+        problems.add(
+            "config",
+            f"{wrapper_key}.type",
+            f"{executor_type!r} is not supported: the only executor type is '{EXECUTOR_TYPE}'",
+        )
+    settings = wrapper.get("config")
+    if settings is None:
+        return {}
+    if not isinstance(settings, Mapping):
+        problems.add("config", f"{wrapper_key}.config", "must be a mapping of settings (docker_image, ...)")
+        return None
+    return settings
+
+
+def read_overrides(
+    document: Any, where: str, problems: Problems, field_name: str = "mode_config"
+) -> dict[str, Any]:
+    """The checked ``mode_config`` (or ``executor_config``) of a step: only ``argo`` is known, and under it
+    any step setting."""
+    block = field_name
     if document is None:
         return {}
     if not isinstance(document, Mapping):
-        problems.add(where, "mode_config", "must be a mapping like {argo: {cpu_limit: 500m}}")
+        problems.add(where, block, "must be a mapping like {argo: {cpu_limit: 500m}}")
         return {}
     overrides: dict[str, Any] = {}
     for mode, settings in document.items():
         if mode != "argo":
-            problems.add(where, f"mode_config.{mode}", "only 'argo' is supported")
+            problems.add(where, f"{block}.{mode}", "only 'argo' is supported")
             continue
         if settings is None:
             continue
         if not isinstance(settings, Mapping):
-            problems.add(where, "mode_config.argo", "must be a mapping of settings")
+            problems.add(where, f"{block}.argo", "must be a mapping of settings")
             continue
         for key, value in settings.items():
-            field_name = f"mode_config.argo.{key}"
+            field_name = f"{block}.argo.{key}"
             if key == "output_file":
                 problems.add(where, field_name, "is set once for the whole workflow, in the configuration")
             elif key not in STEP_KEYS:
@@ -165,19 +225,21 @@ def _check_value(key: str, value: Any, where: str, field_name: str, problems: Pr
     checker = _CHECKERS[key]
     try:
         return checker(value)
-    except _EntryError as error:
-        problems.add(where, f"{field_name}[{error.index}]", str(error))
+    except _EntryErrors as error:
+        for suffix, message in error.entries:
+            problems.add(where, f"{field_name}{suffix}", message)
     except ValueError as error:
         problems.add(where, field_name, str(error))
     return _INVALID
 
 
-class _EntryError(ValueError):
-    """A problem with one entry of a list setting; the index goes into the field name."""
+class _EntryErrors(ValueError):
+    """Problems with entries of a list or mapping setting, each with what names the entry in the field
+    (``[2]``, ``.DB_PASSWORD``), so every malformed entry of a long list is reported at once."""
 
-    def __init__(self, index: int, message: str) -> None:
-        super().__init__(message)
-        self.index = index
+    def __init__(self, entries: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(message for _, message in entries))
+        self.entries = entries
 
 
 def _check_image(value: Any) -> str:
@@ -214,35 +276,64 @@ def _check_pull_policy(value: Any) -> str:
 
 
 def _check_secrets(value: Any) -> tuple[SecretEnv, ...]:
+    """Magnus writes ``secrets_from_k8s`` three ways: a list of ``EnvVar=SecretName:Key``, one such string,
+    or a mapping ``EnvVar: SecretName:Key``; all three are read, and every malformed entry is named."""
     if value is None:
         return ()
-    if not isinstance(value, list):
-        raise ValueError("must be a list of EnvVar=SecretName:Key entries")
-    secrets = tuple(parse_secret_entry(entry, index) for index, entry in enumerate(value))
+    entries: list[tuple[str, Any]]
+    if isinstance(value, str):
+        entries = [("", value)]
+    elif isinstance(value, list):
+        entries = [(f"[{index}]", entry) for index, entry in enumerate(value)]
+    elif isinstance(value, Mapping):
+        entries = [
+            (f".{env_name}", f"{env_name}={reference}" if isinstance(reference, str) else reference)
+            for env_name, reference in value.items()
+        ]
+    else:
+        raise ValueError(
+            "must be a list of EnvVar=SecretName:Key entries, one such entry, "
+            "or a mapping EnvVar: SecretName:Key"
+        )
+    secrets: list[SecretEnv] = []
+    errors: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for index, secret in enumerate(secrets):
+    for suffix, entry in entries:
+        try:
+            secret = parse_secret_entry(entry, mapping=isinstance(value, Mapping))
+        except ValueError as error:
+            errors.append((suffix, str(error)))
+            continue
         if secret.env_name in seen:
-            raise _EntryError(index, f"{secret.env_name} is already set by an earlier entry")
+            errors.append((suffix, f"{secret.env_name} is already set by an earlier entry"))
         seen.add(secret.env_name)
-    return secrets
+        secrets.append(secret)
+    if errors:
+        raise _EntryErrors(errors)
+    return tuple(secrets)
 
 
-def parse_secret_entry(entry: Any, index: int) -> SecretEnv:
-    """Read ``EnvVar=SecretName:Key``; the error names the entry so a long list stays debuggable."""
-    shape = f"{entry!r} must look like EnvVar=SecretName:Key"
+def parse_secret_entry(entry: Any, *, mapping: bool = False) -> SecretEnv:
+    """Read ``EnvVar=SecretName:Key`` (a mapping's ``EnvVar: SecretName:Key`` arrives joined that way)."""
+    if mapping and isinstance(entry, str):
+        shape = f"{entry.partition('=')[2]!r} must look like SecretName:Key"
+    elif mapping:
+        shape = f"{entry!r} must look like SecretName:Key"
+    else:
+        shape = f"{entry!r} must look like EnvVar=SecretName:Key"
     if not isinstance(entry, str) or "=" not in entry:
-        raise _EntryError(index, shape)
+        raise ValueError(shape)
     env_name, _, reference = entry.partition("=")
     secret_name, colon, secret_key = reference.partition(":")
     env_name, secret_name, secret_key = env_name.strip(), secret_name.strip(), secret_key.strip()
     if not colon:
-        raise _EntryError(index, shape)
+        raise ValueError(shape)
     if not _ENV_NAME.match(env_name):
-        raise _EntryError(index, f"{env_name!r} is not a valid environment variable name")
+        raise ValueError(f"{env_name!r} is not a valid environment variable name")
     if not _SECRET_NAME.match(secret_name) or len(secret_name) > 253:
-        raise _EntryError(index, f"{secret_name!r} is not a valid Secret name (a lowercase DNS name)")
+        raise ValueError(f"{secret_name!r} is not a valid Secret name (a lowercase DNS name)")
     if not _SECRET_KEY.match(secret_key):
-        raise _EntryError(index, f"{secret_key!r} is not a valid Secret key")
+        raise ValueError(f"{secret_key!r} is not a valid Secret key")
     return SecretEnv(env_name=env_name, secret_name=secret_name, secret_key=secret_key)
 
 
@@ -261,13 +352,16 @@ _CHECKERS: dict[str, Callable[[Any], Any]] = {
 def _fill_placeholders(
     document: dict[str, Any], environ: Mapping[str, str], problems: Problems
 ) -> dict[str, Any]:
-    """Replace ``${name}`` with ``$ARGOML_VAR_name`` in every string, so CI can inject an image id."""
+    """Replace ``${name}`` with ``$ARGOML_VAR_name`` (or Magnus's ``$MAGNUS_VAR_name`` when that is unset) in
+    every string, so CI can inject an image id."""
 
     def fill(value: Any, field_name: str) -> Any:
         if isinstance(value, str):
             return _PLACEHOLDER.sub(lambda match: substitute(match, field_name), value)
         if isinstance(value, list):
             return [fill(item, field_name) for item in value]
+        if isinstance(value, Mapping):
+            return {key: fill(item, field_name) for key, item in value.items()}
         return value
 
     def substitute(match: re.Match[str], field_name: str) -> str:
@@ -275,11 +369,16 @@ def _fill_placeholders(
         if not _VARIABLE_NAME.match(name):
             problems.add("config", field_name, f"'${{{name}}}' is not a valid placeholder name")
             return match.group(0)
+        for prefix in (ENVIRONMENT_PREFIX, MAGNUS_ENVIRONMENT_PREFIX):
+            if prefix + name in environ:
+                return environ[prefix + name]
         variable = ENVIRONMENT_PREFIX + name
-        if variable not in environ:
-            problems.add("config", field_name, f"'${{{name}}}' needs the environment variable {variable}")
-            return match.group(0)
-        return environ[variable]
+        problems.add(
+            "config",
+            field_name,
+            f"'${{{name}}}' needs the environment variable {variable} (or {MAGNUS_ENVIRONMENT_PREFIX}{name})",
+        )
+        return match.group(0)
 
     return {key: fill(value, str(key)) for key, value in document.items()}
 
@@ -287,6 +386,8 @@ def _fill_placeholders(
 __all__ = [
     "CONFIG_KEYS",
     "DEFAULT_OUTPUT_FILE",
+    "EXECUTOR_TYPE",
+    "MAGNUS_ENVIRONMENT_PREFIX",
     "PULL_POLICIES",
     "STEP_KEYS",
     "ExecutorConfig",

@@ -31,12 +31,20 @@ class PipelineError(ValueError):
 
 @dataclass
 class Problems:
-    """A collector passed through parsing; parsing goes on after a problem so later ones are found too."""
+    """A collector passed through parsing; parsing goes on after a problem so later ones are found too.
+
+    ``warnings`` hold what is accepted but worth a second look (a Magnus setting we ignore, a ``fail`` step
+    nothing reaches): they travel with the result and never stop it.
+    """
 
     found: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def add(self, where: str, field_name: str, message: str) -> None:
         self.found.append(Problem(where, field_name, message))
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
 
     def has(self, where: str, field_name: str) -> bool:
         return any(problem.where == where and problem.field == field_name for problem in self.found)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,9 @@ PIPELINE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$")
 RETRY_POLICIES = ("Always", "OnFailure", "OnError", "OnTransientError")
 _DURATION = re.compile(r"^(\d+|(\d+(\.\d+)?(ns|us|ms|s|m|h))+)$")
 
-_COMMON_KEYS = ("type", "description", "mode_config")
+# ``executor_config`` is the name Magnus's Argo documentation gives ``mode_config`` in its step example.
+_OVERRIDE_KEYS = ("mode_config", "executor_config")
+_COMMON_KEYS = ("type", "description", *_OVERRIDE_KEYS)
 _FLOW_KEYS = ("next", "on_failure")
 _KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
     "task": ("command", "retry"),
@@ -68,8 +70,14 @@ def parse_pipeline(document: Any) -> Pipeline:
     return pipeline
 
 
-def read_pipeline(document: Any, problems: Problems) -> Pipeline | None:
-    """Like parse_pipeline, but adds problems to a shared collector."""
+def read_pipeline(
+    document: Any, problems: Problems, given_parameters: Collection[str] = ()
+) -> Pipeline | None:
+    """Like parse_pipeline, but adds problems to a shared collector.
+
+    ``given_parameters`` are the names set at run time (``--parameter``, a parameters file): as in Magnus,
+    a pipeline need not declare them for its commands and maps to use them.
+    """
     if not isinstance(document, Mapping):
         problems.add("pipeline", "", "must be a mapping with a 'dag' key")
         return None
@@ -88,7 +96,8 @@ def read_pipeline(document: Any, problems: Problems) -> Pipeline | None:
         return None
     if not description and isinstance(dag.get("description"), str):
         description = dag["description"]
-    graph = _read_graph(dag, "pipeline", "dag.", "", _Scope(parameters), problems)
+    scope = _Scope({**dict.fromkeys(given_parameters), **parameters})
+    graph = _read_graph(dag, "pipeline", "dag.", "", scope, problems)
     if graph is None:
         return None
     _check_map_parameters(graph, parameters, problems)
@@ -161,7 +170,14 @@ def _check_flow(steps: dict[str, Step], start_at: str, path_prefix: str, problem
     check_edges_exist(steps, edges, describe, problems)
     reachable = set(reachable_from(start_at, steps, edges))
     for name in steps:
-        if name not in reachable:
+        if name in reachable:
+            continue
+        step = steps[name]
+        if isinstance(step, TerminalStep) and step.kind == "fail":
+            # Magnus pipelines declare a `fail` step by habit, reached only by an on_failure they may not
+            # have; nothing runs it, so it is left out of the Workflow.
+            problems.warn(f"{describe(name)}: no step leads to this fail step; it is left out")
+        else:
             problems.add(describe(name), "", f"is not reachable from start_at '{start_at}'")
     cycle = find_cycle(steps, edges)
     if cycle:
@@ -211,10 +227,13 @@ def _read_named_step(
                 message = "terminal steps end the pipeline; they take no next or on_failure"
             problems.add(where, str(key), message)
     path = f"{path_prefix}{name}"
+    if all(key in raw for key in _OVERRIDE_KEYS):
+        problems.add(where, "executor_config", "is another name for mode_config; keep one of them")
+    override_key = "executor_config" if "executor_config" in raw else "mode_config"
     common: dict[str, Any] = {
         "name": name,
         "path": path,
-        "overrides": read_overrides(raw.get("mode_config"), where, problems),
+        "overrides": read_overrides(raw.get(override_key), where, problems, field_name=override_key),
     }
     if in_dag:
         common["depends"] = _read_depends(raw.get("depends"), where, problems)
@@ -468,4 +487,4 @@ def _nested_steps(step: Step) -> list[Step]:
     return []
 
 
-__all__ = ["PipelineError", "iter_steps", "parse_pipeline", "read_pipeline", "task_name"]
+__all__ = ["PARAMETER_NAME", "PipelineError", "iter_steps", "parse_pipeline", "read_pipeline", "task_name"]

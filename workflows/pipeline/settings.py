@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .config import ExecutorConfig, StepSettings, apply_overrides, settings_problems
+from .config import WRAPPER_KEYS, ExecutorConfig, StepSettings, apply_overrides, settings_problems
 from .errors import Problems
 from .model import DagStep, Graph, MapStep, ParallelStep, Pipeline, Step, TaskStep, TerminalStep
 
@@ -25,8 +25,9 @@ def check_settings(pipeline: Pipeline, config: ExecutorConfig, problems: Problem
         for field_name, message in settings_problems(settings):
             if (field_name, message) not in defaults_problems:
                 problems.add(f"step {step.path}", field_name, message)
-    if problems.has("config", "docker_image") or problems.has("config", ""):
-        return  # the configuration's own image problem is the one to fix first
+    unreadable = ("", "docker_image", *WRAPPER_KEYS, *(f"{key}.config" for key in WRAPPER_KEYS))
+    if any(problems.has("config", field_name) for field_name in unreadable):
+        return  # the configuration's own problem is the one to fix first
     if without_image and len(without_image) == container_steps:
         problems.add("config", "docker_image", "is required (no step sets one under mode_config.argo)")
     else:

@@ -14,7 +14,7 @@ from workflows import safeyaml
 from .config import read_config
 from .errors import PipelineError, Problem, Problems
 from .model import MapStep, Pipeline, TaskStep
-from .parse import iter_steps, read_pipeline
+from .parse import PARAMETER_NAME, iter_steps, read_pipeline
 from .render import render_workflow
 from .settings import check_settings
 
@@ -40,22 +40,43 @@ def transpile(
 ) -> Transpiled:
     """Check both documents and render the Workflow; raises PipelineError listing every problem found.
 
-    ``parameters`` set pipeline parameters (as the CLI's ``--parameter k=v`` does); ``environ`` fills the
-    configuration's ``${var}`` placeholders from ``ARGOML_VAR_<var>``. Pure: no files, no process environment.
+    ``parameters`` set pipeline parameters (as the CLI's ``--parameter k=v`` does), declared or not: Magnus
+    pipelines declare none and take them all from a parameters file. ``environ`` fills the configuration's
+    ``${var}`` placeholders from ``ARGOML_VAR_<var>`` or ``MAGNUS_VAR_<var>``. Pure: no files, no process
+    environment.
     """
     problems = Problems()
-    pipeline = read_pipeline(pipeline_document, problems)
+    parameters = parameters or {}
+    pipeline = read_pipeline(pipeline_document, problems, given_parameters=list(parameters))
     config = read_config(config_document, environ or {}, problems)
     if pipeline is None:
         problems.raise_if_any()
         raise AssertionError("read_pipeline returned nothing without reporting a problem")
-    arguments = _workflow_arguments(pipeline, parameters or {}, problems)
+    arguments = _workflow_arguments(pipeline, parameters, problems)
     check_settings(pipeline, config, problems)
     problems.raise_if_any()
     workflow = render_workflow(pipeline, config, arguments)
-    return Transpiled(
-        workflow=workflow, output_file=config.output_file, warnings=_warnings(pipeline, workflow)
-    )
+    warnings = (*problems.warnings, *_warnings(pipeline, workflow))
+    return Transpiled(workflow=workflow, output_file=config.output_file, warnings=warnings)
+
+
+def read_parameters_file(document: Any, what: str = "--parameters-file") -> dict[str, str]:
+    """A parameters file (Magnus's ``--parameters-file``): a mapping of name to any value, each value as the
+    Workflow argument holds it (lists and mappings as JSON). Raises PipelineError naming every bad entry."""
+    if document is None:
+        return {}
+    if not isinstance(document, Mapping):
+        raise PipelineError([Problem(what, "", "must be a mapping of parameter name: value")])
+    values: dict[str, str] = {}
+    problems = []
+    for name, value in document.items():
+        if value is None:
+            problems.append(Problem(what, str(name), "has no value"))
+        else:
+            values[str(name)] = argument_text(value)
+    if problems:
+        raise PipelineError(problems)
+    return values
 
 
 def parse_parameter_assignments(assignments: Iterable[str]) -> dict[str, str]:
@@ -109,11 +130,8 @@ def _workflow_arguments(
     list_parameters = _list_parameters(pipeline)
     arguments: dict[str, str] = {}
     for name, value in overrides.items():
-        if name not in pipeline.parameters:
-            declared = ", ".join(pipeline.parameters) or "none"
-            problems.add(
-                f"--parameter {name}", "", f"is not a parameter of the pipeline (declared: {declared})"
-            )
+        if not PARAMETER_NAME.match(name):
+            problems.add(f"--parameter {name}", "", "is not a valid name (letters, digits, '-' and '_')")
         elif name in list_parameters and not _is_json_list(value):
             message = f'must be a JSON list like ["a", "b"] because {list_parameters[name]}'
             problems.add(f"--parameter {name}", "", message)
@@ -125,7 +143,9 @@ def _workflow_arguments(
                 "pipeline", f"parameters.{name}", f"has no value; set one with --parameter {name}=VALUE"
             )
         else:
-            arguments[name] = _argument_text(default)
+            arguments[name] = argument_text(default)
+    # Parameters the pipeline does not declare follow, as given: steps may read them all the same.
+    arguments.update((name, value) for name, value in overrides.items() if name not in arguments)
     return arguments
 
 
@@ -136,7 +156,7 @@ def _is_json_list(text: str) -> bool:
         return False
 
 
-def _argument_text(value: Any) -> str:
+def argument_text(value: Any) -> str:
     """Argo parameters are strings: lists and mappings as JSON (what withParam reads), flags as true/false."""
     if isinstance(value, str):
         return value

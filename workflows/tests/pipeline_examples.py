@@ -82,6 +82,65 @@ secrets_from_k8s:
   - DB_PASSWORD=churn-db:password
 """
 
+# A Magnus user's files as they have them: the pipeline declares no parameters (they come from the
+# --parameters-file), uses Magnus's `executor_config` step override and keeps a `fail` step no path reaches;
+# the configuration is wrapped as Magnus's Argo executor documentation writes it, with a Magnus service
+# beside it and its ${docker_image} filled from MAGNUS_VAR_docker_image.
+MAGNUS_PIPELINE_YAML = """
+dag:
+  description: Fit the model once per seed.
+  start_at: prepare
+  steps:
+    prepare:
+      type: task
+      command: python -m train.prepare --lr {{parameters.lr}}
+      next: fit
+    fit:
+      type: map
+      iterate_on: seeds
+      iterate_as: seed
+      branch:
+        start_at: train
+        steps:
+          train:
+            type: task
+            command: python -m train.fit --seed {{item.seed}}
+            executor_config:
+              argo:
+                cpu_limit: "1"
+            next: success
+          success:
+            type: success
+          fail:
+            type: fail
+      next: success
+    success:
+      type: success
+    fail:
+      type: fail
+"""
+
+MAGNUS_CONFIG_YAML = """
+executor:
+  type: "argo"
+  config:
+    docker_image: ${docker_image}
+    output_file: pipeline.yaml
+    cpu_limit: 250m
+    memory_limit: 1G
+    enable_caching: false
+    image_pull_policy: IfNotPresent
+    secrets_from_k8s:
+      DB_PASSWORD: churn-db:password
+run_log_store:
+  type: file-system
+"""
+
+MAGNUS_PARAMETERS_YAML = """
+lr: 0.01
+seeds: [1, 2, 3]
+"""
+
 IMAGE = "registry.example.com/churn:1.0"
 
 

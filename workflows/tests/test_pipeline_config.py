@@ -210,7 +210,7 @@ def test_placeholders_are_filled_from_argoml_var_environment_variables() -> None
 
 def test_a_placeholder_without_its_environment_variable_is_reported() -> None:
     assert problems({"docker_image": "churn:${tag}"}, environ={"tag": "1"}) == [
-        "config: docker_image: '${tag}' needs the environment variable ARGOML_VAR_tag"
+        "config: docker_image: '${tag}' needs the environment variable ARGOML_VAR_tag (or MAGNUS_VAR_tag)"
     ]
 
 

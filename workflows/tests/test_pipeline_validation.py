@@ -209,10 +209,10 @@ def test_every_problem_is_reported_at_once_including_the_configuration() -> None
     ]
 
 
-def test_run_time_parameters_must_be_declared_and_lists_must_stay_lists() -> None:
+def test_run_time_parameters_need_valid_names_and_lists_must_stay_lists() -> None:
     pipeline = full_pipeline()
-    assert problems(pipeline, parameters={"learning_rte": "0.1", "regions": "eu"}) == [
-        "--parameter learning_rte: is not a parameter of the pipeline (declared: learning_rate, regions)",
+    assert problems(pipeline, parameters={"learning rate": "0.1", "regions": "eu"}) == [
+        "--parameter learning rate: is not a valid name (letters, digits, '-' and '_')",
         '--parameter regions: must be a JSON list like ["a", "b"] because map step score iterates on it',
     ]
 

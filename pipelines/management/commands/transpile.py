@@ -22,6 +22,7 @@ from workflows.pipeline import (
     dump_workflow,
     load_document,
     parse_parameter_assignments,
+    read_parameters_file,
     transpile,
 )
 
@@ -43,6 +44,11 @@ class Command(BaseCommand):
             default=[],
             metavar="NAME=VALUE",
             help="set a pipeline parameter (repeatable); list parameters take JSON, e.g. regions='[\"eu\"]'",
+        )
+        parser.add_argument(
+            "--parameters-file",
+            metavar="FILE",
+            help="a YAML mapping of parameter values, as Magnus reads it (--parameter wins over it)",
         )
         parser.add_argument(
             "--output",
@@ -67,10 +73,16 @@ class Command(BaseCommand):
                 returncode=CONFIGURATION_EXIT_CODE,
             )
         try:
+            parameters: dict[str, str] = {}
+            if options["parameters_file"]:
+                path = options["parameters_file"]
+                document = load_document(_read(path, "--parameters-file"), "--parameters-file")
+                parameters = read_parameters_file(document)
+            parameters.update(parse_parameter_assignments(options["parameter"]))
             result = transpile(
                 load_document(_read(options["pipeline"], "pipeline"), "pipeline"),
                 load_document(_read(options["config"], "config"), "config"),
-                parameters=parse_parameter_assignments(options["parameter"]),
+                parameters=parameters,
                 environ=os.environ,
             )
         except PipelineError as error:
