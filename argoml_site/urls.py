@@ -15,7 +15,14 @@ admin.site.login_form = signin.LockoutAdminAuthenticationForm
 admin.site.site_url = "/dashboard/"
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="dashboard:overview"), name="home"),
+    path(
+        "",
+        # Straight to the sign-in page for an anonymous visitor, who then lands on the dashboard.
+        login_required(
+            RedirectView.as_view(pattern_name="dashboard:overview"), login_url=reverse_lazy("dashboard:login")
+        ),
+        name="home",
+    ),
     path("admin/", admin.site.urls),
     path("api/", include("argoml_site.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

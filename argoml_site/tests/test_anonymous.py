@@ -38,7 +38,7 @@ def concrete(route: str) -> str:
     route = re.sub(r"\\\.\(\?P<format>[^)]*\)", ".json", route)  # DRF's format suffix
     route = route.replace("<drf_format_suffix:format>", ".json")
     route = re.sub(r"\(\?P<\w+>[^)]*\)", "1", route)
-    route = re.sub(r"<(?:(\w+):)?\w+>", lambda m: DUMMY.get(m.group(1) or "str", "x"), route)
+    route = re.sub(r"<(?:([\w-]+):)?\w+>", lambda m: DUMMY.get(m.group(1) or "str", "x"), route)
     return route.replace("^", "").replace("$", "").replace("\\", "").replace("?", "")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
@@ -21,11 +22,16 @@ def test_a_visitor_who_is_not_signed_in_is_sent_to_the_sign_in_page(name):
 def test_the_bare_address_leads_an_anonymous_visitor_to_sign_in_then_to_the_dashboard():
     client = Client()
     response = client.get("/", follow=True)
-    assert response.redirect_chain == [
-        (reverse("dashboard:overview"), 302),
-        (reverse("dashboard:login") + "?next=" + reverse("dashboard:overview"), 302),
-    ]
+    assert response.redirect_chain == [(reverse("dashboard:login") + "?next=/", 302)]
     assert response.status_code == 200
+    django_user_model = get_user_model()
+    django_user_model.objects.create_user("newcomer", password="a-long-password-1")
+    signed_in = client.post(
+        reverse("dashboard:login") + "?next=/",
+        {"username": "newcomer", "password": "a-long-password-1", "next": "/"},
+        follow=True,
+    )
+    assert signed_in.redirect_chain[-1] == (reverse("dashboard:overview"), 302)
 
 
 def test_the_dashboard_links_to_the_api_docs_and_to_the_admin_for_staff_only(as_editor, django_user_model):
