@@ -10,7 +10,7 @@ schema refuses them, and a value that is not `true` does not grant the privilege
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,8 @@ PRIVILEGED = "privileged"
 BASELINE = "baseline"
 RESTRICTED = "restricted"
 LEVELS = (PRIVILEGED, BASELINE, RESTRICTED)
+#: Every namespace has it and a pod without a serviceAccountName runs as it, so no allow-list refuses it.
+DEFAULT_SERVICE_ACCOUNT = "default"
 
 #: What a container runtime grants by default; baseline allows adding only these back.
 DEFAULT_CAPABILITIES = frozenset(
@@ -92,18 +94,100 @@ class Violation:
 
 
 @dataclass(frozen=True)
-class _Container:
-    path: str  # spec.containers[0]
-    name: str
+class Container:
+    """A container and where the user wrote it (`spec.containers[0]`, an Argo template's `script`)."""
+
+    path: str
     body: Mapping[str, Any]
 
     @property
     def label(self) -> str:
-        return f'container "{self.name}"'
+        return f'container "{self.body.get("name") or ""}"'
 
     @property
     def security(self) -> Mapping[str, Any]:
         return _mapping(self.body.get("securityContext"))
+
+
+@dataclass(frozen=True)
+class Volume:
+    path: str
+    body: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class PodView:
+    """The parts of one pod the standard looks at, each with the path it came from.
+
+    A Pod's template gives them all from one place (`pod_view`); an Argo template assembles its pod from the
+    Workflow's fields and its own, so each part keeps its own path and the findings name what the user wrote.
+    """
+
+    path: str  # where hostNetwork, hostPID, hostIPC and os sit
+    pod: Mapping[str, Any]
+    security_path: str  # where the pod's securityContext sits
+    security: Mapping[str, Any]
+    containers: tuple[Container, ...]
+    volumes: tuple[Volume, ...]
+    annotations_path: str
+    annotations: Mapping[str, Any]
+    #: (path, name) of every service account the pod would run as (or its Argo executor would).
+    service_accounts: tuple[tuple[str, str], ...] = ()
+    #: Paths of `podSpecPatch` fields: a patch can set any pod field, so only `privileged` allows one.
+    spec_patches: tuple[str, ...] = ()
+
+
+def pod_view(
+    spec: object, annotations: object = None, *, path: str = "spec", metadata_path: str = "metadata"
+) -> PodView:
+    """The view of a pod spec (and its metadata's annotations) that sits at `path` (and `metadata_path`)."""
+    pod = _mapping(spec)
+    containers = tuple(
+        Container(f"{path}.{key}[{position}]", body)
+        for key in CONTAINER_LISTS
+        for position, body in items(pod.get(key))
+    )
+    volumes = tuple(
+        Volume(f"{path}.volumes[{position}]", body) for position, body in items(pod.get("volumes"))
+    )
+    return PodView(
+        path,
+        pod,
+        f"{path}.securityContext",
+        _mapping(pod.get("securityContext")),
+        containers,
+        volumes,
+        f"{metadata_path}.annotations",
+        _mapping(annotations),
+        service_accounts(pod, path),
+    )
+
+
+def service_accounts(fields: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
+    """(path, name) of the service accounts `fields` name: `serviceAccountName` and its deprecated alias
+    `serviceAccount`, which the API server still honours."""
+    return tuple(
+        (f"{path}.{key}", name)
+        for key in ("serviceAccountName", "serviceAccount")
+        if isinstance(name := fields.get(key), str) and name
+    )
+
+
+def check_service_accounts(
+    views: Iterable[PodView], allowed: Collection[str], namespace: str
+) -> list[Violation]:
+    """A Violation for every service account the `views` name that is not `default` or in `allowed`."""
+    permitted = {DEFAULT_SERVICE_ACCOUNT, *allowed}
+    listed = ", ".join(sorted(permitted))
+    return [
+        Violation(
+            where,
+            f'service account "{name}" is not allowed in namespace "{namespace}" (allowed: {listed})',
+        )
+        for view in views
+        for where, name in view.service_accounts
+        if name not in permitted
+    ]
 
 
 def check_pod(
@@ -119,59 +203,65 @@ def check_pod(
     `path` is where the spec sits in the user's document (`spec.tfReplicaSpecs.Worker.template.spec`), and
     `metadata_path` where its metadata does; both prefix the paths reported.
     """
+    return check_view(level, pod_view(spec, annotations, path=path, metadata_path=metadata_path))
+
+
+def check_view(level: str, view: PodView) -> list[Violation]:
+    """Every way the pod in `view` breaks `level`."""
     if level not in LEVELS:
         raise ValueError(f"unknown Pod Security level {level!r}: expected one of {', '.join(LEVELS)}")
     if level == PRIVILEGED:
         return []
-    pod = _mapping(spec)
-    containers = list(_containers(pod, path))
-    found = _baseline(pod, containers, _mapping(annotations), path, metadata_path)
+    found = _baseline(view) + [
+        Violation(where, "podSpecPatch (a patch can set any pod field: only the privileged level allows one)")
+        for where in view.spec_patches
+    ]
     if level == RESTRICTED:
-        found += _restricted(pod, containers, path)
+        found += _restricted(view)
     return found
 
 
 # -- baseline --------------------------------------------------------------------------------------
-def _baseline(
-    pod: Mapping[str, Any],
-    containers: list[_Container],
-    annotations: Mapping[str, Any],
-    path: str,
-    metadata_path: str,
-) -> list[Violation]:
+def _baseline(view: PodView) -> list[Violation]:
     return [
-        *_host_process(pod, containers, path),
-        *_host_namespaces(pod, path),
-        *_privileged(containers),
-        *_baseline_capabilities(containers),
-        *_host_path_volumes(pod, path),
-        *_host_ports(containers),
-        *_apparmor(pod, containers, annotations, path, metadata_path),
-        *_selinux(pod, containers, path),
-        *_proc_mount(containers),
-        *_seccomp_baseline(pod, containers, path),
-        *_sysctls(pod, path),
-        *_host_probes(containers),
+        *_host_process(view),
+        *_host_namespaces(view),
+        *_privileged(view),
+        *_baseline_capabilities(view),
+        *_host_path_volumes(view),
+        *_host_ports(view),
+        *_apparmor(view),
+        *_selinux(view),
+        *_proc_mount(view),
+        *_seccomp_baseline(view),
+        *_sysctls(view),
+        *_host_probes(view),
     ]
 
 
-def _host_process(pod: Mapping[str, Any], containers: list[_Container], path: str) -> Iterator[Violation]:
-    field = "securityContext.windowsOptions.hostProcess"
-    if _mapping(_mapping(pod.get("securityContext")).get("windowsOptions")).get("hostProcess") is True:
-        yield Violation(f"{path}.{field}", f"hostProcess (pod must not set {field}=true)")
-    for c in containers:
-        if _mapping(c.security.get("windowsOptions")).get("hostProcess") is True:
-            yield Violation(f"{c.path}.{field}", f"hostProcess ({c.label} must not set {field}=true)")
+def _contexts(view: PodView) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(path of a securityContext, whose it is, the context): the pod's first, then each container's."""
+    found = [(view.security_path, "pod", view.security)]
+    return found + [(f"{c.path}.securityContext", c.label, c.security) for c in view.containers]
 
 
-def _host_namespaces(pod: Mapping[str, Any], path: str) -> Iterator[Violation]:
+def _host_process(view: PodView) -> Iterator[Violation]:
+    for where, who, context in _contexts(view):
+        if _mapping(context.get("windowsOptions")).get("hostProcess") is True:
+            yield Violation(
+                f"{where}.windowsOptions.hostProcess",
+                f"hostProcess ({who} must not set securityContext.windowsOptions.hostProcess=true)",
+            )
+
+
+def _host_namespaces(view: PodView) -> Iterator[Violation]:
     for field in ("hostNetwork", "hostPID", "hostIPC"):
-        if pod.get(field) is True:
-            yield Violation(f"{path}.{field}", f"host namespaces ({field}=true)")
+        if view.pod.get(field) is True:
+            yield Violation(f"{view.path}.{field}", f"host namespaces ({field}=true)")
 
 
-def _privileged(containers: list[_Container]) -> Iterator[Violation]:
-    for c in containers:
+def _privileged(view: PodView) -> Iterator[Violation]:
+    for c in view.containers:
         if c.security.get("privileged") is True:
             yield Violation(
                 f"{c.path}.securityContext.privileged",
@@ -179,8 +269,8 @@ def _privileged(containers: list[_Container]) -> Iterator[Violation]:
             )
 
 
-def _baseline_capabilities(containers: list[_Container]) -> Iterator[Violation]:
-    for c in containers:
+def _baseline_capabilities(view: PodView) -> Iterator[Violation]:
+    for c in view.containers:
         for position, capability in _added_capabilities(c):
             if capability not in DEFAULT_CAPABILITIES:
                 yield Violation(
@@ -190,17 +280,17 @@ def _baseline_capabilities(containers: list[_Container]) -> Iterator[Violation]:
                 )
 
 
-def _host_path_volumes(pod: Mapping[str, Any], path: str) -> Iterator[Violation]:
-    for position, volume in _volumes(pod):
-        if "hostPath" in volume:
+def _host_path_volumes(view: PodView) -> Iterator[Violation]:
+    for volume in view.volumes:
+        if "hostPath" in volume.body:
             yield Violation(
-                f"{path}.volumes[{position}].hostPath", f'hostPath volumes (volume "{volume.get("name")}")'
+                f"{volume.path}.hostPath", f'hostPath volumes (volume "{volume.body.get("name")}")'
             )
 
 
-def _host_ports(containers: list[_Container]) -> Iterator[Violation]:
-    for c in containers:
-        for position, port in _items(c.body.get("ports")):
+def _host_ports(view: PodView) -> Iterator[Violation]:
+    for c in view.containers:
+        for position, port in items(c.body.get("ports")):
             host_port = port.get("hostPort")
             if host_port not in (None, 0):
                 yield Violation(
@@ -208,42 +298,32 @@ def _host_ports(containers: list[_Container]) -> Iterator[Violation]:
                 )
 
 
-def _apparmor(
-    pod: Mapping[str, Any],
-    containers: list[_Container],
-    annotations: Mapping[str, Any],
-    path: str,
-    metadata_path: str,
-) -> Iterator[Violation]:
+def _apparmor(view: PodView) -> Iterator[Violation]:
     reason = "forbidden AppArmor profile"
-    for key, value in annotations.items():
+    for key, value in view.annotations.items():
         if not isinstance(key, str) or not key.startswith(APPARMOR_ANNOTATION_PREFIX):
             continue
         allowed = value == APPARMOR_ANNOTATION_VALUES[0] or (
             isinstance(value, str) and value.startswith(APPARMOR_ANNOTATION_VALUES[1])
         )
         if not allowed:
-            yield Violation(f"{metadata_path}.annotations[{key}]", f'{reason} ({key}="{value}")')
-    contexts = [(path, "pod", _mapping(pod.get("securityContext")))]
-    contexts += [(c.path, c.label, c.security) for c in containers]
-    for where, who, context in contexts:
+            yield Violation(f"{view.annotations_path}[{key}]", f'{reason} ({key}="{value}")')
+    for where, who, context in _contexts(view):
         profile = context.get("appArmorProfile")
         if isinstance(profile, Mapping) and profile.get("type") not in APPARMOR_TYPES:
             yield Violation(
-                f"{where}.securityContext.appArmorProfile.type",
+                f"{where}.appArmorProfile.type",
                 f"{reason} ({who} must not set securityContext.appArmorProfile.type"
                 f' to "{profile.get("type")}")',
             )
 
 
-def _selinux(pod: Mapping[str, Any], containers: list[_Container], path: str) -> Iterator[Violation]:
-    contexts = [(path, "pod", _mapping(pod.get("securityContext")))]
-    contexts += [(c.path, c.label, c.security) for c in containers]
-    for where, who, context in contexts:
+def _selinux(view: PodView) -> Iterator[Violation]:
+    for where, who, context in _contexts(view):
         options = context.get("seLinuxOptions")
         if not isinstance(options, Mapping):
             continue
-        field = f"{where}.securityContext.seLinuxOptions"
+        field = f"{where}.seLinuxOptions"
         if options.get("type") not in SELINUX_TYPES and options.get("type") is not None:
             yield Violation(
                 f"{field}.type",
@@ -258,8 +338,8 @@ def _selinux(pod: Mapping[str, Any], containers: list[_Container], path: str) ->
                 )
 
 
-def _proc_mount(containers: list[_Container]) -> Iterator[Violation]:
-    for c in containers:
+def _proc_mount(view: PodView) -> Iterator[Violation]:
+    for c in view.containers:
         mount = c.security.get("procMount")
         if mount not in (None, "Default"):
             yield Violation(
@@ -268,26 +348,24 @@ def _proc_mount(containers: list[_Container]) -> Iterator[Violation]:
             )
 
 
-def _seccomp_baseline(pod: Mapping[str, Any], containers: list[_Container], path: str) -> Iterator[Violation]:
-    contexts = [(path, "pod", _mapping(pod.get("securityContext")))]
-    contexts += [(c.path, c.label, c.security) for c in containers]
-    for where, who, context in contexts:
+def _seccomp_baseline(view: PodView) -> Iterator[Violation]:
+    for where, who, context in _contexts(view):
         if _mapping(context.get("seccompProfile")).get("type") == "Unconfined":
             yield Violation(
-                f"{where}.securityContext.seccompProfile.type",
+                f"{where}.seccompProfile.type",
                 f'seccompProfile ({who} must not set securityContext.seccompProfile.type to "Unconfined")',
             )
 
 
-def _sysctls(pod: Mapping[str, Any], path: str) -> Iterator[Violation]:
-    for position, sysctl in _items(_mapping(pod.get("securityContext")).get("sysctls")):
+def _sysctls(view: PodView) -> Iterator[Violation]:
+    for position, sysctl in items(view.security.get("sysctls")):
         name = sysctl.get("name")
         if name not in SAFE_SYSCTLS:
-            yield Violation(f"{path}.securityContext.sysctls[{position}].name", f"forbidden sysctls ({name})")
+            yield Violation(f"{view.security_path}.sysctls[{position}].name", f"forbidden sysctls ({name})")
 
 
-def _host_probes(containers: list[_Container]) -> Iterator[Violation]:
-    for c in containers:
+def _host_probes(view: PodView) -> Iterator[Violation]:
+    for c in view.containers:
         handlers = [(probe, _mapping(c.body.get(probe))) for probe in PROBES]
         lifecycle = _mapping(c.body.get("lifecycle"))
         handlers += [(f"lifecycle.{hook}", _mapping(lifecycle.get(hook))) for hook in LIFECYCLE_HANDLERS]
@@ -302,33 +380,28 @@ def _host_probes(containers: list[_Container]) -> Iterator[Violation]:
 
 
 # -- restricted ------------------------------------------------------------------------------------
-def _restricted(pod: Mapping[str, Any], containers: list[_Container], path: str) -> list[Violation]:
+def _restricted(view: PodView) -> list[Violation]:
     # On Windows the Linux-only fields mean nothing; the standard exempts pods that say they are Windows.
-    linux = _mapping(pod.get("os")).get("name") != "windows"
-    found = [
-        *_volume_types(pod, path),
-        *_run_as_non_root(pod, containers, path),
-        *_run_as_user(pod, containers, path),
-    ]
+    linux = _mapping(view.pod.get("os")).get("name") != "windows"
+    found = [*_volume_types(view), *_run_as_non_root(view), *_run_as_user(view)]
     if linux:
-        found += [*_privilege_escalation(containers), *_seccomp_restricted(pod, containers, path)]
-        found += _restricted_capabilities(containers)
+        found += [*_privilege_escalation(view), *_seccomp_restricted(view), *_restricted_capabilities(view)]
     return found
 
 
-def _volume_types(pod: Mapping[str, Any], path: str) -> Iterator[Violation]:
-    for position, volume in _volumes(pod):
-        for source in volume:
+def _volume_types(view: PodView) -> Iterator[Violation]:
+    for volume in view.volumes:
+        for source in volume.body:
             if source != "name" and source not in RESTRICTED_VOLUME_SOURCES:
                 yield Violation(
-                    f"{path}.volumes[{position}].{source}",
-                    f'restricted volume types (volume "{volume.get("name")}"'
+                    f"{volume.path}.{source}",
+                    f'restricted volume types (volume "{volume.body.get("name")}"'
                     f' uses restricted volume type "{source}")',
                 )
 
 
-def _privilege_escalation(containers: list[_Container]) -> Iterator[Violation]:
-    for c in containers:
+def _privilege_escalation(view: PodView) -> Iterator[Violation]:
+    for c in view.containers:
         if c.security.get("allowPrivilegeEscalation") is not False:
             yield Violation(
                 f"{c.path}.securityContext.allowPrivilegeEscalation",
@@ -337,15 +410,15 @@ def _privilege_escalation(containers: list[_Container]) -> Iterator[Violation]:
             )
 
 
-def _run_as_non_root(pod: Mapping[str, Any], containers: list[_Container], path: str) -> Iterator[Violation]:
+def _run_as_non_root(view: PodView) -> Iterator[Violation]:
     reason = "runAsNonRoot != true"
-    pod_value = _mapping(pod.get("securityContext")).get("runAsNonRoot")
+    pod_value = view.security.get("runAsNonRoot")
     if pod_value is False:
         yield Violation(
-            f"{path}.securityContext.runAsNonRoot",
+            f"{view.security_path}.runAsNonRoot",
             f"{reason} (pod must not set securityContext.runAsNonRoot=false)",
         )
-    for c in containers:
+    for c in view.containers:
         value = c.security.get("runAsNonRoot")
         field = f"{c.path}.securityContext.runAsNonRoot"
         if value is False:
@@ -354,29 +427,23 @@ def _run_as_non_root(pod: Mapping[str, Any], containers: list[_Container], path:
             yield Violation(field, f"{reason} (pod or {c.label} must set securityContext.runAsNonRoot=true)")
 
 
-def _run_as_user(pod: Mapping[str, Any], containers: list[_Container], path: str) -> Iterator[Violation]:
-    contexts = [(path, "pod", _mapping(pod.get("securityContext")))]
-    contexts += [(c.path, c.label, c.security) for c in containers]
-    for where, who, context in contexts:
+def _run_as_user(view: PodView) -> Iterator[Violation]:
+    for where, who, context in _contexts(view):
         value = context.get("runAsUser")
         if value == 0 and not isinstance(value, bool):
-            yield Violation(
-                f"{where}.securityContext.runAsUser", f"runAsUser=0 ({who} must not set runAsUser=0)"
-            )
+            yield Violation(f"{where}.runAsUser", f"runAsUser=0 ({who} must not set runAsUser=0)")
 
 
-def _seccomp_restricted(
-    pod: Mapping[str, Any], containers: list[_Container], path: str
-) -> Iterator[Violation]:
+def _seccomp_restricted(view: PodView) -> Iterator[Violation]:
     reason = "seccompProfile"
     allowed = '"RuntimeDefault" or "Localhost"'
-    pod_type = _mapping(_mapping(pod.get("securityContext")).get("seccompProfile")).get("type")
+    pod_type = _mapping(view.security.get("seccompProfile")).get("type")
     if pod_type is not None and pod_type not in SECCOMP_TYPES and pod_type != "Unconfined":
         yield Violation(
-            f"{path}.securityContext.seccompProfile.type",
+            f"{view.security_path}.seccompProfile.type",
             f'{reason} (pod must not set securityContext.seccompProfile.type to "{pod_type}")',
         )
-    for c in containers:
+    for c in view.containers:
         value = _mapping(c.security.get("seccompProfile")).get("type")
         field = f"{c.path}.securityContext.seccompProfile.type"
         if value is None and pod_type not in SECCOMP_TYPES:
@@ -391,9 +458,9 @@ def _seccomp_restricted(
             )
 
 
-def _restricted_capabilities(containers: list[_Container]) -> Iterator[Violation]:
+def _restricted_capabilities(view: PodView) -> Iterator[Violation]:
     reason = "unrestricted capabilities"
-    for c in containers:
+    for c in view.containers:
         capabilities = _mapping(c.security.get("capabilities"))
         drop = capabilities.get("drop")
         if not isinstance(drop, list) or "ALL" not in drop:
@@ -412,23 +479,13 @@ def _restricted_capabilities(containers: list[_Container]) -> Iterator[Violation
 
 
 # -- reading ---------------------------------------------------------------------------------------
-def _containers(pod: Mapping[str, Any], path: str) -> Iterator[_Container]:
-    for key in CONTAINER_LISTS:
-        for position, body in _items(pod.get(key)):
-            yield _Container(f"{path}.{key}[{position}]", str(body.get("name") or ""), body)
-
-
-def _volumes(pod: Mapping[str, Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    return _items(pod.get("volumes"))
-
-
-def _added_capabilities(c: _Container) -> Iterator[tuple[int, str]]:
+def _added_capabilities(c: Container) -> Iterator[tuple[int, str]]:
     added = _mapping(c.security.get("capabilities")).get("add")
     for position, capability in enumerate(added if isinstance(added, list) else []):
         yield position, str(capability)
 
 
-def _items(value: object) -> Iterator[tuple[int, Mapping[str, Any]]]:
+def items(value: object) -> Iterator[tuple[int, Mapping[str, Any]]]:
     """The mappings of a list with their positions; anything else in it (or a non-list) is skipped."""
     if isinstance(value, list):
         for position, item in enumerate(value):

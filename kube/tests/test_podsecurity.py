@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -488,3 +489,35 @@ def test_violation_reads_as_path_and_message() -> None:
         str(Violation("spec.hostPID", "host namespaces (hostPID=true)"))
         == "spec.hostPID: host namespaces (hostPID=true)"
     )
+
+
+def test_a_pod_names_its_service_accounts_under_both_spellings() -> None:
+    view = podsecurity.pod_view(pod(serviceAccountName="trainer", serviceAccount="legacy"), path="x.spec")
+    assert view.service_accounts == (
+        ("x.spec.serviceAccountName", "trainer"),
+        ("x.spec.serviceAccount", "legacy"),
+    )
+
+
+def test_service_accounts_outside_the_allow_list_are_refused_and_default_is_always_allowed() -> None:
+    views = [
+        podsecurity.pod_view(pod(serviceAccountName="default")),
+        podsecurity.pod_view(pod(serviceAccountName="trainer"), path="a.spec"),
+        podsecurity.pod_view(pod(serviceAccountName="admin"), path="b.spec"),
+    ]
+    assert podsecurity.check_service_accounts(views, ["trainer"], "team-a") == [
+        Violation(
+            "b.spec.serviceAccountName",
+            'service account "admin" is not allowed in namespace "team-a" (allowed: default, trainer)',
+        )
+    ]
+    assert podsecurity.check_service_accounts(views, [], "team-a")[0].path == "a.spec.serviceAccountName"
+
+
+def test_a_pod_spec_patch_is_allowed_only_at_the_privileged_level() -> None:
+    view = podsecurity.PodView("spec", {}, "spec.securityContext", {}, (), (), "metadata.annotations", {})
+    patched = dataclasses.replace(view, spec_patches=("spec.templates[0].podSpecPatch",))
+    assert podsecurity.check_view(PRIVILEGED, patched) == []
+    assert podsecurity.check_view(BASELINE, view) == []
+    assert [v.path for v in podsecurity.check_view(BASELINE, patched)] == ["spec.templates[0].podSpecPatch"]
+    assert podsecurity.check_view(RESTRICTED, patched)[0].message.startswith("podSpecPatch (")
