@@ -206,6 +206,11 @@ def check_pod(
     return check_view(level, pod_view(spec, annotations, path=path, metadata_path=metadata_path))
 
 
+def check_views(level: str, views: Iterable[PodView]) -> list[Violation]:
+    """Every violation of `level` in `views`, each once (views of one Workflow share its pod-wide fields)."""
+    return list(dict.fromkeys(violation for view in views for violation in check_view(level, view)))
+
+
 def check_view(level: str, view: PodView) -> list[Violation]:
     """Every way the pod in `view` breaks `level`."""
     if level not in LEVELS:
