@@ -86,6 +86,7 @@ class FakeClient:
         return {**body, "metadata": {**body["metadata"], "name": "churn-model-abcde"}}
 
 
+@pytest.mark.django_db  # the namespace's pod security is read before submitting
 def test_submit_creates_the_workflow_in_the_namespace(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     client = FakeClient()
     monkeypatch.setattr(actions, "get_client", lambda: client)
@@ -96,6 +97,7 @@ def test_submit_creates_the_workflow_in_the_namespace(files: Path, monkeypatch: 
     assert "submitted workflow churn-model-abcde in namespace team-a" in stderr
 
 
+@pytest.mark.django_db  # the namespace's pod security is read before submitting
 def test_a_refused_submission_fails_the_command(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(actions, "get_client", lambda: FakeClient(Forbidden("workflows is forbidden")))
     with pytest.raises(CommandError, match="submitting to namespace team-a failed: workflows is forbidden"):

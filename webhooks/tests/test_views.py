@@ -89,6 +89,7 @@ def test_a_dry_run_is_answered_exactly_like_the_real_request(apiserver, path, wa
 def test_a_dry_run_changes_nothing(apiserver, wandb_rule, django_assert_num_queries):
     version = rulecache.read_rules_version()
     post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))  # loads the rules once
+    post(apiserver, "/webhooks/validate", admission_review(tf_job(), dry_run=True))  # and the pod security
     with django_assert_num_queries(0):
         post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))
         post(apiserver, "/webhooks/validate", admission_review(tf_job(), dry_run=True))
