@@ -48,15 +48,14 @@ def check_manifest(manifest: Any) -> list[FieldError]:
         if not isinstance(metadata.get(key), str) or not metadata.get(key):
             errors.append(FieldError(f"metadata.{key}", "is required"))
     namespace = metadata.get("namespace")
-    if isinstance(namespace, str) and namespace:
-        errors += pod_security_errors(manifest, namespace)
+    refused = pod_security_errors(manifest, namespace) if isinstance(namespace, str) and namespace else []
     try:
         sweep = parse_sweep(manifest.get("spec"))
     except SpecError as error:
-        return errors + list(error.errors)
+        return errors + list(error.errors) + refused
     if not errors:
         errors += _lint_errors(manifest, sweep)
-    return errors
+    return errors + refused
 
 
 def pod_security_errors(manifest: Mapping[str, Any], namespace: str) -> list[FieldError]:
