@@ -56,7 +56,8 @@ def _template_view(
 ) -> PodView:
     """The pod of one template. Workflow-wide fields repeat in every view; callers drop repeated findings."""
     own_security = template.get("securityContext")
-    if isinstance(own_security, Mapping):
+    security: Mapping[str, Any]
+    if isinstance(own_security, dict):
         security_path, security = f"{where}.securityContext", own_security
     else:
         security_path, security = f"{path}.securityContext", _mapping(workflow.get("securityContext"))
@@ -79,7 +80,7 @@ def _containers(template: Mapping[str, Any], where: str) -> Iterator[Container]:
         yield Container(f"{where}.initContainers[{position}]", body)
     for key in ("container", "script"):
         main = template.get(key)
-        if isinstance(main, Mapping):
+        if isinstance(main, dict):
             yield Container(f"{where}.{key}", {"name": "main", **main})
     container_set = _mapping(template.get("containerSet"))
     for position, body in podsecurity.items(container_set.get("containers")):
@@ -107,4 +108,4 @@ def _spec_patch(fields: Mapping[str, Any], where: str) -> tuple[str, ...]:
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
