@@ -98,3 +98,14 @@ def page(chromium, request):
         artifacts.mkdir(exist_ok=True)
         page.screenshot(path=str(artifacts / f"{request.node.name}.png"), full_page=True)
         context.close()
+
+
+@pytest.fixture(autouse=True)
+def fresh_pod_security_policies() -> Iterator[None]:
+    """Each test reads the namespaces' pod security from its database, not from a copy an earlier test
+    left in the process cache (test transactions never commit, so they never bump the version)."""
+    from access import podsecurity
+
+    podsecurity.reset_process_cache()
+    yield
+    podsecurity.reset_process_cache()

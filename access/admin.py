@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .models import NamespaceGrant
+from .models import NamespaceGrant, NamespacePodSecurity
 from .sensitive import check_grant
 
 
@@ -46,3 +46,9 @@ class NamespaceGrantAdmin(admin.ModelAdmin):
         form = super().get_form(request, obj, change=change, **kwargs)
         form.request_user = request.user  # type: ignore[attr-defined]
         return form
+
+@admin.register(NamespacePodSecurity)
+class NamespacePodSecurityAdmin(admin.ModelAdmin):
+    list_display = ["namespace", "level", "service_accounts", "updated"]
+    list_filter = ["level"]
+    search_fields = ["namespace", "service_accounts"]

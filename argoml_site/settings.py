@@ -173,6 +173,13 @@ KUBE_INFORMER_PAGE_SIZE = env_int("KUBE_INFORMER_PAGE_SIZE", 500, minimum=1)
 KUBE_WATCH_TIMEOUT_SECONDS = env_int("KUBE_WATCH_TIMEOUT_SECONDS", 300, minimum=1)
 KUBE_WATCH_SILENCE_TIMEOUT_SECONDS = env_float("KUBE_WATCH_SILENCE_TIMEOUT_SECONDS", 120.0, minimum=1.0)
 
+# --- Pod security (access app, docs/security.md#pod-security) --------------------------------------
+# The Pod Security Standards level of a namespace the admin has no policy for (privileged, baseline or
+# restricted): what tenants' pod templates must meet there.
+POD_SECURITY_DEFAULT_LEVEL = env_choice(
+    "POD_SECURITY_DEFAULT_LEVEL", ("privileged", "baseline", "restricted"), "baseline"
+)
+
 # --- Training operator (jobs app, docs/jobs.md) ----------------------------------------------------
 JOBS_CLUSTER_DOMAIN = env_str("JOBS_CLUSTER_DOMAIN")  # e.g. cluster.local: appended to replica addresses
 JOBS_RECONCILE_PARALLEL_CALLS = env_int("JOBS_RECONCILE_PARALLEL_CALLS", 8, minimum=1)

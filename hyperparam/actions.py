@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from access import podsecurity
 from hyperparam import manifests
 from hyperparam.reconcile import HPW
 from hyperparam.space import FieldError, SpecError
@@ -17,6 +18,7 @@ from hyperparam.sweep import PlannedTrial, Sweep, parse_sweep
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
 from workflows.lint import lint_document
+from workflows.pods import workflow_pod_views
 
 _LINT_NAME = "lint-check"
 
@@ -31,7 +33,8 @@ class SweepRejected(ValueError):
 
 def check_manifest(manifest: Any) -> list[FieldError]:
     """What is wrong with a HyperparamWorkflow manifest: identity, every spec problem with its field path,
-    and what our linter says about the first Workflow it would generate."""
+    the namespace's Pod Security policy, and what our linter says about the first Workflow it would
+    generate."""
     if not isinstance(manifest, Mapping):
         return [FieldError("", "a HyperparamWorkflow must be a mapping")]
     errors: list[FieldError] = []
@@ -44,13 +47,24 @@ def check_manifest(manifest: Any) -> list[FieldError]:
     for key in ("name", "namespace"):
         if not isinstance(metadata.get(key), str) or not metadata.get(key):
             errors.append(FieldError(f"metadata.{key}", "is required"))
+    namespace = metadata.get("namespace")
+    refused = pod_security_errors(manifest, namespace) if isinstance(namespace, str) and namespace else []
     try:
         sweep = parse_sweep(manifest.get("spec"))
     except SpecError as error:
-        return errors + list(error.errors)
+        return errors + list(error.errors) + refused
     if not errors:
         errors += _lint_errors(manifest, sweep)
-    return errors
+    return errors + refused
+
+
+def pod_security_errors(manifest: Mapping[str, Any], namespace: str) -> list[FieldError]:
+    """What the namespace's Pod Security policy refuses in the pods of the embedded Workflow (every trial
+    runs those templates as written; the webhook asks the same)."""
+    spec = manifest.get("spec")
+    workflow = spec.get("workflow") if isinstance(spec, Mapping) else None
+    views = workflow_pod_views(workflow, "spec.workflow")
+    return [FieldError(v.path, v.message) for v in podsecurity.check(namespace, views)]
 
 
 def _lint_errors(manifest: Mapping[str, Any], sweep: Sweep) -> list[FieldError]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from access import podsecurity
 from jobs.controllers import job_resource
-from jobs.frameworks import UnknownKind, framework_class, kinds
-from jobs.spec import API_VERSION, FieldError, as_dict
+from jobs.frameworks import Framework, UnknownKind, framework_class, kinds
+from jobs.spec import API_VERSION, FieldError, as_dict, pod_views
 from jobs.validation import validate
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
@@ -34,9 +35,19 @@ def check_manifest(manifest: Any) -> list[FieldError]:
     except UnknownKind:
         return [FieldError("kind", f"must be one of {', '.join(kinds())}, not {manifest.get('kind')!r}")]
     errors = []
-    if not as_dict(manifest.get("metadata")).get("namespace"):
+    namespace = as_dict(manifest.get("metadata")).get("namespace")
+    if not namespace:
         errors.append(FieldError("metadata.namespace", "is required"))
-    return errors + validate(manifest, framework)
+    errors += validate(manifest, framework)
+    if isinstance(namespace, str) and namespace:
+        errors += pod_security_errors(manifest, framework, namespace)
+    return errors
+
+
+def pod_security_errors(job: dict[str, Any], framework: Framework, namespace: str) -> list[FieldError]:
+    """What the namespace's Pod Security policy refuses in the job's replica templates (the webhook asks
+    the same)."""
+    return [FieldError(v.path, v.message) for v in podsecurity.check(namespace, pod_views(job, framework))]
 
 
 def submit_job(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,8 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kube import podsecurity
+
 if TYPE_CHECKING:
     from jobs.frameworks.base import Framework
 
@@ -78,6 +80,26 @@ def replica_specs(job: dict[str, Any], framework: Framework) -> dict[str, dict[s
         if replica_type is not None and isinstance(spec, dict):
             by_type[replica_type] = spec
     return {rt: by_type[rt] for rt in framework.replica_types if rt in by_type}
+
+
+def pod_views(job: dict[str, Any], framework: Framework) -> list[podsecurity.PodView]:
+    """The pod template of every replica type, as the Pod Security check reads it, under the key the user
+    wrote (`spec.tfReplicaSpecs.worker.template.spec`); keys the framework does not know are skipped."""
+    views = []
+    for key, spec in as_dict(job_spec(job).get(framework.spec_key)).items():
+        if framework.canonical_replica_type(key) is None or not isinstance(spec, dict):
+            continue
+        template = as_dict(spec.get("template"))
+        where = f"spec.{framework.spec_key}.{key}.template"
+        views.append(
+            podsecurity.pod_view(
+                template.get("spec"),
+                as_dict(template.get("metadata")).get("annotations"),
+                path=f"{where}.spec",
+                metadata_path=f"{where}.metadata",
+            )
+        )
+    return views
 
 
 def replica_count(spec: dict[str, Any]) -> int:

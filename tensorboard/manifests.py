@@ -35,6 +35,18 @@ SERVICE_PORT = 80
 PVC_MOUNT_ROOT = "/logdirs"
 GCS_MOUNT = "/var/secrets/google"
 MAX_NAME_LENGTH = 63  # a Service name is a DNS-1035 label
+# TensorBoard needs no privilege: the pod meets the `restricted` Pod Security level in any namespace. The
+# images run as root unless told otherwise, so the pod names an unprivileged user (the group can read
+# logdir volumes through fsGroup).
+RUN_AS_USER = 1000
+POD_SECURITY_CONTEXT = {
+    "runAsNonRoot": True,
+    "runAsUser": RUN_AS_USER,
+    "runAsGroup": RUN_AS_USER,
+    "fsGroup": RUN_AS_USER,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+CONTAINER_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 _UNSAFE_RUN_CHARACTERS = re.compile(r"[^A-Za-z0-9._()=+\-\[\]]+")
 _DNS_1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _PATH_SCHEMES = ("s3://", "gs://", "pvc://")
@@ -268,6 +280,7 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
             "failureThreshold": 3,
         },
         "resources": _resources(tensorboard, conf),
+        "securityContext": copy.deepcopy(CONTAINER_SECURITY_CONTEXT),
     }
     if env:
         container["env"] = env
@@ -277,6 +290,7 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
         "containers": [container],
         # TensorBoard never calls the Kubernetes API: give it no token to leak.
         "automountServiceAccountToken": False,
+        "securityContext": copy.deepcopy(POD_SECURITY_CONTEXT),
     }
     if volumes:
         pod_spec["volumes"] = volumes

@@ -1,21 +1,18 @@
 """The injection rules held in memory, so admitting a Pod makes no database query.
 
-Every change to a rule increments a version number in Redis (after its transaction commits). Each web
-process keeps the rules it loaded with the version it read first, and compares versions at most every
-`CHECK_INTERVAL_SECONDS`: a rule edited in the admin reaches every process within that interval. When
-Redis cannot be read, a process keeps the rules it has and tries again at the next interval.
+Every change to a rule bumps a version in Redis (after its transaction commits) and each web process
+reloads its rules when it sees the version move, at most `CHECK_INTERVAL_SECONDS` later: the mechanism
+is `kube.versioned`, shared with the namespaces' Pod Security policies.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-import redis
-from django.conf import settings
+from kube import versioned
 
 if TYPE_CHECKING:
     from .injection import Rule
@@ -23,36 +20,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 VERSION_KEY = "argoml:webhooks:injection-rules:version"
-CHECK_INTERVAL_SECONDS = 3.0
-# A Redis that hangs must not hold up a Pod's admission for long (the apiserver gives us 5 s in all).
-REDIS_TIMEOUT_SECONDS = 0.25
+CHECK_INTERVAL_SECONDS = versioned.DEFAULT_CHECK_INTERVAL_SECONDS
 
-_redis_lock = threading.Lock()
-_redis_client: redis.Redis | None = None
-
-
-def _redis() -> redis.Redis:
-    global _redis_client  # one connection pool per process, made on first use
-    with _redis_lock:
-        if _redis_client is None:
-            _redis_client = redis.Redis.from_url(
-                settings.REDIS_URL,
-                socket_timeout=REDIS_TIMEOUT_SECONDS,
-                socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
-            )
-        return _redis_client
+_version = versioned.RedisVersion(VERSION_KEY)
 
 
 def bump_rules_version() -> None:
     """Tell every process to reload the rules (called on commit of any change to them)."""
-    version = _redis().incr(VERSION_KEY)
-    logger.info("injection rules changed: version %s", version)
+    logger.info("injection rules changed: version %s", _version.bump())
 
 
 def read_rules_version() -> str | None:
     """The current version, or None when no rule was ever changed (or Redis lost the key)."""
-    value = cast(bytes | None, _redis().get(VERSION_KEY))
-    return value.decode() if value is not None else None
+    return _version.read()
 
 
 def load_enabled_rules() -> tuple[Rule, ...]:
@@ -61,7 +41,7 @@ def load_enabled_rules() -> tuple[Rule, ...]:
     return InjectionRule.objects.snapshot()
 
 
-class RuleCache:
+class RuleCache(versioned.VersionedCache["tuple[Rule, ...]"]):
     """The rules of one process: served from memory, reloaded when the version in Redis moves."""
 
     def __init__(
@@ -72,42 +52,11 @@ class RuleCache:
         check_interval: float = CHECK_INTERVAL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._load = load
-        self._read_version = read_version
-        self._check_interval = check_interval
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._rules: tuple[Rule, ...] | None = None
-        self._version: str | None = None
-        self._next_check = 0.0
+        super().__init__("injection rules", load, read_version, check_interval=check_interval, clock=clock)
 
     def rules(self) -> tuple[Rule, ...]:
         """The enabled rules, in the order they apply."""
-        rules = self._rules
-        if rules is not None and self._clock() < self._next_check:
-            return rules
-        with self._lock:
-            if self._rules is None or self._clock() >= self._next_check:
-                self._refresh()
-            assert self._rules is not None, "_refresh loads the rules or raises"
-            return self._rules
-
-    def _refresh(self) -> None:
-        # The version is read before the rules: a change committed in between is loaded now and loaded
-        # once more at the next check, never missed.
-        try:
-            version = self._read_version()
-        except redis.RedisError as error:
-            logger.warning("injection rules: version unreadable (%s); keeping the rules held", error)
-            if self._rules is None:
-                self._rules = self._load()
-            self._next_check = self._clock() + self._check_interval
-            return
-        if self._rules is None or version != self._version:
-            self._rules = self._load()
-            self._version = version
-            logger.info("injection rules loaded: %d enabled, version %s", len(self._rules), version)
-        self._next_check = self._clock() + self._check_interval
+        return self.get()
 
 
 _process_cache = RuleCache()

@@ -1,8 +1,10 @@
 """The validating webhook's decisions: which checks an object gets, and how their findings read.
 
-Pure (it logs, nothing more). Our job kinds are checked by `jobs.validation`, a HyperparamWorkflow by its
-sweep validation plus a lint of the embedded Argo spec, and Argo's own kinds by the linter in full (only
-in namespaces that opted in: the webhook configuration's namespaceSelector decides what reaches us).
+Pure but for the namespaces' Pod Security policies, which come from this process's memory (no query per
+review). Our job kinds are checked by `jobs.validation`, a HyperparamWorkflow by its sweep validation plus
+a lint of the embedded Argo spec (both with their pod templates against the namespace's Pod Security
+policy), and Argo's own kinds by the linter in full (only in namespaces that opted in: the webhook
+configuration's namespaceSelector decides what reaches us).
 A denial lists every problem with its field path. A bug in a check denies our kinds (the apiserver's
 failurePolicy for them is Fail too) and lets Argo's through with a warning (their policy is Ignore).
 """
@@ -13,12 +15,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from access import podsecurity
 from hyperparam.space import SpecError
 from hyperparam.sweep import parse_sweep
 from jobs.frameworks import Framework, UnknownKind, framework_class
-from jobs.spec import API_GROUP
+from jobs.spec import API_GROUP, job_namespace, pod_views
 from jobs.validation import validate as validate_job
 from workflows.lint import LINTED_KINDS
+from workflows.pods import workflow_pod_views
 
 from .argo import Findings, lint_argo_document, lint_embedded_workflow
 from .review import AdmissionRequest, Cause, GroupVersionKind, Verdict
@@ -44,6 +48,7 @@ def review(request: AdmissionRequest) -> Verdict:
         return Verdict.allow()
     try:
         findings = check(obj)
+        findings = _merged(findings, pod_security(request.kind, obj, request.namespace))
     except Exception as error:
         # A bug in a check must not answer with a traceback: deny ours, let Argo's through (their policy).
         logger.exception("validating %s failed", request.display_name)
@@ -96,6 +101,29 @@ def check_hyperparam_workflow(hpw: dict[str, Any]) -> Findings:
         return Findings(tuple(causes), tuple(lines))
     lint = lint_embedded_workflow(workflow, "spec.workflow", _swept_names(spec))
     return Findings((*causes, *lint.causes), (*lines, *lint.lines), lint.warnings)
+
+
+def pod_security(kind: GroupVersionKind, obj: dict[str, Any], namespace: str) -> Findings:
+    """Our kinds' pod templates against the namespace's Pod Security policy: the check the API and the
+    dashboard make before they submit (`access.podsecurity`), so kubectl gets the same answer."""
+    if kind.group != API_GROUP:
+        return Findings()
+    if kind.kind == HYPERPARAM_WORKFLOW:
+        spec = obj.get("spec")
+        views = workflow_pod_views(spec.get("workflow") if isinstance(spec, dict) else None, "spec.workflow")
+    else:
+        try:
+            views = pod_views(obj, framework_class(kind.kind)())
+        except UnknownKind:
+            return Findings()
+    violations = podsecurity.check(namespace or job_namespace(obj), views)
+    return Findings(tuple(Cause(v.path, v.message) for v in violations), tuple(map(str, violations)))
+
+
+def _merged(first: Findings, second: Findings) -> Findings:
+    return Findings(
+        (*first.causes, *second.causes), (*first.lines, *second.lines), (*first.warnings, *second.warnings)
+    )
 
 
 def invalid_message(display_name: str, lines: tuple[str, ...] | list[str]) -> str:

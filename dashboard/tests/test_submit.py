@@ -9,6 +9,7 @@ import pytest
 import yaml
 from django.urls import reverse
 
+from access.models import NamespacePodSecurity
 from dashboard.tests.factories import GRID_SPEC, job_spec
 from jobs.tests.cluster import install_crds
 from kube.client import reset_client
@@ -199,3 +200,44 @@ def test_create_submits_a_sweep(as_editor, cluster):
     response = as_editor.post(URL, {"manifest": sweep_yaml(), "action": "create"})
     assert response["Location"] == reverse("dashboard:sweep-by-name", args=["team-a", "lr-sweep"])
     assert cluster.store.get("hyperparamworkflows.argoml.io", "lr-sweep", "team-a")
+
+
+def test_a_job_with_a_hostpath_volume_is_refused_naming_the_field(as_editor):
+    manifest = yaml.safe_load(job_yaml())
+    worker = next(iter(manifest["spec"]["tfReplicaSpecs"].values()))
+    worker["template"]["spec"]["volumes"] = [{"name": "host", "hostPath": {"path": "/etc"}}]
+
+    response = as_editor.post(URL, {"manifest": yaml.safe_dump(manifest), "action": "preview"})
+
+    assert response.status_code == 422
+    [problem] = response.context["problems"]
+    assert problem.path.endswith(".template.spec.volumes[0].hostPath")
+    assert problem.message == 'hostPath volumes (volume "host")'
+    assert problem.path.encode() in response.content
+    assert b"Create TFJob" not in response.content
+
+
+def test_a_sweep_is_held_to_its_namespaces_level_and_service_accounts(as_editor):
+    NamespacePodSecurity.objects.create(namespace="team-a", level="baseline", service_accounts="trainer")
+    allowed = yaml.safe_load(sweep_yaml())
+    allowed["spec"]["workflow"]["serviceAccountName"] = "trainer"
+    assert as_editor.post(URL, {"manifest": yaml.safe_dump(allowed), "action": "preview"}).status_code == 200
+
+    refused = copy.deepcopy(allowed)
+    refused["spec"]["workflow"]["serviceAccountName"] = "builder"
+    response = as_editor.post(URL, {"manifest": yaml.safe_dump(refused), "action": "preview"})
+    assert response.status_code == 422
+    assert [str(p) for p in response.context["problems"]] == [
+        'spec.workflow.serviceAccountName: service account "builder" is not allowed in namespace "team-a" '
+        "(allowed: default, trainer)"
+    ]
+
+
+def test_create_refuses_a_privileged_job_before_the_cluster_sees_it(as_editor, cluster):
+    manifest = yaml.safe_load(job_yaml(name="escape"))
+    worker = next(iter(manifest["spec"]["tfReplicaSpecs"].values()))
+    worker["template"]["spec"]["hostNetwork"] = True
+    response = as_editor.post(URL, {"manifest": yaml.safe_dump(manifest), "action": "create"})
+    assert response.status_code == 422
+    assert [p.message for p in response.context["problems"]] == ["host namespaces (hostNetwork=true)"]
+    assert cluster.store.list("tfjobs.argoml.io", "team-a")["items"] == []

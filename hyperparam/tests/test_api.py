@@ -225,3 +225,27 @@ def test_deleting_a_sweep_deletes_it_in_the_cluster(api, cluster):
     assert api.delete(f"/api/hyperparams/{sweep.pk}/").status_code == 202
     assert get_client().list(HPW, "team-a")["items"] == []
     assert Sweep.objects.filter(deleted_at__isnull=True).count() == 1  # the mirror marks it, not the view
+
+
+def test_a_sweep_whose_workflow_runs_privileged_pods_is_refused_naming_the_fields(api, cluster):
+    spec = make_spec()
+    train = spec["workflow"]["templates"][0]
+    train["container"]["securityContext"] = {"privileged": True}
+    train["podSpecPatch"] = '{"hostNetwork": true}'
+    spec["workflow"]["serviceAccountName"] = "cluster-admin"
+
+    response = api.post("/api/hyperparams/", make_hpw(spec, uid=""), format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "spec.workflow.serviceAccountName": [
+            'service account "cluster-admin" is not allowed in namespace "team-a" (allowed: default)'
+        ],
+        "spec.workflow.templates[0].container.securityContext.privileged": [
+            'privileged (container "main" must not set securityContext.privileged=true)'
+        ],
+        "spec.workflow.templates[0].podSpecPatch": [
+            "podSpecPatch (a patch can set any pod field: only the privileged level allows one)"
+        ],
+    }
+    assert get_client().list(HPW, "team-a")["items"] == []

@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
-from access.models import NamespaceGrant, Role
+from access import podsecurity
+from access.models import NamespaceGrant, NamespacePodSecurity, Role
 from jobs.models import Replica, TrainingJob
 from jobs.tests.cluster import get_job, install_crds, job_manifest
 from jobs.tests.test_models import CREATED, RUNNING, pod, tfjob
@@ -183,3 +184,75 @@ def test_deleting_deletes_the_job_in_the_cluster(owner, viewer, sim):
     assert owner.delete(f"/api/jobs/{pk}/").status_code == 202
     assert get_job(sim, "TFJob", "team-a", "gone") is None
     assert TrainingJob.objects.get(pk=pk).deleted_at is None  # until the mirror sees the deletion
+
+
+# -- pod security --------------------------------------------------------------------------------------
+def worker_pod(manifest: dict) -> dict:
+    return manifest["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+
+
+def test_a_privileged_job_is_a_400_naming_each_field_and_is_not_created(owner, sim):
+    manifest = job_manifest("TFJob", {"Worker": 1}, name="escape", namespace="team-a")
+    pod_spec = worker_pod(manifest)
+    pod_spec["hostPID"] = True
+    pod_spec["containers"][0]["securityContext"] = {"privileged": True}
+    pod_spec["volumes"] = [{"name": "root", "hostPath": {"path": "/"}}]
+
+    response = owner.post("/api/jobs/", manifest, format="json")
+
+    assert response.status_code == 400
+    where = "spec.tfReplicaSpecs.Worker.template.spec"
+    assert response.json() == {
+        f"{where}.hostPID": ["host namespaces (hostPID=true)"],
+        f"{where}.containers[0].securityContext.privileged": [
+            'privileged (container "tensorflow" must not set securityContext.privileged=true)'
+        ],
+        f"{where}.volumes[0].hostPath": ['hostPath volumes (volume "root")'],
+    }
+    assert get_job(sim, "TFJob", "team-a", "escape") is None
+
+
+def test_a_service_account_runs_only_when_the_namespace_allows_it(owner, sim):
+    manifest = job_manifest("TFJob", {"Worker": 1}, name="with-sa", namespace="team-a")
+    worker_pod(manifest)["serviceAccountName"] = "trainer"
+
+    refused = owner.post("/api/jobs/", manifest, format="json")
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "spec.tfReplicaSpecs.Worker.template.spec.serviceAccountName": [
+            'service account "trainer" is not allowed in namespace "team-a" (allowed: default)'
+        ]
+    }
+
+    NamespacePodSecurity.objects.create(
+        namespace="team-a", level="baseline", service_accounts="trainer, reader"
+    )
+    podsecurity.reset_process_cache()  # what a committed change does through the version in Redis
+    assert owner.post("/api/jobs/", manifest, format="json").status_code == 202
+
+
+def test_the_namespace_level_decides_what_passes(owner, sim):
+    bare = job_manifest("TFJob", {"Worker": 1}, name="bare", namespace="team-a")
+    NamespacePodSecurity.objects.create(namespace="team-a", level="restricted")
+
+    response = owner.post("/api/jobs/", bare, format="json")
+
+    assert response.status_code == 400
+    assert (
+        "spec.tfReplicaSpecs.Worker.template.spec.containers[0].securityContext.runAsNonRoot"
+        in response.json()
+    )
+    NamespacePodSecurity.objects.filter(namespace="team-a").update(level="privileged")
+    podsecurity.reset_process_cache()
+    host = job_manifest("TFJob", {"Worker": 1}, name="host", namespace="team-a")
+    worker_pod(host)["hostNetwork"] = True
+    assert owner.post("/api/jobs/", host, format="json").status_code == 202
+
+
+@override_settings(POD_SECURITY_DEFAULT_LEVEL="restricted")
+def test_a_namespace_without_a_policy_gets_the_default_level(owner, sim):
+    response = owner.post(
+        "/api/jobs/", job_manifest("TFJob", {"Worker": 1}, name="d", namespace="team-a"), format="json"
+    )
+    assert response.status_code == 400
+    assert any(field.endswith("allowPrivilegeEscalation") for field in response.json())

@@ -255,3 +255,35 @@ class TestFrameworkFields:
 def test_every_error_is_reported_at_once():
     job = tf_job(name="Bad_Name", restart_policy="Sometimes", run_policy={"cleanPodPolicy": "Some"})
     assert len(validate(job)) == 1 + 3 + 1
+
+
+def test_pod_views_name_each_replica_template_under_the_key_the_user_wrote():
+    from jobs.frameworks import framework_class
+    from jobs.spec import pod_views
+    from kube.podsecurity import BASELINE, check_views
+
+    job = {
+        "spec": {
+            "tfReplicaSpecs": {
+                "worker": {"template": {"spec": {"hostPID": True, "containers": [{"name": "tensorflow"}]}}},
+                "PS": {
+                    "template": {
+                        "metadata": {
+                            "annotations": {"container.apparmor.security.beta.kubernetes.io/x": "unconfined"}
+                        },
+                        "spec": {
+                            "containers": [{"name": "tensorflow", "securityContext": {"privileged": True}}]
+                        },
+                    }
+                },
+                "Nonsense": {"template": {"spec": {"hostPID": True}}},
+                "Chief": "not a mapping",
+            }
+        }
+    }
+    found = check_views(BASELINE, pod_views(job, framework_class("TFJob")()))
+    assert [v.path for v in found] == [
+        "spec.tfReplicaSpecs.worker.template.spec.hostPID",
+        "spec.tfReplicaSpecs.PS.template.spec.containers[0].securityContext.privileged",
+        "spec.tfReplicaSpecs.PS.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/x]",
+    ]

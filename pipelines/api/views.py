@@ -72,7 +72,9 @@ class PipelineViewSet(viewsets.ViewSet):
         responses={
             201: SubmittedSerializer,
             400: OpenApiResponse(
-                ProblemsSerializer, description="The request is invalid or the cluster refused."
+                ProblemsSerializer,
+                description="The request is invalid, the namespace's pod security refuses the Workflow "
+                "(each error names the Workflow's field), or the cluster refused.",
             ),
             403: OpenApiResponse(description="You are not an editor of the namespace."),
             503: OpenApiResponse(description="The cluster could not be reached."),
@@ -90,6 +92,10 @@ class PipelineViewSet(viewsets.ViewSet):
         namespace = validated["namespace"]
         try:
             created = submit_workflow(result.workflow, namespace)
+        except PipelineError as error:
+            raise InvalidPipeline(
+                error.problems, "The namespace's pod security refuses the Workflow"
+            ) from error
         except SubmissionFailed as error:
             if error.refused:
                 raise InvalidPipeline([Problem("cluster", "", error.reason)], str(error)) from error

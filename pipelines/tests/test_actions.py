@@ -11,6 +11,9 @@ from pipelines.documents import transpile_documents
 from pipelines.tests.conftest import NAMESPACE
 from workflows.tests.pipeline_examples import one_task_pipeline
 
+# submit_workflow reads the namespace's pod security first.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def workflow() -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """POST /api/pipelines/transpile and /submit: the Workflow or every problem, and submit only as an editor."""
 
+import re
 from typing import Any
 
 import pytest
 import yaml
 from rest_framework.test import APIClient
 
+from access.models import NamespacePodSecurity
 from kubesim.simulator import Simulator
 from pipelines.api.views import EXAMPLE_REQUEST
 from pipelines.tests.conftest import NAMESPACE
@@ -272,3 +274,26 @@ def test_the_documented_example_request_transpiles(api: APIClient, outsider: Any
 def test_form_posts_are_refused(api: APIClient, outsider: Any) -> None:
     api.force_authenticate(outsider)
     assert api.post(TRANSPILE, {"pipeline": "dag: {}"}).status_code == 415
+
+
+def test_a_namespace_whose_pod_security_refuses_the_workflow_gets_a_problem_per_field(
+    api: APIClient, editor: Any, cluster: Simulator
+) -> None:
+    NamespacePodSecurity.objects.create(namespace=NAMESPACE, level="restricted")
+    body = {"pipeline": one_task_pipeline(), "config": full_config(), "namespace": NAMESPACE}
+
+    response = post(api, editor, SUBMIT, {**body, "variables": VARIABLES})
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == "The namespace's pod security refuses the Workflow"
+    errors = response.json()["errors"]
+    assert {error["where"] for error in errors} == {"pod security"}
+    container = next(e["field"] for e in errors).rsplit(".securityContext", 1)[0]
+    assert re.fullmatch(r"spec\.templates\[\d+\]\.container", container)
+    assert {e["field"].removeprefix(container) for e in errors} == {
+        ".securityContext.allowPrivilegeEscalation",
+        ".securityContext.runAsNonRoot",
+        ".securityContext.seccompProfile.type",
+        ".securityContext.capabilities.drop",
+    }
+    assert cluster.store.list("workflows.argoproj.io", NAMESPACE)["items"] == []

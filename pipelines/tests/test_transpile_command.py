@@ -99,6 +99,7 @@ def configured_cluster(settings: Any) -> None:
     settings.KUBECONFIG = "/nonexistent/kubeconfig"
 
 
+@pytest.mark.django_db  # the namespace's pod security is read before submitting
 def test_submit_creates_the_workflow_and_writes_no_file(
     files: Path, monkeypatch: pytest.MonkeyPatch, configured_cluster: None
 ) -> None:
@@ -112,6 +113,7 @@ def test_submit_creates_the_workflow_and_writes_no_file(
     assert sorted(path.name for path in files.iterdir()) == ["argo.yaml", "churn.yaml"]
 
 
+@pytest.mark.django_db
 def test_submit_writes_the_workflow_too_when_asked(
     files: Path, monkeypatch: pytest.MonkeyPatch, configured_cluster: None
 ) -> None:
@@ -129,6 +131,7 @@ def test_submit_without_a_cluster_is_a_configuration_error(files: Path, settings
     assert caught.value.returncode == 2
 
 
+@pytest.mark.django_db  # the namespace's pod security is read before submitting
 def test_a_refused_submission_fails_the_command(
     files: Path, monkeypatch: pytest.MonkeyPatch, configured_cluster: None
 ) -> None:

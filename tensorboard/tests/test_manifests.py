@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kube.podsecurity import RESTRICTED, check_pod
 from tensorboard.artifacts import ObjectStore, Repository
 from tensorboard.conf import TensorboardConf
 from tensorboard.manifests import (
@@ -247,3 +248,13 @@ def test_a_child_controlled_by_another_object_is_not_ours():
     other = build_service(tensorboard(("a", "s3://b/k")), CONF)
     other["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
     assert not is_controlled_by(other, S3_BOARD)
+
+
+@pytest.mark.parametrize(
+    "logdirs",
+    [(("a", "s3://ml/a"),), (("a", "pvc://claim/x"), ("b", "pvc://other/y")), (("a", "gs://logs/a"),)],
+)
+def test_the_deployment_meets_the_restricted_pod_security_level(logdirs):
+    conf = TensorboardConf(gcs_credentials_secret="gcs")
+    template = build_deployment(tensorboard(*logdirs), conf)["spec"]["template"]
+    assert check_pod(RESTRICTED, template["spec"], template["metadata"].get("annotations")) == []

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from access import podsecurity
 from webhooks import validating
 from webhooks.review import Verdict, parse_review
 from webhooks.tests.conftest import (
@@ -17,6 +18,12 @@ from webhooks.tests.conftest import (
     pytorch_job,
     tf_job,
 )
+
+
+@pytest.fixture(autouse=True)
+def no_pod_security_policies():
+    """These reviews need no database: every namespace has the default policy (baseline, `default`)."""
+    podsecurity.reset_process_cache(load=dict, read_version=lambda: None)
 
 
 def verdict(obj, **options) -> Verdict:

@@ -9,9 +9,17 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from access.models import NamespacePodSecurity
 from webhooks import rulecache
 from webhooks.models import InjectionRule, SecretEnvVar
-from webhooks.tests.conftest import admission_review, container, decoded_patch, pod, tf_job
+from webhooks.tests.conftest import (
+    admission_review,
+    container,
+    decoded_patch,
+    hyperparam_workflow,
+    pod,
+    tf_job,
+)
 
 ENDPOINTS = ["/webhooks/validate", "/webhooks/mutate"]
 
@@ -59,7 +67,7 @@ def test_a_session_without_a_csrf_token_is_not_refused_either(apiserver, path, d
     post(apiserver, path, admission_review(tf_job()))
 
 
-def test_a_denial_says_why_with_code_and_message(apiserver):
+def test_a_denial_says_why_with_code_and_message(apiserver, db):
     job = tf_job(Worker={"template": {"spec": {"containers": [container("tf")]}}})
     response = post(apiserver, "/webhooks/validate", admission_review(job))["response"]
     assert response["allowed"] is False
@@ -89,6 +97,7 @@ def test_a_dry_run_is_answered_exactly_like_the_real_request(apiserver, path, wa
 def test_a_dry_run_changes_nothing(apiserver, wandb_rule, django_assert_num_queries):
     version = rulecache.read_rules_version()
     post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))  # loads the rules once
+    post(apiserver, "/webhooks/validate", admission_review(tf_job(), dry_run=True))  # and the pod security
     with django_assert_num_queries(0):
         post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))
         post(apiserver, "/webhooks/validate", admission_review(tf_job(), dry_run=True))
@@ -109,6 +118,7 @@ def test_admitting_pods_makes_no_database_query_once_the_rules_are_held(
 ):
     workflow_pod = pod(labels={"workflows.argoproj.io/workflow": "w1"})
     post(apiserver, "/webhooks/mutate", admission_review(workflow_pod))
+    post(apiserver, "/webhooks/validate", admission_review(tf_job()))  # loads the namespaces' pod security
     with django_assert_num_queries(0):
         for _ in range(3):
             response = post(apiserver, "/webhooks/mutate", admission_review(workflow_pod))["response"]
@@ -253,3 +263,63 @@ def test_any_bytes_get_an_answer_or_a_400_never_a_500(apiserver, body, path):
     response = apiserver.post(path, data=body, content_type="application/json")
     assert response.status_code in (200, 400)
     assert response.json()
+
+
+# -- pod security ------------------------------------------------------------------------------------
+
+
+def test_a_job_breaking_its_namespaces_pod_security_is_denied_with_every_field(apiserver, db):
+    escape = {"containers": [container(securityContext={"privileged": True})], "hostIPC": True}
+    job = tf_job(Worker={"template": {"spec": escape, "metadata": {}}})
+    response = post(apiserver, "/webhooks/validate", admission_review(job))["response"]
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 422
+    where = "spec.tfReplicaSpecs.Worker.template.spec"
+    assert response["status"]["details"]["causes"] == [
+        {
+            "field": f"{where}.hostIPC",
+            "message": "host namespaces (hostIPC=true)",
+            "type": "FieldValueInvalid",
+        },
+        {
+            "field": f"{where}.containers[0].securityContext.privileged",
+            "message": 'privileged (container "tensorflow" must not set securityContext.privileged=true)',
+            "type": "FieldValueInvalid",
+        },
+    ]
+    assert f"{where}.hostIPC: host namespaces (hostIPC=true)" in response["status"]["message"]
+
+
+def test_the_webhook_reads_the_level_of_the_reviews_namespace(apiserver, db):
+    NamespacePodSecurity.objects.create(namespace="ml", level="restricted")
+    NamespacePodSecurity.objects.create(namespace="lab", level="privileged", service_accounts="builder")
+    bare = tf_job(
+        Worker={"template": {"spec": {"containers": [container()], "serviceAccountName": "builder"}}}
+    )
+    denied = post(apiserver, "/webhooks/validate", admission_review(bare))["response"]
+    assert denied["allowed"] is False
+    fields = {cause["field"] for cause in denied["status"]["details"]["causes"]}
+    assert "spec.tfReplicaSpecs.Worker.template.spec.containers[0].securityContext.runAsNonRoot" in fields
+    assert "spec.tfReplicaSpecs.Worker.template.spec.serviceAccountName" in fields
+    elsewhere = {**bare, "metadata": {"name": "mnist", "namespace": "lab"}}
+    assert post(apiserver, "/webhooks/validate", admission_review(elsewhere))["response"]["allowed"] is True
+
+
+def test_a_sweep_whose_workflow_mounts_the_host_is_denied(apiserver, db):
+    workflow = {
+        "entrypoint": "train",
+        "templates": [
+            {
+                "name": "train",
+                "container": {"image": "x"},
+                "volumes": [{"name": "h", "hostPath": {"path": "/"}}],
+            }
+        ],
+    }
+    review = admission_review(hyperparam_workflow(workflow=workflow))
+    causes = post(apiserver, "/webhooks/validate", review)["response"]["status"]["details"]["causes"]
+    assert {
+        "type": "FieldValueInvalid",
+        "field": "spec.workflow.templates[0].volumes[0].hostPath",
+        "message": 'hostPath volumes (volume "h")',
+    } in causes

@@ -116,6 +116,8 @@ class Command(BaseCommand):
     def _submit(self, result: Transpiled, namespace: str) -> None:
         try:
             created = submit_workflow(result.workflow, namespace)
+        except PipelineError as error:
+            raise CommandError(f"not submitted: {error}") from error
         except SubmissionFailed as error:
             raise CommandError(str(error)) from error
         name = created.get("metadata", {}).get("name", "?")
