@@ -47,6 +47,7 @@ class NamespaceGrantAdmin(admin.ModelAdmin):
         form.request_user = request.user  # type: ignore[attr-defined]
         return form
 
+
 @admin.register(NamespacePodSecurity)
 class NamespacePodSecurityAdmin(admin.ModelAdmin):
     list_display = ["namespace", "level", "service_accounts", "updated"]
