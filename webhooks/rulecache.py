@@ -12,52 +12,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import redis
-from django.conf import settings
 
-if TYPE_CHECKING:
-    from .injection import Rule
+from .injection import Rule
+from .models import InjectionRule
+from .rulesversion import read_rules_version
 
 logger = logging.getLogger(__name__)
 
-VERSION_KEY = "argoml:webhooks:injection-rules:version"
 CHECK_INTERVAL_SECONDS = 3.0
-# A Redis that hangs must not hold up a Pod's admission for long (the apiserver gives us 5 s in all).
-REDIS_TIMEOUT_SECONDS = 0.25
-
-_redis_lock = threading.Lock()
-_redis_client: redis.Redis | None = None
-
-
-def _redis() -> redis.Redis:
-    global _redis_client  # one connection pool per process, made on first use
-    with _redis_lock:
-        if _redis_client is None:
-            _redis_client = redis.Redis.from_url(
-                settings.REDIS_URL,
-                socket_timeout=REDIS_TIMEOUT_SECONDS,
-                socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
-            )
-        return _redis_client
-
-
-def bump_rules_version() -> None:
-    """Tell every process to reload the rules (called on commit of any change to them)."""
-    version = _redis().incr(VERSION_KEY)
-    logger.info("injection rules changed: version %s", version)
-
-
-def read_rules_version() -> str | None:
-    """The current version, or None when no rule was ever changed (or Redis lost the key)."""
-    value = cast(bytes | None, _redis().get(VERSION_KEY))
-    return value.decode() if value is not None else None
 
 
 def load_enabled_rules() -> tuple[Rule, ...]:
-    from .models import InjectionRule  # the models import this module for bump_rules_version
-
     return InjectionRule.objects.snapshot()
 
 

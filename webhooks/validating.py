@@ -4,7 +4,8 @@ Pure (it logs, nothing more). Our job kinds are checked by `jobs.validation`, a 
 sweep validation plus a lint of the embedded Argo spec, and Argo's own kinds by the linter in full (only
 in namespaces that opted in: the webhook configuration's namespaceSelector decides what reaches us).
 A denial lists every problem with its field path. A bug in a check denies our kinds (the apiserver's
-failurePolicy for them is Fail too) and lets Argo's through with a warning (their policy is Ignore).
+failurePolicy for them is Fail too) and lets Argo's through with a warning (their policy is Ignore):
+`failures.undecided`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from jobs.spec import API_GROUP
 from jobs.validation import validate as validate_job
 from workflows.lint import LINTED_KINDS
 
+from . import failures
 from .argo import Findings, lint_argo_document, lint_embedded_workflow
 from .review import AdmissionRequest, Cause, GroupVersionKind, Verdict
 
@@ -28,6 +30,7 @@ logger = logging.getLogger(__name__)
 ARGO_GROUP = "argoproj.io"
 HYPERPARAM_WORKFLOW = "HyperparamWorkflow"
 VALIDATED_OPERATIONS = ("CREATE", "UPDATE")
+INTERNAL_ERROR = "internal error while validating it"
 # How many problems the denial's one-line message spells out; status.details.causes carries all of them.
 MESSAGE_PROBLEMS = 20
 
@@ -44,14 +47,10 @@ def review(request: AdmissionRequest) -> Verdict:
         return Verdict.allow()
     try:
         findings = check(obj)
-    except Exception as error:
-        # A bug in a check must not answer with a traceback: deny ours, let Argo's through (their policy).
+    except Exception:
+        # A bug in a check answers per the kind's failurePolicy; its details go to the log only.
         logger.exception("validating %s failed", request.display_name)
-        problem = f"{type(error).__name__}: {error}"
-        if request.kind.group == API_GROUP:
-            message = f"{request.display_name} could not be validated (internal error): {problem}"
-            return Verdict.deny(500, message)
-        return Verdict.allow(warnings=[f"argoml could not lint {request.display_name}: {problem}"])
+        return failures.undecided(request, INTERNAL_ERROR)
     if findings.causes:
         return Verdict.deny(
             422, invalid_message(request.display_name, findings.lines), findings.causes, findings.warnings
