@@ -80,6 +80,7 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
 #: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.
 PROCESS_AREAS: dict[str, frozenset[str]] = {
     "web": frozenset({WEB}),
+    "webhooks": frozenset(),  # admission reviews: no cluster call (the injection rules are in the database)
     "controller": frozenset({WATCH, RECONCILE}),  # queue `reconcile` + the informers
     "worker": frozenset({RECONCILE, TASKS}),  # queues `reconcile` and `default`
     "beat": frozenset(),
