@@ -21,7 +21,7 @@ from jobs.spec import API_GROUP
 from jobs.validation import validate as validate_job
 from workflows.lint import LINTED_KINDS
 
-from . import failures
+from . import failures, suggest
 from .argo import Findings, lint_argo_document, lint_embedded_workflow
 from .review import AdmissionRequest, Cause, GroupVersionKind, Verdict
 
@@ -51,11 +51,28 @@ def review(request: AdmissionRequest) -> Verdict:
         # A bug in a check answers per the kind's failurePolicy; its details go to the log only.
         logger.exception("validating %s failed", request.display_name)
         return failures.undecided(request, INTERNAL_ERROR)
+    findings = with_hints(findings, request.kind.kind)
     if findings.causes:
         return Verdict.deny(
             422, invalid_message(request.display_name, findings.lines), findings.causes, findings.warnings
         )
     return Verdict.allow(warnings=findings.warnings)
+
+
+def with_hints(findings: Findings, kind: str) -> Findings:
+    """The findings with a "did you mean" after each unknown field that resembles a known one.
+
+    Each check lists its lines in the order of its causes, so a line gets its cause's hint.
+    """
+    hints = [suggest.hint(cause.field, cause.message, kind) for cause in findings.causes]
+    if not any(hints):
+        return findings
+    pairs = zip(findings.causes, hints, strict=True)
+    causes = tuple(Cause(cause.field, cause.message + hint) for cause, hint in pairs)
+    lines = findings.lines
+    if len(lines) == len(hints):
+        lines = tuple(line + hint for line, hint in zip(lines, hints, strict=True))
+    return Findings(causes, lines, findings.warnings)
 
 
 def checker(kind: GroupVersionKind) -> Check | None:
