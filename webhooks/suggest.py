@@ -25,7 +25,7 @@ KATIB_NAMES = {
     "parameterType": "range",
 }
 CUTOFF = 0.6
-_EXPECTED = re.compile(r"unknown field[^;]*; expected (?:one of )?(?P<fields>.+)$")
+_EXPECTED = re.compile(r"unknown (?:field|replica type)[^;]*; expected (?:one of )?(?P<fields>.+)$")
 _ARGO_UNKNOWN = re.compile(r'^unknown field "(?P<path>[^"]+)"$')
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[\d+\]")
 # Job fields the messages do not list, by the path of their parent (`spec.<x>ReplicaSpecs.<type>`, ...).

@@ -75,6 +75,7 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("kube.leader:*", frozenset({WATCH})),
     ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
+    ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
 ]
 
 #: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.

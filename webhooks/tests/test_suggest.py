@@ -53,6 +53,12 @@ def test_a_katib_name_is_suggested_only_where_its_counterpart_is_a_field():
             "tasks",
         ),
         ("spec.tfReplicaSpecs.Worker.replica", "unknown field", "TFJob", "replicas"),
+        (
+            "spec.tfReplicaSpecs.Workr",
+            "unknown replica type; expected one of Chief, PS, Worker",
+            "TFJob",
+            "Worker",
+        ),
         ("spec.runPolicy.ttlSecondAfterFinished", "unknown field", "TFJob", "ttlSecondsAfterFinished"),
         ("spec.runPolicy.schedulingPolicy.queu", "unknown field", "TFJob", "queue"),
     ],
