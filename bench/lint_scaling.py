@@ -13,6 +13,7 @@ Target: 8,000 steps under 0.5 s.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -86,7 +87,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    print(f"settings: sizes={sizes} repeat={args.repeat} (best of) python={platform.python_version()}")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(
+        f"settings: sizes={sizes} repeat={args.repeat} (best of) python={platform.python_version()}"
+        f" cpus={os.cpu_count()} load average before the run={load}"
+    )
     warm_up()
     failures = []
     seconds: dict[str, dict[int, float]] = {}
