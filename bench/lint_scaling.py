@@ -5,7 +5,8 @@
 Each workflow is a chain: node i passes `{{steps.s<i-1>.outputs.result}}` (or `{{tasks.t<i-1>...}}`, with a
 dependency on it) to a script template, the shape a generated pipeline has. The DAG also gets a variant in
 which the last task reads the `status` of a task it does not depend on, which must be reported. Prints
-the best of `--repeat` times per size, and the ratio per doubling (near 2 means linear; 4 quadratic).
+the best of `--repeat` CPU times per size (and wall times), and the ratio per doubling (near 2 means
+linear; 4 quadratic).
 Checks its own answers: the valid workflows lint clean, the broken one gets exactly the expected error.
 Target: 8,000 steps under 0.5 s.
 """
@@ -70,15 +71,21 @@ def dag_workflow(size: int, *, stray_status: bool = False) -> dict[str, Any]:
     return workflow({"name": "main", "dag": {"tasks": tasks}})
 
 
-def best_time(document: dict[str, Any], repeat: int) -> tuple[float, list[str]]:
-    best = float("inf")
+def best_time(document: dict[str, Any], repeat: int) -> tuple[float, float, list[str]]:
+    """The best CPU time and the best wall time of `repeat` lints, and the last lint's messages.
+
+    CPU time is what the linter costs; on a shared machine the wall time also counts the other
+    processes' turns on the cores, so the ratios are read from CPU time.
+    """
+    best_cpu = best_wall = float("inf")
     messages: list[str] = []
     for _ in range(repeat):
-        started = time.perf_counter()
+        cpu, wall = time.process_time(), time.perf_counter()
         result = lint_document(document)
-        best = min(best, time.perf_counter() - started)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+        best_wall = min(best_wall, time.perf_counter() - wall)
         messages = [error.message for error in result.errors]
-    return best, messages
+    return best_cpu, best_wall, messages
 
 
 def main() -> int:
@@ -107,16 +114,17 @@ def main() -> int:
         seconds[name] = {}
         for size in sizes:
             document, expected = make(size)
-            elapsed, messages = best_time(document, args.repeat)
+            elapsed, wall, messages = best_time(document, args.repeat)
             seconds[name][size] = elapsed
             ratio = ""
             if size // 2 in seconds[name]:
                 ratio = f"  x{elapsed / seconds[name][size // 2]:.2f} per doubling"
-            print(f"{name:>18} {size:>6} nodes: {elapsed * 1000:8.1f} ms{ratio}")
+            times = f"{elapsed * 1000:8.1f} ms CPU ({wall * 1000:7.1f} ms wall)"
+            print(f"{name:>18} {size:>6} nodes: {times}{ratio}")
             if messages != expected:
                 failures.append(f"{name} {size}: expected {expected}, got {messages[:3]}")
     if 8000 in seconds["steps"] and seconds["steps"][8000] > TARGET_SECONDS_8000_STEPS:
-        print(f"note: 8,000 steps took more than the {TARGET_SECONDS_8000_STEPS} s target")
+        print(f"note: 8,000 steps took more than the {TARGET_SECONDS_8000_STEPS} s target (CPU time)")
     for failure in failures:
         print(f"WRONG ANSWER: {failure}")
     return 1 if failures else 0
