@@ -203,6 +203,7 @@ def run(
         nonlocal stopping
         stopping = True
 
+    registering: subprocess.Popen[bytes] | None = None
     previous_int = signal.signal(signal.SIGINT, request_stop)
     previous_term = signal.signal(signal.SIGTERM, request_stop)
     try:
@@ -222,10 +223,11 @@ def run(
             )
             # The simulator calls our admission webhooks on the listener's port, trusting a dev CA, so
             # `kubectl apply` of a bad TFJob, sweep or workflow is refused with every problem at once.
-            subprocess.run(
+            # Registered while the database migrates: each command spends seconds starting Django.
+            registering = subprocess.Popen(
                 [python, manage, "dev_webhooks", "--url", f"https://{host}:{webhook_port}",
                  "--write-dir", str(webhook_tls)],
-                env=env, cwd=base_dir, check=True, stdout=subprocess.DEVNULL,
+                env=env, cwd=base_dir, stdout=subprocess.DEVNULL,
             )  # fmt: skip
             print(
                 f"Cluster: the Kubernetes simulator. For kubectl: export KUBECONFIG={env['KUBECONFIG']}",
@@ -245,7 +247,9 @@ def run(
         )  # fmt: skip
         supervisor.start("web", [python, manage, "runserver", f"{host}:{port}", "--noreload"], env)
         wait_until(lambda: not port_is_free(host, port), "The web server")
-        if simulated:
+        if registering is not None:
+            if registering.wait() != 0:
+                raise StackError("Registering the webhooks with the simulator failed; see its output above.")
             start_webhook_listener(supervisor, python, webhook_tls, env, host, webhook_port)
             where = f"https://{host}:{webhook_port}/webhooks/"
             print(f"Admission webhooks: {where} (registered with the simulator)", flush=True)
@@ -266,6 +270,9 @@ def run(
         return 0
     finally:
         print("Stopping…", flush=True)
+        if registering is not None and registering.poll() is None:
+            registering.kill()
+            registering.wait()
         supervisor.stop_all()
         signal.signal(signal.SIGINT, previous_int)
         signal.signal(signal.SIGTERM, previous_term)
