@@ -1,4 +1,5 @@
-"""The local stack behind `make run`: embedded Redis, Celery worker with beat, and the web server.
+"""The local stack behind `make run`: embedded Redis, Celery worker with beat, the web server, and the
+webhook listener on its own HTTPS port (registered with the simulator).
 
 One supervisor owns every child in its own process group, so Ctrl-C (or any child dying) stops them all
 and leaves nothing behind. Each child gets the same environment, so they agree on the database, Redis and
@@ -175,11 +176,31 @@ def ensure_admin_user(dev_dir: Path) -> None:
         NamespaceGrant.objects.get_or_create(user=admin, namespace=namespace, defaults={"role": Role.EDITOR})
 
 
-def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> int:
+def start_webhook_listener(
+    supervisor: Supervisor, python: str, tls_dir: Path, env: dict[str, str], host: str, port: int
+) -> None:
+    """The webhook listener on its own HTTPS port (the dev CA's certificate), as its Deployment runs it."""
+    gunicorn = str(Path(python).with_name("gunicorn"))
+    if not Path(gunicorn).exists():
+        gunicorn = shutil.which("gunicorn") or "gunicorn"
+    argv = [gunicorn, "argoml_site.webhook_wsgi:application", "--bind", f"{host}:{port}",
+            "--certfile", str(tls_dir / "tls.crt"), "--keyfile", str(tls_dir / "tls.key"),
+            "--worker-class", "gthread", "--workers", "1", "--threads", "2",
+            "--log-level", "warning"]  # fmt: skip
+    supervisor.start("webhooks", argv, env)
+    wait_until(lambda: not port_is_free(host, port), "The webhook listener")
+
+
+def run(
+    base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000, webhook_port: int = 8443
+) -> int:
     """Bring the stack up, wait for Ctrl-C or a dying child, then take everything down."""
     dev_dir.mkdir(parents=True, exist_ok=True)
-    if not port_is_free(host, port):
-        raise StackError(f"Port {port} on {host} is in use: stop whatever serves it (another `make run`?).")
+    for needed in (port, webhook_port):
+        if not port_is_free(host, needed):
+            raise StackError(
+                f"Port {needed} on {host} is in use: stop whatever serves it (another `make run`?)."
+            )
 
     env = dict(os.environ)
     env.setdefault("DEBUG", "true")
@@ -202,6 +223,7 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
         nonlocal stopping
         stopping = True
 
+    registering: subprocess.Popen[bytes] | None = None
     previous_int = signal.signal(signal.SIGINT, request_stop)
     previous_term = signal.signal(signal.SIGTERM, request_stop)
     try:
@@ -211,12 +233,22 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
         os.environ["REDIS_URL"] = env["REDIS_URL"]
 
         manage = str(base_dir / "manage.py")
-        if not (os.environ.get("KUBECONFIG") or os.environ.get("KUBE_IN_CLUSTER")):
+        simulated = not (os.environ.get("KUBECONFIG") or os.environ.get("KUBE_IN_CLUSTER"))
+        webhook_tls = dev_dir / "webhook-tls"
+        if simulated:
             env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env))
             # A real cluster gets our CRDs from its administrator (deploy/); the simulator gets them here.
             subprocess.run(
                 [python, manage, "install_crds", "--wait", "30"], env=env, cwd=base_dir, check=True
             )
+            # The simulator calls our admission webhooks on the listener's port, trusting a dev CA, so
+            # `kubectl apply` of a bad TFJob, sweep or workflow is refused with every problem at once.
+            # Registered while the database migrates: each command spends seconds starting Django.
+            registering = subprocess.Popen(
+                [python, manage, "dev_webhooks", "--url", f"https://{host}:{webhook_port}",
+                 "--write-dir", str(webhook_tls)],
+                env=env, cwd=base_dir, stdout=subprocess.DEVNULL,
+            )  # fmt: skip
             print(
                 f"Cluster: the Kubernetes simulator. For kubectl: export KUBECONFIG={env['KUBECONFIG']}",
                 flush=True,
@@ -235,6 +267,12 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
         )  # fmt: skip
         supervisor.start("web", [python, manage, "runserver", f"{host}:{port}", "--noreload"], env)
         wait_until(lambda: not port_is_free(host, port), "The web server")
+        if registering is not None:
+            if registering.wait() != 0:
+                raise StackError("Registering the webhooks with the simulator failed; see its output above.")
+            start_webhook_listener(supervisor, python, webhook_tls, env, host, webhook_port)
+            where = f"https://{host}:{webhook_port}/webhooks/"
+            print(f"Admission webhooks: {where} (registered with the simulator)", flush=True)
         # In a child process, so this supervisor holds no Redis connection that outlives the Redis it stops.
         subprocess.run([python, manage, "ping_worker"], env=env, cwd=base_dir, check=True)
         print(
@@ -252,6 +290,9 @@ def run(base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000
         return 0
     finally:
         print("Stopping…", flush=True)
+        if registering is not None and registering.poll() is None:
+            registering.kill()
+            registering.wait()
         supervisor.stop_all()
         signal.signal(signal.SIGINT, previous_int)
         signal.signal(signal.SIGTERM, previous_term)

@@ -198,6 +198,15 @@ GC_LOCK_TTL_SECONDS = env_int("GC_LOCK_TTL_SECONDS", 300, minimum=10)
 GC_PAGE_SIZE = env_int("GC_PAGE_SIZE", 500, minimum=1)
 # --- end of garbage collection ---------------------------------------------------------------------
 
+# --- Admission webhooks (webhooks app, docs/webhooks.md) ---------------------------------------------
+# The webhook listener's URLconf (admission endpoints and probes only); the web server never serves them.
+WEBHOOK_URLCONF = "argoml_site.webhook_urls"
+# A review body larger than this is refused with 413 before it is read (the apiserver's own cap is 3 MiB).
+WEBHOOK_MAX_BODY_BYTES = env_int("WEBHOOK_MAX_BODY_BYTES", 3 * 1024 * 1024, minimum=1024)
+# Each review's time; past it the answer follows the kind's failurePolicy (below the configurations' 5 s).
+WEBHOOK_REVIEW_BUDGET_SECONDS = env_float("WEBHOOK_REVIEW_BUDGET_SECONDS", 3.0, minimum=0.01)
+# --- end of admission webhooks ---------------------------------------------------------------------
+
 # --- TensorBoard (tensorboard app, docs/tensorboard.md) ---------------------------------------------
 TENSORBOARD_IMAGE = env_str("TENSORBOARD_IMAGE", "tensorflow/tensorflow:2.16.1")
 TENSORBOARD_CPU_REQUEST = env_str("TENSORBOARD_CPU_REQUEST", "100m")

@@ -1,4 +1,7 @@
-"""Top-level URLs: `/` (the dashboard), admin, REST API and its docs, health, metrics, admission webhooks."""
+"""The web server's URLs: `/` (the dashboard), admin, REST API and its docs, health and metrics, dashboard.
+
+The admission webhooks are not here: they have their own listener (`argoml_site.webhook_urls`).
+"""
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
@@ -38,6 +41,5 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
     path("metrics", views.metrics, name="metrics"),
-    path("webhooks/", include("webhooks.urls")),
     path("dashboard/", include("dashboard.urls")),
 ]

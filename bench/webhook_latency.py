@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/webhook_latency.py [--concurrency 50] [--seconds 2] [--rounds 6] [--rate 250]
 
-Starts `gunicorn argoml_site.wsgi` (gthread workers, keep-alive, TLS with a certificate from
-webhooks.certs) and drives it from one asyncio process holding `--concurrency` keep-alive connections.
+Starts the webhook listener, `gunicorn argoml_site.webhook_wsgi` (gthread workers, keep-alive, TLS with a
+certificate from webhooks.certs), and drives it from one asyncio process holding `--concurrency`
+keep-alive connections.
 Two loads, each target in its own phase, repeated `--rounds` times:
 
 - saturated (closed loop): each connection sends its next request as soon as the last is answered, so 50

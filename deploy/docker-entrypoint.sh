@@ -2,8 +2,10 @@
 # The image's entrypoint: one command per process kind of ARCHITECTURE.md §6, so manifests say `args: [web]`
 # instead of repeating command lines. Anything else is run as given (`docker run IMAGE python -V`).
 #
-#   web                   gunicorn (admin, dashboard, API, webhooks, static files) over TLS,
+#   web                   gunicorn (admin, dashboard, API, static files) over TLS,
 #                         configured by deploy/gunicorn.conf.py
+#   webhooks              gunicorn serving only the admission webhooks and probes over TLS (the listener
+#                         the API server calls), configured by deploy/gunicorn_webhooks.conf.py
 #   controller            Celery worker on queue `reconcile` running the Lease-elected watch loops
 #   worker                Celery worker on queues `reconcile` and `default`
 #   beat                  Celery beat with the database scheduler
@@ -12,7 +14,7 @@
 #   webhook-certs ARGS    manage.py webhook_certs ARGS
 #   manage ARGS           manage.py ARGS
 #
-# Extra arguments after web/controller/worker/beat are passed on (e.g. `worker --concurrency 8`).
+# Extra arguments after web/webhooks/controller/worker/beat are passed on (e.g. `worker --concurrency 8`).
 set -eu
 
 APP_DIR="${ARGOML_APP_DIR:-/app}"
@@ -67,6 +69,9 @@ case "$command" in
     web)
         reset_metrics_dir
         exec gunicorn --config "$APP_DIR/deploy/gunicorn.conf.py" "$@"
+        ;;
+    webhooks)
+        exec gunicorn --config "$APP_DIR/deploy/gunicorn_webhooks.conf.py" "$@"
         ;;
     controller)
         reset_metrics_dir

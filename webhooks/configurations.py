@@ -35,7 +35,8 @@ ARGO_OPT_IN_LABEL = "argoml.io/validate-argo"
 ARGO_OPT_IN_VALUE = "enabled"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the apiserver on every namespace
 ALWAYS_EXCLUDED_NAMESPACES = ("kube-system",)
-WEB_POD_LABELS = {"app.kubernetes.io/name": "argoml", "app.kubernetes.io/component": "web"}
+# The webhook listener's pods (the chart's webhooks Deployment), never the web pods the Ingress reaches.
+WEBHOOK_POD_LABELS = {"app.kubernetes.io/name": "argoml", "app.kubernetes.io/component": "webhooks"}
 CERT_MANAGER_ANNOTATION = "cert-manager.io/inject-ca-from"
 
 
@@ -181,13 +182,17 @@ def configurations(
 
 
 def service(target: Target = DEFAULT_TARGET) -> dict[str, Any]:
-    """The Service in front of the web Pods that serve the webhooks over TLS."""
+    """The Service in front of the webhook listener's Pods (TLS), which only the API server may reach."""
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": target.service, "namespace": target.namespace, "labels": dict(WEB_POD_LABELS)},
+        "metadata": {
+            "name": target.service,
+            "namespace": target.namespace,
+            "labels": dict(WEBHOOK_POD_LABELS),
+        },
         "spec": {
-            "selector": dict(WEB_POD_LABELS),
+            "selector": dict(WEBHOOK_POD_LABELS),
             "ports": [
                 {"name": "https", "port": SERVICE_PORT, "targetPort": CONTAINER_PORT, "protocol": "TCP"}
             ],

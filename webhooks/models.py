@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from . import injection
-from .rulecache import bump_rules_version
+from .rulesversion import bump_rules_version
 
 logger = logging.getLogger(__name__)
 

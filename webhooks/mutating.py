@@ -14,6 +14,7 @@ from jobs.frameworks import UnknownKind, framework_class
 from jobs.spec import API_GROUP, with_defaults
 from jobs.validation import validate as validate_job
 
+from . import failures
 from .injection import Rule, injection_patch
 from .jsonpatch import diff
 from .review import AdmissionRequest, Verdict
@@ -21,6 +22,8 @@ from .review import AdmissionRequest, Verdict
 logger = logging.getLogger(__name__)
 
 MUTATED_OPERATIONS = ("CREATE", "UPDATE")
+DEFAULTING_FAILED = "internal error while filling in its defaults"
+INJECTION_FAILED = "argoml injection rules were not applied (internal error)"
 
 
 def review(request: AdmissionRequest, rules: Callable[[], Sequence[Rule]]) -> Verdict:
@@ -54,12 +57,10 @@ def _job_defaults(request: AdmissionRequest, job: dict[str, Any]) -> Verdict:
         return Verdict.allow(patch=defaults_patch(job, request.kind.kind))
     except UnknownKind:
         return Verdict.allow()
-    except Exception as error:
+    except Exception:
+        # The exception's text may quote the spec or our code: the log gets it, the answer does not.
         logger.exception("defaulting %s failed", request.display_name)
-        message = (
-            f"{request.display_name} could not be defaulted (internal error): {type(error).__name__}: {error}"
-        )
-        return Verdict.deny(500, message)
+        return failures.undecided(request, DEFAULTING_FAILED)
 
 
 def _injection(
@@ -68,10 +69,10 @@ def _injection(
     """Apply the injection rules; a failure admits the Pod unchanged (the Pod webhook's policy is Ignore)."""
     try:
         patch, applied = injection_patch(pod, request.namespace, rules())
-    except Exception as error:
+    except Exception:
+        # Never the exception's text: it may name another namespace's Secrets.
         logger.exception("injection rules failed on %s in %s", request.display_name, request.namespace)
-        warning = f"argoml injection rules were not applied: {type(error).__name__}: {error}"
-        return Verdict.allow(warnings=[warning])
+        return Verdict.allow(warnings=[INJECTION_FAILED])
     if applied:
         logger.debug(
             "injection rules %s applied to %s in %s", applied, request.display_name, request.namespace

@@ -10,34 +10,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kube import versioned
 
-if TYPE_CHECKING:
-    from .injection import Rule
+from .injection import Rule
+from .models import InjectionRule
+from .rulesversion import read_rules_version
 
 logger = logging.getLogger(__name__)
 
-VERSION_KEY = "argoml:webhooks:injection-rules:version"
 CHECK_INTERVAL_SECONDS = versioned.DEFAULT_CHECK_INTERVAL_SECONDS
-
-_version = versioned.RedisVersion(VERSION_KEY)
-
-
-def bump_rules_version() -> None:
-    """Tell every process to reload the rules (called on commit of any change to them)."""
-    logger.info("injection rules changed: version %s", _version.bump())
-
-
-def read_rules_version() -> str | None:
-    """The current version, or None when no rule was ever changed (or Redis lost the key)."""
-    return _version.read()
 
 
 def load_enabled_rules() -> tuple[Rule, ...]:
-    from .models import InjectionRule  # the models import this module for bump_rules_version
-
     return InjectionRule.objects.snapshot()
 
 

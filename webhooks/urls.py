@@ -1,4 +1,5 @@
-"""Mounted at /webhooks/: the paths the webhook configurations point the apiserver at."""
+"""Mounted at /webhooks/ by the webhook listener only (`argoml_site.webhook_urls`): the paths the webhook
+configurations point the apiserver at."""
 
 from django.urls import path
 

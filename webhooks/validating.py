@@ -6,7 +6,8 @@ a lint of the embedded Argo spec (both with their pod templates against the name
 policy), and Argo's own kinds by the linter in full (only in namespaces that opted in: the webhook
 configuration's namespaceSelector decides what reaches us).
 A denial lists every problem with its field path. A bug in a check denies our kinds (the apiserver's
-failurePolicy for them is Fail too) and lets Argo's through with a warning (their policy is Ignore).
+failurePolicy for them is Fail too) and lets Argo's through with a warning (their policy is Ignore):
+`failures.undecided`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from jobs.validation import validate as validate_job
 from workflows.lint import LINTED_KINDS
 from workflows.pods import workflow_pod_views
 
+from . import failures, suggest
 from .argo import Findings, lint_argo_document, lint_embedded_workflow
 from .review import AdmissionRequest, Cause, GroupVersionKind, Verdict
 
@@ -32,6 +34,7 @@ logger = logging.getLogger(__name__)
 ARGO_GROUP = "argoproj.io"
 HYPERPARAM_WORKFLOW = "HyperparamWorkflow"
 VALIDATED_OPERATIONS = ("CREATE", "UPDATE")
+INTERNAL_ERROR = "internal error while validating it"
 # How many problems the denial's one-line message spells out; status.details.causes carries all of them.
 MESSAGE_PROBLEMS = 20
 
@@ -49,19 +52,32 @@ def review(request: AdmissionRequest) -> Verdict:
     try:
         findings = check(obj)
         findings = _merged(findings, pod_security(request.kind, obj, request.namespace))
-    except Exception as error:
-        # A bug in a check must not answer with a traceback: deny ours, let Argo's through (their policy).
+    except Exception:
+        # A bug in a check answers per the kind's failurePolicy; its details go to the log only.
         logger.exception("validating %s failed", request.display_name)
-        problem = f"{type(error).__name__}: {error}"
-        if request.kind.group == API_GROUP:
-            message = f"{request.display_name} could not be validated (internal error): {problem}"
-            return Verdict.deny(500, message)
-        return Verdict.allow(warnings=[f"argoml could not lint {request.display_name}: {problem}"])
+        return failures.undecided(request, INTERNAL_ERROR)
+    findings = with_hints(findings, request.kind.kind)
     if findings.causes:
         return Verdict.deny(
             422, invalid_message(request.display_name, findings.lines), findings.causes, findings.warnings
         )
     return Verdict.allow(warnings=findings.warnings)
+
+
+def with_hints(findings: Findings, kind: str) -> Findings:
+    """The findings with a "did you mean" after each unknown field that resembles a known one.
+
+    Each check lists its lines in the order of its causes, so a line gets its cause's hint.
+    """
+    hints = [suggest.hint(cause.field, cause.message, kind) for cause in findings.causes]
+    if not any(hints):
+        return findings
+    pairs = zip(findings.causes, hints, strict=True)
+    causes = tuple(Cause(cause.field, cause.message + hint) for cause, hint in pairs)
+    lines = findings.lines
+    if len(lines) == len(hints):
+        lines = tuple(line + hint for line, hint in zip(lines, hints, strict=True))
+    return Findings(causes, lines, findings.warnings)
 
 
 def checker(kind: GroupVersionKind) -> Check | None:

@@ -1,9 +1,12 @@
 """`POST /webhooks/validate` and `POST /webhooks/mutate`: AdmissionReview v1 in, AdmissionReview v1 out.
 
-The apiserver calls these over TLS; it is authenticated by the certificate, not as a Django user, so
-they need no session, token or CSRF token. They accept only POST with a JSON body. A body that is not an
-AdmissionReview gets 400 with a JSON error; a review always gets an answer for its `uid`. Our webhooks
-have no side effects, so a dry-run review is answered exactly like a real one.
+Served only by the webhook listener (`argoml_site.webhook_urls`), never by the web server the Ingress
+exposes: the apiserver reaches the listener over TLS through its own Service, which a NetworkPolicy opens to
+the apiserver alone. That is the authentication; the views need no session, token or CSRF token.
+They accept only POST with a JSON body of at most WEBHOOK_MAX_BODY_BYTES (413 before it is read). A body
+that is not an AdmissionReview gets 400 with a JSON error; a review always gets an answer for its `uid`,
+decided within WEBHOOK_REVIEW_BUDGET_SECONDS or else per the kind's failurePolicy (`failures`). Our
+webhooks have no side effects, so a dry-run review is answered exactly like a real one.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from django.conf import settings
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.permissions import AllowAny
@@ -20,11 +24,15 @@ from rest_framework.response import Response
 from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
-from . import mutating, validating
+from . import failures, mutating, validating
+from .budget import BudgetExceeded, within_budget
 from .review import AdmissionRequest, MalformedReview, Verdict, parse_review, review_response
 from .rulecache import current_rules
 
 logger = logging.getLogger(__name__)
+
+TIMED_OUT = "its review ran out of time"
+INTERNAL_ERROR = "internal error"
 
 
 class JsonOnly(BaseContentNegotiation):
@@ -56,6 +64,9 @@ class AdmissionView(APIView):
         raise NotImplementedError
 
     def post(self, request: Request) -> Response:
+        too_big = _body_too_big(request)
+        if too_big:
+            return Response({"detail": too_big}, status=413)
         try:
             body = request.data
         except RecursionError:
@@ -65,11 +76,20 @@ class AdmissionView(APIView):
         except MalformedReview as malformed:
             return Response({"detail": f"not an AdmissionReview v1 request: {malformed}"}, status=400)
         try:
-            verdict = self.decide(review)
+            verdict = within_budget(lambda: self.decide(review), settings.WEBHOOK_REVIEW_BUDGET_SECONDS)
+        except BudgetExceeded:
+            logger.warning(
+                "admission of %s %s in %s stopped after its %ss budget",
+                review.operation,
+                review.display_name,
+                review.namespace,
+                settings.WEBHOOK_REVIEW_BUDGET_SECONDS,
+            )
+            verdict = failures.undecided(review, TIMED_OUT)
         except Exception:
             # The decisions handle their own failures; this is the net under them, never a traceback.
             logger.exception("admission of %s failed", review.display_name)
-            verdict = Verdict.deny(500, f"{review.display_name} could not be admitted (internal error)")
+            verdict = failures.undecided(review, INTERNAL_ERROR)
         if review.dry_run:
             logger.debug("dry run of %s %s answered", review.operation, review.display_name)
         return Response(review_response(review, verdict))
@@ -83,3 +103,15 @@ class ValidateView(AdmissionView):
 class MutateView(AdmissionView):
     def decide(self, review: AdmissionRequest) -> Verdict:
         return mutating.review(review, current_rules)
+
+
+def _body_too_big(request: Request) -> str:
+    """Why the body is refused unread, or "". The declared length is what Django will read, no more."""
+    limit = settings.WEBHOOK_MAX_BODY_BYTES
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return ""  # Django reads such a body as empty
+    if length > limit:
+        return f"the body is {length} bytes; an AdmissionReview may have at most {limit} bytes"
+    return ""

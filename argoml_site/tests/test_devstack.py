@@ -73,11 +73,12 @@ class StackOutput:
 
 
 def start_stack(dev_dir: Path, port: int) -> tuple[subprocess.Popen[str], StackOutput]:
-    """`make run` as a user runs it: only the dev folder differs, so the test owns its SQLite and Redis."""
+    """`make run` as a user runs it: only the dev folder and the ports differ, so the test owns its SQLite,
+    Redis and ports."""
     env = {key: value for key, value in os.environ.items() if key not in STACK_VARIABLES}
     env.update(ARGOML_DEV_DIR=str(dev_dir), DEBUG="true", PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "devstack", "--port", str(port)],
+        [sys.executable, "manage.py", "devstack", "--port", str(port), "--webhook-port", str(free_port())],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -153,6 +154,47 @@ def test_make_run_brings_up_the_stack_and_ctrl_c_stops_every_process(stack, page
 
     assert interrupt(process) == 0
     output.wait_for(r"^Stopped\.")
+    assert processes_started_with(marker) == []
+
+
+# Unknown fields are refused by the CRD's schema before admission; these two problems pass the schema and
+# reach the validating webhook, which reports both at once.
+BAD_TFJOB = """
+apiVersion: argoml.io/v1alpha1
+kind: TFJob
+metadata: {name: bad, namespace: default}
+spec:
+  tfReplicaSpecs:
+    Workr:
+      replicas: 1
+      template: {spec: {containers: [{name: tensorflow, image: tensorflow/tensorflow:2.16.1}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: trainer, image: tensorflow/tensorflow:2.16.1}]}}
+"""
+
+
+def test_kubectl_apply_of_a_bad_tfjob_is_refused_by_the_stacks_webhooks_with_every_problem(stack):
+    process, output, base_url, marker = stack
+    kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
+    output.wait_for(r"Admission webhooks: https://127\.0\.0\.1:\d+/webhooks/ \(registered")
+    output.wait_for(r"Argo-ML is up")
+    kubectl = [str(Path(sys.executable).with_name("kubectl")), "--kubeconfig", kubeconfig]
+    refused = subprocess.run(
+        [*kubectl, "apply", "-f", "-"], input=BAD_TFJOB, capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1, refused.stdout
+    assert 'The TFJob "bad" is invalid' in refused.stderr
+    assert "spec.tfReplicaSpecs.Workr: unknown replica type; expected one of" in refused.stderr
+    assert '(did you mean "Worker"?)' in refused.stderr
+    assert "spec.tfReplicaSpecs.Worker.template.spec.containers" in refused.stderr
+    # The web server does not answer reviews: the listener does, on its own port.
+    assert urllib.request.urlopen(f"{base_url}/healthz", timeout=10).status == 200
+    review = urllib.request.Request(f"{base_url}/webhooks/validate", data=b"{}")
+    with pytest.raises(urllib.error.HTTPError) as answered:
+        urllib.request.urlopen(review, timeout=10)
+    assert answered.value.code == 404
+    assert interrupt(process) == 0
     assert processes_started_with(marker) == []
 
 

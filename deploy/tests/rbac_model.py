@@ -75,11 +75,13 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("kube.leader:*", frozenset({WATCH})),
     ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
+    ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
 ]
 
 #: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.
 PROCESS_AREAS: dict[str, frozenset[str]] = {
     "web": frozenset({WEB}),
+    "webhooks": frozenset(),  # admission reviews: no cluster call (the injection rules are in the database)
     "controller": frozenset({WATCH, RECONCILE}),  # queue `reconcile` + the informers
     "worker": frozenset({RECONCILE, TASKS}),  # queues `reconcile` and `default`
     "beat": frozenset(),

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from webhooks.configurations import CONTAINER_PORT, WEB_POD_LABELS, Target, configurations, service_dns_names
+from webhooks.configurations import (
+    CONTAINER_PORT,
+    WEBHOOK_POD_LABELS,
+    Target,
+    configurations,
+    service_dns_names,
+)
 
 from .kubesim_apply import apply_server_side, kubectl, serve_missing_kinds
 from .manifests import (
@@ -162,10 +168,11 @@ def test_the_long_running_processes_are_probed(rendered):
     deployments = {
         d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in of_kind(rendered, "Deployment")
     }
-    web = deployments["argoml-web"]["containers"][0]
-    assert web["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "https", "scheme": "HTTPS"}
-    assert web["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
-    assert web["startupProbe"]["httpGet"]["path"] == "/healthz"
+    for name in ("argoml-web", "argoml-webhooks"):
+        web = deployments[name]["containers"][0]
+        assert web["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "https", "scheme": "HTTPS"}
+        assert web["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
+        assert web["startupProbe"]["httpGet"]["path"] == "/healthz"
     for name in ("argoml-controller", "argoml-worker"):
         container = deployments[name]["containers"][0]
         for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
@@ -180,6 +187,7 @@ def test_the_processes_run_the_commands_of_the_architecture(default_manifests):
         w["metadata"]["name"]: pod["containers"][0]["args"] for w, pod in pod_specs(default_manifests)
     }
     assert commands["argoml-web"] == ["web"]
+    assert commands["argoml-webhooks"] == ["webhooks"]
     assert commands["argoml-controller"] == ["controller"]
     assert commands["argoml-worker"] == ["worker"]
     assert commands["argoml-beat"] == ["beat"]
@@ -213,9 +221,11 @@ def test_every_budget_and_service_selects_the_pods_it_is_meant_for(rendered):
             if selects(budget["spec"]["selector"]["matchLabels"], labels)
         ] == [component]
     services = {s["metadata"]["name"]: s["spec"]["selector"] for s in of_kind(rendered, "Service")}
-    for name in ("argoml-web", "argoml-webhooks"):
-        assert [c for c, labels in pods.items() if selects(services[name], labels)] == ["web"]
-    assert selects(WEB_POD_LABELS, pods["web"]), "the webhook Service the code declares must select web pods"
+    assert [c for c, labels in pods.items() if selects(services["argoml-web"], labels)] == ["web"]
+    assert [c for c, labels in pods.items() if selects(services["argoml-webhooks"], labels)] == ["webhooks"]
+    assert [c for c, labels in pods.items() if selects(WEBHOOK_POD_LABELS, labels)] == ["webhooks"], (
+        "the webhook Service the code declares must select the listener's pods and no others"
+    )
     assert sorted(c for c, labels in pods.items() if selects(services["argoml-metrics"], labels)) == [
         "controller",
         "worker",
@@ -230,6 +240,20 @@ def test_network_policies_admit_only_the_web_and_metrics_ports(default_manifests
     assert "ingress" not in deny
     assert deny["policyTypes"] == ["Ingress"]
     assert policies["argoml-web"]["ingress"] == [{"ports": [{"port": 8443, "protocol": "TCP"}]}]
+    # The webhook listener: the API server's likely sources (private ranges) by default, never anyone.
+    assert (
+        policies["argoml-webhooks"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "webhooks"
+    )
+    assert policies["argoml-webhooks"]["ingress"] == [
+        {
+            "ports": [{"port": 8443, "protocol": "TCP"}],
+            "from": [
+                {"ipBlock": {"cidr": "10.0.0.0/8"}},
+                {"ipBlock": {"cidr": "172.16.0.0/12"}},
+                {"ipBlock": {"cidr": "192.168.0.0/16"}},
+            ],
+        }
+    ]
     assert policies["argoml-metrics"]["ingress"] == [{"ports": [{"port": 9100, "protocol": "TCP"}]}]
     for _, pod_labels in (
         (d, d["spec"]["template"]["metadata"]["labels"])
@@ -296,8 +320,8 @@ def test_without_cert_manager_hooks_issue_the_secret_before_the_release_and_the_
     assert all(int(m["metadata"]["annotations"]["helm.sh/hook-weight"]) < 0 for m in hook_rbac)
 
 
-def test_the_web_pods_serve_the_webhook_certificate_to_the_hosts_the_api_server_uses(default_manifests):
-    pod = named(default_manifests, "Deployment", "argoml-web")["spec"]["template"]["spec"]
+def test_the_listener_pods_serve_the_webhook_certificate_to_the_hosts_the_api_server_uses(default_manifests):
+    pod = named(default_manifests, "Deployment", "argoml-webhooks")["spec"]["template"]["spec"]
     tls = next(volume for volume in pod["volumes"] if volume["name"] == "tls")
     assert tls["secret"]["secretName"] == "argoml-webhook-tls"
     mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "tls")
@@ -308,6 +332,35 @@ def test_the_web_pods_serve_the_webhook_certificate_to_the_hosts_the_api_server_
     hosts = env["ALLOWED_HOSTS"].split(",")
     assert Target("argoml", "argoml-webhooks").host in hosts
     assert hosts[-1] == "$(POD_IP)", "kubelet probes and Prometheus send the pod IP as Host"
+    web_pod = named(default_manifests, "Deployment", "argoml-web")["spec"]["template"]["spec"]
+    assert Target("argoml", "argoml-webhooks").host not in env_of(web_pod["containers"][0])["ALLOWED_HOSTS"]
+
+
+def test_the_webhook_listener_holds_no_api_token_and_no_rbac(default_manifests):
+    pod = named(default_manifests, "Deployment", "argoml-webhooks")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "argoml-webhooks"
+    assert pod["automountServiceAccountToken"] is False
+    assert (
+        named(default_manifests, "ServiceAccount", "argoml-webhooks")["automountServiceAccountToken"] is False
+    )
+    subjects = [
+        subject["name"]
+        for binding in of_kind(default_manifests, "RoleBinding", "ClusterRoleBinding")
+        for subject in binding.get("subjects", ())
+    ]
+    assert "argoml-webhooks" not in subjects
+    assert env_of(pod["containers"][0])["KUBE_IN_CLUSTER"] == "false"
+
+
+def test_the_ingress_never_routes_to_the_webhook_listener(production_manifests):
+    backends = [
+        path["backend"]["service"]["name"]
+        for ingress in of_kind(production_manifests, "Ingress")
+        for rule in ingress["spec"]["rules"]
+        for path in rule["http"]["paths"]
+    ]
+    assert backends
+    assert "argoml-webhooks" not in backends
 
 
 # -- configuration ------------------------------------------------------------------------------------------
@@ -361,7 +414,7 @@ def test_a_secret_key_can_come_from_another_secret(production_manifests):
 def test_a_config_change_rolls_the_pods():
     before = render_chart()
     after = render_chart({"config": {"logLevel": "DEBUG"}})
-    for name in ("argoml-web", "argoml-controller", "argoml-worker", "argoml-beat"):
+    for name in ("argoml-web", "argoml-webhooks", "argoml-controller", "argoml-worker", "argoml-beat"):
         old = named(before, "Deployment", name)["spec"]["template"]["metadata"]["annotations"][
             "checksum/config"
         ]

@@ -89,7 +89,7 @@ def test_the_crds_are_established():
 def test_the_migration_ran_and_every_deployment_is_available():
     selector = f"app.kubernetes.io/instance={RELEASE},app.kubernetes.io/component=migrate"
     kubectl("wait", "--for=condition=Complete", "job", "-n", NAMESPACE, "-l", selector, "--timeout=300s")
-    for component in ("web", "controller", "worker", "beat"):
+    for component in ("web", "webhooks", "controller", "worker", "beat"):
         kubectl("rollout", "status", f"deployment/{FULLNAME}-{component}", "-n", NAMESPACE, "--timeout=300s")
 
 

@@ -239,3 +239,62 @@ def test_a_dead_workers_live_samples_are_dropped(monkeypatch, tmp_path):
     (tmp_path / "gauge_livesum_4343.db").write_bytes(b"")
     config["child_exit"](None, type("Worker", (), {"pid": 4242})())
     assert sorted(path.name for path in tmp_path.iterdir()) == ["gauge_livesum_4343.db"]
+
+
+# -- the webhook listener -----------------------------------------------------------------------------------
+WEBHOOKS_CONFIG = DEPLOY / "gunicorn_webhooks.conf.py"
+
+
+def test_the_webhook_listener_config_is_the_web_one_serving_the_webhook_app(monkeypatch, tls_files):
+    monkeypatch.setenv("GUNICORN_WORKERS", "3")
+    for name in ("GUNICORN_CERTFILE", "GUNICORN_KEYFILE"):
+        monkeypatch.setenv(name, str(tls_files["cert" if name.endswith("CERTFILE") else "key"]))
+    config = runpy.run_path(str(WEBHOOKS_CONFIG))
+    assert config["wsgi_app"] == "argoml_site.webhook_wsgi:application"
+    assert config["proc_name"] == "argoml-webhooks"
+    assert (config["certfile"], config["keyfile"]) == (str(tls_files["cert"]), str(tls_files["key"]))
+    assert (config["workers"], config["worker_class"]) == (3, "gthread")
+
+
+def test_the_webhook_listener_serves_reviews_and_probes_over_tls_and_nothing_else(tls_files, tmp_path):
+    port = free_port()
+    env = {
+        **os.environ,
+        "SECRET_KEY": "test-only-secret-key",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_CERTFILE": str(tls_files["cert"]),
+        "GUNICORN_KEYFILE": str(tls_files["key"]),
+        "GUNICORN_WORKERS": "1",
+    }
+    log = tmp_path / "gunicorn.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [str(GUNICORN), "--config", str(WEBHOOKS_CONFIG)], cwd="/", env=env, stdout=output, stderr=output
+        )
+    context = ssl.create_default_context(cafile=str(tls_files["ca"]))
+
+    def status(method: str, path: str) -> int:
+        connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+        try:
+            connection.request(method, path, body=b"{}" if method == "POST" else None,
+                               headers={"Content-Type": "application/json"})  # fmt: skip
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                assert status("GET", "/healthz") == 200
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"gunicorn did not answer:\n{log.read_text()}")
+                time.sleep(0.2)
+        assert status("POST", "/webhooks/validate") == 400  # not a review: answered by the webhook view
+        assert [status("GET", path) for path in ("/admin/", "/api/", "/dashboard/", "/metrics")] == [404] * 4
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)

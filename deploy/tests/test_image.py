@@ -104,7 +104,8 @@ def test_the_build_context_has_every_app_and_what_the_processes_run(context):
             assert f"{app}/migrations/{migration.name}" in context
     for needed in ("manage.py", "requirements.txt", "constraints.txt"):
         assert needed in context
-    for runtime_file in ("docker-entrypoint.sh", "gunicorn.conf.py", "wsgi.py", "healthcheck.py"):
+    runtime_files = ("docker-entrypoint.sh", "gunicorn.conf.py", "gunicorn_webhooks.conf.py", "wsgi.py")
+    for runtime_file in (*runtime_files, "healthcheck.py"):
         assert f"deploy/{runtime_file}" in context
 
 
@@ -187,6 +188,7 @@ def test_the_entrypoint_is_valid_posix_shell():
     [
         ([], "gunicorn --config {root}/deploy/gunicorn.conf.py"),
         (["web"], "gunicorn --config {root}/deploy/gunicorn.conf.py"),
+        (["webhooks"], "gunicorn --config {root}/deploy/gunicorn_webhooks.conf.py"),
         (
             ["controller"],
             "celery -A argoml_site worker --queues reconcile --hostname controller@pod-1 --concurrency 2 "

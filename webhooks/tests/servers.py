@@ -1,4 +1,4 @@
-"""Gunicorn serving the app over TLS, as the web Deployment does (for end-to-end tests and the benchmark)."""
+"""Gunicorn serving the webhook listener over TLS, as its Deployment does (end-to-end tests, benchmark)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def gunicorn_tls(
     threads: int = 4,
     log_file: Path | None = None,
 ) -> Iterator[Served]:
-    """`gunicorn argoml_site.wsgi` on a free loopback port with `cert_dir`'s tls.crt/tls.key, until exit.
+    """`gunicorn argoml_site.webhook_wsgi` on a free loopback port with `cert_dir`'s TLS files, until exit.
 
     gthread workers keep connections alive, as the apiserver's client does; `env` is the process's whole
     configuration (SECRET_KEY, DATABASE_URL, REDIS_URL, ALLOWED_HOSTS, ...) on top of ours.
@@ -53,7 +53,7 @@ def gunicorn_tls(
     port = free_port()
     log_file = log_file or cert_dir / "gunicorn.log"
     argv = [
-        sys.executable, "-m", "gunicorn", "argoml_site.wsgi:application",
+        sys.executable, "-m", "gunicorn", "argoml_site.webhook_wsgi:application",
         "--bind", f"127.0.0.1:{port}",
         "--certfile", str(cert_dir / "tls.crt"), "--keyfile", str(cert_dir / "tls.key"),
         "--workers", str(workers), "--worker-class", "gthread", "--threads", str(threads),

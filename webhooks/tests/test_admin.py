@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from webhooks import rulecache
+from webhooks import rulesversion
 from webhooks.models import InjectionRule
 
 pytestmark = pytest.mark.django_db
@@ -41,14 +41,14 @@ def rule_form(**overrides: str) -> dict[str, str]:
 def test_an_admin_adds_a_rule_with_its_env_and_the_version_moves(
     admin_client, django_capture_on_commit_callbacks
 ):
-    before = int(rulecache.read_rules_version() or 0)
+    before = int(rulesversion.read_rules_version() or 0)
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post("/admin/webhooks/injectionrule/add/", rule_form())
     assert response.status_code == 302, response.content.decode()[:2000]
     rule = InjectionRule.objects.get(name="wandb").as_rule()
     assert [variable.name for variable in rule.env] == ["WANDB_API_KEY"]
     assert rule.namespaces == ("team-*",)
-    assert int(rulecache.read_rules_version() or 0) > before
+    assert int(rulesversion.read_rules_version() or 0) > before
 
 
 @pytest.mark.parametrize(
@@ -76,11 +76,11 @@ def test_the_admin_refuses_a_malformed_rule_naming_the_problem(admin_client, fie
 def test_the_list_shows_rules_and_the_disable_action_works(admin_client, django_capture_on_commit_callbacks):
     InjectionRule.objects.create(name="wandb")
     assert b"wandb" in admin_client.get("/admin/webhooks/injectionrule/").content
-    before = int(rulecache.read_rules_version() or 0)
+    before = int(rulesversion.read_rules_version() or 0)
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(
             "/admin/webhooks/injectionrule/",
             {"action": "disable", "_selected_action": [str(InjectionRule.objects.get().pk)]},
         )
     assert InjectionRule.objects.get().enabled is False
-    assert int(rulecache.read_rules_version() or 0) > before
+    assert int(rulesversion.read_rules_version() or 0) > before

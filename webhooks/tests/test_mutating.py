@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
@@ -73,17 +74,23 @@ def test_a_delete_or_a_status_update_gets_no_patch():
     assert "patch" not in answer(tf_job(), operation="UPDATE", old=tf_job(), subResource="status")
 
 
-def test_a_crash_while_defaulting_a_job_denies_it_with_a_clear_message(monkeypatch):
+def test_a_crash_while_defaulting_a_job_denies_it_with_a_generic_message_and_logs_the_detail(
+    monkeypatch, caplog
+):
     def explode(job, framework):
-        raise TypeError("unhashable type: 'dict'")
+        raise TypeError("secret-detail-from-the-spec")
 
     monkeypatch.setattr(mutating, "with_defaults", explode)
     response = answer(tf_job())
     assert response["allowed"] is False
     assert response["status"]["code"] == 500
     assert response["status"]["message"] == (
-        "TFJob \"mnist\" could not be defaulted (internal error): TypeError: unhashable type: 'dict'"
+        'TFJob "mnist" could not be admitted: internal error while filling in its defaults'
     )
+    assert "secret-detail-from-the-spec" not in json.dumps(response)
+    [record] = [record for record in caplog.records if record.name == "webhooks.mutating"]
+    assert record.exc_info is not None
+    assert "secret-detail-from-the-spec" in str(record.exc_info[1])
 
 
 def test_a_pod_a_rule_selects_gets_the_secret_env():
@@ -119,11 +126,11 @@ def test_a_dry_run_gets_the_same_answer():
 
 def test_broken_rules_admit_the_pod_unchanged_with_a_warning():
     def broken_rules():
-        raise ConnectionError("database is down")
+        raise ConnectionError("database db.internal:5432 is down")
 
     review = parse_review(admission_review(pod()))
     assert mutating.review(review, broken_rules) == Verdict.allow(
-        warnings=["argoml injection rules were not applied: ConnectionError: database is down"]
+        warnings=["argoml injection rules were not applied (internal error)"]
     )
 
 

@@ -133,7 +133,35 @@ def test_structural_errors_of_the_embedded_workflow_name_the_field_from_the_obje
     hpw = hyperparam_workflow()
     hpw["spec"]["workflow"]["entrypoints"] = "train"
     result = verdict(hpw)
-    assert causes(result) == {"spec.workflow.entrypoints": 'unknown field "spec.workflow.entrypoints"'}
+    assert causes(result) == {
+        "spec.workflow.entrypoints": 'unknown field "spec.workflow.entrypoints" (did you mean "entrypoint"?)'
+    }
+
+
+def test_a_katib_users_parameters_are_pointed_to_hyperparams_in_the_message_and_its_cause():
+    hpw = hyperparam_workflow()
+    hpw["spec"]["parameters"] = hpw["spec"].pop("hyperparams")
+    result = verdict(hpw)
+    assert not result.allowed
+    assert causes(result)["spec.parameters"].endswith('(did you mean "hyperparams"?)')
+    assert "spec.parameters: unknown field; expected " in result.message
+    assert '(did you mean "hyperparams"?)' in result.message
+
+
+def test_every_unknown_field_of_a_job_gets_its_hint_at_once():
+    job = tf_job()
+    worker = job["spec"]["tfReplicaSpecs"]["Worker"]
+    worker["replica"] = worker.pop("replicas", 1)
+    job["spec"]["runPolicy"] = {"cleanpodpolicy": "All"}
+    found = causes(verdict(job))
+    assert found["spec.tfReplicaSpecs.Worker.replica"] == 'unknown field (did you mean "replicas"?)'
+    assert found["spec.runPolicy.cleanpodpolicy"] == 'unknown field (did you mean "cleanPodPolicy"?)'
+
+
+def test_an_unknown_field_like_nothing_known_gets_no_hint():
+    workflow = argo_workflow()
+    workflow["spec"]["zzzqqq"] = 1
+    assert causes(verdict(workflow))["spec.zzzqqq"] == 'unknown field "spec.zzzqqq"'
 
 
 def test_swept_hyperparameters_count_as_supplied_to_the_entrypoint():
@@ -168,10 +196,12 @@ def test_an_argo_workflow_is_linted_in_full():
     result = verdict(workflow)
     assert result.code == 422
     assert causes(result) == {
-        "spec.entrypoints": 'unknown field "spec.entrypoints"',
+        "spec.entrypoints": 'unknown field "spec.entrypoints" (did you mean "entrypoint"?)',
         "spec": "templates.main.steps[0].a template name 'missing' undefined",
     }
-    assert result.message.startswith('Workflow "hello-" is invalid: [unknown field "spec.entrypoints", ')
+    assert result.message.startswith(
+        'Workflow "hello-" is invalid: [unknown field "spec.entrypoints" (did you mean "entrypoint"?), '
+    )
 
 
 @pytest.mark.parametrize(
@@ -270,7 +300,7 @@ def test_a_crash_in_a_check_denies_our_kinds_with_a_clear_message(monkeypatch):
     result = verdict(tf_job())
     assert not result.allowed
     assert result.code == 500
-    assert result.message == "TFJob \"mnist\" could not be validated (internal error): KeyError: 'replicas'"
+    assert result.message == 'TFJob "mnist" could not be admitted: internal error while validating it'
 
 
 def test_a_crash_in_the_linter_lets_argos_kinds_through_with_a_warning(monkeypatch):
@@ -281,5 +311,5 @@ def test_a_crash_in_the_linter_lets_argos_kinds_through_with_a_warning(monkeypat
     result = verdict(argo_workflow())
     assert result.allowed
     assert result.warnings == (
-        'argoml could not lint Workflow "hello-": RecursionError: maximum recursion depth exceeded',
+        'argoml admitted Workflow "hello-" unchecked: internal error while validating it',
     )

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import time
 
 import pytest
-from django.test import Client
+from django.test import Client, RequestFactory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from access.models import NamespacePodSecurity
-from webhooks import rulecache
+from webhooks import mutating, rulecache, rulesversion, validating, views
+from webhooks.budget import BudgetExceeded, within_budget
 from webhooks.models import InjectionRule, SecretEnvVar
 from webhooks.tests.conftest import (
     admission_review,
@@ -22,6 +26,8 @@ from webhooks.tests.conftest import (
 )
 
 ENDPOINTS = ["/webhooks/validate", "/webhooks/mutate"]
+# The webhook listener's URLconf; the web server's has no /webhooks/ (test_the_web_server_...).
+pytestmark = pytest.mark.urls("argoml_site.webhook_urls")
 
 
 @pytest.fixture
@@ -95,13 +101,13 @@ def test_a_dry_run_is_answered_exactly_like_the_real_request(apiserver, path, wa
 
 
 def test_a_dry_run_changes_nothing(apiserver, wandb_rule, django_assert_num_queries):
-    version = rulecache.read_rules_version()
+    version = rulesversion.read_rules_version()
     post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))  # loads the rules once
     post(apiserver, "/webhooks/validate", admission_review(tf_job(), dry_run=True))  # and the pod security
     with django_assert_num_queries(0):
         post(apiserver, "/webhooks/mutate", admission_review(pod(), dry_run=True))
         post(apiserver, "/webhooks/validate", admission_review(tf_job(), dry_run=True))
-    assert rulecache.read_rules_version() == version
+    assert rulesversion.read_rules_version() == version
 
 
 @pytest.mark.parametrize("path", ENDPOINTS)
@@ -145,11 +151,11 @@ def test_a_rule_saved_reaches_the_webhook_at_the_next_check(
     rulecache.reset_process_cache(clock=lambda: now[0])
     plain_pod = pod(labels={"app": "web"})
     assert "patch" not in post(apiserver, "/webhooks/mutate", admission_review(plain_pod))["response"]
-    before = int(rulecache.read_rules_version() or 0)
+    before = int(rulesversion.read_rules_version() or 0)
     with django_capture_on_commit_callbacks(execute=True):
         wandb_rule.pod_selector = {}
         wandb_rule.save()
-    assert int(rulecache.read_rules_version() or 0) > before
+    assert int(rulesversion.read_rules_version() or 0) > before
     assert "patch" not in post(apiserver, "/webhooks/mutate", admission_review(plain_pod))["response"]
     now[0] += rulecache.CHECK_INTERVAL_SECONDS
     assert "patch" in post(apiserver, "/webhooks/mutate", admission_review(plain_pod))["response"]
@@ -243,12 +249,30 @@ reviews = st.fixed_dictionaries(
 )
 
 
+def assert_no_internal_error(response, caplog) -> None:
+    """The production net answers an internal error per the failurePolicy and logs it; in a test it is a
+    failure, whatever the answer looked like."""
+    logged = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    caplog.clear()
+    assert not logged, f"a review logged an error: {logged[0].getMessage()}"
+    if response.status_code != 200:
+        return
+    answer = response.json()["response"]
+    internal = [
+        text
+        for text in (answer.get("status", {}).get("message", ""), *answer.get("warnings", ()))
+        if text.endswith((views.INTERNAL_ERROR, validating.INTERNAL_ERROR, mutating.INJECTION_FAILED))
+    ]
+    assert not internal, f"an internal error was answered: {internal}"
+
+
 @pytest.mark.django_db
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=reviews | json_values, path=st.sampled_from(ENDPOINTS))
-def test_any_json_body_gets_an_answer_or_a_400_never_a_500(apiserver, body, path):
+def test_any_json_body_gets_an_answer_or_a_400_never_a_500(apiserver, caplog, body, path):
     response = apiserver.post(path, data=json.dumps(body), content_type="application/json")
     assert response.status_code in (200, 400), response.content
+    assert_no_internal_error(response, caplog)
     answer = response.json()
     if response.status_code == 200:
         assert answer["response"]["uid"] == body["request"]["uid"]
@@ -259,9 +283,10 @@ def test_any_json_body_gets_an_answer_or_a_400_never_a_500(apiserver, body, path
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.binary(max_size=64), path=st.sampled_from(ENDPOINTS))
-def test_any_bytes_get_an_answer_or_a_400_never_a_500(apiserver, body, path):
+def test_any_bytes_get_an_answer_or_a_400_never_a_500(apiserver, caplog, body, path):
     response = apiserver.post(path, data=body, content_type="application/json")
     assert response.status_code in (200, 400)
+    assert_no_internal_error(response, caplog)
     assert response.json()
 
 
@@ -323,3 +348,119 @@ def test_a_sweep_whose_workflow_mounts_the_host_is_denied(apiserver, db):
         "field": "spec.workflow.templates[0].volumes[0].hostPath",
         "message": 'hostPath volumes (volume "h")',
     } in causes
+
+
+def test_the_fuzz_test_fails_when_validation_raises(apiserver, caplog, monkeypatch, db):
+    def explode(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(validating, "review", explode)
+    with pytest.raises(AssertionError, match="a review logged an error"):
+        test_any_json_body_gets_an_answer_or_a_400_never_a_500(apiserver, caplog)
+
+
+# -- the web server does not serve them; the listener serves nothing else -----------------------------
+
+
+@pytest.mark.urls("argoml_site.urls")
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_the_web_server_does_not_answer_reviews(apiserver, path, db):
+    response = apiserver.post(path, data=json.dumps(admission_review(pod())), content_type="application/json")
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/admin/", "/api/", "/dashboard/", "/metrics", "/api/schema/"])
+def test_the_listener_serves_nothing_but_reviews_and_probes(apiserver, path, db):
+    assert apiserver.get(path).status_code == 404
+    assert apiserver.get("/healthz").status_code == 200
+
+
+def test_the_listener_application_resolves_against_the_webhook_urls(db):
+    from argoml_site.webhook_wsgi import application
+
+    def call(path: str) -> str:
+        statuses = []
+        environ = RequestFactory().get(path).environ
+        b"".join(application(environ, lambda status, headers: statuses.append(status)))
+        return statuses[0]
+
+    assert call("/healthz").startswith("200")
+    assert call("/admin/").startswith("404")
+    assert call("/webhooks/validate").startswith("405")
+
+
+# -- limits -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_body_over_the_limit_is_refused_with_413_before_it_is_read(apiserver, path, settings, monkeypatch):
+    settings.WEBHOOK_MAX_BODY_BYTES = 2048
+    body = json.dumps(admission_review(tf_job(), uid="x" * 4000))
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the body was parsed")
+
+    monkeypatch.setattr("rest_framework.parsers.JSONParser.parse", unread)
+    response = apiserver.post(path, data=body, content_type="application/json")
+    assert response.status_code == 413
+    assert response.json()["detail"] == (
+        f"the body is {len(body)} bytes; an AdmissionReview may have at most 2048 bytes"
+    )
+
+
+def test_a_body_at_the_limit_is_answered(apiserver, settings, db):
+    body = json.dumps(admission_review(tf_job()))
+    settings.WEBHOOK_MAX_BODY_BYTES = len(body)
+    assert apiserver.post("/webhooks/validate", data=body, content_type="application/json").status_code == 200
+
+
+def slow_check(seconds: float):
+    def check(obj):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:  # busy, as a slow lint is: CPU, not sleep
+            pass
+        slow_check.finished = True  # type: ignore[attr-defined]
+        return validating.Findings((), ())
+
+    return check
+
+
+@pytest.mark.parametrize(
+    ("kind", "obj"),
+    [("TFJob", tf_job()), ("Workflow", {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow"})],
+)
+def test_a_review_past_its_budget_is_stopped_and_answered_per_the_failure_policy(
+    apiserver, settings, monkeypatch, caplog, kind, obj
+):
+    settings.WEBHOOK_REVIEW_BUDGET_SECONDS = 0.2
+    slow_check.finished = False  # type: ignore[attr-defined]
+    monkeypatch.setattr(validating, "checker", lambda kind: slow_check(5.0))
+    answer = post(apiserver, "/webhooks/validate", admission_review(obj))["response"]
+    assert slow_check.finished is False, "the slow work was stopped, not waited for"  # type: ignore[attr-defined]
+    if kind == "TFJob":  # ours fail closed
+        assert answer["allowed"] is False
+        assert answer["status"]["code"] == 500
+        assert (
+            answer["status"]["message"] == 'TFJob "mnist" could not be admitted: its review ran out of time'
+        )
+    else:  # Argo's fail open
+        assert answer["allowed"] is True
+        assert answer["warnings"] == [f"argoml admitted {kind} unchecked: its review ran out of time"]
+    assert "stopped after its 0.2s budget" in caplog.text
+
+
+def test_a_review_within_its_budget_is_answered_normally(apiserver, settings, monkeypatch):
+    settings.WEBHOOK_REVIEW_BUDGET_SECONDS = 2.0
+    monkeypatch.setattr(validating, "checker", lambda kind: slow_check(0.05))
+    assert post(apiserver, "/webhooks/validate", admission_review(tf_job()))["response"]["allowed"] is True
+
+
+def test_no_stray_exception_reaches_the_thread_after_a_budget_ends():
+    """Answers given just as the timer fires are late (BudgetExceeded), never followed by a stray raise."""
+    answered = 0
+    for _ in range(200):
+        with contextlib.suppress(BudgetExceeded):
+            answered += within_budget(lambda: 1, 0.0001)
+    for _ in range(100):  # a stray asynchronous exception would surface in this loop
+        time.sleep(0.001)
+    assert answered <= 200

@@ -78,13 +78,14 @@ def has_exit_hook(node: dict[str, Any]) -> bool:
 
 
 def add_node_outputs(
-    ctx: SpecContext, resolved: Resolved, prefix: str, scope: Scope, *, aggregate: bool, ancestor: bool
+    ctx: SpecContext, resolved: Resolved, prefix: str, scope: Scope, *, aggregate: bool
 ) -> None:
-    """What ``steps.<name>.`` or ``tasks.<name>.`` offers once the node ran (Argo's addOutputsToScope)."""
+    """What ``steps.<name>.`` or ``tasks.<name>.`` offers once the node ran (Argo's addOutputsToScope).
+
+    A task's ``status`` is only for its descendants: `Scope.is_ancestor` answers that.
+    """
     names = scope.names
     names.update(f"{prefix}.{field}" for field in ("id", "startedAt", "finishedAt", "hostNodeName"))
-    if ancestor:
-        names.add(f"{prefix}.status")
     template = resolved.template
     if template is None:
         if resolved is UNKNOWN:

@@ -11,7 +11,7 @@ from typing import Any
 
 from workflows.lint.arguments import check_arguments
 from workflows.lint.calls import add_loop_items, add_node_outputs, check_call, check_hooks, is_looped
-from workflows.lint.model import Resolved, SpecContext, as_dict, as_list
+from workflows.lint.model import SpecContext, as_dict, as_list
 from workflows.lint.names import check_named_list, named_items, text
 from workflows.lint.steps import InlineLinter
 from workflows.lint.variables import Globals, Scope, is_parameter_reference, unresolved_tags
@@ -98,38 +98,57 @@ class _DependsParser:
 
 
 def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
-    """One dependency cycle (first node repeated at the end), or None."""
+    """One dependency cycle (first node repeated at the end), or None.
+
+    Iterative, so a chain of thousands of tasks cannot exhaust Python's recursion limit.
+    """
     state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for dependency in graph.get(node, ()):
-            if state.get(dependency) == 1:
+    for start in graph:
+        if start in state:
+            continue
+        state[start] = 1
+        path = [start]
+        branches = [iter(graph.get(start, ()))]
+        while branches:
+            dependency = next(branches[-1], None)
+            if dependency is None:
+                state[path.pop()] = 2
+                branches.pop()
+            elif state.get(dependency) == 1:
                 return [*path[path.index(dependency) :], dependency]
-            if dependency not in state and (cycle := visit(dependency)):
-                return cycle
-        path.pop()
-        state[node] = 2
-        return None
-
-    for node in graph:
-        if node not in state and (cycle := visit(node)):
-            return cycle
+            elif dependency not in state:
+                state[dependency] = 1
+                path.append(dependency)
+                branches.append(iter(graph.get(dependency, ())))
     return None
 
 
-def ancestors(graph: dict[str, list[str]], name: str) -> list[str]:
-    """Every task the named task depends on, directly or through others."""
-    seen: list[str] = []
-    pending = list(graph.get(name, ()))
-    while pending:
-        task = pending.pop()
-        if task != name and task not in seen:
-            seen.append(task)
-            pending.extend(graph.get(task, ()))
-    return seen
+class Lineage:
+    """The tasks one task depends on, directly or through others, explored only as far as questions need.
+
+    Listing every task's ancestors costs the square of a chain's length (8,000 tasks: 32 million pairs);
+    a task usually asks about its direct dependencies, found first. The walk resumes where it stopped, so
+    one task never explores an ancestor twice.
+    """
+
+    def __init__(self, graph: dict[str, list[str]], task: str) -> None:
+        self._graph = graph
+        self._task = task
+        self._found: set[str] = set()
+        self._pending = list(graph.get(task, ()))
+
+    def __contains__(self, candidate: object) -> bool:
+        if candidate in self._found:
+            return True
+        while self._pending:
+            node = self._pending.pop()
+            if node == self._task or node in self._found:
+                continue
+            self._found.add(node)
+            self._pending.extend(self._graph.get(node, ()))
+            if node == candidate:
+                return True
+        return False
 
 
 def lint_dag(
@@ -152,7 +171,7 @@ def lint_dag(
         if name:
             tasks.setdefault(name, task)
     graph = {name: list(task_dependencies(task)) for name, task in tasks.items()}
-    resolved = _check_tasks(ctx, tasks, prefix, scope)
+    _check_tasks(ctx, tasks, prefix, scope)
     cycle = find_cycle({name: [dep for dep in deps if dep in tasks] for name, deps in graph.items()})
     if cycle:
         ctx.report(f"{prefix}.tasks", f"dependency cycle detected: {'->'.join(cycle)}")
@@ -161,13 +180,11 @@ def lint_dag(
         f"tasks.{name}.status" for name, task in tasks.items() if task.get("hooks") is not None
     )
     for name, task in tasks.items():
-        _check_task_body(ctx, task, name, prefix, scope, globals_, graph, resolved, tasks, lint_inline)
+        _check_task_body(ctx, task, name, prefix, scope, globals_, graph, tasks, lint_inline)
 
 
-def _check_tasks(
-    ctx: SpecContext, tasks: dict[str, dict[str, Any]], prefix: str, scope: Scope
-) -> dict[str, Resolved]:
-    """The per-task rules that need no scope; returns the template each task calls."""
+def _check_tasks(ctx: SpecContext, tasks: dict[str, dict[str, Any]], prefix: str, scope: Scope) -> None:
+    """The per-task rules that need no task's own scope; every task's outputs go into ``scope``."""
     using_depends = any(text(task.get("depends")) for task in tasks.values())
     if using_depends and any(as_list(task.get("dependencies")) for task in tasks.values()):
         ctx.report(prefix, "cannot use both 'depends' and 'dependencies' in the same DAG template")
@@ -176,15 +193,12 @@ def _check_tasks(
             prefix,
             "cannot use 'continueOn' when using 'depends'. Instead use 'dep-task.Failed'/'dep-task.Errored'",
         )
-    resolved: dict[str, Resolved] = {}
     for name, task in tasks.items():
         where = f"{prefix}.tasks.{name}"
         if (using_depends or as_list(task.get("dependencies"))) and name[0].isdigit():
             ctx.report(where, "name cannot begin with a digit when using either 'depends' or 'dependencies'")
-        resolved[name] = check_call(ctx, task, where)
-        add_node_outputs(
-            ctx, resolved[name], f"tasks.{name}", scope, aggregate=is_looped(task), ancestor=False
-        )
+        resolved = check_call(ctx, task, where)
+        add_node_outputs(ctx, resolved, f"tasks.{name}", scope, aggregate=is_looped(task))
         depends = text(task.get("depends"))
         for task_name, result in invalid_task_results(depends):
             ctx.report(where, f"task result '{result}' for task '{task_name}' is invalid")
@@ -204,7 +218,6 @@ def _check_tasks(
             _, problem = ctx.resolve({"template": task["onExit"]})
             if problem:
                 ctx.report(f"{where}.onExit", problem)
-    return resolved
 
 
 def _loops(task: dict[str, Any]) -> bool:
@@ -236,22 +249,14 @@ def _check_task_body(
     scope: Scope,
     globals_: Globals,
     graph: dict[str, list[str]],
-    resolved: dict[str, Resolved],
     tasks: dict[str, dict[str, Any]],
     lint_inline: InlineLinter,
 ) -> None:
     where = f"{prefix}.tasks.{name}"
-    task_scope = scope.copy()
-    lineage = [ancestor for ancestor in ancestors(graph, name) if ancestor in tasks]
-    for ancestor in lineage:
-        add_node_outputs(
-            ctx,
-            resolved[ancestor],
-            f"tasks.{ancestor}",
-            task_scope,
-            aggregate=is_looped(tasks[ancestor]),
-            ancestor=True,
-        )
+    # The ancestors' outputs are in `scope` already (_check_tasks); only their `status` is theirs alone.
+    lineage = Lineage(graph, name)
+    task_scope = scope.child()
+    task_scope.is_ancestor = lambda task_name: task_name in tasks and task_name in lineage
     for problem in add_loop_items(task, task_scope):
         ctx.report(where, problem)
     outside_inline = {key: value for key, value in task.items() if key != "inline"}
@@ -259,13 +264,13 @@ def _check_task_body(
         ctx.report(where, f"failed to resolve {{{{{tag}}}}}")
     arguments = task.get("arguments")
     check_arguments(ctx, f"{where}.arguments.", arguments, allow_empty_values=False)
-    _check_argument_dependencies(ctx, as_dict(arguments), set(lineage), where)
+    _check_argument_dependencies(ctx, as_dict(arguments), lineage, where)
     if isinstance(task.get("inline"), dict):
         lint_inline(task["inline"], f"{where}.inline", task_scope)
 
 
 def _check_argument_dependencies(
-    ctx: SpecContext, arguments: dict[str, Any], lineage: set[str], where: str
+    ctx: SpecContext, arguments: dict[str, Any], lineage: Lineage, where: str
 ) -> None:
     """An argument that passes on another task's output must depend on that task."""
     for kind, field, items in (

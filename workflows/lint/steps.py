@@ -79,18 +79,18 @@ def _lint_step(
     check_arguments(ctx, f"{where}.arguments.", step.get("arguments"), allow_empty_values=False)
     resolved = check_call(ctx, step, where)
     if has_exit_hook(step):
-        add_node_outputs(ctx, resolved, node_prefix, scope, aggregate=False, ancestor=False)
+        add_node_outputs(ctx, resolved, node_prefix, scope, aggregate=False)
     check_hooks(ctx, step.get("hooks"), where)
     if text(step.get("onExit")):
         _, exit_problem = ctx.resolve({"template": step["onExit"]})
         if exit_problem:
             ctx.report(f"{where}.onExit", exit_problem)
 
-    step_scope = scope.copy()
+    step_scope = scope.child()
     # The inline template is checked on its own, in its own scope plus the step's.
     outside_inline = {key: value for key, value in step.items() if key != "inline"}
     for tag in unresolved_tags(outside_inline, step_scope, globals_):
         ctx.report_message(where, f"{prefix}.steps failed to resolve {{{{{tag}}}}}")
     if isinstance(step.get("inline"), dict):
         lint_inline(step["inline"], f"{where}.inline", step_scope)
-    add_node_outputs(ctx, resolved, node_prefix, scope, aggregate=is_looped(step), ancestor=False)
+    add_node_outputs(ctx, resolved, node_prefix, scope, aggregate=is_looped(step))

@@ -42,10 +42,7 @@ def lint_template(
     elif len(kinds) > 1:
         ctx.report(prefix, f"multiple template types specified. {_TYPE_CHOICES}")
     scope = _check_inputs(ctx, template, prefix)
-    if outer is not None:
-        scope.names |= outer.names
-        scope.open_prefixes |= outer.open_prefixes
-        scope.any_item = scope.any_item or outer.any_item
+    scope.parent = outer
     for container in as_list(template.get("initContainers")):
         if isinstance(container, dict) and not text(container.get("name")):
             ctx.report(prefix, "initContainers must all have container name")

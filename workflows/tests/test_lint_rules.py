@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from workflows.lint.cron import schedule_problem, timezone_problem
-from workflows.lint.dag import ancestors, find_cycle, is_valid_depends, task_dependencies
+from workflows.lint.dag import Lineage, find_cycle, is_valid_depends, task_dependencies
 from workflows.lint.durations import is_duration, is_seconds_or_duration
 from workflows.lint.names import check_named_list, param_name_problems, workflow_field_name_problems
 from workflows.lint.selectors import label_selector_problems
@@ -98,8 +98,33 @@ class TestDepends:
         assert find_cycle({"A": ["B"], "B": ["C"], "C": ["A"]}) == ["A", "B", "C", "A"]
         assert find_cycle({"A": [], "B": ["A"]}) is None
 
-    def test_ancestors_are_transitive(self):
-        assert sorted(ancestors({"A": [], "B": ["A"], "C": ["B"]}, "C")) == ["A", "B"]
+    def test_a_cycle_is_found_in_a_chain_longer_than_the_recursion_limit(self):
+        chain = {f"t{i}": [f"t{i + 1}"] for i in range(5000)}
+        assert find_cycle(chain) is None
+        chain["t5000"] = ["t0"]
+        cycle = find_cycle(chain)
+        assert cycle is not None
+        assert cycle[0] == cycle[-1]
+        assert len(cycle) == 5002
+
+    def test_a_cycle_reached_through_a_branch_is_spelled_from_where_it_starts(self):
+        assert find_cycle({"A": ["B", "C"], "B": [], "C": ["D"], "D": ["C"]}) == ["C", "D", "C"]
+
+    def test_a_lineage_holds_every_ancestor_and_nothing_else(self):
+        graph = {"A": [], "B": ["A"], "C": ["B"], "D": ["A"], "E": ["C", "D"]}
+        lineage = Lineage(graph, "C")
+        assert [task for task in "ABCDE" if task in lineage] == ["A", "B"]
+        assert all(task in Lineage(graph, "E") for task in "ABCD")
+        assert "E" not in Lineage(graph, "E")
+
+    def test_a_lineage_answers_again_after_its_walk_is_done(self):
+        lineage = Lineage({"A": [], "B": ["A"], "C": ["B"]}, "C")
+        assert "X" not in lineage  # walks everything
+        assert [task for task in "ABC" if task in lineage] == ["A", "B"]
+
+    def test_a_lineage_survives_a_cycle(self):
+        lineage = Lineage({"A": ["B"], "B": ["A"]}, "A")
+        assert [task for task in "AB" if task in lineage] == ["B"]
 
 
 class TestCronSchedules:

@@ -11,14 +11,20 @@ from argoml_site.devstack import StackError, run
 
 
 class Command(BaseCommand):
-    help = "Start embedded Redis, the Celery worker with beat, and the web server; Ctrl-C stops them all."
+    help = (
+        "Start embedded Redis, the Celery worker with beat, the web server and the webhook listener; "
+        "Ctrl-C stops them all."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument(
+            "--webhook-port", type=int, default=8443, help="The webhook listener's HTTPS port."
+        )
 
-    def handle(self, *args, port: int, **options):
+    def handle(self, *args, port: int, webhook_port: int, **options):
         try:
-            exit_code = run(settings.BASE_DIR, settings.DEV_DIR, port=port)
+            exit_code = run(settings.BASE_DIR, settings.DEV_DIR, port=port, webhook_port=webhook_port)
         except (StackError, subprocess.CalledProcessError) as exc:
             raise CommandError(str(exc)) from exc
         if exit_code:

@@ -1,0 +1,15 @@
+"""The webhook listener's URLs: the admission endpoints and the probes of its Deployment, nothing else.
+
+The web server's URLconf (`argoml_site.urls`) does not contain `/webhooks/`: a review answered there
+would be answered to anyone the Ingress lets in. This one is served only by `argoml_site.webhook_wsgi`.
+"""
+
+from django.urls import include, path
+
+from . import views
+
+urlpatterns = [
+    path("webhooks/", include("webhooks.urls")),
+    path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
+]
