@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from kubesim.faults import RequestFacts
+from kubesim.faults import Faults, RequestFacts
 from kubesim.jsonutil import dumps
 from kubesim.resources import ResourceType
 from kubesim.server.negotiation import Accept, Query
 from kubesim.server.routing import Route
+from kubesim.store import Store
 
 
 @dataclass
@@ -70,3 +71,14 @@ def json_response(status: int, document: Any, headers: list[tuple[str, str]] | N
 
 
 SubresourceHandler = Callable[[ApiRequest], Response]
+
+
+class Backend(Protocol):
+    """What the verbs need from the server that dispatches to them (the store, faults, plug-ins), declared
+    here so `verbs` does not import `app` and the arrows run one way: app → verbs → types."""
+
+    store: Store
+    faults: Faults
+    bookmark_interval: float
+
+    def subresource_handler(self, resource: ResourceType, name: str) -> SubresourceHandler | None: ...

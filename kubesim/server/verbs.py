@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesim import table
 from kubesim.errors import ApiError, bad_request, gone, method_not_allowed, path_not_found
 from kubesim.resources import ResourceType
 from kubesim.selectors import parse_field_selector, parse_label_selector
 from kubesim.server.negotiation import decode_body
-from kubesim.server.types import ApiRequest, Response, json_response
+from kubesim.server.types import ApiRequest, Backend, Response, json_response
 from kubesim.server.watchstream import error_event, stream_events
 from kubesim.store import BACKGROUND, DELETED, WriteOptions
-
-if TYPE_CHECKING:
-    from kubesim.server.app import ApiServer
 
 _DEFAULT_WATCH_TIMEOUT = 1800.0
 
@@ -96,7 +93,7 @@ def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str
     return body
 
 
-def get(server: ApiServer, request: ApiRequest) -> Response:
+def get(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     obj = server.store.get_snapshot(resource, request.route.name, _namespace(request))
@@ -115,7 +112,7 @@ def get(server: ApiServer, request: ApiRequest) -> Response:
     return json_response(200, present(obj, resource, request.route.version))
 
 
-def list_(server: ApiServer, request: ApiRequest) -> Response:
+def list_(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     query = request.query
@@ -163,7 +160,7 @@ def list_(server: ApiServer, request: ApiRequest) -> Response:
     )
 
 
-def watch(server: ApiServer, request: ApiRequest) -> Response:
+def watch(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     query = request.query
@@ -222,7 +219,7 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
     return Response(200, chunks)
 
 
-def create(server: ApiServer, request: ApiRequest) -> Response:
+def create(server: Backend, request: ApiRequest) -> Response:
     if request.route.name:
         raise method_not_allowed("POST")
     body = _check_body(
@@ -233,7 +230,7 @@ def create(server: ApiServer, request: ApiRequest) -> Response:
     return _written(201, obj, request, options)
 
 
-def update(server: ApiServer, request: ApiRequest) -> Response:
+def update(server: Backend, request: ApiRequest) -> Response:
     body = _check_body(
         request, decode_body(request.body, request.headers.get("content-type"))[0], check_name=True
     )
@@ -249,7 +246,7 @@ def update(server: ApiServer, request: ApiRequest) -> Response:
     return _written(200, obj, request, options)
 
 
-def patch(server: ApiServer, request: ApiRequest) -> Response:
+def patch(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     document, patch_type = decode_body(request.body, request.headers.get("content-type"), patch=True)
@@ -293,7 +290,7 @@ def _propagation(request: ApiRequest, options: dict[str, Any]) -> str | None:
     return policy
 
 
-def delete(server: ApiServer, request: ApiRequest) -> Response:
+def delete(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     body = _delete_options(request)
@@ -324,7 +321,7 @@ def delete(server: ApiServer, request: ApiRequest) -> Response:
     )
 
 
-def delete_collection(server: ApiServer, request: ApiRequest) -> Response:
+def delete_collection(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     body = _delete_options(request)
@@ -349,7 +346,7 @@ def delete_collection(server: ApiServer, request: ApiRequest) -> Response:
     )
 
 
-def dispatch(server: ApiServer, request: ApiRequest) -> Response:
+def dispatch(server: Backend, request: ApiRequest) -> Response:
     """Route a resource request to its verb (subresources other than status go to plug-ins)."""
     resource, route = request.resource, request.route
     assert resource is not None
