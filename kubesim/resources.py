@@ -57,6 +57,13 @@ class ResourceType:
     builtin: bool = True
     return_deleted_object: bool = False
     extra_subresources: tuple[str, ...] = ()
+    #: the verbs discovery lists; empty for the full set. Review kinds are create-only and never stored:
+    #: a handler registered for the resource answers them (`ApiServer.add_subresource(resource, "", …)`).
+    verbs: tuple[str, ...] = ()
+
+    @property
+    def stored(self) -> bool:
+        return not self.verbs
 
     @property
     def key(self) -> str:

@@ -9,6 +9,8 @@ from pathlib import Path
 from types import TracebackType
 
 from kubesim import timeline
+from kubesim.auth.aggregation import Aggregator
+from kubesim.auth.security import Security
 from kubesim.clock import Clock
 from kubesim.controllers import Controllers
 from kubesim.counters import Counters
@@ -39,18 +41,29 @@ class Simulator:
         kubelet: bool = False,
         argo: bool = False,
         webhooks: bool = True,
+        https: bool = False,
+        auth: bool = False,
+        anonymous: bool = False,
+        admin_token: str | None = None,
     ) -> None:
         self.clock = clock or Clock()
         self.store = Store(self.clock, event_log_size=event_log_size)
         self.faults = Faults()
         self.counters = Counters()
+        #: TLS with the simulator's own CA (`https`), authentication and RBAC (`auth`); see docs/kubesim.md
+        self.security = Security(
+            self.store, https=https, auth=auth, anonymous=anonymous, admin_token=admin_token
+        )
         self.server = ApiServer(
             self.store,
             port=port,
             faults=self.faults,
             counters=self.counters,
             bookmark_interval=bookmark_interval,
+            tls=self.security.tls_context("127.0.0.1"),
+            gate=self.security.gate,
         )
+        self.aggregator = Aggregator(self.store)
         self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
         self.kubelet = self.controllers.kubelet
         self.webhooks = self.controllers.webhooks
@@ -72,8 +85,15 @@ class Simulator:
             self._saved_rv = int(self.store.resource_version)
         for namespace in DEFAULT_NAMESPACES:
             self.store.ensure_namespace(namespace)
+        self.security.install(self.server.add_subresource)
+        self.aggregator.start()
         if self.kubeconfig_path is not None:
-            write_kubeconfig(self.kubeconfig_path, self.url)
+            write_kubeconfig(
+                self.kubeconfig_path,
+                self.url,
+                cluster=self.security.kubeconfig_cluster(),
+                user=self.security.kubeconfig_user(),
+            )
         self.controllers.start()
         self.server.start()
         if self.state_dir is not None:
@@ -89,7 +109,9 @@ class Simulator:
         self._stopping.set()
         self.server.stop()
         self.controllers.stop()
+        self.aggregator.stop()
         self.store.close()
+        self.security.close()
         self.clock.close()
         if self._saver is not None:
             self._saver.join(timeout=5)

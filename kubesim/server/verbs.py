@@ -354,6 +354,11 @@ def dispatch(server: Backend, request: ApiRequest) -> Response:
         raise path_not_found(request.path)
     if not resource.namespaced and route.namespace is not None:
         raise path_not_found(request.path)
+    if not resource.stored:
+        handler = server.subresource_handler(resource, "")
+        if handler is None or request.verb not in resource.verbs or route.name or route.subresource:
+            raise method_not_allowed(request.method)
+        return handler(request)
     if route.subresource and route.subresource != "status":
         handler = server.subresource_handler(resource, route.subresource)
         if handler is None:
