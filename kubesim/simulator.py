@@ -16,6 +16,7 @@ from kubesim.controllers import Controllers
 from kubesim.counters import Counters
 from kubesim.faults import Faults
 from kubesim.kubeconfig import write_kubeconfig
+from kubesim.podsecurity.admission import PodSecurity
 from kubesim.server.app import ApiServer
 from kubesim.store import Store
 
@@ -64,6 +65,7 @@ class Simulator:
             gate=self.security.gate,
         )
         self.aggregator = Aggregator(self.store)
+        self.pod_security = PodSecurity(self.store)
         self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
         self.kubelet = self.controllers.kubelet
         self.webhooks = self.controllers.webhooks
@@ -87,6 +89,7 @@ class Simulator:
             self.store.ensure_namespace(namespace)
         self.security.install(self.server.add_subresource)
         self.aggregator.start()
+        self.pod_security.install()
         if self.kubeconfig_path is not None:
             write_kubeconfig(
                 self.kubeconfig_path,

@@ -56,8 +56,14 @@ def _write_options(request: ApiRequest) -> WriteOptions:
 
 def _written(status: int, obj: dict[str, Any], request: ApiRequest, options: WriteOptions) -> Response:
     assert request.resource is not None
-    headers = [("Warning", f'299 - "{w}"') for w in options.warnings]
+    headers = [("Warning", warning_header(w)) for w in options.warnings]
     return json_response(status, present(obj, request.resource, request.route.version), headers)
+
+
+def warning_header(text: str) -> str:
+    """A `Warning: 299 - "text"` value; quotes and backslashes escaped as in an RFC 7230 quoted-string."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
 
 
 def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str, Any]:
