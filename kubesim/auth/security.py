@@ -35,6 +35,11 @@ class Security:
         self.ca = CertificateAuthority() if https else None
         self.gate = Gate(store, admin_token=admin_token, anonymous=anonymous) if auth else None
         self._scratch = tempfile.TemporaryDirectory(prefix="kubesim-pki-") if https else None
+        #: the CA certificate as a PEM file, for clients that take a path (requests' `verify=`)
+        self.ca_path: Path | None = None
+        if self.ca is not None:
+            self.ca_path = self._dir / "ca.crt"
+            self.ca_path.write_bytes(self.ca.certificate)
 
     @property
     def admin_token(self) -> str | None:
