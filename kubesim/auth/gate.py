@@ -55,13 +55,11 @@ class Gate:
         *,
         admin_token: str | None = None,
         anonymous: bool = False,
-        authorize: bool = True,
         audiences: tuple[str, ...] = (ISSUER,),
     ) -> None:
         self.store = store
         self.admin_token = admin_token or secrets.token_urlsafe(32)
         self.anonymous = anonymous
-        self.authorize = authorize
         self.audiences = audiences
         self.signer = TokenSigner()
         self._tokens: dict[str, User] = {self.admin_token: User(ADMIN, (MASTERS,))}
@@ -141,8 +139,6 @@ class Gate:
 
     def admit(self, request: ApiRequest) -> None:
         request.user = self.impersonated(request, self.authenticate(request))
-        if not self.authorize:
-            return
         attributes = request_attributes(request, request.user)
         if not self.allowed(attributes):
             raise rbac.forbidden(attributes)
@@ -167,10 +163,9 @@ class Gate:
             else [rbac.Attributes(user, "impersonate", resource="users", name=name)]
         )
         checks += [rbac.Attributes(user, "impersonate", resource="groups", name=g) for g in groups]
-        if self.authorize:
-            for check in checks:
-                if not self.allowed(check):
-                    raise rbac.forbidden(check)
+        for check in checks:
+            if not self.allowed(check):
+                raise rbac.forbidden(check)
         if account:
             impersonated = service_account_user(account[0], account[1], "")
             return User(impersonated.name, (*impersonated.groups[:2], *groups, impersonated.groups[2]))

@@ -45,10 +45,6 @@ class Security:
     def admin_token(self) -> str | None:
         return self.gate.admin_token if self.gate else None
 
-    @property
-    def ca_certificate(self) -> bytes | None:
-        return self.ca.certificate if self.ca else None
-
     def tls_context(self, host: str) -> ssl.SSLContext | None:
         """The server side: our serving certificate; client certificates optional, checked against our CA."""
         if self.ca is None:

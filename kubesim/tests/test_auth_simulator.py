@@ -12,6 +12,7 @@ import requests
 import yaml
 from kubernetes import client, config
 
+from kubesim.identity import User
 from kubesim.simulator import Simulator
 
 TOKEN_REQUEST = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
@@ -156,3 +157,21 @@ def test_discovery_lists_the_review_kinds_as_create_only(kubesim_factory: Callab
         sim.url + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", verify=_ca(sim), timeout=10
     )
     assert listing.status_code == 405
+
+
+def test_static_tokens_stand_for_their_users(kubesim_factory: Callable[..., Simulator]) -> None:
+    """A static token (the apiserver's --token-auth-file) authenticates as the user it was added for."""
+    sim = kubesim_factory(auth=True)
+    assert sim.security.gate is not None
+    sim.security.gate.add_token("s3cret", User("carol", ("auditors",)))
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    response = requests.post(
+        f"{sim.url}/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        json=review,
+        headers={"Authorization": "Bearer s3cret"},
+        timeout=10,
+    )
+    assert response.json()["status"]["userInfo"] == {
+        "username": "carol",
+        "groups": ["auditors", "system:authenticated"],
+    }
