@@ -596,3 +596,28 @@ def test_kubectl_impersonation_needs_the_impersonate_verb(
     kubeconfig = _kubeconfig_for(secure_cluster, service_account(secure_cluster, ns), tmp_path)
     refused = kubectl(kubeconfig, "get", "pods", "-n", ns, "--as", "alice")
     assert 'cannot impersonate resource "users" in API group "" at the cluster scope' in refused.stderr
+
+
+def test_every_namespace_gets_a_default_service_account(secure_cluster: SecureCluster, ns: str) -> None:
+    """ "Kubernetes automatically creates a ServiceAccount object named default for every namespace in your
+    cluster." (Service Accounts: Default service accounts); `kubectl create token default` works at once."""
+    path = f"/api/v1/namespaces/{ns}/serviceaccounts/default"
+    assert _eventually(lambda: secure_cluster.call(secure_cluster.admin, "GET", path).status_code == 200)
+    secure_cluster.call(secure_cluster.admin, "DELETE", path)
+    assert _eventually(lambda: secure_cluster.call(secure_cluster.admin, "GET", path).status_code == 200)
+
+
+def test_every_namespace_is_labelled_with_its_name(secure_cluster: SecureCluster, ns: str) -> None:
+    """ "The Kubernetes control plane sets an immutable label kubernetes.io/metadata.name on all namespaces.
+    The value of the label is the namespace name." (Namespaces: Automatic labelling)."""
+    namespace = _ok(secure_cluster.call(secure_cluster.admin, "GET", f"/api/v1/namespaces/{ns}"))
+    assert namespace["metadata"]["labels"]["kubernetes.io/metadata.name"] == ns
+    patch = {"metadata": {"labels": {"kubernetes.io/metadata.name": "other", "team": "a"}}}
+    patched = secure_cluster.call(
+        secure_cluster.admin,
+        "PATCH",
+        f"/api/v1/namespaces/{ns}",
+        json=patch,
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert _ok(patched)["metadata"]["labels"] == {"kubernetes.io/metadata.name": ns, "team": "a"}
