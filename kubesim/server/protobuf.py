@@ -1,9 +1,10 @@
 """Request bodies in the apiserver's protobuf encoding, for the kinds kubectl's typed clients send that way.
 
 kubectl (client-go) sends `application/vnd.kubernetes.protobuf` for built-in kinds: `kubectl auth can-i`,
-`create token`, `create namespace|configmap|secret`. A body is the magic `k8s\\0` and a runtime.Unknown
-(typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2) whose `raw` is the kind's message. Each kind decoded here
-is described by its field numbers from k8s.io/api's generated.proto; anything else still answers 415.
+`create token`, `create namespace|configmap|secret|serviceaccount`. A body is the magic `k8s\\0` and a
+runtime.Unknown (typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2) whose `raw` is the kind's message. Each
+kind decoded here is described by its field numbers from k8s.io/api's generated.proto; anything else (a
+Deployment, a Job: their pod templates are not described) still answers 415.
 """
 
 from __future__ import annotations
@@ -54,7 +55,31 @@ _BOUND_OBJECT_REFERENCE: Schema = {
     4: ("uid", "string"),
 }
 
+_BYTES_MAP = ("map", "bytes")
+
 KINDS: dict[tuple[str, str], Schema] = {
+    ("v1", "Namespace"): {
+        1: ("metadata", OBJECT_META),
+        2: ("spec", {1: ("finalizers", ("repeated", "string"))}),
+    },
+    ("v1", "ConfigMap"): {
+        1: ("metadata", OBJECT_META),
+        2: ("data", _STRING_MAP),
+        3: ("binaryData", _BYTES_MAP),
+        4: ("immutable", "bool"),
+    },
+    ("v1", "Secret"): {
+        1: ("metadata", OBJECT_META),
+        2: ("data", _BYTES_MAP),
+        3: ("type", "string"),
+        4: ("stringData", _STRING_MAP),
+        5: ("immutable", "bool"),
+    },
+    ("v1", "ServiceAccount"): {
+        1: ("metadata", OBJECT_META),
+        3: ("imagePullSecrets", ("repeated", {1: ("name", "string")})),
+        4: ("automountServiceAccountToken", "bool"),
+    },
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): {
         1: ("metadata", OBJECT_META),
         2: (
@@ -171,7 +196,7 @@ def message(data: bytes, schema: Schema) -> dict[str, Any]:
             if not isinstance(key, bytes):
                 raise ValueError("expected a map key")
             document.setdefault(name, {})[key.decode()] = _scalar(kind[1], entry.get(2, b""))
-        else:
+        elif kind != "string" or value:  # Go always sends its non-pointer strings; JSON omits empty ones
             document[name] = _scalar(kind, value)
     return document
 

@@ -201,3 +201,29 @@ def test_server_side_apply_through_kubectl(kubectl) -> None:
     assert "conflict" in conflict.stderr.lower()
     kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-", stdin=other)
     assert kubectl("get", "configmap", "ssa", "-o", "jsonpath={.data.a}").stdout == "2"
+
+
+def test_kubectl_create_sends_protobuf_for_configmaps_secrets_and_service_accounts(
+    kubectl, namespace: str
+) -> None:
+    """kubectl's generators send `application/vnd.kubernetes.protobuf`, which the apiserver reads."""
+    assert (
+        "configmap/settings created"
+        in kubectl("create", "configmap", "settings", "--from-literal=a=b").stdout
+    )
+    assert (
+        "secret/token created" in kubectl("create", "secret", "generic", "token", "--from-literal=p=q").stdout
+    )
+    assert "serviceaccount/bot created" in kubectl("create", "serviceaccount", "bot").stdout
+    data = kubectl("get", "configmap", "settings", "-o", "jsonpath={.data.a}").stdout
+    secret = kubectl("get", "secret", "token", "-o", "jsonpath={.data.p} {.type}").stdout
+    assert (data, secret) == ("b", "cQ== Opaque")
+
+
+def test_kubectl_create_namespace_sends_protobuf(kubectl, core) -> None:
+    name = f"kst-pb-{os.getpid()}"
+    try:
+        assert f"namespace/{name} created" in kubectl("create", "namespace", name).stdout
+        assert core.read_namespace(name).metadata.labels == {"kubernetes.io/metadata.name": name}
+    finally:
+        core.delete_namespace(name)

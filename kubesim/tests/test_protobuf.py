@@ -37,7 +37,7 @@ def test_a_self_subject_access_review_decodes_to_its_json_form() -> None:
     assert protobuf.decode(body) == {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
-        "metadata": {"name": ""},
+        "metadata": {},
         "spec": {
             "resourceAttributes": {
                 "namespace": "team",
@@ -89,3 +89,15 @@ def test_a_truncated_body_is_a_400() -> None:
     with pytest.raises(ApiError) as error:
         protobuf.decode(body)
     assert error.value.code == 400
+
+
+def test_a_secret_keeps_bytes_as_base64_and_drops_the_empty_strings_go_always_sends() -> None:
+    data = field(2, field(1, "password") + field(2, b"\x00\xff"))
+    payload = field(1, field(1, "db") + field(2, "")) + data + field(3, "") + field(5, 1)
+    assert protobuf.decode(envelope("v1", "Secret", payload)) == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "db"},
+        "data": {"password": "AP8="},
+        "immutable": True,
+    }
