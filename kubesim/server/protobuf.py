@@ -3,8 +3,10 @@
 kubectl (client-go) sends `application/vnd.kubernetes.protobuf` for built-in kinds: `kubectl auth can-i`,
 `create token`, `create namespace|configmap|secret|serviceaccount`. A body is the magic `k8s\\0` and a
 runtime.Unknown (typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2) whose `raw` is the kind's message. Each
-kind decoded here is described by its field numbers from k8s.io/api's generated.proto; anything else (a
-Deployment, a Job: their pod templates are not described) still answers 415.
+kind decoded here is described by its field numbers from k8s.io/api's generated.proto; other kinds still
+answer 415. Deployments and Jobs are described as far as `kubectl create deployment|job` fill them (pod
+template: containers with image, command, args, ports, env values, resources; restart policy, service
+account, node selector); their other fields are dropped.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from kubesim.errors import bad_request
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 
-# A message schema: field number → (JSON name, type), type one of "string", "bytes", "int", "bool", a nested
-# schema, ("repeated", type) or ("map", value type). Unlisted fields are skipped.
+# A message schema: field number → (JSON name, type), type one of "string", "bytes", "int", "bool" (pointers
+# in Go: kept whatever their value), "count", "flag" (plain Go ints and bools, always sent: kept only when
+# not 0 / false, as JSON's omitempty), "quantity" (resource.Quantity), a nested schema, ("repeated", type)
+# or ("map", value type). Unlisted fields are skipped.
 Schema = dict[int, tuple[str, Any]]
 
 _STRING_MAP = ("map", "string")
@@ -56,6 +60,59 @@ _BOUND_OBJECT_REFERENCE: Schema = {
 }
 
 _BYTES_MAP = ("map", "bytes")
+_LABEL_SELECTOR: Schema = {
+    1: ("matchLabels", _STRING_MAP),
+    2: (
+        "matchExpressions",
+        (
+            "repeated",
+            {1: ("key", "string"), 2: ("operator", "string"), 3: ("values", ("repeated", "string"))},
+        ),
+    ),
+}
+_CONTAINER: Schema = {
+    1: ("name", "string"),
+    2: ("image", "string"),
+    3: ("command", ("repeated", "string")),
+    4: ("args", ("repeated", "string")),
+    5: ("workingDir", "string"),
+    6: (
+        "ports",
+        (
+            "repeated",
+            {
+                1: ("name", "string"),
+                2: ("hostPort", "count"),
+                3: ("containerPort", "count"),
+                4: ("protocol", "string"),
+                5: ("hostIP", "string"),
+            },
+        ),
+    ),
+    7: ("env", ("repeated", {1: ("name", "string"), 2: ("value", "string")})),
+    8: ("resources", {1: ("limits", ("map", "quantity")), 2: ("requests", ("map", "quantity"))}),
+    13: ("terminationMessagePath", "string"),
+    14: ("imagePullPolicy", "string"),
+    16: ("stdin", "flag"),
+    17: ("stdinOnce", "flag"),
+    18: ("tty", "flag"),
+    20: ("terminationMessagePolicy", "string"),
+}
+_POD_TEMPLATE: Schema = {
+    1: ("metadata", OBJECT_META),
+    2: (
+        "spec",
+        {
+            2: ("containers", ("repeated", _CONTAINER)),
+            3: ("restartPolicy", "string"),
+            4: ("terminationGracePeriodSeconds", "int"),
+            6: ("dnsPolicy", "string"),
+            7: ("nodeSelector", _STRING_MAP),
+            8: ("serviceAccountName", "string"),
+            20: ("initContainers", ("repeated", _CONTAINER)),
+        },
+    ),
+}
 
 KINDS: dict[tuple[str, str], Schema] = {
     ("v1", "Namespace"): {
@@ -74,6 +131,39 @@ KINDS: dict[tuple[str, str], Schema] = {
         3: ("type", "string"),
         4: ("stringData", _STRING_MAP),
         5: ("immutable", "bool"),
+    },
+    ("apps/v1", "Deployment"): {
+        1: ("metadata", OBJECT_META),
+        2: (
+            "spec",
+            {
+                1: ("replicas", "int"),
+                2: ("selector", _LABEL_SELECTOR),
+                3: ("template", _POD_TEMPLATE),
+                4: ("strategy", {1: ("type", "string")}),
+                5: ("minReadySeconds", "count"),
+                6: ("revisionHistoryLimit", "int"),
+                7: ("paused", "flag"),
+                9: ("progressDeadlineSeconds", "int"),
+            },
+        ),
+    },
+    ("batch/v1", "Job"): {
+        1: ("metadata", OBJECT_META),
+        2: (
+            "spec",
+            {
+                1: ("parallelism", "int"),
+                2: ("completions", "int"),
+                3: ("activeDeadlineSeconds", "int"),
+                4: ("selector", _LABEL_SELECTOR),
+                6: ("template", _POD_TEMPLATE),
+                7: ("backoffLimit", "int"),
+                8: ("ttlSecondsAfterFinished", "int"),
+                9: ("completionMode", "string"),
+                10: ("suspend", "bool"),
+            },
+        ),
     },
     ("v1", "ServiceAccount"): {
         1: ("metadata", OBJECT_META),
@@ -172,7 +262,11 @@ def _scalar(kind: Any, value: int | bytes) -> Any:
         if not isinstance(value, bytes):
             raise ValueError("expected bytes")
         return base64.b64encode(value).decode()
-    if kind == "bool":
+    if kind == "quantity":  # resource.Quantity {string = 1}: "500m", "1Gi"
+        if not isinstance(value, bytes):
+            raise ValueError("expected a quantity")
+        return next((v.decode() for n, v in fields(value) if n == 1 and isinstance(v, bytes)), "")
+    if kind in ("bool", "flag"):
         return bool(value)
     if isinstance(value, bytes):
         raise ValueError("expected a number")
@@ -196,7 +290,7 @@ def message(data: bytes, schema: Schema) -> dict[str, Any]:
             if not isinstance(key, bytes):
                 raise ValueError("expected a map key")
             document.setdefault(name, {})[key.decode()] = _scalar(kind[1], entry.get(2, b""))
-        elif kind != "string" or value:  # Go always sends its non-pointer strings; JSON omits empty ones
+        elif kind not in ("string", "count", "flag") or value:  # zero values Go sends, JSON would omit
             document[name] = _scalar(kind, value)
     return document
 

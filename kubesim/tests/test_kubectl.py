@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import textwrap
@@ -227,3 +228,20 @@ def test_kubectl_create_namespace_sends_protobuf(kubectl, core) -> None:
         assert core.read_namespace(name).metadata.labels == {"kubernetes.io/metadata.name": name}
     finally:
         core.delete_namespace(name)
+
+
+def test_kubectl_create_deployment_and_job_send_protobuf(kubectl) -> None:
+    """`kubectl create deployment|job` build the object from flags and send it as protobuf."""
+    created = kubectl("create", "deployment", "web", "--image=nginx", "--port=80", "--replicas=2")
+    assert "deployment.apps/web created" in created.stdout
+    spec = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)["spec"]
+    assert (spec["replicas"], spec["selector"]) == (2, {"matchLabels": {"app": "web"}})
+    assert spec["template"]["spec"]["containers"] == [
+        {"name": "nginx", "image": "nginx", "ports": [{"containerPort": 80}], "resources": {}}
+    ]
+    assert (
+        "job.batch/once created"
+        in kubectl("create", "job", "once", "--image=busybox", "--", "echo", "hi").stdout
+    )
+    job = json.loads(kubectl("get", "job", "once", "-o", "json").stdout)["spec"]["template"]["spec"]
+    assert (job["containers"][0]["command"], job["restartPolicy"]) == (["echo", "hi"], "Never")

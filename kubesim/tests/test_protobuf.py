@@ -101,3 +101,31 @@ def test_a_secret_keeps_bytes_as_base64_and_drops_the_empty_strings_go_always_se
         "data": {"password": "AP8="},
         "immutable": True,
     }
+
+
+def test_quantities_and_plain_go_numbers_and_flags_read_as_json_would() -> None:
+    """resource.Quantity is a message holding its string; plain Go ints and bools are always on the wire,
+    and dropped when zero as JSON's omitempty drops them; pointer values (replicas) are kept even at 0."""
+    limits = field(1, field(1, "cpu") + field(2, field(1, "500m")))
+    port = field(2, 0) + field(3, 8080)
+    container = (
+        field(1, "main") + field(2, "img") + field(6, port) + field(8, limits) + field(16, 0) + field(18, 1)
+    )
+    template = field(2, field(2, container))
+    spec = field(1, 0) + field(3, template) + field(5, 0) + field(7, 0)
+    assert protobuf.decode(envelope("apps/v1", "Deployment", field(2, spec)))["spec"] == {
+        "replicas": 0,
+        "template": {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "img",
+                        "ports": [{"containerPort": 8080}],
+                        "resources": {"limits": {"cpu": "500m"}},
+                        "tty": True,
+                    }
+                ]
+            }
+        },
+    }
