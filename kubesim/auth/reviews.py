@@ -15,7 +15,7 @@ from kubesim.auth import rbac
 from kubesim.auth.gate import Gate
 from kubesim.auth.tokens import DEFAULT_EXPIRATION, MIN_EXPIRATION, Claims, TokenError
 from kubesim.clock import format_timestamp
-from kubesim.errors import ApiError, Cause, bad_request, invalid, not_found
+from kubesim.errors import ApiError, Cause, bad_request, invalid, method_not_allowed, not_found
 from kubesim.identity import User
 from kubesim.server.negotiation import decode_body
 from kubesim.server.types import ApiRequest, Response, json_response
@@ -151,9 +151,7 @@ def handlers(gate: Gate) -> dict[tuple[str, str], Handler]:
 
     def token_request(request: ApiRequest) -> Response:
         if request.method != "POST":
-            raise ApiError(
-                405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
-            )
+            raise method_not_allowed(request.method)
         return _issue_token(gate, request)
 
     return {

@@ -4,6 +4,7 @@ the review handlers and the bootstrap policy, set up together by the Simulator."
 from __future__ import annotations
 
 import base64
+import secrets
 import ssl
 import tempfile
 from collections.abc import Callable
@@ -63,7 +64,7 @@ class Security:
         """PEM files (certificate, key) of a client certificate for `user` in `groups`."""
         if self.ca is None:
             raise RuntimeError("kubesim: client certificates need https=True")
-        return self._write(f"client-{len(list(self._dir.iterdir()))}", self.ca.client(user, groups))
+        return self._write(f"client-{secrets.token_hex(4)}", self.ca.client(user, groups))
 
     @property
     def _dir(self) -> Path:
