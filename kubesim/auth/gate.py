@@ -63,6 +63,7 @@ class Gate:
         self.audiences = audiences
         self.signer = TokenSigner()
         self._tokens: dict[str, User] = {self.admin_token: User(ADMIN, (MASTERS,))}
+        self._policy: tuple[str, rbac.Policy] | None = None  # (store resourceVersion, policy read then)
 
     def add_token(self, token: str, user: User) -> None:
         """Accept `token` as `user` (a static token file entry)."""
@@ -123,6 +124,16 @@ class Gate:
     # --- authorization -------------------------------------------------------------------------------
 
     def policy(self) -> rbac.Policy:
+        """The RBAC objects as of now, read again only after a write (reads are most requests)."""
+        version = self.store.resource_version  # read first: a write meanwhile makes the next call re-read
+        cached = self._policy
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        policy = self._read_policy()
+        self._policy = (version, policy)
+        return policy
+
+    def _read_policy(self) -> rbac.Policy:
         store = self.store
         return rbac.Policy(
             cluster_roles={r["metadata"]["name"]: r for r in store.list(f"clusterroles.{_GROUP}")["items"]},
