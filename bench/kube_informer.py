@@ -72,6 +72,7 @@ def start_kubesim(workdir: Path) -> tuple[subprocess.Popen[str], Path]:
             "200000",
             "--no-kubelet",
             "--no-argo",
+            "--insecure",  # plain HTTP: the figures are the apiserver's, not TLS's
         ],
         cwd=REPO,
         stdout=subprocess.PIPE,

@@ -56,6 +56,7 @@ def start_simulator(event_log_size: int) -> tuple[subprocess.Popen[str], str, in
         # The apiserver alone: the simulated kubelet and Argo would add their own writes to the figures.
         "--no-kubelet",
         "--no-argo",
+        "--insecure",  # plain HTTP: the figures are the apiserver's, not TLS's
     ]
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1]

@@ -1,4 +1,8 @@
-"""`python -m kubesim --port 0 --kubeconfig PATH [--state-dir DIR]`: serve until SIGINT/SIGTERM."""
+"""`python -m kubesim --port 0 --kubeconfig PATH [--state-dir DIR] [--insecure]`: serve until SIGINT/SIGTERM.
+
+HTTPS with the simulator's own CA and an admin token, both written into the kubeconfig, and RBAC; plain
+HTTP without authentication only with `--insecure`.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +36,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         dest="namespaces",
         metavar="NAME",
         help="create this namespace at start unless it exists (repeatable)",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="plain HTTP, no authentication or authorization (the default is HTTPS + tokens + RBAC)",
+    )
+    parser.add_argument(
+        "--anonymous", action="store_true", help="treat requests without credentials as system:anonymous"
     )
     parser.add_argument("--no-kubelet", action="store_true", help="do not run pods (no simulated kubelet)")
     parser.add_argument("--no-argo", action="store_true", help="do not run Argo Workflows")
@@ -67,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         kubelet=not arguments.no_kubelet,
         argo=not arguments.no_argo,
         namespaces=arguments.namespaces,
+        https=not arguments.insecure,
+        auth=not arguments.insecure,
+        anonymous=arguments.anonymous,
     )
     _route_webhooks(simulator, arguments.webhook_service)
     simulator.start()

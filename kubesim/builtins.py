@@ -209,6 +209,7 @@ def builtin_types() -> list[ResourceType]:
             ("sa",),
             columns=_columns(AGE),
             patch_meta=_with_metadata({"secrets": ListMeta(merge_key="name", strategy="merge")}),
+            extra_subresources=("token",),
         ),
         ResourceType(
             "",
@@ -348,7 +349,80 @@ def builtin_types() -> list[ResourceType]:
             ),
             patch_meta=_with_metadata({}),
         ),
+        *_rbac_types(),
+        *_review_types(),
     ]
+
+
+def _rbac_types() -> list[ResourceType]:
+    """rbac.authorization.k8s.io/v1: stored, and read by the RBAC authorizer (kubesim.auth)."""
+    group, meta = (
+        "rbac.authorization.k8s.io",
+        _with_metadata({"subjects": ListMeta(strategy="replace"), "rules": ListMeta(strategy="replace")}),
+    )
+    return [
+        ResourceType(group, ("v1",), "Role", "roles", "role", True, columns=_columns(AGE), patch_meta=meta),
+        ResourceType(
+            group,
+            ("v1",),
+            "ClusterRole",
+            "clusterroles",
+            "clusterrole",
+            False,
+            columns=_columns(AGE),
+            patch_meta=meta,
+        ),
+        ResourceType(
+            group,
+            ("v1",),
+            "RoleBinding",
+            "rolebindings",
+            "rolebinding",
+            True,
+            columns=_columns(Column("Role", cell=_role_ref), AGE),
+            patch_meta=meta,
+        ),
+        ResourceType(
+            group,
+            ("v1",),
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            "clusterrolebinding",
+            False,
+            columns=_columns(Column("Role", cell=_role_ref), AGE),
+            patch_meta=meta,
+        ),
+    ]
+
+
+def _review_types() -> list[ResourceType]:
+    """The create-only review kinds of authentication.k8s.io and authorization.k8s.io (never stored)."""
+    reviews = [
+        ("authentication.k8s.io", "TokenReview", False),
+        ("authentication.k8s.io", "SelfSubjectReview", False),
+        ("authorization.k8s.io", "SubjectAccessReview", False),
+        ("authorization.k8s.io", "SelfSubjectAccessReview", False),
+        ("authorization.k8s.io", "SelfSubjectRulesReview", False),
+        ("authorization.k8s.io", "LocalSubjectAccessReview", True),
+    ]
+    return [
+        ResourceType(
+            group,
+            ("v1",),
+            kind,
+            kind.lower() + "s",
+            kind.lower(),
+            namespaced,
+            patch_meta=_with_metadata({}),
+            verbs=("create",),
+        )
+        for group, kind, namespaced in reviews
+    ]
+
+
+def _role_ref(binding: dict[str, Any]) -> str:
+    reference = binding.get("roleRef") or {}
+    return f"{reference.get('kind', '')}/{reference.get('name', '')}"
 
 
 def _node_ready(node: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments, Argo, webhooks.
+"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments, Argo, webhooks,
+and the `default` ServiceAccount of every namespace.
 
 Admission webhooks are on by default (they do nothing until a WebhookConfiguration is registered); the
 kubelet and Argo are opt-in, so contract tests that play the kubelet themselves are not raced by one.
@@ -6,6 +7,7 @@ kubelet and Argo are opt-in, so contract tests that play the kubelet themselves 
 
 from __future__ import annotations
 
+from kubesim.accounts import ServiceAccounts
 from kubesim.admission import Webhooks
 from kubesim.argo import ArgoController
 from kubesim.kubelet import Kubelet
@@ -24,12 +26,14 @@ class Controllers:
         self.kubelet = Kubelet(store, store.clock)
         self.deployments = DeploymentController(store)
         self.webhooks = Webhooks(store)
+        self.service_accounts = ServiceAccounts(store)
         self.argo = ArgoController(store, self.kubelet)
         self.enabled = {"kubelet": kubelet or argo, "argo": argo, "webhooks": webhooks}
 
     def start(self) -> None:
         logs = log_handler(self.store, self.kubelet.logs, self.store.clock.time)
         self.server.add_subresource("pods", "log", logs)
+        self.service_accounts.start()
         if self.enabled["webhooks"]:
             self.webhooks.start()
         if self.enabled["kubelet"]:
@@ -43,3 +47,4 @@ class Controllers:
         self.deployments.stop()
         self.kubelet.stop()
         self.webhooks.stop()
+        self.service_accounts.stop()

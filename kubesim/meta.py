@@ -17,7 +17,15 @@ _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 DNS_LABEL_KINDS = frozenset({"Namespace", "Service"})
 
 
+#: RBAC objects are named by path segment (ValidatePathSegmentName): `system:discovery` is a valid name
+PATH_SEGMENT_KINDS = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
+
+
 def name_causes(name: str, kind: str) -> list[Cause]:
+    if kind in PATH_SEGMENT_KINDS:
+        if name in (".", "..") or "/" in name or "%" in name or not name:
+            return [Cause("metadata.name", f"Invalid value: \"{name}\": may not contain '/' or '%'")]
+        return []
     if kind in DNS_LABEL_KINDS:
         if len(name) > 63 or not _LABEL.match(name):
             return [

@@ -73,6 +73,13 @@ class ResourceType:
     return_deleted_object: bool = False
     extra_subresources: tuple[str, ...] = ()
     view: View | None = None  # served from another resource's storage (see View)
+    #: the verbs discovery lists; empty for the full set. Review kinds are create-only and never stored:
+    #: a handler registered for the resource answers them (`ApiServer.add_subresource(resource, "", …)`).
+    verbs: tuple[str, ...] = ()
+
+    @property
+    def stored(self) -> bool:
+        return not self.verbs
 
     @property
     def key(self) -> str:

@@ -9,11 +9,14 @@ from pathlib import Path
 from types import TracebackType
 
 from kubesim import timeline
+from kubesim.auth.aggregation import Aggregator
+from kubesim.auth.security import Security
 from kubesim.clock import Clock
 from kubesim.controllers import Controllers
 from kubesim.counters import Counters
 from kubesim.faults import Faults
 from kubesim.kubeconfig import write_kubeconfig
+from kubesim.podsecurity.admission import PodSecurity
 from kubesim.server.app import ApiServer
 from kubesim.store import Store
 
@@ -40,18 +43,30 @@ class Simulator:
         argo: bool = False,
         webhooks: bool = True,
         namespaces: Sequence[str] = (),
+        https: bool = False,
+        auth: bool = False,
+        anonymous: bool = False,
+        admin_token: str | None = None,
     ) -> None:
         self.clock = clock or Clock()
         self.store = Store(self.clock, event_log_size=event_log_size)
         self.faults = Faults()
         self.counters = Counters()
+        #: TLS with the simulator's own CA (`https`), authentication and RBAC (`auth`); see docs/kubesim.md
+        self.security = Security(
+            self.store, https=https, auth=auth, anonymous=anonymous, admin_token=admin_token
+        )
         self.server = ApiServer(
             self.store,
             port=port,
             faults=self.faults,
             counters=self.counters,
             bookmark_interval=bookmark_interval,
+            tls=self.security.tls_context("127.0.0.1"),
+            gate=self.security.gate,
         )
+        self.aggregator = Aggregator(self.store)
+        self.pod_security = PodSecurity(self.store)
         self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
         self.kubelet = self.controllers.kubelet
         self.webhooks = self.controllers.webhooks
@@ -75,8 +90,16 @@ class Simulator:
             self._saved_rv = int(self.store.resource_version)
         for namespace in self.namespaces:
             self.store.ensure_namespace(namespace)
+        self.security.install(self.server.add_subresource)
+        self.aggregator.start()
+        self.pod_security.install()
         if self.kubeconfig_path is not None:
-            write_kubeconfig(self.kubeconfig_path, self.url)
+            write_kubeconfig(
+                self.kubeconfig_path,
+                self.url,
+                cluster=self.security.kubeconfig_cluster(),
+                user=self.security.kubeconfig_user(),
+            )
         self.controllers.start()
         self.server.start()
         if self.state_dir is not None:
@@ -92,7 +115,9 @@ class Simulator:
         self._stopping.set()
         self.server.stop()
         self.controllers.stop()
+        self.aggregator.stop()
         self.store.close()
+        self.security.close()
         self.clock.close()
         if self._saver is not None:
             self._saver.join(timeout=5)

@@ -9,7 +9,7 @@ it. The DAG fails when a task failed and nothing handles the failure (continueOn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesim.argo.expressions import (
     dependencies_expression,
@@ -17,6 +17,7 @@ from kubesim.argo.expressions import (
     evaluate_depends,
     evaluate_when,
 )
+from kubesim.argo.nodes import Walker
 from kubesim.argo.phases import (
     ERROR,
     FAILED,
@@ -30,9 +31,6 @@ from kubesim.argo.phases import (
 )
 from kubesim.argo.steps import add_aggregate_to_scope, add_outputs_to_scope, continues_on, template_outputs
 from kubesim.argo.values import WorkflowError, expand, substitute
-
-if TYPE_CHECKING:
-    from kubesim.argo.operation import Operation
 
 _HANDLING = (".Failed", ".Errored", ".AllFailed", ".AnySucceeded")
 
@@ -62,7 +60,7 @@ def _order(tasks: dict[str, dict[str, Any]], depends_on: dict[str, list[str]]) -
 
 class _Dag:
     def __init__(
-        self, op: Operation, node: dict[str, Any], template: dict[str, Any], scope: dict[str, str]
+        self, op: Walker, node: dict[str, Any], template: dict[str, Any], scope: dict[str, str]
     ) -> None:
         self.op = op
         self.node = node
@@ -289,6 +287,6 @@ class _Dag:
 
 
 def execute_dag(
-    op: Operation, node: dict[str, Any], template: dict[str, Any], scope: dict[str, str]
+    op: Walker, node: dict[str, Any], template: dict[str, Any], scope: dict[str, str]
 ) -> dict[str, Any]:
     return _Dag(op, node, template, scope).run()

@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubesim.argo import dag, steps
-from kubesim.argo.names import attempt_name, node_id, pod_name
+from kubesim.argo.names import attempt_name, pod_name
+from kubesim.argo.nodes import NodeBook
 from kubesim.argo.phases import (
     ERROR,
     FAILED,
-    FULFILLED,
     OMITTED,
     PENDING,
     RUNNING,
@@ -67,7 +67,9 @@ class Outcome:
     requeue_after: float | None = None
 
 
-class Operation:
+class Operation(NodeBook):
+    """One pass over one Workflow; node bookkeeping is NodeBook's, the walk over templates is here."""
+
     def __init__(
         self,
         workflow: dict[str, Any],
@@ -96,10 +98,7 @@ class Operation:
         self.scripting = scripting
         self.outcome = Outcome(self.workflow)
         self.scope = self._global_scope()
-        self._active: dict[str, int] = {}  # boundary id → unfinished pods, steps and DAGs in it
-        self._unsuccessful: dict[str, int] = {}  # boundary id → failed or errored nodes in it
-        for node in self.nodes.values():
-            self._tally(node, +1)
+        NodeBook.__init__(self, self.name, self.nodes, self.timestamp)
 
     # --- the workflow --------------------------------------------------------------------------------
 
@@ -239,93 +238,6 @@ class Operation:
     def requeue(self, seconds: float) -> None:
         current = self.outcome.requeue_after
         self.outcome.requeue_after = seconds if current is None else min(current, seconds)
-
-    # --- nodes ---------------------------------------------------------------------------------------
-
-    def node(self, name: str) -> dict[str, Any] | None:
-        return self.nodes.get(node_id(self.name, name))
-
-    def init_node(
-        self,
-        name: str,
-        kind: str,
-        template_name: str,
-        boundary_id: str,
-        phase: str,
-        message: str = "",
-        inputs: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        identifier = node_id(self.name, name)
-        boundary = self.nodes.get(boundary_id) if boundary_id else None
-        display = name
-        if boundary is not None:
-            display = name[len(boundary["name"]) :] if name.startswith(boundary["name"]) else name
-            display = steps.strip_separator(display)
-        node: dict[str, Any] = {
-            "id": identifier,
-            "name": name,
-            "displayName": display,
-            "type": kind,
-            "templateName": template_name,
-            "templateScope": f"local/{self.name}",
-            "phase": phase,
-            "startedAt": self.timestamp,
-            "finishedAt": self.timestamp if phase in FULFILLED else None,
-        }
-        if boundary_id:
-            node["boundaryID"] = boundary_id
-        if inputs:
-            node["inputs"] = {"parameters": inputs}
-        if message:
-            node["message"] = message
-        self.nodes[identifier] = node
-        self._tally(node, +1)
-        return node
-
-    def mark(self, node: dict[str, Any], phase: str, message: str | None = None) -> dict[str, Any]:
-        self._tally(node, -1)
-        node["phase"] = phase
-        self._tally(node, +1)
-        if phase in FULFILLED and not node.get("finishedAt"):
-            node["finishedAt"] = self.timestamp
-        if message is not None:
-            if message:
-                node["message"] = message
-            else:
-                node.pop("message", None)
-        return node
-
-    def add_child(self, parent: dict[str, Any], child: dict[str, Any]) -> None:
-        children = parent.setdefault("children", [])
-        if child["id"] not in children:
-            children.append(child["id"])
-
-    def outbound(self, node: dict[str, Any]) -> list[str]:
-        """The node ids a following node hangs from: the node itself, or its own outbound nodes."""
-        if node["type"] in ("Pod", "Skipped", "Suspend"):
-            return [node["id"]]
-        if node.get("outboundNodes"):
-            return list(node["outboundNodes"])
-        if node["type"] in ("Retry", "TaskGroup"):
-            found: list[str] = []
-            for child in node.get("children") or []:
-                found += self.outbound(self.nodes[child])
-            return found or [node["id"]]
-        return [node["id"]]
-
-    def _tally(self, node: dict[str, Any], sign: int) -> None:
-        boundary = node.get("boundaryID", "")
-        if node["type"] in ("Pod", "Steps", "DAG") and not fulfilled(node):
-            self._active[boundary] = self._active.get(boundary, 0) + sign
-        if node["phase"] in UNSUCCESSFUL:
-            self._unsuccessful[boundary] = self._unsuccessful.get(boundary, 0) + sign
-
-    def active_in(self, boundary_id: str) -> int:
-        """Unfinished pods, steps and DAGs directly in a boundary (what template parallelism limits)."""
-        return self._active.get(boundary_id, 0)
-
-    def unsuccessful_in(self, boundary_id: str) -> bool:
-        return self._unsuccessful.get(boundary_id, 0) > 0
 
     def start_blocker(self, boundary_id: str) -> str | None:
         """Why no new child may start in this boundary now: None (it may), WAIT (parallelism), or the

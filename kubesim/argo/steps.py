@@ -8,22 +8,12 @@ group's steps has the next group as child.
 from __future__ import annotations
 
 import json
-import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesim.argo.expressions import evaluate_when
+from kubesim.argo.nodes import Walker
 from kubesim.argo.phases import WAIT, fulfilled
 from kubesim.argo.values import WorkflowError, expand, substitute
-
-if TYPE_CHECKING:
-    from kubesim.argo.operation import Operation
-
-_SEPARATOR = re.compile(r"^(\[\d+\])?\.")
-
-
-def strip_separator(display: str) -> str:
-    """`[0].train` → `train`, `.task` → `task` (how Argo derives display names from its boundary)."""
-    return _SEPARATOR.sub("", display)
 
 
 def continues_on(step: dict[str, Any], phase: str) -> bool:
@@ -83,7 +73,7 @@ def template_outputs(template: dict[str, Any], scope: dict[str, str]) -> dict[st
 
 
 def execute_steps(
-    op: Operation, node: dict[str, Any], template: dict[str, Any], scope: dict[str, str]
+    op: Walker, node: dict[str, Any], template: dict[str, Any], scope: dict[str, str]
 ) -> dict[str, Any]:
     scope = dict(scope)
     groups = template.get("steps") or []
@@ -117,7 +107,7 @@ def execute_steps(
     return op.mark(node, "Succeeded")
 
 
-def _group_outbound(op: Operation, group: dict[str, Any]) -> list[str]:
+def _group_outbound(op: Walker, group: dict[str, Any]) -> list[str]:
     found: list[str] = []
     for child_id in group.get("children") or []:
         found += op.outbound(op.nodes[child_id])
@@ -125,7 +115,7 @@ def _group_outbound(op: Operation, group: dict[str, Any]) -> list[str]:
 
 
 def _remember_outputs(
-    op: Operation, group: dict[str, Any], group_steps: list[dict[str, Any]], scope: dict[str, str]
+    op: Walker, group: dict[str, Any], group_steps: list[dict[str, Any]], scope: dict[str, str]
 ) -> None:
     for step in group_steps:
         child_name = f"{group['name']}.{step.get('name')}"
@@ -143,7 +133,7 @@ def _remember_outputs(
 
 
 def _execute_group(
-    op: Operation,
+    op: Walker,
     group: dict[str, Any],
     group_steps: list[dict[str, Any]],
     boundary_id: str,

@@ -10,6 +10,7 @@ import contextlib
 import json
 import logging
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -24,7 +25,7 @@ from kubesim.jsonutil import dumps
 from kubesim.resources import ResourceType
 from kubesim.server import discovery, routing, verbs
 from kubesim.server.negotiation import Query, parse_accept
-from kubesim.server.types import ApiRequest, Response, SubresourceHandler, json_response
+from kubesim.server.types import ApiRequest, Gate, Response, SubresourceHandler, json_response
 from kubesim.server.watchstream import DropConnection
 from kubesim.store import Store
 
@@ -43,8 +44,12 @@ class ApiServer:
         faults: Faults | None = None,
         counters: Counters | None = None,
         bookmark_interval: float = 1.0,
+        tls: ssl.SSLContext | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.store = store
+        self.tls = tls
+        self.gate = gate
         self.faults = faults or Faults()
         self.counters = counters or Counters()
         self.bookmark_interval = bookmark_interval
@@ -56,14 +61,15 @@ class ApiServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.address}"
+        return f"{'https' if self.tls else 'http'}://{self.address}"
 
     @property
     def address(self) -> str:
         return f"{self._host}:{self._httpd.server_port}"
 
     def add_subresource(self, resource: str, name: str, handler: SubresourceHandler) -> None:
-        """Serve /<resource>/<name>/<subresource> (e.g. pods/log) with `handler(ApiRequest) -> Response`."""
+        """Serve /<resource>/<name>/<subresource> (e.g. pods/log) with `handler(ApiRequest) -> Response`;
+        `name=""` answers a create-only resource that is never stored (the review kinds)."""
         self._subresources[(self.store.resource(resource).key, name)] = handler
 
     def subresource_handler(self, resource: ResourceType, name: str) -> SubresourceHandler | None:
@@ -90,6 +96,8 @@ class ApiServer:
         route = request.route
         if route.kind == "resource":
             request.resource = self.store.registry.lookup(route.group, route.version, route.plural)
+        if self.gate is not None:
+            self.gate.admit(request)
         if (latency := self.faults.take("latency", request.facts)) is not None:
             time.sleep(latency.seconds)
         if (failure := self.faults.take("error", request.facts)) is not None:
@@ -161,6 +169,18 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     api: ApiServer
 
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """With TLS, the handshake happens here, on the connection's own thread, not in accept()."""
+        context = self.api.tls
+        if context is not None:
+            try:
+                request = context.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError) as error:
+                log.debug("kubesim: TLS handshake with %s failed: %s", client_address, error)
+                request.close()
+                return
+        super().finish_request(request, client_address)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up (a stopped watch, a killed kubectl) are normal; anything else is logged."""
         error = sys.exc_info()[1]
@@ -215,6 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
             Query(dict(parse_qsl(parts.query, keep_blank_values=True))),
             {k.lower(): v for k, v in self.headers.items()},
             b"",
+            peer_certificate=self._peer_certificate(),
         )
         try:
             request.body = self._read_body()
@@ -230,6 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
             RouteKey(self.command, route.template, request.verb, request.resource_name, response.status)
         )
         self._write(response)
+
+    def _peer_certificate(self) -> dict[str, Any] | None:
+        getpeercert = getattr(self.connection, "getpeercert", None)
+        return getpeercert() or None if getpeercert is not None else None
 
     def _head(self, response: Response, extra: list[tuple[str, str]]) -> bytes:
         lines = [

@@ -19,6 +19,13 @@ _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "updat
 _WRITE_PARAMS = ["dryRun", "fieldManager", "fieldValidation"]
 
 
+_SUBRESOURCE_VERBS = {
+    "status": ["get", "patch", "update"],
+    "scale": ["get", "patch", "update"],
+    "token": ["create"],
+}
+
+
 def version_info() -> dict[str, str]:
     return {
         **KUBERNETES_VERSION,
@@ -55,7 +62,7 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
             "singularName": resource.singular,
             "namespaced": resource.namespaced,
             "kind": resource.kind,
-            "verbs": _VERBS,
+            "verbs": list(resource.verbs) or _VERBS,
         }
         if resource.short_names:
             entry["shortNames"] = list(resource.short_names)
@@ -63,7 +70,7 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
             entry["categories"] = list(resource.categories)
         resources.append(entry)
         for sub in resource.subresources:
-            verbs = ["get", "patch", "update"] if sub in ("status", "scale") else ["update"]
+            verbs = _SUBRESOURCE_VERBS.get(sub, ["update"])
             resources.append(
                 {
                     "name": f"{resource.plural}/{sub}",

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from kubesim.errors import bad_request, not_acceptable, unsupported_media_type
+from kubesim.server import protobuf
 
 PATCH_TYPES = {
     "application/merge-patch+json": "merge",
@@ -67,6 +68,11 @@ def decode_body(raw: bytes, content_type: str | None, *, patch: bool = False) ->
         if media not in PATCH_TYPES:
             raise unsupported_media_type(media or "(none)")
         kind = PATCH_TYPES[media]
+    elif media == protobuf.MEDIA_TYPE:
+        document = protobuf.decode(raw)
+        if document is None:
+            raise unsupported_media_type(media)
+        return document, ""
     else:
         if media not in ("application/json", "application/yaml", ""):
             raise unsupported_media_type(media)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from kubesim.faults import RequestFacts
+from kubesim.faults import Faults, RequestFacts
+from kubesim.identity import User
 from kubesim.jsonutil import dumps
 from kubesim.resources import ResourceType
 from kubesim.server.negotiation import Accept, Query
 from kubesim.server.routing import Route
+from kubesim.store import Store
 
 
 @dataclass
@@ -23,6 +25,10 @@ class ApiRequest:
     body: bytes
     accept: Accept = field(default_factory=Accept)
     resource: ResourceType | None = None
+    #: the verified TLS client certificate (`ssl.SSLSocket.getpeercert()`), if the client sent one
+    peer_certificate: dict[str, Any] | None = None
+    #: who sent it, once the gate authenticated it (None when the server runs without a gate)
+    user: User | None = None
 
     @property
     def facts(self) -> RequestFacts:
@@ -70,3 +76,21 @@ def json_response(status: int, document: Any, headers: list[tuple[str, str]] | N
 
 
 SubresourceHandler = Callable[[ApiRequest], Response]
+
+
+class Backend(Protocol):
+    """What the verbs need from the server that dispatches to them (the store, faults, plug-ins), declared
+    here so `verbs` does not import `app` and the arrows run one way: app → verbs → types."""
+
+    store: Store
+    faults: Faults
+    bookmark_interval: float
+
+    def subresource_handler(self, resource: ResourceType, name: str) -> SubresourceHandler | None: ...
+
+
+class Gate(Protocol):
+    """Authentication and authorization in front of dispatch: `admit` sets `request.user` or raises the
+    ApiError the client gets (401 Unauthorized, 403 Forbidden). kubesim.auth.gate implements it."""
+
+    def admit(self, request: ApiRequest) -> None: ...

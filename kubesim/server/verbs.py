@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesim import table
 from kubesim.errors import (
@@ -18,12 +18,9 @@ from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesim.resources import ResourceType, View
 from kubesim.selectors import Selector, parse_field_selector, parse_label_selector
 from kubesim.server.negotiation import decode_body
-from kubesim.server.types import ApiRequest, Response, json_response
+from kubesim.server.types import ApiRequest, Backend, Response, json_response
 from kubesim.server.watchstream import error_event, stream_events
 from kubesim.store import BACKGROUND, DELETED, WriteOptions
-
-if TYPE_CHECKING:
-    from kubesim.server.app import ApiServer
 
 _DEFAULT_WATCH_TIMEOUT = 1800.0
 
@@ -42,7 +39,7 @@ def present(obj: dict[str, Any], resource: ResourceType, version: str) -> dict[s
     return {**obj, "apiVersion": resource.api_version(version)}
 
 
-def _stored(server: ApiServer, resource: ResourceType) -> ResourceType:
+def _stored(server: Backend, resource: ResourceType) -> ResourceType:
     """Where the resource's objects are kept: itself, or for a view the resource it shows."""
     if resource.view is None:
         return resource
@@ -90,8 +87,14 @@ def _write_options(request: ApiRequest) -> WriteOptions:
 
 def _written(status: int, obj: dict[str, Any], request: ApiRequest, options: WriteOptions) -> Response:
     assert request.resource is not None
-    headers = [("Warning", f'299 - "{w}"') for w in options.warnings]
+    headers = [("Warning", warning_header(w)) for w in options.warnings]
     return json_response(status, present(obj, request.resource, request.route.version), headers)
+
+
+def warning_header(text: str) -> str:
+    """A `Warning: 299 - "text"` value; quotes and backslashes escaped as in an RFC 7230 quoted-string."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
 
 
 def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str, Any]:
@@ -127,7 +130,7 @@ def _check_body(request: ApiRequest, body: Any, *, check_name: bool) -> dict[str
     return body
 
 
-def get(server: ApiServer, request: ApiRequest) -> Response:
+def get(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     obj = server.store.get_snapshot(_stored(server, resource), request.route.name, _namespace(request))
@@ -146,7 +149,7 @@ def get(server: ApiServer, request: ApiRequest) -> Response:
     return json_response(200, present(obj, resource, request.route.version))
 
 
-def list_(server: ApiServer, request: ApiRequest) -> Response:
+def list_(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     query = request.query
@@ -194,7 +197,7 @@ def list_(server: ApiServer, request: ApiRequest) -> Response:
     )
 
 
-def watch(server: ApiServer, request: ApiRequest) -> Response:
+def watch(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     query = request.query
@@ -256,7 +259,7 @@ def watch(server: ApiServer, request: ApiRequest) -> Response:
     return Response(200, chunks)
 
 
-def create(server: ApiServer, request: ApiRequest) -> Response:
+def create(server: Backend, request: ApiRequest) -> Response:
     if request.route.name:
         raise method_not_allowed("POST")
     body = _check_body(
@@ -273,7 +276,7 @@ def create(server: ApiServer, request: ApiRequest) -> Response:
     return _written(201, obj, request, options)
 
 
-def update(server: ApiServer, request: ApiRequest) -> Response:
+def update(server: Backend, request: ApiRequest) -> Response:
     body = _check_body(
         request, decode_body(request.body, request.headers.get("content-type"))[0], check_name=True
     )
@@ -293,7 +296,7 @@ def update(server: ApiServer, request: ApiRequest) -> Response:
     return _written(200, obj, request, options)
 
 
-def patch(server: ApiServer, request: ApiRequest) -> Response:
+def patch(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     document, patch_type = decode_body(request.body, request.headers.get("content-type"), patch=True)
@@ -318,7 +321,7 @@ def patch(server: ApiServer, request: ApiRequest) -> Response:
 
 
 def _patch_view(
-    server: ApiServer,
+    server: Backend,
     request: ApiRequest,
     resource: ResourceType,
     view: View,
@@ -374,7 +377,7 @@ def _propagation(request: ApiRequest, options: dict[str, Any]) -> str | None:
     return policy
 
 
-def delete(server: ApiServer, request: ApiRequest) -> Response:
+def delete(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     body = _delete_options(request)
@@ -405,7 +408,7 @@ def delete(server: ApiServer, request: ApiRequest) -> Response:
     )
 
 
-def delete_collection(server: ApiServer, request: ApiRequest) -> Response:
+def delete_collection(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     body = _delete_options(request)
@@ -434,7 +437,7 @@ def delete_collection(server: ApiServer, request: ApiRequest) -> Response:
 
 
 def _delete_through_view(
-    server: ApiServer,
+    server: Backend,
     request: ApiRequest,
     resource: ResourceType,
     propagation: str | None,
@@ -467,7 +470,7 @@ def _delete_through_view(
     return deleted
 
 
-def dispatch(server: ApiServer, request: ApiRequest) -> Response:
+def dispatch(server: Backend, request: ApiRequest) -> Response:
     """Route a resource request to its verb (subresources other than status go to plug-ins)."""
     resource, route = request.resource, request.route
     assert resource is not None
@@ -475,6 +478,11 @@ def dispatch(server: ApiServer, request: ApiRequest) -> Response:
         raise path_not_found(request.path)
     if not resource.namespaced and route.namespace is not None:
         raise path_not_found(request.path)
+    if not resource.stored:
+        handler = server.subresource_handler(resource, "")
+        if handler is None or request.verb not in resource.verbs or route.name or route.subresource:
+            raise method_not_allowed(request.method)
+        return handler(request)
     if route.subresource and route.subresource != "status":
         handler = server.subresource_handler(resource, route.subresource)
         if handler is None:

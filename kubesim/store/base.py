@@ -29,6 +29,8 @@ class AdmissionRequest:
     subresource: str = ""
     dry_run: bool = False
     user_agent: str = ""
+    #: what the client gets back as `Warning` headers (a hook appends; the write's own list)
+    warnings: list[str] = field(default_factory=list)
 
 
 AdmissionHook = Callable[[AdmissionRequest], "dict[str, Any] | None"]

@@ -41,7 +41,13 @@ def default_on_create(resource: ResourceType, obj: dict[str, Any]) -> None:
 def default_on_write(resource: ResourceType, obj: dict[str, Any]) -> None:
     """Defaults applied on every write (create and update)."""
     group_kind = (resource.group, resource.kind)
-    if group_kind == ("", "Secret") and "stringData" in obj:
+    if group_kind == ("", "Namespace"):  # the apiserver labels every namespace with its own name
+        metadata = obj.setdefault("metadata", {})
+        metadata["labels"] = {
+            **(metadata.get("labels") or {}),
+            "kubernetes.io/metadata.name": metadata.get("name"),
+        }
+    elif group_kind == ("", "Secret") and "stringData" in obj:
         data = obj.setdefault("data", {})
         for key, value in (obj.pop("stringData") or {}).items():
             data[key] = base64.b64encode(str(value).encode()).decode()

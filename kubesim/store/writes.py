@@ -137,6 +137,7 @@ class WritesMixin(StoreBase):
             subresource,
             options.dry_run,
             options.user_agent,
+            options.warnings,
         )
         obj = self._run_admission(request, self._mutating) or obj
         obj = self._validated(resource, obj, options)

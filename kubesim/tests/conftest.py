@@ -207,3 +207,60 @@ def kubectl(cluster: Cluster, kubectl_home: Path, namespace: str):
         return result
 
     return run
+
+
+@dataclass
+class SecureCluster:
+    """A cluster that authenticates and authorizes: `admin` is a session with the kubeconfig's credentials,
+    `as_token(t)` / `anonymous()` sessions trust the cluster's CA and carry only what they are given."""
+
+    kubeconfig_path: Path
+    url: str
+    ca_file: str | bool
+    admin: requests.Session
+
+    def session(self, token: str | None = None) -> requests.Session:
+        session = requests.Session()
+        session.verify = self.ca_file
+        if token:
+            session.headers["Authorization"] = f"Bearer {token}"
+        return session
+
+    def call(self, session: requests.Session, method: str, path: str, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", 10)
+        kwargs.setdefault(
+            "verify", session.verify
+        )  # a session's verify loses to REQUESTS_CA_BUNDLE otherwise
+        return session.request(method, self.url + path, **kwargs)
+
+
+def _secure(path: Path) -> SecureCluster:
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=str(path), client_configuration=configuration)
+    admin = requests.Session()
+    admin.verify = configuration.ssl_ca_cert or True
+    if configuration.cert_file:
+        admin.cert = (configuration.cert_file, configuration.key_file)
+    authorization = configuration.get_api_key_with_prefix("BearerToken") or configuration.api_key.get(
+        "authorization"
+    )
+    if authorization:
+        admin.headers["Authorization"] = authorization
+    return SecureCluster(path, str(configuration.host), configuration.ssl_ca_cert or True, admin)
+
+
+@pytest.fixture(scope="session")
+def secure_cluster() -> Iterator[SecureCluster]:
+    """HTTPS + authentication + RBAC: the simulator with `https=True, auth=True`, or the cluster that
+    KUBESIM_CONTRACT_KUBECONFIG names (any real cluster is secured this way)."""
+    external = os.environ.get("KUBESIM_CONTRACT_KUBECONFIG")
+    if external:
+        cluster = _secure(Path(external))
+        yield cluster
+        cluster.admin.close()
+        return
+    with running_simulator(https=True, auth=True) as simulator:
+        assert simulator.kubeconfig_path is not None
+        cluster = _secure(simulator.kubeconfig_path)
+        yield cluster
+        cluster.admin.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import textwrap
@@ -166,3 +167,46 @@ def test_server_side_apply_through_kubectl(kubectl) -> None:
     assert "conflict" in conflict.stderr.lower()
     kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-", stdin=other)
     assert kubectl("get", "configmap", "ssa", "-o", "jsonpath={.data.a}").stdout == "2"
+
+
+def test_kubectl_create_sends_protobuf_for_configmaps_secrets_and_service_accounts(
+    kubectl, namespace: str
+) -> None:
+    """kubectl's generators send `application/vnd.kubernetes.protobuf`, which the apiserver reads."""
+    assert (
+        "configmap/settings created"
+        in kubectl("create", "configmap", "settings", "--from-literal=a=b").stdout
+    )
+    assert (
+        "secret/token created" in kubectl("create", "secret", "generic", "token", "--from-literal=p=q").stdout
+    )
+    assert "serviceaccount/bot created" in kubectl("create", "serviceaccount", "bot").stdout
+    data = kubectl("get", "configmap", "settings", "-o", "jsonpath={.data.a}").stdout
+    secret = kubectl("get", "secret", "token", "-o", "jsonpath={.data.p} {.type}").stdout
+    assert (data, secret) == ("b", "cQ== Opaque")
+
+
+def test_kubectl_create_namespace_sends_protobuf(kubectl, core) -> None:
+    name = f"kst-pb-{os.getpid()}"
+    try:
+        assert f"namespace/{name} created" in kubectl("create", "namespace", name).stdout
+        assert core.read_namespace(name).metadata.labels == {"kubernetes.io/metadata.name": name}
+    finally:
+        core.delete_namespace(name)
+
+
+def test_kubectl_create_deployment_and_job_send_protobuf(kubectl) -> None:
+    """`kubectl create deployment|job` build the object from flags and send it as protobuf."""
+    created = kubectl("create", "deployment", "web", "--image=nginx", "--port=80", "--replicas=2")
+    assert "deployment.apps/web created" in created.stdout
+    spec = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)["spec"]
+    assert (spec["replicas"], spec["selector"]) == (2, {"matchLabels": {"app": "web"}})
+    assert spec["template"]["spec"]["containers"] == [
+        {"name": "nginx", "image": "nginx", "ports": [{"containerPort": 80}], "resources": {}}
+    ]
+    assert (
+        "job.batch/once created"
+        in kubectl("create", "job", "once", "--image=busybox", "--", "echo", "hi").stdout
+    )
+    job = json.loads(kubectl("get", "job", "once", "-o", "json").stdout)["spec"]["template"]["spec"]
+    assert (job["containers"][0]["command"], job["restartPolicy"]) == (["echo", "hi"], "Never")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 from kubernetes import client, config
 
 from kubesim.errors import ApiError, forbidden
@@ -196,15 +198,18 @@ def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
     )
     try:
         line = process.stdout.readline() if process.stdout else ""
-        assert line.startswith("listening on http://127.0.0.1:")
+        assert line.startswith("listening on https://127.0.0.1:")
         url = line.split()[-1]
         assert url in kubeconfig.read_text()
-        assert requests.get(f"{url}/version", timeout=5).json()["major"] == "1"
-        team = requests.get(f"{url}/api/v1/namespaces/team-a", timeout=5).json()
-        assert team["status"]["phase"] == "Active", "--namespace creates it before the kubeconfig is written"
-        requests.post(
-            f"{url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "saved"}}, timeout=5
-        )
+        document = yaml.safe_load(kubeconfig.read_text())
+        ca = tmp_path / "ca.crt"
+        ca.write_bytes(base64.b64decode(document["clusters"][0]["cluster"]["certificate-authority-data"]))
+        assert requests.get(f"{url}/version", verify=str(ca), timeout=5).status_code == 401  # no token
+        api = config.new_client_from_config(config_file=str(kubeconfig))  # its CA and admin token
+        assert client.VersionApi(api).get_code().major == "1"
+        client.CoreV1Api(api).create_namespaced_config_map("default", {"metadata": {"name": "saved"}})
+        team = client.CoreV1Api(api).read_namespace("team-a")
+        assert team.status.phase == "Active", "--namespace creates it before the kubeconfig is written"
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0

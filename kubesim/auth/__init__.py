@@ -1,0 +1,1 @@
+"""Authentication (tokens, client certificates), RBAC authorization and the review APIs, as an apiserver."""

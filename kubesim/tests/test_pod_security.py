@@ -1,0 +1,193 @@
+"""Contract tests: Pod Security admission as the apiserver applies a namespace's labels. "Pod Security
+admission places requirements on a Pod's Security Context and other related fields according to the three
+levels defined by the Pod Security Standards: privileged, baseline, and restricted." (Pod Security Admission).
+Run against `secure_cluster` (the simulator, or KUBESIM_CONTRACT_KUBECONFIG)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kubesim.tests.conftest import SecureCluster
+
+Labels = dict[str, str]
+
+
+@pytest.fixture
+def labelled(secure_cluster: SecureCluster) -> Iterator[Callable[[Labels], str]]:
+    """`labelled({"pod-security.kubernetes.io/enforce": "restricted"})`: a new namespace with the labels."""
+    created: list[str] = []
+
+    def make(labels: Labels) -> str:
+        name = f"kst-psa-{uuid.uuid4().hex[:8]}"
+        body = {"metadata": {"name": name, "labels": labels}}
+        response = secure_cluster.call(secure_cluster.admin, "POST", "/api/v1/namespaces", json=body)
+        assert response.status_code == 201, response.text
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        secure_cluster.call(secure_cluster.admin, "DELETE", f"/api/v1/namespaces/{name}")
+
+
+def pod(name: str, **spec: Any) -> dict[str, Any]:
+    container = {"name": "main", "image": "busybox", **spec.pop("container", {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+RESTRICTED_CONTAINER = {
+    "securityContext": {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+}
+
+
+def create(cluster: SecureCluster, namespace: str, body: dict[str, Any], plural: str = "pods") -> Any:
+    prefix = "/apis/apps/v1" if plural == "deployments" else "/api/v1"
+    return cluster.call(cluster.admin, "POST", f"{prefix}/namespaces/{namespace}/{plural}", json=body)
+
+
+def warnings(response: Any) -> list[str]:
+    return [v for k, v in response.raw.headers.items() if k.lower() == "warning"]
+
+
+def test_enforce_restricted_refuses_a_default_pod_with_every_reason(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    """ "enforce: Policy violations will cause the pod to be rejected." The message lists each failed check as
+    `reason (detail)`, in the order the Pod Security Standards' checks run."""
+    namespace = labelled({"pod-security.kubernetes.io/enforce": "restricted"})
+    response = create(secure_cluster, namespace, pod("web"))
+    assert response.status_code == 403
+    assert response.json()["reason"] == "Forbidden"
+    assert response.json()["message"] == (
+        'pods "web" is forbidden: violates PodSecurity "restricted:latest": '
+        "allowPrivilegeEscalation != false "
+        '(container "main" must set securityContext.allowPrivilegeEscalation=false), '
+        "unrestricted capabilities "
+        '(container "main" must set securityContext.capabilities.drop=["ALL"]), '
+        "runAsNonRoot != true "
+        '(pod or container "main" must set securityContext.runAsNonRoot=true), '
+        "seccompProfile "
+        '(pod or container "main" must set securityContext.seccompProfile.type to '
+        '"RuntimeDefault" or "Localhost")'
+    )
+
+
+def test_enforce_restricted_admits_a_compliant_pod_without_warnings(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    namespace = labelled({"pod-security.kubernetes.io/enforce": "restricted"})
+    response = create(secure_cluster, namespace, pod("web", container=RESTRICTED_CONTAINER))
+    assert response.status_code == 201, response.text
+    assert warnings(response) == []
+
+
+def test_enforce_baseline_admits_a_plain_pod_and_refuses_host_access(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    """Baseline: "Minimally restrictive policy which prevents known privilege escalations" — a default pod
+    passes; host namespaces, privileged containers and hostPath volumes do not."""
+    namespace = labelled({"pod-security.kubernetes.io/enforce": "baseline"})
+    assert create(secure_cluster, namespace, pod("plain")).status_code == 201
+    response = create(
+        secure_cluster,
+        namespace,
+        pod(
+            "host",
+            hostNetwork=True,
+            container={"securityContext": {"privileged": True}},
+            volumes=[{"name": "root", "hostPath": {"path": "/"}}],
+        ),
+    )
+    assert response.status_code == 403
+    assert response.json()["message"] == (
+        'pods "host" is forbidden: violates PodSecurity "baseline:latest": '
+        "host namespaces (hostNetwork=true), "
+        'hostPath volumes (volume "root"), privileged (container "main" must not set '
+        "securityContext.privileged=true)"
+    )
+
+
+def test_warn_admits_the_pod_with_a_warning(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    """ "warn: Policy violations will trigger a user-facing warning, but are otherwise allowed.\" """
+    namespace = labelled({"pod-security.kubernetes.io/warn": "baseline"})
+    response = create(
+        secure_cluster, namespace, pod("web", container={"ports": [{"containerPort": 80, "hostPort": 8080}]})
+    )
+    assert response.status_code == 201
+    assert warnings(response) == [
+        '299 - "would violate PodSecurity \\"baseline:latest\\": '
+        'hostPort (container \\"main\\" uses hostPort 8080)"'
+    ]
+
+
+def test_workloads_only_warn_when_their_pod_template_would_be_refused(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    """ "both the audit and warning modes are applied to the workload resources. However, enforce mode is not
+    applied to workload resources, only to the resulting pod objects." (Workload resources and Pod templates);
+    the warn level defaults to the enforce level."""
+    namespace = labelled({"pod-security.kubernetes.io/enforce": "restricted"})
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{"name": "main", "image": "nginx", **RESTRICTED_CONTAINER}],
+                    "hostIPC": True,
+                },
+            },
+        },
+    }
+    response = create(secure_cluster, namespace, deployment, "deployments")
+    assert response.status_code == 201, response.text
+    assert warnings(response) == [
+        '299 - "would violate PodSecurity \\"restricted:latest\\": host namespaces (hostIPC=true)"'
+    ]
+
+
+def test_updates_are_checked_only_when_an_image_changes(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    """An update is evaluated only if it is "significant" (isSignificantPodUpdate: an image or the number of
+    containers changes); labels and status of a running pod stay writable after the namespace is labelled."""
+    namespace = labelled({})
+    assert create(secure_cluster, namespace, pod("web")).status_code == 201
+    secure_cluster.call(
+        secure_cluster.admin,
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}",
+        json={"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    path = f"/api/v1/namespaces/{namespace}/pods/web"
+    merge = {"Content-Type": "application/merge-patch+json"}
+    relabel = {"metadata": {"labels": {"tier": "front"}}}
+    assert (
+        secure_cluster.call(secure_cluster.admin, "PATCH", path, json=relabel, headers=merge).status_code
+        == 200
+    )
+    image = {"spec": {"containers": [{"name": "main", "image": "busybox:2"}]}}
+    strategic = {"Content-Type": "application/strategic-merge-patch+json"}
+    changed = secure_cluster.call(secure_cluster.admin, "PATCH", path, json=image, headers=strategic)
+    assert changed.status_code == 403
+    assert 'violates PodSecurity "restricted:latest"' in changed.json()["message"]
