@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
 from rest_framework.request import Request
@@ -27,7 +29,7 @@ class NamespaceGrantViewSet(viewsets.ViewSet):
     """Lists the namespaces the authenticated user was granted, with the strongest role in each."""
 
     @extend_schema(responses=NamespaceAccessSerializer)
-    def list(self, request: Request) -> Response:
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         scope = request_scope(request)
         namespaces = [
             {"namespace": name, "role": "editor" if name in scope.writable else "viewer"}

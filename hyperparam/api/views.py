@@ -87,7 +87,7 @@ class SweepViewSet(
 
     @extend_schema(parameters=TRIAL_PARAMETERS, responses=TrialSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=UncountedPagination)
-    def trials(self, request: Request, pk: str | None = None) -> Response:
+    def trials(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """The sweep's trials: `?phase=`, `metric_min`/`metric_max`, `param.<name>=`, `ordering=best`."""
         trials = self._trials(request, self.get_object())
         page = self.paginate_queryset(trials)
@@ -95,7 +95,7 @@ class SweepViewSet(
 
     @extend_schema(parameters=TRIAL_PARAMETERS, responses={(200, "text/csv"): str})
     @action(detail=True, methods=["get"], url_path="trials/csv")
-    def trials_csv(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
+    def trials_csv(self, request: Request, *args: Any, **kwargs: Any) -> StreamingHttpResponse:
         """The same trials (same filters and ordering) as CSV, one column per hyperparameter, streamed."""
         sweep = self.get_object()
         return csv_response(sweep, self._trials(request, sweep))
