@@ -6,6 +6,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import views
 
+handler404 = "argoml_site.views.not_found"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("argoml_site.api_urls")),

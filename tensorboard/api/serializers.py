@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from kube.api import HistorySerializer
+from kube.api import DNS_1123_LABEL, HistorySerializer, StrictCharField, StrictRegexField
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
 from tensorboard.models import Tensorboard, TensorboardHistory
@@ -54,8 +54,8 @@ class TensorboardDetailSerializer(TensorboardSerializer):
 
 
 class LogdirSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
-    path = serializers.CharField(max_length=2048)
+    name = StrictCharField(max_length=100)
+    path = StrictCharField(max_length=2048)
 
 
 class SpawnSerializer(serializers.Serializer):
@@ -63,14 +63,14 @@ class SpawnSerializer(serializers.Serializer):
     HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
     administrator allowed."""
 
-    namespace = serializers.RegexField(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", max_length=63)
-    workflow = serializers.CharField(required=False, max_length=253, help_text="The source's name.")
+    namespace = StrictRegexField(DNS_1123_LABEL, max_length=63)
+    workflow = StrictCharField(required=False, max_length=253, help_text="The source's name.")
     kind = serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
-    name = serializers.RegexField(
+    name = StrictRegexField(
         r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63, required=False, help_text="With `logdirs` only."
     )
     logdirs = LogdirSerializer(many=True, required=False, allow_empty=False)
-    idleTimeout = serializers.CharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")
+    idleTimeout = StrictCharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")
 
     def validate_idleTimeout(self, value: str) -> Any:
         try:
