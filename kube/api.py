@@ -111,7 +111,7 @@ def _dotted(errors: Any, prefix: str) -> Iterator[tuple[str, list[str]]]:
 def query_values(request: Request) -> dict[str, str]:
     """The query parameters as a plain dict (the last value of each): given a QueryDict, DRF would read
     `?phase=` as if `phase` were absent, so an empty value would pass where the schema forbids it."""
-    return dict(request.query_params.items())
+    return {key: str(value) for key, value in request.query_params.items()}
 
 
 class MirrorFilterSet(serializers.Serializer):
