@@ -36,13 +36,11 @@ SETTINGS = settings(
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def print_settings(request: pytest.FixtureRequest) -> None:
-    """The figures a run was made with, in the test output (uncaptured)."""
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    line = f"schemathesis {schemathesis.__version__}, all checks, per operation: {SETTINGS}"
-    if reporter is not None:
-        reporter.write_line(line)
+@pytest.fixture
+def print_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    """The figures the run is made with, in the test output (uncaptured), once per run."""
+    with capsys.disabled():
+        print(f"\nschemathesis {schemathesis.__version__}, all checks, per operation: {SETTINGS}")
 
 
 @pytest.fixture
@@ -98,7 +96,7 @@ DOCUMENT_BODIES = {
 
 @schema.parametrize()
 @SETTINGS
-def test_the_api_keeps_its_schema(case: Any, editor_token: str) -> None:
+def test_the_api_keeps_its_schema(case: Any, editor_token: str, print_settings: None) -> None:
     document = (case.method.upper(), case.operation.path) in DOCUMENT_BODIES
     excluded = [positive_data_acceptance] if document else []
     case.call_and_validate(headers={"Authorization": f"Token {editor_token}"}, excluded_checks=excluded)
