@@ -33,14 +33,17 @@ def namespace_in_body(data: Any) -> str | None:
     if not isinstance(data, dict):
         return None
     metadata = data.get("metadata")
-    named = [data.get("namespace"), metadata.get("namespace") if isinstance(metadata, dict) else None]
-    present = {value for value in named if value not in (None, "")}
+    named = {"namespace": data.get("namespace")}
+    if isinstance(metadata, dict):
+        named["metadata.namespace"] = metadata.get("namespace")
+    for field, value in named.items():
+        # Checked before the values meet a set: a list or an object in either place is a 400, not a 500.
+        if value is not None and not isinstance(value, str):
+            raise exceptions.ValidationError({field: ["Must be a string."]})
+    present = {value for value in named.values() if value}
     if len(present) > 1:
         raise exceptions.ValidationError({"namespace": ["namespace and metadata.namespace disagree."]})
-    value = present.pop() if present else None
-    if value is not None and not isinstance(value, str):
-        raise exceptions.ValidationError({"namespace": ["Must be a string."]})
-    return value
+    return present.pop() if present else None
 
 
 def require_namespace(request: Request, namespace: str, role: Role) -> None:

@@ -311,6 +311,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Request bodies get their own components, so `required`, `minLength` and `readOnly` say what a
+    # request must carry (schemathesis checks that schema-valid requests are accepted).
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "argoml_site.openapi.add_error_responses",
+    ],
 }
 
 LANGUAGE_CODE = "en-us"

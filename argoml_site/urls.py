@@ -17,6 +17,8 @@ admin.site.login_form = signin.LockoutAdminAuthenticationForm
 # The admin's "View site" leads to the dashboard, as does the bare address `make run` prints.
 admin.site.site_url = "/dashboard/"
 
+handler404 = "argoml_site.views.not_found"
+
 urlpatterns = [
     path(
         "",

@@ -9,6 +9,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from django.views.decorators.http import require_GET
 from prometheus_client.exposition import choose_encoder
 
@@ -40,6 +41,13 @@ def _redis_ready() -> None:
 
 def _cluster_ready() -> None:
     cluster_reachable(timeout=READINESS_TIMEOUT_SECONDS)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """404 for a path no pattern matches: JSON under /api/ (as every API answer is), the page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
 
 
 @require_GET

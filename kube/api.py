@@ -4,10 +4,11 @@ does not take a request."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -25,18 +26,106 @@ class HistorySerializer(serializers.ModelSerializer):
         read_only_fields = HISTORY_FIELDS
 
 
+# A namespace is a DNS-1123 label; names follow their kind's rule (the manifests' serializers say which).
+DNS_1123_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+class StrictCharField(serializers.CharField):
+    """A string as the schema says: DRF's CharField would take 7 or 1.5 from JSON and turn them into text."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictRegexField(serializers.RegexField):
+    """A string matching a pattern; a number is not coerced into one (see StrictCharField)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.", code="invalid")
+        return super().to_internal_value(data)
+
+
+class ManifestMetadataSerializer(serializers.Serializer):
+    """A manifest's `metadata` as the API takes it: a name and a namespace (the API checks access there),
+    labels and annotations. Subclasses narrow `name` to their kind's rule."""
+
+    name = StrictRegexField(DNS_1123_SUBDOMAIN, max_length=253)
+    namespace = StrictRegexField(DNS_1123_LABEL, max_length=63)
+    labels = serializers.DictField(child=StrictCharField(allow_blank=True, max_length=63), required=False)
+    annotations = serializers.DictField(child=StrictCharField(allow_blank=True), required=False)
+
+
+class Problem(Protocol):
+    """A field at fault and what is wrong with it (each app's FieldError)."""
+
+    path: str
+    message: str
+
+
+class ManifestSerializer(serializers.Serializer):
+    """A manifest as `kubectl apply` takes it. The schema states the envelope (kind, apiVersion, `metadata`
+    per `metadata_serializer`); `check` is the kind's own validation, as the admission webhook runs it.
+    Errors are keyed by dotted path (`metadata.name`, `spec.tfReplicaSpecs.Worker.replicas`) and come
+    together, so one answer names every field at fault."""
+
+    metadata_serializer: type[serializers.Serializer] = ManifestMetadataSerializer
+
+    def check(self, manifest: dict[str, Any]) -> list[Problem]:
+        raise NotImplementedError
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        manifest = dict(self.initial_data)
+        problems: dict[str, list[str]] = {}
+        for error in self.check(manifest):
+            problems.setdefault(error.path or "non_field_errors", []).append(error.message)
+        metadata = self.metadata_serializer(data=manifest.get("metadata"))
+        if not metadata.is_valid():
+            for path, messages in _dotted(metadata.errors, "metadata"):
+                problems.setdefault(path, messages)  # the kind's own check words it better, when it has
+        if problems:
+            raise serializers.ValidationError(problems)
+        return manifest
+
+
+def metadata_field(serializer: type[serializers.Serializer]) -> serializers.DictField:
+    """`metadata` as the schema shows it (`serializer`'s fields); checked in ManifestSerializer.validate,
+    so its errors join the kind's under dotted paths instead of stopping them."""
+    field_class = type(f"{serializer.__name__}Field", (serializers.DictField,), {})
+    return extend_schema_field(serializer)(field_class)()
+
+
+def _dotted(errors: Any, prefix: str) -> Iterator[tuple[str, list[str]]]:
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            yield from _dotted(value, f"{prefix}.{key}")
+    else:
+        yield prefix, [str(message) for message in errors]
+
+
+def query_values(request: Request) -> dict[str, str]:
+    """The query parameters as a plain dict (the last value of each): given a QueryDict, DRF would read
+    `?phase=` as if `phase` were absent, so an empty value would pass where the schema forbids it."""
+    return {key: str(value) for key, value in request.query_params.items()}
+
+
 class MirrorFilterSet(serializers.Serializer):
     """Query parameters of a mirror's list, checked like any other input: `?namespace=&name=` (exact), and
     deleted resources only with `deleted=true`. Subclasses add fields named like the model's columns."""
 
-    namespace = serializers.CharField(required=False, max_length=63)
-    name = serializers.CharField(required=False, max_length=253)
+    namespace = serializers.RegexField(DNS_1123_LABEL, required=False, max_length=63)
+    name = serializers.RegexField(DNS_1123_SUBDOMAIN, required=False, max_length=253)
     deleted = serializers.BooleanField(required=False, default=False)
 
     @classmethod
     def filter(cls, request: Request, queryset: QuerySet[Any]) -> QuerySet[Any]:
         """`queryset` narrowed by the request's query parameters; a bad value is a 400 naming it."""
-        params = cls(data=request.query_params)
+        params = cls(data=query_values(request))
         params.is_valid(raise_exception=True)
         values = dict(params.validated_data)
         queryset = queryset.filter(deleted_at__isnull=not values.pop("deleted"))
@@ -50,6 +139,33 @@ class NewestFirst(CursorPagination):
     page_size = 100
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def get_page_size(self, request: Request) -> int:
+        """`?page_size=` as the schema states it: a whole number of at least 1 (above the maximum reads as
+        the maximum); anything else is a 400 naming it, not silently the default."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise exceptions.ValidationError(
+                {self.page_size_query_param: ["Must be a whole number, at least 1."]}
+            )
+        return min(value, self.max_page_size)
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {**parameter["schema"], "minimum": 1}
+        return parameters
+
+
+# The answer of an operation that calls the cluster and may find it unreachable (schema only).
+CLUSTER_UNAVAILABLE = OpenApiResponse(description="The cluster did not accept the request; try again later.")
 
 
 class ClusterUnavailable(exceptions.APIException):
@@ -76,7 +192,7 @@ class DeleteInClusterMixin:
     def delete_in_cluster(self, row: Any) -> None:
         raise NotImplementedError
 
-    @extend_schema(responses={202: None})
+    @extend_schema(responses={202: None, 503: CLUSTER_UNAVAILABLE})
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         row = self.get_object()  # type: ignore[attr-defined]
         if row.deleted_at is None:

@@ -7,16 +7,22 @@ from __future__ import annotations
 import argparse
 
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.utils.deconstruct import deconstructible
 
 from kube import names
 
 
 @deconstructible
-class KubernetesNameValidator:
-    """Refuses a value that is not a valid name of the given format (see `names.NameFormat`)."""
+class KubernetesNameValidator(RegexValidator):
+    """Refuses a value that is not a valid name of the given format (see `names.NameFormat`).
+
+    A RegexValidator so the OpenAPI schema states the name's pattern (drf-spectacular reads it from there),
+    and clients such as schemathesis know what a valid name is; the check and its words are Kubernetes'.
+    """
 
     def __init__(self, name_format: names.NameFormat) -> None:
+        super().__init__(rf"^{name_format.regex}$")
         self.name_format = name_format
 
     def __call__(self, value: object) -> None:

@@ -131,3 +131,30 @@ def test_the_namespaces_endpoint_lists_the_callers_reach(client, editor, django_
         "everywhere": False,
         "namespaces": [{"namespace": "team-a", "role": "editor"}, {"namespace": "team-c", "role": "viewer"}],
     }
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"namespace": {}}, "namespace"),
+        ({"namespace": ["team-a"]}, "namespace"),
+        ({"metadata": {"namespace": {}}}, "metadata.namespace"),
+        ({"namespace": "team-a", "metadata": {"namespace": 7}}, "metadata.namespace"),
+    ],
+)
+def test_a_namespace_that_is_not_a_string_is_a_400_naming_the_field(body, field):
+    from rest_framework.exceptions import ValidationError
+
+    from access.permissions import namespace_in_body
+
+    with pytest.raises(ValidationError) as raised:
+        namespace_in_body(body)
+    assert field in raised.value.detail
+
+
+def test_the_namespace_of_a_body_is_the_one_it_names_in_either_place():
+    from access.permissions import namespace_in_body
+
+    assert namespace_in_body({"namespace": "team-a", "metadata": {"namespace": "team-a"}}) == "team-a"
+    assert namespace_in_body({"metadata": {"namespace": "team-b"}}) == "team-b"
+    assert namespace_in_body({"namespace": ""}) is None

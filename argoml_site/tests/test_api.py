@@ -50,3 +50,49 @@ def test_swagger_ui_loads_its_assets_from_our_own_static_files(admin_client):
     asset_urls = re.findall(r'(?:src|href)="([^"]+)"', html)
     assert any("drf_spectacular_sidecar/swagger-ui-dist" in url for url in asset_urls)
     assert not [url for url in asset_urls if url.startswith(("http://", "https://", "//"))]
+
+
+def test_a_path_no_pattern_matches_is_a_json_404_under_api(admin_client):
+    response = admin_client.get("/api/jobs/0.5/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not found."}
+    assert admin_client.get("/dashboard/no-such-page/").headers["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("query", ["page_size=0", "page_size=abc", "phase=", "namespace=Team_A"])
+def test_a_list_refuses_what_its_schema_refuses(admin_client, query):
+    response = admin_client.get(f"/api/jobs/?{query}")
+    assert response.status_code == 400
+    assert set(response.json()) == {query.split("=")[0]}
+
+
+def test_every_operation_documents_the_errors_drf_answers(admin_client):
+    schema = admin_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    detail = schema["paths"]["/api/jobs/{id}/"]
+    assert {"401", "403", "404", "429"} <= set(detail["get"]["responses"])
+    assert {"202", "404", "503"} <= set(detail["delete"]["responses"])
+    create = schema["paths"]["/api/jobs/"]["post"]["responses"]
+    assert {"202", "400", "403", "413", "415", "503"} <= set(create)
+    assert "404" in schema["paths"]["/api/jobs/"]["get"]["responses"]  # an invalid cursor
+    assert schema["paths"]["/api/namespaces/"]["get"]["responses"]["200"]["content"]["application/json"][
+        "schema"
+    ] == {"$ref": "#/components/schemas/NamespaceAccess"}
+
+
+@pytest.mark.parametrize(
+    ("operation", "method", "expected"),
+    [
+        ({"responses": {}}, "get", {"401", "403", "429"}),
+        ({"parameters": [{"in": "query", "name": "cursor"}]}, "get", {"400", "401", "403", "404", "429"}),
+        (
+            {"parameters": [{"in": "path", "name": "id"}]},
+            "delete",
+            {"400", "401", "403", "404", "405", "429"},
+        ),
+        ({"requestBody": {}}, "post", {"400", "401", "403", "405", "413", "415", "429"}),
+    ],
+)
+def test_the_error_answers_follow_what_an_operation_takes(operation, method, expected):
+    from argoml_site.openapi import answers
+
+    assert set(answers(operation, method)) == expected

@@ -7,9 +7,10 @@ from typing import Any
 
 from rest_framework import serializers
 
+from hyperparam import manifests
 from hyperparam.actions import check_manifest
 from hyperparam.models import Sweep, SweepHistory, Trial
-from kube.api import HistorySerializer
+from kube.api import HistorySerializer, ManifestMetadataSerializer, ManifestSerializer, metadata_field
 
 SWEEP_FIELDS: tuple[str, ...] = (
     "id",
@@ -76,22 +77,16 @@ class TrialSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class SweepManifestSerializer(serializers.Serializer):
+class SweepManifestSerializer(ManifestSerializer):
     """A HyperparamWorkflow manifest, as `kubectl apply` would take it (apiVersion and kind optional).
 
     Errors are keyed by field path (`spec.hyperparams[0].range.max`), as the admission webhook names them.
     """
 
-    apiVersion = serializers.CharField(required=False)
-    kind = serializers.CharField(required=False)
-    metadata = serializers.DictField()
-    spec = serializers.DictField()
+    apiVersion = serializers.ChoiceField(choices=[manifests.API_VERSION], required=False)
+    kind = serializers.ChoiceField(choices=[manifests.KIND], required=False)
+    metadata = metadata_field(ManifestMetadataSerializer)
+    spec = serializers.DictField(help_text="The workflow template, the hyperparameters and the objective.")
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        errors = check_manifest(dict(self.initial_data))
-        if errors:
-            problems: dict[str, list[str]] = {}
-            for error in errors:
-                problems.setdefault(error.path or "non_field_errors", []).append(error.message)
-            raise serializers.ValidationError(problems)
-        return dict(self.initial_data)
+    def check(self, manifest: dict[str, Any]) -> list[Any]:
+        return list(check_manifest(manifest))

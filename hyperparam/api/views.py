@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -16,35 +16,24 @@ from rest_framework.response import Response
 from access.permissions import NamespaceScopedMixin
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
-from hyperparam.trials import PHASES
-from kube.api import DeleteInClusterMixin, NewestFirst, submit_refusal
+from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, submit_refusal
 from kube.errors import ApiError
 
 from .export import csv_response
-from .filters import ORDERINGS, SweepFilterSet, TrialFilterSet
+from .filters import SweepFilterSet, TrialFilterSet
 from .pagination import UncountedPagination
 from .serializers import SweepDetailSerializer, SweepManifestSerializer, SweepSerializer, TrialSerializer
 
 # Columns a list never shows: the JSON blobs stay in the database.
-LIST_DEFERRED = ("labels", "spec", "status", "conditions", "workflows", "mirrored_batches")
-TRIAL_PARAMETERS = [
-    OpenApiParameter("phase", str, enum=list(PHASES), many=True),
-    OpenApiParameter("metric_min", float),
-    OpenApiParameter("metric_max", float),
-    OpenApiParameter("ordering", str, enum=list(ORDERINGS)),
-    OpenApiParameter("param.<name>", str, description="Trials that received exactly this string."),
-]
-
-
-@extend_schema(
-    parameters=[
-        OpenApiParameter("namespace", str),
-        OpenApiParameter("phase", str, enum=["Pending", "Running", "Succeeded", "Failed"]),
-        OpenApiParameter("algorithm", str),
-        OpenApiParameter("name", str),
-        OpenApiParameter("deleted", bool),
-    ]
+# `param.<name>=` is not a schema parameter: the sweep's hyperparameters name them, so the text says it.
+TRIALS_DESCRIPTION = (
+    "The sweep's trials, filtered and ordered. Also `?param.<name>=<value>`: trials that received exactly "
+    "this string for the hyperparameter <name> (400 when the sweep has no such hyperparameter)."
 )
+LIST_DEFERRED = ("labels", "spec", "status", "conditions", "workflows", "mirrored_batches")
+
+
+@extend_schema_view(list=extend_schema(parameters=[SweepFilterSet]))
 class SweepViewSet(
     NamespaceScopedMixin,
     DeleteInClusterMixin,
@@ -72,7 +61,9 @@ class SweepViewSet(
             return TrialSerializer
         return SweepSerializer if self.action == "list" else SweepDetailSerializer
 
-    @extend_schema(request=SweepManifestSerializer, responses={202: SweepManifestSerializer})
+    @extend_schema(
+        request=SweepManifestSerializer, responses={202: SweepManifestSerializer, 503: CLUSTER_UNAVAILABLE}
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SweepManifestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -85,17 +76,21 @@ class SweepViewSet(
     def delete_in_cluster(self, sweep: Sweep) -> None:
         delete_sweep(sweep.namespace, sweep.name, sweep.uid)
 
-    @extend_schema(parameters=TRIAL_PARAMETERS, responses=TrialSerializer(many=True))
+    @extend_schema(
+        parameters=[TrialFilterSet], description=TRIALS_DESCRIPTION, responses=TrialSerializer(many=True)
+    )
     @action(detail=True, methods=["get"], pagination_class=UncountedPagination)
-    def trials(self, request: Request, pk: str | None = None) -> Response:
+    def trials(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """The sweep's trials: `?phase=`, `metric_min`/`metric_max`, `param.<name>=`, `ordering=best`."""
         trials = self._trials(request, self.get_object())
         page = self.paginate_queryset(trials)
         return self.get_paginated_response(TrialSerializer(page, many=True).data)
 
-    @extend_schema(parameters=TRIAL_PARAMETERS, responses={(200, "text/csv"): str})
+    @extend_schema(
+        parameters=[TrialFilterSet], description=TRIALS_DESCRIPTION, responses={(200, "text/csv"): str}
+    )
     @action(detail=True, methods=["get"], url_path="trials/csv")
-    def trials_csv(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
+    def trials_csv(self, request: Request, *args: Any, **kwargs: Any) -> StreamingHttpResponse:
         """The same trials (same filters and ordering) as CSV, one column per hyperparameter, streamed."""
         sweep = self.get_object()
         return csv_response(sweep, self._trials(request, sweep))

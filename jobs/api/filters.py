@@ -8,26 +8,22 @@ from rest_framework.request import Request
 
 from jobs.frameworks import kinds
 from jobs.status import CONDITION_TYPES
+from kube.api import DNS_1123_LABEL, DNS_1123_SUBDOMAIN, query_values
 
 
 class TrainingJobFilterSet(serializers.Serializer):
     """`?namespace=team-a&kind=TFJob&phase=Running&name=mnist`; deleted jobs only with `deleted=true`."""
 
-    namespace = serializers.CharField(required=False, max_length=63)
-    kind = serializers.CharField(required=False)
+    namespace = serializers.RegexField(DNS_1123_LABEL, required=False, max_length=63)
+    kind = serializers.ChoiceField(choices=kinds(), required=False)
     phase = serializers.ChoiceField(choices=CONDITION_TYPES, required=False)
-    name = serializers.CharField(required=False, max_length=253)
+    name = serializers.RegexField(DNS_1123_SUBDOMAIN, required=False, max_length=253)
     deleted = serializers.BooleanField(required=False, default=False)
-
-    def validate_kind(self, value: str) -> str:
-        if value not in kinds():
-            raise serializers.ValidationError(f"must be one of {', '.join(kinds())}, not {value!r}.")
-        return value
 
     @classmethod
     def filter(cls, request: Request, queryset: QuerySet) -> QuerySet:
         """`queryset` narrowed by the request's query parameters; a bad value is a 400 naming it."""
-        params = cls(data=request.query_params)
+        params = cls(data=query_values(request))
         params.is_valid(raise_exception=True)
         values = dict(params.validated_data)
         queryset = queryset.filter(deleted_at__isnull=not values.pop("deleted"))

@@ -8,8 +8,17 @@ from typing import Any
 from rest_framework import serializers
 
 from jobs.actions import check_manifest
+from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
-from kube.api import HistorySerializer
+from jobs.spec import API_VERSION
+from jobs.validation import DNS_1035_LABEL, MAX_NAME_LENGTH
+from kube.api import (
+    HistorySerializer,
+    ManifestMetadataSerializer,
+    ManifestSerializer,
+    StrictRegexField,
+    metadata_field,
+)
 
 JOB_FIELDS: tuple[str, ...] = (
     "id",
@@ -81,19 +90,20 @@ class TrainingJobDetailSerializer(TrainingJobSerializer):
         read_only_fields = fields
 
 
-class JobManifestSerializer(serializers.Serializer):
+class JobMetadataSerializer(ManifestMetadataSerializer):
+    """A job's name is a DNS-1035 label: its pods and services are named after it."""
+
+    name = StrictRegexField(DNS_1035_LABEL.pattern, max_length=MAX_NAME_LENGTH)
+
+
+class JobManifestSerializer(ManifestSerializer):
     """A TFJob, MXJob or PyTorchJob manifest, as `kubectl apply` would take it (apiVersion optional)."""
 
-    apiVersion = serializers.CharField(required=False)
-    kind = serializers.CharField()
-    metadata = serializers.DictField()
-    spec = serializers.DictField()
+    metadata_serializer = JobMetadataSerializer
+    apiVersion = serializers.ChoiceField(choices=[API_VERSION], required=False)
+    kind = serializers.ChoiceField(choices=kinds())
+    metadata = metadata_field(JobMetadataSerializer)
+    spec = serializers.DictField(help_text="The kind's spec: its replica specs and runPolicy.")
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        errors = check_manifest(dict(self.initial_data))
-        if errors:
-            problems: dict[str, list[str]] = {}
-            for error in errors:
-                problems.setdefault(error.path or "non_field_errors", []).append(error.message)
-            raise serializers.ValidationError(problems)
-        return dict(self.initial_data)
+    def check(self, manifest: dict[str, Any]) -> list[Any]:
+        return list(check_manifest(manifest))

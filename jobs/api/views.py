@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,22 +13,14 @@ from rest_framework.response import Response
 from access.permissions import NamespaceScopedMixin
 from jobs.actions import delete_job, submit_job
 from jobs.models import Replica, TrainingJob
-from kube.api import ClusterUnavailable, NewestFirst, submit_refusal
+from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, NewestFirst, submit_refusal
 from kube.errors import ApiError
 
 from .filters import TrainingJobFilterSet
 from .serializers import JobManifestSerializer, TrainingJobDetailSerializer, TrainingJobSerializer
 
 
-@extend_schema(
-    parameters=[
-        OpenApiParameter("namespace", str),
-        OpenApiParameter("kind", str, enum=["TFJob", "MXJob", "PyTorchJob"]),
-        OpenApiParameter("phase", str),
-        OpenApiParameter("name", str),
-        OpenApiParameter("deleted", bool),
-    ]
-)
+@extend_schema_view(list=extend_schema(parameters=[TrainingJobFilterSet]))
 class TrainingJobViewSet(
     NamespaceScopedMixin,
     mixins.ListModelMixin,
@@ -53,7 +45,9 @@ class TrainingJobViewSet(
             return JobManifestSerializer
         return TrainingJobSerializer if self.action == "list" else TrainingJobDetailSerializer
 
-    @extend_schema(request=JobManifestSerializer, responses={202: JobManifestSerializer})
+    @extend_schema(
+        request=JobManifestSerializer, responses={202: JobManifestSerializer, 503: CLUSTER_UNAVAILABLE}
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = JobManifestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -63,7 +57,7 @@ class TrainingJobViewSet(
             raise submit_refusal(error) from error
         return Response(created, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses={202: None})
+    @extend_schema(responses={202: None, 503: CLUSTER_UNAVAILABLE})
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         job = self.get_object()
         if job.deleted_at is None:

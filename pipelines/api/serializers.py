@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer, inline_serializer
 from rest_framework import serializers
 
 from kube import validators
+from kube.api import StrictCharField
 
 
 @extend_schema_field(
@@ -57,6 +58,7 @@ class ParameterValueField(serializers.Field):
         return value
 
 
+@extend_schema_serializer(component_name="Transpile")
 class TranspileRequestSerializer(serializers.Serializer):
     pipeline = DocumentField(help_text="The pipeline definition (see docs/pipelines.md).")
     config = DocumentField(help_text="The executor configuration: docker_image, limits, secrets, ...")
@@ -74,7 +76,7 @@ class TranspileRequestSerializer(serializers.Serializer):
         "object or YAML text; `parameters` win over it.",
     )
     variables = serializers.DictField(
-        child=serializers.CharField(allow_blank=True),
+        child=StrictCharField(allow_blank=True),
         required=False,
         default=dict,
         help_text="Values of the configuration's ${var} placeholders (ARGOML_VAR_<var> or MAGNUS_VAR_<var> "
@@ -82,8 +84,9 @@ class TranspileRequestSerializer(serializers.Serializer):
     )
 
 
+@extend_schema_serializer(component_name="Submit")
 class SubmitRequestSerializer(TranspileRequestSerializer):
-    namespace = serializers.CharField(
+    namespace = StrictCharField(
         max_length=63,
         validators=[validators.namespace_name],
         help_text="Where to create the Workflow; you need the editor role there.",

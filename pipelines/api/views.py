@@ -4,7 +4,7 @@ the one submit action."""
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
-from rest_framework import permissions, serializers, status, viewsets
+from rest_framework import exceptions, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -46,6 +46,14 @@ class PipelineViewSet(viewsets.ViewSet):
     """Pipelines are not stored: they are transpiled on request; a submitted one lives on as a Workflow."""
 
     parser_classes = [JSONParser]  # documents are objects or YAML text inside JSON; forms cannot carry them
+
+    def handle_exception(self, exc: Exception) -> Response:
+        """Every 400 in the pipelines' one shape: a body that is not JSON, or that the permission check
+        cannot read (a namespace that is not a string), is a problem of the request like any other."""
+        if isinstance(exc, exceptions.ValidationError | exceptions.ParseError):
+            detail = exc.detail if isinstance(exc.detail, dict | list) else [exc.detail]
+            exc = InvalidPipeline(request_problems(detail), "The request is invalid; nothing was transpiled")
+        return super().handle_exception(exc)
 
     @extend_schema(
         operation_id="pipelines_transpile",

@@ -8,7 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from kube import names, validators
-from kube.api import HistorySerializer
+from kube.api import HistorySerializer, StrictCharField
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
 from tensorboard.models import Tensorboard, TensorboardHistory
@@ -55,8 +55,8 @@ class TensorboardDetailSerializer(TensorboardSerializer):
 
 
 class LogdirSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
-    path = serializers.CharField(max_length=2048)
+    name = StrictCharField(max_length=100)
+    path = StrictCharField(max_length=2048)
 
 
 class SpawnSerializer(serializers.Serializer):
@@ -64,20 +64,20 @@ class SpawnSerializer(serializers.Serializer):
     HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
     administrator allowed."""
 
-    namespace = serializers.CharField(max_length=63, validators=[validators.namespace_name])
-    workflow = serializers.CharField(
+    namespace = StrictCharField(max_length=63, validators=[validators.namespace_name])
+    workflow = StrictCharField(
         required=False, max_length=253, validators=[validators.object_name], help_text="The source's name."
     )
     kind = serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
     # A label, not a subdomain: the instance's Service is named after it.
-    name = serializers.CharField(
+    name = StrictCharField(
         max_length=63,
         required=False,
         validators=[validators.KubernetesNameValidator(names.NameFormat.LABEL)],
         help_text="With `logdirs` only.",
     )
     logdirs = LogdirSerializer(many=True, required=False, allow_empty=False)
-    idleTimeout = serializers.CharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")
+    idleTimeout = StrictCharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")
 
     def validate_idleTimeout(self, value: str) -> Any:
         try:

@@ -10,15 +10,20 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import exceptions, mixins, status, viewsets
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.models import Role
 from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
-from kube.api import ClusterUnavailable, DeleteInClusterMixin, NewestFirst
+from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, DeleteInClusterMixin, NewestFirst
 from kube.client import get_client
 from kube.errors import ApiError, InvalidName, NotFound
 from tensorboard import actions
@@ -36,6 +41,15 @@ from .serializers import (
     TensorboardSerializer,
 )
 
+SpawnErrorSerializer = inline_serializer(
+    name="SpawnError",
+    fields={"code": serializers.CharField(), "detail": serializers.CharField()},
+)
+
+
+def spawn_error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(SpawnErrorSerializer, description=description)
+
 
 class OpenPermission(NamespacePermission):
     """Opening an instance is reading it: a viewer may open what they may see."""
@@ -47,16 +61,7 @@ class OpenPermission(NamespacePermission):
         return request_scope(request).allows(namespace, Role.VIEWER)
 
 
-@extend_schema(
-    parameters=[
-        OpenApiParameter("namespace", str),
-        OpenApiParameter("phase", str, enum=["Pending", "Ready", "Failed"]),
-        OpenApiParameter("source_kind", str, enum=sorted(actions.SOURCE_KINDS)),
-        OpenApiParameter("source_name", str),
-        OpenApiParameter("name", str),
-        OpenApiParameter("deleted", bool),
-    ]
-)
+@extend_schema_view(list=extend_schema(parameters=[TensorboardFilterSet]))
 class TensorboardViewSet(
     NamespaceScopedMixin,
     DeleteInClusterMixin,
@@ -80,7 +85,17 @@ class TensorboardViewSet(
             return SpawnSerializer
         return TensorboardSerializer if self.action == "list" else TensorboardDetailSerializer
 
-    @extend_schema(request=SpawnSerializer, responses={201: SpawnedSerializer, 200: SpawnedSerializer})
+    @extend_schema(
+        request=SpawnSerializer,
+        responses={
+            201: SpawnedSerializer,
+            200: SpawnedSerializer,
+            404: spawn_error("The source was not found in the namespace."),
+            409: spawn_error("The name is taken by another TensorBoard."),
+            422: spawn_error("The source has no usable `tensorboard` artifacts."),
+            503: CLUSTER_UNAVAILABLE,
+        },
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SpawnSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -113,7 +128,7 @@ class TensorboardViewSet(
     def delete_in_cluster(self, tensorboard: Tensorboard) -> None:
         actions.stop(get_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
 
-    @extend_schema(request=None, responses={200: SpawnedSerializer})
+    @extend_schema(request=None, responses={200: SpawnedSerializer, 503: CLUSTER_UNAVAILABLE})
     @action(detail=True, methods=["post"], permission_classes=[OpenPermission])
     def open(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Record an opening (lastAccess) and answer where the instance is served."""
