@@ -14,6 +14,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from kube import names, validators
 from kube.errors import AlreadyExists, ApiError, Invalid
 from kube.models import HISTORY_FIELDS
 
@@ -24,11 +25,6 @@ class HistorySerializer(serializers.ModelSerializer):
     class Meta:
         fields = HISTORY_FIELDS
         read_only_fields = HISTORY_FIELDS
-
-
-# A namespace is a DNS-1123 label; names follow their kind's rule (the manifests' serializers say which).
-DNS_1123_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-DNS_1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
 class StrictCharField(serializers.CharField):
@@ -42,21 +38,22 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-class StrictRegexField(serializers.RegexField):
-    """A string matching a pattern; a number is not coerced into one (see StrictCharField)."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            raise serializers.ValidationError("Must be a string.", code="invalid")
-        return super().to_internal_value(data)
+def name_field(name_format: names.NameFormat, **options: Any) -> StrictCharField:
+    """A Kubernetes name of `name_format` (a namespace is a DNS-1123 label; names follow their kind's rule):
+    checked in the apiserver's words, its pattern and length stated in the schema."""
+    return StrictCharField(
+        max_length=name_format.max_length,
+        validators=[validators.KubernetesNameValidator(name_format)],
+        **options,
+    )
 
 
 class ManifestMetadataSerializer(serializers.Serializer):
     """A manifest's `metadata` as the API takes it: a name and a namespace (the API checks access there),
     labels and annotations. Subclasses narrow `name` to their kind's rule."""
 
-    name = StrictRegexField(DNS_1123_SUBDOMAIN, max_length=253)
-    namespace = StrictRegexField(DNS_1123_LABEL, max_length=63)
+    name = name_field(names.NameFormat.SUBDOMAIN)
+    namespace = name_field(names.NameFormat.LABEL)
     labels = serializers.DictField(child=StrictCharField(allow_blank=True, max_length=63), required=False)
     annotations = serializers.DictField(child=StrictCharField(allow_blank=True), required=False)
 
@@ -118,8 +115,8 @@ class MirrorFilterSet(serializers.Serializer):
     """Query parameters of a mirror's list, checked like any other input: `?namespace=&name=` (exact), and
     deleted resources only with `deleted=true`. Subclasses add fields named like the model's columns."""
 
-    namespace = serializers.RegexField(DNS_1123_LABEL, required=False, max_length=63)
-    name = serializers.RegexField(DNS_1123_SUBDOMAIN, required=False, max_length=253)
+    namespace = name_field(names.NameFormat.LABEL, required=False)
+    name = name_field(names.NameFormat.SUBDOMAIN, required=False)
     deleted = serializers.BooleanField(required=False, default=False)
 
     @classmethod

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube import names
 from kube.names import HASH_LENGTH, label_value, short_hash
 from kube.resources import controller_reference
 
@@ -48,7 +49,6 @@ POD_SECURITY_CONTEXT = {
 }
 CONTAINER_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 _UNSAFE_RUN_CHARACTERS = re.compile(r"[^A-Za-z0-9._()=+\-\[\]]+")
-_DNS_1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _PATH_SCHEMES = ("s3://", "gs://", "pvc://")
 
 Json = Mapping[str, Any]
@@ -124,7 +124,7 @@ def parse_pvc_path(path: str, field: str = "spec.logdirs[].path") -> PvcPath:
     """`pvc://<claim>/<subpath>` → its claim and subpath; the claim must be a valid name, `..` is refused."""
     rest = path.removeprefix("pvc://")
     claim, _, subpath = rest.partition("/")
-    if not _DNS_1123_SUBDOMAIN.match(claim) or len(claim) > 253:
+    if names.NameFormat.SUBDOMAIN.problems(claim):
         raise SpecError(f"{field}: {path!r} must be pvc://<claim>/<subpath> with a valid claim name.")
     parts = [part for part in subpath.split("/") if part not in ("", ".")]
     if ".." in parts:

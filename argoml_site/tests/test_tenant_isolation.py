@@ -10,7 +10,6 @@ A control persona (A's editor) reads the same paths and does see A's objects, so
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import uuid
 from collections.abc import Iterator
@@ -38,22 +37,6 @@ pytestmark = pytest.mark.django_db
 
 NAMESPACE_A = "zq-alpha-ns"  # distinctive: "team-a" is in the API's own examples
 NAMESPACE_B = "team-b"
-
-# Cases (globs over "<route>|<persona>|<attempt>") that fail on this branch because their fix is another
-# part of issue 16. Each is xfail(strict=True): once the fix is merged the case passes, strict xfail turns it
-# red, and its line here is deleted.
-WEBHOOKS_MOVE = "the admission webhooks move out of the web process to their own listener"
-ANONYMOUS_PAGES = "settings hardening: no anonymous access to /metrics, /api/schema/, /api/docs/"
-GC_SCOPE = "GC pages and the overview scoped per namespace; cluster-wide runs only to staff"
-PENDING_FIX_ELSEWHERE: dict[str, str] = {
-    "webhooks/*|*|post": WEBHOOKS_MOVE,
-    "metrics|anonymous|get": ANONYMOUS_PAGES,
-    "api/schema/|anonymous|get": ANONYMOUS_PAGES,
-    "api/docs/|anonymous|get": ANONYMOUS_PAGES,
-    "dashboard/|*|get-plain": GC_SCOPE,
-    "dashboard/gc/|*|get-*": GC_SCOPE,
-    "dashboard/gc/<int:pk>/|*|get-also": GC_SCOPE,
-}
 
 # Personas that are not tenant A. `viewer-of-a` may read A's objects, so only its writes are attacks.
 STRANGERS = ("outsider", "viewer-elsewhere", "editor-elsewhere")
@@ -170,16 +153,8 @@ def case_id(endpoint: Endpoint, persona: str, attempt: Attempt) -> str:
     return f"{endpoint.route}|{persona}|{attempt.label}"
 
 
-def pending_reason(case: str) -> str | None:
-    """Why a case is expected to fail until another branch is merged, or None."""
-    for pattern, reason in PENDING_FIX_ELSEWHERE.items():
-        if fnmatch.fnmatchcase(case, pattern):
-            return reason
-    return None
-
-
 def cases() -> Iterator[Any]:
-    """One test per endpoint and persona (its attempts run in a loop), and one per pending case."""
+    """One test per endpoint and persona (its attempts run in a loop)."""
     for endpoint in endpoints.endpoints():
         try:
             rule = endpoints.classify(endpoint)
@@ -187,16 +162,8 @@ def cases() -> Iterator[Any]:
             continue  # test_every_endpoint_is_classified names it
         for persona in PERSONAS:
             tried = attempts(endpoint, rule, persona)
-            pending = [attempt for attempt in tried if pending_reason(case_id(endpoint, persona, attempt))]
-            ready = [attempt for attempt in tried if attempt not in pending]
-            if ready:
-                yield pytest.param(endpoint, rule, persona, ready, id=f"{endpoint.route}|{persona}")
-            for attempt in pending:
-                reason = pending_reason(case_id(endpoint, persona, attempt))
-                mark = pytest.mark.xfail(strict=True, reason=f"pending fix elsewhere: {reason}")
-                yield pytest.param(
-                    endpoint, rule, persona, [attempt], id=case_id(endpoint, persona, attempt), marks=mark
-                )
+            if tried:
+                yield pytest.param(endpoint, rule, persona, tried, id=f"{endpoint.route}|{persona}")
 
 
 # --- the seeded world: one dataset for the module, rolled back at its end ---------------------------------
@@ -408,7 +375,6 @@ def test_a_route_becomes_a_template(route, expected):
     assert endpoints.template(route) == expected
 
 
-@pytest.mark.xfail(strict=True, reason=f"pending fix elsewhere: {WEBHOOKS_MOVE}")
 def test_webhooks_are_not_served_by_the_web_process():
     served = [e.key for e in endpoints.endpoints() if endpoints.classify(e).kind == Kind.NOT_ON_WEB]
     assert served == []

@@ -8,16 +8,17 @@ from rest_framework.request import Request
 
 from jobs.frameworks import kinds
 from jobs.status import CONDITION_TYPES
-from kube.api import DNS_1123_LABEL, DNS_1123_SUBDOMAIN, query_values
+from kube import names
+from kube.api import name_field, query_values
 
 
 class TrainingJobFilterSet(serializers.Serializer):
     """`?namespace=team-a&kind=TFJob&phase=Running&name=mnist`; deleted jobs only with `deleted=true`."""
 
-    namespace = serializers.RegexField(DNS_1123_LABEL, required=False, max_length=63)
+    namespace = name_field(names.NameFormat.LABEL, required=False)
     kind = serializers.ChoiceField(choices=kinds(), required=False)
     phase = serializers.ChoiceField(choices=CONDITION_TYPES, required=False)
-    name = serializers.RegexField(DNS_1123_SUBDOMAIN, required=False, max_length=253)
+    name = name_field(names.NameFormat.SUBDOMAIN, required=False)
     deleted = serializers.BooleanField(required=False, default=False)
 
     @classmethod

@@ -11,13 +11,13 @@ from jobs.actions import check_manifest
 from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from jobs.spec import API_VERSION
-from jobs.validation import DNS_1035_LABEL, MAX_NAME_LENGTH
+from kube import names
 from kube.api import (
     HistorySerializer,
     ManifestMetadataSerializer,
     ManifestSerializer,
-    StrictRegexField,
     metadata_field,
+    name_field,
 )
 
 JOB_FIELDS: tuple[str, ...] = (
@@ -93,7 +93,7 @@ class TrainingJobDetailSerializer(TrainingJobSerializer):
 class JobMetadataSerializer(ManifestMetadataSerializer):
     """A job's name is a DNS-1035 label: its pods and services are named after it."""
 
-    name = StrictRegexField(DNS_1035_LABEL.pattern, max_length=MAX_NAME_LENGTH)
+    name = name_field(names.NameFormat.DNS1035_LABEL)
 
 
 class JobManifestSerializer(ManifestSerializer):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from kube.api import DNS_1123_SUBDOMAIN, MirrorFilterSet
+from kube import names
+from kube.api import MirrorFilterSet, name_field
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.status import FAILED, PENDING, READY
 
@@ -15,4 +16,4 @@ class TensorboardFilterSet(MirrorFilterSet):
 
     phase = serializers.ChoiceField(choices=(PENDING, READY, FAILED), required=False)
     source_kind = serializers.ChoiceField(choices=sorted(SOURCE_KINDS), required=False)
-    source_name = serializers.RegexField(DNS_1123_SUBDOMAIN, required=False, max_length=253)
+    source_name = name_field(names.NameFormat.SUBDOMAIN, required=False)
