@@ -1,4 +1,4 @@
-"""YAML written through libyaml's emitter reads back the same and reads as PyYAML's own emitter writes it."""
+"""YAML written by yamlio reads back the same and is byte for byte what PyYAML's emitters write."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import io
 import pytest
 import yaml
 from django.core.management import call_command
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from argoml_site import yamlio
 from hyperparam import manifests
@@ -27,6 +29,92 @@ AWKWARD = {
 
 def pure_python(document, **options) -> str:
     return yaml.dump(document, Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False, **options)
+
+
+def c_emitter(document, **options) -> str:
+    return yaml.dump(document, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False, **options)
+
+
+# Strings that YAML reads as something else, that need quotes or escapes, or that fold at the width.
+TRICKY_STRINGS = [
+    "", "y", "n", "N", "yes", "off", "null", "~", "1", "08", "0x1f", "1e3", ".inf", "1_000", "2026-11-25",
+    "-", "- a", "--lr=0.1", "...", "---x", "a: b", "#x", "x #y", "{{item.lr}}", "'q'", '"d"', "@x", "%x",
+    " lead", "trail ", "tab\tx", "é", "✓", "\x85", "\u2028", "a\nb", "word " * 20, "w" * 130, "/tmp/loss",
+    "argoml.io/hyperparam-batch", "python:3.11",
+]  # fmt: skip
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=90),
+    st.sampled_from(TRICKY_STRINGS),
+)
+keys = st.one_of(st.text(max_size=30), st.integers(), st.booleans(), st.sampled_from(TRICKY_STRINGS))
+trees = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    document=st.one_of(st.dictionaries(keys, trees, max_size=6), st.lists(trees, max_size=6)),
+    width=st.sampled_from([None, 10, 30, 80]),
+    allow_unicode=st.booleans(),
+)
+def test_any_json_like_tree_is_written_as_the_c_emitter_writes_it(document, width, allow_unicode):
+    assert yamlio.dump(document, width=width, allow_unicode=allow_unicode) == c_emitter(
+        document, width=width, allow_unicode=allow_unicode
+    )
+
+
+def test_a_manifest_is_laid_out_by_yamlio_and_reads_as_pyyaml_writes_it(monkeypatch):
+    workflow = manifests.build_batch(make_hpw(make_spec()), 0)
+    expected = c_emitter(workflow)
+    dumped = []
+    real_dump = yaml.dump
+
+    def recording_dump(document, **options):
+        dumped.append(document)
+        return real_dump(document, **options)
+
+    monkeypatch.setattr(yaml, "dump", recording_dump)
+    assert yamlio.dump(workflow) == expected
+    assert workflow not in dumped, "the whole document went through PyYAML's representer"
+    assert all(isinstance(document, list) and len(document) == 1 for document in dumped)  # single scalars
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"shared": (shared := {"a": 1}), "again": shared},  # an anchor and an alias
+        {"folds": "word " * 30},
+        {"k" * 130: 1},  # not a simple key
+        {"multi": "a\nb"},
+        {"tuple": (1, 2)},
+        {"set": {1, 2}},
+        ["ok", {"nested": [[], {}, -0.0, 0.0, float("nan")]}],
+    ],
+    ids=["alias", "folds", "long-key", "multi-line", "tuple", "set", "zeros"],
+)
+def test_what_only_pyyaml_can_lay_out_falls_back_to_it(document):
+    try:
+        expected = c_emitter(document)
+    except yaml.representer.RepresenterError:
+        with pytest.raises(yaml.representer.RepresenterError):
+            yamlio.dump(document)
+        return
+    assert yamlio.dump(document) == expected
+
+
+def test_a_registered_str_representer_is_followed():
+    import hera._yaml  # noqa: F401 - registers a str representer that quotes y and n and writes | blocks
+
+    document = {"y": ["y", "n", "yes", "a\nb\n"], "n": "plain"}
+    assert yamlio.dump(document) == c_emitter(document)
+    assert "- 'y'\n" in yamlio.dump(document)
 
 
 def test_the_c_emitter_is_used_when_pyyaml_has_libyaml():
