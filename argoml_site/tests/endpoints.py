@@ -22,7 +22,8 @@ class Kind(enum.Enum):
     SIGN_OUT = "sign-out"  # ends the caller's own session
     SELF = "self"  # the caller's own grants (/api/namespaces/)
     SIGNED_IN = "signed-in"  # any signed-in user, no tenant data (API root, schema, docs, transpile)
-    OPERATOR = "operator"  # Prometheus figures: not for anonymous callers
+    OPERATOR = "operator"  # Prometheus figures: the metrics token or a staff session only
+    TOKEN = "token"  # the API's sign-in: a password for a token; anyone may try (throttled, locked)
     OVERVIEW = "overview"  # counts and recent items over the caller's namespaces
     LIST = "list"  # a list of namespaced rows, with filters; GET only
     CREATE_LIST = "create-list"  # an API list that also creates (POST with a namespace in the body)
@@ -50,6 +51,8 @@ class Rule:
 
 # Keyed by URL name (namespace:name); an admin page is classified by its prefix below.
 TABLE: dict[str, Rule] = {
+    "home": Rule(Kind.SIGNED_IN),
+    "api-token": Rule(Kind.TOKEN),
     "healthz": Rule(Kind.PUBLIC),
     "readyz": Rule(Kind.PUBLIC),
     "metrics": Rule(Kind.OPERATOR),
@@ -161,7 +164,7 @@ def unclassified(found: Iterable[Endpoint], table: Mapping[str, Rule] = TABLE) -
 
 
 # A route as a template: `<int:pk>` and `(?P<pk>…)` become `{pk}`; regex anchors and escapes go.
-_CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
+_CONVERTER = re.compile(r"<(?:[\w-]+:)?(\w+)>")
 _GROUP = re.compile(r"\(\?P<(\w+)>(?:[^()]|\([^()]*\))*\)")
 
 

@@ -449,7 +449,7 @@ def test_a_review_past_its_budget_is_stopped_and_answered_per_the_failure_policy
     assert "stopped after its 0.2s budget" in caplog.text
 
 
-def test_a_review_within_its_budget_is_answered_normally(apiserver, settings, monkeypatch):
+def test_a_review_within_its_budget_is_answered_normally(apiserver, settings, monkeypatch, db):
     settings.WEBHOOK_REVIEW_BUDGET_SECONDS = 2.0
     monkeypatch.setattr(validating, "checker", lambda kind: slow_check(0.05))
     assert post(apiserver, "/webhooks/validate", admission_review(tf_job()))["response"]["allowed"] is True
