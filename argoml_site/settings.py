@@ -144,9 +144,10 @@ CELERY_TIMEZONE = "UTC"
 # --- The reconcile queue (docs/concurrency.md) -----------------------------------------------------
 KUBE_QUEUE_BACKOFF_BASE_SECONDS = env_float("KUBE_QUEUE_BACKOFF_BASE_SECONDS", 0.005, minimum=0.001)
 KUBE_QUEUE_BACKOFF_MAX_SECONDS = env_float("KUBE_QUEUE_BACKOFF_MAX_SECONDS", 1000.0, minimum=0.001)
-KUBE_QUEUE_LEASE_SECONDS = env_float("KUBE_QUEUE_LEASE_SECONDS", 30.0, minimum=0.03)
-KUBE_QUEUE_SWEEP_INTERVAL_SECONDS = env_float("KUBE_QUEUE_SWEEP_INTERVAL_SECONDS", 5.0, minimum=0.01)
+KUBE_QUEUE_LEASE_SECONDS = env_float("KUBE_QUEUE_LEASE_SECONDS", 10.0, minimum=0.03)
+KUBE_QUEUE_SWEEP_INTERVAL_SECONDS = env_float("KUBE_QUEUE_SWEEP_INTERVAL_SECONDS", 2.0, minimum=0.01)
 KUBE_QUEUE_RESEND_AFTER_SECONDS = env_float("KUBE_QUEUE_RESEND_AFTER_SECONDS", 300.0, minimum=0.1)
+KUBE_QUEUE_WORKER_TIMEOUT_SECONDS = env_float("KUBE_QUEUE_WORKER_TIMEOUT_SECONDS", 6.0, minimum=0.1)
 KUBE_RECONCILE_TIME_LIMIT_SECONDS = env_int("KUBE_RECONCILE_TIME_LIMIT_SECONDS", 600, minimum=1)
 
 # --- The cluster ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ is the collector's, not the limiter's. Of the pods, `--eligible` are finished wo
 retention, 30 % finished within it, 40 % pending or running, and the rest finished long ago without the
 workflow label.
 Targets: peak RSS <= 200 MB; API calls = list pages + deletions (+ the 5 lists of the job passes).
+Exits non-zero, with a FAIL line, unless the deleted pods are exactly the eligible ones.
 """
 
 from __future__ import annotations
@@ -97,8 +98,9 @@ def workflow_pod(index: int, namespace: str, labelled: bool, phase: str, finishe
     }
 
 
-def populate(store: Any, pods: int, eligible: int, now: datetime) -> dict[str, int]:
-    """Create every pod through the store (create, then its status); returns the counts by category."""
+def populate(store: Any, pods: int, eligible: int, now: datetime) -> tuple[dict[str, int], set[str]]:
+    """Create every pod through the store (create, then its status); returns the counts by category and
+    the keys (namespace/name) of the pods the collector must delete: the eligible ones, no other."""
     young = round(0.3 * pods)
     running = round(0.4 * pods)
     unlabelled = pods - eligible - young - running
@@ -114,13 +116,33 @@ def populate(store: Any, pods: int, eligible: int, now: datetime) -> dict[str, i
     )
     for index in range(NAMESPACES):
         store.ensure_namespace(f"bench-{index}")
-    for index, (_category, labelled, phase, finished) in enumerate(plan):
+    expected: set[str] = set()
+    for index, (category, labelled, phase, finished) in enumerate(plan):
         manifest = workflow_pod(index, f"bench-{index % NAMESPACES}", labelled, phase, finished)
         status = manifest.pop("status")
         created = store.create(manifest)
         created["status"] = status
         store.update_status(created)
-    return {"eligible": eligible, "young": young, "running": running, "unlabelled": unlabelled}
+        if category == "eligible":
+            expected.add(pod_key(created))
+    counts = {"eligible": eligible, "young": young, "running": running, "unlabelled": unlabelled}
+    return counts, expected
+
+
+def pod_key(pod: dict) -> str:
+    return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+def deletion_mismatch(created: set[str], left: set[str], expected: set[str]) -> str | None:
+    """None when exactly the expected pods are gone; else a line naming what went wrong, with examples."""
+    deleted = created - left
+    wrong, missed = sorted(deleted - expected), sorted(expected - deleted)
+    if not wrong and not missed:
+        return None
+    return (
+        f"FAIL: the deleted pods differ from the expected set: {len(wrong):,} deleted that should stay "
+        f"{wrong[:3]}, {len(missed):,} eligible not deleted {missed[:3]}"
+    )
 
 
 def fresh_database(name: str) -> str:
@@ -177,7 +199,8 @@ def main() -> None:
         began = time.perf_counter()
         for crd in (TFJOB, MXJOB, PYTORCHJOB):
             sim.store.create(crd.manifest())
-        counts = populate(sim.store, arguments.pods, arguments.eligible, sim.clock.now())
+        counts, expected = populate(sim.store, arguments.pods, arguments.eligible, sim.clock.now())
+        created = {pod_key(pod) for pod in sim.store.list("pods")["items"]}
         setup_seconds = time.perf_counter() - began
 
         env = {
@@ -196,7 +219,8 @@ def main() -> None:
                                 capture_output=True, text=True).stdout  # fmt: skip
         figures = json.loads(output.strip().splitlines()[-1])
 
-        left = len(sim.store.list("pods")["items"])
+        left_keys = {pod_key(pod) for pod in sim.store.list("pods")["items"]}
+        left = len(left_keys)
         listed = counts["eligible"] + counts["young"]
         pages = math.ceil(listed / arguments.page_size)
         minimum = pages + counts["eligible"]
@@ -215,6 +239,10 @@ def main() -> None:
     )
     print(f"peak RSS of the collector: {figures['rss_peak_mb']:.0f} MB "
           f"(after Django start-up: {figures['rss_before_mb']:.0f} MB); target <= 200 MB")  # fmt: skip
+    mismatch = deletion_mismatch(created, left_keys, expected)
+    if mismatch:
+        raise SystemExit(mismatch)
+    print(f"deleted pods: exactly the {len(expected):,} eligible ones")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,10 @@ from django.core.exceptions import ImproperlyConfigured
 DEFAULTS: dict[str, float] = {
     "KUBE_QUEUE_BACKOFF_BASE_SECONDS": 0.005,
     "KUBE_QUEUE_BACKOFF_MAX_SECONDS": 1000.0,
-    "KUBE_QUEUE_LEASE_SECONDS": 30.0,
-    "KUBE_QUEUE_SWEEP_INTERVAL_SECONDS": 5.0,
+    "KUBE_QUEUE_LEASE_SECONDS": 10.0,
+    "KUBE_QUEUE_SWEEP_INTERVAL_SECONDS": 2.0,
     "KUBE_QUEUE_RESEND_AFTER_SECONDS": 300.0,
+    "KUBE_QUEUE_WORKER_TIMEOUT_SECONDS": 6.0,
     "KUBE_RECONCILE_TIME_LIMIT_SECONDS": 600,
 }
 
@@ -28,6 +29,7 @@ class QueueConf:
     lease: float = DEFAULTS["KUBE_QUEUE_LEASE_SECONDS"]
     sweep_interval: float = DEFAULTS["KUBE_QUEUE_SWEEP_INTERVAL_SECONDS"]
     resend_after: float = DEFAULTS["KUBE_QUEUE_RESEND_AFTER_SECONDS"]
+    worker_timeout: float = DEFAULTS["KUBE_QUEUE_WORKER_TIMEOUT_SECONDS"]
 
     def __post_init__(self) -> None:
         for field, value in (
@@ -36,6 +38,7 @@ class QueueConf:
             ("lease", self.lease),
             ("sweep_interval", self.sweep_interval),
             ("resend_after", self.resend_after),
+            ("worker_timeout", self.worker_timeout),
         ):
             if not value > 0:
                 raise ValueError(f"{field}: {value!r} must be a positive number of seconds.")
@@ -48,6 +51,11 @@ class QueueConf:
     def refresh_interval(self) -> float:
         """Renew at a third of the lease, so two missed renewals in a row still keep it."""
         return self.lease / 3
+
+    @property
+    def heartbeat_interval(self) -> float:
+        """Renew at a third of the timeout, so one late tick does not make a worker look dead."""
+        return self.worker_timeout / 3
 
     @staticmethod
     def ms(seconds: float) -> int:
@@ -69,6 +77,7 @@ def queue_conf_from_settings() -> QueueConf:
         lease=_number("KUBE_QUEUE_LEASE_SECONDS"),
         sweep_interval=_number("KUBE_QUEUE_SWEEP_INTERVAL_SECONDS"),
         resend_after=_number("KUBE_QUEUE_RESEND_AFTER_SECONDS"),
+        worker_timeout=_number("KUBE_QUEUE_WORKER_TIMEOUT_SECONDS"),
     )
     visibility = getattr(settings, "CELERY_VISIBILITY_TIMEOUT", None)
     if visibility is not None and conf.backoff_max >= visibility:

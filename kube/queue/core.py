@@ -157,25 +157,35 @@ class ReconcileQueue:
     # --- Housekeeping ---------------------------------------------------------------------------------
 
     def sweep(self) -> int:
-        """Send messages for keys whose run died (lease lapsed) or whose message went missing.
+        """Send messages for keys whose run died (lease lapsed) or whose message went missing (it died with
+        the worker that had received it, or was never sent).
 
         Every worker consuming the `reconcile` queue calls this on a timer. Returns how many were sent.
         """
         sent = 0
         resend_after_ms = QueueConf.ms(self.conf.resend_after)
+        live_workers = self.store.heartbeat("", 0)
         for kind in self.reconcilers.kinds():
-            outcome = self.store.sweep(kind, resend_after_ms=resend_after_ms)
+            outcome = self.store.sweep(kind, resend_after_ms=resend_after_ms, live_workers=live_workers)
             metrics.workqueue_depth.labels(kind.lower()).set(outcome.depth)
             for key in outcome.recovered:
                 with _log_context(key):
                     logger.warning("Its worker stopped renewing the lease: reconciling again")
-            for key in outcome.resent:
-                with _log_context(key):
-                    logger.warning("Pending too long without a run: sending its message again")
-            for key in (*outcome.recovered, *outcome.resent):
                 self._send(key, 0.0)
-                sent += 1
+            for key, countdown in outcome.resent:
+                with _log_context(key):
+                    logger.warning("Its message died with a worker or was never sent: sending again")
+                self._send(key, countdown)
+            sent += len(outcome.recovered) + len(outcome.resent)
         return sent
+
+    def heartbeat(self, worker: str) -> None:
+        """Declare this worker alive for KUBE_QUEUE_WORKER_TIMEOUT_SECONDS (called every third of it)."""
+        self.store.heartbeat(worker, QueueConf.ms(self.conf.worker_timeout))
+
+    def reserve(self, kind: str, namespace: str, name: str, worker: str) -> None:
+        """Note that `worker` holds a message of the key, so the sweep resends it if the worker dies."""
+        self.store.reserve(ObjectKey(kind, namespace, name), worker)
 
 
 def _interpret(returned: object) -> tuple[Result, float]:

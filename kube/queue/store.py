@@ -17,6 +17,7 @@ from redis.commands.core import Script
 from .keys import ObjectKey
 
 KEY_PREFIX = "argoml:reconcile"
+WORKERS_KEY = f"{KEY_PREFIX}:workers"  # ZSET worker id -> when its heartbeat lapses (ms, Redis clock)
 _LUA_DIR = Path(__file__).with_name("lua")
 
 
@@ -87,13 +88,13 @@ class FinishOutcome:
 class SweepOutcome:
     depth: int
     recovered: list[ObjectKey]
-    resent: list[ObjectKey]
+    resent: list[tuple[ObjectKey, float]]  # each key with the countdown its new message needs (seconds)
 
 
 @cache
-def _lua(name: str) -> str:
-    prelude = (_LUA_DIR / "prelude.lua").read_text()
-    return prelude + "\n" + (_LUA_DIR / f"{name}.lua").read_text()
+def _lua(name: str, prelude: bool = True) -> str:
+    body = (_LUA_DIR / f"{name}.lua").read_text()
+    return (_LUA_DIR / "prelude.lua").read_text() + "\n" + body if prelude else body
 
 
 def _seconds(milliseconds: int) -> float:
@@ -101,7 +102,10 @@ def _seconds(milliseconds: int) -> float:
 
 
 class QueueStore:
-    """Typed access to the five Redis keys of each kind. The client must decode responses to str."""
+    """Typed access to the six Redis keys of each kind and to the workers' heartbeats.
+
+    The client must decode responses to str.
+    """
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
@@ -110,15 +114,18 @@ class QueueStore:
         self._refresh = self._script("refresh")
         self._finish = self._script("finish")
         self._sweep = self._script("sweep")
+        self._heartbeat = Script(self.client, _lua("heartbeat", prelude=False))
 
     def _script(self, name: str) -> Script:
         return Script(self.client, _lua(name))
 
     @staticmethod
     def keys(kind: str) -> list[str]:
-        """pending, running, owner, dirty, failures of a kind; the hash tag keeps them in one cluster slot."""
+        """pending, running, owner, dirty, failures, reserved of a kind; the hash tag keeps them in one
+        cluster slot."""
         base = f"{KEY_PREFIX}:{{{kind}}}"
-        return [f"{base}:pending", f"{base}:running", f"{base}:owner", f"{base}:dirty", f"{base}:failures"]
+        names = ("pending", "running", "owner", "dirty", "failures", "reserved")
+        return [f"{base}:{name}" for name in names]
 
     def enqueue(self, key: ObjectKey) -> EnqueueOutcome:
         status, depth = self._enqueue(keys=self.keys(key.kind), args=[key.member])
@@ -150,12 +157,30 @@ class QueueStore:
             None if int(backoff_ms) < 0 else _seconds(int(backoff_ms)),
         )
 
-    def sweep(self, kind: str, *, resend_after_ms: int, limit: int = 100) -> SweepOutcome:
-        depth, recovered, resent = self._sweep(keys=self.keys(kind), args=[resend_after_ms, limit])
+    def reserve(self, key: ObjectKey, worker: str) -> None:
+        """Note that `worker` received a task message of the key; CLAIM forgets it when the message runs.
+
+        If the worker dies first, the message dies with it (Redis would return it only after the broker's
+        visibility timeout): the sweep sends it again once the worker's heartbeat lapses.
+        """
+        self.client.hset(self.keys(key.kind)[5], key.member, worker)
+
+    def heartbeat(self, worker: str, ttl_ms: int) -> list[str]:
+        """Declare `worker` alive for ttl_ms ('' declares nobody); returns the ids of the live workers."""
+        return list(self._heartbeat(keys=[WORKERS_KEY], args=[worker, ttl_ms]))
+
+    def sweep(
+        self, kind: str, *, resend_after_ms: int, live_workers: list[str], limit: int = 100
+    ) -> SweepOutcome:
+        args: list[str | int] = [resend_after_ms, limit, *live_workers]
+        depth, recovered, resent, countdowns = self._sweep(keys=self.keys(kind), args=args)
         return SweepOutcome(
             int(depth),
             [ObjectKey.from_member(kind, member) for member in recovered],
-            [ObjectKey.from_member(kind, member) for member in resent],
+            [
+                (ObjectKey.from_member(kind, member), _seconds(int(ms)))
+                for member, ms in zip(resent, countdowns, strict=True)
+            ],
         )
 
     def failures(self, key: ObjectKey) -> int:

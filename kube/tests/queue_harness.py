@@ -1,6 +1,7 @@
 """Real Redis and real Celery worker processes for the queue tests and the benchmark.
 
-Everything runs on one dedicated Redis database (TEST_REDIS_DB), which is flushed, never any other.
+Everything runs on one dedicated Redis database (TEST_REDIS_DB: KUBE_QUEUE_TEST_REDIS_DB, else the database
+of REDIS_URL, else 7), which is flushed, never any other.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import redis
 from celery import Celery
@@ -21,7 +23,15 @@ from celery import Celery
 from kube.queue import CelerySender, QueueConf, QueueStore, ReconcileQueue
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TEST_REDIS_DB = int(os.environ.get("KUBE_QUEUE_TEST_REDIS_DB", "7"))
+
+
+def _default_db() -> str:
+    """The database of REDIS_URL when it names one (each engineer's own), else 7."""
+    path = urlsplit(os.environ.get("REDIS_URL", "")).path.strip("/")
+    return path if path.isdigit() else "7"
+
+
+TEST_REDIS_DB = int(os.environ.get("KUBE_QUEUE_TEST_REDIS_DB") or _default_db())
 REDIS_HOST = os.environ.get("KUBE_QUEUE_TEST_REDIS_HOST", "127.0.0.1:6379")
 
 
@@ -137,5 +147,5 @@ def starts(client: redis.Redis, member: str) -> list[dict[str, object]]:
 
 def queue_idle(client: redis.Redis, kind: str) -> bool:
     """Nothing pending, running or dirty for the kind."""
-    pending, running, _owner, dirty, _failures = QueueStore.keys(kind)
+    pending, running, _owner, dirty, _failures, _reserved = QueueStore.keys(kind)
     return client.zcard(pending) == 0 and client.zcard(running) == 0 and client.scard(dirty) == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -20,7 +21,14 @@ from kube.queue.conf import queue_conf_from_settings
 
 from .queue_harness import redis_client
 
-CONF = QueueConf(backoff_base=0.001, backoff_max=0.008, lease=0.3, sweep_interval=0.05, resend_after=0.2)
+CONF = QueueConf(
+    backoff_base=0.001,
+    backoff_max=0.008,
+    lease=0.3,
+    sweep_interval=0.05,
+    resend_after=0.2,
+    worker_timeout=0.2,
+)
 KEY = ObjectKey("Widget", "team-a", "w1")
 
 
@@ -299,6 +307,64 @@ def test_a_pending_key_whose_message_was_lost_is_sent_again_by_the_sweep(queue, 
     assert queue.sweep() == 1
     assert sender.sent == [(KEY, 0.0)]
     assert queue.sweep() == 0
+
+
+def test_a_message_held_by_a_dead_worker_is_sent_again_once_its_heartbeat_lapses(queue, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    enqueue(queue)
+    queue.heartbeat("w1")
+    queue.reserve(KEY.kind, KEY.namespace, KEY.name, "w1")  # prefetched by w1, which is then killed
+    assert queue.sweep() == 0  # w1 still counts as alive
+    time.sleep(CONF.worker_timeout + 0.02)
+    assert queue.sweep() == 1
+    assert sender.sent[-1] == (KEY, 0.0)
+    assert queue.sweep() == 0  # once per death, not once per sweep
+
+
+def test_a_countdown_held_by_a_dead_worker_is_sent_again_for_its_remaining_time(client, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    queue = ReconcileQueue(QueueStore(client), replace(CONF, backoff_max=10.0), sender, reconcilers)
+    enqueue(queue)
+    assert queue.store.claim(KEY, "run", 10_000).may_run
+    finished = queue.store.finish(KEY, "run", Result.ERROR, backoff_base_ms=5000, backoff_max_ms=5000)
+    assert finished.countdown == 5.0
+    queue.reserve(KEY.kind, KEY.namespace, KEY.name, "never-heard-of")  # an unknown worker counts as dead
+    assert queue.sweep() == 1
+    resent_key, countdown = sender.sent[-1]
+    assert resent_key == KEY
+    assert 4.0 < countdown <= 5.0  # the backoff is not cut short
+
+
+def test_a_live_workers_messages_are_left_alone(client, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    queue = ReconcileQueue(QueueStore(client), replace(CONF, resend_after=10.0), sender, reconcilers)
+    enqueue(queue)
+    queue.heartbeat("w1")
+    queue.reserve(KEY.kind, KEY.namespace, KEY.name, "w1")
+    for _ in range(3):
+        time.sleep(CONF.worker_timeout / 2)
+        queue.heartbeat("w1")
+        assert queue.sweep() == 0
+    assert sender.sent == [(KEY, 0.0)]
+
+
+def test_a_claimed_message_is_no_longer_held_so_its_workers_death_resends_nothing(queue, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    enqueue(queue)
+    queue.reserve(KEY.kind, KEY.namespace, KEY.name, "w1")
+    assert process(queue) == "success"
+    enqueue(queue)  # pending again; its new message is in the broker, not inside the dead w1
+    assert queue.sweep() == 0
+    assert sender.sent == [(KEY, 0.0), (KEY, 0.0)]
+
+
+def test_a_dead_workers_message_of_a_key_that_is_no_longer_pending_is_dropped(queue, sender, reconcilers):
+    reconcilers.register("Widget", lambda ns, name: None)
+    enqueue(queue)
+    queue.reserve(KEY.kind, KEY.namespace, KEY.name, "w2")  # a duplicate, received by w2 which then dies
+    claim_and_die(queue)  # meanwhile another worker claimed the key's own message
+    queue.reserve(KEY.kind, KEY.namespace, KEY.name, "w2")
+    assert queue.sweep() == 0  # running, lease alive: nothing to resend
 
 
 def test_everything_a_reconciler_logs_names_its_controller_and_key(queue, reconcilers):

@@ -5,6 +5,9 @@
 --   early: a backoff is not over (ms = how long is left); the caller sends the message again for then
 local member, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local outcome, waited
+-- Whatever the outcome, this message is consumed: the key is no longer pending, or it runs now, or (early)
+-- the caller sends a new message, whose receipt reserves it again.
+redis.call('HDEL', reserved, member)
 local expiry = redis.call('ZSCORE', running, member)
 if expiry then
   if tonumber(expiry) > now then
