@@ -384,6 +384,18 @@ def test_webhooks_are_not_served_by_the_web_process():
     assert served == []
 
 
+def test_the_webhook_listener_serves_admission_reviews_and_probes_only():
+    """Its own URLconf, walked like the web server's: a new endpoint there fails this test until it is
+    classified (the listener is reached by the API server only, through its NetworkPolicy)."""
+    served = {endpoint.route: endpoint.key for endpoint in endpoints.endpoints("argoml_site.webhook_urls")}
+    assert served == {
+        "webhooks/validate": "webhooks-validate",
+        "webhooks/mutate": "webhooks-mutate",
+        "healthz": "healthz",
+        "readyz": "readyz",
+    }
+
+
 @pytest.mark.parametrize(("endpoint", "rule", "persona", "tried"), list(cases()))
 def test_a_caller_who_is_not_tenant_a_gets_nothing_of_a(world, endpoint, rule, persona, tried):
     problems = []
