@@ -11,13 +11,11 @@ Pods that finished are kept (not counted through finalizers), so counts are read
 from __future__ import annotations
 
 import logging
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
 from kubesim.clock import Timer, parse_timestamp
 from kubesim.errors import ApiError
-from kubesim.kubelet.deployments import _SAFE
 from kubesim.store import DELETED, Store, Subscription
 
 log = logging.getLogger(__name__)
@@ -81,17 +79,13 @@ def succeeded_indexes(pods: list[dict[str, Any]]) -> set[int]:
 
 def format_indexes(indexes: set[int]) -> str:
     """`completedIndexes` as the controller writes it: sorted ranges, `1,3-5,7`."""
-    ranges: list[str] = []
-    ordered = sorted(indexes)
-    start = previous = None
-    for index in [*ordered, None]:
-        if start is not None and (index is None or index != previous + 1):  # type: ignore[operator]
-            ranges.append(str(start) if start == previous else f"{start}-{previous}")
-            start = None
-        if index is not None and start is None:
-            start = index
-        previous = index
-    return ",".join(ranges)
+    ranges: list[list[int]] = []
+    for index in sorted(indexes):
+        if ranges and index == ranges[-1][1] + 1:
+            ranges[-1][1] = index
+        else:
+            ranges.append([index, index])
+    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in ranges)
 
 
 def finished_condition(job: dict[str, Any]) -> str | None:
@@ -206,8 +200,9 @@ def _controller_uid(pod: dict[str, Any]) -> str | None:
 
 
 def pod_for(job: dict[str, Any], index: int | None) -> dict[str, Any]:
-    """A pod from the Job's template (pure): its labels (the generated job labels among them), owned by
-    the Job; an Indexed Job's pod carries its index as annotation, label and `JOB_COMPLETION_INDEX`."""
+    """A pod from the Job's template (pure; named by `generateName`): its labels (the generated job labels
+    among them), owned by the Job; an Indexed Job's pod carries its index as annotation, label and
+    `JOB_COMPLETION_INDEX`."""
     metadata = job["metadata"]
     template = (job.get("spec") or {}).get("template") or {}
     template_metadata = template.get("metadata") or {}
@@ -227,8 +222,7 @@ def pod_for(job: dict[str, Any], index: int | None) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": prefix + "".join(secrets.choice(_SAFE) for _ in range(5)),
-            "generateName": prefix,
+            "generateName": prefix,  # the apiserver adds 5 characters, as for the real controller's pods
             "namespace": metadata.get("namespace", ""),
             "labels": labels,
             **({"annotations": annotations} if annotations else {}),
