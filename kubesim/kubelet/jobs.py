@@ -159,7 +159,8 @@ def job_status(
     )
     active = [p for p in pods if is_active(p)]
     status: dict[str, Any] = {
-        "startTime": old.get("startTime") or now,
+        "startTime": old.get("startTime")
+        or ("" if spec.suspended else now),  # a suspended Job has not started
         "active": len(active),
         "succeeded": sum(1 for p in pods if _phase(p) == "Succeeded"),
         "failed": sum(1 for p in pods if _phase(p) == "Failed"),
@@ -178,7 +179,7 @@ def job_status(
         status["completionTime"] = old["completionTime"]
     if conditions:
         status["conditions"] = conditions
-    return {k: v for k, v in status.items() if v != 0 or k in ("ready", "terminating")}  # omitempty
+    return {k: v for k, v in status.items() if v not in (0, "") or k in ("ready", "terminating")}  # omitempty
 
 
 def _condition(kind: str, reason: str, message: str, now: str) -> dict[str, Any]:

@@ -116,6 +116,15 @@ def test_a_job_the_apiserver_refuses(api: client.ApiClient, changes: dict[str, A
 # --- the controller ---
 
 
+def test_a_suspended_job_starts_no_pods(sim: Simulator, api: client.ApiClient) -> None:
+    """The Jobs concept page: "When a Job is suspended … the Job controller … will not create new Pods";
+    a Job that never ran has no startTime."""
+    client.BatchV1Api(api).create_namespaced_job("default", job("paused", suspend=True))
+    sim.advance(5)
+    assert pods_of(api, "paused") == []
+    assert "startTime" not in (read(api, "paused").get("status") or {})
+
+
 def test_a_job_runs_its_completions_with_bounded_parallelism(sim: Simulator, api: client.ApiClient) -> None:
     """The Jobs concept page: "A Job creates one or more Pods and will continue to retry execution of the
     Pods until a specified number of them successfully terminate"; with completions and parallelism, at

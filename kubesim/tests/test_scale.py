@@ -171,6 +171,20 @@ def test_a_stale_scale_is_a_conflict_and_negative_replicas_are_invalid(
     assert apps.read_namespaced_deployment("web", namespace).spec.replicas == 2
 
 
+def test_scale_takes_no_apply_patch(apps: client.AppsV1Api, http: Http, namespace: str) -> None:
+    """kubesim answers an apply patch on `/scale` with 415 (a documented difference: upstream applies it)."""
+    path = _deployment(apps, namespace)
+    answer = http(
+        "PATCH",
+        path + "/scale",
+        data=b"spec: {replicas: 3}",
+        headers={"Content-Type": "application/apply-patch+yaml"},
+        params={"fieldManager": "x"},
+    )
+    assert answer.status_code == 415
+    assert apps.read_namespaced_deployment("web", namespace).spec.replicas == 2
+
+
 def test_kubectl_scale_deployment(apps: client.AppsV1Api, kubectl: Any, namespace: str) -> None:
     """The kubectl reference: "Set a new size for a deployment, replica set, replication controller, or
     stateful set" — `kubectl scale --replicas=3 deployment/mysql`; `--current-replicas` is a
