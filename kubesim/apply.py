@@ -274,11 +274,11 @@ def server_side_apply(
     for index, entry in enumerate(entries):
         if index == mine:
             continue
-        for path in owned[index] & set(config_values):
+        for path in sorted(owned[index] & set(config_values)):
             if live_values.get(path) != config_values[path]:
-                conflicts.append((entry.get("manager", ""), path))
+                conflicts.append((manager_name(entry), path))
     if conflicts and not force:
-        raise _conflict_error(conflicts, config.get("apiVersion", ""))
+        raise _conflict_error(conflicts)
     if force:
         for index in owned:
             if index != mine:
@@ -301,16 +301,47 @@ def server_side_apply(
 
 
 def _render(path: Path) -> str:
-    return "".join(f".{p[2:]}" if p.startswith("f:") else f"[{p[2:]}]" for p in path)
+    """A field path as the apiserver prints it: `.spec.containers[name="web"].image`."""
+    return "".join(_render_part(part) for part in path)
 
 
-def _conflict_error(conflicts: list[tuple[str, Path]], api_version: str) -> ApiError:
+def _render_part(part: str) -> str:
+    kind, _, name = part.partition(":")
+    if kind == "f":
+        return f".{name}"
+    if kind == "k":
+        key = json.loads(name)
+        return "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in key.items()) + "]"
+    return f"[={name}]"
+
+
+def manager_name(entry: dict[str, Any]) -> str:
+    """A manager as a conflict names it (the apiserver's `printManager`): quoted, with its subresource, and
+    for an Update the API version and time it wrote with."""
+    name = json.dumps(entry.get("manager", ""))
+    if entry.get("subresource"):
+        name = f"{name} with subresource {json.dumps(entry['subresource'])}"
+    if entry.get("operation") == "Update":
+        name = f"{name} using {entry.get('apiVersion', '')}"
+        if entry.get("time"):
+            name = f"{name} at {entry['time']}"
+    return name
+
+
+def _conflict_error(conflicts: list[tuple[str, Path]]) -> ApiError:
+    """409 worded as the apiserver's `NewConflictError`: one cause per field naming its manager; the
+    message lists the fields under each manager (sorted), or the single conflict on one line."""
     causes = [
-        {"reason": "FieldManagerConflict", "message": f'conflict with "{manager}"', "field": _render(path)}
+        {"reason": "FieldManagerConflict", "message": f"conflict with {manager}", "field": _render(path)}
         for manager, path in conflicts
     ]
-    listed = "\n".join(f'- conflict with "{manager}": {_render(path)}' for manager, path in conflicts)
-    noun = "conflict" if len(conflicts) == 1 else "conflicts"
-    return ApiError(
-        409, "Conflict", f"Apply failed with {len(conflicts)} {noun}: {listed}", {"causes": causes}
-    )
+    if len(conflicts) == 1:
+        manager, path = conflicts[0]
+        message = f"Apply failed with 1 conflict: conflict with {manager}: {_render(path)}"
+    else:
+        lines = []
+        for manager in sorted({m for m, _ in conflicts}):
+            lines.append(f"conflicts with {manager}:")
+            lines.extend(f"- {_render(path)}" for m, path in conflicts if m == manager)
+        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return ApiError(409, "Conflict", message, {"causes": causes})

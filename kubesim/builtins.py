@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.eventviews import CORE_EVENTS
-from kubesim.resources import Column, ListMeta, PatchMeta, ResourceType
+from kubesim.resources import Column, ListMeta, PatchMeta, ResourceType, ScalePaths
 
 AGE = Column("Age", "date", json_path=".metadata.creationTimestamp")
 
@@ -282,6 +282,7 @@ def builtin_types() -> list[ResourceType]:
                 AGE,
             ),
             patch_meta=template_meta,
+            scale=ScalePaths(".spec.replicas", ".status.replicas", ".spec.selector"),
         ),
         ResourceType(
             "batch",

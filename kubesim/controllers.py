@@ -1,5 +1,5 @@
-"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments, Argo, webhooks,
-and the `default` ServiceAccount of every namespace.
+"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments and Jobs, Argo,
+webhooks, and the `default` ServiceAccount of every namespace.
 
 Admission webhooks are on by default (they do nothing until a WebhookConfiguration is registered); the
 kubelet and Argo are opt-in, so contract tests that play the kubelet themselves are not raced by one.
@@ -12,6 +12,7 @@ from kubesim.admission import Webhooks
 from kubesim.argo import ArgoController
 from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
+from kubesim.kubelet.jobs import JobController
 from kubesim.kubelet.logs import log_handler
 from kubesim.server.app import ApiServer
 from kubesim.store import Store
@@ -25,6 +26,7 @@ class Controllers:
         self.server = server
         self.kubelet = Kubelet(store, store.clock)
         self.deployments = DeploymentController(store)
+        self.jobs = JobController(store)
         self.webhooks = Webhooks(store)
         self.service_accounts = ServiceAccounts(store)
         self.argo = ArgoController(store, self.kubelet)
@@ -39,12 +41,14 @@ class Controllers:
         if self.enabled["kubelet"]:
             self.kubelet.start()
             self.deployments.start()
+            self.jobs.start()
         if self.enabled["argo"]:
             self.argo.start()
 
     def stop(self) -> None:
         self.argo.stop()
         self.deployments.stop()
+        self.jobs.stop()
         self.kubelet.stop()
         self.webhooks.stop()
         self.service_accounts.stop()

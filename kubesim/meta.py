@@ -84,8 +84,13 @@ def spec_changed(old: dict[str, Any], new: dict[str, Any], has_status: bool) -> 
 
 
 def comparable(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object minus the fields a no-op write would still change (resourceVersion, managedFields times)."""
-    metadata = {
-        k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")
-    }
+    """The object minus the fields a no-op write would still change (resourceVersion, managedFields times).
+
+    Who owns what stays in: a second manager applying the same value changes only managedFields, and
+    that ownership must be stored (the apiserver skips a write only when the timestamps alone moved)."""
+    metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}
+    if "managedFields" in metadata:
+        metadata["managedFields"] = [
+            {k: v for k, v in entry.items() if k != "time"} for entry in metadata["managedFields"]
+        ]
     return {**obj, "metadata": metadata}

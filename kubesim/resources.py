@@ -53,6 +53,17 @@ class ListMeta:
 PatchMeta = dict[str, "ListMeta | dict[str, Any]"]
 
 
+@dataclass(frozen=True)
+class ScalePaths:
+    """Where a kind keeps what its `scale` subresource shows: the CRD's `subresources.scale` paths
+    (`.spec.replicas`, `.status.replicas`, `.status.selector`). Built-ins declare the same; a label
+    selector path may point at a LabelSelector object (a Deployment's `.spec.selector`) or a string."""
+
+    spec_replicas: str
+    status_replicas: str
+    label_selector: str = ""
+
+
 @dataclass
 class ResourceType:
     """One served resource (e.g. pods, deployments.apps, tfjobs.argoml.io) and how it behaves."""
@@ -72,6 +83,8 @@ class ResourceType:
     builtin: bool = True
     return_deleted_object: bool = False
     extra_subresources: tuple[str, ...] = ()
+    #: declared, the kind serves `/scale` (autoscaling/v1 Scale) from these paths (kubesim.scale)
+    scale: ScalePaths | None = None
     view: View | None = None  # served from another resource's storage (see View)
     #: the verbs discovery lists; empty for the full set. Review kinds are create-only and never stored:
     #: a handler registered for the resource answers them (`ApiServer.add_subresource(resource, "", …)`).
@@ -106,7 +119,11 @@ class ResourceType:
 
     @property
     def subresources(self) -> tuple[str, ...]:
-        return (("status",) if self.has_status else ()) + self.extra_subresources
+        return (
+            (("status",) if self.has_status else ())
+            + (("scale",) if self.scale is not None else ())
+            + self.extra_subresources
+        )
 
 
 class Registry:

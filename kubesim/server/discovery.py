@@ -71,15 +71,16 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         resources.append(entry)
         for sub in resource.subresources:
             verbs = _SUBRESOURCE_VERBS.get(sub, ["update"])
-            resources.append(
-                {
-                    "name": f"{resource.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": resource.namespaced,
-                    "kind": resource.kind,
-                    "verbs": verbs,
-                }
-            )
+            entry = {
+                "name": f"{resource.plural}/{sub}",
+                "singularName": "",
+                "namespaced": resource.namespaced,
+                "kind": resource.kind,
+                "verbs": verbs,
+            }
+            if sub == "scale":  # kubectl's scale client reads the Scale kind from here
+                entry.update(group="autoscaling", version="v1", kind="Scale")
+            resources.append(entry)
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",

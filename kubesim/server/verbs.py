@@ -17,6 +17,7 @@ from kubesim.errors import (
 from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesim.resources import ResourceType, View
 from kubesim.selectors import Selector, parse_field_selector, parse_label_selector
+from kubesim.server import scale
 from kubesim.server.negotiation import decode_body
 from kubesim.server.types import ApiRequest, Backend, Response, json_response
 from kubesim.server.watchstream import error_event, stream_events
@@ -483,6 +484,8 @@ def dispatch(server: Backend, request: ApiRequest) -> Response:
         if handler is None or request.verb not in resource.verbs or route.name or route.subresource:
             raise method_not_allowed(request.method)
         return handler(request)
+    if route.subresource == "scale" and resource.scale is not None:
+        return scale.serve(server, request, resource, _write_options(request))
     if route.subresource and route.subresource != "status":
         handler = server.subresource_handler(resource, route.subresource)
         if handler is None:

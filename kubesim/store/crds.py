@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.errors import Cause
-from kubesim.resources import Column, ResourceType
+from kubesim.resources import Column, ResourceType, ScalePaths
 
 
 def crd_causes(crd: dict[str, Any]) -> list[Cause]:
@@ -103,10 +103,21 @@ def resource_from_crd(crd: dict[str, Any]) -> ResourceType:
         columns={v["name"]: _columns(v) for v in served},
         schemas={v["name"]: v["schema"]["openAPIV3Schema"] for v in served},
         builtin=False,
-        extra_subresources=("scale",)
-        if any("scale" in (v.get("subresources") or {}) for v in served)
-        else (),
+        scale=_scale_paths(served),
     )
+
+
+def _scale_paths(served: list[dict[str, Any]]) -> ScalePaths | None:
+    """The first served version's `subresources.scale` (all versions share the stored object here)."""
+    for version in served:
+        scale = (version.get("subresources") or {}).get("scale")
+        if scale is not None:
+            return ScalePaths(
+                scale.get("specReplicasPath", ".spec.replicas"),
+                scale.get("statusReplicasPath", ".status.replicas"),
+                scale.get("labelSelectorPath") or "",
+            )
+    return None
 
 
 def crd_status(crd: dict[str, Any], now: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import json
 from typing import Any
 
 from kubesim.errors import Cause
@@ -34,7 +35,10 @@ def default_on_create(resource: ResourceType, obj: dict[str, Any]) -> None:
         obj["status"] = {"loadBalancer": {}}
     elif group_kind == ("", "Secret"):
         obj.setdefault("type", "Opaque")
-    elif group_kind in (("apps", "Deployment"), ("batch", "Job")):
+    elif group_kind == ("apps", "Deployment"):
+        obj.setdefault("status", {})
+    elif group_kind == ("batch", "Job"):
+        _default_job(obj)
         obj.setdefault("status", {})
 
 
@@ -55,9 +59,40 @@ def default_on_write(resource: ResourceType, obj: dict[str, Any]) -> None:
         obj.setdefault("spec", {}).setdefault("replicas", 1)
     elif group_kind == ("batch", "Job"):
         spec = obj.setdefault("spec", {})
+        if spec.get("completions") is None and spec.get("parallelism") is None:
+            spec["completions"] = 1  # a work queue (parallelism only) keeps completions unset
         spec.setdefault("parallelism", 1)
-        spec.setdefault("completions", 1)
         spec.setdefault("backoffLimit", 6)
+        spec.setdefault("completionMode", "NonIndexed")
+        spec.setdefault("suspend", False)
+        replacement = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+        spec.setdefault("podReplacementPolicy", replacement)
+
+
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+
+
+def _default_job(job: dict[str, Any]) -> None:
+    """The Job registry's generated selector: unless `manualSelector` is true, the pod template gets the
+    job-name and controller-uid labels (both the `batch.kubernetes.io/` and the legacy keys) and the
+    selector matches the new controller-uid label."""
+    spec = job.setdefault("spec", {})
+    if spec.get("manualSelector"):
+        return
+    metadata = job["metadata"]
+    template_metadata = spec.setdefault("template", {}).setdefault("metadata", {})
+    labels = dict(template_metadata.get("labels") or {})
+    for key in JOB_UID_LABELS:
+        labels[key] = metadata["uid"]
+    for key in JOB_NAME_LABELS:
+        labels[key] = metadata["name"]
+    template_metadata["labels"] = labels
+    spec.setdefault("selector", generated_job_selector(job))
+
+
+def generated_job_selector(job: dict[str, Any]) -> dict[str, Any]:
+    return {"matchLabels": {JOB_UID_LABELS[0]: job["metadata"]["uid"]}}
 
 
 def _default_service(spec: dict[str, Any]) -> None:
@@ -83,10 +118,31 @@ def builtin_causes(resource: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         causes += _containers_causes(template_spec, "spec.template.spec")
         if group_kind == ("apps", "Deployment") and not (obj.get("spec") or {}).get("selector"):
             causes.append(Cause("spec.selector", "Required value", "FieldValueRequired"))
+        if group_kind == ("batch", "Job"):
+            causes += _job_causes(obj)
     elif group_kind == ("", "ConfigMap"):
         for key, value in (obj.get("data") or {}).items():
             if not isinstance(value, str):
                 causes.append(Cause(f"data[{key}]", "Invalid value: must be a string"))
+    return causes
+
+
+def _job_causes(job: dict[str, Any]) -> list[Cause]:
+    """The Job registry's rules: a manual selector must be given, a generated one must be the one
+    generated, and pods restart Never or OnFailure (the apiserver's words)."""
+    spec = job.get("spec") or {}
+    selector = spec.get("selector")
+    causes = []
+    if spec.get("manualSelector"):
+        if not selector:
+            causes.append(Cause("spec.selector", "Required value", "FieldValueRequired"))
+    elif "uid" in job["metadata"] and selector != generated_job_selector(job):
+        message = f"Invalid value: {json.dumps(selector)}: `selector` not auto-generated"
+        causes.append(Cause("spec.selector", message))
+    restart = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy")
+    if restart not in ("Never", "OnFailure"):
+        message = f'Unsupported value: "{restart or "Always"}": supported values: "OnFailure", "Never"'
+        causes.append(Cause("spec.template.spec.restartPolicy", message, "FieldValueNotSupported"))
     return causes
 
 
