@@ -60,6 +60,13 @@ class Framework:
         """Check `extra_spec_fields` and `optional_spec_fields`; the default accepts anything."""
         return []
 
+    def workers_succeeded(self, job: dict[str, Any], succeeded: Mapping[int, bool]) -> bool:
+        """Without a chief, whether the workers (index → exited 0) make the job succeed: worker 0 decides,
+        or every worker with TF's `successPolicy: AllWorkers`."""
+        if jobspec.success_policy(job) == jobspec.SUCCESS_POLICY_ALL_WORKERS:
+            return bool(succeeded) and all(succeeded.values())
+        return succeeded.get(0, False)
+
     def default_extra_fields(self, spec: dict[str, Any]) -> None:
         """Fill the defaults of the framework's own spec fields in place (replica specs are already
         defaulted); the default sets each missing `extra_spec_fields` entry."""

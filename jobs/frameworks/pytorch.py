@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from jobs.frameworks import elastic
@@ -88,6 +89,13 @@ class PyTorch(Framework):
         replicas = as_dict(worker_spec).get("replicas")
         worker_replicas = 1 if replicas is None else as_int(replicas)
         return errors + elastic.validate(spec, worker_key, worker_replicas)
+
+    def workers_succeeded(self, job: dict[str, Any], succeeded: Mapping[int, bool]) -> bool:
+        """Kubeflow's rule for a job of Workers only: every worker exits 0, or with an elastic policy any
+        one of them (torchrun's workers finish together; a scaled-down one may not have run at all)."""
+        if elastic.parse(job_spec(job)) is not None:
+            return any(succeeded.values())
+        return bool(succeeded) and all(succeeded.values())
 
     def default_extra_fields(self, spec: dict[str, Any]) -> None:
         """Kubeflow's defaulting: the elastic bounds, and `nprocPerNode` unless the (deprecated) elastic
