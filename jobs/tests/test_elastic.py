@@ -6,6 +6,8 @@ The environment cases are our own, written from the cases of Kubeflow Training O
 """
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jobs.frameworks import PyTorch, elastic
 from jobs.spec import with_defaults
@@ -316,3 +318,22 @@ def test_parse_reads_a_malformed_policy_as_unset_values():
         max_restarts=None,
     )
     assert elastic.parse({}) is None
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 70000) | st.text(max_size=6),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=12,
+)
+policies = st.dictionaries(st.sampled_from([*elastic.FIELDS, "other"]), json_values, max_size=6) | json_values
+
+
+@settings(max_examples=200, deadline=None)
+@given(policy=policies, replicas=json_values)
+def test_any_policy_is_checked_defaulted_and_rendered_without_raising(policy, replicas):
+    job = pytorch_job({"Worker": 2}, policy)
+    job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = replicas
+    validate(job)
+    defaulted = with_defaults(job, PyTorch())
+    assert env(defaulted)["PYTHONUNBUFFERED"] == "1"
