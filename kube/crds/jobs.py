@@ -162,6 +162,9 @@ ELASTIC_POLICY = obj(
     "torchrun's elastic training (Kubeflow v1 ElasticPolicy): Workers meet through a rendezvous.",
 )
 
+# Issue 19's autoscaler part will add the `scale` subresource here (specReplicasPath
+# `.spec.pytorchReplicaSpecs.Worker.replicas`, a labelSelectorPath), once kubesim serves it and
+# `CustomResource` can declare it; until then a job scales by editing the Worker replicas.
 PYTORCHJOB = _job(
     "PyTorchJob",
     "PyTorch",
