@@ -154,8 +154,9 @@ def with_defaults(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
     """A deep copy of `job` with every default filled in, as the mutating webhook would store it.
 
     Replica keys become canonical, each replica gets `replicas` and `restartPolicy`, the framework's
-    container gets its port when it has none, `runPolicy.cleanPodPolicy` and the framework's extra spec
-    fields (e.g. TF `successPolicy`) get their defaults, and the namespace defaults to `default`.
+    container gets its port when it has none, `runPolicy.cleanPodPolicy` and the framework's own spec
+    fields (e.g. TF `successPolicy`, PyTorch `elasticPolicy` bounds) get their defaults, and the namespace
+    defaults to `default`.
     Applying it twice gives the same result.
     """
     job = copy.deepcopy(job)
@@ -176,8 +177,7 @@ def with_defaults(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
     policy = spec.setdefault("runPolicy", {})
     if isinstance(policy, dict):
         policy.setdefault("cleanPodPolicy", framework.default_clean_pod_policy)
-    for field, default in framework.extra_spec_fields.items():
-        spec.setdefault(field, default)
+    framework.default_extra_fields(spec)
     return job
 
 

@@ -20,7 +20,6 @@ from jobs.manifests import Slot, desired_slots, slot_name
 from jobs.pods import Outcome, describe_failure, name_of, outcome
 from jobs.policies import will_restart
 from jobs.spec import (
-    SUCCESS_POLICY_ALL_WORKERS,
     as_dict,
     chief_type,
     job_name,
@@ -28,7 +27,6 @@ from jobs.spec import (
     replica_restart_policy,
     replica_specs,
     run_policy,
-    success_policy,
     with_defaults,
 )
 from kube.times import format_time, parse_time
@@ -249,11 +247,13 @@ def _succeeded(job: dict[str, Any], framework: Framework, views: list[ReplicaVie
     chief = chief_type(job, framework)
     if chief is not None:
         deciders = [v for v in views if v.slot.replica_type == chief]
-    else:
-        workers = [v for v in views if v.slot.replica_type == framework.worker_type]
-        all_workers = success_policy(job) == SUCCESS_POLICY_ALL_WORKERS
-        deciders = workers if all_workers else [v for v in workers if v.slot.replica_index == 0]
-    return bool(deciders) and all(v.outcome == Outcome.SUCCEEDED for v in deciders)
+        return bool(deciders) and all(v.outcome == Outcome.SUCCEEDED for v in deciders)
+    workers = {
+        v.slot.replica_index: v.outcome == Outcome.SUCCEEDED
+        for v in views
+        if v.slot.replica_type == framework.worker_type
+    }
+    return framework.workers_succeeded(job, workers)
 
 
 def _retried(view: ReplicaView, framework: Framework) -> bool:

@@ -77,7 +77,7 @@ def _validate_name(name: object) -> list[FieldError]:
 
 
 def _validate_spec_fields(spec: dict[str, Any], framework: Framework) -> list[FieldError]:
-    known = (framework.spec_key, "runPolicy", *framework.extra_spec_fields)
+    known = (framework.spec_key, "runPolicy", *framework.extra_spec_fields, *framework.optional_spec_fields)
     return [
         FieldError(f"spec.{key}", f"unknown field for {framework.kind}; expected one of {', '.join(known)}")
         for key in spec

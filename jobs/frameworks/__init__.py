@@ -1,5 +1,6 @@
 """Framework plugins: one small class per training framework, looked up by custom resource kind."""
 
+from jobs.frameworks import elastic
 from jobs.frameworks.base import Framework
 from jobs.frameworks.mxnet import MXNet
 from jobs.frameworks.pytorch import PyTorch
@@ -12,6 +13,7 @@ __all__ = [
     "PyTorch",
     "TensorFlow",
     "UnknownKind",
+    "elastic",
     "framework_class",
     "framework_for",
     "kinds",

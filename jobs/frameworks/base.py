@@ -40,6 +40,8 @@ class Framework:
     default_clean_pod_policy: ClassVar[str] = "None"
     #: Framework-specific spec fields and their defaults (e.g. TF `successPolicy`).
     extra_spec_fields: ClassVar[Mapping[str, Any]] = {}
+    #: Framework-specific spec fields with no default (e.g. PyTorch `elasticPolicy`).
+    optional_spec_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, cluster_domain: str = "") -> None:
         """`cluster_domain` (e.g. `cluster.local`) is appended to fully qualified service names."""
@@ -55,8 +57,21 @@ class Framework:
         raise NotImplementedError
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
-        """Check the values of `extra_spec_fields`; the default accepts anything."""
+        """Check `extra_spec_fields` and `optional_spec_fields`; the default accepts anything."""
         return []
+
+    def workers_succeeded(self, job: dict[str, Any], succeeded: Mapping[int, bool]) -> bool:
+        """Without a chief, whether the workers (index → exited 0) make the job succeed: worker 0 decides,
+        or every worker with TF's `successPolicy: AllWorkers`."""
+        if jobspec.success_policy(job) == jobspec.SUCCESS_POLICY_ALL_WORKERS:
+            return bool(succeeded) and all(succeeded.values())
+        return succeeded.get(0, False)
+
+    def default_extra_fields(self, spec: dict[str, Any]) -> None:
+        """Fill the defaults of the framework's own spec fields in place (replica specs are already
+        defaulted); the default sets each missing `extra_spec_fields` entry."""
+        for field, default in self.extra_spec_fields.items():
+            spec.setdefault(field, default)
 
     # --- helpers shared by every framework ----------------------------------------------------
 

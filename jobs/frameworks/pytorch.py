@@ -1,12 +1,14 @@
-"""PyTorch: torch.distributed's env:// rendezvous variables and torchrun's PET_* arguments."""
+"""PyTorch: torch.distributed's env:// rendezvous variables and torchrun's PET_* arguments, elastic or not."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from jobs.frameworks import elastic
 from jobs.frameworks.base import Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, as_int, job_spec
+from jobs.spec import FieldError, as_dict, as_int, job_spec, replica_count
 
 NPROC_PER_NODE_WORDS = ("auto", "cpu", "gpu")
 
@@ -19,7 +21,6 @@ class PyTorch(Framework):
     spec_key = "pytorchReplicaSpecs"
     replica_types = ("Master", "Worker")
     chief_types = ("Master",)
-    required_types = ("Master",)
     singleton_types = ("Master",)
     container_name = "pytorch"
     port_name = "pytorchjob-port"
@@ -27,41 +28,85 @@ class PyTorch(Framework):
     default_restart_policy = "OnFailure"
     default_clean_pod_policy = "None"
     extra_spec_fields = {"nprocPerNode": "auto"}
+    optional_spec_fields = ("elasticPolicy",)
 
     def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
-        """MASTER_ADDR/PORT, WORLD_SIZE and RANK (workers rank after the master), as Kubeflow sets them.
+        """The variables Kubeflow's PyTorchJob sets, so `torchrun` starts with no arguments.
 
+        With a Master: MASTER_ADDR/PORT, WORLD_SIZE and RANK (workers rank after the master). Without one
+        and without an elastic policy, worker 0 stands in for the master (Kubeflow sets no master variables
+        there, which leaves a static rendezvous nowhere to meet). An elastic job's workers meet through
+        the PET_RDZV_* rendezvous instead, and PET_NNODES is `min:max` rather than the pod count.
         WORLD_SIZE counts processes: pods times `nprocPerNode` when that is a number, else pods.
-        The PET_* twins let `torchrun` start with no arguments.
         """
-        nodes = sum(self.replica_counts(job).values())
-        nproc = _nproc_per_node(job)
-        rank = index + 1 if replica_type == "Worker" else index
-        master, port = self.host(job, "Master", 0), str(self.port(job, "Master"))
-        return {
-            "PYTHONUNBUFFERED": "1",
-            "MASTER_ADDR": master,
-            "MASTER_PORT": port,
-            "WORLD_SIZE": str(nodes * (as_int(nproc) or 1)),
-            "RANK": str(rank),
-            "PET_MASTER_ADDR": master,
-            "PET_MASTER_PORT": port,
-            "PET_NNODES": str(nodes),
-            "PET_NODE_RANK": str(rank),
-            "PET_NPROC_PER_NODE": str(nproc),
-        }
+        counts = self.replica_counts(job)
+        nodes = sum(counts.values())
+        spec = job_spec(job)
+        policy = elastic.parse(spec)
+        env = {"PYTHONUNBUFFERED": "1"}
+        if "Master" in counts or policy is None:
+            master_type = "Master" if "Master" in counts else "Worker"
+            master, port = self.host(job, master_type, 0), str(self.port(job, master_type))
+            rank = index + 1 if replica_type == "Worker" and master_type == "Master" else index
+            env |= {
+                "MASTER_ADDR": master,
+                "MASTER_PORT": port,
+                "WORLD_SIZE": str(nodes * (as_int(_nproc_per_node(job)) or 1)),
+                "RANK": str(rank),
+                "PET_MASTER_ADDR": master,
+                "PET_MASTER_PORT": port,
+                "PET_NODE_RANK": str(rank),
+            }
+        if policy is None or policy.nproc_per_node is None:
+            env["PET_NPROC_PER_NODE"] = str(_nproc_per_node(job))
+        if policy is None:
+            env["PET_NNODES"] = str(nodes)
+        else:
+            env |= elastic.environment(
+                policy,
+                default_host=self.host(job, "Worker", 0),
+                default_port=self.port(job, "Worker"),
+                worker_replicas=counts.get("Worker", 0),
+            )
+        return env
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
+        errors = []
         nproc = spec.get("nprocPerNode", "auto")
         if isinstance(nproc, str) and nproc.isdigit():
             nproc = int(nproc)
-        if nproc in NPROC_PER_NODE_WORDS or (as_int(nproc) or 0) >= 1:
-            return []
-        return [
-            FieldError(
-                "spec.nprocPerNode", f'must be a positive number, "auto", "cpu" or "gpu", not {nproc!r}'
+        if nproc not in NPROC_PER_NODE_WORDS and (as_int(nproc) or 0) < 1:
+            errors.append(
+                FieldError(
+                    "spec.nprocPerNode", f'must be a positive number, "auto", "cpu" or "gpu", not {nproc!r}'
+                )
             )
-        ]
+        worker_key = next(
+            (key for key in as_dict(spec.get(self.spec_key)) if self.canonical_replica_type(key) == "Worker"),
+            None,
+        )
+        worker_spec = as_dict(spec.get(self.spec_key)).get(worker_key) if worker_key is not None else None
+        replicas = as_dict(worker_spec).get("replicas")
+        worker_replicas = 1 if replicas is None else as_int(replicas)
+        return errors + elastic.validate(spec, worker_key, worker_replicas)
+
+    def workers_succeeded(self, job: dict[str, Any], succeeded: Mapping[int, bool]) -> bool:
+        """Kubeflow's rule for a job of Workers only: every worker exits 0, or with an elastic policy any
+        one of them (torchrun's workers finish together; a scaled-down one may not have run at all)."""
+        if elastic.parse(job_spec(job)) is not None:
+            return any(succeeded.values())
+        return bool(succeeded) and all(succeeded.values())
+
+    def default_extra_fields(self, spec: dict[str, Any]) -> None:
+        """Kubeflow's defaulting: the elastic bounds, and `nprocPerNode` unless the (deprecated) elastic
+        `nProcPerNode` says it already."""
+        policy = spec.get("elasticPolicy")
+        if isinstance(policy, dict):
+            workers = as_dict(as_dict(spec.get(self.spec_key)).get("Worker"))
+            elastic.with_defaults(policy, replica_count(workers))
+            if policy.get("nProcPerNode") is not None:
+                return
+        super().default_extra_fields(spec)
 
 
 def _nproc_per_node(job: dict[str, Any]) -> int | str:

@@ -339,6 +339,53 @@ def test_a_pytorchjob_gives_every_worker_its_rank_and_succeeds_with_its_master(s
     assert len(admin_client.get(f"/api/jobs/{row(ns, 'ddp', 'PyTorchJob').pk}/").json()["replicas"]) == 3
 
 
+def test_a_workers_only_elastic_pytorchjob_meets_through_the_rendezvous_and_succeeds(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "PyTorchJob",
+            {"Worker": 2},
+            name="elastic",
+            namespace=ns,
+            scripts={"Worker": {"duration": 3}},
+            elasticPolicy={"minReplicas": 1, "maxReplicas": 4, "rdzvId": "run-1", "maxRestarts": 3},
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    for index in (0, 1):
+        env = env_of(pods(sim, ns)[f"elastic-worker-{index}"], "pytorch")
+        assert {name: env.get(name) for name in ELASTIC_ENV} == {
+            "PET_RDZV_ENDPOINT": "elastic-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_RDZV_ID": "run-1",
+            "PET_NNODES": "1:4",
+            "PET_MAX_RESTARTS": "3",
+            "PET_NPROC_PER_NODE": "auto",
+            "PYTHONUNBUFFERED": "1",
+            "MASTER_ADDR": None,
+        }
+    quiet(sim, redis)
+    advance(sim, redis, 5)
+    until(
+        lambda: phase_of_row(ns, "elastic", "PyTorchJob") == "Succeeded", "the elastic PyTorchJob to succeed"
+    )
+    assert history(ns, "elastic", "PyTorchJob") == ["Created", "Running", "Succeeded"]
+    stored = json.loads(kubectl(sim, "get", "pytorchjob", "elastic", "-n", ns, "-o", "json"))
+    assert stored["spec"]["elasticPolicy"]["maxReplicas"] == 4
+
+
+ELASTIC_ENV = (
+    "PET_RDZV_ENDPOINT",
+    "PET_RDZV_BACKEND",
+    "PET_RDZV_ID",
+    "PET_NNODES",
+    "PET_MAX_RESTARTS",
+    "PET_NPROC_PER_NODE",
+    "PYTHONUNBUFFERED",
+    "MASTER_ADDR",
+)
+
+
 def test_a_toy_framework_added_in_a_few_lines_runs_end_to_end(sim, redis, ns):
     echo = job_manifest("TFJob", {"Worker": 2}, name="hello", namespace=ns)
     echo.update(kind="EchoJob", spec={"echoReplicaSpecs": echo["spec"].pop("tfReplicaSpecs")})

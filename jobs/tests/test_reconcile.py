@@ -323,6 +323,37 @@ def test_changing_replicas_scales_down_and_up(sim, ns):
     assert tf_config.count(".svc:2222") == 3
 
 
+def test_an_elastic_pytorchjob_scales_within_its_bounds_keeping_the_pods_it_has(sim, ns):
+    manifest = job_manifest(
+        "PyTorchJob",
+        {"Worker": 2},
+        name="torchrun",
+        namespace=ns,
+        scripts={"Worker": {"duration": None}},
+        elasticPolicy={"minReplicas": 1, "maxReplicas": 4},
+    )
+    submit(sim, manifest)
+    settle(sim, "PyTorchJob", ns, "torchrun")
+    kept = {name: pod["metadata"]["uid"] for name, pod in live_pods(sim, ns).items()}
+    assert set(kept) == {"torchrun-worker-0", "torchrun-worker-1"}
+
+    patch = {"spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 4}}}}
+    sim.store.patch("pytorchjobs.argoml.io", "torchrun", patch, namespace=ns)
+    settle(sim, "PyTorchJob", ns, "torchrun")
+    now = live_pods(sim, ns)
+    assert set(now) == {f"torchrun-worker-{i}" for i in range(4)}
+    assert {name: now[name]["metadata"]["uid"] for name in kept} == kept
+    envs = [env_of(now[f"torchrun-worker-{i}"], "pytorch") for i in range(4)]
+    assert {(env["PET_RDZV_ENDPOINT"], env["PET_NNODES"]) for env in envs} == {
+        ("torchrun-worker-0:23456", "1:4")
+    }
+
+    patch = {"spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 2}}}}
+    sim.store.patch("pytorchjobs.argoml.io", "torchrun", patch, namespace=ns)
+    settle(sim, "PyTorchJob", ns, "torchrun")
+    assert {name: pod["metadata"]["uid"] for name, pod in live_pods(sim, ns).items()} == kept
+
+
 # -- the contract's edges ------------------------------------------------------------------------------
 def test_an_invalid_spec_fails_once_with_failed_validation_and_never_raises(sim, ns):
     manifest = job_manifest("TFJob", {"Worker": 1}, name="broken", namespace=ns)

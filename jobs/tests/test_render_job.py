@@ -73,3 +73,52 @@ def test_unusable_files_are_refused_with_the_reason(tmp_path, content, message):
     path.write_text(content)
     with pytest.raises(CommandError, match=message):
         call_command("render_job", str(path), stdout=io.StringIO())
+
+
+def test_a_workers_only_elastic_pytorchjob_gives_every_worker_the_rendezvous(tmp_path):
+    manifest = job_manifest(
+        "PyTorchJob",
+        {"Worker": 2},
+        name="elastic",
+        namespace="team-a",
+        elasticPolicy={
+            "minReplicas": 1,
+            "maxReplicas": 3,
+            "rdzvId": "run-1",
+            "rdzvConf": [{"key": "join_timeout", "value": "300"}],
+            "maxRestarts": 3,
+        },
+    )
+
+    children = render(tmp_path, manifest)
+
+    assert [(c["kind"], c["metadata"]["name"]) for c in children] == [
+        ("Service", "elastic-worker-0"),
+        ("Service", "elastic-worker-1"),
+        ("Pod", "elastic-worker-0"),
+        ("Pod", "elastic-worker-1"),
+    ]
+    for pod in children[2:]:
+        env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+        assert {name: value for name, value in env.items() if name.startswith(("PET_", "PYTHON"))} == {
+            "PYTHONUNBUFFERED": "1",
+            "PET_NPROC_PER_NODE": "auto",
+            "PET_RDZV_ENDPOINT": "elastic-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "1:3",
+            "PET_MAX_RESTARTS": "3",
+            "PET_RDZV_ID": "run-1",
+            "PET_RDZV_CONF": "join_timeout=300",
+        }
+        assert "MASTER_ADDR" not in env
+
+
+def test_replicas_outside_the_elastic_bounds_are_named(tmp_path):
+    manifest = job_manifest(
+        "PyTorchJob", {"Worker": 5}, name="elastic", namespace="team-a", elasticPolicy={"maxReplicas": 4}
+    )
+    with pytest.raises(CommandError) as error:
+        render(tmp_path, manifest)
+    assert "spec.pytorchReplicaSpecs.Worker.replicas: 5 is outside the elastic policy's [4, 4]" in str(
+        error.value
+    )

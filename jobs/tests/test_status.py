@@ -141,6 +141,22 @@ class TestSuccess:
         pods["train-master-0"] = with_state(pods["train-master-0"], "Succeeded", exit_code=0)
         assert current_state(status_after(job, pods, framework=PyTorch())) == "Succeeded"
 
+    def test_a_pytorch_job_of_workers_only_succeeds_when_every_worker_does(self):
+        job = make_job("PyTorchJob", {"Worker": 2})
+        pods = pods_of(job, PyTorch())
+        running(pods)
+        pods["train-worker-0"] = with_state(pods["train-worker-0"], "Succeeded", exit_code=0)
+        assert current_state(status_after(job, pods, framework=PyTorch())) == "Running"
+        pods["train-worker-1"] = with_state(pods["train-worker-1"], "Succeeded", exit_code=0)
+        assert current_state(status_after(job, pods, framework=PyTorch())) == "Succeeded"
+
+    def test_an_elastic_pytorch_job_succeeds_when_any_worker_does(self):
+        job = make_job("PyTorchJob", {"Worker": 3}, elasticPolicy={"minReplicas": 1, "maxReplicas": 3})
+        pods = pods_of(job, PyTorch())
+        running(pods)
+        pods["train-worker-2"] = with_state(pods["train-worker-2"], "Succeeded", exit_code=0)
+        assert current_state(status_after(job, pods, framework=PyTorch())) == "Succeeded"
+
     def test_an_mxnet_job_succeeds_with_worker_0(self):
         job = make_job("MXJob", {"Scheduler": 1, "Server": 1, "Worker": 2})
         pods = pods_of(job, MXNet())

@@ -94,10 +94,10 @@ class TestSpec:
         ]
 
     def test_an_unknown_spec_field_is_named_with_the_allowed_ones(self):
-        job = make_job("PyTorchJob", {"Master": 1}, elasticPolicy={"minReplicas": 1})
+        job = make_job("PyTorchJob", {"Master": 1}, successPolicy="AllWorkers")
         assert messages(job) == [
-            "spec.elasticPolicy: unknown field for PyTorchJob; "
-            "expected one of pytorchReplicaSpecs, runPolicy, nprocPerNode"
+            "spec.successPolicy: unknown field for PyTorchJob; "
+            "expected one of pytorchReplicaSpecs, runPolicy, nprocPerNode, elasticPolicy"
         ]
 
     def test_an_unknown_replica_type_lists_the_allowed_ones(self):
@@ -181,10 +181,11 @@ class TestRoles:
             f"spec.{key}.{replica_type}.replicas: a {kind} has exactly 1 {replica_type}, not 2"
         ]
 
-    def test_a_pytorchjob_needs_a_master(self):
-        assert messages(make_job("PyTorchJob", {"Worker": 2})) == [
-            "spec.pytorchReplicaSpecs.Master: is required: a PyTorchJob needs one Master"
-        ]
+    def test_a_pytorchjob_of_workers_only_is_valid(self):
+        assert messages(make_job("PyTorchJob", {"Worker": 2})) == []
+
+    def test_a_pytorchjob_with_neither_master_nor_workers_cannot_succeed(self):
+        assert paths(make_job("PyTorchJob", {"Worker": 0})) == ["spec.pytorchReplicaSpecs.Worker"]
 
     @pytest.mark.parametrize("replicas", [{"PS": 1}, {"PS": 1, "Worker": 0}])
     def test_without_a_chief_there_must_be_a_worker_to_decide_success(self, replicas):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .definition import AGE, CustomResource, PrinterColumn
 from .schema import (
     Schema,
+    array,
     boolean,
     conditions,
     date_time,
@@ -134,10 +135,43 @@ MXJOB = _job(
         )
     },
 )
+RDZV_BACKENDS = ("c10d", "etcd", "etcd-v2")
+
+ELASTIC_POLICY = obj(
+    {
+        "minReplicas": integer("The fewest Workers torchrun runs with (PET_NNODES min).", minimum=1),
+        "maxReplicas": integer("The most Workers torchrun admits (PET_NNODES max).", minimum=1),
+        "rdzvBackend": string("The rendezvous backend; c10d when left out.", enum=RDZV_BACKENDS),
+        "rdzvPort": integer(
+            "The rendezvous port; the Worker's pytorchjob-port when left out.", minimum=1, maximum=65535
+        ),
+        "rdzvHost": string("The rendezvous host; the first Worker's service when left out."),
+        "rdzvId": string("The rendezvous id (PET_RDZV_ID)."),
+        "rdzvConf": array(
+            obj({"key": string(), "value": string()}),
+            "More rendezvous settings, passed as key=value pairs joined by commas (PET_RDZV_CONF).",
+        ),
+        "standalone": boolean("Start a local standalone rendezvous (PET_STANDALONE)."),
+        "nProcPerNode": integer("Deprecated: use spec.nprocPerNode.", minimum=1),
+        "maxRestarts": integer("Worker group restarts torchrun allows before failing.", minimum=0),
+        "metrics": array(
+            embedded("An autoscaling/v2 MetricSpec."),
+            "Metrics for an autoscaler between min and max (kept and checked; no autoscaler yet).",
+        ),
+    },
+    "torchrun's elastic training (Kubeflow v1 ElasticPolicy): Workers meet through a rendezvous.",
+)
+
+# Issue 19's autoscaler part will add the `scale` subresource here (specReplicasPath
+# `.spec.pytorchReplicaSpecs.Worker.replicas`, a labelSelectorPath), once kubesim serves it and
+# `CustomResource` can declare it; until then a job scales by editing the Worker replicas.
 PYTORCHJOB = _job(
     "PyTorchJob",
     "PyTorch",
     "pytorchReplicaSpecs",
     "Master, Worker",
-    {"nprocPerNode": int_or_string("Processes per node for torchrun: a number, auto, cpu or gpu.")},
+    {
+        "nprocPerNode": int_or_string("Processes per node for torchrun: a number, auto, cpu or gpu."),
+        "elasticPolicy": ELASTIC_POLICY,
+    },
 )

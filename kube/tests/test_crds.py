@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kube.client import get_client, reset_client
-from kube.crds import CUSTOM_RESOURCES, HYPERPARAM_WORKFLOW, TENSORBOARD, TFJOB, by_kind
+from kube.crds import CUSTOM_RESOURCES, HYPERPARAM_WORKFLOW, PYTORCHJOB, TENSORBOARD, TFJOB, by_kind
 from kube.crds import render as crd_render
 from kube.crds.definition import CustomResource, PrinterColumn
 from kube.crds.install import CREATED, UNCHANGED, UPDATED, install, wait_established
@@ -223,6 +223,39 @@ def test_the_cluster_validates_our_fields_keeps_pod_templates_and_serves_status(
     with pytest.raises(Invalid) as error:
         client.create(TFJOB.resource_type, bad)
     assert any("restartPolicy" in cause.get("field", "") for cause in error.value.causes)
+
+
+def test_the_cluster_keeps_a_pytorchjobs_elastic_policy_and_refuses_a_bad_port(cluster):
+    client = get_client()
+    install(client, [PYTORCHJOB])
+    policy = {
+        "minReplicas": 1,
+        "maxReplicas": 4,
+        "rdzvBackend": "c10d",
+        "rdzvId": "run-1",
+        "rdzvConf": [{"key": "join_timeout", "value": "300"}],
+        "maxRestarts": 3,
+        "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization"}}}],
+    }
+    job = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "elastic", "namespace": "default"},
+        "spec": {
+            "elasticPolicy": policy,
+            "pytorchReplicaSpecs": {
+                "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "pytorch"}]}}}
+            },
+        },
+    }
+    assert client.create(PYTORCHJOB.resource_type, job)["spec"]["elasticPolicy"] == policy
+
+    bad = copy.deepcopy(job)
+    bad["metadata"]["name"] = "bad"
+    bad["spec"]["elasticPolicy"]["rdzvPort"] = 70000
+    with pytest.raises(Invalid) as error:
+        client.create(PYTORCHJOB.resource_type, bad)
+    assert any("rdzvPort" in cause.get("field", "") for cause in error.value.causes)
 
 
 def test_kubectl_shows_the_latest_condition_as_the_jobs_state(cluster):
