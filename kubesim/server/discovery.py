@@ -23,6 +23,10 @@ _SUBRESOURCE_VERBS = {
     "status": ["get", "patch", "update"],
     "scale": ["get", "patch", "update"],
     "token": ["create"],
+    "log": ["get"],
+    "exec": ["create", "get"],
+    "attach": ["create", "get"],
+    "portforward": ["create", "get"],
 }
 
 
