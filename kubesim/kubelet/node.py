@@ -115,12 +115,7 @@ class Kubelet:
         first = ipaddress.ip_address(self.settings.host_ip)
         names = nodes.node_names(self.settings.node_name, self.settings.node_count)
         self._node_ips = {name: str(first + index) for index, name in enumerate(names)}
-        for name, ip in self._node_ips.items():
-            try:
-                self.store.create(nodes.node_manifest(name, ip, self.clock.timestamp()))
-            except ApiError as error:
-                if error.code != 409:
-                    raise
+        nodes.register(self.store, self._node_ips, self.clock.timestamp())
 
     def _pick_node(self, spec: dict[str, Any]) -> tuple[str, str]:
         """(node name, host IP) of a pod: the node it names, or the next of ours in turn."""

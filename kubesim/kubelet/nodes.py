@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.errors import ApiError
+from kubesim.jsonutil import clone
 from kubesim.server.discovery import KUBERNETES_VERSION
+from kubesim.store import Store
 
 CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"}
 #: what the kubelet keeps for the system (kube-reserved + eviction threshold), as kubeadm nodes do
@@ -86,3 +89,21 @@ def node_manifest(name: str, internal_ip: str, now: str) -> dict[str, Any]:
             },
         },
     }
+
+
+def register(store: Store, addresses: dict[str, str], now: str) -> None:
+    """Create each Node (name → InternalIP) unless it exists, then write its Ready status."""
+    for name, ip in addresses.items():
+        node = node_manifest(name, ip, now)
+        try:
+            store.create(node)
+        except ApiError as error:
+            if error.code != 409:
+                raise
+
+        # status is a subresource: a create drops it, as the API server does for a kubelet's POST
+        def with_status(stored: dict[str, Any], status: dict[str, Any] = node["status"]) -> dict[str, Any]:
+            stored["status"] = clone(status)
+            return stored
+
+        store.mutate("nodes", name, with_status, subresource="status", field_manager="kubelet")

@@ -140,9 +140,9 @@ def test_discovery_lists_each_kind_as_the_api_server_does(
     short: list[str],
     categories: list[str],
 ) -> None:
-    """ "`kubectl api-resources` … NAME SHORTNAMES APIVERSION NAMESPACED KIND" (kubectl reference): the
-    resource list of its group version names each with its scope, short names and categories; `all` is the
-    category `kubectl get all` expands ("all" is "a category … of the most commonly used workload kinds")."""
+    """`kubectl api-resources`: "Print the supported API resources on the server" (kubectl reference), read
+    from each group version's resource list: scope, short names and categories as a real 1.3x API server
+    lists them; `all` is the category `kubectl get all` expands to the workload kinds."""
     resources = http("GET", _discovery_path(group_version)).json()["resources"]
     entry = next(r for r in resources if r["name"] == plural)
     assert entry["kind"] == kind
@@ -162,7 +162,7 @@ def test_kubectl_applies_gets_and_deletes_each_kind_by_short_name(
     short: list[str],
     categories: list[str],
 ) -> None:
-    """ "Stored as written": what `kubectl apply` sends comes back from `kubectl get -o json`, found by its
+    """Stored as written: what `kubectl apply` sends comes back from `kubectl get -o json`, found by its
     short name where it has one, in the namespace for namespaced kinds and cluster-wide for the others."""
     name = f"sample-{plural}" if not namespaced else "sample"
     manifest = {"apiVersion": group_version, "kind": kind, "metadata": {"name": name}, **SAMPLES[kind]}
@@ -178,7 +178,7 @@ def test_kubectl_applies_gets_and_deletes_each_kind_by_short_name(
 
 
 def test_kubectl_get_all_lists_the_workload_kinds_of_the_all_category(kubectl) -> None:
-    """ "kubectl get all" lists the resources in the category `all`: a StatefulSet and a CronJob show, a
+    """`kubectl get all` lists the resources in the category `all`: a StatefulSet and a CronJob show, a
     ConfigMap (not in the category) does not."""
     for kind, group_version in (("StatefulSet", "apps/v1"), ("CronJob", "batch/v1")):
         manifest = {
