@@ -123,3 +123,12 @@ def test_kubectl_exec_prints_the_simulators_message(kubesim: Simulator, tmp_path
     result = run_kubectl(kubesim, "exec", "shell", "--", "true")
     assert result.returncode != 0
     assert "pods/exec is not supported by the simulator (kubesim)" in result.stderr
+
+
+def test_the_openapi_offers_only_the_operations_each_pod_subresource_takes(kubesim: Simulator) -> None:
+    """The OpenAPI follows discovery's verbs: exec is GET and POST (no PUT or PATCH), status GET/PUT/PATCH."""
+    paths = requests.get(f"{kubesim.url}/openapi/v3/api/v1", timeout=10).json()["paths"]
+    pods = "/api/v1/namespaces/{namespace}/pods/{name}"
+    assert set(paths[f"{pods}/exec"]) == {"get", "post"}
+    assert set(paths[f"{pods}/log"]) == {"get"}
+    assert set(paths[f"{pods}/status"]) == {"get", "put", "patch"}
