@@ -64,10 +64,10 @@ def test_the_base_applies_cleanly_to_kubesim_server_side_and_every_object_is_sto
 
 
 def test_kubectl_apply_prune_with_its_default_allow_list_deletes_what_left_the_base(kubesim):
-    """`kubectl apply --prune -l <selector>` (client-side) lists every kind of its default allow-list (core
-    ConfigMap, Endpoints, Namespace, PersistentVolume(Claim), Pod, ReplicationController, Secret, Service; apps
-    DaemonSet, Deployment, ReplicaSet, StatefulSet; batch Job, CronJob; networking Ingress) and deletes
-    the labelled objects no longer in the files."""
+    """`kubectl apply --prune -l <selector>` (client-side) lists every kind of its default allow-list
+    (core ConfigMap, Endpoints, Namespace, PersistentVolume(Claim), Pod, ReplicationController, Secret,
+    Service; apps DaemonSet, Deployment, ReplicaSet, StatefulSet; batch Job, CronJob; networking Ingress)
+    and deletes the labelled objects no longer in the files."""
     selector = "app.kubernetes.io/part-of=argoml"
     manifests = [
         m for m in kustomize_build() if (m["metadata"].get("labels") or {}).get("app.kubernetes.io/part-of")
