@@ -14,6 +14,7 @@ from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
 from kubesim.kubelet.jobs import JobController
 from kubesim.kubelet.logs import log_handler
+from kubesim.kubelet.streams import STREAMS, unsupported_stream_handler
 from kubesim.server.app import ApiServer
 from kubesim.store import Store
 
@@ -35,6 +36,8 @@ class Controllers:
     def start(self) -> None:
         logs = log_handler(self.store, self.kubelet.logs, self.store.clock.time)
         self.server.add_subresource("pods", "log", logs)
+        for stream in STREAMS:
+            self.server.add_subresource("pods", stream, unsupported_stream_handler(self.store, stream))
         self.service_accounts.start()
         if self.enabled["webhooks"]:
             self.webhooks.start()

@@ -40,6 +40,7 @@ class Simulator:
         bookmark_interval: float = 1.0,
         save_interval: float = 1.0,
         kubelet: bool = False,
+        nodes: int = 1,
         argo: bool = False,
         webhooks: bool = True,
         namespaces: Sequence[str] = (),
@@ -69,6 +70,7 @@ class Simulator:
         self.pod_security = PodSecurity(self.store)
         self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
         self.kubelet = self.controllers.kubelet
+        self.kubelet.settings.node_count = nodes  # Ready Nodes the kubelet registers when it starts
         self.webhooks = self.controllers.webhooks
         self.argo = self.controllers.argo
         self.state_dir = state_dir

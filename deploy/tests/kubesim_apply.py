@@ -1,10 +1,8 @@
 """Applying our manifests to kubesim with the real kubectl (`apply --server-side`), as an operator would.
 
-kubesim serves the core, apps, batch, coordination, admissionregistration and apiextensions kinds. The
-other kinds our manifests use (RBAC, PodDisruptionBudget, NetworkPolicy, Ingress, HorizontalPodAutoscaler)
-and those of cert-manager and the Prometheus Operator are added to its registry as schemaless kinds: for
-them the apply checks the API plumbing (discovery, field managers, namespaces), while their fields are
-checked by the offline schema validation.
+kubesim serves every built-in kind our manifests use. cert-manager's and the Prometheus Operator's kinds
+are CRDs on a real cluster too, installed before our chart: `install_third_party_crds` applies schemaless
+stand-ins for them (their fields are checked by the offline schema validation).
 """
 
 from __future__ import annotations
@@ -20,29 +18,40 @@ import yaml
 
 from .manifests import KUBECTL
 
-#: (group, version, kind, plural, namespaced) of the kinds kubesim does not serve by itself.
-MISSING_KINDS = [
-    ("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
-    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
-    ("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
-    ("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
-    ("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True),
-    ("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True),
-    ("networking.k8s.io", "v1", "Ingress", "ingresses", True),
-    ("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True),
-    ("cert-manager.io", "v1", "Issuer", "issuers", True),
-    ("cert-manager.io", "v1", "Certificate", "certificates", True),
-    ("monitoring.coreos.com", "v1", "ServiceMonitor", "servicemonitors", True),
+#: (group, kind, plural) of the third-party kinds the chart may create, all namespaced
+THIRD_PARTY_KINDS = [
+    ("cert-manager.io", "Issuer", "issuers"),
+    ("cert-manager.io", "Certificate", "certificates"),
+    ("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
 ]
 
 
-def serve_missing_kinds(simulator: Any) -> None:
-    from kubesim.resources import ResourceType
+def third_party_crds() -> list[dict[str, Any]]:
+    """Schemaless CRDs standing in for cert-manager's and the Prometheus Operator's."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return [
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {
+                    "kind": kind,
+                    "plural": plural,
+                    "singular": kind.lower(),
+                    "listKind": f"{kind}List",
+                },
+                "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
+            },
+        }
+        for group, kind, plural in THIRD_PARTY_KINDS
+    ]
 
-    for group, version, kind, plural, namespaced in MISSING_KINDS:
-        simulator.store.registry.add(
-            ResourceType(group, (version,), kind, plural, kind.lower(), namespaced, has_status=True)
-        )
+
+def install_third_party_crds(simulator: Any) -> None:
+    apply_server_side(simulator, third_party_crds(), "default")
 
 
 def kubectl(simulator: Any, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

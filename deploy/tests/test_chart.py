@@ -17,7 +17,7 @@ from webhooks.configurations import (
     service_dns_names,
 )
 
-from .kubesim_apply import apply_server_side, kubectl, serve_missing_kinds
+from .kubesim_apply import apply_server_side, install_third_party_crds, kubectl
 from .manifests import (
     CHART,
     DEPLOY,
@@ -102,7 +102,7 @@ def test_helm_lint_finds_nothing_wrong(values):
 
 @pytest.mark.parametrize("values", ["defaults", "production", "cert-manager self-signed"])
 def test_the_chart_applies_cleanly_to_kubesim_server_side_and_again_unchanged(kubesim, values):
-    serve_missing_kinds(kubesim)
+    install_third_party_crds(kubesim)
     apply_server_side(kubesim, chart_crds(), "argoml")
     manifests = render_chart(VARIANTS[values])
     first = apply_server_side(kubesim, manifests, "argoml")

@@ -10,6 +10,7 @@ removed. Every step is a clock timer, so tests advance the clock instead of slee
 from __future__ import annotations
 
 import functools
+import ipaddress
 import itertools
 import logging
 import threading
@@ -21,6 +22,7 @@ from typing import Any
 from kubesim.clock import Clock, format_timestamp
 from kubesim.errors import ApiError, Cause, invalid
 from kubesim.jsonutil import clone
+from kubesim.kubelet import nodes
 from kubesim.kubelet.logs import LogStore
 from kubesim.kubelet.script import (
     SCRIPT_ANNOTATION,
@@ -53,8 +55,9 @@ SIGTERM_EXIT, SIGKILL_EXIT = 143, 137
 class KubeletSettings:
     """Timings of the simulated node; change them on `simulator.kubelet.settings` before creating pods."""
 
-    node_name: str = "kubesim-node"
-    host_ip: str = "172.18.0.2"
+    node_name: str = "kubesim-node"  # the first node; more are named `<node_name>-2`, `-3`…
+    node_count: int = 1  # Nodes created at start; unbound pods go to each in turn
+    host_ip: str = "172.18.0.2"  # the first node's InternalIP; the next nodes count up from it
     start_delay: float = 1.0  # bound → containers running (image pull, sandbox)
     duration: float = 2.0  # how long an unscripted container runs (restartPolicy Always: until deleted)
     restart_backoff: float = 10.0  # first CrashLoopBackOff delay, doubled per restart
@@ -94,15 +97,34 @@ class Kubelet:
         self._subscription: Subscription | None = None
         self._remove_admission: Callable[[], None] | None = None
         self._pods = store.resource("pods")
+        self._node_ips: dict[str, str] = {}
+        self._next_node = itertools.count()
 
     # --- life cycle ----------------------------------------------------------------------------------
 
     def start(self) -> None:
+        self._register_nodes()
         self._remove_admission = self.store.add_admission(self._validate_script)
         self.store.graceful_deletion.add("pods")
         self._subscription = self.store.subscribe(self._on_pod, resource="pods")
         for pod in self.store.list("pods")["items"]:
             self._on_pod("ADDED", pod)
+
+    def _register_nodes(self) -> None:
+        """Create the Ready Nodes (kept if they exist already, as a restarted kubelet finds them)."""
+        first = ipaddress.ip_address(self.settings.host_ip)
+        names = nodes.node_names(self.settings.node_name, self.settings.node_count)
+        self._node_ips = {name: str(first + index) for index, name in enumerate(names)}
+        nodes.register(self.store, self._node_ips, self.clock.timestamp())
+
+    def _pick_node(self, spec: dict[str, Any]) -> tuple[str, str]:
+        """(node name, host IP) of a pod: the node it names, or the next of ours in turn."""
+        if spec.get("nodeName"):
+            name = str(spec["nodeName"])
+            return name, self._node_ips.get(name, self.settings.host_ip)
+        names = list(self._node_ips) or [self.settings.node_name]
+        name = names[next(self._next_node) % len(names)]
+        return name, self._node_ips.get(name, self.settings.host_ip)
 
     def stop(self) -> None:
         if self._subscription is not None:
@@ -249,14 +271,15 @@ class Kubelet:
             return found
 
         index = next(self._ips)
+        node_name, host_ip = self._pick_node(spec)
         run = PodRun(
             namespace=metadata.get("namespace", ""),
             name=metadata["name"],
             uid=metadata["uid"],
             restart_policy=restart_policy,
-            node_name=spec.get("nodeName") or self.settings.node_name,
+            node_name=node_name,
             pod_ip=f"10.244.{index // 250 % 250}.{index % 250 + 1}",
-            host_ip=self.settings.host_ip,
+            host_ip=host_ip,
             start_time=self.clock.timestamp(),
             init=containers("initContainers", True),
             main=containers("containers", False),

@@ -23,6 +23,10 @@ _SUBRESOURCE_VERBS = {
     "status": ["get", "patch", "update"],
     "scale": ["get", "patch", "update"],
     "token": ["create"],
+    "log": ["get"],
+    "exec": ["create", "get"],
+    "attach": ["create", "get"],
+    "portforward": ["create", "get"],
 }
 
 
@@ -209,10 +213,17 @@ def _paths(resource: ResourceType, version: str) -> dict[str, Any]:
     }
     paths = {collection: listing, f"{collection}/{{name}}": item}
     for sub in resource.subresources:
-        paths[f"{collection}/{{name}}/{sub}"] = {
+        # only the operations its discovery verbs allow (pods/exec is get and post, never put or patch)
+        verbs = _SUBRESOURCE_VERBS.get(sub, ["update"])
+        operations = {
             "get": _operation(resource, version, "get", []),
+            "post": _operation(resource, version, "post", _WRITE_PARAMS, ["application/json"]),
             "put": _operation(resource, version, "put", _WRITE_PARAMS, ["application/json"]),
             "patch": _operation(resource, version, "patch", [*_WRITE_PARAMS, "force"], patch_types),
+        }
+        allowed = {"get": "get", "post": "create", "put": "update", "patch": "patch"}
+        paths[f"{collection}/{{name}}/{sub}"] = {
+            method: operation for method, operation in operations.items() if allowed[method] in verbs
         }
     return paths
 

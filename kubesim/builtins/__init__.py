@@ -8,38 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.builtins import stored
+from kubesim.builtins.common import (
+    AGE,
+    POD_SPEC_META,
+    TEMPLATE_META,
+    columns_with_name,
+    spec_of,
+    status_of,
+    with_metadata,
+)
 from kubesim.eventviews import CORE_EVENTS
-from kubesim.resources import Column, ListMeta, PatchMeta, ResourceType, ScalePaths
-
-AGE = Column("Age", "date", json_path=".metadata.creationTimestamp")
-
-METADATA_META: PatchMeta = {
-    "finalizers": ListMeta(strategy="merge"),
-    "ownerReferences": ListMeta(merge_key="uid", strategy="merge"),
-}
-
-CONTAINER_META: PatchMeta = {
-    "env": ListMeta(merge_key="name", strategy="merge"),
-    "ports": ListMeta(merge_key="containerPort", strategy="merge"),
-    "volumeMounts": ListMeta(merge_key="mountPath", strategy="merge"),
-    "volumeDevices": ListMeta(merge_key="devicePath", strategy="merge"),
-}
-
-POD_SPEC_META: PatchMeta = {
-    "containers": ListMeta(merge_key="name", strategy="merge", item=CONTAINER_META),
-    "initContainers": ListMeta(merge_key="name", strategy="merge", item=CONTAINER_META),
-    "ephemeralContainers": ListMeta(merge_key="name", strategy="merge", item=CONTAINER_META),
-    "volumes": ListMeta(merge_key="name", strategy="merge"),
-    "imagePullSecrets": ListMeta(merge_key="name", strategy="merge"),
-    "hostAliases": ListMeta(merge_key="ip", strategy="merge"),
-    "topologySpreadConstraints": ListMeta(merge_key="topologyKey", strategy="merge"),
-}
-
-TEMPLATE_META: PatchMeta = {"metadata": METADATA_META, "spec": POD_SPEC_META}
-
-
-def _with_metadata(meta: PatchMeta) -> PatchMeta:
-    return {"metadata": METADATA_META, **meta}
+from kubesim.resources import Column, ListMeta, ResourceType, ScalePaths
 
 
 def _pod_ready(pod: dict[str, Any]) -> str:
@@ -87,33 +67,21 @@ def _reference(reference: dict[str, Any] | None) -> str:
     return f"{reference.get('kind', '').lower()}/{reference.get('name', '')}"
 
 
-def _spec(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("spec") or {}
-
-
-def _status(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("status") or {}
-
-
 POD_COLUMNS = (
     Column("Name", json_path=".metadata.name", format="name"),
     Column("Ready", cell=_pod_ready),
     Column("Status", cell=_pod_status),
     Column("Restarts", "integer", cell=_pod_restarts),
     AGE,
-    Column("IP", cell=lambda p: _status(p).get("podIP") or "<none>", priority=1),
-    Column("Node", cell=lambda p: _spec(p).get("nodeName") or "<none>", priority=1),
+    Column("IP", cell=lambda p: status_of(p).get("podIP") or "<none>", priority=1),
+    Column("Node", cell=lambda p: spec_of(p).get("nodeName") or "<none>", priority=1),
 )
-
-
-def _columns(*columns: Column) -> dict[str, tuple[Column, ...]]:
-    return {"*": (Column("Name", json_path=".metadata.name", format="name"), *columns)}
 
 
 def builtin_types() -> list[ResourceType]:
     """A fresh list of the built-in resource types (fresh so each simulator owns its registry)."""
-    pod_meta = _with_metadata({"spec": POD_SPEC_META})
-    template_meta = _with_metadata({"spec": {"template": TEMPLATE_META}})
+    pod_meta = with_metadata({"spec": POD_SPEC_META})
+    template_meta = with_metadata({"spec": {"template": TEMPLATE_META}})
     return [
         ResourceType(
             "",
@@ -124,8 +92,8 @@ def builtin_types() -> list[ResourceType]:
             False,
             ("ns",),
             has_status=True,
-            columns=_columns(Column("Status", cell=lambda n: _status(n).get("phase", "")), AGE),
-            patch_meta=_with_metadata({}),
+            columns=columns_with_name(Column("Status", cell=lambda n: status_of(n).get("phase", "")), AGE),
+            patch_meta=with_metadata({}),
             return_deleted_object=True,
             extra_subresources=("finalize",),
         ),
@@ -142,6 +110,8 @@ def builtin_types() -> list[ResourceType]:
             columns={"*": POD_COLUMNS},
             patch_meta=pod_meta,
             return_deleted_object=True,
+            # The streaming ones answer "not supported by the simulator" (kubesim.kubelet.streams).
+            extra_subresources=("log", "exec", "attach", "portforward"),
         ),
         ResourceType(
             "",
@@ -153,14 +123,16 @@ def builtin_types() -> list[ResourceType]:
             ("svc",),
             ("all",),
             has_status=True,
-            columns=_columns(
-                Column("Type", cell=lambda s: _spec(s).get("type", "ClusterIP")),
-                Column("Cluster-IP", cell=lambda s: _spec(s).get("clusterIP", "")),
-                Column("External-IP", cell=lambda s: ",".join(_spec(s).get("externalIPs") or []) or "<none>"),
+            columns=columns_with_name(
+                Column("Type", cell=lambda s: spec_of(s).get("type", "ClusterIP")),
+                Column("Cluster-IP", cell=lambda s: spec_of(s).get("clusterIP", "")),
+                Column(
+                    "External-IP", cell=lambda s: ",".join(spec_of(s).get("externalIPs") or []) or "<none>"
+                ),
                 Column("Port(s)", cell=_service_ports),
                 AGE,
             ),
-            patch_meta=_with_metadata({"spec": {"ports": ListMeta(merge_key="port", strategy="merge")}}),
+            patch_meta=with_metadata({"spec": {"ports": ListMeta(merge_key="port", strategy="merge")}}),
             return_deleted_object=True,
         ),
         ResourceType(
@@ -171,7 +143,7 @@ def builtin_types() -> list[ResourceType]:
             "configmap",
             True,
             ("cm",),
-            columns=_columns(
+            columns=columns_with_name(
                 Column(
                     "Data",
                     "integer",
@@ -179,7 +151,7 @@ def builtin_types() -> list[ResourceType]:
                 ),
                 AGE,
             ),
-            patch_meta=_with_metadata({}),
+            patch_meta=with_metadata({}),
         ),
         ResourceType(
             "",
@@ -188,7 +160,7 @@ def builtin_types() -> list[ResourceType]:
             "secrets",
             "secret",
             True,
-            columns=_columns(
+            columns=columns_with_name(
                 Column("Type", cell=lambda s: s.get("type", "Opaque")),
                 Column(
                     "Data",
@@ -197,7 +169,7 @@ def builtin_types() -> list[ResourceType]:
                 ),
                 AGE,
             ),
-            patch_meta=_with_metadata({}),
+            patch_meta=with_metadata({}),
         ),
         ResourceType(
             "",
@@ -207,8 +179,8 @@ def builtin_types() -> list[ResourceType]:
             "serviceaccount",
             True,
             ("sa",),
-            columns=_columns(AGE),
-            patch_meta=_with_metadata({"secrets": ListMeta(merge_key="name", strategy="merge")}),
+            columns=columns_with_name(AGE),
+            patch_meta=with_metadata({"secrets": ListMeta(merge_key="name", strategy="merge")}),
             extra_subresources=("token",),
         ),
         ResourceType(
@@ -219,7 +191,7 @@ def builtin_types() -> list[ResourceType]:
             "event",
             True,
             ("ev",),
-            columns=_columns(
+            columns=columns_with_name(
                 Column("Type", cell=lambda e: e.get("type", "")),
                 Column("Reason", cell=lambda e: e.get("reason", "")),
                 Column(
@@ -228,7 +200,7 @@ def builtin_types() -> list[ResourceType]:
                 ),
                 Column("Message", cell=lambda e: e.get("message", "")),
             ),
-            patch_meta=_with_metadata({}),
+            patch_meta=with_metadata({}),
             view=CORE_EVENTS,  # the events.k8s.io Events, as a real API server serves them
         ),
         ResourceType(
@@ -240,8 +212,8 @@ def builtin_types() -> list[ResourceType]:
             False,
             ("no",),
             has_status=True,
-            columns=_columns(Column("Status", cell=_node_ready), AGE),
-            patch_meta=_with_metadata({}),
+            columns=columns_with_name(Column("Status", cell=_node_ready), AGE),
+            patch_meta=with_metadata({}),
         ),
         ResourceType(
             "events.k8s.io",
@@ -251,7 +223,7 @@ def builtin_types() -> list[ResourceType]:
             "event",
             True,
             ("ev",),
-            columns=_columns(
+            columns=columns_with_name(
                 Column("Type", cell=lambda e: e.get("type", "")),
                 Column("Reason", cell=lambda e: e.get("reason", "")),
                 Column(
@@ -260,7 +232,7 @@ def builtin_types() -> list[ResourceType]:
                 ),
                 Column("Note", cell=lambda e: e.get("note", "")),
             ),
-            patch_meta=_with_metadata({}),
+            patch_meta=with_metadata({}),
         ),
         ResourceType(
             "apps",
@@ -272,13 +244,13 @@ def builtin_types() -> list[ResourceType]:
             ("deploy",),
             ("all",),
             has_status=True,
-            columns=_columns(
+            columns=columns_with_name(
                 Column(
                     "Ready",
-                    cell=lambda d: f"{_status(d).get('readyReplicas', 0)}/{_spec(d).get('replicas', 1)}",
+                    cell=lambda d: f"{status_of(d).get('readyReplicas', 0)}/{spec_of(d).get('replicas', 1)}",
                 ),
-                Column("Up-to-date", "integer", cell=lambda d: _status(d).get("updatedReplicas", 0)),
-                Column("Available", "integer", cell=lambda d: _status(d).get("availableReplicas", 0)),
+                Column("Up-to-date", "integer", cell=lambda d: status_of(d).get("updatedReplicas", 0)),
+                Column("Available", "integer", cell=lambda d: status_of(d).get("availableReplicas", 0)),
                 AGE,
             ),
             patch_meta=template_meta,
@@ -294,11 +266,11 @@ def builtin_types() -> list[ResourceType]:
             (),
             ("all",),
             has_status=True,
-            columns=_columns(
+            columns=columns_with_name(
                 Column("Status", cell=_job_status),
                 Column(
                     "Completions",
-                    cell=lambda j: f"{_status(j).get('succeeded', 0)}/{_spec(j).get('completions', 1)}",
+                    cell=lambda j: f"{status_of(j).get('succeeded', 0)}/{spec_of(j).get('completions', 1)}",
                 ),
                 AGE,
             ),
@@ -311,10 +283,10 @@ def builtin_types() -> list[ResourceType]:
             "leases",
             "lease",
             True,
-            columns=_columns(
-                Column("Holder", cell=lambda lease: _spec(lease).get("holderIdentity", "")), AGE
+            columns=columns_with_name(
+                Column("Holder", cell=lambda lease: spec_of(lease).get("holderIdentity", "")), AGE
             ),
-            patch_meta=_with_metadata({}),
+            patch_meta=with_metadata({}),
         ),
         ResourceType(
             "admissionregistration.k8s.io",
@@ -323,8 +295,10 @@ def builtin_types() -> list[ResourceType]:
             "validatingwebhookconfigurations",
             "validatingwebhookconfiguration",
             False,
-            columns=_columns(Column("Webhooks", "integer", cell=lambda w: len(w.get("webhooks") or [])), AGE),
-            patch_meta=_with_metadata({"webhooks": ListMeta(merge_key="name", strategy="merge")}),
+            columns=columns_with_name(
+                Column("Webhooks", "integer", cell=lambda w: len(w.get("webhooks") or [])), AGE
+            ),
+            patch_meta=with_metadata({"webhooks": ListMeta(merge_key="name", strategy="merge")}),
         ),
         ResourceType(
             "admissionregistration.k8s.io",
@@ -333,8 +307,10 @@ def builtin_types() -> list[ResourceType]:
             "mutatingwebhookconfigurations",
             "mutatingwebhookconfiguration",
             False,
-            columns=_columns(Column("Webhooks", "integer", cell=lambda w: len(w.get("webhooks") or [])), AGE),
-            patch_meta=_with_metadata({"webhooks": ListMeta(merge_key="name", strategy="merge")}),
+            columns=columns_with_name(
+                Column("Webhooks", "integer", cell=lambda w: len(w.get("webhooks") or [])), AGE
+            ),
+            patch_meta=with_metadata({"webhooks": ListMeta(merge_key="name", strategy="merge")}),
         ),
         ResourceType(
             "apiextensions.k8s.io",
@@ -345,13 +321,14 @@ def builtin_types() -> list[ResourceType]:
             False,
             ("crd", "crds"),
             has_status=True,
-            columns=_columns(
+            columns=columns_with_name(
                 Column("Created At", cell=lambda c: (c.get("metadata") or {}).get("creationTimestamp", ""))
             ),
-            patch_meta=_with_metadata({}),
+            patch_meta=with_metadata({}),
         ),
         *_rbac_types(),
         *_review_types(),
+        *stored.stored_kinds(),
     ]
 
 
@@ -359,10 +336,12 @@ def _rbac_types() -> list[ResourceType]:
     """rbac.authorization.k8s.io/v1: stored, and read by the RBAC authorizer (kubesim.auth)."""
     group, meta = (
         "rbac.authorization.k8s.io",
-        _with_metadata({"subjects": ListMeta(strategy="replace"), "rules": ListMeta(strategy="replace")}),
+        with_metadata({"subjects": ListMeta(strategy="replace"), "rules": ListMeta(strategy="replace")}),
     )
     return [
-        ResourceType(group, ("v1",), "Role", "roles", "role", True, columns=_columns(AGE), patch_meta=meta),
+        ResourceType(
+            group, ("v1",), "Role", "roles", "role", True, columns=columns_with_name(AGE), patch_meta=meta
+        ),
         ResourceType(
             group,
             ("v1",),
@@ -370,7 +349,7 @@ def _rbac_types() -> list[ResourceType]:
             "clusterroles",
             "clusterrole",
             False,
-            columns=_columns(AGE),
+            columns=columns_with_name(AGE),
             patch_meta=meta,
         ),
         ResourceType(
@@ -380,7 +359,7 @@ def _rbac_types() -> list[ResourceType]:
             "rolebindings",
             "rolebinding",
             True,
-            columns=_columns(Column("Role", cell=_role_ref), AGE),
+            columns=columns_with_name(Column("Role", cell=_role_ref), AGE),
             patch_meta=meta,
         ),
         ResourceType(
@@ -390,7 +369,7 @@ def _rbac_types() -> list[ResourceType]:
             "clusterrolebindings",
             "clusterrolebinding",
             False,
-            columns=_columns(Column("Role", cell=_role_ref), AGE),
+            columns=columns_with_name(Column("Role", cell=_role_ref), AGE),
             patch_meta=meta,
         ),
     ]
@@ -414,7 +393,7 @@ def _review_types() -> list[ResourceType]:
             kind.lower() + "s",
             kind.lower(),
             namespaced,
-            patch_meta=_with_metadata({}),
+            patch_meta=with_metadata({}),
             verbs=("create",),
         )
         for group, kind, namespaced in reviews
@@ -427,7 +406,7 @@ def _role_ref(binding: dict[str, Any]) -> str:
 
 
 def _node_ready(node: dict[str, Any]) -> str:
-    for condition in _status(node).get("conditions") or []:
+    for condition in status_of(node).get("conditions") or []:
         if condition.get("type") == "Ready":
             return "Ready" if condition.get("status") == "True" else "NotReady"
     return "Unknown"

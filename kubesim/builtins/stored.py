@@ -1,0 +1,351 @@
+"""The kinds a chart or a CI script applies that no simulated controller acts on: stored as written.
+
+Scope, short names and categories are those of the API server's discovery (`kubectl api-resources`);
+the columns are `kubectl get`'s for each kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubesim.builtins.common import AGE, TEMPLATE_META, columns_with_name, spec_of, status_of, with_metadata
+from kubesim.resources import Column, ListMeta, ResourceType, ScalePaths
+
+# `kubectl scale` on the replica-keeping kinds, as on Deployments (autoscaling/v1 Scale).
+REPLICAS_SCALE = ScalePaths(".spec.replicas", ".status.replicas", ".spec.selector")
+
+
+def _ratio(ready: str, wanted: str) -> Callable[[dict[str, Any]], str]:
+    """A READY column such as `2/3`: status.<ready> of spec.<wanted>."""
+    return lambda o: f"{status_of(o).get(ready, 0)}/{spec_of(o).get(wanted, 1)}"
+
+
+def _count(path: str) -> Callable[[dict[str, Any]], int]:
+    """An integer column read from `status.<path>` (0 while the field is unset)."""
+    return lambda o: int(status_of(o).get(path) or 0)
+
+
+def _joined(values: list[Any] | None) -> str:
+    return ",".join(str(v) for v in values or []) or "<none>"
+
+
+def stored_kinds() -> list[ResourceType]:
+    """The other kinds a chart or a CI script applies, stored as written (no controller acts on them).
+
+    Scope, short names and categories are those of the API server's discovery (`kubectl api-resources`
+    on Kubernetes 1.3x); the columns are `kubectl get`'s for each kind.
+    """
+    template_meta = with_metadata({"spec": {"template": TEMPLATE_META}})
+    cronjob_meta = with_metadata({"spec": {"jobTemplate": {"spec": {"template": TEMPLATE_META}}}})
+    plain = with_metadata({})
+    return [
+        ResourceType(
+            "apps",
+            ("v1",),
+            "StatefulSet",
+            "statefulsets",
+            "statefulset",
+            True,
+            ("sts",),
+            ("all",),
+            has_status=True,
+            columns=columns_with_name(Column("Ready", cell=_ratio("readyReplicas", "replicas")), AGE),
+            patch_meta=template_meta,
+            scale=REPLICAS_SCALE,
+        ),
+        ResourceType(
+            "apps",
+            ("v1",),
+            "ReplicaSet",
+            "replicasets",
+            "replicaset",
+            True,
+            ("rs",),
+            ("all",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Desired", "integer", cell=lambda r: int(spec_of(r).get("replicas", 1))),
+                Column("Current", "integer", cell=_count("replicas")),
+                Column("Ready", "integer", cell=_count("readyReplicas")),
+                AGE,
+            ),
+            patch_meta=template_meta,
+            scale=REPLICAS_SCALE,
+        ),
+        ResourceType(
+            "apps",
+            ("v1",),
+            "DaemonSet",
+            "daemonsets",
+            "daemonset",
+            True,
+            ("ds",),
+            ("all",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Desired", "integer", cell=_count("desiredNumberScheduled")),
+                Column("Current", "integer", cell=_count("currentNumberScheduled")),
+                Column("Ready", "integer", cell=_count("numberReady")),
+                Column("Up-to-date", "integer", cell=_count("updatedNumberScheduled")),
+                Column("Available", "integer", cell=_count("numberAvailable")),
+                AGE,
+            ),
+            patch_meta=template_meta,
+        ),
+        ResourceType(  # in kubectl apply --prune's default allow-list, so it must be served
+            "",
+            ("v1",),
+            "ReplicationController",
+            "replicationcontrollers",
+            "replicationcontroller",
+            True,
+            ("rc",),
+            ("all",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Desired", "integer", cell=lambda r: int(spec_of(r).get("replicas", 1))),
+                Column("Current", "integer", cell=_count("replicas")),
+                Column("Ready", "integer", cell=_count("readyReplicas")),
+                AGE,
+            ),
+            patch_meta=template_meta,
+        ),
+        ResourceType(
+            "batch",
+            ("v1",),
+            "CronJob",
+            "cronjobs",
+            "cronjob",
+            True,
+            ("cj",),
+            ("all",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Schedule", cell=lambda c: spec_of(c).get("schedule", "")),
+                Column("Suspend", cell=lambda c: str(bool(spec_of(c).get("suspend")))),
+                Column("Active", "integer", cell=lambda c: len(status_of(c).get("active") or [])),
+                Column("Last Schedule", cell=lambda c: status_of(c).get("lastScheduleTime") or "<none>"),
+                AGE,
+            ),
+            patch_meta=cronjob_meta,
+        ),
+        ResourceType(
+            "networking.k8s.io",
+            ("v1",),
+            "NetworkPolicy",
+            "networkpolicies",
+            "networkpolicy",
+            True,
+            ("netpol",),
+            columns=columns_with_name(
+                Column("Pod-Selector", cell=lambda n: _selector(spec_of(n).get("podSelector"))), AGE
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "networking.k8s.io",
+            ("v1",),
+            "Ingress",
+            "ingresses",
+            "ingress",
+            True,
+            ("ing",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Class", cell=lambda i: spec_of(i).get("ingressClassName") or "<none>"),
+                Column(
+                    "Hosts",
+                    cell=lambda i: _joined([r.get("host", "*") for r in spec_of(i).get("rules") or []]),
+                ),
+                AGE,
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "networking.k8s.io",
+            ("v1",),
+            "IngressClass",
+            "ingressclasses",
+            "ingressclass",
+            False,
+            columns=columns_with_name(
+                Column("Controller", cell=lambda c: spec_of(c).get("controller", "")), AGE
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "policy",
+            ("v1",),
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            "poddisruptionbudget",
+            True,
+            ("pdb",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Min Available", cell=lambda p: str(spec_of(p).get("minAvailable", "N/A"))),
+                Column("Max Unavailable", cell=lambda p: str(spec_of(p).get("maxUnavailable", "N/A"))),
+                Column("Allowed Disruptions", "integer", cell=_count("disruptionsAllowed")),
+                AGE,
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "",
+            ("v1",),
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            "persistentvolumeclaim",
+            True,
+            ("pvc",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Status", cell=lambda c: status_of(c).get("phase", "Pending")),
+                Column("Volume", cell=lambda c: spec_of(c).get("volumeName", "")),
+                Column("Storage Class", cell=lambda c: spec_of(c).get("storageClassName") or "<unset>"),
+                AGE,
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "",
+            ("v1",),
+            "PersistentVolume",
+            "persistentvolumes",
+            "persistentvolume",
+            False,
+            ("pv",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Capacity", cell=lambda v: str((spec_of(v).get("capacity") or {}).get("storage", ""))),
+                Column(
+                    "Reclaim Policy", cell=lambda v: spec_of(v).get("persistentVolumeReclaimPolicy", "Retain")
+                ),
+                Column("Status", cell=lambda v: status_of(v).get("phase", "Pending")),
+                AGE,
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "",
+            ("v1",),
+            "Endpoints",
+            "endpoints",
+            "endpoints",
+            True,
+            ("ep",),
+            columns=columns_with_name(Column("Endpoints", cell=_endpoints), AGE),
+            patch_meta=with_metadata({"subsets": ListMeta(strategy="replace")}),
+        ),
+        ResourceType(
+            "",
+            ("v1",),
+            "ResourceQuota",
+            "resourcequotas",
+            "resourcequota",
+            True,
+            ("quota",),
+            has_status=True,
+            columns=columns_with_name(AGE),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "",
+            ("v1",),
+            "LimitRange",
+            "limitranges",
+            "limitrange",
+            True,
+            ("limits",),
+            columns=columns_with_name(
+                Column("Created At", cell=lambda r: (r.get("metadata") or {}).get("creationTimestamp", ""))
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "discovery.k8s.io",
+            ("v1",),
+            "EndpointSlice",
+            "endpointslices",
+            "endpointslice",
+            True,
+            columns=columns_with_name(
+                Column("Address Type", cell=lambda e: e.get("addressType", "")),
+                Column("Ports", cell=lambda e: _joined([p.get("port") for p in e.get("ports") or []])),
+                AGE,
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "autoscaling",
+            ("v2",),
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            "horizontalpodautoscaler",
+            True,
+            ("hpa",),
+            ("all",),
+            has_status=True,
+            columns=columns_with_name(
+                Column("Reference", cell=_scale_target),
+                Column("MinPods", "integer", cell=lambda h: int(spec_of(h).get("minReplicas", 1))),
+                Column("MaxPods", "integer", cell=lambda h: int(spec_of(h).get("maxReplicas", 0))),
+                Column("Replicas", "integer", cell=_count("currentReplicas")),
+                AGE,
+            ),
+            patch_meta=with_metadata({"spec": {"metrics": ListMeta(strategy="replace")}}),
+        ),
+        ResourceType(
+            "scheduling.k8s.io",
+            ("v1",),
+            "PriorityClass",
+            "priorityclasses",
+            "priorityclass",
+            False,
+            ("pc",),
+            columns=columns_with_name(
+                Column("Value", "integer", cell=lambda p: int(p.get("value", 0))),
+                Column("Global-Default", cell=lambda p: str(bool(p.get("globalDefault")))),
+                AGE,
+            ),
+            patch_meta=plain,
+        ),
+        ResourceType(
+            "storage.k8s.io",
+            ("v1",),
+            "StorageClass",
+            "storageclasses",
+            "storageclass",
+            False,
+            ("sc",),
+            columns=columns_with_name(
+                Column("Provisioner", cell=lambda s: s.get("provisioner", "")),
+                Column("ReclaimPolicy", cell=lambda s: s.get("reclaimPolicy", "Delete")),
+                Column("VolumeBindingMode", cell=lambda s: s.get("volumeBindingMode", "Immediate")),
+                AGE,
+            ),
+            patch_meta=plain,
+        ),
+    ]
+
+
+def _selector(selector: dict[str, Any] | None) -> str:
+    """A label selector as kubectl prints it: `app=web,tier=db`, `<none>` when it selects every pod."""
+    labels = (selector or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
+
+
+def _endpoints(endpoints: dict[str, Any]) -> str:
+    addresses = [
+        f"{address.get('ip')}:{port.get('port')}"
+        for subset in endpoints.get("subsets") or []
+        for address in subset.get("addresses") or []
+        for port in subset.get("ports") or [{}]
+    ]
+    return _joined(addresses)
+
+
+def _scale_target(hpa: dict[str, Any]) -> str:
+    target = spec_of(hpa).get("scaleTargetRef") or {}
+    return f"{target.get('kind', '')}/{target.get('name', '')}"
