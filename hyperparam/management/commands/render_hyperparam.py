@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +35,11 @@ class Command(BaseCommand):
         parser.add_argument("--batch", type=int, default=None, help="Print only this batch (from 0).")
 
     def handle(self, *args: Any, file: str, batch: int | None, **options: Any) -> None:
+        # A large sweep allocates millions of short-lived containers; each full collection would also walk
+        # the few hundred thousand objects of start-up, which live until exit. Frozen, they are skipped,
+        # and a larger first generation collects less often (a fifth of the 100k grid's CPU went to gc).
+        gc.freeze()
+        gc.set_threshold(10_000)
         hpw = _read(file)
         try:
             sweep = manifests.sweep_of(hpw)
