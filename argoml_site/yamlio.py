@@ -31,6 +31,9 @@ _PLAIN_CANDIDATE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./-]*\Z")
 _SIMPLE_KEY_LIMIT = 128
 _DEFAULT_WIDTH = 80
 _LINE_BREAK = re.compile("[\n\r\x85\u2028\u2029]")  # what YAML reads as a line break
+# A decimal integer as YAML 1.1 (and PyYAML's resolver) reads one, written with no sign, `_` or leading 0.
+_DECIMAL = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+_SAFE_STR_REPRESENTER = yaml.SafeDumper.yaml_representers[str]
 
 
 class _NotPlain(Exception):
@@ -206,6 +209,8 @@ def _caches(
 
 def _scalar_text(value: Any, allow_unicode: bool, str_representer: Callable[..., Any] | None) -> str | None:
     """How PyYAML writes this scalar in block context, on one line; None if it would take several."""
+    if type(value) is str and str_representer is _SAFE_STR_REPRESENTER and _DECIMAL.match(value):
+        return f"'{value}'"  # resolves as an int, so quoted: the shortcut for a sweep's 100,000 trial numbers
     if type(value) is str and _PLAIN_CANDIDATE.match(value):
         node = str_representer(_DUMPER, value) if str_representer is not None else None
         if isinstance(node, yaml.ScalarNode) and node.tag == STR_TAG and node.style in (None, "'"):

@@ -41,6 +41,7 @@ TRICKY_STRINGS = [
     "-", "- a", "--lr=0.1", "...", "---x", "a: b", "#x", "x #y", "{{item.lr}}", "'q'", '"d"', "@x", "%x",
     " lead", "trail ", "tab\tx", "é", "✓", "\x85", "\u2028", "a\nb", "word " * 20, "w" * 130, "/tmp/loss",
     "argoml.io/hyperparam-batch", "python:3.11",
+    "0", "10", "99999", "007", "019", "+1", "-1", "1_0", "12\n", "\u0661\u0662", "1" * 40,
 ]  # fmt: skip
 scalars = st.one_of(
     st.none(),
@@ -107,6 +108,14 @@ def test_what_only_pyyaml_can_lay_out_falls_back_to_it(document):
             yamlio.dump(document)
         return
     assert yamlio.dump(document) == expected
+
+
+def test_numbers_in_strings_are_quoted_as_pyyaml_quotes_them():
+    """Decimal strings take a shortcut (a sweep writes 100,000 trial numbers); the near misses do not."""
+    numbers = ["0", "7", "10", "99999", "1" * 40, "007", "019", "08", "+1", "-1", "1_0", "1e3", "\u0661"]
+    document = {"items": [{"argoml-trial": number, number: number} for number in numbers]}
+    assert yamlio.dump(document) == c_emitter(document)
+    assert "- argoml-trial: '99999'\n" in yamlio.dump(document)
 
 
 def test_a_registered_str_representer_is_followed():

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
 from hyperparam.tests.conftest import make_hpw, make_spec
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def render(tmp_path, hpw, *args: str) -> list[dict]:
@@ -79,3 +86,19 @@ def test_an_adaptive_sweep_without_an_objective_is_refused_saying_why(tmp_path):
     del spec["objective"]
     with pytest.raises(CommandError, match=r"spec\.objective: required for tpe search"):
         render(tmp_path, make_hpw(spec, uid=""))
+
+
+def test_a_grid_renders_without_loading_optuna_the_api_or_hera(tmp_path):
+    """Start-up is most of a small render: no system checks (they import every URLconf), no Optuna for a
+    sweep that is not adaptive, no hera (the lint's schema is read from its committed file)."""
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(make_hpw(uid="")))
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "argoml_site.settings"}
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "manage.py", "render_hyperparam", str(path)],
+        cwd=REPO, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "name: mnist-sweep-0" in result.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert "django.urls" in imported  # the import times were read
+    assert imported & {"optuna", "scipy", "hera", "hyperparam.api.views"} == set()

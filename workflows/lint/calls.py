@@ -31,13 +31,18 @@ def add_loop_items(node: dict[str, Any], scope: Scope) -> list[str]:
     if loops > 1:
         return ["only one of withItems, withParam, withSequence can be specified"]
     if as_list(with_items):
+        # The keys and lengths first, each name formatted once: a sweep's items share their keys.
+        keys: set[Any] = set()
+        longest = 0
         for item in as_list(with_items):
             if isinstance(item, dict):
-                scope.names.update(f"item.{key}" for key in item)
+                keys.update(item)
             elif isinstance(item, list):
-                scope.names.update(f"item.[{index}]" for index in range(len(item)))
+                longest = max(longest, len(item))
             else:
                 scope.names.add("item")
+        scope.names.update(f"item.{key}" for key in keys)
+        scope.names.update(f"item.[{index}]" for index in range(longest))
     elif with_param:
         scope.names.add("item")
         scope.any_item = True

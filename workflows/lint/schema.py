@@ -1,26 +1,17 @@
-"""The shape of Argo documents, compiled once from hera's generated models of Argo's OpenAPI spec.
+"""The shape of Argo documents: a small graph of SchemaNode that the structural walk (structure.py) follows.
 
-hera (pinned in requirements.txt) generates pydantic models from the ``swagger.json`` that Argo Workflows
-publishes with each release (hera 7.1.0: Argo v4.0.5). We never validate with pydantic itself: we only read
-each model's fields and their types once, and compile them into a small tree of SchemaNode that the
-structural walk (structure.py) follows quickly.
-
-A few Argo types unmarshal from more than their OpenAPI schema says (Go types with their own JSON decoding);
-those corrections are listed below, each with its reason, so that no field Argo accepts is rejected. Argo
-v4.1 added fields that hera 7.1.0 does not model yet; _add_argo_v41_fields adds them, built from hera's own
-Kubernetes types, until a hera release generated from Argo v4.1 replaces that function.
+The graph is compiled from hera's models by schema_build.py and committed as argo_schema.json beside this
+file, so a process reads a 40 KB file instead of importing hera's models and compiling them (about a
+second of CPU at every start of a command or the webhook listener). A test fails while the file is stale.
 """
 
 from __future__ import annotations
 
-import enum
 import functools
-import types
-import typing
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, RootModel
 
 OBJECT = "object"
 LIST = "array"
@@ -34,16 +25,6 @@ SCALAR = "scalar"
 ANY = "any"
 
 SCALAR_KINDS = frozenset({STRING, INTEGER, NUMBER, BOOLEAN, INT_OR_STRING, SCALAR})
-
-# Go types whose JSON decoding accepts any object (Plugin holds the plugin's own configuration; FieldsV1 is
-# server-side-apply bookkeeping) although the generated model has no fields.
-_FREE_FORM_MODELS = frozenset({"Plugin", "FieldsV1"})
-# Go types that decode from a number as well as a string (Amount is a json.Number, Quantity parses both).
-_SCALAR_MODELS = frozenset({"Amount", "Quantity"})
-# Argo's AnyString fields: the OpenAPI spec says string, but numbers and booleans are accepted too.
-_ANY_STRING_FIELDS = frozenset(
-    {("Parameter", "value"), ("Parameter", "default"), ("Parameter", "enum"), ("ValueFrom", "default")}
-)
 
 DOCUMENT_MODELS = {
     "Workflow": "Workflow",
@@ -64,80 +45,8 @@ class SchemaNode:
     item: SchemaNode | None = None
 
 
-_ANY_NODE = SchemaNode(ANY)
-
-
-class _Compiler:
-    """Turns pydantic model classes into SchemaNodes, each class once (the API types are recursive)."""
-
-    def __init__(self) -> None:
-        self._objects: dict[type, SchemaNode] = {}
-
-    def node_for(self, annotation: Any) -> SchemaNode:
-        origin = typing.get_origin(annotation)
-        if origin is typing.Annotated:
-            return self.node_for(typing.get_args(annotation)[0])
-        if origin in (typing.Union, types.UnionType):
-            return self._union(typing.get_args(annotation))
-        if origin is list:
-            return SchemaNode(LIST, item=self.node_for(typing.get_args(annotation)[0]))
-        if origin is dict:
-            return SchemaNode(MAP, item=self.node_for(typing.get_args(annotation)[1]))
-        if origin is typing.Literal:
-            return SchemaNode(STRING)
-        if isinstance(annotation, type):
-            return self._class(annotation)
-        return _ANY_NODE
-
-    def _union(self, members: tuple[Any, ...]) -> SchemaNode:
-        nodes = [self.node_for(member) for member in members if member is not type(None)]
-        if len(nodes) == 1:
-            return nodes[0]
-        kinds = {node.kind for node in nodes}
-        if kinds == {STRING, INTEGER}:
-            return SchemaNode(INT_OR_STRING)
-        if kinds <= SCALAR_KINDS:
-            return SchemaNode(SCALAR)
-        return _ANY_NODE
-
-    def _class(self, cls: type) -> SchemaNode:
-        if issubclass(cls, RootModel):
-            return self._root_model(cls)
-        if issubclass(cls, BaseModel):
-            return self._object(cls)
-        if issubclass(cls, bool):
-            return SchemaNode(BOOLEAN)
-        if issubclass(cls, int):
-            return SchemaNode(INTEGER)
-        if issubclass(cls, float):
-            return SchemaNode(NUMBER)
-        if issubclass(cls, str | enum.Enum):
-            return SchemaNode(STRING)
-        return _ANY_NODE
-
-    def _root_model(self, cls: type[RootModel[Any]]) -> SchemaNode:
-        if cls.__name__ in _SCALAR_MODELS:
-            return SchemaNode(SCALAR, cls.__name__)
-        if cls.__name__ == "IntOrString":
-            return SchemaNode(INT_OR_STRING, cls.__name__)
-        return self.node_for(cls.model_fields["root"].annotation)
-
-    def _object(self, cls: type[BaseModel]) -> SchemaNode:
-        if cls.__name__ in _FREE_FORM_MODELS:
-            return _ANY_NODE
-        known = self._objects.get(cls)
-        if known is not None:
-            return known
-        node = SchemaNode(OBJECT, cls.__name__)
-        self._objects[cls] = node  # registered before the fields so recursive types end here
-        for name, info in cls.model_fields.items():
-            key = info.alias or name
-            if (cls.__name__, key) in _ANY_STRING_FIELDS:
-                scalar = SchemaNode(SCALAR)
-                node.fields[key] = SchemaNode(LIST, item=scalar) if key == "enum" else scalar
-            else:
-                node.fields[key] = self.node_for(info.annotation)
-        return node
+ANY_NODE = SchemaNode(ANY)
+SCHEMA_FILE = Path(__file__).with_name("argo_schema.json")
 
 
 @functools.cache
@@ -146,44 +55,29 @@ def document_schema(kind: str) -> SchemaNode | None:
     model_name = DOCUMENT_MODELS.get(kind)
     if model_name is None:
         return None
-    return _compiled_models()[model_name]
+    return _documents()[model_name]
 
 
 @functools.cache
-def _compiled_models() -> dict[str, SchemaNode]:
-    # Imported here: loading hera's models takes a few hundred milliseconds, paid once on first use.
-    from hera.workflows.models.io.argoproj.workflow import v1alpha1
-
-    compiler = _Compiler()
-    documents = {name: compiler.node_for(getattr(v1alpha1, name)) for name in DOCUMENT_MODELS.values()}
-    _add_argo_v41_fields(compiler)
-    for document in documents.values():
-        if "status" in document.fields:
-            # Written by the controller, never by users, and newer controllers add fields to it: an update
-            # that carries a status must not be refused over it.
-            document.fields["status"] = _ANY_NODE
-    return documents
+def _documents() -> dict[str, SchemaNode]:
+    return decode(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
 
 
-def _add_argo_v41_fields(compiler: _Compiler) -> None:
-    """Fields of Argo v4.1 (podResources, resourceClaims, executorPlugins) missing from hera 7.1.0."""
-    from hera.workflows.models.io.argoproj.workflow import v1alpha1
-    from hera.workflows.models.io.k8s.api.core import v1
-    from hera.workflows.models.io.k8s.apimachinery.pkg.apis.meta.v1 import ObjectMeta
+def decode(data: dict[str, Any]) -> dict[str, SchemaNode]:
+    """The document schemas of an encoded graph (schema_build.encode): objects by their index in
+    ``objects``, each other node written out where it is used."""
+    objects = [SchemaNode(OBJECT, entry["type"]) for entry in data["objects"]]
 
-    # Kubernetes core/v1 PodResourceClaim, which hera's model set does not include.
-    pod_resource_claim = SchemaNode(
-        OBJECT,
-        "PodResourceClaim",
-        {name: SchemaNode(STRING) for name in ("name", "resourceClaimName", "resourceClaimTemplateName")},
-    )
-    # An executor plugin's spec is the plugin's own configuration, which Argo passes on as it is.
-    executor_plugin = SchemaNode(
-        OBJECT, "ExecutorPlugin", {"metadata": compiler.node_for(ObjectMeta), "spec": _ANY_NODE}
-    )
-    for owner in (v1alpha1.WorkflowSpec, v1alpha1.Template):
-        node = compiler.node_for(owner)
-        node.fields.setdefault("podResources", compiler.node_for(v1.ResourceRequirements))
-        node.fields.setdefault("resourceClaims", SchemaNode(LIST, item=pod_resource_claim))
-    spec = compiler.node_for(v1alpha1.WorkflowSpec)
-    spec.fields.setdefault("executorPlugins", SchemaNode(LIST, item=executor_plugin))
+    def node(encoded: Any) -> SchemaNode:
+        if isinstance(encoded, int):
+            return objects[encoded]
+        if encoded == ANY:
+            return ANY_NODE
+        if isinstance(encoded, str):
+            return SchemaNode(encoded)
+        item = encoded.get("item")
+        return SchemaNode(encoded["kind"], encoded.get("type", ""), item=None if item is None else node(item))
+
+    for target, entry in zip(objects, data["objects"], strict=True):
+        target.fields = {key: node(value) for key, value in entry["fields"].items()}
+    return {name: node(encoded) for name, encoded in data["documents"].items()}
