@@ -183,7 +183,7 @@ def queue_idle(redis: redis_lib.Redis) -> bool:
     seconds, micros = redis.time()
     now_ms = seconds * 1000 + micros // 1000
     for kind in KINDS:
-        pending, running, _owner, dirty, _failures = QueueStore.keys(kind)
+        pending, running, _owner, dirty, _failures, _reserved = QueueStore.keys(kind)
         if redis.zcount(pending, "-inf", now_ms) or redis.zcard(running) or redis.scard(dirty):
             return False
     return True
