@@ -24,6 +24,8 @@ CONFIG_VARIABLES = (
     "SECURE_HSTS_INCLUDE_SUBDOMAINS",
     "SECURE_HSTS_PRELOAD",
     "SECURE_PROXY_SSL_HEADER",
+    # Set in this test process by the browser fixture (Playwright runs an event loop); never in a deployment.
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
 )
 STRONG_KEY = "k3y-" + "x7Qp2vL9mZ4rT8wB1nC6yH0sD5fG3jK" * 2
 

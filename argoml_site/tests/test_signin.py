@@ -144,7 +144,8 @@ def test_the_token_endpoint_locks_after_failures_with_429_and_retry_after(user):
     api = APIClient()
     for _ in range(3):
         response = api.post("/api/token/", {"username": "lena", "password": "wrong"}, format="json")
-        assert response.status_code == 400
+        assert response.status_code == 401
+        assert response["WWW-Authenticate"] == "Token"
     response = api.post("/api/token/", {"username": "lena", "password": PASSWORD}, format="json")
     assert response.status_code == 429
     assert int(response["Retry-After"]) > 60
@@ -166,7 +167,7 @@ def test_the_token_endpoint_has_its_own_strict_rate(user, settings, fresh_thrott
     settings.API_THROTTLE_TOKEN = "2/minute"
     api = APIClient()
     codes = [api.post("/api/token/", {"username": "lena", "password": "x"}).status_code for _ in range(3)]
-    assert codes == [400, 400, 429]
+    assert codes == [401, 401, 429]
 
 
 def test_anonymous_and_user_rates_apply_to_the_api(user, settings, fresh_throttles):
@@ -177,7 +178,13 @@ def test_anonymous_and_user_rates_apply_to_the_api(user, settings, fresh_throttl
     anonymous = APIClient()
     # Anonymous callers reach only the token endpoint; elsewhere they get 401 before any throttle.
     bad = {"username": "lena", "password": "x"}
-    assert [anonymous.post("/api/token/", bad).status_code for _ in range(3)] == [400, 400, 429]
+    assert [anonymous.post("/api/token/", bad).status_code for _ in range(3)] == [401, 401, 429]
     signed_in = APIClient()
     signed_in.force_authenticate(user)
     assert [signed_in.get("/api/namespaces/").status_code for _ in range(4)] == [200, 200, 200, 429]
+
+
+def test_the_token_endpoint_names_a_missing_field_with_400(user):
+    response = APIClient().post("/api/token/", {"username": "lena"}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()) == ["password"]
