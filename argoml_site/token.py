@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -17,6 +18,9 @@ from rest_framework.response import Response
 
 from . import signin
 from .throttling import AnonThrottle, TokenThrottle
+
+
+WRONG_CREDENTIALS = _("Unable to log in with provided credentials.")  # DRF's own words
 
 
 class ObtainTokenView(ObtainAuthToken):
@@ -35,7 +39,9 @@ class ObtainTokenView(ObtainAuthToken):
         except exceptions.ValidationError as error:
             signin.record_failure(username, address)
             if _wrong_credentials(error):
-                raise exceptions.AuthenticationFailed(_signin_failed_message(error)) from None
+                raise exceptions.AuthenticationFailed(
+                    _("Unable to log in with provided credentials.")
+                ) from None
             raise
         signin.record_success(username)
         return response
@@ -45,9 +51,3 @@ def _wrong_credentials(error: exceptions.ValidationError) -> bool:
     """DRF's serializer says "Unable to log in" with the code `authorization`; missing fields are others."""
     codes = error.get_codes()
     return isinstance(codes, dict) and codes.get("non_field_errors") == ["authorization"]
-
-
-def _signin_failed_message(error: exceptions.ValidationError) -> str:
-    detail = error.detail
-    messages = detail.get("non_field_errors") if isinstance(detail, dict) else None
-    return str(messages[0]) if messages else "Unable to log in with provided credentials."
