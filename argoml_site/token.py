@@ -19,7 +19,6 @@ from rest_framework.response import Response
 from . import signin
 from .throttling import AnonThrottle, TokenThrottle
 
-
 WRONG_CREDENTIALS = _("Unable to log in with provided credentials.")  # DRF's own words
 
 
