@@ -26,6 +26,15 @@ def _count(path: str) -> Callable[[dict[str, Any]], int]:
     return lambda o: int(status_of(o).get(path) or 0)
 
 
+# `kubectl get` of a ReplicaSet or a ReplicationController: desired, current and ready replicas.
+REPLICA_COLUMNS = columns_with_name(
+    Column("Desired", "integer", cell=lambda r: int(spec_of(r).get("replicas", 1))),
+    Column("Current", "integer", cell=_count("replicas")),
+    Column("Ready", "integer", cell=_count("readyReplicas")),
+    AGE,
+)
+
+
 def _joined(values: list[Any] | None) -> str:
     return ",".join(str(v) for v in values or []) or "<none>"
 
@@ -64,12 +73,7 @@ def stored_kinds() -> list[ResourceType]:
             ("rs",),
             ("all",),
             has_status=True,
-            columns=columns_with_name(
-                Column("Desired", "integer", cell=lambda r: int(spec_of(r).get("replicas", 1))),
-                Column("Current", "integer", cell=_count("replicas")),
-                Column("Ready", "integer", cell=_count("readyReplicas")),
-                AGE,
-            ),
+            columns=REPLICA_COLUMNS,
             patch_meta=template_meta,
             scale=REPLICAS_SCALE,
         ),
@@ -103,12 +107,7 @@ def stored_kinds() -> list[ResourceType]:
             ("rc",),
             ("all",),
             has_status=True,
-            columns=columns_with_name(
-                Column("Desired", "integer", cell=lambda r: int(spec_of(r).get("replicas", 1))),
-                Column("Current", "integer", cell=_count("replicas")),
-                Column("Ready", "integer", cell=_count("readyReplicas")),
-                AGE,
-            ),
+            columns=REPLICA_COLUMNS,
             patch_meta=template_meta,
         ),
         ResourceType(
