@@ -7,6 +7,7 @@ Nothing denies; no rule means 403. (rbac/v1 semantics: plugin/pkg/auth/authorize
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -196,3 +197,114 @@ def review_rules(rules: Iterable[Rule]) -> dict[str, Any]:
         if entry not in resource_rules:
             resource_rules.append(entry)
     return {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
+
+
+# --- escalation prevention: what a rule set grants that the requester does not hold -----------------------
+# (k8s.io/component-helpers/auth/rbac/validation policy_comparator.go and pkg/registry/rbac/validation)
+
+
+def breakdown(rule: Rule) -> list[Rule]:
+    """A rule as single-verb, single-resource, single-name rules (upstream `BreakdownRule`)."""
+    verbs = list(rule.get("verbs") or [])
+    names = list(rule.get("resourceNames") or [])
+    pieces: list[Rule] = []
+    for group in rule.get("apiGroups") or []:
+        for resource in rule.get("resources") or []:
+            for verb in verbs:
+                base: Rule = {"apiGroups": [group], "resources": [resource], "verbs": [verb]}
+                pieces += [{**base, "resourceNames": [n]} for n in names] if names else [base]
+    pieces += [
+        {"nonResourceURLs": [u], "verbs": [v]} for u in rule.get("nonResourceURLs") or [] for v in verbs
+    ]
+    return pieces
+
+
+def _resources_cover(owned: list[str], wanted: list[str]) -> bool:
+    if "*" in owned:
+        return True
+    for resource in wanted:
+        if resource in owned:
+            continue
+        if "/" not in resource or f"*/{resource.split('/', 1)[1]}" not in owned:
+            return False
+    return True
+
+
+def _urls_cover(owned: list[str], wanted: list[str]) -> bool:
+    return all(
+        any(o == w or (o.endswith("*") and w.startswith(o.rstrip("*"))) for o in owned) for w in wanted
+    )
+
+
+def rule_covers(owner: Rule, piece: Rule) -> bool:
+    """Whether `owner` allows everything the broken-down `piece` allows (upstream `ruleCovers`)."""
+    owner_verbs, owner_groups = list(owner.get("verbs") or []), list(owner.get("apiGroups") or [])
+    owner_names = list(owner.get("resourceNames") or [])
+    piece_names = list(piece.get("resourceNames") or [])
+    names_match = not owner_names or (bool(piece_names) and set(piece_names) <= set(owner_names))
+    return (
+        ("*" in owner_verbs or set(piece.get("verbs") or []) <= set(owner_verbs))
+        and ("*" in owner_groups or set(piece.get("apiGroups") or []) <= set(owner_groups))
+        and _resources_cover(list(owner.get("resources") or []), list(piece.get("resources") or []))
+        and _urls_cover(list(owner.get("nonResourceURLs") or []), list(piece.get("nonResourceURLs") or []))
+        and names_match
+    )
+
+
+def uncovered(owner_rules: Iterable[Rule], rules: Iterable[Rule]) -> list[Rule]:
+    """The broken-down pieces of `rules` that no owner rule covers (upstream `Covers`)."""
+    owned = list(owner_rules)
+    return [p for rule in rules for p in breakdown(rule) if not any(rule_covers(o, p) for o in owned)]
+
+
+def compact(rules: Iterable[Rule]) -> list[Rule]:
+    """Rules naming one group, one resource and at most one name merged when only their verbs differ
+    (upstream `CompactRules`), so a refusal lists `Verbs:["get" "list"]` once."""
+    merged: dict[tuple[str, str, str | None], Rule] = {}
+    others: list[Rule] = []
+    for rule in rules:
+        groups, resources = rule.get("apiGroups") or [], rule.get("resources") or []
+        names = rule.get("resourceNames") or []
+        simple = (
+            len(groups) == 1 and len(resources) == 1 and len(names) <= 1 and not rule.get("nonResourceURLs")
+        )
+        if not simple:
+            others.append(rule)
+            continue
+        key = (groups[0], resources[0], names[0] if names else None)
+        if key in merged:
+            verbs = merged[key]["verbs"]
+            verbs += [v for v in rule.get("verbs") or [] if v not in verbs]
+        else:
+            merged[key] = {**rule, "verbs": list(rule.get("verbs") or [])}
+    return others + list(merged.values())
+
+
+def _go_quoted(values: Iterable[str]) -> str:
+    """A []string as Go's %q prints it: `["a" "b"]`."""
+    return "[" + " ".join(json.dumps(v) for v in values) + "]"
+
+
+def compact_string(rule: Rule) -> str:
+    """A rule as the apiserver prints it in escalation errors (upstream `CompactString`):
+    `{APIGroups:["apps"], Resources:["deployments"], Verbs:["delete"]}`."""
+    labels = (
+        ("apiGroups", "APIGroups"),
+        ("resources", "Resources"),
+        ("nonResourceURLs", "NonResourceURLs"),
+        ("resourceNames", "ResourceNames"),
+        ("verbs", "Verbs"),
+    )
+    parts = [f"{label}:{_go_quoted(rule[key])}" for key, label in labels if rule.get(key)]
+    return "{" + ", ".join(parts) + "}"
+
+
+def escalation_message(user: User, missing: Iterable[Rule]) -> str | None:
+    """The apiserver's refusal when `missing` is not empty (upstream `ConfirmNoEscalation`), else None."""
+    descriptions = sorted({compact_string(rule) for rule in compact(missing)})
+    if not descriptions:
+        return None
+    return (
+        f"user {json.dumps(user.name)} (groups={_go_quoted(user.groups)}) is attempting to grant RBAC "
+        "permissions not currently held:\n" + "\n".join(descriptions)
+    )

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubesim.auth.bootstrap import default_objects
+from kubesim.auth.escalation import EscalationCheck
 from kubesim.auth.gate import Gate
 from kubesim.auth.pki import CertificateAuthority, KeyPair
 from kubesim.auth.reviews import handlers
@@ -79,11 +80,14 @@ class Security:
         return cert, key
 
     def install(self, add_subresource: Callable[[str, str, SubresourceHandler], None]) -> None:
-        """Register the review handlers and TokenRequest, and create the bootstrap roles that are missing."""
+        """Register the review handlers, TokenRequest and the escalation check; create the bootstrap roles
+        that are missing."""
         if self.gate is None:
             return
         for (resource, name), handler in handlers(self.gate).items():
             add_subresource(resource, name, handler)
+        # before validation, as the RBAC storage checks escalation before it validates
+        self.store.add_admission(EscalationCheck(self.gate).admit, mutating=True)
         for obj in default_objects():
             try:
                 self.store.create(obj)

@@ -83,6 +83,7 @@ def _write_options(request: ApiRequest) -> WriteOptions:
         force=query.flag("force"),
         version=request.route.version,
         user_agent=agent,
+        user=request.user,
     )
 
 

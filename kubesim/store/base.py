@@ -10,6 +10,7 @@ from typing import Any
 from kubesim.builtins import builtin_types
 from kubesim.clock import Clock
 from kubesim.errors import ApiError
+from kubesim.identity import User
 from kubesim.resources import Registry, ResourceType
 from kubesim.store.events import DELETED, Dispatcher, EventLog, Watcher, WatchEvent
 
@@ -31,6 +32,8 @@ class AdmissionRequest:
     user_agent: str = ""
     #: what the client gets back as `Warning` headers (a hook appends; the write's own list)
     warnings: list[str] = field(default_factory=list)
+    #: who asks (None: the simulator itself, or a simulator without authentication)
+    user: User | None = None
 
 
 AdmissionHook = Callable[[AdmissionRequest], "dict[str, Any] | None"]
@@ -47,6 +50,7 @@ class WriteOptions:
     version: str = ""
     user_agent: str = ""
     warnings: list[str] = field(default_factory=list)
+    user: User | None = None  # the authenticated requester, for admission (None: the simulator itself)
 
 
 class StoreBase:

@@ -55,7 +55,17 @@ class DeletionMixin(StoreBase):
             raise not_found(resource.plural, resource.group, name)
         self._check_preconditions(resource, current, preconditions or {})
         request = AdmissionRequest(
-            "DELETE", resource, namespace, name, None, current, "", options.dry_run, options.user_agent
+            "DELETE",
+            resource,
+            namespace,
+            name,
+            None,
+            current,
+            "",
+            options.dry_run,
+            options.user_agent,
+            options.warnings,
+            options.user,
         )
         self._run_admission(request, self._admission)  # type: ignore[attr-defined]
         if options.dry_run:

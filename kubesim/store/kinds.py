@@ -127,6 +127,25 @@ def builtin_causes(resource: ResourceType, obj: dict[str, Any]) -> list[Cause]:
     return causes
 
 
+def update_causes(resource: ResourceType, new: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    """What may not change once created: a binding's roleRef (rbac validation `ValidateRoleBindingUpdate`;
+    to point a binding at another role, delete and recreate it)."""
+    if resource.group == "rbac.authorization.k8s.io" and resource.kind in (
+        "RoleBinding",
+        "ClusterRoleBinding",
+    ):
+        reference = new.get("roleRef") or {}
+        if reference != (old.get("roleRef") or {}):
+            shown = ", ".join(
+                f"{key}:{json.dumps(reference.get(field, ''))}" for key, field in _ROLE_REF_FIELDS
+            )
+            return [Cause("roleRef", f"Invalid value: rbac.RoleRef{{{shown}}}: cannot change roleRef")]
+    return []
+
+
+_ROLE_REF_FIELDS = (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name"))
+
+
 def _job_causes(job: dict[str, Any]) -> list[Cause]:
     """The Job registry's rules: a manual selector must be given, a generated one must be the one
     generated, and pods restart Never or OnFailure (the apiserver's words)."""

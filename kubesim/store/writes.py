@@ -25,7 +25,7 @@ from kubesim.resources import PatchMeta, ResourceType
 from kubesim.store.base import AdmissionHook, AdmissionRequest, StoreBase, WriteOptions
 from kubesim.store.crds import crd_causes, crd_status, resource_from_crd
 from kubesim.store.events import ADDED, MODIFIED
-from kubesim.store.kinds import builtin_causes, default_on_create, default_on_write
+from kubesim.store.kinds import builtin_causes, default_on_create, default_on_write, update_causes
 
 _IDENTITY = (
     "name",
@@ -138,9 +138,14 @@ class WritesMixin(StoreBase):
             options.dry_run,
             options.user_agent,
             options.warnings,
+            options.user,
         )
         obj = self._run_admission(request, self._mutating) or obj
         obj = self._validated(resource, obj, options)
+        if old is not None and resource.builtin:
+            causes = update_causes(resource, obj, old)
+            if causes:
+                raise invalid(resource.kind, resource.group, metadata["name"], causes)
         request.object = obj
         return self._run_admission(request, self._admission) or obj
 

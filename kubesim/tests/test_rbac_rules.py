@@ -200,3 +200,105 @@ def test_rules_review_splits_resource_and_non_resource_rules_without_duplicates(
         "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/version"]}],
         "incomplete": False,
     }
+
+
+# --- escalation prevention ------------------------------------------------------------------------------
+
+
+def test_breakdown_splits_a_rule_into_one_verb_resource_and_name_each() -> None:
+    rule = {
+        "apiGroups": ["", "apps"],
+        "resources": ["pods"],
+        "verbs": ["get", "list"],
+        "resourceNames": ["a"],
+    }
+    assert rbac.breakdown(rule) == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": ["a"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"], "resourceNames": ["a"]},
+        {"apiGroups": ["apps"], "resources": ["pods"], "verbs": ["get"], "resourceNames": ["a"]},
+        {"apiGroups": ["apps"], "resources": ["pods"], "verbs": ["list"], "resourceNames": ["a"]},
+    ]
+    assert rbac.breakdown({"nonResourceURLs": ["/a", "/b"], "verbs": ["get"]}) == [
+        {"nonResourceURLs": ["/a"], "verbs": ["get"]},
+        {"nonResourceURLs": ["/b"], "verbs": ["get"]},
+    ]
+
+
+POD_GET = {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}
+
+
+@pytest.mark.parametrize(
+    ("owner", "piece", "covered"),
+    [
+        (POD_GET, POD_GET, True),
+        ({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, POD_GET, True),
+        ({**POD_GET, "verbs": ["list"]}, POD_GET, False),
+        ({**POD_GET, "apiGroups": ["apps"]}, POD_GET, False),
+        ({**POD_GET, "resourceNames": ["a"]}, POD_GET, False),  # a named grant does not cover all names
+        (POD_GET, {**POD_GET, "resourceNames": ["a"]}, True),
+        ({**POD_GET, "resourceNames": ["a", "b"]}, {**POD_GET, "resourceNames": ["b"]}, True),
+        ({**POD_GET, "resources": ["*/log"]}, {**POD_GET, "resources": ["pods/log"]}, True),
+        ({**POD_GET, "resources": ["*/log"]}, {**POD_GET, "resources": ["pods/exec"]}, False),
+        (
+            {"nonResourceURLs": ["/healthz/*"], "verbs": ["get"]},
+            {"nonResourceURLs": ["/healthz/x"], "verbs": ["get"]},
+            True,
+        ),
+        (
+            {"nonResourceURLs": ["/healthz"], "verbs": ["get"]},
+            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
+            False,
+        ),
+    ],
+)
+def test_rule_covers_as_the_apiservers_comparator(owner: rbac.Rule, piece: rbac.Rule, covered: bool) -> None:
+    assert rbac.rule_covers(owner, piece) is covered
+
+
+def test_uncovered_lists_only_what_no_held_rule_grants() -> None:
+    held = [POD_GET, {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
+    wanted = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "delete"]}]
+    assert rbac.uncovered(held, wanted) == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]}]
+    assert rbac.uncovered(held, [POD_GET]) == []
+
+
+def test_compact_merges_verbs_of_rules_that_differ_only_by_verb() -> None:
+    pieces = rbac.breakdown({"apiGroups": [""], "resources": ["pods", "secrets"], "verbs": ["get", "list"]})
+    url = {"nonResourceURLs": ["/x"], "verbs": ["get"]}
+    assert rbac.compact([*pieces, url]) == [
+        url,
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]},
+    ]
+
+
+def test_compact_string_prints_the_rule_as_go_does() -> None:
+    rule = {
+        "apiGroups": ["apps"],
+        "resources": ["deployments"],
+        "resourceNames": ["web"],
+        "verbs": ["get", "patch"],
+    }
+    assert rbac.compact_string(rule) == (
+        '{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["web"], Verbs:["get" "patch"]}'
+    )
+    assert (
+        rbac.compact_string({"nonResourceURLs": ["/x"], "verbs": ["get"]})
+        == '{NonResourceURLs:["/x"], Verbs:["get"]}'
+    )
+
+
+def test_the_escalation_message_names_the_user_its_groups_and_each_missing_rule_sorted() -> None:
+    missing = [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+        POD_GET,
+        {**POD_GET, "verbs": ["list"]},
+    ]
+    assert rbac.escalation_message(ROBOT, missing) == (
+        'user "system:serviceaccount:team:robot" (groups=["system:serviceaccounts" '
+        '"system:serviceaccounts:team" "system:authenticated"]) is attempting to grant RBAC permissions '
+        "not currently held:\n"
+        '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}\n'
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}'
+    )
+    assert rbac.escalation_message(ROBOT, []) is None

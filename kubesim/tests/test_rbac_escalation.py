@@ -1,0 +1,196 @@
+"""Contract tests: RBAC privilege-escalation prevention and roleRef immutability, as a real apiserver answers.
+They run against `secure_cluster` (the simulator with `https=True, auth=True`, or the cluster that
+KUBESIM_CONTRACT_KUBECONFIG names). The quoted documentation is "Using RBAC Authorization: Privilege
+escalation prevention and bootstrapping" and "RoleBinding and ClusterRoleBinding"."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubesim.tests.conftest import SecureCluster
+from kubesim.tests.test_auth import RBAC, _ok, bind, sa_subject, service_account
+
+MANAGE_ROLES = {
+    "apiGroups": ["rbac.authorization.k8s.io"],
+    "resources": ["roles"],
+    "verbs": ["create", "update"],
+}
+MANAGE_BINDINGS = {
+    "apiGroups": ["rbac.authorization.k8s.io"],
+    "resources": ["rolebindings"],
+    "verbs": ["create", "update"],
+}
+READ_PODS = {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}
+DELETE_PODS = {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]}
+SA_GROUPS = '["system:serviceaccounts" "system:serviceaccounts:{ns}" "system:authenticated"]'
+
+
+@pytest.fixture
+def ns(secure_cluster: SecureCluster) -> Iterator[str]:
+    name = f"kst-esc-{uuid.uuid4().hex[:8]}"
+    _ok(
+        secure_cluster.call(
+            secure_cluster.admin, "POST", "/api/v1/namespaces", json={"metadata": {"name": name}}
+        ),
+        201,
+    )
+    yield name
+    secure_cluster.call(secure_cluster.admin, "DELETE", f"/api/v1/namespaces/{name}")
+
+
+def role(name: str, *rules: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "rules": list(rules)}
+
+
+def role_binding(name: str, role_name: str, subject: dict[str, Any], kind: str = "Role") -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role_name},
+        "subjects": [subject],
+    }
+
+
+def refusal_message(ns: str, plural: str, name: str, *missing: str) -> str:
+    return (
+        f'{plural}.rbac.authorization.k8s.io "{name}" is forbidden: user '
+        f'"system:serviceaccount:{ns}:robot" (groups={SA_GROUPS.format(ns=ns)}) is attempting to grant RBAC '
+        "permissions not currently held:\n" + "\n".join(missing)
+    )
+
+
+def test_a_role_may_grant_only_what_its_author_holds(secure_cluster: SecureCluster, ns: str) -> None:
+    """ "You can only create/update a role if at least one of the following things is true: 1. You already
+    have all the permissions contained in the role, at the same scope as the object being modified [...]
+    2. You are granted explicit permission to perform the escalate verb on the roles or clusterroles
+    resource in the rbac.authorization.k8s.io API group." """
+    robot = secure_cluster.session(service_account(secure_cluster, ns))
+    bind(secure_cluster, ns, [MANAGE_ROLES, READ_PODS], sa_subject(ns))
+    roles = f"{RBAC}/namespaces/{ns}/roles"
+    held = secure_cluster.call(robot, "POST", roles, json=role("reader", READ_PODS))
+    assert held.status_code == 201, held.text
+
+    grabbing = secure_cluster.call(robot, "POST", roles, json=role("deleter", READ_PODS, DELETE_PODS))
+    assert grabbing.status_code == 403
+    body = grabbing.json()
+    assert body["reason"] == "Forbidden"
+    assert body["details"] == {"name": "deleter", "group": "rbac.authorization.k8s.io", "kind": "roles"}
+    assert body["message"] == refusal_message(
+        ns, "roles", "deleter", '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}'
+    )
+
+    widened = role("reader", READ_PODS, DELETE_PODS)
+    widened["metadata"]["resourceVersion"] = _ok(held, 201)["metadata"]["resourceVersion"]
+    updated = secure_cluster.call(robot, "PUT", f"{roles}/reader", json=widened)
+    assert updated.status_code == 403, updated.text
+
+
+def test_the_escalate_verb_lets_a_role_grant_more(secure_cluster: SecureCluster, ns: str) -> None:
+    """ "You are granted explicit permission to perform the escalate verb on the roles or clusterroles
+    resource in the rbac.authorization.k8s.io API group." """
+    robot = secure_cluster.session(service_account(secure_cluster, ns))
+    escalate = {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]}
+    bind(secure_cluster, ns, [MANAGE_ROLES, escalate], sa_subject(ns))
+    created = secure_cluster.call(
+        robot, "POST", f"{RBAC}/namespaces/{ns}/roles", json=role("deleter", DELETE_PODS)
+    )
+    assert created.status_code == 201, created.text
+
+
+def test_a_binding_may_grant_only_a_role_its_author_holds_or_may_bind(
+    secure_cluster: SecureCluster, ns: str
+) -> None:
+    """ "You can only create/update a role binding if you already have all the permissions contained in the
+    referenced role (at the same scope as the role binding) or if you have been authorized to perform the
+    bind verb on the referenced role." """
+    robot = secure_cluster.session(service_account(secure_cluster, ns))
+    bind(secure_cluster, ns, [MANAGE_BINDINGS, READ_PODS], sa_subject(ns))
+    roles, bindings = f"{RBAC}/namespaces/{ns}/roles", f"{RBAC}/namespaces/{ns}/rolebindings"
+    _ok(secure_cluster.call(secure_cluster.admin, "POST", roles, json=role("reader", READ_PODS)), 201)
+    _ok(secure_cluster.call(secure_cluster.admin, "POST", roles, json=role("deleter", DELETE_PODS)), 201)
+    alice = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
+
+    held = secure_cluster.call(robot, "POST", bindings, json=role_binding("readers", "reader", alice))
+    assert held.status_code == 201, held.text
+    refused = secure_cluster.call(robot, "POST", bindings, json=role_binding("deleters", "deleter", alice))
+    assert refused.status_code == 403
+    assert refused.json()["message"] == refusal_message(
+        ns, "rolebindings", "deleters", '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}'
+    )
+
+    may_bind = {
+        "apiGroups": ["rbac.authorization.k8s.io"],
+        "resources": ["roles"],
+        "verbs": ["bind"],
+        "resourceNames": ["deleter"],
+    }
+    bind(secure_cluster, ns, [may_bind], sa_subject(ns))
+    allowed = secure_cluster.call(robot, "POST", bindings, json=role_binding("deleters", "deleter", alice))
+    assert allowed.status_code == 201, allowed.text
+
+
+def test_a_cluster_role_is_judged_by_the_authors_cluster_wide_permissions(
+    secure_cluster: SecureCluster, ns: str
+) -> None:
+    """ "[...] at the same scope as the object being modified (cluster-wide for a ClusterRole [...])": what
+    a RoleBinding grants in one namespace does not count, and every missing permission is listed."""
+    robot = secure_cluster.session(service_account(secure_cluster, ns))
+    manage = {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["create"]}
+    bind(secure_cluster, None, [manage], sa_subject(ns))
+    bind(secure_cluster, ns, [READ_PODS], sa_subject(ns), cluster_role=True)
+    name = f"kst-{uuid.uuid4().hex[:8]}"
+    refused = secure_cluster.call(
+        robot,
+        "POST",
+        f"{RBAC}/clusterroles",
+        json=role(name, READ_PODS, {"nonResourceURLs": ["/x"], "verbs": ["get"]}),
+    )
+    assert refused.status_code == 403
+    assert refused.json()["message"] == refusal_message(
+        ns,
+        "clusterroles",
+        name,
+        '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}',
+        '{NonResourceURLs:["/x"], Verbs:["get"]}',
+    )
+
+
+def test_a_bindings_role_ref_cannot_change(secure_cluster: SecureCluster, ns: str) -> None:
+    """ "After you create a binding, you cannot change the Role or ClusterRole that it refers to. If you do
+    try to change a binding's roleRef, you get a validation error. If you do want to change the roleRef for
+    a binding, you need to remove the binding object and create a replacement." """
+    bindings = f"{RBAC}/namespaces/{ns}/rolebindings"
+    subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
+    _ok(
+        secure_cluster.call(
+            secure_cluster.admin, "POST", bindings, json=role_binding("b", "view", subject, "ClusterRole")
+        ),
+        201,
+    )
+    patch = {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}}
+    changed = secure_cluster.call(
+        secure_cluster.admin,
+        "PATCH",
+        f"{bindings}/b",
+        json=patch,
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert changed.status_code == 422
+    body = changed.json()
+    assert body["message"] == (
+        'RoleBinding.rbac.authorization.k8s.io "b" is invalid: roleRef: Invalid value: '
+        'rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: '
+        "cannot change roleRef"
+    )
+    assert [cause["field"] for cause in body["details"]["causes"]] == ["roleRef"]
+    relabelled = secure_cluster.call(
+        secure_cluster.admin,
+        "PATCH",
+        f"{bindings}/b",
+        json={"metadata": {"labels": {"team": "a"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert relabelled.status_code == 200, relabelled.text
