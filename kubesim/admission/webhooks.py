@@ -43,6 +43,7 @@ class Webhooks:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        #: sent as `userInfo` when nobody authenticated the request (a simulator without auth, store writes)
         self.user_info: dict[str, Any] = dict(DEFAULT_USER)
         self._services: dict[tuple[str, str, int], str] = {}
         self._removers: list[Callable[[], None]] = []
@@ -136,8 +137,9 @@ class Webhooks:
         if request.dry_run and webhook.get("sideEffects") not in ("None", "NoneOnDryRun"):
             raise bad_request(f'admission webhook "{name}" does not support dry run')
         uid = str(uuid.uuid4())
+        user_info = request.user.as_user_info() if request.user is not None else self.user_info
         review = review_request(
-            attributes, request.resource.kind, uid, dry_run=request.dry_run, user_info=self.user_info
+            attributes, request.resource.kind, uid, dry_run=request.dry_run, user_info=user_info
         )
         try:
             if "v1" not in (webhook.get("admissionReviewVersions") or []):

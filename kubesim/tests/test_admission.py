@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
+from kubesim.identity import User
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL
 from kubesim.tests.webhook_server import (
@@ -340,3 +342,48 @@ def test_webhook_configurations_are_validated_and_defaulted(api: client.ApiClien
     admission.create_validating_webhook_configuration({"metadata": {"name": "good"}, "webhooks": [good]})
     stored = admission.read_validating_webhook_configuration("good").webhooks[0]
     assert (stored.failure_policy, stored.timeout_seconds, stored.match_policy) == ("Fail", 10, "Equivalent")
+
+
+def test_webhooks_receive_the_requesting_users_identity(
+    kubesim_factory: Callable[..., Simulator], hooks: WebhookServer
+) -> None:
+    """AdmissionReview `request.userInfo`: "UserInfo is information about the requesting user"
+    (k8s.io/api/admission/v1) — the authenticated caller, not a fixed one."""
+    sim = kubesim_factory(https=True, auth=True)
+    sim.security.gate.add_token("alice-token", User("alice", ("devs",), "alice-uid"))
+    sim.store.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "alice-admin"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+        }
+    )
+    hooks.answer("/validate", lambda request: ALLOW)
+    sim.store.create(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "audit"},
+            "webhooks": [webhook("audit.kst.argoml.io", by_url(hooks, "/validate"))],
+        }
+    )
+    created = requests.post(
+        f"{sim.url}/api/v1/namespaces/default/pods",
+        json=pod("p"),
+        headers={"Authorization": "Bearer alice-token"},
+        verify=str(sim.security.ca_path),
+        timeout=10,
+    )
+    assert created.status_code == 201, created.text
+    (review,) = hooks.requests_to("/validate")
+    assert review["userInfo"] == {
+        "username": "alice",
+        "uid": "alice-uid",
+        "groups": ["devs", "system:authenticated"],
+    }
