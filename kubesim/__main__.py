@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from kubesim.podsecurity.config import ConfigError, PodSecurityConfig, load_admission_configuration
 from kubesim.simulator import Simulator
 
 
@@ -54,7 +55,23 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         metavar="NAMESPACE/NAME[:PORT]=HOST:PORT",
         help="where an admission webhook's service listens (repeatable), e.g. argoml/webhooks=127.0.0.1:8443",
     )
+    parser.add_argument(
+        "--admission-control-config-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="an AdmissionConfiguration; its PodSecurity plugin entry sets default levels and exemptions",
+    )
     return parser.parse_args(argv)
+
+
+def _pod_security(path: Path | None) -> PodSecurityConfig | None:
+    if path is None:
+        return None
+    try:
+        return load_admission_configuration(path)
+    except (OSError, ConfigError) as error:
+        raise SystemExit(f"--admission-control-config-file: {error}") from None
 
 
 def _route_webhooks(simulator: Simulator, routes: list[str]) -> None:
@@ -82,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         https=not arguments.insecure,
         auth=not arguments.insecure,
         anonymous=arguments.anonymous,
+        pod_security=_pod_security(arguments.admission_control_config_file),
     )
     _route_webhooks(simulator, arguments.webhook_service)
     simulator.start()

@@ -17,6 +17,7 @@ from kubesim.counters import Counters
 from kubesim.faults import Faults
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.podsecurity.admission import PodSecurity
+from kubesim.podsecurity.config import PodSecurityConfig
 from kubesim.server.app import ApiServer
 from kubesim.store import Store
 
@@ -48,6 +49,7 @@ class Simulator:
         auth: bool = False,
         anonymous: bool = False,
         admin_token: str | None = None,
+        pod_security: PodSecurityConfig | None = None,
     ) -> None:
         self.clock = clock or Clock()
         self.store = Store(self.clock, event_log_size=event_log_size)
@@ -67,7 +69,7 @@ class Simulator:
             gate=self.security.gate,
         )
         self.aggregator = Aggregator(self.store)
-        self.pod_security = PodSecurity(self.store)
+        self.pod_security = PodSecurity(self.store, pod_security)
         self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
         self.kubelet = self.controllers.kubelet
         self.kubelet.settings.node_count = nodes  # Ready Nodes the kubelet registers when it starts

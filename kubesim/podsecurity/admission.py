@@ -5,6 +5,8 @@ Pods: `enforce` violations are refused (403, `pods "x" is forbidden: violates Po
 StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) only ever warn: enforcement
 applies to the pods they create. `warn` defaults to the `enforce` level when only that is set. Updates are
 checked only when an image or the number of containers changes; subresources (status, log…) never are.
+Exempt usernames, namespaces and runtime classes (the plugin's configuration) are never checked. Raising a
+namespace's `enforce` level warns about the existing pods that would violate it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesim.errors import ApiError
-from kubesim.podsecurity.checks import LEVELS, PRIVILEGED, RESTRICTED, evaluate, forbidden_detail
+from kubesim.podsecurity.checks import LEVELS, PRIVILEGED, RESTRICTED, Violation, evaluate, forbidden_detail
+from kubesim.podsecurity.config import PodSecurityConfig
 from kubesim.store import AdmissionRequest, Store
 
 LABEL_PREFIX = "pod-security.kubernetes.io/"
@@ -29,23 +32,78 @@ _TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _level(value: str | None, *, fail_closed: bool) -> str:
+#: upstream's defaultNamespaceMaxPodsToCheck: a namespace label change looks at no more pods than this
+MAX_PODS_TO_CHECK = 3000
+
+
+def _level(value: str | None, *, fail_closed: bool, default: str = PRIVILEGED) -> str:
     if value is None:
-        return PRIVILEGED
+        return default
     if value in LEVELS:
         return value
     return RESTRICTED if fail_closed else PRIVILEGED  # an unknown enforce level fails closed, warn open
 
 
-def policy(labels: dict[str, str]) -> tuple[str, str, str]:
-    """(enforce level, warn level, enforce version) from a namespace's labels."""
+def policy(labels: dict[str, str], defaults: PodSecurityConfig | None = None) -> tuple[str, str, str]:
+    """(enforce level, warn level, enforce version) from a namespace's labels; unlabelled modes take the
+    configured defaults."""
+    defaults = defaults or PodSecurityConfig()
     enforce_label = labels.get(f"{LABEL_PREFIX}enforce")
-    enforce = _level(enforce_label, fail_closed=True)
+    enforce = _level(enforce_label, fail_closed=True, default=defaults.enforce)
     warn_label = labels.get(f"{LABEL_PREFIX}warn")
-    warn = _level(warn_label, fail_closed=False)
+    warn = _level(warn_label, fail_closed=False, default=defaults.warn)
     if warn_label is None and enforce_label in LEVELS and LEVELS.index(enforce) > LEVELS.index(warn):
         warn = enforce
     return enforce, warn, labels.get(f"{LABEL_PREFIX}enforce-version") or "latest"
+
+
+def tightened(old_labels: dict[str, str], new_labels: dict[str, str], defaults: PodSecurityConfig) -> bool:
+    """Whether a namespace label change makes existing pods worth re-checking (upstream ValidateNamespace):
+    the enforce level or version changed, the new level is not privileged, and it is not a relaxation
+    within one version."""
+    old_level, _, old_version = policy(old_labels, defaults)
+    new_level, _, new_version = policy(new_labels, defaults)
+    if (new_level, new_version) == (old_level, old_version) or new_level == PRIVILEGED:
+        return False
+    return new_version != old_version or LEVELS.index(new_level) > LEVELS.index(old_level)
+
+
+def existing_pod_warnings(namespace: str, level: str, version: str, pods: list[dict[str, Any]]) -> list[str]:
+    """The warnings for pods that violate a namespace's new enforce level (upstream
+    EvaluatePodsInNamespace): one headline, then one line per distinct set of reasons, prefixed by the
+    lexically first pod with them (`web (and 2 other pods): allowPrivilegeEscalation != false, …`)."""
+    warnings: list[str] = []
+    if len(pods) > MAX_PODS_TO_CHECK:
+        warnings.append(
+            f"new PodSecurity enforce level only checked against the first {MAX_PODS_TO_CHECK} of "
+            f"{len(pods)} existing pods"
+        )
+    first_pod: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for pod in pods[:MAX_PODS_TO_CHECK]:
+        violations = evaluate(level, pod.get("metadata") or {}, pod.get("spec") or {})
+        if not violations:
+            continue
+        reason = _forbidden_reason(violations)
+        name = str((pod.get("metadata") or {}).get("name", ""))
+        first_pod[reason] = min(first_pod.get(reason, name), name)
+        counts[reason] = counts.get(reason, 0) + 1
+    if not counts:
+        return warnings
+    warnings.append(
+        f'existing pods in namespace "{namespace}" violate the new PodSecurity enforce level '
+        f'"{level}:{version}"'
+    )
+    lines = []
+    for reason, count in counts.items():
+        others = {1: "", 2: " (and 1 other pod)"}.get(count, f" (and {count - 1} other pods)")
+        lines.append(f"{first_pod[reason]}{others}: {reason}")
+    return warnings + sorted(lines)
+
+
+def _forbidden_reason(violations: list[Violation]) -> str:
+    """`reason, reason`, as the aggregate result's ForbiddenReason()."""
+    return ", ".join(v.reason for v in violations)
 
 
 def _template(obj: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
@@ -75,8 +133,9 @@ def _significant_pod_update(new: dict[str, Any], old: dict[str, Any]) -> bool:
 class PodSecurity:
     """A validating admission hook on the store: `install()` registers it and returns its remover."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, config: PodSecurityConfig | None = None) -> None:
         self.store = store
+        self.config = config or PodSecurityConfig()
 
     def install(self) -> Callable[[], None]:
         return self.store.add_admission(self.admit)
@@ -91,6 +150,13 @@ class PodSecurity:
         if request.operation not in ("CREATE", "UPDATE") or request.subresource or request.object is None:
             return
         key = request.resource.key
+        if key == "namespaces":
+            self._check_existing_pods(request)
+            return
+        if request.namespace in self.config.exempt_namespaces:
+            return
+        if request.user is not None and request.user.name in self.config.exempt_usernames:
+            return
         if key == "pods":
             if request.operation == "UPDATE" and not _significant_pod_update(
                 request.object, request.old_object or {}
@@ -104,7 +170,9 @@ class PodSecurity:
             enforce_applies = False
         else:
             return
-        enforce, warn, version = policy(self._labels(request.namespace))
+        if spec.get("runtimeClassName") in self.config.exempt_runtime_classes:
+            return
+        enforce, warn, version = policy(self._labels(request.namespace), self.config)
         if enforce_applies and enforce != PRIVILEGED:
             violations = evaluate(enforce, metadata, spec)
             if violations:
@@ -123,3 +191,16 @@ class PodSecurity:
                 request.warnings.append(
                     f'would violate PodSecurity "{warn}:{warn_version}": {forbidden_detail(violations)}'
                 )
+
+    def _check_existing_pods(self, request: AdmissionRequest) -> None:
+        """Raising a namespace's enforce level warns about the pods already there (it never refuses)."""
+        if request.operation != "UPDATE" or request.old_object is None:
+            return
+        name = request.name
+        old_labels = (request.old_object.get("metadata") or {}).get("labels") or {}
+        new_labels = (request.object or {}).get("metadata", {}).get("labels") or {}
+        if name in self.config.exempt_namespaces or not tightened(old_labels, new_labels, self.config):
+            return
+        level, _, version = policy(new_labels, self.config)
+        pods = self.store.list("pods", name)["items"]
+        request.warnings.extend(existing_pod_warnings(name, level, version, pods))

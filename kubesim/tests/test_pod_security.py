@@ -10,7 +10,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import requests
 
+from kubesim.identity import User
+from kubesim.podsecurity.config import PodSecurityConfig
+from kubesim.simulator import Simulator
 from kubesim.tests.conftest import SecureCluster
 
 Labels = dict[str, str]
@@ -191,3 +195,107 @@ def test_updates_are_checked_only_when_an_image_changes(
     changed = secure_cluster.call(secure_cluster.admin, "PATCH", path, json=image, headers=strategic)
     assert changed.status_code == 403
     assert 'violates PodSecurity "restricted:latest"' in changed.json()["message"]
+
+
+def test_raising_the_enforce_level_warns_about_the_pods_already_there(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    """ "kubectl label --dry-run=server --overwrite ns $NAMESPACE pod-security.kubernetes.io/enforce=$LEVEL
+    [...] This command will return a warning for any existing pods that are not valid under the proposed
+    level." (Migrate from PodSecurityPolicy to the Built-In PodSecurity Admission Controller). Pods with the
+    same reasons are counted under the lexically first one; nothing is refused or evicted."""
+    namespace = labelled({})
+    for name in ("web-b", "web-a", "web-c"):
+        assert create(secure_cluster, namespace, pod(name)).status_code == 201
+    compliant = pod("ok", container=RESTRICTED_CONTAINER)
+    assert create(secure_cluster, namespace, compliant).status_code == 201
+    host = pod("host", hostNetwork=True, container=RESTRICTED_CONTAINER)
+    assert create(secure_cluster, namespace, host).status_code == 201
+
+    def label(value: str, dry_run: bool) -> Any:
+        return secure_cluster.call(
+            secure_cluster.admin,
+            "PATCH",
+            f"/api/v1/namespaces/{namespace}" + ("?dryRun=All" if dry_run else ""),
+            json={"metadata": {"labels": {"pod-security.kubernetes.io/enforce": value}}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+
+    expected = [
+        f'299 - "existing pods in namespace \\"{namespace}\\" violate the new PodSecurity enforce level '
+        '\\"restricted:latest\\""',
+        '299 - "host: host namespaces"',
+        '299 - "web-a (and 2 other pods): allowPrivilegeEscalation != false, unrestricted capabilities, '
+        'runAsNonRoot != true, seccompProfile"',
+    ]
+    dry = label("restricted", dry_run=True)
+    assert dry.status_code == 200, dry.text
+    assert warnings(dry) == expected
+    applied = label("restricted", dry_run=False)
+    assert warnings(applied) == expected
+    assert secure_cluster.call(secure_cluster.admin, "GET", f"/api/v1/namespaces/{namespace}/pods/web-a").ok
+    assert warnings(label("baseline", dry_run=False)) == []  # a relaxation checks nothing
+
+
+# --- the plugin's configuration (an AdmissionConfiguration on a real apiserver): simulator only -------------
+
+
+def _secured(kubesim_factory: Callable[..., Simulator], config: PodSecurityConfig) -> tuple[Simulator, Any]:
+    sim = kubesim_factory(https=True, auth=True, pod_security=config)
+    session = requests.Session()
+    session.verify = str(sim.security.ca_path)
+    session.headers["Authorization"] = f"Bearer {sim.security.admin_token}"
+    return sim, session
+
+
+def _create_pod(sim: Simulator, session: Any, namespace: str, body: dict[str, Any]) -> Any:
+    # verify= on each call: a session's own loses to REQUESTS_CA_BUNDLE
+    url = f"{sim.url}/api/v1/namespaces/{namespace}/pods"
+    return session.post(url, json=body, timeout=10, verify=session.verify)
+
+
+def _restricted_namespace(sim: Simulator, name: str) -> str:
+    sim.store.create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": ENFORCE_RESTRICTED}}
+    )
+    return name
+
+
+ENFORCE_RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted"}
+
+
+def test_exempt_namespaces_users_and_runtime_classes_are_never_checked(
+    kubesim_factory: Callable[..., Simulator],
+) -> None:
+    """PodSecurityConfiguration `exemptions`: "usernames", "runtimeClasses" and "namespaces" listed there
+    are not checked at all (Pod Security Admission: Exemptions)."""
+    config = PodSecurityConfig(
+        exempt_usernames=frozenset({"ci-bot"}),
+        exempt_namespaces=frozenset({"tooling"}),
+        exempt_runtime_classes=frozenset({"kata"}),
+    )
+    sim, admin = _secured(kubesim_factory, config)
+    checked = _restricted_namespace(sim, "checked")
+    _restricted_namespace(sim, "tooling")
+    assert _create_pod(sim, admin, checked, pod("plain")).status_code == 403
+    assert _create_pod(sim, admin, "tooling", pod("plain")).status_code == 201
+    assert _create_pod(sim, admin, checked, pod("kata", runtimeClassName="kata")).status_code == 201
+
+    sim.security.gate.add_token("ci-token", User("ci-bot", ("system:masters",)))
+    robot = requests.Session()
+    robot.verify = str(sim.security.ca_path)
+    robot.headers["Authorization"] = "Bearer ci-token"
+    assert _create_pod(sim, robot, checked, pod("by-ci")).status_code == 201
+
+
+def test_configured_defaults_apply_to_namespaces_without_labels(
+    kubesim_factory: Callable[..., Simulator],
+) -> None:
+    """PodSecurityConfiguration `defaults`: "Defaults applied when a mode label is not set." """
+    sim, admin = _secured(kubesim_factory, PodSecurityConfig(enforce="baseline", warn="restricted"))
+    refused = _create_pod(sim, admin, "default", pod("host", hostNetwork=True))
+    assert refused.status_code == 403
+    assert 'violates PodSecurity "baseline:latest": host namespaces' in refused.json()["message"]
+    admitted = _create_pod(sim, admin, "default", pod("plain"))
+    assert admitted.status_code == 201
+    assert warnings(admitted)[0].startswith('299 - "would violate PodSecurity \\"restricted:latest\\"')
