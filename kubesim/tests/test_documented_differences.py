@@ -438,8 +438,28 @@ def test_stored_workloads_run_nothing(running: Simulator) -> None:
     }
     created(http("POST", "/api/v1/namespaces/default/persistentvolumeclaims", json=claim))
     created(http("POST", DEPLOYMENTS, json=_deployment()))
-    running.advance(60)
+    daemons = {"selector": {"matchLabels": {"app": "rs"}}, "template": template}
+    created(
+        http(
+            "POST",
+            "/apis/apps/v1/namespaces/default/daemonsets",
+            json={"metadata": {"name": "ds"}, "spec": daemons},
+        )
+    )
+    job_template = {
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}
+    }
+    cron = {"schedule": "* * * * *", "jobTemplate": {"spec": job_template}}
+    created(
+        http(
+            "POST",
+            "/apis/batch/v1/namespaces/default/cronjobs",
+            json={"metadata": {"name": "cj"}, "spec": cron},
+        )
+    )
+    running.advance(180)
     assert running.store.list("pods", "default", label_selector="app=rs")["items"] == []
+    assert running.store.list("jobs.batch", "default")["items"] == []
     assert (
         running.store.list("replicasets.apps", "default")["items"][0]["metadata"]["name"] == "rs"
     )  # only ours
@@ -661,6 +681,36 @@ def test_webhook_warnings_are_not_returned(http: Http, hooks: WebhookServer) -> 
     created(response)
     assert len(hooks.requests_to("/validate")) == 1
     assert "warning" not in {k.lower() for k in response.headers}
+
+
+@documents("D-controller-identity")
+def test_webhooks_see_the_simulators_own_writes_as_the_fixed_user(
+    http: Http, hooks: WebhookServer, sim: Simulator
+) -> None:
+    hooks.answer("/validate", lambda request: {"allowed": True})
+    webhook = {
+        "name": "who.kst.argoml.io",
+        "clientConfig": {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        "rules": [
+            {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+        ],
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+    }
+    configuration = {"metadata": {"name": "who"}, "webhooks": [webhook]}
+    created(
+        http(
+            "POST",
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+            json=configuration,
+        )
+    )
+    sim.store.create({"apiVersion": "v1", "kind": "Pod", **pod("made-by-a-controller")})
+    (review,) = hooks.requests_to("/validate")
+    assert review["userInfo"] == {
+        "username": "kubernetes-admin",
+        "groups": ["system:masters", "system:authenticated"],
+    }
 
 
 # --- the list and the tests stay in step ------------------------------------------------------------------
