@@ -5,14 +5,16 @@ escalation prevention and bootstrapping" and "RoleBinding and ClusterRoleBinding
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubesim.tests.conftest import SecureCluster
-from kubesim.tests.test_auth import RBAC, _ok, bind, sa_subject, service_account
+from kubesim.tests.test_auth import RBAC, _kubeconfig_for, _ok, bind, kubectl, sa_subject, service_account
 
 MANAGE_ROLES = {
     "apiGroups": ["rbac.authorization.k8s.io"],
@@ -194,3 +196,27 @@ def test_a_bindings_role_ref_cannot_change(secure_cluster: SecureCluster, ns: st
         headers={"Content-Type": "application/merge-patch+json"},
     )
     assert relabelled.status_code == 200, relabelled.text
+
+
+def test_kubectl_apply_prints_the_escalation_refusal(
+    secure_cluster: SecureCluster, ns: str, tmp_path: Path
+) -> None:
+    """What a CI job applying a chart's RBAC with too little RBAC of its own sees: `kubectl apply` exits
+    non-zero and prints the apiserver's refusal, the missing rules included."""
+    kubeconfig = _kubeconfig_for(secure_cluster, service_account(secure_cluster, ns), tmp_path)
+    bind(
+        secure_cluster, ns, [{**MANAGE_ROLES, "verbs": ["create", "update", "get", "patch"]}], sa_subject(ns)
+    )
+    manifest = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "deleter", "namespace": ns},
+        "rules": [DELETE_PODS],
+    }
+    role_file = tmp_path / "role.json"
+    role_file.write_text(json.dumps(manifest))
+    applied = kubectl(kubeconfig, "apply", "-f", str(role_file))
+    assert applied.returncode != 0
+    assert 'roles.rbac.authorization.k8s.io "deleter" is forbidden' in applied.stderr
+    missing = '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}'
+    assert f"is attempting to grant RBAC permissions not currently held:\n{missing}" in applied.stderr
