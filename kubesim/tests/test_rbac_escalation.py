@@ -220,3 +220,24 @@ def test_kubectl_apply_prints_the_escalation_refusal(
     assert 'roles.rbac.authorization.k8s.io "deleter" is forbidden' in applied.stderr
     missing = '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}'
     assert f"is attempting to grant RBAC permissions not currently held:\n{missing}" in applied.stderr
+
+
+def test_an_update_touching_only_owner_references_or_finalizers_is_never_an_escalation(
+    secure_cluster: SecureCluster, ns: str
+) -> None:
+    """The RBAC storage lets through updates that only change what the garbage collector needs
+    (`IsOnlyMutatingGCFields`: owner references and finalizers), so a controller that may patch roles can
+    adopt or release one it could not have written; any other change is judged by the role's rules."""
+    robot = secure_cluster.session(service_account(secure_cluster, ns))
+    patcher = {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["patch"]}
+    bind(secure_cluster, ns, [patcher], sa_subject(ns))
+    roles = f"{RBAC}/namespaces/{ns}/roles"
+    _ok(secure_cluster.call(secure_cluster.admin, "POST", roles, json=role("deleter", DELETE_PODS)), 201)
+
+    def patch(body: dict[str, Any]) -> int:
+        headers = {"Content-Type": "application/merge-patch+json"}
+        return secure_cluster.call(robot, "PATCH", f"{roles}/deleter", json=body, headers=headers).status_code
+
+    assert patch({"metadata": {"finalizers": ["kubesim.test/hold"]}}) == 200
+    assert patch({"metadata": {"finalizers": None}}) == 200
+    assert patch({"metadata": {"labels": {"team": "a"}}}) == 403
