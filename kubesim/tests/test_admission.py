@@ -348,7 +348,8 @@ def test_webhooks_receive_the_requesting_users_identity(
     kubesim_factory: Callable[..., Simulator], hooks: WebhookServer
 ) -> None:
     """AdmissionReview `request.userInfo`: "UserInfo is information about the requesting user"
-    (k8s.io/api/admission/v1) — the authenticated caller, not a fixed one."""
+    (k8s.io/api/admission/v1) — the authenticated caller, not a fixed one; under impersonation, the user
+    impersonated (what every later stage of the apiserver sees)."""
     sim = kubesim_factory(https=True, auth=True)
     sim.security.gate.add_token("alice-token", User("alice", ("devs",), "alice-uid"))
     sim.store.create(
@@ -361,7 +362,10 @@ def test_webhooks_receive_the_requesting_users_identity(
                 "kind": "ClusterRole",
                 "name": "cluster-admin",
             },
-            "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+            "subjects": [
+                {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
+                {"kind": "Group", "name": "team", "apiGroup": "rbac.authorization.k8s.io"},
+            ],
         }
     )
     hooks.answer("/validate", lambda request: ALLOW)
@@ -381,9 +385,22 @@ def test_webhooks_receive_the_requesting_users_identity(
         timeout=10,
     )
     assert created.status_code == 201, created.text
-    (review,) = hooks.requests_to("/validate")
-    assert review["userInfo"] == {
+    impersonating = requests.post(
+        f"{sim.url}/api/v1/namespaces/default/pods",
+        json=pod("q"),
+        headers={
+            "Authorization": "Bearer alice-token",
+            "Impersonate-User": "bob",
+            "Impersonate-Group": "team",
+        },
+        verify=str(sim.security.ca_path),
+        timeout=10,
+    )
+    assert impersonating.status_code == 201, impersonating.text
+    first, second = hooks.requests_to("/validate")
+    assert first["userInfo"] == {
         "username": "alice",
         "uid": "alice-uid",
         "groups": ["devs", "system:authenticated"],
     }
+    assert second["userInfo"] == {"username": "bob", "groups": ["team", "system:authenticated"]}
