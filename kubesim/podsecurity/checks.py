@@ -226,6 +226,37 @@ def host_ports(metadata: Metadata, spec: Spec) -> Violation | None:
     )
 
 
+def _handler_hosts(handler: Any) -> list[str]:
+    """The `host` an httpGet or tcpSocket probe or lifecycle handler names, if any."""
+    if not isinstance(handler, dict):
+        return []
+    actions = (handler.get("httpGet"), handler.get("tcpSocket"))
+    return [str(a["host"]) for a in actions if isinstance(a, dict) and a.get("host")]
+
+
+def host_probes_and_host_lifecycle(metadata: Metadata, spec: Spec) -> Violation | None:
+    """Baseline since 1.34: probes and lifecycle handlers may not aim at another host."""
+    bad: set[str] = set()
+    hosts: set[str] = set()
+    for container in _containers(spec):
+        lifecycle = container.get("lifecycle")
+        lifecycle = lifecycle if isinstance(lifecycle, dict) else {}
+        handlers = [container.get(p) for p in ("livenessProbe", "readinessProbe", "startupProbe")]
+        handlers += [lifecycle.get("postStart"), lifecycle.get("preStop")]
+        found = [host for handler in handlers for host in _handler_hosts(handler)]
+        if found:
+            bad.add(container.get("name", ""))
+            hosts.update(found)
+    if not bad:
+        return None
+    return Violation(
+        "probe or lifecycle host",
+        f"{_containers_phrase(sorted(bad))} {_plural('uses', 'use', len(bad))} "
+        f"{_plural('probe or lifecycle host', 'probe or lifecycle hosts', len(hosts))} "
+        f"{_quote(sorted(hosts))}",
+    )
+
+
 def privileged(metadata: Metadata, spec: Spec) -> Violation | None:
     bad = [c.get("name", "") for c in _containers(spec) if _context(c).get("privileged") is True]
     if not bad:
@@ -481,6 +512,7 @@ _BASELINE: dict[str, Check] = {
     "hostNamespaces": host_namespaces,
     "hostPathVolumes": host_path_volumes,
     "hostPorts": host_ports,
+    "hostProbesAndHostLifecycle": host_probes_and_host_lifecycle,
     "privileged": privileged,
     "procMount": proc_mount,
     "seLinuxOptions": se_linux_options,

@@ -182,14 +182,6 @@ def test_component_bootstrap_roles_do_not_exist(kubesim_factory: Callable[..., S
     assert not sim.store.exists(f"clusterroles.{roles}", "system:node")
 
 
-@documents("D-psa-host-probes")
-def test_pod_security_lets_probes_name_a_host(http: Http) -> None:
-    labels = {"pod-security.kubernetes.io/enforce": "baseline"}
-    created(http("POST", "/api/v1/namespaces", json={"metadata": {"name": "probed", "labels": labels}}))
-    probe = {"httpGet": {"host": "10.0.0.1", "port": 80, "path": "/"}}
-    created(http("POST", "/api/v1/namespaces/probed/pods", json=pod("p", container={"livenessProbe": probe})))
-
-
 @documents("D-psa-versions")
 def test_pod_security_versions_only_change_the_message(http: Http) -> None:
     labels = {

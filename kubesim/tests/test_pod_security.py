@@ -299,3 +299,23 @@ def test_configured_defaults_apply_to_namespaces_without_labels(
     admitted = _create_pod(sim, admin, "default", pod("plain"))
     assert admitted.status_code == 201
     assert warnings(admitted)[0].startswith('299 - "would violate PodSecurity \\"restricted:latest\\"')
+
+
+def test_baseline_refuses_probes_and_lifecycle_handlers_aimed_at_another_host(
+    secure_cluster: SecureCluster, labelled: Callable[[Labels], str]
+) -> None:
+    """Baseline, "Probes and Lifecycle Hooks (v1.34+)": "The Host field in probes and lifecycle hooks must
+    be disallowed." (Pod Security Standards), restricted fields such as
+    `spec.containers[*].livenessProbe.httpGet.host`; allowed values "" and undefined."""
+    namespace = labelled({"pod-security.kubernetes.io/enforce": "baseline"})
+    probe = {"httpGet": {"host": "10.0.0.1", "port": 80, "path": "/"}}
+    refused = create(secure_cluster, namespace, pod("probed", container={"livenessProbe": probe}))
+    assert refused.status_code == 403
+    assert refused.json()["message"] == (
+        'pods "probed" is forbidden: violates PodSecurity "baseline:latest": '
+        'probe or lifecycle host (container "main" uses probe or lifecycle host "10.0.0.1")'
+    )
+    local = {"httpGet": {"port": 80, "path": "/"}}
+    assert (
+        create(secure_cluster, namespace, pod("local", container={"livenessProbe": local})).status_code == 201
+    )

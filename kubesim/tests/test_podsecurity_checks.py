@@ -68,6 +68,24 @@ def test_privileged_allows_everything() -> None:
             'hostPort (container "c" uses hostPorts 443, 80)',
         ),
         (
+            spec(
+                container={
+                    "livenessProbe": {"httpGet": {"host": "localhost", "port": 80}},
+                    "readinessProbe": {"tcpSocket": {"host": "::1", "port": 80}},
+                    "startupProbe": {"httpGet": {"port": 80}},
+                },
+                initContainers=[
+                    {"name": "a", "image": "i", "lifecycle": {"preStop": {"httpGet": {"host": "127.0.0.1"}}}}
+                ],
+            ),
+            'probe or lifecycle host (containers "a", "c" use probe or lifecycle hosts "127.0.0.1", "::1", '
+            '"localhost")',
+        ),
+        (
+            spec(container={"lifecycle": {"postStart": {"tcpSocket": {"host": "db", "port": 5432}}}}),
+            'probe or lifecycle host (container "c" uses probe or lifecycle host "db")',
+        ),
+        (
             spec(container={"securityContext": {"procMount": "Unmasked"}}),
             'procMount (container "c" must not set securityContext.procMount to "Unmasked")',
         ),
