@@ -241,3 +241,38 @@ def test_an_update_touching_only_owner_references_or_finalizers_is_never_an_esca
     assert patch({"metadata": {"finalizers": ["kubesim.test/hold"]}}) == 200
     assert patch({"metadata": {"finalizers": None}}) == 200
     assert patch({"metadata": {"labels": {"team": "a"}}}) == 403
+
+
+def test_binding_a_cluster_role_cluster_wide_needs_bind_at_the_cluster_scope(
+    secure_cluster: SecureCluster, ns: str
+) -> None:
+    """ "[...] if you have been authorized to perform the bind verb on the referenced role": for a
+    ClusterRoleBinding the bind permission must hold cluster-wide; `resourceNames` limit it to the roles
+    named. A binding to a role that does not exist is a 404 for whoever cannot bind freely."""
+    robot = secure_cluster.session(service_account(secure_cluster, ns))
+    rbac_group = "rbac.authorization.k8s.io"
+    create = {"apiGroups": [rbac_group], "resources": ["clusterrolebindings"], "verbs": ["create"]}
+    may_bind_view = {
+        "apiGroups": [rbac_group],
+        "resources": ["clusterroles"],
+        "verbs": ["bind"],
+        "resourceNames": ["view"],
+    }
+    bind(secure_cluster, None, [create, may_bind_view], sa_subject(ns))
+    alice = {"kind": "User", "name": f"alice-{ns}", "apiGroup": rbac_group}
+    bindings = f"{RBAC}/clusterrolebindings"
+    names = [f"{ns}-{suffix}" for suffix in ("view", "edit", "missing")]
+    try:
+        viewers = role_binding(names[0], "view", alice, "ClusterRole")
+        assert secure_cluster.call(robot, "POST", bindings, json=viewers).status_code == 201
+        editors = role_binding(names[1], "edit", alice, "ClusterRole")
+        refused = secure_cluster.call(robot, "POST", bindings, json=editors)
+        assert refused.status_code == 403
+        assert "is attempting to grant RBAC permissions not currently held" in refused.json()["message"]
+        missing = role_binding(names[2], f"{ns}-absent", alice, "ClusterRole")
+        absent = secure_cluster.call(robot, "POST", bindings, json=missing)
+        assert absent.status_code == 404
+        assert absent.json()["message"] == f'clusterroles.rbac.authorization.k8s.io "{ns}-absent" not found'
+    finally:
+        for name in names:
+            secure_cluster.call(secure_cluster.admin, "DELETE", f"{bindings}/{name}")

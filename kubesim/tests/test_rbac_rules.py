@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubesim.auth import rbac
+from kubesim.auth import escalation, rbac
 from kubesim.identity import User, service_account_user
 
 ALICE = User("alice", ("devs", "system:authenticated"))
@@ -302,3 +302,20 @@ def test_the_escalation_message_names_the_user_its_groups_and_each_missing_rule_
         '{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}'
     )
     assert rbac.escalation_message(ROBOT, []) is None
+
+
+def test_only_owner_references_finalizers_and_server_bookkeeping_count_as_unchanged() -> None:
+    old = {"metadata": {"name": "r", "resourceVersion": "1", "labels": {"a": "b"}}, "rules": [POD_GET]}
+    adopted = {
+        "metadata": {
+            **old["metadata"],
+            "ownerReferences": [{"uid": "u"}],
+            "finalizers": ["f"],
+            "generation": 2,
+        },
+        "rules": [POD_GET],
+    }
+    assert escalation.only_bookkeeping_changed(adopted, old)
+    relabelled = {"metadata": {**old["metadata"], "labels": {"a": "c"}}, "rules": [POD_GET]}
+    assert not escalation.only_bookkeeping_changed(relabelled, old)
+    assert not escalation.only_bookkeeping_changed({**old, "rules": []}, old)
