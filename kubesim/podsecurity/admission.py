@@ -101,6 +101,33 @@ def existing_pod_warnings(namespace: str, level: str, version: str, pods: list[d
     return warnings + sorted(lines)
 
 
+def exempt_namespace_warning(name: str, labels: dict[str, str], defaults: PodSecurityConfig) -> str | None:
+    """What an exempt namespace that sets a non-privileged policy is told (upstream
+    exemptNamespaceWarning): the modes its labels set, none when the policy is the default one."""
+    enforce, warn, enforce_version = policy(labels, defaults)
+    audit = _level(labels.get(f"{LABEL_PREFIX}audit"), fail_closed=False)
+    modes = {
+        "enforce": (enforce, enforce_version),
+        "audit": (audit, labels.get(f"{LABEL_PREFIX}audit-version") or "latest"),
+        "warn": (warn, labels.get(f"{LABEL_PREFIX}warn-version") or "latest"),
+    }
+    default = {
+        "enforce": (defaults.enforce, "latest"),
+        "audit": (PRIVILEGED, "latest"),
+        "warn": (defaults.warn, "latest"),
+    }
+    if all(level == PRIVILEGED for level, _ in modes.values()) or modes == default:
+        return None
+    shown = [
+        f"{mode}={level}:{version}"
+        for mode, (level, version) in modes.items()
+        if level != PRIVILEGED and ({f"{LABEL_PREFIX}{mode}", f"{LABEL_PREFIX}{mode}-version"} & set(labels))
+    ]
+    return (
+        f'namespace "{name}" is exempt from Pod Security, and the policy ({", ".join(shown)}) will be ignored'
+    )
+
+
 def _forbidden_reason(violations: list[Violation]) -> str:
     """`reason, reason`, as the aggregate result's ForbiddenReason()."""
     return ", ".join(v.reason for v in violations)
@@ -193,14 +220,25 @@ class PodSecurity:
                 )
 
     def _check_existing_pods(self, request: AdmissionRequest) -> None:
-        """Raising a namespace's enforce level warns about the pods already there (it never refuses)."""
-        if request.operation != "UPDATE" or request.old_object is None:
-            return
+        """Raising a namespace's enforce level warns about the pods already there (it never refuses); an
+        exempt namespace that sets a policy is told it will be ignored (upstream ValidateNamespace)."""
         name = request.name
-        old_labels = (request.old_object.get("metadata") or {}).get("labels") or {}
         new_labels = (request.object or {}).get("metadata", {}).get("labels") or {}
-        if name in self.config.exempt_namespaces or not tightened(old_labels, new_labels, self.config):
+        if request.operation == "UPDATE":
+            old_labels = ((request.old_object or {}).get("metadata") or {}).get("labels") or {}
+            if not tightened(old_labels, new_labels, self.config):
+                return
+        if name in self.config.exempt_namespaces:
+            warning = exempt_namespace_warning(name, new_labels, self.config)
+            if warning:
+                request.warnings.append(warning)
+            return
+        if request.operation != "UPDATE":
             return
         level, _, version = policy(new_labels, self.config)
-        pods = self.store.list("pods", name)["items"]
+        pods = [
+            pod
+            for pod in self.store.list("pods", name)["items"]
+            if (pod.get("spec") or {}).get("runtimeClassName") not in self.config.exempt_runtime_classes
+        ]
         request.warnings.extend(existing_pod_warnings(name, level, version, pods))

@@ -319,3 +319,35 @@ def test_baseline_refuses_probes_and_lifecycle_handlers_aimed_at_another_host(
     assert (
         create(secure_cluster, namespace, pod("local", container={"livenessProbe": local})).status_code == 201
     )
+
+
+def test_an_exempt_namespace_setting_a_policy_is_told_it_is_ignored(
+    kubesim_factory: Callable[..., Simulator],
+) -> None:
+    """An exempt namespace's labels have no effect, and the apiserver says so when they set a policy; pods
+    of an exempt runtime class are left out when existing pods are checked against a new level."""
+    config = PodSecurityConfig(
+        exempt_namespaces=frozenset({"tools"}), exempt_runtime_classes=frozenset({"kata"})
+    )
+    sim, admin = _secured(kubesim_factory, config)
+    labels = {
+        "pod-security.kubernetes.io/enforce": "restricted",
+        "pod-security.kubernetes.io/warn": "baseline",
+    }
+    body = {"metadata": {"name": "tools", "labels": labels}}
+    answer = admin.post(f"{sim.url}/api/v1/namespaces", json=body, timeout=10, verify=admin.verify)
+    assert answer.status_code == 201, answer.text
+    assert warnings(answer) == [
+        '299 - "namespace \\"tools\\" is exempt from Pod Security, and the policy '
+        '(enforce=restricted:latest, warn=baseline:latest) will be ignored"'
+    ]
+    assert _create_pod(sim, admin, "default", pod("kata", runtimeClassName="kata")).status_code == 201
+    relabel = admin.patch(
+        f"{sim.url}/api/v1/namespaces/default",
+        json={"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+        timeout=10,
+        verify=admin.verify,
+    )
+    assert relabel.status_code == 200, relabel.text
+    assert warnings(relabel) == []

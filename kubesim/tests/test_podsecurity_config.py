@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from kubesim.__main__ import _arguments, _pod_security
-from kubesim.podsecurity.admission import existing_pod_warnings, policy, tightened
+from kubesim.podsecurity.admission import exempt_namespace_warning, existing_pod_warnings, policy, tightened
 from kubesim.podsecurity.config import (
     ConfigError,
     PodSecurityConfig,
@@ -132,3 +132,37 @@ def test_existing_pod_warnings_count_pods_under_the_first_name_and_cap_the_pods_
         'existing pods in namespace "ns" violate the new PodSecurity enforce level "baseline:latest"',
         "b: host namespaces",
     ]
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({}, None),
+        ({"enforce": "privileged"}, None),
+        ({"enforce": "baseline"}, "enforce=baseline:latest"),
+        ({"audit": "restricted", "audit-version": "v1.30"}, "audit=restricted:v1.30"),
+        ({"warn": "restricted", "enforce-version": "v1.29"}, "warn=restricted:latest"),
+    ],
+)
+def test_an_exempt_namespace_hears_which_of_its_modes_will_be_ignored(
+    labels: dict[str, str], expected: str | None
+) -> None:
+    prefix = "pod-security.kubernetes.io/"
+    warning = exempt_namespace_warning(
+        "tools", {prefix + k: v for k, v in labels.items()}, PodSecurityConfig()
+    )
+    if expected is None:
+        assert warning is None
+    else:
+        assert (
+            warning
+            == f'namespace "tools" is exempt from Pod Security, and the policy ({expected}) will be ignored'
+        )
+
+
+def test_an_exempt_namespace_with_the_default_policy_hears_nothing() -> None:
+    labels = {"pod-security.kubernetes.io/enforce": "baseline"}
+    assert (
+        exempt_namespace_warning("tools", labels, PodSecurityConfig(enforce="baseline", warn="baseline"))
+        is None
+    )
