@@ -101,6 +101,26 @@ def existing_pod_warnings(namespace: str, level: str, version: str, pods: list[d
     return warnings + sorted(lines)
 
 
+def prioritized(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pods in the order upstream checks them under the cap (prioritizePods): those without a controller
+    and the first pod of each controller, then the other replicas."""
+    first: list[dict[str, Any]] = []
+    replicas: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for pod in pods:
+        owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+        controller = next(
+            (o.get("uid", "") for o in owners if isinstance(o, dict) and o.get("controller")), None
+        )
+        if controller is None or controller not in seen:
+            first.append(pod)
+            if controller is not None:
+                seen.add(controller)
+        else:
+            replicas.append(pod)
+    return first + replicas
+
+
 def exempt_namespace_warning(name: str, labels: dict[str, str], defaults: PodSecurityConfig) -> str | None:
     """What an exempt namespace that sets a non-privileged policy is told (upstream
     exemptNamespaceWarning): the modes its labels set, none when the policy is the default one."""
@@ -241,4 +261,4 @@ class PodSecurity:
             for pod in self.store.list("pods", name)["items"]
             if (pod.get("spec") or {}).get("runtimeClassName") not in self.config.exempt_runtime_classes
         ]
-        request.warnings.extend(existing_pod_warnings(name, level, version, pods))
+        request.warnings.extend(existing_pod_warnings(name, level, version, prioritized(pods)))

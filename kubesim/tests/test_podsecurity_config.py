@@ -9,7 +9,13 @@ import pytest
 import yaml
 
 from kubesim.__main__ import _arguments, _pod_security
-from kubesim.podsecurity.admission import exempt_namespace_warning, existing_pod_warnings, policy, tightened
+from kubesim.podsecurity.admission import (
+    exempt_namespace_warning,
+    existing_pod_warnings,
+    policy,
+    prioritized,
+    tightened,
+)
 from kubesim.podsecurity.config import (
     ConfigError,
     PodSecurityConfig,
@@ -166,3 +172,18 @@ def test_an_exempt_namespace_with_the_default_policy_hears_nothing() -> None:
         exempt_namespace_warning("tools", labels, PodSecurityConfig(enforce="baseline", warn="baseline"))
         is None
     )
+
+
+def test_pods_of_one_controller_after_the_first_are_checked_last() -> None:
+    def owned(name: str, controller: str | None) -> dict[str, Any]:
+        owners = [{"uid": controller, "controller": True}] if controller else []
+        return {"metadata": {"name": name, "ownerReferences": owners}}
+
+    pods = [
+        owned("rs-1", "rs"),
+        owned("rs-2", "rs"),
+        owned("solo", None),
+        owned("job-1", "job"),
+        owned("rs-3", "rs"),
+    ]
+    assert [p["metadata"]["name"] for p in prioritized(pods)] == ["rs-1", "solo", "job-1", "rs-2", "rs-3"]
