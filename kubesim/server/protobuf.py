@@ -3,10 +3,11 @@
 kubectl (client-go) sends `application/vnd.kubernetes.protobuf` for built-in kinds: `kubectl auth can-i`,
 `create token`, `create namespace|configmap|secret|serviceaccount`. A body is the magic `k8s\\0` and a
 runtime.Unknown (typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2) whose `raw` is the kind's message. Each
-kind decoded here is described by its field numbers from k8s.io/api's generated.proto; other kinds still
-answer 415. Deployments and Jobs are described as far as `kubectl create deployment|job` fill them (pod
-template: containers with image, command, args, ports, env values, resources; restart policy, service
-account, node selector); their other fields are dropped.
+kind decoded here is described by its field numbers from k8s.io/api's generated.proto (`kubectl create
+role|rolebinding|clusterrole|clusterrolebinding|priorityclass|quota|poddisruptionbudget|service` included);
+other kinds still answer 415. Deployments and Jobs are described as far as `kubectl create deployment|job`
+fill them (pod template: containers with image, command, args, ports, env values, resources; restart
+policy, service account, node selector); their other fields are dropped.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 # A message schema: field number → (JSON name, type), type one of "string", "bytes", "int", "bool" (pointers
 # in Go: kept whatever their value), "count", "flag" (plain Go ints and bools, always sent: kept only when
 # not 0 / false, as JSON's omitempty), "quantity" (resource.Quantity), a nested schema, ("repeated", type)
-# or ("map", value type). Unlisted fields are skipped.
+# "intorstring" (intstr.IntOrString), or ("map", value type). Unlisted fields are skipped.
 Schema = dict[int, tuple[str, Any]]
 
 _STRING_MAP = ("map", "string")
@@ -114,7 +115,86 @@ _POD_TEMPLATE: Schema = {
     ),
 }
 
+_POLICY_RULE: Schema = {
+    1: ("verbs", ("repeated", "string")),
+    2: ("apiGroups", ("repeated", "string")),
+    3: ("resources", ("repeated", "string")),
+    4: ("resourceNames", ("repeated", "string")),
+    5: ("nonResourceURLs", ("repeated", "string")),
+}
+_ROLE_BINDING: Schema = {
+    1: ("metadata", OBJECT_META),
+    2: (
+        "subjects",
+        (
+            "repeated",
+            {
+                1: ("kind", "string"),
+                2: ("apiGroup", "string"),
+                3: ("name", "string"),
+                4: ("namespace", "string"),
+            },
+        ),
+    ),
+    3: ("roleRef", {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")}),
+}
+_SERVICE_PORT: Schema = {
+    1: ("name", "string"),
+    2: ("protocol", "string"),
+    3: ("port", "count"),
+    4: ("targetPort", "intorstring"),
+    5: ("nodePort", "count"),
+    6: ("appProtocol", "string"),
+}
+
 KINDS: dict[tuple[str, str], Schema] = {
+    ("rbac.authorization.k8s.io/v1", "Role"): {
+        1: ("metadata", OBJECT_META),
+        2: ("rules", ("repeated", _POLICY_RULE)),
+    },
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): {
+        1: ("metadata", OBJECT_META),
+        2: ("rules", ("repeated", _POLICY_RULE)),
+        3: ("aggregationRule", {1: ("clusterRoleSelectors", ("repeated", _LABEL_SELECTOR))}),
+    },
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _ROLE_BINDING,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _ROLE_BINDING,
+    ("scheduling.k8s.io/v1", "PriorityClass"): {
+        1: ("metadata", OBJECT_META),
+        2: ("value", "int"),
+        3: ("globalDefault", "flag"),
+        4: ("description", "string"),
+        5: ("preemptionPolicy", "string"),
+    },
+    ("v1", "ResourceQuota"): {
+        1: ("metadata", OBJECT_META),
+        2: ("spec", {1: ("hard", ("map", "quantity")), 2: ("scopes", ("repeated", "string"))}),
+    },
+    ("policy/v1", "PodDisruptionBudget"): {
+        1: ("metadata", OBJECT_META),
+        2: (
+            "spec",
+            {
+                1: ("minAvailable", "intorstring"),
+                2: ("selector", _LABEL_SELECTOR),
+                3: ("maxUnavailable", "intorstring"),
+                4: ("unhealthyPodEvictionPolicy", "string"),
+            },
+        ),
+    },
+    ("v1", "Service"): {
+        1: ("metadata", OBJECT_META),
+        2: (
+            "spec",
+            {
+                1: ("ports", ("repeated", _SERVICE_PORT)),
+                2: ("selector", _STRING_MAP),
+                3: ("clusterIP", "string"),
+                4: ("type", "string"),
+                10: ("externalName", "string"),
+            },
+        ),
+    },
     ("v1", "Namespace"): {
         1: ("metadata", OBJECT_META),
         2: ("spec", {1: ("finalizers", ("repeated", "string"))}),
@@ -266,6 +346,17 @@ def _scalar(kind: Any, value: int | bytes) -> Any:
         if not isinstance(value, bytes):
             raise ValueError("expected a quantity")
         return next((v.decode() for n, v in fields(value) if n == 1 and isinstance(v, bytes)), "")
+    if kind == "intorstring":  # intstr.IntOrString {type = 1 (0 int, 1 string), intVal = 2, strVal = 3}
+        if not isinstance(value, bytes):
+            raise ValueError("expected an int-or-string")
+        parts = dict(fields(value))
+        if parts.get(1, 0) == 1:
+            text = parts.get(3, b"")
+            return text.decode() if isinstance(text, bytes) else ""
+        number = parts.get(2, 0)
+        if isinstance(number, bytes):
+            raise ValueError("expected a number")
+        return number
     if kind in ("bool", "flag"):
         return bool(value)
     if isinstance(value, bytes):

@@ -210,10 +210,10 @@ def test_cbor_bodies_are_unsupported(http: Http) -> None:
 
 @documents("D-protobuf-kinds")
 def test_protobuf_bodies_of_other_kinds_are_unsupported(http: Http) -> None:
-    body = b"k8s\x00\x0a\x0d\x0a\x02v1\x12\x07Service"
+    body = b"k8s\x00\x0a\x09\x0a\x02v1\x12\x03Pod"
     response = http(
         "POST",
-        "/api/v1/namespaces/default/services",
+        "/api/v1/namespaces/default/pods",
         data=body,
         headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
     )

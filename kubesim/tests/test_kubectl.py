@@ -210,3 +210,52 @@ def test_kubectl_create_deployment_and_job_send_protobuf(kubectl) -> None:
     )
     job = json.loads(kubectl("get", "job", "once", "-o", "json").stdout)["spec"]["template"]["spec"]
     assert (job["containers"][0]["command"], job["restartPolicy"]) == (["echo", "hi"], "Never")
+
+
+def test_kubectl_create_rbac_priority_quota_budget_and_service_send_protobuf(kubectl, namespace: str) -> None:
+    """kubectl's `create` generators for these kinds send protobuf; each stored object is its JSON twin."""
+    kubectl(
+        "create", "role", "reader", "--verb=get,list", "--resource=pods,configmaps", "--resource-name=cfg"
+    )
+    role = json.loads(kubectl("get", "role", "reader", "-o", "json").stdout)
+    assert role["rules"] == [
+        {
+            "verbs": ["get", "list"],
+            "apiGroups": [""],
+            "resources": ["pods", "configmaps"],
+            "resourceNames": ["cfg"],
+        }
+    ]
+    kubectl("create", "rolebinding", "readers", "--role=reader", f"--serviceaccount={namespace}:bot")
+    binding = json.loads(kubectl("get", "rolebinding", "readers", "-o", "json").stdout)
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "bot", "namespace": namespace}]
+    suffix = os.getpid()
+    try:
+        kubectl("create", "clusterrole", f"kst-agg-{suffix}", "--aggregation-rule=team=ml")
+        cluster_role = json.loads(kubectl("get", "clusterrole", f"kst-agg-{suffix}", "-o", "json").stdout)
+        assert cluster_role["aggregationRule"] == {"clusterRoleSelectors": [{"matchLabels": {"team": "ml"}}]}
+        kubectl("create", "clusterrolebinding", f"kst-crb-{suffix}", "--clusterrole=view", "--user=ana")
+        cluster_binding = json.loads(
+            kubectl("get", "clusterrolebinding", f"kst-crb-{suffix}", "-o", "json").stdout
+        )
+        assert cluster_binding["subjects"] == [
+            {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "ana"}
+        ]
+        kubectl("create", "priorityclass", f"kst-high-{suffix}", "--value=1000", "--description=urgent")
+        priority = json.loads(kubectl("get", "priorityclass", f"kst-high-{suffix}", "-o", "json").stdout)
+        assert (priority["value"], priority["description"]) == (1000, "urgent")
+    finally:
+        for resource in (f"clusterrole/kst-agg-{suffix}", f"clusterrolebinding/kst-crb-{suffix}"):
+            kubectl("delete", resource, "--ignore-not-found", check=False)
+        kubectl("delete", f"priorityclass/kst-high-{suffix}", "--ignore-not-found", check=False)
+    kubectl("create", "quota", "small", "--hard=pods=4,requests.cpu=2")
+    quota = json.loads(kubectl("get", "resourcequota", "small", "-o", "json").stdout)
+    assert quota["spec"]["hard"] == {"pods": "4", "requests.cpu": "2"}
+    kubectl("create", "poddisruptionbudget", "keep", "--selector=app=web", "--min-available=50%")
+    budget = json.loads(kubectl("get", "pdb", "keep", "-o", "json").stdout)["spec"]
+    assert (budget["minAvailable"], budget["selector"]) == ("50%", {"matchLabels": {"app": "web"}})
+    kubectl("create", "service", "clusterip", "web", "--tcp=5678:8080")
+    service = json.loads(kubectl("get", "service", "web", "-o", "json").stdout)["spec"]
+    assert service["ports"] == [{"name": "5678-8080", "protocol": "TCP", "port": 5678, "targetPort": 8080}]
+    assert (service["selector"], service["type"]) == ({"app": "web"}, "ClusterIP")
