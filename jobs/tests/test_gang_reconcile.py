@@ -290,3 +290,42 @@ def test_a_missing_pod_group_crd_is_a_warning_on_the_job_and_no_pods_until_it_is
             bare.store.wait_idle()
             assert set(pods(bare, "ml")) == {"lost-chief-0", "lost-worker-0"}
             assert bare.store.get("podgroups.scheduling.x-k8s.io", "lost", "ml")["spec"]["minMember"] == 2
+
+
+@pytest.mark.parametrize("scheduler", ["volcano"], indirect=True)
+def test_a_policy_s_min_resources_queue_and_priority_class_reach_the_pod_group_as_written(sim, scheduler, ns):
+    policy = {
+        "schedulingPolicy": {
+            "minAvailable": 2,
+            "queue": "research",
+            "priorityClass": "gang-high",
+            "minResources": {"cpu": 4, "memory": "8Gi", "nvidia.com/gpu": "2"},
+        }
+    }
+    manifest = job_manifest("TFJob", {"Chief": 1, "Worker": 2}, name="given", namespace=ns, run_policy=policy)
+    start(sim, scheduler, manifest)  # the job passed the CRD's schema: quantities as integers or strings
+    assert pod_group(sim, scheduler, ns, "given")["spec"] == {
+        "minMember": 2,
+        "queue": "research",
+        "priorityClassName": "gang-high",
+        "minResources": {"cpu": 4, "memory": "8Gi", "nvidia.com/gpu": "2"},
+    }
+    assert len(live_pods(sim, ns)) == 3
+
+
+@pytest.mark.parametrize(
+    ("policy", "field"),
+    [
+        ({"minResources": {"cpu": "lots"}}, "minResources"),
+        ({"minAvailable": 0}, "minAvailable"),
+        ({"scheduleTimeoutSeconds": -1}, "scheduleTimeoutSeconds"),
+    ],
+)
+def test_the_crds_refuse_a_scheduling_policy_value_of_the_wrong_shape(sim, ns, policy, field):
+    manifest = job_manifest(
+        "TFJob", {"Chief": 1}, name="bad", namespace=ns, run_policy={"schedulingPolicy": policy}
+    )
+    with pytest.raises(ApiError) as refused:
+        sim.store.create(manifest)
+    assert refused.value.code == 422
+    assert f"spec.runPolicy.schedulingPolicy.{field}" in str(refused.value)
