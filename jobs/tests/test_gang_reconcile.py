@@ -329,3 +329,40 @@ def test_the_crds_refuse_a_scheduling_policy_value_of_the_wrong_shape(sim, ns, p
         sim.store.create(manifest)
     assert refused.value.code == 422
     assert f"spec.runPolicy.schedulingPolicy.{field}" in str(refused.value)
+
+
+@pytest.fixture
+def faults(sim) -> Iterator[Any]:
+    yield sim.faults
+    sim.faults.clear()
+
+
+@pytest.mark.parametrize("scheduler", ["scheduler-plugins"], indirect=True)
+def test_a_forbidden_pod_group_is_a_warning_naming_the_grant_and_no_pods(sim, scheduler, ns, faults):
+    faults.fail(403, verb="create", resource="podgroups", namespace=ns, times=None)
+    sim.store.create(job_manifest("TFJob", {"Chief": 1}, name="denied", namespace=ns))
+    assert reconcile_job("TFJob", ns, "denied") == POD_GROUP_RETRY_SECONDS
+    sim.store.wait_idle()
+    assert pods(sim, ns) == {}
+    [note] = [note for reason, note in events_about(sim, ns, "denied") if reason == "FailedCreatePodGroup"]
+    assert "the operator may not create podgroups.scheduling.x-k8s.io" in note
+    assert "jobs.gangScheduler" in note
+
+    faults.clear()
+    assert settle(sim, ns, "denied") is None
+    assert set(pods(sim, ns)) == {"denied-chief-0"}
+
+
+@pytest.mark.parametrize("scheduler", ["scheduler-plugins"], indirect=True)
+def test_a_server_error_on_the_pod_group_is_retried_by_the_queue_and_creates_no_pods(
+    sim, scheduler, ns, faults
+):
+    faults.fail(500, verb="create", resource="podgroups", namespace=ns, times=1)
+    sim.store.create(job_manifest("TFJob", {"Chief": 1}, name="flaky", namespace=ns))
+    with pytest.raises(Exception, match="injected fault"):
+        reconcile_job("TFJob", ns, "flaky")
+    sim.store.wait_idle()
+    assert pods(sim, ns) == {}
+    assert "FailedCreatePodGroup" in event_reasons(sim, ns, "flaky")
+    settle(sim, ns, "flaky")  # the queue's retry
+    assert set(pods(sim, ns)) == {"flaky-chief-0"}
