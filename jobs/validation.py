@@ -287,7 +287,8 @@ def _validate_scheduling_policy(policy: object, total_replicas: int) -> list[Fie
         errors.append(
             FieldError(
                 f"{path}.minAvailable",
-                f"is {min_available}, more than the job's {total_replicas} replicas: the gang could never start",
+                f"is {min_available}, more than the job's {total_replicas} replicas: "
+                "the gang could never start",
             )
         )
     for field in ("queue", "priorityClass"):
