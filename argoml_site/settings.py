@@ -186,6 +186,11 @@ JOBS_CLUSTER_DOMAIN = env_str("JOBS_CLUSTER_DOMAIN")  # e.g. cluster.local: appe
 JOBS_RECONCILE_PARALLEL_CALLS = env_int("JOBS_RECONCILE_PARALLEL_CALLS", 8, minimum=1)
 # The operator's clock, a dotted path to a function returning an aware datetime (tests read the simulator's).
 JOBS_CLOCK = env_str("JOBS_CLOCK", "django.utils.timezone.now")
+# Gang scheduling (docs/jobs.md#gang-scheduling): none, volcano or scheduler-plugins. With one, every job
+# gets a PodGroup of that scheduler and its pods are handed to it (JOBS_GANG_SCHEDULER_NAME, default
+# `volcano` or `scheduler-plugins-scheduler`, unless a pod template names a scheduler).
+JOBS_GANG_SCHEDULER = env_choice("JOBS_GANG_SCHEDULER", ("none", "volcano", "scheduler-plugins"), "none")
+JOBS_GANG_SCHEDULER_NAME = env_str("JOBS_GANG_SCHEDULER_NAME")
 
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
 # Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.

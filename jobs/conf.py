@@ -10,6 +10,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from jobs import gang
+
 
 def cluster_domain() -> str:
     """JOBS_CLUSTER_DOMAIN: the DNS suffix of fully qualified service names (e.g. `cluster.local`) in
@@ -24,6 +26,20 @@ def parallel_calls() -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ImproperlyConfigured(f"JOBS_RECONCILE_PARALLEL_CALLS={value!r} must be a whole number >= 1.")
     return value
+
+
+def gang_scheduler() -> gang.GangScheduler | None:
+    """JOBS_GANG_SCHEDULER (`none`, `volcano`, `scheduler-plugins`) and JOBS_GANG_SCHEDULER_NAME (the
+    scheduler name pods get; default `volcano` / `scheduler-plugins-scheduler`): None means no PodGroups,
+    pods go to the default scheduler."""
+    kind = str(getattr(settings, "JOBS_GANG_SCHEDULER", "none") or "none")
+    if kind == "none":
+        return None
+    if kind not in gang.GANG_SCHEDULERS:
+        choices = ", ".join(("none", *gang.GANG_SCHEDULERS))
+        raise ImproperlyConfigured(f"JOBS_GANG_SCHEDULER={kind!r} must be one of: {choices}.")
+    name = str(getattr(settings, "JOBS_GANG_SCHEDULER_NAME", "") or "") or gang.DEFAULT_SCHEDULER_NAMES[kind]
+    return gang.GangScheduler(kind, name)
 
 
 def now() -> datetime:

@@ -3,6 +3,7 @@ mirrored into TrainingJob rows; its pods are mirrored into Replica rows. The run
 
 from __future__ import annotations
 
+from jobs import conf
 from jobs.frameworks import Framework, framework_class, kinds
 from jobs.manifests import LABEL_JOB_NAME
 from jobs.models import Replica, TrainingJob
@@ -20,15 +21,16 @@ def job_resource(framework: Framework | type[Framework]) -> ResourceType:
 def register_job_controller(framework: type[Framework]) -> Controller:
     """Declare the controller of one framework's kind (a new framework calls this once, see
     docs/adding-a-framework.md). Children are watched by the job-name label, so the informer never
-    caches pods that are not a training job's."""
-    return register(
-        job_resource(framework),
-        owns=[
-            Owns(POD, label_selector=LABEL_JOB_NAME, mirror=mirror_handler(Replica)),
-            Owns(SERVICE, label_selector=LABEL_JOB_NAME),
-        ],
-        mirror=mirror_handler(TrainingJob),
-    )
+    caches pods that are not a training job's. With a gang scheduler the jobs' PodGroups are watched
+    too: Volcano admitting one is what lets its job's pods be created."""
+    owns = [
+        Owns(POD, label_selector=LABEL_JOB_NAME, mirror=mirror_handler(Replica)),
+        Owns(SERVICE, label_selector=LABEL_JOB_NAME),
+    ]
+    scheduler = conf.gang_scheduler()
+    if scheduler is not None:
+        owns.append(Owns(scheduler.resource, label_selector=LABEL_JOB_NAME))
+    return register(job_resource(framework), owns=owns, mirror=mirror_handler(TrainingJob))
 
 
 for _kind in kinds():

@@ -8,11 +8,12 @@ restart ledger in the status counts each recreation once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from jobs import gang
 from jobs.frameworks import Framework, framework_for
 from jobs.manifests import build_pod, build_service, desired_slots, slot_name
 from jobs.pods import Outcome, controlled_by, describe_failure, is_terminating, name_of, outcome, uid_of
@@ -36,11 +37,14 @@ from jobs.spec import (
 )
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.validation import validate
+from kube.resources import ResourceType
 from kube.times import parse_time
 
 FAILED_VALIDATION = "FailedValidation"
 BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
 DEADLINE_EXCEEDED = "DeadlineExceeded"
+#: Kubeflow's reason when a pod template names another scheduler while gang scheduling is on.
+SET_POD_TEMPLATE_SCHEDULER_NAME = "SetPodTemplateSchedulerName"
 
 
 @dataclass(frozen=True)
@@ -64,14 +68,26 @@ class Deletion:
 
 
 @dataclass(frozen=True)
+class PodGroupChange:
+    """What to do with the job's PodGroup (gang scheduling, jobs/gang.py) before any child is created:
+    `create` or `replace` it with `manifest`, or `delete` it (`manifest` is the one observed: its uid is
+    the precondition)."""
+
+    verb: str  # create | replace | delete
+    resource: ResourceType
+    manifest: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Plan:
     """What the reconcile loop must do, in this order:
 
     1. If `status` differs from the job's status, replace `.status` (status subresource) and stop on
        any error: the status carries the restart ledger, which must be saved before pods go away.
-    2. Delete each of `delete` (uid precondition; 404 and 409 are success), then create each of
-       `create` in order (Services before Pods; 409 is success). Record `deletion_event(d)` /
-       `creation_event(m)` on the job for each that succeeded.
+    2. Delete each of `delete` (uid precondition; 404 and 409 are success), then apply `pod_group`
+       (if it cannot be written, create nothing this run), then create each of `create` in order
+       (Services before Pods; 409 is success). Record `deletion_event(d)` / `creation_event(m)` on the
+       job for each that succeeded.
     3. Record `events` on the job.
     4. If `delete_job`, delete the job (background propagation removes its children).
     5. If `requeue_after` is set, reconcile again after that many seconds (deadline or TTL).
@@ -80,6 +96,7 @@ class Plan:
     status: dict[str, Any]
     create: tuple[dict[str, Any], ...] = ()
     delete: tuple[Deletion, ...] = ()
+    pod_group: PodGroupChange | None = None
     events: tuple[Event, ...] = ()
     delete_job: bool = False
     requeue_after: float | None = None
@@ -105,9 +122,15 @@ def plan(
     *,
     framework: Framework | None = None,
     cluster_domain: str = "",
+    scheduler: gang.GangScheduler | None = None,
+    pod_group: dict[str, Any] | None = None,
+    priorities: Mapping[str, int] | None = None,
 ) -> Plan:
     """Decide everything for one reconcile of `job`, given the pods and services listed by its
     `argoml.io/job-name` label (children it does not control are ignored, never touched).
+
+    With a gang `scheduler`, `pod_group` is the job's PodGroup as read (None: there is none) and
+    `priorities` the values of the PriorityClasses `gang.priority_class_names` asked for.
     """
     framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
     uid = str(as_dict(job.get("metadata")).get("uid") or "")
@@ -116,8 +139,9 @@ def plan(
     previous = as_dict(job.get("status"))
     if as_dict(job.get("metadata")).get("deletionTimestamp"):
         return Plan(status=previous)
+    gang_step = _GangStep(scheduler, pod_group, priorities, uid)
     if is_finished(previous):
-        return _finished(job, framework, pods, services, now)
+        return gang_step.removed(_finished(job, framework, pods, services, now))
     errors = validate(job, framework)
     if errors:
         message = f"{framework.kind} {job_namespace(job)}/{job_name(job)} is invalid: " + "; ".join(
@@ -127,8 +151,62 @@ def plan(
         return Plan(status=status, events=_transition_events(previous, status))
     job = with_defaults(job, framework)
     if run_policy(job, framework).suspend:
-        return _suspended(job, framework, pods, services, now)
-    return _active(job, framework, pods, services, now)
+        return gang_step.removed(_suspended(job, framework, pods, services, now))
+    decided = _active(job, framework, pods, services, now)
+    if is_finished(decided.status):
+        return gang_step.removed(decided)
+    return gang_step.applied(job, framework, decided)
+
+
+@dataclass(frozen=True)
+class _GangStep:
+    """The PodGroup part of a Plan: kept in step with the job while it runs, deleted once it finishes
+    or is suspended (as Kubeflow does); nothing at all without a gang scheduler."""
+
+    scheduler: gang.GangScheduler | None
+    observed: dict[str, Any] | None
+    priorities: Mapping[str, int] | None
+    job_uid: str
+
+    def removed(self, decided: Plan) -> Plan:
+        if self.scheduler is None or self.observed is None or not self._ours():
+            return decided
+        change = PodGroupChange("delete", self.scheduler.resource, self.observed)
+        return replace(decided, pod_group=change)
+
+    def applied(self, job: dict[str, Any], framework: Framework, decided: Plan) -> Plan:
+        """Create or update the PodGroup, mark the pods to create for the gang scheduler, and hold all
+        creations back while Volcano has not admitted the group."""
+        scheduler = self.scheduler
+        if scheduler is None:
+            return decided
+        desired = gang.desired_pod_group(job, framework, scheduler, self.observed, self.priorities)
+        change = None
+        if self.observed is None:
+            change = PodGroupChange("create", scheduler.resource, desired)
+        elif self._ours() and gang.needs_update(self.observed, desired):
+            change = PodGroupChange("replace", scheduler.resource, gang.updated(self.observed, desired))
+        if gang.delays_pods(scheduler, self.observed):
+            return replace(decided, create=(), pod_group=change)
+        slots = {slot_name(job, slot): slot for slot in desired_slots(job, framework)}
+        for manifest in decided.create:
+            if manifest.get("kind") == "Pod" and name_of(manifest) in slots:
+                replica_type = slots[name_of(manifest)].replica_type
+                gang.decorate_pod(manifest, scheduler, job_name(job), replica_type)
+        events = decided.events
+        others = gang.other_schedulers(job, framework, scheduler)
+        if others and any(m.get("kind") == "Pod" for m in decided.create):
+            warning = Event(
+                "Warning",
+                SET_POD_TEMPLATE_SCHEDULER_NAME,
+                f"Another scheduler ({', '.join(others)}) is specified when gang-scheduling is enabled "
+                "and it will not be overwritten",
+            )
+            events += (warning,)
+        return replace(decided, pod_group=change, events=events)
+
+    def _ours(self) -> bool:
+        return self.observed is not None and controlled_by(self.observed, self.job_uid)
 
 
 def _finished(

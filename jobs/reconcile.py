@@ -19,17 +19,17 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
 from typing import Any, TypeVar
 
-from jobs import conf
+from jobs import conf, gang
 from jobs.controllers import job_resource
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
-from jobs.plan import Deletion, Event, Plan, creation_event, deletion_event, plan
+from jobs.plan import Deletion, Event, Plan, PodGroupChange, creation_event, deletion_event, plan
 from jobs.pods import name_of
 from jobs.spec import as_dict
 from jobs.status import is_finished
 from jobs.summary import replica_summary
 from kube.client import KubeClient, get_client
-from kube.errors import ApiError, Conflict, NotFound
+from kube.errors import ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import register
 from kube.resources import POD, SERVICE, ResourceType
@@ -41,6 +41,10 @@ EVENT_CONTROLLER = "jobs"
 #: Never requeue sooner than this: a deadline or TTL that is due now is handled by the next run anyway.
 MIN_REQUEUE_SECONDS = 0.5
 CHILD_TYPES = {"Pod": POD, "Service": SERVICE}
+#: A PodGroup that could not be written (its CRD missing, RBAC): look again this much later. Until then
+#: the job gets no pods, which a gang scheduler would otherwise see without their group.
+POD_GROUP_RETRY_SECONDS = 30.0
+POD_GROUP_VERBS = {"create": "Create", "replace": "Update", "delete": "Delete"}
 
 
 def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
@@ -53,14 +57,28 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
     except NotFound:
         return None  # deleted: the garbage collector removes its children through their ownerReferences
     pods, services = _children(client, job)
-    decided = plan(job, pods, services, conf.now(), framework=framework)
+    scheduler = conf.gang_scheduler()
+    pod_group, priorities = _gang_reads(client, scheduler, job, framework)
+    decided = plan(
+        job,
+        pods,
+        services,
+        conf.now(),
+        framework=framework,
+        scheduler=scheduler,
+        pod_group=pod_group,
+        priorities=priorities,
+    )
     status = with_summary(job, decided.status, framework)
     if status != as_dict(job.get("status")):
         job = _write_status(client, rtype, job, status)
-    apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER))
-    if decided.requeue_after is None:
+    blocked = apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER))
+    requeue = decided.requeue_after
+    if blocked:
+        requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
+    if requeue is None:
         return None
-    return max(decided.requeue_after, MIN_REQUEUE_SECONDS)
+    return max(requeue, MIN_REQUEUE_SECONDS)
 
 
 def _children(client: KubeClient, job: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -83,6 +101,33 @@ def _children(client: KubeClient, job: dict[str, Any]) -> tuple[list[dict[str, A
     return pods.result(), services.result()
 
 
+def _gang_reads(
+    client: KubeClient, scheduler: gang.GangScheduler | None, job: dict[str, Any], framework: Framework
+) -> tuple[dict[str, Any] | None, dict[str, int]]:
+    """The job's PodGroup (None: none yet) and the PriorityClass values its minResources depends on.
+
+    Nothing is read without a gang scheduler, nor for a job without a status (nothing of ours exists
+    yet: the status is written before the PodGroup). A PriorityClass that cannot be read counts 0, as
+    in Kubeflow.
+    """
+    if scheduler is None or not as_dict(job.get("status")):
+        return None, {}
+    metadata = as_dict(job.get("metadata"))
+    try:
+        pod_group = client.get(scheduler.resource, str(metadata.get("name")), str(metadata.get("namespace")))
+    except NotFound:
+        pod_group = None  # none yet, or the scheduler's CRD is missing: creating it tells which
+    priorities = {}
+    for name in sorted(gang.priority_class_names(job, framework)):
+        try:
+            value = client.get(gang.PRIORITY_CLASS, name).get("value")
+        except (NotFound, Forbidden):
+            continue
+        if isinstance(value, int):
+            priorities[name] = value
+    return pod_group, priorities
+
+
 def with_summary(job: dict[str, Any], status: dict[str, Any], framework: Framework) -> dict[str, Any]:
     """The status with `replicaSummary` (the printer column) computed from it; a finished job keeps the
     summary it finished with."""
@@ -96,12 +141,14 @@ def with_summary(job: dict[str, Any], status: dict[str, Any], framework: Framewo
 
 def apply_plan(
     client: KubeClient, rtype: ResourceType, job: dict[str, Any], decided: Plan, recorder: EventRecorder
-) -> None:
-    """Steps 2-4 of the Plan: delete, create services, create pods, record events, delete the job.
+) -> bool:
+    """Steps 2-4 of the Plan: delete, write the PodGroup, create services, create pods, record events,
+    delete the job. True when the PodGroup could not be written (nothing was created then).
 
     Each step's calls run concurrently (they are independent), and a step starts once the one before it
     is done, so services still exist before pods and nothing is created before a deletion it depends on.
-    Errors other than 404/409 become Warning events and are raised once the rest was tried.
+    Errors other than 404/409 become Warning events and are raised once the rest was tried; a PodGroup
+    that cannot be written is only a Warning event (a missing CRD is not fixed by retrying at once).
     """
     metadata = as_dict(job.get("metadata"))
     namespace = str(metadata.get("namespace") or "")
@@ -121,7 +168,17 @@ def apply_plan(
         else:
             failed(error, f"FailedDelete{deletion.kind}", "Delete")
     events += [(event, "Delete") for event in deletion_events(deleted)]
-    for kind in ("Service", "Pod"):
+    blocked = False
+    if decided.pod_group is not None:
+        try:
+            outcome = _apply_pod_group(client, decided.pod_group)
+        except ApiError as pod_group_error:
+            failed(pod_group_error, f"Failed{POD_GROUP_VERBS[decided.pod_group.verb]}PodGroup", "Reconcile")
+            outcome, blocked = None, decided.pod_group.verb != "delete"
+        if outcome is not None:
+            events.append(outcome)
+            blocked = outcome[0].type == "Warning" and decided.pod_group.verb != "delete"
+    for kind in ("Service", "Pod") if not blocked else ():
         manifests = [m for m in decided.create if m.get("kind") == kind]
         results = in_parallel([functools.partial(_create_child, client, namespace, m) for m in manifests])
         created = []
@@ -140,6 +197,43 @@ def apply_plan(
         # NotFound: already gone; Conflict: a new job took the name, not ours to delete.
         with contextlib.suppress(NotFound, Conflict):
             client.delete(rtype, str(metadata.get("name")), namespace, uid=str(metadata.get("uid") or ""))
+    return blocked
+
+
+def _apply_pod_group(client: KubeClient, change: PodGroupChange) -> tuple[Event, str] | None:
+    """Create, replace or delete the job's PodGroup; the event to record (None: nothing happened that
+    the user must see). A write the cluster refuses for good (its CRD missing, RBAC) gives a Warning
+    that says what to fix; other errors raise, for the queue to retry. 409 on create means it exists
+    (the next run reads it), 409 on replace that it changed since read (the next run decides again),
+    404/409 on delete that it is gone or not the one we read."""
+    metadata = change.manifest["metadata"]
+    name, namespace = metadata["name"], metadata.get("namespace")
+    where = f"{change.resource.plural}.{change.resource.group}"
+    verb = POD_GROUP_VERBS[change.verb]
+    try:
+        if change.verb == "create":
+            client.create(change.resource, change.manifest, namespace)
+        elif change.verb == "replace":
+            client.replace(change.resource, change.manifest)
+        else:
+            client.delete(change.resource, name, namespace, uid=str(metadata.get("uid") or ""))
+    except Conflict:
+        return None
+    except NotFound:
+        if change.verb == "delete":
+            return None
+        message = (
+            f"Error writing PodGroup {name}: the cluster has no {where}; install the gang scheduler "
+            f"({change.resource.api_version}) or turn JOBS_GANG_SCHEDULER off. No pods are created until then"
+        )
+        return Event("Warning", f"Failed{verb}PodGroup", message), verb
+    except Forbidden as error:
+        message = (
+            f"Error writing PodGroup {name}: the operator may not {verb.lower()} {where} ({error}); "
+            "grant it in the operator's RBAC (the chart's jobs.gangScheduler value does)"
+        )
+        return Event("Warning", f"Failed{verb}PodGroup", message), verb
+    return Event("Normal", f"Successful{verb}PodGroup", f"{verb}d PodGroup: {name}"), verb
 
 
 def creation_events(manifests: list[dict[str, Any]]) -> list[Event]:

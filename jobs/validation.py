@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from jobs import gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
 from jobs.spec import API_VERSION, CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int
+from kube.names import NameFormat
 
 DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 MAX_NAME_LENGTH = 63
@@ -55,7 +57,7 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
     errors += _validate_spec_fields(spec, framework)
     checked_name = None if name_errors else name
     errors += _validate_replica_specs(spec.get(framework.spec_key), framework, checked_name)
-    errors += _validate_run_policy(spec.get("runPolicy"))
+    errors += _validate_run_policy(spec.get("runPolicy"), sum(framework.replica_counts(job).values()))
     errors += framework.validate_extra_fields(spec)
     return errors
 
@@ -233,7 +235,7 @@ def _validate_child_names(name: str, counts: dict[str, int]) -> list[FieldError]
     ]
 
 
-def _validate_run_policy(policy: object) -> list[FieldError]:
+def _validate_run_policy(policy: object, total_replicas: int) -> list[FieldError]:
     if policy is None:
         return []
     if not isinstance(policy, dict):
@@ -259,11 +261,13 @@ def _validate_run_policy(policy: object) -> list[FieldError]:
         errors.append(
             FieldError("spec.runPolicy.suspend", f"must be true or false, not {policy['suspend']!r}")
         )
-    errors += _validate_scheduling_policy(policy.get("schedulingPolicy"))
+    errors += _validate_scheduling_policy(policy.get("schedulingPolicy"), total_replicas)
     return errors
 
 
-def _validate_scheduling_policy(policy: object) -> list[FieldError]:
+def _validate_scheduling_policy(policy: object, total_replicas: int) -> list[FieldError]:
+    """Kubeflow's SchedulingPolicy: the gang must fit in the job, names must be names, quantities must
+    parse (a gang scheduler would otherwise hold the job back for reasons nobody reads)."""
     path = "spec.runPolicy.schedulingPolicy"
     if policy is None:
         return []
@@ -278,9 +282,28 @@ def _validate_scheduling_policy(policy: object) -> list[FieldError]:
             errors.append(
                 FieldError(f"{path}.{field}", f"must be a whole number >= {minimum}, not {value!r}")
             )
+    min_available = as_int(policy.get("minAvailable"))
+    if min_available is not None and 0 < total_replicas < min_available:
+        errors.append(
+            FieldError(
+                f"{path}.minAvailable",
+                f"is {min_available}, more than the job's {total_replicas} replicas: "
+                "the gang could never start",
+            )
+        )
     for field in ("queue", "priorityClass"):
-        if policy.get(field) is not None and not isinstance(policy[field], str):
+        value = policy.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str):
             errors.append(FieldError(f"{path}.{field}", "must be a string"))
-    if policy.get("minResources") is not None and not isinstance(policy["minResources"], dict):
+        elif value and (problems := NameFormat.SUBDOMAIN.problems(value)):
+            errors.append(FieldError(f"{path}.{field}", f"{value!r} is not a valid name: {problems[0]}"))
+    resources = policy.get("minResources")
+    if resources is not None and not isinstance(resources, dict):
         errors.append(FieldError(f"{path}.minResources", "must be a mapping of resource name to quantity"))
+    for name, quantity in resources.items() if isinstance(resources, dict) else ():
+        problem = gang.quantity_problem(quantity)
+        if problem is not None:
+            errors.append(FieldError(f"{path}.minResources.{name}", problem))
     return errors

@@ -36,9 +36,17 @@ def _controllers() -> list[Any]:
     return [controller for controller in registry.controllers() if deployed(controller)]
 
 
+def _pod_group_resources() -> list[Any]:
+    from jobs.gang import POD_GROUP_RESOURCES
+
+    return list(POD_GROUP_RESOURCES.values())
+
+
 def _watched_resources() -> list[Any]:
-    """What the informers list and watch: each controller's own kind and the kinds it owns."""
-    return [rtype for c in _controllers() for rtype in (c.rtype, *(owned.rtype for owned in c.owns))]
+    """What the informers list and watch: each controller's own kind and the kinds it owns (the job
+    controllers own the PodGroups of the gang scheduler the deployment names, see `needs_call`)."""
+    owned = [rtype for c in _controllers() for rtype in (c.rtype, *(owned.rtype for owned in c.owns))]
+    return owned + _pod_group_resources()
 
 
 HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
@@ -47,7 +55,23 @@ HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
     ("jobs.reconcile", "job_resource(framework)"): _job_resources,
     ("jobs.actions", "job_resource(framework)"): _job_resources,
     ("jobs.actions", "job_resource(framework_class(kind))"): _job_resources,
+    ("jobs.reconcile", "scheduler.resource"): _pod_group_resources,
+    ("jobs.reconcile", "change.resource"): _pod_group_resources,
 }
+
+#: The API group of each gang scheduler's PodGroups (jobs.gangScheduler in the chart).
+GANG_GROUPS = {"volcano": "scheduling.volcano.sh", "scheduler-plugins": "scheduling.x-k8s.io"}
+
+
+def needs_call(group: str, resource: str, gang_scheduler: str) -> bool:
+    """Whether a deployment with `gang_scheduler` (none, volcano, scheduler-plugins) makes a call the code
+    can make: PodGroups only of the scheduler it names, PriorityClasses only with one."""
+    if resource.startswith("podgroups"):
+        return GANG_GROUPS.get(gang_scheduler) == group
+    if resource == "priorityclasses":
+        return gang_scheduler in GANG_GROUPS
+    return True
+
 
 WEB = "web"  # request handlers: API, dashboard, admin
 RECONCILE = "reconcile"  # tasks of the `reconcile` queue

@@ -445,12 +445,46 @@ def test_the_ingress_hosts_are_allowed_and_trusted_for_csrf(production_manifests
 
 
 @pytest.mark.parametrize(
+    ("values", "env"),
+    [
+        ({}, ("none", "")),
+        ({"jobs": {"gangScheduler": "volcano"}}, ("volcano", "")),
+        (
+            {"jobs": {"gangScheduler": "scheduler-plugins", "gangSchedulerName": "coscheduler"}},
+            ("scheduler-plugins", "coscheduler"),
+        ),
+    ],
+)
+def test_the_gang_scheduler_reaches_the_operator_with_grants_for_its_pod_groups_only(values, env):
+    manifests = render_chart(values)
+    config = of_kind(manifests, "ConfigMap")[0]["data"]
+    assert (config["JOBS_GANG_SCHEDULER"], config["JOBS_GANG_SCHEDULER_NAME"]) == env
+    groups = {
+        group
+        for role in of_kind(manifests, "ClusterRole")
+        for rule in role["rules"]
+        if "podgroups" in rule["resources"]
+        for group in rule["apiGroups"]
+    }
+    expected = {
+        "none": set(),
+        "volcano": {"scheduling.volcano.sh"},
+        "scheduler-plugins": {"scheduling.x-k8s.io"},
+    }
+    assert groups == expected[env[0]]
+
+
+@pytest.mark.parametrize(
     ("values", "message"),
     [
         ({"secrets": {"create": True}}, "secrets.values.SECRET_KEY is required when secrets.create is true"),
         (
             {"secrets": {"fromSecrets": {"DATABASE_URL": {"key": "uri"}}}},
             "secrets.fromSecrets.DATABASE_URL.secretName is required",
+        ),
+        (
+            {"jobs": {"gangScheduler": "kueue"}},
+            'jobs.gangScheduler="kueue" must be one of: none, volcano, scheduler-plugins',
         ),
     ],
 )

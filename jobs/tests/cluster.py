@@ -4,7 +4,10 @@ script on the simulated kubelet, and short readers of what the cluster holds."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from jobs.frameworks import framework_class
 from jobs.status import current_state
@@ -14,6 +17,8 @@ from kubesim.kubelet import SCRIPT_ANNOTATION
 from kubesim.simulator import Simulator
 
 IMAGE = "example.io/train:1"
+#: The PodGroup CRDs of Volcano and scheduler-plugins, vendored (trimmed) from upstream: see each file's head.
+POD_GROUP_CRDS = tuple(sorted((Path(__file__).parent / "crds").glob("*podgroups.yaml")))
 
 
 def install_crds(sim: Simulator) -> None:
@@ -21,6 +26,16 @@ def install_crds(sim: Simulator) -> None:
     for resource in CUSTOM_RESOURCES:
         try:
             sim.store.create(resource.manifest())
+        except ApiError as error:
+            if error.code != 409:
+                raise
+
+
+def install_pod_group_crds(sim: Simulator) -> None:
+    """The gang schedulers' PodGroup CRDs, as installing Volcano or scheduler-plugins would (idempotent)."""
+    for path in POD_GROUP_CRDS:
+        try:
+            sim.store.create(yaml.safe_load(path.read_text()))
         except ApiError as error:
             if error.code != 409:
                 raise

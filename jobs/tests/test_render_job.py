@@ -39,6 +39,28 @@ def test_it_prints_the_services_then_the_pods_the_operator_would_create(tmp_path
     ]
 
 
+@pytest.mark.parametrize(
+    ("scheduler", "api_version", "mark"),
+    [
+        ("volcano", "scheduling.volcano.sh/v1beta1", ("annotations", "scheduling.k8s.io/group-name")),
+        ("scheduler-plugins", "scheduling.x-k8s.io/v1alpha1", ("labels", "scheduling.x-k8s.io/pod-group")),
+    ],
+)
+def test_with_a_gang_scheduler_the_pod_group_comes_first_and_the_pods_are_marked(
+    tmp_path, scheduler, api_version, mark
+):
+    manifest = job_manifest("TFJob", {"Chief": 1, "Worker": 2}, name="mnist", namespace="team-a")
+
+    children = render(tmp_path, manifest, "--gang-scheduler", scheduler)
+
+    assert [child["kind"] for child in children] == ["PodGroup"] + ["Service"] * 3 + ["Pod"] * 3
+    assert (children[0]["apiVersion"], children[0]["spec"]["minMember"]) == (api_version, 3)
+    field, key = mark
+    assert all(pod["metadata"][field][key] == "mnist" for pod in children[4:])
+    plain = render(tmp_path, manifest, "--gang-scheduler", "none")
+    assert [child["kind"] for child in plain] == ["Service"] * 3 + ["Pod"] * 3
+
+
 def test_an_invalid_job_names_every_field_and_prints_nothing(tmp_path):
     manifest = job_manifest("MXJob", {"Scheduler": 2, "Worker": 1}, name="tune", namespace="team-a")
     manifest["spec"]["runPolicy"] = {"cleanPodPolicy": "Sometimes"}

@@ -19,6 +19,13 @@ from .schema import (
 )
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
+#: A Kubernetes quantity (`4`, `500m`, `16Gi`), as core/v1 ResourceLists declare it.
+QUANTITY = {
+    "anyOf": [{"type": "integer"}, {"type": "string"}],
+    "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
+    "x-kubernetes-int-or-string": True,
+}
 CLEAN_POD_POLICIES = ("All", "Running", "None")
 
 
@@ -51,7 +58,24 @@ RUN_POLICY = obj(
         ),
         "backoffLimit": integer("Restarts allowed (every restart counts) before the job fails.", minimum=0),
         "suspend": boolean("Remove the pods and keep the job until this is false again."),
-        "schedulingPolicy": embedded("Gang-scheduling hints, passed through (Kubeflow compatibility)."),
+        "schedulingPolicy": obj(
+            {
+                "minAvailable": integer(
+                    "Pods the gang scheduler must be able to place at once; every replica when left out.",
+                    minimum=1,
+                ),
+                "queue": string("Volcano: the queue of the job's PodGroup (`default` when left out)."),
+                "minResources": map_of(
+                    QUANTITY,
+                    "Resources the gang needs; the requests of its first minAvailable pods when left out.",
+                ),
+                "priorityClass": string("Volcano: the PriorityClass of the job's PodGroup."),
+                "scheduleTimeoutSeconds": integer(
+                    "scheduler-plugins: how long the gang may wait to be placed.", minimum=0
+                ),
+            },
+            "Gang scheduling (JOBS_GANG_SCHEDULER): the PodGroup the operator creates for the job.",
+        ),
     },
     "Policies shared by every replica type.",
 )

@@ -1,4 +1,5 @@
-"""`manage.py render_job FILE.yaml`: print the Pods and Services the operator would create for a job."""
+"""`manage.py render_job FILE.yaml`: print the PodGroup, Services and Pods the operator would create for a
+job."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from argoml_site import yamlio
 from argoml_site.documents import read_yaml_documents
-from jobs.conf import cluster_domain as default_cluster_domain
+from jobs import conf, gang
 from jobs.frameworks import UnknownKind, framework_for
-from jobs.manifests import desired_pods, desired_services
+from jobs.manifests import LABEL_REPLICA_TYPE, desired_pods, desired_services
+from jobs.spec import job_name, with_defaults
 from jobs.validation import validate
 
 
 class Command(BaseCommand):
     help = (
         "Dry run: print, as YAML, the Services and Pods the operator would create for the TFJob, MXJob or "
-        "PyTorchJob in FILE (- for stdin), in the order it creates them. Nothing is sent to the cluster."
+        "PyTorchJob in FILE (- for stdin), in the order it creates them (with a gang scheduler, its PodGroup "
+        "first). Nothing is sent to the cluster."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -29,20 +32,36 @@ class Command(BaseCommand):
             default=None,
             help="DNS suffix of service names in TF_CONFIG (default: settings.JOBS_CLUSTER_DOMAIN).",
         )
+        parser.add_argument(
+            "--gang-scheduler",
+            choices=("none", *gang.GANG_SCHEDULERS),
+            default=None,
+            help="Preview gang scheduling: the PodGroup and the pods' marks (default: JOBS_GANG_SCHEDULER).",
+        )
 
-    def handle(self, *args: Any, file: str, cluster_domain: str | None, **options: Any) -> None:
-        domain = cluster_domain if cluster_domain is not None else default_cluster_domain()
+    def handle(
+        self, *args: Any, file: str, cluster_domain: str | None, gang_scheduler: str | None, **options: Any
+    ) -> None:
+        domain = cluster_domain if cluster_domain is not None else conf.cluster_domain()
+        scheduler = conf.gang_scheduler()
+        if gang_scheduler == "none":
+            scheduler = None
+        elif gang_scheduler is not None and (scheduler is None or scheduler.kind != gang_scheduler):
+            scheduler = gang.GangScheduler(gang_scheduler, gang.DEFAULT_SCHEDULER_NAMES[gang_scheduler])
         children: list[dict[str, Any]] = []
         documents = read_yaml_documents(file)
         if not documents:
             raise CommandError(f"{file}: no job in it")
         for number, job in enumerate(documents, start=1):
-            children += render(job, domain, where=f"{file}, document {number}")
+            children += render(job, domain, where=f"{file}, document {number}", scheduler=scheduler)
         self.stdout.write(yamlio.dump_all(children), ending="")
 
 
-def render(job: Any, domain: str, *, where: str) -> list[dict[str, Any]]:
-    """The job's Services then Pods; CommandError naming every invalid field."""
+def render(
+    job: Any, domain: str, *, where: str, scheduler: gang.GangScheduler | None = None
+) -> list[dict[str, Any]]:
+    """The job's PodGroup (with a gang scheduler), Services then Pods; CommandError naming every invalid
+    field."""
     if not isinstance(job, dict):
         raise CommandError(f"{where}: a job must be a mapping, not {type(job).__name__}")
     try:
@@ -52,4 +71,10 @@ def render(job: Any, domain: str, *, where: str) -> list[dict[str, Any]]:
     errors = validate(job, framework)
     if errors:
         raise CommandError(f"{where} is not a valid {framework.kind}:\n  " + "\n  ".join(map(str, errors)))
-    return desired_services(job, framework) + desired_pods(job, framework)
+    pods = desired_pods(job, framework)
+    if scheduler is None:
+        return desired_services(job, framework) + pods
+    for pod in pods:
+        gang.decorate_pod(pod, scheduler, job_name(job), pod["metadata"]["labels"][LABEL_REPLICA_TYPE])
+    pod_group = gang.desired_pod_group(with_defaults(job, framework), framework, scheduler)
+    return [pod_group, *desired_services(job, framework), *pods]

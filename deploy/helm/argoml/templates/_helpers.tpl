@@ -55,6 +55,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "argoml.leaseName" -}}
 {{- default (printf "%s-controllers" (include "argoml.fullname" .)) .Values.controllers.leaseName -}}
 {{- end -}}
+{{/* jobs.gangScheduler, checked: none, volcano or scheduler-plugins (docs/jobs.md#gang-scheduling). */}}
+{{- define "argoml.gangScheduler" -}}
+{{- $scheduler := default "none" .Values.jobs.gangScheduler -}}
+{{- if not (has $scheduler (list "none" "volcano" "scheduler-plugins")) -}}
+{{- fail (printf "jobs.gangScheduler=%q must be one of: none, volcano, scheduler-plugins" $scheduler) -}}
+{{- end -}}
+{{- $scheduler -}}
+{{- end -}}
 {{/* The ServiceAccount of a process that never calls the Kubernetes API (beat, migrations). */}}
 {{- define "argoml.noApiServiceAccount" -}}{{ include "argoml.fullname" . }}{{- end -}}
 
