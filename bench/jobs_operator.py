@@ -301,12 +301,10 @@ def mirrored_pods(namespaces: list[str]) -> Callable[[], int]:
 # -- checking the answers --------------------------------------------------------------------------
 def latest_condition(job: dict) -> str:
     """The type of the condition that most recently became True (what the mirror records as the state)."""
-    conditions = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
-    if not conditions:
-        return ""
-    return max(enumerate(conditions), key=lambda ic: (ic[1].get("lastTransitionTime") or "", ic[0]))[1][
-        "type"
-    ]
+    true = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
+    # Ties on the (one-second) transition time go to the later condition in the list, as Kubeflow orders them.
+    latest = max(reversed(true), key=lambda c: c.get("lastTransitionTime") or "", default=None)
+    return latest["type"] if latest else ""
 
 
 def cluster_problems(sim: Simulator, jobs: int, namespaces: list[str]) -> list[str]:
