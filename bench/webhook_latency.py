@@ -26,7 +26,9 @@ latencies, and makes the script exit non-zero. Answers byte-identical to one alr
 decoded again, so checking adds little client CPU.
 
 Prints the gunicorn workers x threads and the load average with every table, p50/p99 latency and requests/s
-per target and load, each webhook's saturated throughput as a ratio of /healthz's, and the errors.
+per target and load, each webhook's saturated throughput as a ratio of /healthz's, the app's own p50/p99
+called in-process, how many full garbage collections those calls caused and how long one takes, and the
+errors.
 Targets: p99 <= 20 ms; ratio >= 0.5. Needs Redis (REDIS_URL, default redis://127.0.0.1:6379/0) and
 PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres), where a throw-away
 database holds two injection rules (the hot path reads no database; the rules are loaded once per worker).
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import gc
 import io
 import json
 import os
@@ -59,6 +62,8 @@ WARM_UP_SECONDS = 0.5
 
 TARGET_P99_MS = 20.0
 TARGET_RATIO = 0.5
+IN_APP_CALLS = 3000
+IN_APP_WARM_UP = 200
 REVIEW_UID = "2f1bd3f6-6d5b-4ad0-9c0e-5c2d1f0e8e11"
 INJECTED_ENV = {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}}
 
@@ -500,12 +505,21 @@ def main() -> None:
                         _paced_phase(served.port, context, target, args.concurrency, args.seconds, args.rate)
                     )
             load_after = _load_average()
+        full_collections = gc.get_stats()[2]["collections"]
         service_times = {target.name: _service_times(target) for target in targets}
+        full_collections = gc.get_stats()[2]["collections"] - full_collections
+        pause_ms, objects = _full_collection()
     print(f"conditions: {conditions}; load average {load_before} at the start, {load_after} at the end")
     _report(targets, args.concurrency, args.rate)
     print("in the app alone (a WSGI call in this process, no network, no concurrency):")
     for name, (p50, p99) in service_times.items():
         print(f"  {name:34} p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
+    calls = len(targets) * (IN_APP_CALLS + IN_APP_WARM_UP)
+    print(
+        f"garbage collection in this process (the app as a worker holds it, plus the benchmark's objects):"
+        f" {full_collections} full collections during the {calls} in-app calls; one full collection now"
+        f" {pause_ms:.0f} ms over {objects} objects"
+    )
     errors = sum(sum(target.errors.values()) for target in targets)
     print(f"errors (wrong answers and broken connections, not in the latencies): {errors}")
     for target in targets:
@@ -519,7 +533,16 @@ def _load_average() -> str:
     return "/".join(f"{value:.1f}" for value in os.getloadavg())
 
 
-def _service_times(target: Target, count: int = 3000) -> tuple[float, float]:
+def _full_collection() -> tuple[float, int]:
+    """How long one full garbage collection takes in this process, and over how many tracked objects: the
+    rare pause a web worker holding the same app (URLconf, linter schema, rules) sees."""
+    objects = len(gc.get_objects())
+    began = time.perf_counter()
+    gc.collect()
+    return (time.perf_counter() - began) * 1000, objects
+
+
+def _service_times(target: Target, count: int = IN_APP_CALLS) -> tuple[float, float]:
     """p50/p99 of `target` handled by the Django app called directly: what a request costs the server
     itself, apart from TLS, gunicorn, queueing and the other processes on the machine. The webhook
     listener's application, as gunicorn serves it; every answer is checked as the served ones are."""
@@ -544,13 +567,13 @@ def _service_times(target: Target, count: int = 3000) -> tuple[float, float]:
     def start_response(status: str, headers: object) -> None:
         statuses.append(int(status.split()[0]))
 
-    for attempt in range(count + 200):
+    for attempt in range(count + IN_APP_WARM_UP):
         began = time.perf_counter()
         body = b"".join(application({**environ, "wsgi.input": io.BytesIO(target.body)}, start_response))
         elapsed = time.perf_counter() - began
         if not target.answer_is_right(statuses.pop(), body):
             continue
-        if attempt >= 200:  # the first calls load the URLconf, the linter's schema and the rules
+        if attempt >= IN_APP_WARM_UP:  # the first calls load the URLconf, the linter's schema and the rules
             latencies.append(elapsed)
     return _percentiles(latencies)
 
