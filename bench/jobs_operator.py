@@ -505,29 +505,22 @@ def run_ceiling(
             "LOG_LEVEL": "WARNING",
         }
         script = str(REPO / "bench" / "baselines" / "simulator_ceiling.py")
-        clients = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    script,
-                    str(jobs_file),
-                    "--process",
-                    str(index),
-                    "--processes",
-                    str(processes),
-                    "--threads",
-                    str(threads),
-                ],
-                cwd=REPO,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log.open("ab"),
-                start_new_session=True,
-                text=True,
-            )
-            for index in range(processes)
-        ]
+        command = [sys.executable, script, str(jobs_file), "--processes", str(processes), "--threads",
+                   str(threads), "--process"]  # fmt: skip
+        with log.open("ab") as errors:  # each child holds its own copy of the descriptor
+            clients = [
+                subprocess.Popen(
+                    [*command, str(index)],
+                    cwd=REPO,
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    start_new_session=True,
+                    text=True,
+                )
+                for index in range(processes)
+            ]
         try:
             for client in clients:
                 assert client.stdout is not None
