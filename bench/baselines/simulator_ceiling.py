@@ -34,23 +34,28 @@ import django
 
 django.setup()
 
+from jobs import conf  # noqa: E402
 from jobs.controllers import job_resource  # noqa: E402
 from jobs.frameworks import framework_for  # noqa: E402
 from jobs.plan import plan  # noqa: E402
 from jobs.summary import replica_summary  # noqa: E402
 from kube.client import get_client  # noqa: E402
-from kube.resources import POD, SERVICE  # noqa: E402
+from kube.resources import POD, SERVICE, ResourceType  # noqa: E402
 
 CHILD_TYPES = {"Pod": POD, "Service": SERVICE}
 
 
-def first_writes(job: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The job with the status its first reconcile writes, and the children it creates (Services first)."""
-    framework = framework_for(job["kind"])
+Writes = tuple[ResourceType, dict[str, Any], list[dict[str, Any]]]
+
+
+def first_writes(job: dict[str, Any]) -> Writes:
+    """The job's resource, the job with the status its first reconcile writes, and the children it creates
+    (Services first), as the operator plans them (same framework, same cluster domain)."""
+    framework = framework_for(job["kind"], cluster_domain=conf.cluster_domain())
     decided = plan(job, [], [], datetime.now(UTC), framework=framework)
     status = {**decided.status, "replicaSummary": replica_summary(job, decided.status, framework)}
     children = sorted(decided.create, key=lambda manifest: manifest["kind"] != "Service")
-    return {**job, "status": status}, children
+    return job_resource(framework), {**job, "status": status}, children
 
 
 def main() -> None:
@@ -65,10 +70,10 @@ def main() -> None:
     client = get_client()
     errors: list[str] = []
 
-    def write(job_and_children: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
-        job, children = job_and_children
+    def write(writes: Writes) -> None:
+        rtype, job, children = writes
         try:
-            client.replace(job_resource(framework_for(job["kind"])), job, subresource="status")
+            client.replace(rtype, job, subresource="status")
             for child in children:
                 client.create(CHILD_TYPES[child["kind"]], child)
         except Exception as error:  # counted and reported: the benchmark fails on any
