@@ -8,7 +8,8 @@ against a fresh simulator (no kubelet: pods stay Pending). All jobs are submitte
 --kill-every seconds one worker, chosen in turn, gets SIGKILL on its whole process group and a new one is
 started in its place, --kills times. Convergence: every pod and service exists, every job's status and every
 pod is mirrored into PostgreSQL (CHAOS_BENCH_DATABASE_URL, default database argoml_chaos_bench on
-127.0.0.1:5432; created, migrated, emptied); Redis database CHAOS_BENCH_REDIS_DB (default 14; flushed).
+127.0.0.1:5432; created, migrated, emptied); Redis database CHAOS_BENCH_REDIS_DB (default 14; flushed) of
+BENCH_REDIS_HOST (default 127.0.0.1:6379).
 
 Per-key recovery: at each kill, the keys the victim held (running, or whose message it had received: the
 queue's `reserved` entries naming it) are noted, and two times are printed (worst and median): until the

@@ -19,8 +19,16 @@ Targets:
 - POST /webhooks/validate with a 5 KB AdmissionReview of a TFJob;
 - POST /webhooks/mutate with a 5 KB AdmissionReview of a Pod that two injection rules select.
 
-Prints p50/p99 latency and requests/s per target and load, and each webhook's saturated throughput as a
-ratio of /healthz's.
+Every answer is checked (HTTP 200, the review's uid, `allowed: true`, and for mutate a JSONPatch that, applied
+to the Pod, gives every container the rule's WANDB_API_KEY from its Secret, the `registry` image pull Secret
+and the rule's label): a wrong answer or a broken connection is counted as an error, apart from the
+latencies, and makes the script exit non-zero. Answers byte-identical to one already checked are not
+decoded again, so checking adds little client CPU.
+
+Prints the gunicorn workers x threads and the load average with every table, p50/p99 latency and requests/s
+per target and load, each webhook's saturated throughput as a ratio of /healthz's, the app's own p50/p99
+called in-process, how many full garbage collections those calls caused and how long one takes, and the
+errors.
 Targets: p99 <= 20 ms; ratio >= 0.5. Needs Redis (REDIS_URL, default redis://127.0.0.1:6379/0) and
 PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres), where a throw-away
 database holds two injection rules (the hot path reads no database; the rules are loaded once per worker).
@@ -30,6 +38,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import gc
 import io
 import json
 import os
@@ -38,6 +48,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,6 +62,10 @@ WARM_UP_SECONDS = 0.5
 
 TARGET_P99_MS = 20.0
 TARGET_RATIO = 0.5
+IN_APP_CALLS = 3000
+IN_APP_WARM_UP = 200
+REVIEW_UID = "2f1bd3f6-6d5b-4ad0-9c0e-5c2d1f0e8e11"
+INJECTED_ENV = {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}}
 
 
 @dataclass
@@ -59,6 +74,10 @@ class Target:
     method: str
     path: str
     body: bytes = b""
+    #: what is wrong with an answer's body (None: nothing); bodies it passed are remembered
+    check: Callable[[bytes], str | None] = lambda body: None
+    checked: set[bytes] = field(default_factory=set)
+    errors: Counter[str] = field(default_factory=Counter)
     latencies: list[float] = field(default_factory=list)
     paced_latencies: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
@@ -69,6 +88,17 @@ class Target:
         if self.body:
             head += f"Content-Type: application/json\r\nContent-Length: {len(self.body)}\r\n"
         return head.encode() + b"\r\n" + self.body
+
+    def answer_is_right(self, status: int, body: bytes) -> bool:
+        """Check one answer; a wrong one is counted in `errors` under what was wrong with it."""
+        problem = f"HTTP {status}" if status != 200 else None
+        if problem is None and body not in self.checked:
+            problem = self.check(body)
+            if problem is None:
+                self.checked.add(body)
+        if problem is not None:
+            self.errors[problem[:200]] += 1
+        return problem is None
 
 
 def _padded(document: dict, grow: Callable[[dict, int], None]) -> bytes:
@@ -192,31 +222,123 @@ def _review(obj: dict, kind: dict) -> dict:
     }
 
 
+def healthz_problem(body: bytes) -> str | None:
+    return None if json.loads(body) == {"status": "ok"} else f"unexpected body {body[:100]!r}"
+
+
+def _allowed_response(body: bytes) -> tuple[dict, str | None]:
+    """The AdmissionReview's response, and what is wrong with it as an answer that allows the request."""
+    try:
+        response = json.loads(body)["response"]
+    except (ValueError, KeyError, TypeError):
+        return {}, f"not an AdmissionReview: {body[:100]!r}"
+    if response.get("uid") != REVIEW_UID:
+        return response, f"uid {response.get('uid')!r}, not the review's"
+    if response.get("allowed") is not True:
+        return response, f"allowed is {response.get('allowed')!r}: {response.get('status')}"
+    return response, None
+
+
+def validate_problem(body: bytes) -> str | None:
+    response, problem = _allowed_response(body)
+    if problem is None and "patch" in response:
+        return "validate answered with a patch"
+    return problem
+
+
+def mutate_problem_for(pod: dict) -> Callable[[bytes], str | None]:
+    """The check of a mutate answer for `pod`: the patch must apply and inject what the two rules say."""
+
+    def problem(body: bytes) -> str | None:
+        response, wrong = _allowed_response(body)
+        if wrong is not None:
+            return wrong
+        if response.get("patchType") != "JSONPatch":
+            return f"patchType {response.get('patchType')!r}"
+        try:
+            patched = apply_patch(pod, json.loads(base64.b64decode(response["patch"])))
+        except (ValueError, KeyError, IndexError, TypeError) as error:
+            return f"the patch does not apply: {error}"
+        spec = patched["spec"]
+        for container in [*spec["containers"], *spec.get("initContainers", [])]:
+            if INJECTED_ENV not in container.get("env", []):
+                return f"container {container['name']} has no {INJECTED_ENV['name']} from the Secret"
+        if {"name": "registry"} not in spec.get("imagePullSecrets", []):
+            return "no imagePullSecrets entry for registry"
+        if patched["metadata"].get("labels", {}).get("argoml.io/injected") != "1":
+            return "no argoml.io/injected label"
+        return None
+
+    return problem
+
+
+def apply_patch(document: dict, operations: list[dict]) -> dict:
+    """RFC 6902 add, replace and remove applied to a copy of `document` (what the webhook emits)."""
+    result = json.loads(json.dumps(document))
+    for operation in operations:
+        *parents, last = [
+            token.replace("~1", "/").replace("~0", "~") for token in operation["path"].split("/")[1:]
+        ]
+        target = result
+        for token in parents:
+            target = target[int(token)] if isinstance(target, list) else target[token]
+        op = operation["op"]
+        if isinstance(target, list):
+            index = len(target) if last == "-" else int(last)
+            if op == "add":
+                target.insert(index, operation["value"])
+            elif op == "replace":
+                target[index] = operation["value"]
+            elif op == "remove":
+                del target[index]
+            else:
+                raise ValueError(f"unexpected op {op!r}")
+        elif op in ("add", "replace"):
+            target[last] = operation["value"]
+        elif op == "remove":
+            del target[last]
+        else:
+            raise ValueError(f"unexpected op {op!r}")
+    return result
+
+
+async def _answer(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """Read one HTTP/1.1 response with a Content-Length: its status and body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    return status, await reader.readexactly(length)
+
+
 async def _client(
     port: int, context: ssl.SSLContext, target: Target, measure_from: float, stop: float
 ) -> list[float]:
     """One keep-alive connection sending `target`'s request back to back until `stop`; the latencies of
-    the requests sent from `measure_from` on (before it, the connection's TLS handshake and warm-up)."""
+    the right answers to requests sent from `measure_from` on (before it, the TLS handshake and warm-up).
+    A broken connection counts as an error and is opened again."""
     latencies: list[float] = []
     request = target.request()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
-    try:
-        while (began := time.perf_counter()) < stop:
-            writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = next(
-                int(line.split(b":", 1)[1])
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            )
-            body = await reader.readexactly(length)
-            if status != 200:
-                raise RuntimeError(f"{target.name}: HTTP {status}: {body[:300]!r}")
-            if began >= measure_from:
-                latencies.append(time.perf_counter() - began)
-    finally:
-        writer.close()
+    while time.perf_counter() < stop:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+        except OSError as error:
+            target.errors[f"connect: {error}"] += 1
+            await asyncio.sleep(0.1)
+            continue
+        try:
+            while (began := time.perf_counter()) < stop:
+                writer.write(request)
+                status, body = await _answer(reader)
+                if target.answer_is_right(status, body) and began >= measure_from:
+                    latencies.append(time.perf_counter() - began)
+        except (OSError, asyncio.IncompleteReadError, ValueError) as error:
+            target.errors[f"connection: {type(error).__name__}"] += 1
+        finally:
+            writer.close()
     return latencies
 
 
@@ -242,7 +364,8 @@ async def _paced_client(
     port: int, context: ssl.SSLContext, target: Target, interval: float, first: float, stop: float
 ) -> list[float]:
     """One keep-alive connection sending a request every `interval` s from `first` until `stop`; each
-    latency counts from the time its request was due."""
+    latency of a right answer counts from the time its request was due. A broken connection counts as an
+    error and ends this connection's share of the phase."""
     latencies: list[float] = []
     request = target.request()
     reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
@@ -252,15 +375,12 @@ async def _paced_client(
             if (wait := due - time.perf_counter()) > 0:
                 await asyncio.sleep(wait)
             writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next(
-                int(line.split(b":", 1)[1])
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            )
-            await reader.readexactly(length)
-            latencies.append(time.perf_counter() - due)
+            status, body = await _answer(reader)
+            if target.answer_is_right(status, body):
+                latencies.append(time.perf_counter() - due)
             due += interval
+    except (OSError, asyncio.IncompleteReadError, ValueError) as error:
+        target.errors[f"connection: {type(error).__name__}"] += 1
     finally:
         writer.close()
     return latencies
@@ -335,6 +455,11 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
     os.environ["LOG_LEVEL"] = "WARNING"
     os.environ["ALLOWED_HOSTS"] = "127.0.0.1"
+    conditions = (
+        f"gunicorn {args.workers} workers x {args.threads} threads (gthread, keep-alive, TLS);"
+        f" {os.cpu_count()} CPUs shared with the client; {args.concurrency} connections;"
+        f" {args.rounds} rounds of {args.seconds:g} s per target and load; paced rate {args.rate:g} req/s"
+    )
 
     with (
         tempfile.TemporaryDirectory(prefix="webhook-bench-") as scratch,
@@ -348,19 +473,29 @@ def main() -> None:
         bundle = certs.issue(["localhost"], ["127.0.0.1"], now=datetime.now(UTC))
         for name, content in (("ca.crt", bundle.ca), ("tls.crt", bundle.cert), ("tls.key", bundle.key)):
             (directory / name).write_bytes(content)
+        pod = pod_review()
         targets = [
-            Target("GET /healthz", "GET", "/healthz"),
-            Target("POST /webhooks/validate (TFJob)", "POST", "/webhooks/validate", tfjob_review()),
-            Target("POST /webhooks/mutate (Pod)", "POST", "/webhooks/mutate", pod_review()),
+            Target("GET /healthz", "GET", "/healthz", check=healthz_problem),
+            Target(
+                "POST /webhooks/validate (TFJob)",
+                "POST",
+                "/webhooks/validate",
+                tfjob_review(),
+                validate_problem,
+            ),
+            Target(
+                "POST /webhooks/mutate (Pod)",
+                "POST",
+                "/webhooks/mutate",
+                pod,
+                mutate_problem_for(json.loads(pod)["request"]["object"]),
+            ),
         ]
         env = {"DATABASE_URL": database_url, "ALLOWED_HOSTS": "127.0.0.1", "DEBUG": "false"}
         with gunicorn_tls(directory, env=env, workers=args.workers, threads=args.threads) as served:
             context = served.ssl_context()
-            print(
-                f"gunicorn: {args.workers} workers x {args.threads} threads (gthread, keep-alive, TLS), "
-                f"{os.cpu_count()} CPUs shared with the client (load average {os.getloadavg()[0]:.1f}); "
-                f"{args.concurrency} connections, {args.rounds} rounds of {args.seconds:g} s each"
-            )
+            load_before = _load_average()
+            print(f"settings: {conditions}; load average {load_before}")
             print(f"review sizes: TFJob {len(targets[1].body)} B, Pod {len(targets[2].body)} B")
             for _ in range(args.rounds):
                 for target in targets:
@@ -369,18 +504,49 @@ def main() -> None:
                     asyncio.run(
                         _paced_phase(served.port, context, target, args.concurrency, args.seconds, args.rate)
                     )
-            print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+            load_after = _load_average()
+        full_collections = gc.get_stats()[2]["collections"]
         service_times = {target.name: _service_times(target) for target in targets}
+        full_collections = gc.get_stats()[2]["collections"] - full_collections
+        pause_ms, objects = _full_collection()
+    print(f"conditions: {conditions}; load average {load_before} at the start, {load_after} at the end")
     _report(targets, args.concurrency, args.rate)
     print("in the app alone (a WSGI call in this process, no network, no concurrency):")
     for name, (p50, p99) in service_times.items():
         print(f"  {name:34} p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
+    calls = len(targets) * (IN_APP_CALLS + IN_APP_WARM_UP)
+    print(
+        f"garbage collection in this process (the app as a worker holds it, plus the benchmark's objects):"
+        f" {full_collections} full collections during the {calls} in-app calls; one full collection now"
+        f" {pause_ms:.0f} ms over {objects} objects"
+    )
+    errors = sum(sum(target.errors.values()) for target in targets)
+    print(f"errors (wrong answers and broken connections, not in the latencies): {errors}")
+    for target in targets:
+        for problem, count in target.errors.most_common(5):
+            print(f"  {target.name}: {count} x {problem}")
+    if errors:
+        raise SystemExit(f"{errors} requests were not answered right")
 
 
-def _service_times(target: Target, count: int = 3000) -> tuple[float, float]:
+def _load_average() -> str:
+    return "/".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def _full_collection() -> tuple[float, int]:
+    """How long one full garbage collection takes in this process, and over how many tracked objects: the
+    rare pause a web worker holding the same app (URLconf, linter schema, rules) sees."""
+    objects = len(gc.get_objects())
+    began = time.perf_counter()
+    gc.collect()
+    return (time.perf_counter() - began) * 1000, objects
+
+
+def _service_times(target: Target, count: int = IN_APP_CALLS) -> tuple[float, float]:
     """p50/p99 of `target` handled by the Django app called directly: what a request costs the server
-    itself, apart from TLS, gunicorn, queueing and the other processes on the machine."""
-    from argoml_site.wsgi import application
+    itself, apart from TLS, gunicorn, queueing and the other processes on the machine. The webhook
+    listener's application, as gunicorn serves it; every answer is checked as the served ones are."""
+    from argoml_site.webhook_wsgi import application
 
     environ = {
         "REQUEST_METHOD": target.method,
@@ -396,20 +562,27 @@ def _service_times(target: Target, count: int = 3000) -> tuple[float, float]:
         "wsgi.errors": sys.stderr,
     }
     latencies = []
-    for attempt in range(count + 200):
+    statuses: list[int] = []
+
+    def start_response(status: str, headers: object) -> None:
+        statuses.append(int(status.split()[0]))
+
+    for attempt in range(count + IN_APP_WARM_UP):
         began = time.perf_counter()
-        b"".join(
-            application({**environ, "wsgi.input": io.BytesIO(target.body)}, lambda status, headers: None)
-        )
-        if attempt >= 200:  # the first calls load the URLconf, the linter's schema and the rules
-            latencies.append(time.perf_counter() - began)
+        body = b"".join(application({**environ, "wsgi.input": io.BytesIO(target.body)}, start_response))
+        elapsed = time.perf_counter() - began
+        if not target.answer_is_right(statuses.pop(), body):
+            continue
+        if attempt >= IN_APP_WARM_UP:  # the first calls load the URLconf, the linter's schema and the rules
+            latencies.append(elapsed)
     return _percentiles(latencies)
 
 
 def _report(targets: list[Target], concurrency: int, rate: float) -> None:
     baseline = statistics.median(targets[0].rates)
     print(
-        f"{'':36} {f'saturated, {concurrency} in flight':>34}   {f'paced, {rate:g} req/s':>17}\n"
+        f"{'right answers only':36} {f'saturated, {concurrency} in flight':>34}"
+        f"   {f'paced, {rate:g} req/s':>17}\n"
         f"{'target':36} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'ratio':>6}   {'p50 ms':>8} {'p99 ms':>8}"
     )
     ratios_met = paced_met = saturated_met = True
@@ -435,6 +608,9 @@ def _report(targets: list[Target], concurrency: int, rate: float) -> None:
 
 
 def _percentiles(latencies: list[float]) -> tuple[float, float]:
+    """p50 and p99 in ms; NaN when there are too few right answers to tell (the errors say why)."""
+    if len(latencies) < 2:
+        return float("nan"), float("nan")
     cuts = statistics.quantiles(latencies, n=100)
     return cuts[49] * 1000, cuts[98] * 1000
 

@@ -67,6 +67,15 @@ def test_a_review_is_answered_for_its_uid_without_any_login_or_csrf_token(apiser
 
 
 @pytest.mark.parametrize("path", ENDPOINTS)
+def test_the_api_throttle_never_answers_the_apiserver(apiserver, path, db, settings):
+    """The apiserver calls anonymously from one address, many times a minute; a 429 would fail admission."""
+    settings.API_THROTTLE_ANON = "2/minute"
+    body = admission_review(tf_job())
+    for _ in range(5):
+        assert post(apiserver, path, body)["response"]["allowed"] is True
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
 def test_a_session_without_a_csrf_token_is_not_refused_either(apiserver, path, django_user_model):
     """DRF's SessionAuthentication would demand a CSRF token from a logged-in session: not here."""
     apiserver.force_login(django_user_model.objects.create_user("someone"))
