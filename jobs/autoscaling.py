@@ -72,11 +72,10 @@ def desired_hpa(job: dict[str, Any], framework: Framework) -> dict[str, Any] | N
             "kind": framework.kind,
             "name": job_name(job),
         },
-        "maxReplicas": bounds.max_replicas,
-        "metrics": copy.deepcopy(metrics),
     }
     if bounds.min_replicas is not None:
         spec["minReplicas"] = bounds.min_replicas
+    spec |= {"maxReplicas": bounds.max_replicas, "metrics": copy.deepcopy(metrics)}
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,

@@ -1,4 +1,5 @@
-"""`manage.py render_job FILE.yaml`: print the Pods and Services the operator would create for a job."""
+"""`manage.py render_job FILE.yaml`: print what the operator would create for a job: its
+HorizontalPodAutoscaler (an elastic PyTorchJob with metrics), Services and Pods."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from argoml_site import yamlio
 from argoml_site.documents import read_yaml_documents
+from jobs.autoscaling import desired_hpa
 from jobs.conf import cluster_domain as default_cluster_domain
 from jobs.frameworks import UnknownKind, framework_for
 from jobs.manifests import desired_pods, desired_services
@@ -16,8 +18,9 @@ from jobs.validation import validate
 
 class Command(BaseCommand):
     help = (
-        "Dry run: print, as YAML, the Services and Pods the operator would create for the TFJob, MXJob or "
-        "PyTorchJob in FILE (- for stdin), in the order it creates them. Nothing is sent to the cluster."
+        "Dry run: print, as YAML, the HorizontalPodAutoscaler (an elastic PyTorchJob with metrics), Services "
+        "and Pods the operator would create for the TFJob, MXJob or PyTorchJob in FILE (- for stdin), in the "
+        "order it creates them. Nothing is sent to the cluster."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,7 +45,7 @@ class Command(BaseCommand):
 
 
 def render(job: Any, domain: str, *, where: str) -> list[dict[str, Any]]:
-    """The job's Services then Pods; CommandError naming every invalid field."""
+    """The job's HPA (if any), Services, then Pods; CommandError naming every invalid field."""
     if not isinstance(job, dict):
         raise CommandError(f"{where}: a job must be a mapping, not {type(job).__name__}")
     try:
@@ -52,4 +55,5 @@ def render(job: Any, domain: str, *, where: str) -> list[dict[str, Any]]:
     errors = validate(job, framework)
     if errors:
         raise CommandError(f"{where} is not a valid {framework.kind}:\n  " + "\n  ".join(map(str, errors)))
-    return desired_services(job, framework) + desired_pods(job, framework)
+    hpa = desired_hpa(job, framework)
+    return ([hpa] if hpa else []) + desired_services(job, framework) + desired_pods(job, framework)
