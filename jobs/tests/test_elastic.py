@@ -337,3 +337,44 @@ def test_any_policy_is_checked_defaulted_and_rendered_without_raising(policy, re
     validate(job)
     defaulted = with_defaults(job, PyTorch())
     assert env(defaulted)["PYTHONUNBUFFERED"] == "1"
+
+
+class TestScaleBounds:
+    """What a `kubectl scale` (or an autoscaler) may ask of a job: `elastic.scale_problem`."""
+
+    @pytest.mark.parametrize(
+        ("policy", "replicas", "problem"),
+        [
+            ({"minReplicas": 2, "maxReplicas": 4}, 2, None),
+            ({"minReplicas": 2, "maxReplicas": 4}, 4, None),
+            ({"minReplicas": 2, "maxReplicas": 4}, 5, "5 is outside the elastic policy's [2, 4]"),
+            ({"minReplicas": 2, "maxReplicas": 4}, 1, "1 is outside the elastic policy's [2, 4]"),
+            ({"minReplicas": 2, "maxReplicas": 4}, 0, "0 is outside the elastic policy's [2, 4]"),
+            ({"maxReplicas": 3}, 2, "2 is outside the elastic policy's [3, 3]"),  # one bound stands for both
+            ({"minReplicas": 3}, 3, None),
+            ({}, 7, None),  # no bound yet (the webhook defaults them): no limit
+            ({"minReplicas": 4, "maxReplicas": 2}, 3, None),  # an invalid policy is validation's to name
+            ({"minReplicas": "two", "maxReplicas": 4}, 9, "9 is outside the elastic policy's [4, 4]"),
+        ],
+    )
+    def test_an_elastic_job_scales_only_within_its_bounds(self, policy, replicas, problem):
+        error = elastic.scale_problem({"elasticPolicy": policy}, replicas)
+        if problem is None:
+            assert error is None
+        else:
+            assert (error.path, error.message) == ("spec.pytorchReplicaSpecs.Worker.replicas", problem)
+
+    def test_a_job_without_a_policy_scales_freely(self):
+        assert elastic.scale_problem({}, 10) is None
+
+    @given(
+        low=st.integers(1, 8),
+        span=st.integers(0, 8),
+        replicas=st.integers(0, 20),
+    )
+    @settings(max_examples=200)
+    def test_scale_problem_agrees_with_the_jobs_own_validation(self, low, span, replicas):
+        policy = {"minReplicas": low, "maxReplicas": low + span}
+        job = pytorch_job({"Worker": max(replicas, 1)}, dict(policy))
+        refused_by_validation = any("outside" in m for m in messages(job))
+        assert (elastic.scale_problem(job["spec"], max(replicas, 1)) is not None) == refused_by_validation
