@@ -43,88 +43,90 @@ def messages(job):
     return [str(error) for error in validate(job)]
 
 
-@pytest.mark.parametrize(
-    ("case", "replicas", "policy", "spec", "expected"),
-    [
-        (
-            "every rendezvous field given (Kubeflow's 'With ElasticPolicy')",
-            {"Worker": 1},
-            FULL_POLICY,
-            {},
-            {
-                "PET_MAX_RESTARTS": "3",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_RDZV_ENDPOINT": "localhost:1234",
-                "PET_RDZV_ID": "rdzv-id",
-                "PET_RDZV_CONF": "rdzv-conf-name=rdzv-conf-value,rdzv-conf-name-1=rdzv-conf-value-1",
-                "PET_NNODES": "1:3",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "the endpoint defaults to worker 0's service and the Worker port; the backend to c10d",
-            {"Worker": 2},
-            {"minReplicas": 1, "maxReplicas": 3, "maxRestarts": 3},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "1:3",
-                "PET_MAX_RESTARTS": "3",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "no bounds: PET_NNODES is the Worker replica count",
-            {"Worker": 4},
-            {},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "4",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "one bound stands for both",
-            {"Worker": 2},
-            {"maxReplicas": 2},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "2:2",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "the deprecated elasticPolicy.nProcPerNode, an etcd backend, host only, standalone",
-            {"Worker": 2},
-            {"rdzvBackend": "etcd-v2", "rdzvHost": "etcd.infra", "nProcPerNode": 8, "standalone": True},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "etcd.infra:23456",
-                "PET_RDZV_BACKEND": "etcd-v2",
-                "PET_NNODES": "2",
-                "PET_NPROC_PER_NODE": "8",
-                "PET_STANDALONE": "",
-            },
-        ),
-        (
-            "spec.nprocPerNode and an empty rdzvConf (no PET_RDZV_CONF)",
-            {"Worker": 2},
-            {"minReplicas": 2, "maxReplicas": 4, "rdzvPort": 29400, "rdzvConf": []},
-            {"nprocPerNode": "gpu"},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:29400",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "2:4",
-                "PET_NPROC_PER_NODE": "gpu",
-            },
-        ),
-    ],
-)
+#: Kubeflow's elastic env cases: (case, replicas, policy, extra spec fields, PET_* env of every worker).
+#: test_reconcile.py runs each on kubesim and through `render_job` too.
+ELASTIC_ENV_CASES = [
+    (
+        "every rendezvous field given (Kubeflow's 'With ElasticPolicy')",
+        {"Worker": 1},
+        FULL_POLICY,
+        {},
+        {
+            "PET_MAX_RESTARTS": "3",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_RDZV_ENDPOINT": "localhost:1234",
+            "PET_RDZV_ID": "rdzv-id",
+            "PET_RDZV_CONF": "rdzv-conf-name=rdzv-conf-value,rdzv-conf-name-1=rdzv-conf-value-1",
+            "PET_NNODES": "1:3",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "the endpoint defaults to worker 0's service and the Worker port; the backend to c10d",
+        {"Worker": 2},
+        {"minReplicas": 1, "maxReplicas": 3, "maxRestarts": 3},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "1:3",
+            "PET_MAX_RESTARTS": "3",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "no bounds: PET_NNODES is the Worker replica count",
+        {"Worker": 4},
+        {},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "4",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "one bound stands for both",
+        {"Worker": 2},
+        {"maxReplicas": 2},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "2:2",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "the deprecated elasticPolicy.nProcPerNode, an etcd backend, host only, standalone",
+        {"Worker": 2},
+        {"rdzvBackend": "etcd-v2", "rdzvHost": "etcd.infra", "nProcPerNode": 8, "standalone": True},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "etcd.infra:23456",
+            "PET_RDZV_BACKEND": "etcd-v2",
+            "PET_NNODES": "2",
+            "PET_NPROC_PER_NODE": "8",
+            "PET_STANDALONE": "",
+        },
+    ),
+    (
+        "spec.nprocPerNode and an empty rdzvConf (no PET_RDZV_CONF)",
+        {"Worker": 2},
+        {"minReplicas": 2, "maxReplicas": 4, "rdzvPort": 29400, "rdzvConf": []},
+        {"nprocPerNode": "gpu"},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:29400",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "2:4",
+            "PET_NPROC_PER_NODE": "gpu",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "replicas", "policy", "spec", "expected"), ELASTIC_ENV_CASES)
 def test_a_workers_only_elastic_job_meets_through_the_rendezvous(case, replicas, policy, spec, expected):
     for index in range(replicas["Worker"]):
         assert env(pytorch_job(replicas, policy, **spec), index=index) == {
