@@ -54,6 +54,13 @@ def job_selector(job: dict[str, Any]) -> dict[str, str]:
     return {LABEL_JOB_NAME: job_name(job)}
 
 
+def replica_type_selector(job: dict[str, Any], replica_type: str) -> str:
+    """The pods of one replica type as a label selector string (keys sorted, as the apiserver prints
+    one): `status.replicaStatuses.<type>.selector`, which the scale subresource shows an autoscaler."""
+    labels = {LABEL_JOB_NAME: job_name(job), LABEL_REPLICA_TYPE: replica_type.lower()}
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+
+
 def replica_labels(job: dict[str, Any], slot: Slot) -> dict[str, str]:
     return {
         LABEL_JOB_NAME: job_name(job),

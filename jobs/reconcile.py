@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
 from typing import Any, TypeVar
 
-from jobs import conf, gang
+from jobs import autoscaling, conf, gang
 from jobs.controllers import job_resource
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
@@ -29,10 +29,10 @@ from jobs.spec import as_dict
 from jobs.status import is_finished
 from jobs.summary import replica_summary
 from kube.client import KubeClient, get_client
-from kube.errors import ApiError, Conflict, Forbidden, NotFound
+from kube.errors import AlreadyExists, ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import register
-from kube.resources import POD, SERVICE, ResourceType
+from kube.resources import HORIZONTAL_POD_AUTOSCALER, POD, SERVICE, ResourceType
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -56,6 +56,8 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
         job = client.get(rtype, name, namespace)
     except NotFound:
         return None  # deleted: the garbage collector removes its children through their ownerReferences
+    if autoscaling.may_have_hpa(job, framework):
+        converge_autoscaler(client, job, framework, recorder_for(EVENT_CONTROLLER))
     pods, services = _children(client, job)
     scheduler = conf.gang_scheduler()
     pod_group, priorities = _gang_reads(client, scheduler, job, framework)
@@ -126,6 +128,39 @@ def _gang_reads(
         if isinstance(value, int):
             priorities[name] = value
     return pod_group, priorities
+
+
+def converge_autoscaler(
+    client: KubeClient, job: dict[str, Any], framework: Framework, recorder: EventRecorder
+) -> None:
+    """Create, update or delete the job's HorizontalPodAutoscaler (jobs/autoscaling.py), before its children
+    as Kubeflow does. A create that meets an existing HPA and a delete that finds none are success; a stale
+    update raises Conflict, and the retry decides again."""
+    metadata = as_dict(job.get("metadata"))
+    name, namespace = str(metadata.get("name")), str(metadata.get("namespace") or "")
+    try:
+        current: dict[str, Any] | None = client.get(HORIZONTAL_POD_AUTOSCALER, name, namespace)
+    except NotFound:
+        current = None
+    decided = autoscaling.change(job, framework, current)
+    if decided is None:
+        return
+    if decided.verb == "foreign":
+        note = f"HorizontalPodAutoscaler {name} exists and is not controlled by this {framework.kind}"
+        recorder.event(job, "Warning", "FailedCreateHorizontalPodAutoscaler", note, action="Create")
+        return
+    if decided.verb == "create" and decided.manifest is not None:
+        with contextlib.suppress(AlreadyExists):
+            client.create(HORIZONTAL_POD_AUTOSCALER, decided.manifest, namespace)
+        reason, note = "SuccessfulCreateHorizontalPodAutoscaler", f"Created horizontalpodautoscaler: {name}"
+    elif decided.verb == "update" and decided.manifest is not None:
+        client.replace(HORIZONTAL_POD_AUTOSCALER, decided.manifest)
+        reason, note = "SuccessfulUpdateHorizontalPodAutoscaler", f"Updated horizontalpodautoscaler: {name}"
+    else:
+        with contextlib.suppress(NotFound, Conflict):
+            client.delete(HORIZONTAL_POD_AUTOSCALER, name, namespace, uid=decided.uid)
+        reason, note = "SuccessfulDeleteHorizontalPodAutoscaler", f"Deleted horizontalpodautoscaler: {name}"
+    recorder.event(job, "Normal", reason, note, action=decided.verb.capitalize())
 
 
 def with_summary(job: dict[str, Any], status: dict[str, Any], framework: Framework) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from jobs.frameworks import Framework, framework_for
-from jobs.manifests import Slot, desired_slots, slot_name
+from jobs.manifests import Slot, desired_slots, replica_type_selector, slot_name
 from jobs.pods import Outcome, describe_failure, name_of, outcome
 from jobs.policies import will_restart
 from jobs.spec import (
@@ -123,7 +123,10 @@ def aggregate(
         conditions = set_condition(conditions, state.type, True, state.reason, state.message, timestamp)
         status.setdefault("completionTime", timestamp)
     status["conditions"] = order_conditions(conditions)
-    status["replicaStatuses"] = replica_statuses(views, suspended=state.type == SUSPENDED)
+    status["replicaStatuses"] = {
+        replica_type: {**counts, "selector": replica_type_selector(job, replica_type)}
+        for replica_type, counts in replica_statuses(views, suspended=state.type == SUSPENDED).items()
+    }
     if state.type == SUSPENDED:
         status.pop("startTime", None)
     elif parse_time(status.get("startTime")) is None:

@@ -73,6 +73,9 @@ SERVICE_ACCOUNT = ResourceType("v1", "ServiceAccount", "serviceaccounts")
 EVENT = ResourceType("events.k8s.io/v1", "Event", "events")
 DEPLOYMENT = ResourceType("apps/v1", "Deployment", "deployments")
 LEASE = ResourceType("coordination.k8s.io/v1", "Lease", "leases")
+HORIZONTAL_POD_AUTOSCALER = ResourceType(
+    "autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"
+)
 CRD = ResourceType(
     "apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False
 )

@@ -38,6 +38,8 @@ ALWAYS_EXCLUDED_NAMESPACES = ("kube-system",)
 # The webhook listener's pods (the chart's webhooks Deployment), never the web pods the Ingress reaches.
 WEBHOOK_POD_LABELS = {"app.kubernetes.io/name": "argoml", "app.kubernetes.io/component": "webhooks"}
 CERT_MANAGER_ANNOTATION = "cert-manager.io/inject-ca-from"
+#: Plural → kind of the jobs whose `scale` subresource is checked (an elastic policy bounds it).
+SCALED_KINDS = {"pytorchjobs": "PyTorchJob"}
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,8 @@ def job_resources() -> list[str]:
 
 def validating_webhooks() -> tuple[Webhook, ...]:
     ours = _rule(API_GROUP, "v1alpha1", [*job_resources(), "hyperparamworkflows"], ["CREATE", "UPDATE"])
+    # `kubectl scale` and autoscalers write a job's Scale, which a rule on the job alone never sees.
+    scales = _rule(API_GROUP, "v1alpha1", [f"{plural}/scale" for plural in SCALED_KINDS], ["UPDATE"])
     # A Workflow's status lives in the object (Argo has no status subresource), so its UPDATEs are the
     # controller's progress reports: only its CREATE is worth a lint.
     argo_workflows = _rule(ARGO_GROUP, "v1alpha1", ["workflows"], ["CREATE"])
@@ -135,7 +139,7 @@ def validating_webhooks() -> tuple[Webhook, ...]:
         ARGO_GROUP, "v1alpha1", ["workflowtemplates", "cronworkflows"], ["CREATE", "UPDATE"]
     )
     return (
-        Webhook("validate.argoml.io", VALIDATE_PATH, (ours,), "Fail"),
+        Webhook("validate.argoml.io", VALIDATE_PATH, (ours, scales), "Fail"),
         Webhook(
             "argo.validate.argoml.io",
             VALIDATE_PATH,

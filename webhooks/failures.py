@@ -14,8 +14,9 @@ from .review import AdmissionRequest, Verdict
 
 
 def fails_closed(request: AdmissionRequest) -> bool:
-    """Whether the kind's failurePolicy is Fail (our kinds) rather than Ignore (Argo's kinds, Pods)."""
-    return request.kind.group == API_GROUP
+    """Whether the kind's failurePolicy is Fail (our kinds and their subresources, such as a job's Scale)
+    rather than Ignore (Argo's kinds, Pods)."""
+    return API_GROUP in (request.kind.group, request.resource_group)
 
 
 def undecided(request: AdmissionRequest, why: str) -> Verdict:

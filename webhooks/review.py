@@ -46,6 +46,9 @@ class AdmissionRequest:
     old_object: dict[str, Any] | None
     dry_run: bool
     sub_resource: str = ""
+    #: `request.resource`'s group and plural: what a subresource's object (a Scale) belongs to
+    resource_group: str = ""
+    resource: str = ""
 
     @property
     def changes_spec(self) -> bool:
@@ -143,6 +146,8 @@ def parse_review(body: object) -> AdmissionRequest:
         old_object=_optional_object(request, "oldObject"),
         dry_run=bool(dry_run),
         sub_resource=_optional_string(request, "subResource"),
+        resource_group=_resource_field(request, "group"),
+        resource=_resource_field(request, "resource"),
     )
 
 
@@ -192,6 +197,18 @@ def _parse_kind(kind: object) -> GroupVersionKind:
     if not values[1] or not values[2]:
         raise MalformedReview("request.kind.version and request.kind.kind are required")
     return GroupVersionKind(*values)
+
+
+def _resource_field(request: dict[str, Any], key: str) -> str:
+    resource = request.get("resource")
+    if resource is None:
+        return ""
+    if not isinstance(resource, dict):
+        raise MalformedReview(f"request.resource must be an object, not {type(resource).__name__}")
+    value = resource.get(key) or ""
+    if not isinstance(value, str):
+        raise MalformedReview(f"request.resource.{key} must be a string, not {type(value).__name__}")
+    return value
 
 
 def _optional_string(request: dict[str, Any], key: str) -> str:

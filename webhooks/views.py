@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
-from . import failures, mutating, validating
+from . import failures, mutating, scaling, validating
 from .budget import BudgetExceeded, within_budget
 from .review import AdmissionRequest, MalformedReview, Verdict, parse_review, review_response
 from .rulecache import current_rules
@@ -100,6 +100,8 @@ class AdmissionView(APIView):
 
 class ValidateView(AdmissionView):
     def decide(self, review: AdmissionRequest) -> Verdict:
+        if scaling.is_scale_request(review):
+            return scaling.review(review, scaling.read_job)
         return validating.review(review)
 
 

@@ -78,6 +78,7 @@ RECONCILE = "reconcile"  # tasks of the `reconcile` queue
 TASKS = "tasks"  # tasks of the `default` queue: GC, resync, culling
 WATCH = "watch"  # the leader-elected informers of the controller worker
 WEBHOOK_CERTS = "webhook-certs"  # manage.py webhook_certs, run by the chart's Jobs
+WEBHOOKS = "webhooks"  # admission reviews that read the cluster: the scale check
 NOT_DEPLOYED = "not-deployed"  # development commands: the chart installs the CRDs itself
 
 #: `module:function` patterns (fnmatch, first match wins) → the areas whose processes run that code. A
@@ -98,6 +99,7 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("kube.informer:*", frozenset({WATCH})),
     ("kube.leader:*", frozenset({WATCH})),
     ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
+    ("webhooks.scaling:*", frozenset({WEBHOOKS})),
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
     ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
 ]
@@ -105,7 +107,8 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
 #: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.
 PROCESS_AREAS: dict[str, frozenset[str]] = {
     "web": frozenset({WEB}),
-    "webhooks": frozenset(),  # admission reviews: no cluster call (the injection rules are in the database)
+    # Admission reviews: only the scale check reads the cluster (the injection rules are in the database).
+    "webhooks": frozenset({WEBHOOKS}),
     "controller": frozenset({WATCH, RECONCILE}),  # queue `reconcile` + the informers
     "worker": frozenset({RECONCILE, TASKS}),  # queues `reconcile` and `default`
     "beat": frozenset(),

@@ -336,20 +336,22 @@ def test_the_listener_pods_serve_the_webhook_certificate_to_the_hosts_the_api_se
     assert Target("argoml", "argoml-webhooks").host not in env_of(web_pod["containers"][0])["ALLOWED_HOSTS"]
 
 
-def test_the_webhook_listener_holds_no_api_token_and_no_rbac(default_manifests):
+def test_the_webhook_listener_may_only_read_pytorchjobs(default_manifests):
+    """Its one cluster call: the scale check reads the job a Scale belongs to (webhooks/scaling.py)."""
     pod = named(default_manifests, "Deployment", "argoml-webhooks")["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "argoml-webhooks"
-    assert pod["automountServiceAccountToken"] is False
-    assert (
-        named(default_manifests, "ServiceAccount", "argoml-webhooks")["automountServiceAccountToken"] is False
-    )
-    subjects = [
-        subject["name"]
+    assert pod["automountServiceAccountToken"] is True
+    bound = [
+        binding["roleRef"]["name"]
         for binding in of_kind(default_manifests, "RoleBinding", "ClusterRoleBinding")
         for subject in binding.get("subjects", ())
+        if subject["name"] == "argoml-webhooks"
     ]
-    assert "argoml-webhooks" not in subjects
-    assert env_of(pod["containers"][0])["KUBE_IN_CLUSTER"] == "false"
+    assert bound == ["argoml-webhooks"]
+    assert named(default_manifests, "ClusterRole", "argoml-webhooks")["rules"] == [
+        {"apiGroups": ["argoml.io"], "resources": ["pytorchjobs"], "verbs": ["get"]}
+    ]
+    assert env_of(pod["containers"][0])["KUBE_IN_CLUSTER"] == "true"
 
 
 def test_the_ingress_never_routes_to_the_webhook_listener(production_manifests):

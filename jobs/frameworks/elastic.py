@@ -1,9 +1,8 @@
 """torchrun's elastic policy (a PyTorchJob's `spec.elasticPolicy`): read once, checked, made into PET_* vars.
 
 The fields, defaults and variable names are Kubeflow Training Operator v1's (`ElasticPolicy` in
-`pytorch_types.go`, `elastic.go`), so a Kubeflow manifest starts the same `torchrun` here. The autoscaler
-part (`metrics` → a HorizontalPodAutoscaler on the job's scale subresource) is not built yet: `metrics` is
-stored and checked only.
+`pytorch_types.go`, `elastic.go`), so a Kubeflow manifest starts the same `torchrun` here. `metrics` become
+the job's HorizontalPodAutoscaler (jobs/autoscaling.py); `scale_problem` is the check of a scale request.
 """
 
 from __future__ import annotations
@@ -149,15 +148,9 @@ def validate(spec: dict[str, Any], worker_key: str | None, worker_replicas: int 
     if low is not None and high is not None and low > high:
         errors.append(FieldError(f"{PATH}.minReplicas", f"{low} is above maxReplicas {high}"))
     elif worker_key is not None and worker_replicas is not None:
-        low = low if low is not None else high
-        high = high if high is not None else low
-        if low is not None and high is not None and not low <= worker_replicas <= high:
-            errors.append(
-                FieldError(
-                    f"spec.pytorchReplicaSpecs.{worker_key}.replicas",
-                    f"{worker_replicas} is outside the elastic policy's [{low}, {high}]",
-                )
-            )
+        outside = replicas_outside(low, high, worker_replicas, worker_key)
+        if outside is not None:
+            errors.append(outside)
     if given.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
         errors.append(
             FieldError(f"{PATH}.nProcPerNode", "must not be used with spec.nprocPerNode (use that one)")
@@ -165,6 +158,36 @@ def validate(spec: dict[str, Any], worker_key: str | None, worker_replicas: int 
     errors += _validate_rendezvous(given)
     errors += _validate_metrics(given.get("metrics"))
     return errors
+
+
+def replicas_outside(
+    low: int | None, high: int | None, replicas: int, worker_key: str = "Worker"
+) -> FieldError | None:
+    """Worker `replicas` outside `[low, high]`, named as the Worker replicas field; one bound stands for
+    both when the other is missing (Kubeflow's defaulting), and with neither there is no limit."""
+    low = low if low is not None else high
+    high = high if high is not None else low
+    if low is None or high is None or low <= replicas <= high:
+        return None
+    return FieldError(
+        f"spec.pytorchReplicaSpecs.{worker_key}.replicas",
+        f"{replicas} is outside the elastic policy's [{low}, {high}]",
+    )
+
+
+def scale_problem(spec: dict[str, Any], replicas: int) -> FieldError | None:
+    """Why a scale request (Worker `replicas`) must be refused for a job with this spec, or None. Only an
+    elastic job has bounds; bounds that are themselves invalid are the job's validation's business."""
+    policy = parse(spec)
+    if policy is None:
+        return None
+    low, high = (
+        bound if bound is not None and bound >= 1 else None
+        for bound in (policy.min_replicas, policy.max_replicas)
+    )
+    if low is not None and high is not None and low > high:
+        return None
+    return replicas_outside(low, high, replicas)
 
 
 def _validate_rendezvous(given: dict[str, Any]) -> list[FieldError]:

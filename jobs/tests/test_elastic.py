@@ -43,88 +43,90 @@ def messages(job):
     return [str(error) for error in validate(job)]
 
 
-@pytest.mark.parametrize(
-    ("case", "replicas", "policy", "spec", "expected"),
-    [
-        (
-            "every rendezvous field given (Kubeflow's 'With ElasticPolicy')",
-            {"Worker": 1},
-            FULL_POLICY,
-            {},
-            {
-                "PET_MAX_RESTARTS": "3",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_RDZV_ENDPOINT": "localhost:1234",
-                "PET_RDZV_ID": "rdzv-id",
-                "PET_RDZV_CONF": "rdzv-conf-name=rdzv-conf-value,rdzv-conf-name-1=rdzv-conf-value-1",
-                "PET_NNODES": "1:3",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "the endpoint defaults to worker 0's service and the Worker port; the backend to c10d",
-            {"Worker": 2},
-            {"minReplicas": 1, "maxReplicas": 3, "maxRestarts": 3},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "1:3",
-                "PET_MAX_RESTARTS": "3",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "no bounds: PET_NNODES is the Worker replica count",
-            {"Worker": 4},
-            {},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "4",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "one bound stands for both",
-            {"Worker": 2},
-            {"maxReplicas": 2},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "2:2",
-                "PET_NPROC_PER_NODE": "auto",
-            },
-        ),
-        (
-            "the deprecated elasticPolicy.nProcPerNode, an etcd backend, host only, standalone",
-            {"Worker": 2},
-            {"rdzvBackend": "etcd-v2", "rdzvHost": "etcd.infra", "nProcPerNode": 8, "standalone": True},
-            {},
-            {
-                "PET_RDZV_ENDPOINT": "etcd.infra:23456",
-                "PET_RDZV_BACKEND": "etcd-v2",
-                "PET_NNODES": "2",
-                "PET_NPROC_PER_NODE": "8",
-                "PET_STANDALONE": "",
-            },
-        ),
-        (
-            "spec.nprocPerNode and an empty rdzvConf (no PET_RDZV_CONF)",
-            {"Worker": 2},
-            {"minReplicas": 2, "maxReplicas": 4, "rdzvPort": 29400, "rdzvConf": []},
-            {"nprocPerNode": "gpu"},
-            {
-                "PET_RDZV_ENDPOINT": "elastic-job-worker-0:29400",
-                "PET_RDZV_BACKEND": "c10d",
-                "PET_NNODES": "2:4",
-                "PET_NPROC_PER_NODE": "gpu",
-            },
-        ),
-    ],
-)
+#: Kubeflow's elastic env cases: (case, replicas, policy, extra spec fields, PET_* env of every worker).
+#: test_reconcile.py runs each on kubesim and through `render_job` too.
+ELASTIC_ENV_CASES = [
+    (
+        "every rendezvous field given (Kubeflow's 'With ElasticPolicy')",
+        {"Worker": 1},
+        FULL_POLICY,
+        {},
+        {
+            "PET_MAX_RESTARTS": "3",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_RDZV_ENDPOINT": "localhost:1234",
+            "PET_RDZV_ID": "rdzv-id",
+            "PET_RDZV_CONF": "rdzv-conf-name=rdzv-conf-value,rdzv-conf-name-1=rdzv-conf-value-1",
+            "PET_NNODES": "1:3",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "the endpoint defaults to worker 0's service and the Worker port; the backend to c10d",
+        {"Worker": 2},
+        {"minReplicas": 1, "maxReplicas": 3, "maxRestarts": 3},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "1:3",
+            "PET_MAX_RESTARTS": "3",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "no bounds: PET_NNODES is the Worker replica count",
+        {"Worker": 4},
+        {},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "4",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "one bound stands for both",
+        {"Worker": 2},
+        {"maxReplicas": 2},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "2:2",
+            "PET_NPROC_PER_NODE": "auto",
+        },
+    ),
+    (
+        "the deprecated elasticPolicy.nProcPerNode, an etcd backend, host only, standalone",
+        {"Worker": 2},
+        {"rdzvBackend": "etcd-v2", "rdzvHost": "etcd.infra", "nProcPerNode": 8, "standalone": True},
+        {},
+        {
+            "PET_RDZV_ENDPOINT": "etcd.infra:23456",
+            "PET_RDZV_BACKEND": "etcd-v2",
+            "PET_NNODES": "2",
+            "PET_NPROC_PER_NODE": "8",
+            "PET_STANDALONE": "",
+        },
+    ),
+    (
+        "spec.nprocPerNode and an empty rdzvConf (no PET_RDZV_CONF)",
+        {"Worker": 2},
+        {"minReplicas": 2, "maxReplicas": 4, "rdzvPort": 29400, "rdzvConf": []},
+        {"nprocPerNode": "gpu"},
+        {
+            "PET_RDZV_ENDPOINT": "elastic-job-worker-0:29400",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_NNODES": "2:4",
+            "PET_NPROC_PER_NODE": "gpu",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "replicas", "policy", "spec", "expected"), ELASTIC_ENV_CASES)
 def test_a_workers_only_elastic_job_meets_through_the_rendezvous(case, replicas, policy, spec, expected):
     for index in range(replicas["Worker"]):
         assert env(pytorch_job(replicas, policy, **spec), index=index) == {
@@ -337,3 +339,44 @@ def test_any_policy_is_checked_defaulted_and_rendered_without_raising(policy, re
     validate(job)
     defaulted = with_defaults(job, PyTorch())
     assert env(defaulted)["PYTHONUNBUFFERED"] == "1"
+
+
+class TestScaleBounds:
+    """What a `kubectl scale` (or an autoscaler) may ask of a job: `elastic.scale_problem`."""
+
+    @pytest.mark.parametrize(
+        ("policy", "replicas", "problem"),
+        [
+            ({"minReplicas": 2, "maxReplicas": 4}, 2, None),
+            ({"minReplicas": 2, "maxReplicas": 4}, 4, None),
+            ({"minReplicas": 2, "maxReplicas": 4}, 5, "5 is outside the elastic policy's [2, 4]"),
+            ({"minReplicas": 2, "maxReplicas": 4}, 1, "1 is outside the elastic policy's [2, 4]"),
+            ({"minReplicas": 2, "maxReplicas": 4}, 0, "0 is outside the elastic policy's [2, 4]"),
+            ({"maxReplicas": 3}, 2, "2 is outside the elastic policy's [3, 3]"),  # one bound stands for both
+            ({"minReplicas": 3}, 3, None),
+            ({}, 7, None),  # no bound yet (the webhook defaults them): no limit
+            ({"minReplicas": 4, "maxReplicas": 2}, 3, None),  # an invalid policy is validation's to name
+            ({"minReplicas": "two", "maxReplicas": 4}, 9, "9 is outside the elastic policy's [4, 4]"),
+        ],
+    )
+    def test_an_elastic_job_scales_only_within_its_bounds(self, policy, replicas, problem):
+        error = elastic.scale_problem({"elasticPolicy": policy}, replicas)
+        if problem is None:
+            assert error is None
+        else:
+            assert (error.path, error.message) == ("spec.pytorchReplicaSpecs.Worker.replicas", problem)
+
+    def test_a_job_without_a_policy_scales_freely(self):
+        assert elastic.scale_problem({}, 10) is None
+
+    @given(
+        low=st.integers(1, 8),
+        span=st.integers(0, 8),
+        replicas=st.integers(0, 20),
+    )
+    @settings(max_examples=200)
+    def test_scale_problem_agrees_with_the_jobs_own_validation(self, low, span, replicas):
+        policy = {"minReplicas": low, "maxReplicas": low + span}
+        job = pytorch_job({"Worker": max(replicas, 1)}, dict(policy))
+        refused_by_validation = any("outside" in m for m in messages(job))
+        assert (elastic.scale_problem(job["spec"], max(replicas, 1)) is not None) == refused_by_validation

@@ -316,4 +316,11 @@ def test_a_toy_framework_added_in_a_few_lines_runs_end_to_end(toy):
     cluster.set_pod("toy-worker-0", "Succeeded", exit_code=0)
     cluster.reconcile()
     assert cluster.state == "Succeeded"
-    assert cluster.status["replicaStatuses"] == {"Worker": {"active": 1, "succeeded": 1, "failed": 0}}
+    assert cluster.status["replicaStatuses"] == {
+        "Worker": {
+            "active": 1,
+            "succeeded": 1,
+            "failed": 0,
+            "selector": "argoml.io/job-name=toy,argoml.io/replica-type=worker",
+        }
+    }

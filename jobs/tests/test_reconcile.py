@@ -4,11 +4,14 @@ worker and the watch loops are in test_operator.py.)"""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import count
 
 import pytest
+import yaml
+from django.core.management import call_command
 from django.test.utils import override_settings
 
 from jobs import conf
@@ -26,6 +29,7 @@ from jobs.tests.cluster import (
     services,
     state_of,
 )
+from jobs.tests.test_elastic import ELASTIC_ENV_CASES
 from kube.client import reset_client
 from kube.errors import Conflict, Forbidden
 from kubesim.simulator import Simulator
@@ -352,6 +356,37 @@ def test_an_elastic_pytorchjob_scales_within_its_bounds_keeping_the_pods_it_has(
     sim.store.patch("pytorchjobs.argoml.io", "torchrun", patch, namespace=ns)
     settle(sim, "PyTorchJob", ns, "torchrun")
     assert {name: pod["metadata"]["uid"] for name, pod in live_pods(sim, ns).items()} == kept
+
+
+@pytest.mark.parametrize(("case", "replicas", "policy", "spec", "expected"), ELASTIC_ENV_CASES)
+def test_kubeflows_elastic_env_cases_reach_the_pods_as_render_job_previews_them(
+    sim, ns, tmp_path, case, replicas, policy, spec, expected
+):
+    """On a cluster the defaulter runs first, as Kubeflow's does: a policy with neither bound gets both
+    from the Worker replicas, so its pods say `PET_NNODES=n:n` where the bare env case says `n`."""
+    manifest = job_manifest(
+        "PyTorchJob", replicas, name="elastic-job", namespace=ns, elasticPolicy=policy, **spec
+    )
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    output = io.StringIO()
+    call_command("render_job", str(path), stdout=output)
+    rendered = yaml.safe_load_all(output.getvalue())
+    previewed = {c["metadata"]["name"]: c for c in rendered if c["kind"] == "Pod"}
+    workers = replicas["Worker"]
+    if "minReplicas" not in policy and "maxReplicas" not in policy:
+        expected = {**expected, "PET_NNODES": f"{workers}:{workers}"}
+
+    submit(sim, manifest)
+    made = live_pods(sim, ns)
+    assert set(made) == set(previewed) == {f"elastic-job-worker-{i}" for i in range(workers)}, case
+    for name, pod in made.items():
+        env = env_of(pod, "pytorch")
+        assert env == env_of(previewed[name], "pytorch"), case
+        assert {key: value for key, value in env.items() if key.startswith(("PET_", "PYTHON"))} == {
+            "PYTHONUNBUFFERED": "1",
+            **expected,
+        }, case
 
 
 # -- the contract's edges ------------------------------------------------------------------------------

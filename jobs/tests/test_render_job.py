@@ -135,6 +135,32 @@ def test_a_workers_only_elastic_pytorchjob_gives_every_worker_the_rendezvous(tmp
         assert "MASTER_ADDR" not in env
 
 
+def test_an_elastic_job_with_metrics_gets_its_horizontal_pod_autoscaler_first(tmp_path):
+    cpu = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization"}}}
+    manifest = job_manifest(
+        "PyTorchJob",
+        {"Worker": 2},
+        name="elastic",
+        namespace="team-a",
+        elasticPolicy={"minReplicas": 1, "maxReplicas": 3, "metrics": [cpu]},
+    )
+
+    hpa, *children = render(tmp_path, manifest)
+
+    assert (hpa["apiVersion"], hpa["kind"], hpa["metadata"]["name"]) == (
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        "elastic",
+    )
+    assert hpa["spec"] == {
+        "scaleTargetRef": {"apiVersion": "argoml.io/v1alpha1", "kind": "PyTorchJob", "name": "elastic"},
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "metrics": [cpu],
+    }
+    assert [c["kind"] for c in children] == ["Service", "Service", "Pod", "Pod"]
+
+
 def test_replicas_outside_the_elastic_bounds_are_named(tmp_path):
     manifest = job_manifest(
         "PyTorchJob", {"Worker": 5}, name="elastic", namespace="team-a", elasticPolicy={"maxReplicas": 4}

@@ -11,6 +11,7 @@ from jobs.status import Failure, aggregate, current_state, order_conditions, set
 from jobs.tests.fakes import T0, created, make_job, tf_job, with_state
 
 LATER = T0 + timedelta(minutes=5)
+SELECTOR = "argoml.io/job-name=train,argoml.io/replica-type="  # + the replica type, lowercase
 
 
 def pods_of(job, framework=None) -> dict[str, dict]:
@@ -55,9 +56,9 @@ class TestANewJob:
                 }
             ],
             "replicaStatuses": {
-                "Chief": {"active": 0, "succeeded": 0, "failed": 0},
-                "PS": {"active": 0, "succeeded": 0, "failed": 0},
-                "Worker": {"active": 0, "succeeded": 0, "failed": 0},
+                "Chief": {"active": 0, "succeeded": 0, "failed": 0, "selector": SELECTOR + "chief"},
+                "PS": {"active": 0, "succeeded": 0, "failed": 0, "selector": SELECTOR + "ps"},
+                "Worker": {"active": 0, "succeeded": 0, "failed": 0, "selector": SELECTOR + "worker"},
             },
             "startTime": "2024-05-01T12:00:00Z",
         }
@@ -66,7 +67,12 @@ class TestANewJob:
         job = tf_job(chief=1, ps=0, workers=2)
         status = status_after(job, pods_of(job))
         assert current_state(status) == "Created"
-        assert status["replicaStatuses"]["Worker"] == {"active": 2, "succeeded": 0, "failed": 0}
+        assert status["replicaStatuses"]["Worker"] == {
+            "active": 2,
+            "succeeded": 0,
+            "failed": 0,
+            "selector": SELECTOR + "worker",
+        }
 
 
 class TestARunningJob:
@@ -102,7 +108,12 @@ class TestSuccess:
         assert condition(status, "Succeeded")["message"] == "TFJob ml/train successfully completed."
         assert condition(status, "Running")["status"] == "False"
         assert status["completionTime"] == "2024-05-01T12:05:00Z"
-        assert status["replicaStatuses"]["Chief"] == {"active": 0, "succeeded": 1, "failed": 0}
+        assert status["replicaStatuses"]["Chief"] == {
+            "active": 0,
+            "succeeded": 1,
+            "failed": 0,
+            "selector": SELECTOR + "chief",
+        }
 
     def test_workers_finishing_do_not_finish_a_job_with_a_chief(self):
         job = tf_job(chief=1, ps=0, workers=2)
@@ -194,7 +205,12 @@ class TestFailure:
             "lastTransitionTime": "2024-05-01T12:05:00Z",
         }
         assert status["completionTime"] == "2024-05-01T12:05:00Z"
-        assert status["replicaStatuses"]["Worker"] == {"active": 1, "succeeded": 0, "failed": 1}
+        assert status["replicaStatuses"]["Worker"] == {
+            "active": 1,
+            "succeeded": 0,
+            "failed": 1,
+            "selector": SELECTOR + "worker",
+        }
 
     def test_an_exit_code_below_128_under_exit_code_fails_the_job(self):
         job = tf_job(chief=1, ps=0, workers=1, restart_policy="ExitCode")

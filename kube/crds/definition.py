@@ -47,6 +47,33 @@ AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp")
 
 
 @dataclass(frozen=True)
+class Scale:
+    """The `scale` subresource: where `kubectl scale` and a HorizontalPodAutoscaler read and write replicas.
+    Paths are dotted JSON paths without array notation, as the apiserver requires."""
+
+    spec_replicas_path: str
+    status_replicas_path: str
+    label_selector_path: str = ""
+
+    def __post_init__(self) -> None:
+        for field, path in (
+            ("specReplicasPath", self.spec_replicas_path),
+            ("statusReplicasPath", self.status_replicas_path),
+            ("labelSelectorPath", self.label_selector_path),
+        ):
+            if path and (not path.startswith(".") or "[" in path):
+                raise ValueError(f"scale {field} must be a dotted path starting with '.', got {path!r}")
+        if not self.spec_replicas_path.startswith(".spec."):
+            raise ValueError(f"scale specReplicasPath must be under .spec, got {self.spec_replicas_path!r}")
+
+    def manifest(self) -> dict[str, Any]:
+        scale = {"specReplicasPath": self.spec_replicas_path, "statusReplicasPath": self.status_replicas_path}
+        if self.label_selector_path:
+            scale["labelSelectorPath"] = self.label_selector_path
+        return scale
+
+
+@dataclass(frozen=True)
 class CustomResource:
     """A namespaced kind of group argoml.io, version v1alpha1, with the status subresource."""
 
@@ -58,6 +85,7 @@ class CustomResource:
     status: Schema
     columns: tuple[PrinterColumn, ...]
     categories: tuple[str, ...] = (CATEGORY,)
+    scale: Scale | None = None
 
     def __post_init__(self) -> None:
         if not _KIND.match(self.kind):
@@ -107,6 +135,12 @@ class CustomResource:
             required=("spec",),
         )
 
+    def subresources(self) -> dict[str, Any]:
+        subresources: dict[str, Any] = {"status": {}}
+        if self.scale is not None:
+            subresources["scale"] = self.scale.manifest()
+        return subresources
+
     def manifest(self) -> dict[str, Any]:
         """The apiextensions.k8s.io/v1 CustomResourceDefinition, as a plain dict."""
         return {
@@ -133,7 +167,7 @@ class CustomResource:
                         "served": True,
                         "storage": True,
                         "schema": {"openAPIV3Schema": self.open_api_schema()},
-                        "subresources": {"status": {}},
+                        "subresources": self.subresources(),
                         "additionalPrinterColumns": [column.manifest() for column in self.columns],
                     }
                 ],

@@ -3,7 +3,7 @@ changing its apiVersion. Pod templates are kept as written; the fields the opera
 
 from __future__ import annotations
 
-from .definition import AGE, CustomResource, PrinterColumn
+from .definition import AGE, CustomResource, PrinterColumn, Scale
 from .schema import (
     Schema,
     array,
@@ -92,7 +92,9 @@ JOB_STATUS = obj(
                     "active": integer("Pods running."),
                     "succeeded": integer("Pods that exited 0."),
                     "failed": integer("Pods that failed."),
-                    "selector": string("A label selector for the pods of this type."),
+                    "selector": string(
+                        "This type's pods as a label selector string (what the scale subresource shows)."
+                    ),
                 }
             ),
             "Pod counts by replica type.",
@@ -122,7 +124,14 @@ JOB_COLUMNS = (
 )
 
 
-def _job(kind: str, framework: str, spec_key: str, types: str, extra: dict[str, Schema]) -> CustomResource:
+def _job(
+    kind: str,
+    framework: str,
+    spec_key: str,
+    types: str,
+    extra: dict[str, Schema],
+    scale: Scale | None = None,
+) -> CustomResource:
     return CustomResource(
         kind=kind,
         plural=f"{kind.lower()}s",
@@ -134,6 +143,7 @@ def _job(kind: str, framework: str, spec_key: str, types: str, extra: dict[str, 
         ),
         status=JOB_STATUS,
         columns=JOB_COLUMNS,
+        scale=scale,
     )
 
 
@@ -180,15 +190,20 @@ ELASTIC_POLICY = obj(
         "maxRestarts": integer("Worker group restarts torchrun allows before failing.", minimum=0),
         "metrics": array(
             embedded("An autoscaling/v2 MetricSpec."),
-            "Metrics for an autoscaler between min and max (kept and checked; no autoscaler yet).",
+            "autoscaling/v2 metrics: with them the operator keeps a HorizontalPodAutoscaler (named as the "
+            "job) that scales the Workers between minReplicas and maxReplicas.",
         ),
     },
     "torchrun's elastic training (Kubeflow v1 ElasticPolicy): Workers meet through a rendezvous.",
 )
 
-# Issue 19's autoscaler part will add the `scale` subresource here (specReplicasPath
-# `.spec.pytorchReplicaSpecs.Worker.replicas`, a labelSelectorPath), once kubesim serves it and
-# `CustomResource` can declare it; until then a job scales by editing the Worker replicas.
+# Kubeflow's scale subresource: `kubectl scale pytorchjob` and a HorizontalPodAutoscaler set the Worker
+# replicas, read the active Workers and find their pods by the selector the operator writes in the status.
+WORKER_SCALE = Scale(
+    spec_replicas_path=".spec.pytorchReplicaSpecs.Worker.replicas",
+    status_replicas_path=".status.replicaStatuses.Worker.active",
+    label_selector_path=".status.replicaStatuses.Worker.selector",
+)
 PYTORCHJOB = _job(
     "PyTorchJob",
     "PyTorch",
@@ -198,4 +213,5 @@ PYTORCHJOB = _job(
         "nprocPerNode": int_or_string("Processes per node for torchrun: a number, auto, cpu or gpu."),
         "elasticPolicy": ELASTIC_POLICY,
     },
+    scale=WORKER_SCALE,
 )

@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 from kube.client import get_client, reset_client
 from kube.crds import CUSTOM_RESOURCES, HYPERPARAM_WORKFLOW, PYTORCHJOB, TENSORBOARD, TFJOB, by_kind
 from kube.crds import render as crd_render
-from kube.crds.definition import CustomResource, PrinterColumn
+from kube.crds.definition import CustomResource, PrinterColumn, Scale
 from kube.crds.install import CREATED, UNCHANGED, UPDATED, install, wait_established
 from kube.crds.schema import obj, string, structural_problems
 from kube.errors import Invalid
@@ -46,7 +46,36 @@ def test_every_kind_is_declared_with_its_short_name_in_group_argoml_io():
 def test_every_schema_is_structural_and_the_status_is_a_subresource(resource):
     version = resource.manifest()["spec"]["versions"][0]
     assert structural_problems(version["schema"]["openAPIV3Schema"]) == []
-    assert version["subresources"] == {"status": {}}
+    assert version["subresources"]["status"] == {}
+
+
+def test_only_the_pytorchjob_has_a_scale_subresource_and_it_is_kubeflows():
+    """Kubeflow's paths (manifests/base/crds/kubeflow.org_pytorchjobs.yaml), so an HPA or `kubectl scale`
+    written for Kubeflow drives the Workers here too."""
+    scaled = {
+        resource.kind: resource.manifest()["spec"]["versions"][0]["subresources"].get("scale")
+        for resource in CUSTOM_RESOURCES
+    }
+    assert scaled.pop("PyTorchJob") == {
+        "specReplicasPath": ".spec.pytorchReplicaSpecs.Worker.replicas",
+        "statusReplicasPath": ".status.replicaStatuses.Worker.active",
+        "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
+    }
+    assert set(scaled.values()) == {None}
+
+
+@pytest.mark.parametrize(
+    ("paths", "problem"),
+    [
+        (("spec.replicas", ".status.replicas", ""), "specReplicasPath"),
+        ((".status.x", ".status.replicas", ""), "under .spec"),
+        ((".spec.r", ".status.a[0]", ""), "statusReplicasPath"),
+        ((".spec.r", ".status.r", "status.selector"), "labelSelectorPath"),
+    ],
+)
+def test_a_scale_with_a_path_the_apiserver_refuses_is_an_error_naming_the_field(paths, problem):
+    with pytest.raises(ValueError, match=problem):
+        Scale(*paths)
 
 
 def test_printer_columns_show_state_for_jobs_trials_for_sweeps_and_url_for_tensorboards():

@@ -27,10 +27,12 @@ class Verdict:
 
 
 def review_request(
-    request: Attributes, kind: str, uid: str, *, dry_run: bool, user_info: dict[str, Any]
+    request: Attributes, kind: tuple[str, str, str], uid: str, *, dry_run: bool, user_info: dict[str, Any]
 ) -> dict[str, Any]:
-    """The AdmissionReview the apiserver POSTs to a webhook."""
-    group_version_kind = {"group": request.group, "version": request.version, "kind": kind}
+    """The AdmissionReview the apiserver POSTs to a webhook; `kind` is (group, version, kind) of the object
+    shown, which differs from the resource's for a subresource with a kind of its own (a Scale)."""
+    group, version, kind_name = kind
+    group_version_kind = {"group": group, "version": version, "kind": kind_name}
     group_version_resource = {
         "group": request.group,
         "version": request.version,

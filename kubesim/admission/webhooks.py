@@ -1,9 +1,11 @@
 """Admission webhooks in the simulator: the registered configurations are called over HTTPS on every write.
 
 Mutating webhooks run first (configurations by name, webhooks in order) and their JSON Patches are applied
-one after the other; the store then validates the object; then validating webhooks run. A DELETE is shown to
-both kinds (mutations of a delete are ignored, as the apiserver ignores them). failurePolicy, timeoutSeconds,
-rules, namespaceSelector, objectSelector and sideEffects with dryRun are honoured; matchConditions and
+one after the other; the store then validates the object; then validating webhooks run. A write to the
+`scale` subresource is shown as the apiserver shows it: an `autoscaling/v1` Scale (the resource stays the
+object's, subResource `scale`), and a patch of it sets the replicas. A DELETE is shown to both kinds
+(mutations of a delete are ignored, as the apiserver ignores them). failurePolicy, timeoutSeconds, rules,
+namespaceSelector, objectSelector and sideEffects with dryRun are honoured; matchConditions and
 reinvocationPolicy are not (see docs/kubesim.md).
 """
 
@@ -14,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from kubesim import scale
 from kubesim.admission.client import endpoint_for, post_review, tls_context
 from kubesim.admission.configs import apply_defaults, configuration_causes
 from kubesim.admission.matching import Attributes, webhook_applies
@@ -79,10 +82,19 @@ class Webhooks:
             verdict = self._consult(webhook, attributes, request)
             if verdict is not None and verdict.patch:
                 try:
-                    obj = json_patch(obj, verdict.patch)
+                    patched = json_patch(attributes.object, verdict.patch)
                 except ApiError as error:
                     raise call_failure(webhook["name"], f"JSON patch failed: {error.message}") from None
+                obj = self._patched(request, obj, patched)
         return obj
+
+    @staticmethod
+    def _patched(request: AdmissionRequest, obj: dict[str, Any], patched: Any) -> dict[str, Any]:
+        """The object after a mutating webhook's patch; a patched Scale only sets the replicas."""
+        paths = request.resource.scale
+        if request.subresource != "scale" or paths is None:
+            return dict(patched)
+        return scale.with_replicas(obj, paths, scale.desired_replicas(patched, request.name))
 
     def _validate(self, request: AdmissionRequest) -> None:
         if request.resource.group == GROUP:
@@ -108,6 +120,10 @@ class Webhooks:
 
     def _attributes(self, request: AdmissionRequest, obj: dict[str, Any] | None) -> Attributes:
         resource = request.resource
+        old = request.old_object
+        if request.subresource == "scale" and resource.scale is not None:
+            obj = scale.scale_of(obj, resource.scale) if obj is not None else None
+            old = scale.scale_of(old, resource.scale) if old is not None else None
         return Attributes(
             operation=request.operation,
             group=resource.group,
@@ -118,7 +134,7 @@ class Webhooks:
             namespace=request.namespace,
             name=request.name,
             object=obj,
-            old_object=request.old_object,
+            old_object=old,
         )
 
     def _namespace(self, name: str) -> dict[str, Any] | None:
@@ -139,7 +155,11 @@ class Webhooks:
         uid = str(uuid.uuid4())
         user_info = request.user.as_user_info() if request.user is not None else self.user_info
         review = review_request(
-            attributes, request.resource.kind, uid, dry_run=request.dry_run, user_info=user_info
+            attributes,
+            _kind_of(request),
+            uid,
+            dry_run=request.dry_run,
+            user_info=user_info,
         )
         try:
             if "v1" not in (webhook.get("admissionReviewVersions") or []):
@@ -157,3 +177,11 @@ class Webhooks:
         if not verdict.allowed:
             raise denial(name, verdict.status)
         return verdict
+
+
+def _kind_of(request: AdmissionRequest) -> tuple[str, str, str]:
+    """(group, version, kind) of what a webhook is shown: the object's, or a Scale for `…/scale`."""
+    resource = request.resource
+    if request.subresource == "scale" and resource.scale is not None:
+        return ("autoscaling", "v1", "Scale")
+    return (resource.group, resource.storage_version, resource.kind)

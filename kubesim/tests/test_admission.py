@@ -404,3 +404,73 @@ def test_webhooks_receive_the_requesting_users_identity(
         "groups": ["devs", "system:authenticated"],
     }
     assert second["userInfo"] == {"username": "bob", "groups": ["team", "system:authenticated"]}
+
+
+def test_a_scale_write_shows_webhooks_a_scale_and_their_patch_sets_the_replicas(
+    api: client.ApiClient, hooks: WebhookServer
+) -> None:
+    """As the apiserver: `deployments/scale` is admitted as an autoscaling/v1 Scale (the resource stays the
+    Deployment's), a rule on `deployments` alone is not consulted, and a mutating patch of the Scale's
+    replicas is what gets stored."""
+    hooks.answer(
+        "/scale",
+        lambda request: {"allowed": request["object"]["spec"]["replicas"] <= 4}
+        | {"status": {"code": 422, "reason": "Invalid", "message": "at most 4 replicas"}},
+    )
+    hooks.answer("/deployments", lambda request: ALLOW)
+    hooks.answer(
+        "/halve",
+        lambda request: patch_response(
+            [{"op": "replace", "path": "/spec/replicas", "value": request["object"]["spec"]["replicas"] // 2}]
+        ),
+    )
+
+    def on(resources: list[str], operations: tuple[str, ...] = ("UPDATE",)) -> list[dict[str, Any]]:
+        rule = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": list(operations)}
+        return [rule | {"resources": resources}]
+
+    register(
+        api,
+        "validating",
+        "scaling",
+        webhook("scale.kst.argoml.io", by_url(hooks, "/scale"), rules=on(["deployments/scale"])),
+        webhook("deployments.kst.argoml.io", by_url(hooks, "/deployments"), rules=on(["deployments"])),
+    )
+    apps = client.AppsV1Api(api)
+    labels = {"app": "web"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "web", "image": "web:1"}]}}
+    apps.create_namespaced_deployment(
+        "default",
+        {
+            "metadata": {"name": "web"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": template},
+        },
+    )
+
+    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 3}})
+    (review,) = hooks.requests_to("/scale")
+    assert review["kind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+    assert review["resource"] == {"group": "apps", "version": "v1", "resource": "deployments"}
+    assert review["subResource"] == "scale"
+    assert (review["object"]["kind"], review["object"]["spec"]["replicas"]) == ("Scale", 3)
+    assert review["oldObject"]["spec"]["replicas"] == 1
+    assert hooks.requests_to("/deployments") == [], "a rule on the resource alone skips its subresources"
+
+    code, status = refusal(
+        lambda: apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}})
+    )
+    assert (code, status["message"]) == (
+        422,
+        'admission webhook "scale.kst.argoml.io" denied the request: at most 4 replicas',
+    )
+    assert apps.read_namespaced_deployment("web", "default").spec.replicas == 3
+
+    register(
+        api,
+        "mutating",
+        "halving",
+        webhook("halve.kst.argoml.io", by_url(hooks, "/halve"), rules=on(["deployments/scale"])),
+    )
+    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 4}})
+    assert apps.read_namespaced_deployment("web", "default").spec.replicas == 2
+    assert hooks.requests_to("/scale")[-1]["object"]["spec"]["replicas"] == 2

@@ -70,6 +70,12 @@ def test_every_job_kind_and_the_sweep_are_validated_and_the_job_kinds_defaulted(
     assert webhooks["inject.mutate.argoml.io"]["rules"][0]["resources"] == ["pods"]
 
 
+def test_a_pytorchjobs_scale_updates_are_validated_too():
+    """`kubectl scale` writes the Scale subresource, which a rule on `pytorchjobs` alone never sees."""
+    (_jobs, scales) = webhooks_by_name(configurations())["validate.argoml.io"]["rules"]
+    assert (scales["resources"], scales["operations"]) == (["pytorchjobs/scale"], ["UPDATE"])
+
+
 def test_the_client_config_points_at_the_service_or_a_url_and_carries_the_ca_bundle():
     in_cluster = webhooks_by_name(configurations(Target(), "Q0E="))["validate.argoml.io"]["clientConfig"]
     assert in_cluster == {

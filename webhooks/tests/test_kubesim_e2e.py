@@ -29,11 +29,12 @@ from kube.resources import CRD, NAMESPACE, POD, SECRET, ResourceType
 from kubesim.testing import running_simulator
 from webhooks import rulecache
 from webhooks.models import InjectionRule, SecretEnvVar
-from webhooks.tests.conftest import TRAIN_TEMPLATE, container, hyperparam_workflow, tf_job
+from webhooks.tests.conftest import TRAIN_TEMPLATE, container, hyperparam_workflow, pytorch_job, tf_job
 from webhooks.tests.servers import gunicorn_tls
 
 KUBECTL = str(Path(sys.executable).parent / "kubectl")
 TFJOB = ResourceType("argoml.io/v1alpha1", "TFJob", "tfjobs")
+PYTORCHJOB = ResourceType("argoml.io/v1alpha1", "PyTorchJob", "pytorchjobs")
 HYPERPARAM_WORKFLOW = ResourceType("argoml.io/v1alpha1", "HyperparamWorkflow", "hyperparamworkflows")
 WORKFLOW = ResourceType("argoproj.io/v1alpha1", "Workflow", "workflows")
 
@@ -71,7 +72,8 @@ def cluster(django_db_setup, django_db_blocker):
             "DATABASE_URL": _database_url(),
             "ALLOWED_HOSTS": "argoml-webhooks.argoml.svc,127.0.0.1",
             "DEBUG": "false",
-            "KUBECONFIG": "",
+            # The scale check reads the job a Scale belongs to from the cluster.
+            "KUBECONFIG": str(simulator.kubeconfig_path),
         }
         with django_db_blocker.unblock(), gunicorn_tls(cert_dir, env=env, workers=1, threads=4) as served:
             simulator.webhooks.route_service("argoml", "argoml-webhooks", f"127.0.0.1:{served.port}")
@@ -236,3 +238,28 @@ def test_argo_workflows_are_linted_only_in_namespaces_that_opted_in(cluster):
     assert done.stderr == (
         "The Workflow \"broken\" is invalid: spec: templates.main.steps[0].a template name 'x' undefined\n"
     )
+
+
+def test_kubectl_scale_of_an_elastic_pytorchjob_stays_within_its_bounds(cluster):
+    """The apiserver sends our webhook the Scale of `pytorchjobs/scale`; the webhook reads the job."""
+    template = {"spec": {"containers": [container("pytorch")]}}
+    job = pytorch_job("elastic", Worker={"replicas": 2, "template": template})
+    job["spec"]["elasticPolicy"] = {"minReplicas": 2, "maxReplicas": 4}
+    assert apply(cluster, job).returncode == 0
+
+    def workers() -> int:
+        return get_client().get(PYTORCHJOB, "elastic", "ml")["spec"]["pytorchReplicaSpecs"]["Worker"][
+            "replicas"
+        ]
+
+    done = kubectl(cluster, "scale", "pytorchjob", "elastic", "-n", "ml", "--replicas=5")
+    assert done.returncode == 1
+    assert done.stderr == (
+        'The Scale "elastic" is invalid: spec.pytorchReplicaSpecs.Worker.replicas: '
+        "5 is outside the elastic policy's [2, 4]\n"
+    )
+    assert workers() == 2
+
+    done = kubectl(cluster, "scale", "pytorchjob", "elastic", "-n", "ml", "--replicas=4")
+    assert done.returncode == 0, done.stderr
+    assert workers() == 4

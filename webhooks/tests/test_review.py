@@ -47,6 +47,8 @@ def test_a_delete_has_no_object_and_an_old_object():
         (lambda body: body["request"].update(oldObject="x"), "request.oldObject must be an object or null"),
         (lambda body: body["request"].update(namespace=3), "request.namespace must be a string"),
         (lambda body: body["request"].update(dryRun="yes"), "request.dryRun must be true or false"),
+        (lambda body: body["request"].update(resource="tfjobs"), "request.resource must be an object"),
+        (lambda body: body["request"]["resource"].update(group=1), "request.resource.group must be a string"),
     ],
 )
 def test_a_malformed_request_is_refused_naming_the_field(mangle, complaint):
@@ -60,6 +62,17 @@ def test_a_malformed_request_is_refused_naming_the_field(mangle, complaint):
 def test_a_body_that_is_not_an_object_is_refused(body):
     with pytest.raises(MalformedReview, match="must be a JSON object"):
         parse_review(body)
+
+
+def test_the_resource_says_what_a_subresources_object_belongs_to():
+    body = admission_review(tf_job(), operation="UPDATE", old=tf_job(), subResource="scale")
+    body["request"]["resource"] = {"group": "argoml.io", "version": "v1alpha1", "resource": "pytorchjobs"}
+    request = parse_review(body)
+    assert (request.sub_resource, request.resource_group, request.resource) == (
+        "scale",
+        "argoml.io",
+        "pytorchjobs",
+    )
 
 
 REQUEST = parse_review(admission_review(tf_job()))

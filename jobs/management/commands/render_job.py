@@ -1,5 +1,6 @@
-"""`manage.py render_job FILE.yaml`: print the PodGroup, Services and Pods the operator would create for a
-job."""
+"""`manage.py render_job FILE.yaml`: print what the operator would create for a job: its
+HorizontalPodAutoscaler (an elastic PyTorchJob with metrics), PodGroup (with a gang scheduler), Services and
+Pods."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from argoml_site import yamlio
 from argoml_site.documents import read_yaml_documents
 from jobs import conf, gang
+from jobs.autoscaling import desired_hpa
 from jobs.frameworks import UnknownKind, framework_for
 from jobs.manifests import LABEL_REPLICA_TYPE, desired_pods, desired_services
 from jobs.spec import job_name, with_defaults
@@ -18,9 +20,10 @@ from jobs.validation import validate
 
 class Command(BaseCommand):
     help = (
-        "Dry run: print, as YAML, the Services and Pods the operator would create for the TFJob, MXJob or "
-        "PyTorchJob in FILE (- for stdin), in the order it creates them (with a gang scheduler, its PodGroup "
-        "first). Nothing is sent to the cluster."
+        "Dry run: print, as YAML, what the operator would create for the TFJob, MXJob or PyTorchJob in FILE "
+        "(- for stdin), in the order it creates them: the HorizontalPodAutoscaler (an elastic PyTorchJob "
+        "with metrics), the PodGroup (with a gang scheduler), Services and Pods. Nothing is sent to the "
+        "cluster."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -60,8 +63,8 @@ class Command(BaseCommand):
 def render(
     job: Any, domain: str, *, where: str, scheduler: gang.GangScheduler | None = None
 ) -> list[dict[str, Any]]:
-    """The job's PodGroup (with a gang scheduler), Services then Pods; CommandError naming every invalid
-    field."""
+    """The job's HPA (if any), PodGroup (with a gang scheduler), Services then Pods; CommandError naming every
+    invalid field."""
     if not isinstance(job, dict):
         raise CommandError(f"{where}: a job must be a mapping, not {type(job).__name__}")
     try:
@@ -71,10 +74,12 @@ def render(
     errors = validate(job, framework)
     if errors:
         raise CommandError(f"{where} is not a valid {framework.kind}:\n  " + "\n  ".join(map(str, errors)))
+    hpa = desired_hpa(job, framework)
+    autoscaler = [hpa] if hpa else []
     pods = desired_pods(job, framework)
     if scheduler is None:
-        return desired_services(job, framework) + pods
+        return autoscaler + desired_services(job, framework) + pods
     for pod in pods:
         gang.decorate_pod(pod, scheduler, job_name(job), pod["metadata"]["labels"][LABEL_REPLICA_TYPE])
     pod_group = gang.desired_pod_group(with_defaults(job, framework), framework, scheduler)
-    return [pod_group, *desired_services(job, framework), *pods]
+    return [*autoscaler, pod_group, *desired_services(job, framework), *pods]
