@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, cast
 
+import urllib3.exceptions
 from minio import Minio
 from minio.error import MinioException, S3Error
 
@@ -144,6 +145,8 @@ def _reason(error: Exception) -> str:
         return f"HTTP {error.code} {error.reason}"
     if isinstance(error, urllib.error.URLError):
         return f"unreachable: {error.reason}"
+    if isinstance(error, urllib3.exceptions.HTTPError):
+        return f"the store is unreachable: {error}"
     if isinstance(error, tarfile.TarError):
         return f"not a tar or tar.gz archive ({error}); save it with `archive: none` or as Argo's default tgz"
     if isinstance(error, UnsafeArchive):
@@ -168,7 +171,15 @@ def fetch_run(
             outcome = _fetch_s3(client(), run, scratch, previous, limits)
         else:
             outcome = _fetch_http(run, scratch, previous, limits)
-    except (MinioException, OSError, tarfile.TarError, UnsafeArchive, PlanError, ValueError) as error:
+    except (
+        MinioException,
+        urllib3.exceptions.HTTPError,  # the store cannot be reached (minio lets urllib3's errors through)
+        OSError,
+        tarfile.TarError,
+        UnsafeArchive,
+        PlanError,
+        ValueError,
+    ) as error:
         shutil.rmtree(scratch, ignore_errors=True)
         logger.warning("run %s: %s could not be fetched: %s", run.run, run.url, error)
         return Outcome(run.run, run.url, error=_reason(error))

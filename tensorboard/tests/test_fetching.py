@@ -111,6 +111,17 @@ def test_wrong_credentials_are_reported_not_ignored(s3, logs, tmp_path):
     assert anonymous.error.startswith("AccessDenied")
 
 
+def test_an_unreachable_store_is_a_reported_run_not_a_crash(tmp_path):
+    with running_s3() as server:
+        endpoint = server.endpoint  # a port nothing listens on once the block ends
+    plan = Plan(
+        (RunSource("a", "s3://ml-logs/a.tgz", "tar", "000"),),
+        S3Access(endpoint, False, "us-east-1", ACCESS_KEY_ENV, SECRET_KEY_ENV),
+    )
+    [outcome] = sync(plan, tmp_path / "dest", CREDENTIALS)
+    assert outcome.error.startswith("the store is unreachable")
+
+
 @pytest.fixture
 def http_root(tmp_path) -> Iterator[tuple[str, Path]]:
     root = tmp_path / "www"
