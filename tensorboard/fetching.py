@@ -9,6 +9,7 @@ makes the sync sidecar cheap. One bad artifact never stops the others: it become
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
 import shutil
@@ -174,6 +175,7 @@ def fetch_run(
     except (
         MinioException,
         urllib3.exceptions.HTTPError,  # the store cannot be reached (minio lets urllib3's errors through)
+        http.client.HTTPException,  # an HTTP artifact's server broke off the answer
         OSError,
         tarfile.TarError,
         UnsafeArchive,
