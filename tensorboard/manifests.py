@@ -198,6 +198,8 @@ def _names(logdirs: list[tuple[str, str]]) -> list[str]:
 
 
 def local_paths(logdirs: list[tuple[str, str]]) -> list[str]:
+    """Where the pod reads each logdir; fetched ones are numbered in order, whatever the run is called, so
+    no run name ever becomes a path."""
     paths: list[str] = []
     fetched = 0
     for _name, path in logdirs:
