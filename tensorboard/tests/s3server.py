@@ -152,8 +152,8 @@ class Handler(BaseHTTPRequestHandler):
         if objects is None:
             self._error(404, "NoSuchBucket", f"bucket {bucket} does not exist")
         elif "location" in query:
-            body = f'<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">{REGION}</LocationConstraint>'
-            self._send(200, body.encode(), {"Content-Type": "application/xml"})
+            location = f'<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">{REGION}</LocationConstraint>'
+            self._send(200, location.encode(), {"Content-Type": "application/xml"})
         elif not key:
             self._list(bucket, objects, query)
         elif key not in objects:
