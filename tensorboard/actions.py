@@ -16,7 +16,7 @@ from typing import Any
 
 from hyperparam.manifests import LABEL_BATCH, sweep_selector
 from kube.client import KubeClient
-from kube.conditions import timestamp
+from kube.conditions import is_true, timestamp
 from kube.crds import HYPERPARAM_WORKFLOW, MXJOB, PYTORCHJOB, TENSORBOARD, TFJOB
 from kube.errors import AlreadyExists, Conflict, NotFound
 from kube.events import recorder_for
@@ -194,7 +194,10 @@ def job_logdirs(job: dict[str, Any], conf: TensorboardConf) -> Logdirs:
         )
     path = conf.job_logdir.format(namespace=metadata.get("namespace"), name=metadata.get("name"))
     store = conf.default_repository.s3 if path.startswith("s3://") else None
-    return Logdirs([{"name": str(metadata.get("name")), "path": path}], store)
+    conditions = (job.get("status") or {}).get("conditions")
+    finished = is_true(conditions, "Succeeded") or is_true(conditions, "Failed")
+    # A job writes its logs straight to the store while it trains: its pod syncs until it finished.
+    return Logdirs([{"name": str(metadata.get("name")), "path": path}], store, running=not finished)
 
 
 def source_logdirs(
@@ -314,8 +317,10 @@ def spawn_logdirs(
                 path=entry["path"],
             )
     store = conf.default_repository.s3 if any(e["path"].startswith("s3://") for e in entries) else None
-    logdirs = Logdirs([{"name": e["name"], "path": e["path"]} for e in entries], store)
-    return _create_or_refresh(client, manifest(namespace, name, None, logdirs, now, idle_timeout), [])
+    # Folders named directly may be written to at any time: their pod keeps them in sync.
+    logdirs = Logdirs([{"name": e["name"], "path": e["path"]} for e in entries], store, running=True)
+    body = manifest(namespace, name, None, logdirs, now, idle_timeout, conf.sync_seconds)
+    return _create_or_refresh(client, body, [])
 
 
 def _create_or_refresh(client: KubeClient, body: dict[str, Any], warnings: list[str]) -> Spawned:

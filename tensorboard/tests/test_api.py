@@ -347,6 +347,14 @@ def test_a_training_job_opens_at_the_log_directory_the_administrator_configured(
     response = spawn(owner, "mnist-tf", kind="TFJob")
     assert response.status_code == 201
     assert response.json()["logdirs"] == [{"name": "mnist-tf", "path": "s3://ml-logs/team-a/mnist-tf"}]
+    # The job writes to the store while it trains: its pod keeps syncing until the job finished.
+    assert tensorboard(sim, "mnist-tf-tfjob", NAMESPACE)["spec"]["syncSeconds"] == 60
+    succeeded = {"conditions": [{"type": "Succeeded", "status": "True"}]}
+    sim.store.patch(
+        "tfjobs.argoml.io", "mnist-tf", {"status": succeeded}, namespace=NAMESPACE, subresource="status"
+    )
+    assert spawn(owner, "mnist-tf", kind="TFJob").status_code == 200
+    assert "syncSeconds" not in tensorboard(sim, "mnist-tf-tfjob", NAMESPACE)["spec"]
 
 
 def test_logdirs_named_directly_must_lie_under_a_path_an_administrator_allowed(sim, owner, settings):
