@@ -7,7 +7,15 @@ import sys
 # Commands that read files and print manifests: they sign nothing and store nothing, so they run with no
 # environment set (settings.py then stands a throwaway key in for SECRET_KEY).
 OFFLINE_COMMANDS = frozenset(
-    {"argo_lint", "render_job", "render_hyperparam", "transpile", "render_crds", "render_webhooks"}
+    {
+        "argo_lint",
+        "render_job",
+        "render_hyperparam",
+        "transpile",
+        "render_crds",
+        "render_webhooks",
+        "fetch_tensorboard_logs",
+    }
 )
 # A setting that is missing or wrong is a configuration problem (exit 2), not the command's verdict (exit 1).
 CONFIGURATION_EXIT_CODE = 2

@@ -215,6 +215,10 @@ WEBHOOK_REVIEW_BUDGET_SECONDS = env_float("WEBHOOK_REVIEW_BUDGET_SECONDS", 3.0, 
 
 # --- TensorBoard (tensorboard app, docs/tensorboard.md) ---------------------------------------------
 TENSORBOARD_IMAGE = env_str("TENSORBOARD_IMAGE", "tensorflow/tensorflow:2.16.1")
+# Our image, for the pod's artifact fetcher (init container and sync sidecar); the chart sets its own.
+TENSORBOARD_FETCH_IMAGE = env_str("TENSORBOARD_FETCH_IMAGE", "argoml/argoml:latest")
+# How often the pod of a source still running fetches its artifacts again.
+TENSORBOARD_SYNC_SECONDS = env_int("TENSORBOARD_SYNC_SECONDS", 60, minimum=1)
 TENSORBOARD_CPU_REQUEST = env_str("TENSORBOARD_CPU_REQUEST", "100m")
 TENSORBOARD_MEMORY_REQUEST = env_str("TENSORBOARD_MEMORY_REQUEST", "256Mi")
 TENSORBOARD_CPU_LIMIT = env_str("TENSORBOARD_CPU_LIMIT", "1")

@@ -16,16 +16,19 @@ from typing import Any
 
 from hyperparam.manifests import LABEL_BATCH, sweep_selector
 from kube.client import KubeClient
-from kube.conditions import timestamp
+from kube.conditions import is_true, timestamp
 from kube.crds import HYPERPARAM_WORKFLOW, MXJOB, PYTORCHJOB, TENSORBOARD, TFJOB
 from kube.errors import AlreadyExists, Conflict, NotFound
 from kube.events import recorder_for
-from kube.resources import WORKFLOW, ResourceType
+from kube.resources import CONFIGMAP, WORKFLOW, ResourceType
 
 from .artifacts import (
     Collection,
     ObjectStore,
     collect,
+    repository_from_configmap,
+    repository_ref,
+    resolved_repository,
     run_names,
     single_store,
     usable_artifacts,
@@ -48,6 +51,7 @@ logger = logging.getLogger(__name__)
 TENSORBOARD_RESOURCE = TENSORBOARD.resource_type
 LABEL_SOURCE_KIND = "argoml.io/tensorboard-source-kind"
 MAX_NAME_LENGTH = 253
+SWEEP_FINISHED_PHASES = frozenset({"Succeeded", "Failed"})  # hyperparam/status.py
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ class Logdirs:
     entries: list[dict[str, str]]
     store: ObjectStore | None = None
     warnings: list[str] = field(default_factory=list)
+    running: bool = False  # the source may still record runs: the pod re-syncs them
 
 
 @dataclass(frozen=True)
@@ -106,21 +111,45 @@ def _get(client: KubeClient, kind: SourceKind, namespace: str, name: str) -> dic
         ) from None
 
 
-def _from_collections(collections: Sequence[Collection], source: str) -> Logdirs:
+def _from_collections(collections: Sequence[Collection], source: str, *, running: bool = False) -> Logdirs:
     artifacts = usable_artifacts(collections, source)
     store = single_store(artifacts)
     entries = [
-        {"name": run, "path": artifact.path}
+        {"name": run, "path": artifact.path, **({"archive": "tar"} if artifact.archive == "tar" else {})}
         for run, artifact in zip(run_names(artifacts), artifacts, strict=True)
     ]
-    return Logdirs(entries, store, warnings_for(collections))
+    running = running or any(not collection.finished for collection in collections)
+    return Logdirs(entries, store, warnings_for(collections), running)
 
 
-def workflow_logdirs(workflow: dict[str, Any], conf: TensorboardConf) -> Logdirs:
+def configured_repository(client: KubeClient, workflow: dict[str, Any]) -> dict[str, Any] | None:
+    """The repository Argo would read for a workflow that does not record the one it used (Argo < 3.1):
+    the ConfigMap its `spec.artifactRepositoryRef` names, or the namespace's `artifact-repositories` default.
+    None when the workflow records it, or no such ConfigMap exists (then the spawner's settings apply)."""
+    if resolved_repository(workflow) is not None:
+        return None
+    configmap, key = repository_ref(workflow)
+    namespace = (workflow.get("metadata") or {}).get("namespace")
+    try:
+        found = client.get(CONFIGMAP, configmap, namespace)
+    except NotFound:
+        return None
+    repository = repository_from_configmap(found, key)
+    return dict(repository) if repository is not None else None
+
+
+def _collect(client: KubeClient, workflow: dict[str, Any], conf: TensorboardConf) -> Collection:
+    return collect(
+        workflow,
+        default_repository=conf.default_repository,
+        configured_repository=configured_repository(client, workflow),
+    )
+
+
+def workflow_logdirs(client: KubeClient, workflow: dict[str, Any], conf: TensorboardConf) -> Logdirs:
     """One run per `tensorboard` artifact of the workflow's nodes."""
     name = (workflow.get("metadata") or {}).get("name")
-    collection = collect(workflow, default_repository=conf.default_repository)
-    return _from_collections([collection], f"Workflow {name}")
+    return _from_collections([_collect(client, workflow, conf)], f"Workflow {name}")
 
 
 def sweep_logdirs(client: KubeClient, hpw: dict[str, Any], conf: TensorboardConf) -> Logdirs:
@@ -139,8 +168,13 @@ def sweep_logdirs(client: KubeClient, hpw: dict[str, Any], conf: TensorboardConf
             "its first trials ran.",
             found=[],
         )
-    collections = [collect(wf, default_repository=conf.default_repository) for wf in workflows]
-    return _from_collections(collections, f"HyperparamWorkflow {metadata.get('name')}")
+    collections = [_collect(client, wf, conf) for wf in workflows]
+    phase = str((hpw.get("status") or {}).get("phase") or "")
+    return _from_collections(
+        collections,
+        f"HyperparamWorkflow {metadata.get('name')}",
+        running=phase not in SWEEP_FINISHED_PHASES,
+    )
 
 
 def _batch_index(workflow: dict[str, Any]) -> tuple[int, str]:
@@ -160,7 +194,10 @@ def job_logdirs(job: dict[str, Any], conf: TensorboardConf) -> Logdirs:
         )
     path = conf.job_logdir.format(namespace=metadata.get("namespace"), name=metadata.get("name"))
     store = conf.default_repository.s3 if path.startswith("s3://") else None
-    return Logdirs([{"name": str(metadata.get("name")), "path": path}], store)
+    conditions = (job.get("status") or {}).get("conditions")
+    finished = is_true(conditions, "Succeeded") or is_true(conditions, "Failed")
+    # A job writes its logs straight to the store while it trains: its pod syncs until it finished.
+    return Logdirs([{"name": str(metadata.get("name")), "path": path}], store, running=not finished)
 
 
 def source_logdirs(
@@ -170,7 +207,7 @@ def source_logdirs(
     source_kind = SOURCE_KINDS[kind]
     source = _get(client, source_kind, namespace, name)
     if kind == "Workflow":
-        return workflow_logdirs(source, conf)
+        return workflow_logdirs(client, source, conf)
     if kind == "HyperparamWorkflow":
         return sweep_logdirs(client, source, conf)
     return job_logdirs(source, conf)
@@ -200,13 +237,17 @@ def manifest(
     logdirs: Logdirs,
     now: datetime,
     idle_timeout: timedelta | None = None,
+    sync_seconds: int = 60,
 ) -> dict[str, Any]:
-    """The Tensorboard of a (kind, name) source, or of admin-allowed logdirs (None), opened `now`."""
+    """The Tensorboard of a (kind, name) source, or of admin-allowed logdirs (None), opened `now`. A source
+    still running gets `syncSeconds`: its pod re-fetches the artifacts that often."""
     spec: dict[str, Any] = {"logdirs": logdirs.entries}
     if source is not None:
         spec["workflowRef"] = {"kind": source[0], "name": source[1]}
     if logdirs.store is not None:
         spec["s3"] = s3_spec(logdirs.store)
+    if logdirs.running:
+        spec["syncSeconds"] = sync_seconds
     if idle_timeout is not None:
         spec["idleTimeout"] = format_duration(idle_timeout)
     return {
@@ -250,7 +291,8 @@ def spawn(
     """Create the Tensorboard for a source, or return the one it already has (idempotent: the same source
     gives the same instance, its logdirs refreshed when the source recorded more since, and opened now)."""
     logdirs = source_logdirs(client, conf, kind, namespace, source)
-    body = manifest(namespace, tensorboard_name(kind, source), (kind, source), logdirs, now, idle_timeout)
+    name = tensorboard_name(kind, source)
+    body = manifest(namespace, name, (kind, source), logdirs, now, idle_timeout, conf.sync_seconds)
     return _create_or_refresh(client, body, logdirs.warnings)
 
 
@@ -275,8 +317,10 @@ def spawn_logdirs(
                 path=entry["path"],
             )
     store = conf.default_repository.s3 if any(e["path"].startswith("s3://") for e in entries) else None
-    logdirs = Logdirs([{"name": e["name"], "path": e["path"]} for e in entries], store)
-    return _create_or_refresh(client, manifest(namespace, name, None, logdirs, now, idle_timeout), [])
+    # Folders named directly may be written to at any time: their pod keeps them in sync.
+    logdirs = Logdirs([{"name": e["name"], "path": e["path"]} for e in entries], store, running=True)
+    body = manifest(namespace, name, None, logdirs, now, idle_timeout, conf.sync_seconds)
+    return _create_or_refresh(client, body, [])
 
 
 def _create_or_refresh(client: KubeClient, body: dict[str, Any], warnings: list[str]) -> Spawned:
@@ -293,6 +337,9 @@ def _create_or_refresh(client: KubeClient, body: dict[str, Any], warnings: list[
     patch: dict[str, Any] = {"metadata": {"annotations": metadata["annotations"]}}
     current = existing.get("spec") or {}
     changes = {key: body["spec"][key] for key in ("logdirs", "s3", "idleTimeout") if key in body["spec"]}
+    if "workflowRef" in body["spec"]:
+        # A source that finished since stops its pod's sync sidecar (merge patch: None removes the field).
+        changes["syncSeconds"] = body["spec"].get("syncSeconds")
     if any(current.get(key) != value for key, value in changes.items()):
         patch["spec"] = changes
     return Spawned(client.patch(TENSORBOARD_RESOURCE, name, patch, namespace), False, warnings)

@@ -1,14 +1,16 @@
 """Pure: an Argo Workflow (a dict as the API server returns it) → its output artifacts named `tensorboard`.
 
 Argo records every node's outputs in `status.nodes[*].outputs.artifacts`. An artifact that went to the
-default repository carries only its key; the bucket and endpoint then come from the repository the
-workflow used (`status.artifactRepositoryRef.artifactRepository`, Argo >= 3.1) or, failing that, from the
-default repository configured for the spawner. Large workflows keep their nodes gzipped in
-`status.compressedNodes` (decoded here) or offloaded to Argo's database (`status.offloadNodeStatusVersion`,
-unreachable from the API server: reported as such).
+default repository carries only its key; the bucket, endpoint and credential Secrets then come from the
+repository the workflow used, resolved as Argo resolves it: `status.artifactRepositoryRef.artifactRepository`
+(Argo >= 3.1), else the ConfigMap the workflow names or the namespace's default `artifact-repositories`
+ConfigMap (read by the caller, parsed here), else the spawner's default repository. Large workflows keep their
+nodes gzipped in `status.compressedNodes` (decoded here) or offloaded to Argo's database
+(`status.offloadNodeStatusVersion`, unreachable from the API server: reported as such).
 
-TensorBoard reads event files from a directory, so an artifact must be saved with `archive: {none: {}}`;
-without `archive` Argo tars and gzips it (its default), which is reported, never silently skipped.
+Artifacts are fetched into the TensorBoard pod, so Argo's default tar+gzip archive, a plain tar and
+`archive: none` are all readable; zip archives, other storages and deleted artifacts are skipped with a
+reason.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from .errors import (
-    ArchivedArtifacts,
     MixedObjectStores,
     NodeStatusUnavailable,
     NoTensorboardArtifacts,
@@ -31,10 +34,13 @@ from .errors import (
 
 ARTIFACT_NAME = "tensorboard"
 FINISHED_PHASES = frozenset({"Succeeded", "Failed", "Error"})
-# Where Argo can put an artifact, and which of those TensorBoard reads.
-READABLE_STORAGES = ("s3", "gcs")
-OTHER_STORAGES = ("oss", "hdfs", "http", "git", "artifactory", "azure", "raw", "plugin")
+# Where Argo can put an artifact, and which of those the spawner reads.
+READABLE_STORAGES = ("s3", "gcs", "http")
+OTHER_STORAGES = ("oss", "hdfs", "git", "artifactory", "azure", "raw", "plugin")
 ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar", ".zip")
+# Argo's names for the namespace's repositories: the ConfigMap, and the annotation naming its default key.
+REPOSITORIES_CONFIGMAP = "artifact-repositories"
+DEFAULT_REPOSITORY_ANNOTATION = "workflows.argoproj.io/default-artifact-repository"
 
 Json = Mapping[str, Any]
 
@@ -75,8 +81,9 @@ class Artifact:
     node_id: str
     node_name: str
     display_name: str
-    path: str  # s3://bucket/key or gs://bucket/key
+    path: str  # s3://bucket/key, gs://bucket/key or http(s)://…
     store: ObjectStore | None = None  # S3 only
+    archive: str = "none"  # "tar": a tar or tar.gz to unpack (Argo's default); "none": files as saved
 
 
 @dataclass(frozen=True)
@@ -93,13 +100,12 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Collection:
-    """What one workflow offers: readable artifacts, unusable ones, archived ones, and every other name."""
+    """What one workflow offers: readable artifacts, unusable ones, and every other artifact name."""
 
     workflow: str
     phase: str
     artifacts: tuple[Artifact, ...] = ()
     skipped: tuple[Skipped, ...] = ()
-    archived: tuple[Skipped, ...] = ()
     other_names: tuple[str, ...] = ()
 
     @property
@@ -175,10 +181,41 @@ def _store(s3: Json, fallback: ObjectStore) -> ObjectStore:
     )
 
 
-def workflow_repository(workflow: Json, default: Repository) -> Repository:
-    """The repository the workflow used (status.artifactRepositoryRef.artifactRepository) over the default."""
+def resolved_repository(workflow: Json) -> Json | None:
+    """The repository Argo (>= 3.1) recorded as used: status.artifactRepositoryRef.artifactRepository."""
     ref = (workflow.get("status") or {}).get("artifactRepositoryRef") or {}
     resolved = ref.get("artifactRepository") if isinstance(ref, Mapping) else None
+    return resolved if isinstance(resolved, Mapping) else None
+
+
+def repository_ref(workflow: Json) -> tuple[str, str | None]:
+    """(ConfigMap, key or None for its annotated default) Argo reads the workflow's repository from:
+    `spec.artifactRepositoryRef`, whose ConfigMap defaults to `artifact-repositories`."""
+    ref = (workflow.get("spec") or {}).get("artifactRepositoryRef")
+    if not isinstance(ref, Mapping):
+        return REPOSITORIES_CONFIGMAP, None
+    return str(ref.get("configMap") or REPOSITORIES_CONFIGMAP), (str(ref["key"]) if ref.get("key") else None)
+
+
+def repository_from_configmap(configmap: Json, key: str | None) -> Json | None:
+    """The repository under `key` of an `artifact-repositories`-style ConfigMap (a YAML value), or under the
+    key its annotation names as the default; None when there is none or it is not a YAML map."""
+    metadata = configmap.get("metadata") or {}
+    chosen = key or (metadata.get("annotations") or {}).get(DEFAULT_REPOSITORY_ANNOTATION)
+    text = (configmap.get("data") or {}).get(chosen) if chosen else None
+    if not isinstance(text, str):
+        return None
+    try:
+        repository = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return repository if isinstance(repository, Mapping) else None
+
+
+def workflow_repository(workflow: Json, default: Repository, configured: Json | None = None) -> Repository:
+    """The repository the workflow used over the default: Argo's resolved one, else `configured` (read by the
+    caller from the ConfigMap Argo would use)."""
+    resolved = resolved_repository(workflow) or configured
     if not isinstance(resolved, Mapping):
         return default
     s3 = resolved.get("s3") if isinstance(resolved.get("s3"), Mapping) else None
@@ -204,22 +241,23 @@ def _repository_hint(workflow: Json) -> str:
 
 
 # -- one artifact --------------------------------------------------------------------------------------
-def archive_problem(artifact: Json, key: str) -> str | None:
-    """Why the artifact is an archive TensorBoard cannot read, or None when it was saved as plain files.
+def archive_kind(artifact: Json, key: str) -> str:
+    """ "none" for files saved as they are, "tar" for a tar or tar.gz to unpack, "zip" for a zip archive.
 
     An explicit `archive` decides. Without one, Argo tars and gzips (its default) and names the key
     `<artifact>.tgz`; a key without an archive suffix was saved with `archive: none` by a recorder that
-    dropped the field, or under a key the template chose, so it is given the benefit of the doubt.
+    dropped the field, or under a key the template chose, so it is read as plain files.
     """
     archive = artifact.get("archive")
     if isinstance(archive, Mapping) and "none" in archive:
-        return None
-    if isinstance(archive, Mapping) and ("tar" in archive or "zip" in archive):
-        how = "tar" if "tar" in archive else "zip"
-        return f"saved as a {how} archive (key {key})"
-    if key.endswith(ARCHIVE_SUFFIXES):
-        return f"saved as a tar.gz archive, Argo's default when `archive` is not set (key {key})"
-    return None
+        return "none"
+    if isinstance(archive, Mapping) and "zip" in archive:
+        return "zip"
+    if isinstance(archive, Mapping) and "tar" in archive:
+        return "tar"
+    if key.endswith(".zip"):
+        return "zip"
+    return "tar" if key.endswith(ARCHIVE_SUFFIXES) else "none"
 
 
 def _locate(artifact: Json, repository: Repository, workflow: Json) -> tuple[str, ObjectStore | None] | str:
@@ -243,9 +281,17 @@ def _locate(artifact: Json, repository: Repository, workflow: Json) -> tuple[str
         if not key or not bucket:
             return "the GCS bucket or key is unknown"
         return f"gs://{bucket}/{key}", None
+    if isinstance(artifact.get("http"), Mapping):
+        http = artifact["http"]
+        url = str(http.get("url") or "")
+        if not url.startswith(("http://", "https://")):
+            return "no http(s) URL was recorded"
+        if http.get("auth") or http.get("headers"):
+            return "the HTTP artifact needs headers or credentials, which the fetcher does not send"
+        return url, None
     storage = next((name for name in OTHER_STORAGES if name in artifact), None)
     if storage is not None:
-        return f"stored in {storage}, which TensorBoard cannot read (use S3, MinIO or GCS)"
+        return f"stored in {storage}, which TensorBoard cannot read (use S3, MinIO, GCS or HTTP)"
     return "no storage location was recorded"
 
 
@@ -253,21 +299,25 @@ def _key(artifact: Json) -> str:
     for storage in READABLE_STORAGES:
         location = artifact.get(storage)
         if isinstance(location, Mapping):
-            return str(location.get("key") or "")
+            return str(location.get("key") or location.get("url") or "").split("?", 1)[0]
     return ""
 
 
 # -- a workflow ----------------------------------------------------------------------------------------
 def collect(
-    workflow: Json, *, default_repository: Repository | None = None, artifact_name: str = ARTIFACT_NAME
+    workflow: Json,
+    *,
+    default_repository: Repository | None = None,
+    configured_repository: Json | None = None,
+    artifact_name: str = ARTIFACT_NAME,
 ) -> Collection:
-    """Every output artifact named `artifact_name` of the workflow's nodes, sorted into readable, skipped
-    (with a reason) and archived; plus the names of the other output artifacts, for error messages."""
+    """Every output artifact named `artifact_name` of the workflow's nodes, sorted into readable and skipped
+    (with a reason); plus the names of the other output artifacts, for error messages. `configured_repository`
+    is the repository from the ConfigMap Argo would read (see `repository_ref`), when the caller read it."""
     name = _name(workflow)
-    repository = workflow_repository(workflow, default_repository or Repository())
+    repository = workflow_repository(workflow, default_repository or Repository(), configured_repository)
     found: list[Artifact] = []
     skipped: list[Skipped] = []
-    archived: list[Skipped] = []
     others: set[str] = set()
     for node_id, node in _ordered(workflow_nodes(workflow)):
         outputs = node.get("outputs")
@@ -288,11 +338,18 @@ def collect(
             if isinstance(location, str):
                 skipped.append(Skipped(name, display, location))
                 continue
-            problem = archive_problem(artifact, _key(artifact))
-            if problem is not None:
-                archived.append(Skipped(name, display, problem))
-                continue
             path, store = location
+            archive = archive_kind(artifact, _key(artifact))
+            if archive == "zip":
+                reason = (
+                    f"saved as a zip archive ({path}); use Argo's default (tgz) or `archive: {{none: {{}}}}`"
+                )
+                skipped.append(Skipped(name, display, reason))
+                continue
+            if archive == "tar" and path.startswith("gs://"):
+                reason = f"archived on GCS ({path}): GCS is read in place; save it with `archive: none`"
+                skipped.append(Skipped(name, display, reason))
+                continue
             if "," in path:
                 skipped.append(
                     Skipped(
@@ -300,26 +357,14 @@ def collect(
                     )
                 )
                 continue
-            found.append(Artifact(name, node_id, str(node.get("name") or node_id), display, path, store))
+            node_name = str(node.get("name") or node_id)
+            found.append(Artifact(name, node_id, node_name, display, path, store, archive))
     phase = str((workflow.get("status") or {}).get("phase") or "")
-    return Collection(name, phase, tuple(found), tuple(skipped), tuple(archived), tuple(sorted(others)))
+    return Collection(name, phase, tuple(found), tuple(skipped), tuple(sorted(others)))
 
 
 def usable_artifacts(collections: Sequence[Collection], source: str) -> list[Artifact]:
-    """The readable artifacts of every collection, or the specific error explaining why there are none.
-
-    Archived artifacts are refused even when others are readable: a TensorBoard silently missing runs is
-    worse than a clear request to set `archive: none`.
-    """
-    archived = [item for collection in collections for item in collection.archived]
-    if archived:
-        raise ArchivedArtifacts(
-            f"{source}: {len(archived)} `{ARTIFACT_NAME}` artifact(s) were saved as archives, and "
-            "TensorBoard reads event files, not archives. Save the output artifact with "
-            "`archive: {none: {}}`. "
-            f"{'; '.join(str(item) for item in archived[:5])}",
-            archived=[str(item) for item in archived],
-        )
+    """The readable artifacts of every collection, or the specific error explaining why there are none."""
     artifacts = [artifact for collection in collections for artifact in collection.artifacts]
     if artifacts:
         return artifacts
@@ -336,7 +381,7 @@ def usable_artifacts(collections: Sequence[Collection], source: str) -> list[Art
     what = f"found only: {', '.join(found)}" if found else "found no output artifacts at all"
     raise NoTensorboardArtifacts(
         f"{source} has no output artifact named `{ARTIFACT_NAME}` ({what}). Declare an output artifact named "
-        f"`{ARTIFACT_NAME}` with `archive: {{none: {{}}}}` in the steps that write TensorBoard logs.{later}",
+        f"`{ARTIFACT_NAME}` in the steps that write TensorBoard logs.{later}",
         found=found,
     )
 

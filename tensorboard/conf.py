@@ -16,12 +16,19 @@ from django.core.exceptions import ImproperlyConfigured
 from .artifacts import ObjectStore, Repository
 
 DEFAULT_IMAGE = "tensorflow/tensorflow:2.16.1"
+# Our own image, which runs `manage.py fetch_tensorboard_logs` in the TensorBoard pod; the chart sets it to
+# the image it deploys.
+DEFAULT_FETCH_IMAGE = "argoml/argoml:latest"
 DEFAULT_IDLE_TIMEOUT = timedelta(hours=2)
+DEFAULT_SYNC_SECONDS = 60
 
 
 @dataclass(frozen=True)
 class TensorboardConf:
     image: str = DEFAULT_IMAGE
+    fetch_image: str = DEFAULT_FETCH_IMAGE
+    # How often the pod of a source still running fetches its artifacts again.
+    sync_seconds: int = DEFAULT_SYNC_SECONDS
     requests: dict[str, str] = field(default_factory=lambda: {"cpu": "100m", "memory": "256Mi"})
     limits: dict[str, str] = field(default_factory=lambda: {"cpu": "1", "memory": "2Gi"})
     idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT
@@ -45,6 +52,10 @@ class TensorboardConf:
     def __post_init__(self) -> None:
         if not self.image:
             raise ValueError("TENSORBOARD_IMAGE: must name an image.")
+        if not self.fetch_image:
+            raise ValueError("TENSORBOARD_FETCH_IMAGE: must name an image.")
+        if self.sync_seconds < 1:
+            raise ValueError(f"TENSORBOARD_SYNC_SECONDS: {self.sync_seconds} must be at least 1.")
         if not self.path_prefix.startswith("/") or self.path_prefix.endswith("/"):
             raise ValueError(
                 f"TENSORBOARD_PATH_PREFIX: {self.path_prefix!r} must start with '/' and not end with one."
@@ -85,6 +96,8 @@ def conf_from_settings() -> TensorboardConf:
     try:
         return TensorboardConf(
             image=_setting("TENSORBOARD_IMAGE", DEFAULT_IMAGE),
+            fetch_image=_setting("TENSORBOARD_FETCH_IMAGE", DEFAULT_FETCH_IMAGE),
+            sync_seconds=_setting("TENSORBOARD_SYNC_SECONDS", DEFAULT_SYNC_SECONDS),
             requests={key: value for key, value in requests.items() if value},
             limits={key: value for key, value in limits.items() if value},
             idle_timeout=timedelta(seconds=_setting("TENSORBOARD_IDLE_TIMEOUT_SECONDS", 7200)),

@@ -36,12 +36,6 @@ class NoTensorboardArtifacts(SpawnError):
     code = "no_tensorboard_artifacts"
 
 
-class ArchivedArtifacts(SpawnError):
-    """`tensorboard` artifacts were saved as tar or zip archives, which TensorBoard cannot read."""
-
-    code = "archived_artifacts"
-
-
 class UnusableArtifacts(SpawnError):
     """`tensorboard` artifacts exist but none can be read (unsupported storage, deleted, unknown bucket)."""
 

@@ -3,8 +3,11 @@ Service, with deterministic names, labels, a controller ownerReference and a has
 
 The container runs `tensorboard --logdir_spec=<run>:<path>,… --bind_all --path_prefix=…`. TensorBoard splits
 that flag on commas and each entry on its first colon, so run names are made safe here (no `,` or `:`,
-no leading `/`) and a path with a comma is refused. Object-store paths are read with credentials from a
-Secret (AWS_* and S3_ENDPOINT for MinIO); `pvc://<claim>/<subpath>` mounts the claim read-only.
+no leading `/`) and a path with a comma is refused. S3 and HTTP artifacts are copied into an emptyDir by
+the `fetch-logs` init container (our image, `manage.py fetch_tensorboard_logs`, a fetch plan in its
+environment, credentials only as `secretKeyRef`s), archives unpacked, and re-synced by a `sync-logs`
+sidecar while the source runs; `pvc://<claim>/<subpath>` mounts the claim read-only; `gs://` is read in
+place with the GCS credentials Secret.
 """
 
 from __future__ import annotations
@@ -23,6 +26,19 @@ from kube.resources import controller_reference
 
 from .artifacts import ObjectStore, SecretRef
 from .conf import TensorboardConf
+from .fetchplan import (
+    ACCESS_KEY_ENV,
+    ARCHIVES,
+    PLAN_ENV,
+    SECRET_KEY_ENV,
+    Plan,
+    RunSource,
+    S3Access,
+    encode_plan,
+    endpoint_parts,
+    folder_name,
+    is_fetched,
+)
 
 API_VERSION = "argoml.io/v1alpha1"
 KIND = "Tensorboard"
@@ -34,6 +50,12 @@ CONTAINER = "tensorboard"
 PORT = 6006
 SERVICE_PORT = 80
 PVC_MOUNT_ROOT = "/logdirs"
+FETCH_ROOT = "/tensorboard-logs"  # the emptyDir the fetcher fills, one numbered folder per run
+FETCH_VOLUME = "fetched-logs"
+FETCH_CONTAINER = "fetch-logs"
+SYNC_CONTAINER = "sync-logs"
+TERMINATION_LOG = "/dev/termination-log"
+FETCH_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "512Mi"}}
 GCS_MOUNT = "/var/secrets/google"
 MAX_NAME_LENGTH = 63  # a Service name is a DNS-1035 label
 # TensorBoard needs no privilege: the pod meets the `restricted` Pod Security level in any namespace. The
@@ -49,7 +71,7 @@ POD_SECURITY_CONTEXT = {
 }
 CONTAINER_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 _UNSAFE_RUN_CHARACTERS = re.compile(r"[^A-Za-z0-9._()=+\-\[\]]+")
-_PATH_SCHEMES = ("s3://", "gs://", "pvc://")
+_PATH_SCHEMES = ("s3://", "gs://", "pvc://", "http://", "https://")
 
 Json = Mapping[str, Any]
 
@@ -146,7 +168,9 @@ def logdirs_of(tensorboard: Json) -> list[tuple[str, str]]:
             raise SpecError(f"{field}.path: a path is required.")
         path = entry["path"]
         if not path.startswith(_PATH_SCHEMES) or len(path) <= len("s3://"):
-            raise SpecError(f"{field}.path: {path!r} must start with s3://, gs:// or pvc://.")
+            raise SpecError(
+                f"{field}.path: {path!r} must start with s3://, gs://, pvc://, http:// or https://."
+            )
         if "," in path:
             raise SpecError(f"{field}.path: {path!r} contains a comma, which --logdir_spec cannot express.")
         if path in seen_paths:
@@ -162,12 +186,63 @@ def logdirs_of(tensorboard: Json) -> list[tuple[str, str]]:
 
 
 def logdir_spec(logdirs: list[tuple[str, str]]) -> str:
-    """`name:path,…` with PVC paths replaced by where their claim is mounted."""
-    return ",".join(f"{name}:{_local(path)}" for name, path in logdirs)
+    """`name:path,…` with each path replaced by where the pod reads it: fetched runs in their folder of the
+    emptyDir, PVC paths where their claim is mounted, `gs://` as given."""
+    return ",".join(
+        f"{name}:{path}" for name, path in zip(_names(logdirs), local_paths(logdirs), strict=True)
+    )
 
 
-def _local(path: str) -> str:
-    return parse_pvc_path(path).local_path if path.startswith("pvc://") else path
+def _names(logdirs: list[tuple[str, str]]) -> list[str]:
+    return [name for name, _path in logdirs]
+
+
+def local_paths(logdirs: list[tuple[str, str]]) -> list[str]:
+    """Where the pod reads each logdir; fetched ones are numbered in order, whatever the run is called, so
+    no run name ever becomes a path."""
+    paths: list[str] = []
+    fetched = 0
+    for _name, path in logdirs:
+        if is_fetched(path):
+            paths.append(f"{FETCH_ROOT}/{folder_name(fetched)}")
+            fetched += 1
+        elif path.startswith("pvc://"):
+            paths.append(parse_pvc_path(path).local_path)
+        else:
+            paths.append(path)
+    return paths
+
+
+def archives_of(tensorboard: Json) -> list[str]:
+    """`spec.logdirs[].archive` per entry ("none" when left out), checked."""
+    result = []
+    for index, entry in enumerate((tensorboard.get("spec") or {}).get("logdirs") or ()):
+        archive = (entry.get("archive") or "none") if isinstance(entry, Mapping) else "none"
+        if archive not in ARCHIVES:
+            raise SpecError(
+                f"spec.logdirs[{index}].archive: {archive!r} must be one of {', '.join(ARCHIVES)}."
+            )
+        result.append(archive)
+    return result
+
+
+def fetch_plan(tensorboard: Json, logdirs: list[tuple[str, str]], conf: TensorboardConf) -> Plan | None:
+    """What the pod's fetcher copies (None when every logdir is read in place)."""
+    archives = archives_of(tensorboard)
+    runs = tuple(
+        RunSource(name, path, archive, local.rsplit("/", 1)[-1])
+        for (name, path), archive, local in zip(logdirs, archives, local_paths(logdirs), strict=True)
+        if is_fetched(path)
+    )
+    if not runs:
+        return None
+    access = S3Access()
+    if any(run.url.startswith("s3://") for run in runs):
+        store, default = object_store(tensorboard), conf.default_repository.s3
+        endpoint = store.endpoint or default.endpoint
+        host, secure = endpoint_parts(endpoint, store.insecure if store.endpoint else default.insecure)
+        access = S3Access(host, secure, store.region or default.region, ACCESS_KEY_ENV, SECRET_KEY_ENV)
+    return Plan(runs, access)
 
 
 # -- the Deployment ------------------------------------------------------------------------------------
@@ -204,26 +279,35 @@ def _secret_env(name: str, ref: SecretRef) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key, "optional": True}}}
 
 
-def s3_env(store: ObjectStore, conf: TensorboardConf) -> list[dict[str, Any]]:
-    """Credentials and endpoint for TensorFlow's S3 filesystem and boto3 (TensorBoard without TensorFlow)."""
-    default = conf.default_repository.s3
-    access = store.access_key or SecretRef(conf.s3_credentials_secret, conf.s3_access_key_key)
-    secret = store.secret_key or SecretRef(conf.s3_credentials_secret, conf.s3_secret_key_key)
-    env = [_secret_env("AWS_ACCESS_KEY_ID", access), _secret_env("AWS_SECRET_ACCESS_KEY", secret)]
-    endpoint = store.endpoint or default.endpoint
-    insecure = store.insecure if store.endpoint else default.insecure
-    region = store.region or default.region
-    if endpoint:
-        endpoint_url = endpoint if "://" in endpoint else f"{'http' if insecure else 'https'}://{endpoint}"
-        env += [
-            {"name": "S3_ENDPOINT", "value": endpoint_url},
-            {"name": "AWS_ENDPOINT_URL", "value": endpoint_url},
-            {"name": "S3_USE_HTTPS", "value": "0" if insecure else "1"},
-            {"name": "S3_VERIFY_SSL", "value": "0" if insecure else "1"},
-        ]
-    if region:
-        env += [{"name": "AWS_REGION", "value": region}, {"name": "AWS_DEFAULT_REGION", "value": region}]
+def fetch_env(tensorboard: Json, plan: Plan, conf: TensorboardConf) -> list[dict[str, Any]]:
+    """The plan, and the S3 credentials as references to the Secret keys Argo's repository names (else the
+    spawner's Secret): the kubelet fills them, nothing passes through our API or database."""
+    env: list[dict[str, Any]] = [{"name": PLAN_ENV, "value": encode_plan(plan)}]
+    if plan.s3.access_key_env:
+        store = object_store(tensorboard)
+        access = store.access_key or SecretRef(conf.s3_credentials_secret, conf.s3_access_key_key)
+        secret = store.secret_key or SecretRef(conf.s3_credentials_secret, conf.s3_secret_key_key)
+        env += [_secret_env(plan.s3.access_key_env, access), _secret_env(plan.s3.secret_key_env, secret)]
     return env
+
+
+def fetch_container(name: str, env: list[dict[str, Any]], conf: TensorboardConf, every: int | None) -> dict:
+    """The fetcher: one pass as the init container, `--every N` as the sync sidecar."""
+    args = [f"--dest={FETCH_ROOT}", f"--report={TERMINATION_LOG}"]
+    if every is not None:
+        args.append(f"--every={every}")
+    return {
+        "name": name,
+        "image": conf.fetch_image,
+        "command": ["python", "/app/manage.py", "fetch_tensorboard_logs"],
+        "args": args,
+        "env": env,
+        "volumeMounts": [{"name": FETCH_VOLUME, "mountPath": FETCH_ROOT}],
+        "resources": copy.deepcopy(FETCH_RESOURCES),
+        "securityContext": copy.deepcopy(CONTAINER_SECURITY_CONTEXT),
+        "terminationMessagePath": TERMINATION_LOG,
+        "terminationMessagePolicy": "File",
+    }
 
 
 def _volumes(
@@ -260,8 +344,17 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
     logdirs = logdirs_of(tensorboard)
     prefix = path_prefix(conf, namespace, name)
     volumes, mounts, env = _volumes(logdirs, conf)
-    if any(path.startswith("s3://") for _name, path in logdirs):
-        env = s3_env(object_store(tensorboard), conf) + env
+    plan = fetch_plan(tensorboard, logdirs, conf)
+    init_containers: list[dict[str, Any]] = []
+    sidecars: list[dict[str, Any]] = []
+    if plan is not None:
+        volumes.append({"name": FETCH_VOLUME, "emptyDir": {}})
+        mounts.append({"name": FETCH_VOLUME, "mountPath": FETCH_ROOT, "readOnly": True})
+        plan_env = fetch_env(tensorboard, plan, conf)
+        init_containers.append(fetch_container(FETCH_CONTAINER, plan_env, conf, None))
+        sync_seconds = spec.get("syncSeconds")
+        if isinstance(sync_seconds, int) and sync_seconds > 0:
+            sidecars.append(fetch_container(SYNC_CONTAINER, plan_env, conf, sync_seconds))
     container: dict[str, Any] = {
         "name": CONTAINER,
         "image": spec.get("image") or conf.image,
@@ -287,11 +380,13 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
     if mounts:
         container["volumeMounts"] = mounts
     pod_spec: dict[str, Any] = {
-        "containers": [container],
+        "containers": [container, *sidecars],
         # TensorBoard never calls the Kubernetes API: give it no token to leak.
         "automountServiceAccountToken": False,
         "securityContext": copy.deepcopy(POD_SECURITY_CONTEXT),
     }
+    if init_containers:
+        pod_spec["initContainers"] = init_containers
     if volumes:
         pod_spec["volumes"] = volumes
     pod_labels = labels(tensorboard)

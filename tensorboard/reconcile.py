@@ -20,7 +20,7 @@ from kube.crds import TENSORBOARD
 from kube.errors import AlreadyExists, Invalid, NotFound
 from kube.events import recorder_for
 from kube.queue import reconciler
-from kube.resources import DEPLOYMENT, SERVICE, ResourceType
+from kube.resources import DEPLOYMENT, POD, SERVICE, ResourceType
 
 from .conf import TensorboardConf, conf_from_settings
 from .manifests import (
@@ -29,6 +29,7 @@ from .manifests import (
     build_service,
     desired_hash,
     is_controlled_by,
+    selector,
     updated_child,
 )
 from .status import FAILED, READY, tensorboard_status
@@ -82,7 +83,8 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
             # cannot help until the spec changes, which triggers a reconcile by itself.
             problem = ("ChildRejected", f"The API server refused a child of this Tensorboard: {error}")
             recorder.warning(tensorboard, "ChildRejected", problem[1], action="Create")
-    status = tensorboard_status(tensorboard, deployment, conf, now, problem=problem)
+    pods = _pods(client, tensorboard) if deployment is not None else []
+    status = tensorboard_status(tensorboard, deployment, conf, now, problem=problem, pods=pods)
     current = tensorboard.get("status") or {}
     if status_changed(current, status):
         metadata = tensorboard["metadata"]
@@ -96,6 +98,17 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
             event = recorder.normal if status["phase"] == READY else recorder.warning
             event(tensorboard, status["phase"], note, action="Reconcile")
     return status
+
+
+def _pods(client: KubeClient, tensorboard: dict[str, Any]) -> list[dict[str, Any]]:
+    """The TensorBoard pods, whose fetcher's termination message says which runs could not be fetched."""
+    label_selector = ",".join(f"{key}={value}" for key, value in selector(tensorboard).items())
+    namespace = tensorboard["metadata"]["namespace"]
+    return [
+        pod
+        for page in client.list_pages(POD, namespace, label_selector=label_selector)
+        for pod in page.get("items") or ()
+    ]
 
 
 def apply_child(

@@ -2,12 +2,15 @@
 lastAccess, observedGeneration).
 
 Phase Ready when the Deployment is available for the current pod template; Failed when the spec cannot
-run (named in the message) or the Deployment gave up progressing; Pending otherwise.
+run (named in the message) or the Deployment gave up progressing; Pending otherwise. Runs the pod's fetcher
+could not fetch are read from its `fetch-logs` init container's termination message into `fetchProblems`
+and the `ArtifactsFetched` condition: the instance stays Ready with the other runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,10 +18,12 @@ from kube.conditions import FALSE, TRUE, find_condition, set_condition
 from kube.models import parse_time
 
 from .conf import TensorboardConf
-from .manifests import ANNOTATION_LAST_ACCESS, url
+from .manifests import ANNOTATION_LAST_ACCESS, FETCH_CONTAINER, url
 
 PENDING, READY, FAILED = "Pending", "Ready", "Failed"
 READY_CONDITION = "Ready"
+FETCHED_CONDITION = "ArtifactsFetched"
+MAX_PROBLEMS_IN_MESSAGE = 3
 
 Json = Mapping[str, Any]
 
@@ -56,6 +61,58 @@ def deployment_state(tensorboard: Json, deployment: Json | None) -> tuple[str, s
     return PENDING, "DeploymentNotAvailable", f"TensorBoard is starting: {detail}"
 
 
+def fetch_report(pods: Sequence[Json]) -> dict[str, Any] | None:
+    """The report the newest pod's fetcher left as its termination message ({runs, failed, more?}), or None
+    while no pod has finished fetching (or the pod fetches nothing)."""
+
+    def created(pod: Json) -> str:
+        return str((pod.get("metadata") or {}).get("creationTimestamp") or "")
+
+    for pod in sorted(pods, key=created, reverse=True):
+        for status in (pod.get("status") or {}).get("initContainerStatuses") or ():
+            if status.get("name") != FETCH_CONTAINER:
+                continue
+            terminated = (status.get("state") or {}).get("terminated") or (
+                (status.get("lastState") or {}).get("terminated")
+            )
+            if not terminated:
+                return None  # the newest pod is still fetching: keep what the status says
+            try:
+                report = json.loads(terminated.get("message") or "")
+            except ValueError:
+                report = None
+            if not isinstance(report, dict) or not isinstance(report.get("failed"), list):
+                reason = str(terminated.get("reason") or "")
+                return {"runs": 0, "failed": [], "error": f"the fetcher ended ({reason}) without a report"}
+            return report
+    return None
+
+
+def _fetch_fields(report: Mapping[str, Any]) -> tuple[list[dict[str, str]], str, str, str]:
+    """(fetchProblems, condition status, reason, message) of a fetch report."""
+    problems = [
+        {
+            "run": str(item.get("run") or ""),
+            "url": str(item.get("url") or ""),
+            "reason": str(item.get("reason") or ""),
+        }
+        for item in report["failed"]
+        if isinstance(item, Mapping)
+    ]
+    if report.get("error"):
+        return problems, FALSE, "FetchFailed", str(report["error"])
+    missing = len(problems) + int(report.get("more") or 0)
+    if not missing:
+        return problems, TRUE, "AllFetched", f"All {report.get('runs')} runs were fetched."
+    shown = "; ".join(f"{p['run']}: {p['reason']}" for p in problems[:MAX_PROBLEMS_IN_MESSAGE])
+    return (
+        problems,
+        FALSE,
+        "SomeNotFetched",
+        f"{missing} of {report.get('runs')} runs could not be fetched: {shown}",
+    )
+
+
 def tensorboard_status(
     tensorboard: Json,
     deployment: Json | None,
@@ -63,8 +120,10 @@ def tensorboard_status(
     now: datetime,
     *,
     problem: tuple[str, str] | None = None,
+    pods: Sequence[Json] = (),
 ) -> dict[str, Any]:
-    """The desired status. `problem` is (reason, message) when the spec cannot run (phase Failed)."""
+    """The desired status. `problem` is (reason, message) when the spec cannot run (phase Failed); `pods` are
+    the Deployment's, whose fetcher reports what could not be fetched."""
     metadata = tensorboard.get("metadata") or {}
     if problem is not None:
         phase, (reason, message) = FAILED, problem
@@ -82,4 +141,14 @@ def tensorboard_status(
     accessed = last_access(tensorboard)
     if accessed is not None:
         status["lastAccess"] = accessed
+    report = fetch_report(pods)
+    if report is not None:
+        problems, fetched, fetch_reason, fetch_message = _fetch_fields(report)
+        status["fetchProblems"] = problems
+        status["conditions"] = set_condition(
+            status["conditions"], FETCHED_CONDITION, fetched, fetch_reason, fetch_message, now
+        )
+    elif "fetchProblems" in current:
+        # No pod finished fetching yet (a new one is starting): keep the last report, as the condition is.
+        status["fetchProblems"] = current["fetchProblems"]
     return status

@@ -32,9 +32,15 @@ TENSORBOARD = CustomResource(
                     {
                         "name": string("The run name TensorBoard shows.", min_length=1),
                         "path": string(
-                            "s3://bucket/key, gs://bucket/key or pvc://<claim>/<subpath>; no commas "
-                            "(TensorBoard's --logdir_spec separates runs with them).",
-                            pattern=r"^(s3://|gs://|pvc://)[^,]+$",
+                            "s3://bucket/key, http(s)://…, gs://bucket/key or pvc://<claim>/<subpath>; no "
+                            "commas (TensorBoard's --logdir_spec separates runs with them). S3 and HTTP "
+                            "artifacts are fetched into the pod.",
+                            pattern=r"^(s3://|gs://|pvc://|https?://)[^,]+$",
+                        ),
+                        "archive": string(
+                            "tar: a tar or tar.gz archive (Argo's default) the pod unpacks; none (default): "
+                            "files as saved.",
+                            enum=("none", "tar"),
                         ),
                     },
                     required=("name", "path"),
@@ -64,6 +70,11 @@ TENSORBOARD = CustomResource(
                 "Where s3:// logdirs live; the spawner copies it from the workflow's artifact repository. "
                 "Credentials default to the Secret configured for the spawner.",
             ),
+            "syncSeconds": integer(
+                "Fetch the S3 and HTTP artifacts again this often (a sidecar), for a source still running; "
+                "left out: once, before TensorBoard starts.",
+                minimum=1,
+            ),
             "image": string("The TensorBoard image; the configured default when left out."),
             "resources": obj(
                 {
@@ -86,6 +97,13 @@ TENSORBOARD = CustomResource(
             "message": string(),
             "conditions": conditions(),
             "lastAccess": date_time("When the API or the dashboard last opened it."),
+            "fetchProblems": array(
+                obj(
+                    {"run": string(), "url": string(), "reason": string()},
+                    "A run whose artifact the pod could not fetch, and why.",
+                ),
+                "Runs left out of the TensorBoard; the others are shown.",
+            ),
             "observedGeneration": integer(bits=64),
         },
         "Written by the controller only.",

@@ -1,7 +1,7 @@
 """/api/tensorboards/: list and read the mirror of TensorBoards; spawn, open and stop them in the cluster.
 
 POST `{namespace, workflow}` answers 201 with the new instance or 200 with the one the workflow already
-has; errors are specific (404 source not found, 422 no or archived `tensorboard` artifacts, 409 name taken).
+has; errors are specific (404 source not found, 422 no readable `tensorboard` artifacts, 409 name taken).
 """
 
 from __future__ import annotations

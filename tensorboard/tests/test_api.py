@@ -188,21 +188,60 @@ def test_a_workflow_without_tensorboard_artifacts_is_422_naming_what_it_has(sim,
     assert tensorboard(sim, name, NAMESPACE) is None
 
 
-def test_tar_archived_artifacts_are_422_explaining_archive_none(sim, owner):
+def test_archived_artifacts_become_runs_the_pod_unpacks(sim, owner):
     name = "tarred"
     store_workflow(sim, workflow(name, node(name, "train", s3_artifact("t/tensorboard.tgz", archive=None))))
     response = spawn(owner, name)
-    assert response.status_code == 422
-    body = response.json()
-    assert body["code"] == "archived_artifacts"
-    assert (
-        "TensorBoard reads event files, not archives. Save the output artifact with `archive: {none: {}}`"
-        in body["detail"]
-    )
-    assert body["archived"] == [
-        "tarred/train: saved as a tar.gz archive, Argo's default when `archive` is not set "
-        "(key t/tensorboard.tgz)"
+    assert response.status_code == 201, response.json()
+    assert response.json()["logdirs"] == [
+        {"name": "train", "path": "s3://ml-artifacts/t/tensorboard.tgz", "archive": "tar"}
     ]
+    assert "syncSeconds" not in tensorboard(sim, name, NAMESPACE)["spec"]  # finished: fetched once
+
+
+def test_a_running_workflow_gets_a_sync_interval_which_goes_once_it_finished(sim, owner):
+    name = "growing"
+    running = workflow(name, node(name, "train", s3_artifact("g/tb.tgz", archive=None)), phase="Running")
+    store_workflow(sim, running)
+    assert spawn(owner, name).status_code == 201
+    assert tensorboard(sim, name, NAMESPACE)["spec"]["syncSeconds"] == 60
+
+    sim.store.patch("workflows.argoproj.io", name, {"status": {"phase": "Succeeded"}}, namespace=NAMESPACE)
+    assert spawn(owner, name).status_code == 200
+    assert "syncSeconds" not in tensorboard(sim, name, NAMESPACE)["spec"]
+
+
+def test_without_a_recorded_repository_the_namespaces_artifact_repositories_configmap_is_read(sim, owner):
+    name = "old-argo"
+    store_workflow(
+        sim, workflow(name, node(name, "train", s3_artifact("o/tb.tgz", archive=None)), repository=None)
+    )
+    sim.store.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "artifact-repositories",
+                "namespace": NAMESPACE,
+                "annotations": {"workflows.argoproj.io/default-artifact-repository": "team"},
+            },
+            "data": {
+                "team": "s3:\n  bucket: team-logs\n  endpoint: minio.team:9000\n  insecure: true\n"
+                "  accessKeySecret: {name: team-cred, key: ak}\n"
+                "  secretKeySecret: {name: team-cred, key: sk}\n"
+            },
+        }
+    )
+    response = spawn(owner, name)
+    assert response.status_code == 201, response.json()
+    spec = tensorboard(sim, name, NAMESPACE)["spec"]
+    assert spec["logdirs"] == [{"name": "train", "path": "s3://team-logs/o/tb.tgz", "archive": "tar"}]
+    assert spec["s3"] == {
+        "endpoint": "minio.team:9000",
+        "insecure": True,
+        "accessKeySecret": {"name": "team-cred", "key": "ak"},
+        "secretKeySecret": {"name": "team-cred", "key": "sk"},
+    }
 
 
 def test_offloaded_node_status_is_422_saying_where_the_nodes_are(sim, owner):
@@ -308,6 +347,14 @@ def test_a_training_job_opens_at_the_log_directory_the_administrator_configured(
     response = spawn(owner, "mnist-tf", kind="TFJob")
     assert response.status_code == 201
     assert response.json()["logdirs"] == [{"name": "mnist-tf", "path": "s3://ml-logs/team-a/mnist-tf"}]
+    # The job writes to the store while it trains: its pod keeps syncing until the job finished.
+    assert tensorboard(sim, "mnist-tf-tfjob", NAMESPACE)["spec"]["syncSeconds"] == 60
+    succeeded = {"conditions": [{"type": "Succeeded", "status": "True"}]}
+    sim.store.patch(
+        "tfjobs.argoml.io", "mnist-tf", {"status": succeeded}, namespace=NAMESPACE, subresource="status"
+    )
+    assert spawn(owner, "mnist-tf", kind="TFJob").status_code == 200
+    assert "syncSeconds" not in tensorboard(sim, "mnist-tf-tfjob", NAMESPACE)["spec"]
 
 
 def test_logdirs_named_directly_must_lie_under_a_path_an_administrator_allowed(sim, owner, settings):

@@ -8,8 +8,10 @@ from tensorboard.artifacts import (
     ObjectStore,
     Repository,
     SecretRef,
-    archive_problem,
+    archive_kind,
     collect,
+    repository_from_configmap,
+    repository_ref,
     run_names,
     single_store,
     usable_artifacts,
@@ -17,7 +19,6 @@ from tensorboard.artifacts import (
     workflow_nodes,
 )
 from tensorboard.errors import (
-    ArchivedArtifacts,
     MixedObjectStores,
     NodeStatusUnavailable,
     NoTensorboardArtifacts,
@@ -86,33 +87,100 @@ def test_gcs_artifacts_become_gs_paths_without_an_s3_store():
 
 
 @pytest.mark.parametrize(
-    ("archive", "key", "problem"),
+    ("archive", "key", "kind"),
     [
-        (None, "wf/tb.tgz", "tar.gz archive, Argo's default when `archive` is not set"),
-        ({"tar": {"compressionLevel": 0}}, "wf/tb.tar", "tar archive"),
-        ({"zip": {}}, "wf/tb.zip", "zip archive"),
+        (None, "wf/tb.tgz", "tar"),
+        (None, "wf/tb.tar.gz", "tar"),
+        ({"tar": {"compressionLevel": 0}}, "wf/tb.tar", "tar"),
+        ({"tar": {}}, "wf/tb", "tar"),
+        ("none", "wf/tb.tgz", "none"),
+        (None, "wf/tb", "none"),
     ],
 )
-def test_archived_artifacts_are_refused_with_a_request_for_archive_none(archive, key, problem):
+def test_argos_archives_are_runs_to_unpack_and_plain_files_runs_to_copy(archive, key, kind):
+    wf = workflow("wf", node("wf", "train", s3_artifact(key, archive=archive)))
+    [found] = collect(wf).artifacts
+    assert (found.path, found.archive) == (f"s3://ml-artifacts/{key}", kind)
+    assert usable_artifacts([collect(wf)], "Workflow wf") == [found]
+
+
+def test_zip_archives_and_archives_on_gcs_are_skipped_with_the_reason_while_the_others_are_used():
+    gcs_tgz = {"name": "tensorboard", "gcs": {"bucket": "logs", "key": "wf/tb.tgz"}}
     wf = workflow(
-        "wf", node("wf", "train", s3_artifact(key, archive=archive)), node("wf", "eval", s3_artifact("ok"))
+        "wf",
+        node("wf", "zipped", s3_artifact("wf/tb.zip", archive={"zip": {}})),
+        node("wf", "on-gcs", gcs_tgz),
+        node("wf", "eval", s3_artifact("wf/eval.tgz", archive=None)),
     )
     collection = collect(wf)
-    assert problem in collection.archived[0].reason
-    with pytest.raises(ArchivedArtifacts) as raised:
-        usable_artifacts([collection], "Workflow wf")
-    assert "`archive: {none: {}}`" in raised.value.message
-    assert raised.value.details["archived"] == [f"wf/train: {collection.archived[0].reason}"]
+    assert [(a.display_name, a.archive) for a in collection.artifacts] == [("eval", "tar")]
+    assert [str(s) for s in collection.skipped] == [  # nodes that started together: by name
+        "wf/on-gcs: archived on GCS (gs://logs/wf/tb.tgz): GCS is read in place; save it with "
+        "`archive: none`",
+        "wf/zipped: saved as a zip archive (s3://ml-artifacts/wf/tb.zip); use Argo's default (tgz) or "
+        "`archive: {none: {}}`",
+    ]
 
 
-def test_archive_none_is_plain_files_whatever_the_key():
-    assert archive_problem({"archive": {"none": {}}}, "runs/tb.tgz") is None
+def test_archive_kind_without_a_field_follows_the_key():
+    assert archive_kind({}, "wf/pod/tensorboard.tgz") == "tar"
+    assert archive_kind({}, "wf/pod/tb.zip") == "zip"
+    assert archive_kind({"archive": {"zip": {}}}, "wf/pod/tb") == "zip"
+    assert archive_kind({}, "wf/pod/tb") == "none"
 
 
-def test_without_an_archive_field_only_an_archive_suffix_marks_argos_default_tar_gz():
-    assert archive_problem({}, "wf/pod/tensorboard.tgz") is not None
-    assert archive_problem({}, "wf/pod/tb.tar.gz") is not None
-    assert archive_problem({}, "wf/pod/tb") is None
+def test_http_artifacts_are_read_from_their_url_unless_they_need_credentials():
+    plain = {"name": "tensorboard", "http": {"url": "https://files.example/wf/tb.tgz"}}
+    private = {"name": "tensorboard", "http": {"url": "https://x/tb", "auth": {"basicAuth": {}}}}
+    collection = collect(workflow("wf", node("wf", "a", plain), node("wf", "b", private)))
+    [found] = collection.artifacts
+    assert (found.path, found.archive, found.store) == ("https://files.example/wf/tb.tgz", "tar", None)
+    assert [str(s) for s in collection.skipped] == [
+        "wf/b: the HTTP artifact needs headers or credentials, which the fetcher does not send"
+    ]
+
+
+REPOSITORIES = {
+    "metadata": {
+        "name": "artifact-repositories",
+        "annotations": {"workflows.argoproj.io/default-artifact-repository": "default-v1"},
+    },
+    "data": {
+        "default-v1": "s3:\n  bucket: team-logs\n  endpoint: minio.team:9000\n  insecure: true\n"
+        "  accessKeySecret: {name: team-cred, key: accesskey}\n"
+        "  secretKeySecret: {name: team-cred, key: secretkey}\n",
+        "other": "s3:\n  bucket: other-logs\n",
+        "broken": "s3: [unclosed",
+    },
+}
+
+
+def test_a_repository_comes_from_the_configmap_key_or_its_annotated_default():
+    assert repository_from_configmap(REPOSITORIES, None)["s3"]["bucket"] == "team-logs"
+    assert repository_from_configmap(REPOSITORIES, "other") == {"s3": {"bucket": "other-logs"}}
+    assert repository_from_configmap(REPOSITORIES, "broken") is None
+    assert repository_from_configmap(REPOSITORIES, "missing") is None
+    assert repository_from_configmap({"data": {"x": "s3: {}"}}, None) is None  # no annotated default
+
+
+def test_the_configmap_argo_reads_is_the_workflows_reference_else_artifact_repositories():
+    wf = mnist_workflow(repository=None)
+    assert repository_ref(wf) == ("artifact-repositories", None)
+    wf["spec"]["artifactRepositoryRef"] = {"configMap": "team-repos", "key": "fast"}
+    assert repository_ref(wf) == ("team-repos", "fast")
+    wf["spec"]["artifactRepositoryRef"] = {"key": "fast"}
+    assert repository_ref(wf) == ("artifact-repositories", "fast")
+
+
+def test_a_configured_repository_fills_in_when_the_workflow_records_none_and_loses_to_a_recorded_one():
+    configured = repository_from_configmap(REPOSITORIES, None)
+    [first, *_] = collect(mnist_workflow(repository=None), configured_repository=configured).artifacts
+    assert first.path == "s3://team-logs/mnist-train/small/tb"
+    assert first.store == ObjectStore(
+        "minio.team:9000", "", True, SecretRef("team-cred", "accesskey"), SecretRef("team-cred", "secretkey")
+    )
+    [recorded, *_] = collect(mnist_workflow(), configured_repository=configured).artifacts
+    assert recorded.path == "s3://ml-artifacts/mnist-train/small/tb"
 
 
 def test_no_tensorboard_artifact_names_what_was_found_instead():
@@ -132,14 +200,14 @@ def test_a_workflow_without_outputs_says_it_found_none_and_that_a_running_one_ma
 
 
 def test_artifacts_in_storages_tensorboard_cannot_read_are_skipped_with_the_storage_named():
-    http = {"name": "tensorboard", "http": {"url": "https://example/tb"}}
+    http = {"name": "tensorboard", "oss": {"key": "wf/tb"}}
     deleted = {**s3_artifact("gone"), "deleted": True}
     collection = collect(
         workflow("wf", node("wf", "a", http), node("wf", "b", deleted), node("wf", "c", s3_artifact("ok")))
     )
     assert [a.display_name for a in collection.artifacts] == ["c"]
     assert [str(s) for s in collection.skipped] == [
-        "wf/a: stored in http, which TensorBoard cannot read (use S3, MinIO or GCS)",
+        "wf/a: stored in oss, which TensorBoard cannot read (use S3, MinIO, GCS or HTTP)",
         "wf/b: deleted by Argo's artifact garbage collection",
     ]
     assert warnings_for([collection]) == [f"Skipped {s}." for s in collection.skipped]

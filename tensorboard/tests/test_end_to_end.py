@@ -10,6 +10,7 @@ hours old to the worker, which is how an instance nobody opened becomes idle wit
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -178,6 +179,13 @@ def phase_of_workflow(sim: Simulator, name: str) -> str:
     )
 
 
+def fetched_urls(deployment: dict[str, Any]) -> list[str]:
+    """The artifact URLs in the fetch plan of the Deployment's init container."""
+    [fetcher] = deployment["spec"]["template"]["spec"]["initContainers"]
+    plan = next(item["value"] for item in fetcher["env"] if item["name"] == "ARGOML_FETCH_PLAN")
+    return [run["url"] for run in json.loads(plan)["runs"]]
+
+
 def row(name: str) -> Tensorboard | None:
     return Tensorboard.objects.filter(namespace=NAMESPACE, name=name).order_by("-id").first()
 
@@ -208,8 +216,13 @@ def test_a_finished_workflow_becomes_a_ready_tensorboard_stopped_by_delete_and_i
     ]
     wait_for(lambda: all(children(sim, "mnist", NAMESPACE)), WAIT, "the Deployment and the Service")
     deployment, service = children(sim, "mnist", NAMESPACE)
+    # S3 artifacts are fetched into the pod by the init container; TensorBoard reads its folders.
+    assert fetched_urls(deployment) == [run["path"] for run in spawned["logdirs"]]
     assert deployment["spec"]["template"]["spec"]["containers"][0]["args"] == [
-        "--logdir_spec=" + ",".join(f"{run['name']}:{run['path']}" for run in spawned["logdirs"]),
+        "--logdir_spec="
+        + ",".join(
+            f"{run['name']}:/tensorboard-logs/{index:03d}" for index, run in enumerate(spawned["logdirs"])
+        ),
         "--bind_all",
         "--port=6006",
         "--path_prefix=/tensorboards/team-a/mnist",

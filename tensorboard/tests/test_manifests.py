@@ -10,6 +10,7 @@ import pytest
 from kube.podsecurity import RESTRICTED, check_pod
 from tensorboard.artifacts import ObjectStore, Repository
 from tensorboard.conf import TensorboardConf
+from tensorboard.fetchplan import Plan, RunSource, S3Access, parse_plan
 from tensorboard.manifests import (
     ANNOTATION_SPEC_HASH,
     SpecError,
@@ -42,11 +43,20 @@ def container(deployment: dict[str, Any]) -> dict[str, Any]:
     return deployment["spec"]["template"]["spec"]["containers"][0]
 
 
-def env(deployment: dict[str, Any]) -> dict[str, Any]:
+def env(deployment: dict[str, Any], which: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         item["name"]: item.get("value", item.get("valueFrom"))
-        for item in container(deployment).get("env", [])
+        for item in (which or container(deployment)).get("env", [])
     }
+
+
+def init_container(deployment: dict[str, Any]) -> dict[str, Any]:
+    [fetcher] = deployment["spec"]["template"]["spec"]["initContainers"]
+    return fetcher
+
+
+def plan_of(deployment: dict[str, Any]) -> Plan:
+    return parse_plan(env(deployment, init_container(deployment))["ARGOML_FETCH_PLAN"])
 
 
 S3_BOARD = tensorboard(("train-small", "s3://ml/a/tb"), ("train-large", "s3://ml/b/tb"))
@@ -57,7 +67,7 @@ def test_the_deployment_runs_tensorboard_on_every_logdir_under_its_path_prefix()
     assert deployment["metadata"]["name"] == "tb-mnist-train"
     assert container(deployment)["command"] == ["tensorboard"]
     assert container(deployment)["args"] == [
-        "--logdir_spec=train-small:s3://ml/a/tb,train-large:s3://ml/b/tb",
+        "--logdir_spec=train-small:/tensorboard-logs/000,train-large:/tensorboard-logs/001",
         "--bind_all",
         "--port=6006",
         "--path_prefix=/tensorboards/team-a/mnist-train",
@@ -101,18 +111,57 @@ def test_resources_come_from_settings_and_the_spec_overrides_them_per_resource()
     assert built["image"] == "tb:1"
 
 
-def test_s3_credentials_come_from_the_configured_secret_and_the_endpoint_from_the_spec():
+def test_s3_and_http_artifacts_are_fetched_into_an_empty_dir_by_our_image_before_tensorboard_starts():
+    board = tensorboard(("small", "s3://ml/a/tb.tgz"), ("pvc", "pvc://logs/x"), ("web", "https://h/tb"))
+    board["spec"]["logdirs"][0]["archive"] = "tar"
+    deployment = build_deployment(board, TensorboardConf(fetch_image="argoml/argoml:1.2"))
+    pod = deployment["spec"]["template"]["spec"]
+    fetcher = init_container(deployment)
+    assert fetcher["image"] == "argoml/argoml:1.2"
+    assert fetcher["command"] == ["python", "/app/manage.py", "fetch_tensorboard_logs"]
+    assert fetcher["args"] == ["--dest=/tensorboard-logs", "--report=/dev/termination-log"]
+    assert fetcher["volumeMounts"] == [{"name": "fetched-logs", "mountPath": "/tensorboard-logs"}]
+    assert (fetcher["terminationMessagePath"], fetcher["terminationMessagePolicy"]) == (
+        "/dev/termination-log", "File"
+    )  # fmt: skip
+    assert {"name": "fetched-logs", "emptyDir": {}} in pod["volumes"]
+    assert {"name": "fetched-logs", "mountPath": "/tensorboard-logs", "readOnly": True} in container(
+        deployment
+    )["volumeMounts"]
+    assert plan_of(deployment).runs == (
+        RunSource("small", "s3://ml/a/tb.tgz", "tar", "000"),
+        RunSource("web", "https://h/tb", "none", "001"),
+    )
+    assert container(deployment)["args"][0] == (
+        "--logdir_spec=small:/tensorboard-logs/000,pvc:/logdirs/logs/x,web:/tensorboard-logs/001"
+    )
+    assert "env" not in container(deployment)  # TensorBoard reads local files: no credentials
+    assert [c["name"] for c in pod["containers"]] == ["tensorboard"]  # no syncSeconds: fetched once
+    assert check_pod(RESTRICTED, pod) == []
+
+
+def test_a_running_source_gets_a_sync_sidecar_with_the_same_plan():
+    deployment = build_deployment({**S3_BOARD, "spec": {**S3_BOARD["spec"], "syncSeconds": 30}}, CONF)
+    _tensorboard, sidecar = deployment["spec"]["template"]["spec"]["containers"]
+    assert sidecar["name"] == "sync-logs"
+    assert sidecar["args"] == ["--dest=/tensorboard-logs", "--report=/dev/termination-log", "--every=30"]
+    assert sidecar["env"] == init_container(deployment)["env"]
+
+
+def test_s3_credentials_are_secret_key_refs_to_the_configured_secret_and_the_endpoint_comes_from_the_spec():
     board = tensorboard(
         ("a", "s3://ml/a"), s3={"endpoint": "minio.argo:9000", "insecure": True, "region": "eu-1"}
     )
-    variables = env(build_deployment(board, CONF))
-    assert variables["AWS_ACCESS_KEY_ID"] == {
+    deployment = build_deployment(board, CONF)
+    variables = env(deployment, init_container(deployment))
+    assert variables["ARGOML_FETCH_ACCESS_KEY"] == {
         "secretKeyRef": {"name": "tensorboard-s3", "key": "accesskey", "optional": True}
     }
-    assert variables["AWS_SECRET_ACCESS_KEY"]["secretKeyRef"]["key"] == "secretkey"
-    assert variables["S3_ENDPOINT"] == variables["AWS_ENDPOINT_URL"] == "http://minio.argo:9000"
-    assert (variables["S3_USE_HTTPS"], variables["S3_VERIFY_SSL"]) == ("0", "0")
-    assert variables["AWS_REGION"] == "eu-1"
+    assert variables["ARGOML_FETCH_SECRET_KEY"]["secretKeyRef"]["key"] == "secretkey"
+    assert plan_of(deployment).s3 == S3Access(
+        "minio.argo:9000", False, "eu-1", "ARGOML_FETCH_ACCESS_KEY", "ARGOML_FETCH_SECRET_KEY"
+    )
+    assert set(variables) == {"ARGOML_FETCH_PLAN", "ARGOML_FETCH_ACCESS_KEY", "ARGOML_FETCH_SECRET_KEY"}
 
 
 def test_credentials_the_artifact_named_replace_the_configured_secret():
@@ -120,19 +169,27 @@ def test_credentials_the_artifact_named_replace_the_configured_secret():
         "accessKeySecret": {"name": "minio-cred", "key": "ak"},
         "secretKeySecret": {"name": "minio-cred", "key": "sk"},
     }
-    variables = env(build_deployment(tensorboard(("a", "s3://ml/a"), s3=s3), CONF))
-    assert variables["AWS_ACCESS_KEY_ID"]["secretKeyRef"] == {
+    deployment = build_deployment(tensorboard(("a", "s3://ml/a"), s3=s3), CONF)
+    variables = env(deployment, init_container(deployment))
+    assert variables["ARGOML_FETCH_ACCESS_KEY"]["secretKeyRef"] == {
         "name": "minio-cred",
         "key": "ak",
         "optional": True,
     }
-    assert variables["AWS_SECRET_ACCESS_KEY"]["secretKeyRef"]["name"] == "minio-cred"
+    assert variables["ARGOML_FETCH_SECRET_KEY"]["secretKeyRef"]["name"] == "minio-cred"
 
 
 def test_the_default_repository_endpoint_is_used_when_the_spec_names_none_and_aws_needs_none():
     conf = TensorboardConf(default_repository=Repository(s3=ObjectStore(endpoint="https://s3.internal")))
-    assert env(build_deployment(S3_BOARD, conf))["S3_ENDPOINT"] == "https://s3.internal"
-    assert "S3_ENDPOINT" not in env(build_deployment(S3_BOARD, CONF))
+    assert plan_of(build_deployment(S3_BOARD, conf)).s3.endpoint == "s3.internal"
+    assert plan_of(build_deployment(S3_BOARD, conf)).s3.secure is True
+    assert plan_of(build_deployment(S3_BOARD, CONF)).s3.endpoint == ""
+
+
+def test_http_only_plans_carry_no_credentials():
+    deployment = build_deployment(tensorboard(("a", "http://files/a.tgz")), CONF)
+    assert set(env(deployment, init_container(deployment))) == {"ARGOML_FETCH_PLAN"}
+    assert plan_of(deployment).s3 == S3Access()
 
 
 def test_pvc_logdirs_mount_each_claim_once_read_only():
@@ -183,7 +240,9 @@ def test_run_names_cannot_break_the_logdir_spec_syntax(name, safe):
 def test_run_names_that_become_equal_when_made_safe_stay_distinct():
     board = tensorboard(("a:b", "s3://x/1"), ("a=b", "s3://x/2"), ("a:b", "s3://x/3"))
     assert [name for name, _path in logdirs_of(board)] == ["a=b", "a=b-2", "a=b-3"]
-    assert logdir_spec(logdirs_of(board)) == "a=b:s3://x/1,a=b-2:s3://x/2,a=b-3:s3://x/3"
+    assert logdir_spec(logdirs_of(board)) == (
+        "a=b:/tensorboard-logs/000,a=b-2:/tensorboard-logs/001,a=b-3:/tensorboard-logs/002"
+    )
 
 
 @pytest.mark.parametrize(
@@ -195,6 +254,7 @@ def test_run_names_that_become_equal_when_made_safe_stay_distinct():
         ([("a", "s3://b/x"), ("b", "s3://b/x")], r"spec.logdirs\[1\].path: 's3://b/x' is listed twice"),
         ([("a", "pvc://Bad_Claim/x")], "valid claim name"),
         ([("a", "pvc://logs/../secrets")], "may not leave its claim"),
+        ([("a", "ftp://host/x")], r"spec.logdirs\[0\].path: 'ftp://host/x' must start with s3://, gs://"),
     ],
 )
 def test_a_spec_that_cannot_run_is_refused_naming_the_field(logdirs, message):
@@ -258,3 +318,10 @@ def test_the_deployment_meets_the_restricted_pod_security_level(logdirs):
     conf = TensorboardConf(gcs_credentials_secret="gcs")
     template = build_deployment(tensorboard(*logdirs), conf)["spec"]["template"]
     assert check_pod(RESTRICTED, template["spec"], template["metadata"].get("annotations")) == []
+
+
+def test_an_unknown_archive_is_refused_naming_the_entry():
+    board = tensorboard(("a", "s3://b/a"), ("b", "s3://b/b.zip"))
+    board["spec"]["logdirs"][1]["archive"] = "zip"
+    with pytest.raises(SpecError, match=r"spec.logdirs\[1\].archive: 'zip' must be one of none, tar"):
+        build_deployment(board, CONF)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
@@ -34,19 +35,44 @@ def test_a_tensorboard_gets_its_deployment_and_service_then_becomes_ready_when_t
     reconcile_tensorboard(NAMESPACE, "mnist")
 
     deployment, service = children(sim, "mnist", NAMESPACE)
-    assert args(deployment)[0] == "--logdir_spec=run-0:s3://ml/a,run-1:/logdirs/logs/b"
+    assert args(deployment)[0] == "--logdir_spec=run-0:/tensorboard-logs/000,run-1:/logdirs/logs/b"
     assert service["spec"]["selector"] == {"argoml.io/tensorboard": "mnist"}
     status = tensorboard(sim, "mnist", NAMESPACE)["status"]
     assert status["phase"] == "Pending"
     assert status["url"] == "http://tb-mnist.team-a.svc.cluster.local/tensorboards/team-a/mnist/"
 
-    sim.advance(2)  # the kubelet starts the pod and the Deployment becomes available
+    sim.advance(5)  # the kubelet runs the fetcher, starts TensorBoard, the Deployment becomes available
     reconcile_tensorboard(NAMESPACE, "mnist")
     status = tensorboard(sim, "mnist", NAMESPACE)["status"]
     assert status["phase"] == "Ready"
     assert status["conditions"][0]["reason"] == "DeploymentAvailable"
     assert status["observedGeneration"] == 1
     assert event_reasons(sim, NAMESPACE, "mnist") == ["SuccessfulCreate", "SuccessfulCreate", "Ready"]
+
+
+def test_runs_the_pods_fetcher_could_not_fetch_reach_the_status_and_the_instance_stays_ready(sim):
+    create_tensorboard(sim, "mnist", "s3://ml/a", "s3://ml/b")
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    sim.advance(5)
+    [pod] = sim.store.list("pods", NAMESPACE, label_selector="argoml.io/tensorboard=mnist")["items"]
+    [fetcher] = pod["status"]["initContainerStatuses"]
+    report = {"runs": 2, "failed": [{"run": "run-1", "url": "s3://ml/b", "reason": "NoSuchKey: gone"}]}
+    fetcher["state"] = {"terminated": {"exitCode": 0, "reason": "Completed", "message": json.dumps(report)}}
+    sim.store.patch(
+        "pods",
+        pod["metadata"]["name"],
+        {"status": {"initContainerStatuses": [fetcher]}},
+        namespace=NAMESPACE,
+        subresource="status",
+    )
+
+    reconcile_tensorboard(NAMESPACE, "mnist")
+    status = tensorboard(sim, "mnist", NAMESPACE)["status"]
+    assert status["phase"] == "Ready"
+    assert status["fetchProblems"] == report["failed"]
+    fetched = next(c for c in status["conditions"] if c["type"] == "ArtifactsFetched")
+    assert (fetched["status"], fetched["reason"]) == ("False", "SomeNotFetched")
+    assert fetched["message"] == "1 of 2 runs could not be fetched: run-1: NoSuchKey: gone"
 
 
 def test_reconciling_a_converged_instance_again_writes_nothing(sim):
@@ -71,7 +97,7 @@ def test_new_logdirs_replace_the_deployments_template(sim):
 
     reconcile_tensorboard(NAMESPACE, "mnist")
     deployment, _service = children(sim, "mnist", NAMESPACE)
-    assert args(deployment)[0] == "--logdir_spec=a:s3://ml/a,b:s3://ml/b"
+    assert args(deployment)[0] == "--logdir_spec=a:/tensorboard-logs/000,b:/tensorboard-logs/001"
     assert tensorboard(sim, "mnist", NAMESPACE)["status"]["observedGeneration"] == 2
     assert "SuccessfulUpdate" in event_reasons(sim, NAMESPACE, "mnist")
 

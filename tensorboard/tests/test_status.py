@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from tensorboard.conf import TensorboardConf
-from tensorboard.status import last_access, tensorboard_status
+from tensorboard.status import fetch_report, last_access, tensorboard_status
 
 NOW = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 CONF = TensorboardConf()
@@ -115,3 +116,58 @@ def test_last_access_is_the_later_of_the_annotation_and_the_status():
         tensorboard_status(tensorboard(annotations=opened), None, CONF, NOW)["lastAccess"]
         == "2025-01-01T11:00:00Z"
     )
+
+
+def fetcher_pod(created: str, terminated: dict[str, Any] | None) -> dict[str, Any]:
+    state = {"terminated": terminated} if terminated is not None else {"running": {}}
+    return {
+        "metadata": {"creationTimestamp": created},
+        "status": {"initContainerStatuses": [{"name": "fetch-logs", "state": state}]},
+    }
+
+
+def report(*failed: str, runs: int = 3, **extra: Any) -> dict[str, Any]:
+    body = {"runs": runs, "failed": [{"run": r, "url": f"s3://b/{r}", "reason": "NoSuchKey"} for r in failed]}
+    return {"exitCode": 0, "message": json.dumps({**body, **extra})}
+
+
+def fetched_condition(status: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in status["conditions"] if c["type"] == "ArtifactsFetched")
+
+
+def test_the_newest_pods_fetch_report_names_the_runs_left_out():
+    pods = [
+        fetcher_pod("2025-01-01T10:00:00Z", report("a", "b")),
+        fetcher_pod("2025-01-01T11:00:00Z", report("c")),
+    ]
+    assert fetch_report(pods)["failed"] == [{"run": "c", "url": "s3://b/c", "reason": "NoSuchKey"}]
+    status = tensorboard_status(tensorboard(), None, CONF, NOW, pods=pods)
+    assert status["fetchProblems"] == [{"run": "c", "url": "s3://b/c", "reason": "NoSuchKey"}]
+    assert fetched_condition(status)["message"] == "1 of 3 runs could not be fetched: c: NoSuchKey"
+
+
+def test_a_report_cut_short_counts_what_did_not_fit_and_a_clean_one_says_all_arrived():
+    status = tensorboard_status(
+        tensorboard(), None, CONF, NOW, pods=[fetcher_pod("t", report("a", runs=10, more=7))]
+    )
+    assert fetched_condition(status)["message"].startswith("8 of 10 runs could not be fetched: a: NoSuchKey")
+    clean = tensorboard_status(tensorboard(), None, CONF, NOW, pods=[fetcher_pod("t", report())])
+    assert (fetched_condition(clean)["status"], fetched_condition(clean)["reason"]) == ("True", "AllFetched")
+    assert clean["fetchProblems"] == []
+
+
+def test_a_fetcher_still_running_keeps_the_last_report_and_none_at_all_adds_nothing():
+    previous = tensorboard_status(tensorboard(), None, CONF, NOW, pods=[fetcher_pod("t", report("a"))])
+    again = tensorboard_status(tensorboard(previous), None, CONF, NOW, pods=[fetcher_pod("u", None)])
+    assert again["fetchProblems"] == previous["fetchProblems"]
+    assert fetched_condition(again) == fetched_condition(previous)
+    assert "fetchProblems" not in tensorboard_status(tensorboard(), None, CONF, NOW, pods=[])
+    assert fetch_report([{"metadata": {}, "status": {}}]) is None
+
+
+def test_a_fetcher_that_ended_without_a_report_is_said_so():
+    pods = [fetcher_pod("t", {"exitCode": 137, "reason": "OOMKilled", "message": ""})]
+    status = tensorboard_status(tensorboard(), None, CONF, NOW, pods=pods)
+    condition = fetched_condition(status)
+    assert (condition["status"], condition["reason"]) == ("False", "FetchFailed")
+    assert condition["message"] == "the fetcher ended (OOMKilled) without a report"

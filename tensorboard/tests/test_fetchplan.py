@@ -1,0 +1,81 @@
+"""The fetch plan round-trips, and a plan that is not what the builders write is refused naming the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tensorboard.fetchplan import (
+    Plan,
+    PlanError,
+    RunSource,
+    S3Access,
+    encode_plan,
+    endpoint_parts,
+    folder_name,
+    is_fetched,
+    parse_plan,
+    split_s3_url,
+)
+
+PLAN = Plan(
+    (RunSource("trial-0", "s3://bucket/a/logs.tgz", "tar", "000"),
+     RunSource("trial-1", "https://host/x/logs", "none", "001")),
+    S3Access("minio:9000", False, "us-east-1", "ACCESS", "SECRET"),
+)  # fmt: skip
+
+
+def test_a_plan_survives_encoding():
+    assert parse_plan(encode_plan(PLAN)) == PLAN
+
+
+def without(field: str, index: int = 0) -> str:
+    raw = json.loads(encode_plan(PLAN))
+    del raw["runs"][index][field]
+    return json.dumps(raw)
+
+
+def changed(path: tuple, value) -> str:
+    raw = json.loads(encode_plan(PLAN))
+    target = raw
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return json.dumps(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "not JSON"),
+        ("[]", "must be an object"),
+        ('{"runs": []}', "ARGOML_FETCH_PLAN.runs: must be a non-empty list"),
+        (without("url"), r"runs\[0\].url: must be a non-empty string"),
+        (changed(("runs", 0, "url"), "gs://b/k"), r"runs\[0\].url: 'gs://b/k' must start with"),
+        (changed(("runs", 1, "archive"), "zip"), r"runs\[1\].archive: 'zip' must be one of none, tar"),
+        (changed(("runs", 0, "folder"), "../x"), r"runs\[0\].folder: '../x' must be 3 to 6 digits"),
+        (changed(("runs", 1, "folder"), "000"), "two runs share a folder"),
+        (without("run", 1), r"runs\[1\].run: must be a non-empty string"),
+        (changed(("s3", "secure"), "no"), "s3.secure: must be true or false"),
+        (changed(("s3",), []), "s3: must be an object"),
+        (changed(("runs", 0), "x"), r"runs\[0\]: must be an object"),
+    ],
+)
+def test_a_wrong_plan_names_its_field(text, message):
+    with pytest.raises(PlanError, match=message):
+        parse_plan(text)
+
+
+def test_urls_and_endpoints():
+    assert split_s3_url("s3://bucket/a/b/") == ("bucket", "a/b")
+    with pytest.raises(PlanError, match="needs a bucket and a key"):
+        split_s3_url("s3://bucket/")
+    assert endpoint_parts("minio:9000", insecure=True) == ("minio:9000", False)
+    assert endpoint_parts("minio:9000", insecure=False) == ("minio:9000", True)
+    assert endpoint_parts("http://minio:9000/", insecure=False) == ("minio:9000", False)
+    assert endpoint_parts("https://s3.example.com", insecure=True) == ("s3.example.com", True)
+    assert [is_fetched(p) for p in ("s3://b/k", "http://h/x", "https://h/x", "gs://b/k", "pvc://c/x")] == [
+        True, True, True, False, False
+    ]  # fmt: skip
+    assert (folder_name(0), folder_name(123), folder_name(1234)) == ("000", "123", "1234")

@@ -1,0 +1,105 @@
+"""Unpack an artifact archive (tar, or tar+gzip as Argo writes by default) into a folder, hostile by default.
+
+An archive comes from a bucket anyone with write access to it could fill, so nothing in it may land outside
+the target: absolute names, `..`, links of any kind, devices and FIFOs are refused, and the number of
+entries and the bytes written are bounded. Only regular files and folders are written, by us, never by
+`tarfile.extractall`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shutil
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+MAX_ENTRIES = 100_000
+MAX_BYTES = 20 * 1024**3  # 20 GiB of event files is far past anything a TensorBoard pod can show
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class UnsafeArchive(ValueError):
+    """The archive holds an entry we will not write, or is larger than the bounds; the message names it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_entries: int = MAX_ENTRIES
+    max_bytes: int = MAX_BYTES
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def member_path(name: str) -> str:
+    """The archive entry's path relative to the target, or UnsafeArchive naming why it is refused.
+
+    Argo's archives start with the artifact's own base name (`logs/events…`); that first component is kept
+    (stripping is the caller's choice), a leading `./` is dropped.
+    """
+    if not name or name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise UnsafeArchive(f"entry {name!r}: absolute paths are refused")
+    normal = posixpath.normpath(name)
+    parts = normal.split("/")
+    if ".." in parts or "\\" in name:
+        raise UnsafeArchive(f"entry {name!r}: paths leaving the target ('..' or '\\') are refused")
+    return "" if normal == "." else normal
+
+
+def check_member(member: tarfile.TarInfo) -> str | None:
+    """The relative path to write a file or folder at, None for an entry to skip (the archive's root), or
+    UnsafeArchive for links, devices and FIFOs."""
+    path = member_path(member.name)
+    if member.issym() or member.islnk():
+        raise UnsafeArchive(f"entry {member.name!r}: links are refused (to {member.linkname!r})")
+    if not (member.isfile() or member.isdir()):
+        raise UnsafeArchive(f"entry {member.name!r}: only regular files and folders are unpacked")
+    return path or None
+
+
+def extract(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS) -> int:
+    """Unpack a tar or tar.gz stream into `target` (created); returns the number of files written.
+
+    Raises UnsafeArchive (nothing is left half-checked: the caller discards `target` on error) or
+    tarfile.TarError for what is not a tar archive at all.
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    root = target.resolve()
+    entries = files = written = 0
+    # "r|*": a stream, gzip detected from its magic bytes; members are read in order, once.
+    with tarfile.open(fileobj=source, mode="r|*") as archive:
+        for member in archive:
+            entries += 1
+            if entries > limits.max_entries:
+                raise UnsafeArchive(f"more than {limits.max_entries} entries")
+            relative = check_member(member)
+            if relative is None:
+                continue
+            destination = (root / relative).resolve()
+            if root not in destination.parents:
+                raise UnsafeArchive(f"entry {member.name!r}: resolves outside the target")
+            if member.isdir():
+                destination.mkdir(parents=True, exist_ok=True)
+                continue
+            written += member.size
+            if written > limits.max_bytes:
+                raise UnsafeArchive(f"more than {limits.max_bytes} bytes once unpacked")
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            stream = archive.extractfile(member)
+            if stream is None:  # pragma: no cover - isfile() members always have data
+                continue
+            with stream, destination.open("wb") as out:
+                shutil.copyfileobj(stream, out)
+            files += 1
+    return files
+
+
+def single_root(target: Path) -> Path:
+    """The folder an Argo archive wraps its content in (`logs/` for an artifact saved from `/logs`), or the
+    target itself when the archive holds several top-level entries or a single file."""
+    entries = list(target.iterdir())
+    if len(entries) == 1 and entries[0].is_dir():
+        return entries[0]
+    return target
