@@ -1,9 +1,10 @@
 """Jobs operator throughput: N TFJobs x 4 workers submitted to kubesim, ours against a minimal Kopf operator.
 
     .venv/bin/python bench/jobs_operator.py [--jobs 1000] [--namespaces 10] [--concurrency 2] [--rounds 3]
-        [--kopf-max-workers 20] [--kopf-child-threads 8] [--skip-kopf]
+        [--pool threads] [--kopf-max-workers 20] [--kopf-child-threads 8] [--skip-kopf]
 
-Ours: one `celery worker -Q reconcile --controllers` (prefork, --concurrency pool processes). Kopf:
+Ours: one `celery worker -Q reconcile --controllers` (--pool threads: its reconciles read the informer
+cache; prefork: its pool processes read the API; --concurrency threads or processes). Kopf:
 bench/baselines/kopf_jobs_operator.py in one process, doing the same work with the same pure plan() and the
 same mirror, tuned as Kopf's docs advise (a thread pool of settings.execution.max_workers for its synchronous
 handlers; a job's children created concurrently). The two alternate over --rounds rounds (ours first in odd
@@ -251,14 +252,16 @@ def run(name: str, command: list[str], env: dict[str, str], jobs: int, namespace
     return result
 
 
-def run_ours(jobs: int, namespaces: list[str], concurrency: int, scratch: Path, timeout: float) -> Run:
+def run_ours(
+    jobs: int, namespaces: list[str], pool: str, concurrency: int, scratch: Path, timeout: float
+) -> Run:
     redis.Redis.from_url(REDIS_URL).flushdb()
     env = {**os.environ, "KUBE_WRITE_QPS": "100000", "KUBE_WRITE_BURST": "100000", "LOG_LEVEL": "WARNING"}
     log = scratch / "worker.log"
     command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "--controllers",
-               "-Q", "reconcile", "-c", str(concurrency), "--without-gossip", "--without-mingle",
+               "-Q", "reconcile", "-P", pool, "-c", str(concurrency), "--without-gossip", "--without-mingle",
                "--without-heartbeat", "-l", "WARNING", "--logfile", str(log)]  # fmt: skip
-    name = f"ours (a Celery worker, prefork {concurrency})"
+    name = f"ours (a Celery worker, {pool} {concurrency})"
     return run(name, command, env, jobs, namespaces, log, timeout)
 
 
@@ -295,7 +298,8 @@ def main() -> None:
     parser.add_argument(
         "--namespaces", type=int, default=10, help="jobs are spread over this many namespaces"
     )
-    parser.add_argument("--concurrency", type=int, default=2, help="our worker's pool processes")
+    parser.add_argument("--concurrency", type=int, default=2, help="our worker's pool threads or processes")
+    parser.add_argument("--pool", choices=["threads", "prefork"], default="threads", help="our worker's pool")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed for each run")
     parser.add_argument("--rounds", type=int, default=3, help="alternating which operator goes first")
     parser.add_argument("--kopf-max-workers", type=int, default=20, help="settings.execution.max_workers")
@@ -310,7 +314,7 @@ def main() -> None:
     print(
         f"settings: {args.jobs} jobs x {REPLICAS} replicas over {args.namespaces} namespaces;"
         f" {args.rounds} rounds;"
-        f" ours: 1 Celery worker, prefork {args.concurrency} processes; Kopf: 1 process,"
+        f" ours: 1 Celery worker, {args.pool} pool of {args.concurrency}; Kopf: 1 process,"
         f" settings.execution.max_workers {args.kopf_max_workers}, {args.kopf_child_threads} child threads;"
         " write rate limits: none (KUBE_WRITE_QPS=100000 for ours, none in Kopf)"
     )
@@ -325,9 +329,8 @@ def main() -> None:
             print(f"-- round {round_ + 1}: {' then '.join(order)}")
             for which in order:
                 if which == "ours":
-                    ours.append(
-                        run_ours(args.jobs, namespaces, args.concurrency, Path(scratch), args.timeout)
-                    )
+                    pool = (args.pool, args.concurrency)
+                    ours.append(run_ours(args.jobs, namespaces, *pool, Path(scratch), args.timeout))
                     ours[-1].report()
                 else:
                     kopf.append(run_kopf(args.jobs, namespaces, Path(scratch), args.timeout, kopf_threads))

@@ -361,6 +361,11 @@ class CachedView:
     def key(self, namespace: str, name: str) -> ObjectKey:
         return ObjectKey(self.controller.kind, namespace, name)
 
+    @property
+    def synced(self) -> bool:
+        informers = [self.own, *self.children_informers.values()]
+        return all(informer.synced.is_set() for informer in informers)
+
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.own.get(namespace, name)
 
@@ -456,10 +461,16 @@ def leading_runtime() -> ControllerRuntime | None:
 
 
 def cached_view(kind: str) -> CachedView | None:
-    """The informer cache of `kind` when this process leads and has listed (reconciles then read no API);
-    None elsewhere (a prefork pool child, a replica that does not lead), where reconciles read the API."""
-    runtime = leading_runtime()
-    return runtime.view(kind) if runtime is not None else None
+    """The informer cache of `kind` when this process leads and has listed it and its children (reconciles
+    then read no API); None elsewhere (a prefork pool child, a replica that does not lead), where
+    reconciles read the API. Only this controller's informers count: another's that cannot list (its CRD
+    not installed) does not send this one to the API."""
+    manager = _active_manager
+    runtime = manager.runtime if manager is not None else None
+    if runtime is None or runtime.stopped:
+        return None
+    view = runtime.view(kind)
+    return view if view is not None and view.synced else None
 
 
 def check_reconcilers(controllers: Iterable[Controller]) -> None:

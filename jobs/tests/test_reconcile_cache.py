@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import count
+from types import SimpleNamespace
 
 import pytest
 from django.test.utils import override_settings
@@ -66,7 +67,7 @@ class PausedRuntime:
             (Owns(POD, label_selector=LABEL_JOB_NAME), Owns(SERVICE, label_selector=LABEL_JOB_NAME)),
         )
         self.runtime = runtime.ControllerRuntime(get_client(), [controller], enqueue=lambda *key: None)
-        monkeypatch.setattr(runtime, "leading_runtime", lambda: self.runtime)
+        monkeypatch.setattr(runtime, "_active_manager", SimpleNamespace(runtime=self.runtime))
 
     def catch_up(self) -> None:
         """What the watches would have delivered by now (and, like any relist, a fresh start)."""
