@@ -1,6 +1,6 @@
 """Jobs operator throughput: N TFJobs x 4 workers submitted to kubesim, ours against a minimal Kopf operator.
 
-    .venv/bin/python bench/jobs_operator.py [--jobs 1000] [--namespaces 10] [--concurrency 2] [--rounds 3]
+    .venv/bin/python bench/jobs_operator.py [--jobs 1000] [--namespaces 10] [--concurrency 8] [--rounds 3]
         [--pool threads] [--kopf-max-workers 20] [--kopf-child-threads 8] [--skip-kopf]
 
 Ours: one `celery worker -Q reconcile --controllers` (--pool threads: its reconciles read the informer
@@ -298,7 +298,9 @@ def main() -> None:
     parser.add_argument(
         "--namespaces", type=int, default=10, help="jobs are spread over this many namespaces"
     )
-    parser.add_argument("--concurrency", type=int, default=2, help="our worker's pool threads or processes")
+    parser.add_argument(
+        "--concurrency", type=int, default=None, help="our worker's pool threads (default 8) or processes (2)"
+    )
     parser.add_argument("--pool", choices=["threads", "prefork"], default="threads", help="our worker's pool")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed for each run")
     parser.add_argument("--rounds", type=int, default=3, help="alternating which operator goes first")
@@ -306,6 +308,8 @@ def main() -> None:
     parser.add_argument("--kopf-child-threads", type=int, default=8, help="threads creating children")
     parser.add_argument("--skip-kopf", action="store_true")
     args = parser.parse_args()
+    if args.concurrency is None:
+        args.concurrency = 8 if args.pool == "threads" else 2
     for flag in ("jobs", "namespaces", "concurrency", "rounds", "kopf_max_workers", "kopf_child_threads"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')}: {getattr(args, flag)} must be at least 1")
