@@ -413,6 +413,7 @@ class ControllerManager:
         self.runtime: ControllerRuntime | None = None
         self.elector = LeaderElector(election_client, lease, self._on_started, self._on_stopped)
         self._thread: threading.Thread | None = None
+        self.pid = os.getpid()  # a process forked from this one has a copy of the caches, never updated
 
     def _on_started(self) -> None:
         runtime = ControllerRuntime(self.client, self.controllers, enqueue=self._enqueue, conf=self.conf)
@@ -466,7 +467,7 @@ def cached_view(kind: str) -> CachedView | None:
     reconciles read the API. Only this controller's informers count: another's that cannot list (its CRD
     not installed) does not send this one to the API."""
     manager = _active_manager
-    runtime = manager.runtime if manager is not None else None
+    runtime = manager.runtime if manager is not None and manager.pid == os.getpid() else None
     if runtime is None or runtime.stopped:
         return None
     view = runtime.view(kind)

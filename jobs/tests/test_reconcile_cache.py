@@ -7,6 +7,7 @@ chooses, and between relists the cache lags as far behind as the test wants (a p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import count
@@ -67,7 +68,9 @@ class PausedRuntime:
             (Owns(POD, label_selector=LABEL_JOB_NAME), Owns(SERVICE, label_selector=LABEL_JOB_NAME)),
         )
         self.runtime = runtime.ControllerRuntime(get_client(), [controller], enqueue=lambda *key: None)
-        monkeypatch.setattr(runtime, "_active_manager", SimpleNamespace(runtime=self.runtime))
+        monkeypatch.setattr(
+            runtime, "_active_manager", SimpleNamespace(runtime=self.runtime, pid=os.getpid())
+        )
 
     def catch_up(self) -> None:
         """What the watches would have delivered by now (and, like any relist, a fresh start)."""
@@ -203,3 +206,10 @@ def _spec_of(cache: PausedRuntime, kind: str) -> runtime.WatchSpec:
 
 def _job_type() -> ResourceType:
     return job_resource(framework_class("TFJob"))
+
+
+def test_a_forked_process_never_reads_the_copy_of_the_cache_it_inherited(sim, ns, cache, monkeypatch):
+    cache.catch_up()
+    assert runtime.cached_view("TFJob") is not None
+    monkeypatch.setattr(runtime.os, "getpid", lambda: -1)  # what a pool process forked later would see
+    assert runtime.cached_view("TFJob") is None
