@@ -5,6 +5,9 @@ status first (it carries the restart ledger, so a restart is counted before its 
 deletions, then creations (services before pods), then events, then the job's own deletion. Every step is
 safe to repeat: names are deterministic, deletions carry the uid they are meant for, 404 and 409 are
 success. Any other error raises, and the queue retries the key with backoff.
+
+In the leader the reads come from the informers' cache (docs/controllers.md, "Reconciles read the
+leader's cache"); everywhere else from the API.
 """
 
 from __future__ import annotations
