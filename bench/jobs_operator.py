@@ -1,10 +1,12 @@
 """Jobs operator throughput: N TFJobs x 4 workers on kubesim; ours, a Kopf baseline, the simulator ceiling.
 
-    .venv/bin/python bench/jobs_operator.py [--jobs 100] [--namespaces 10] [--concurrency 2] [--rounds 1]
+    .venv/bin/python bench/jobs_operator.py [--jobs 100] [--namespaces 10] [--pool threads] [--concurrency 8]
+        [--rounds 1]
         [--kopf-max-workers 20] [--kopf-child-threads 8] [--skip-kopf] [--ceiling-threads T]
         [--shipped-limit [--shipped-limit-jobs 200]]
 
-Ours: one `celery worker -Q reconcile --controllers` (prefork, --concurrency pool processes). Kopf:
+Ours: one `celery worker -Q reconcile --controllers` (--pool threads: its reconciles read the informer
+cache; prefork: its pool processes read the API; --concurrency threads or processes). Kopf:
 bench/baselines/kopf_jobs_operator.py in one process, doing the same work with the same pure plan() and the
 same mirror, tuned as Kopf's docs advise (a thread pool of settings.execution.max_workers for its synchronous
 handlers; a job's children created concurrently). Each round runs ours, Kopf and the ceiling, in that order
@@ -429,6 +431,7 @@ def run(
 def run_ours(
     jobs: int,
     namespaces: list[str],
+    pool: str,
     concurrency: int,
     scratch: Path,
     timeout: float,
@@ -448,6 +451,8 @@ def run_ours(
         "--controllers",
         "-Q",
         "reconcile",
+        "-P",
+        pool,
         "-c",
         str(concurrency),
         "--without-gossip",
@@ -461,10 +466,10 @@ def run_ours(
     limit = (
         "none" if qps == UNLIMITED_WRITES else f"KUBE_WRITE_QPS={qps}, KUBE_WRITE_BURST={burst} per process"
     )
-    name = f"ours (a Celery worker, prefork {concurrency})" + ("" if limit == "none" else ", shipped limit")
+    name = f"ours (a Celery worker, {pool} {concurrency})" + ("" if limit == "none" else ", shipped limit")
     conditions = (
-        f"{jobs} jobs x {REPLICAS} workers over {len(namespaces)} namespaces; 1 worker process +"
-        f" {concurrency} pool processes, {jobs_conf.parallel_calls()} parallel calls per reconcile"
+        f"{jobs} jobs x {REPLICAS} workers over {len(namespaces)} namespaces; 1 worker process,"
+        f" {pool} pool of {concurrency}, {jobs_conf.parallel_calls()} parallel calls per reconcile"
         f" (JOBS_RECONCILE_PARALLEL_CALLS); write rate limit: {limit}"
     )
     return run(name, conditions, command, env, jobs, namespaces, log, timeout)
@@ -605,7 +610,10 @@ def main() -> None:
     parser.add_argument(
         "--namespaces", type=int, default=10, help="jobs are spread over this many namespaces"
     )
-    parser.add_argument("--concurrency", type=int, default=2, help="our worker's pool processes")
+    parser.add_argument(
+        "--concurrency", type=int, default=None, help="our worker's pool threads (default 8) or processes (2)"
+    )
+    parser.add_argument("--pool", choices=["threads", "prefork"], default="threads", help="our worker's pool")
     parser.add_argument(
         "--timeout",
         type=float,
@@ -628,6 +636,8 @@ def main() -> None:
     )
     parser.add_argument("--shipped-limit-jobs", type=int, default=200, help="jobs of that run")
     args = parser.parse_args()
+    if args.concurrency is None:
+        args.concurrency = 8 if args.pool == "threads" else 2
     for flag in (
         "jobs",
         "namespaces",
@@ -647,7 +657,7 @@ def main() -> None:
     shipped = shipped_write_limit()
     print(
         f"settings: {args.jobs} jobs x {REPLICAS} workers over {args.namespaces} namespaces; {args.rounds}"
-        f" rounds; ours: 1 Celery worker, prefork {args.concurrency} processes,"
+        f" rounds; ours: 1 Celery worker, {args.pool} pool of {args.concurrency},"
         f" {jobs_conf.parallel_calls()} parallel calls per reconcile; Kopf: "
         + (
             "skipped"
@@ -679,7 +689,9 @@ def main() -> None:
             print(f"-- round {round_ + 1}: {' then '.join(order)}", flush=True)
             for which in order:
                 if which == "ours":
-                    ours.append(run_ours(args.jobs, namespaces, args.concurrency, scratch, args.timeout))
+                    ours.append(
+                        run_ours(args.jobs, namespaces, args.pool, args.concurrency, scratch, args.timeout)
+                    )
                     ours[-1].report()
                 elif which == "kopf":
                     kopf.append(run_kopf(args.jobs, namespaces, scratch, args.timeout, kopf_threads))
@@ -701,7 +713,13 @@ def main() -> None:
             print("-- the shipped write limit", flush=True)
             limited.append(
                 run_ours(
-                    args.shipped_limit_jobs, namespaces, args.concurrency, scratch, args.timeout, shipped
+                    args.shipped_limit_jobs,
+                    namespaces,
+                    args.pool,
+                    args.concurrency,
+                    scratch,
+                    args.timeout,
+                    shipped,
                 )
             )
             limited[-1].report()

@@ -75,7 +75,8 @@ case "$command" in
         ;;
     controller)
         reset_metrics_dir
-        celery_worker controller reconcile --controllers "$@"
+        # Threads: reconciles then run in the process whose informers hold the cache (docs/controllers.md).
+        celery_worker controller reconcile --pool threads --controllers "$@"
         ;;
     worker)
         reset_metrics_dir

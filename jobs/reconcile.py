@@ -5,6 +5,9 @@ status first (it carries the restart ledger, so a restart is counted before its 
 deletions, then creations (services before pods), then events, then the job's own deletion. Every step is
 safe to repeat: names are deterministic, deletions carry the uid they are meant for, 404 and 409 are
 success. Any other error raises, and the queue retries the key with backoff.
+
+In the leader the reads come from the informers' cache (docs/controllers.md, "Reconciles read the
+leader's cache"); everywhere else from the API.
 """
 
 from __future__ import annotations
@@ -25,14 +28,16 @@ from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
 from jobs.plan import Deletion, Event, Plan, PodGroupChange, creation_event, deletion_event, plan
 from jobs.pods import name_of
-from jobs.spec import as_dict
+from jobs.spec import as_dict, job_name, job_namespace
 from jobs.status import is_finished
 from jobs.summary import replica_summary
+from kube import expectations
 from kube.client import KubeClient, get_client
 from kube.errors import AlreadyExists, ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import register
 from kube.resources import HORIZONTAL_POD_AUTOSCALER, POD, SERVICE, ResourceType
+from kube.runtime import CachedView, cached_view
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,17 +53,50 @@ POD_GROUP_VERBS = {"create": "Create", "replace": "Update", "delete": "Delete"}
 
 
 def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
-    """Converge one job; returns seconds until it must be looked at again (deadline, TTL), or None."""
+    """Converge one job; returns seconds until it must be looked at again (deadline, TTL), or None.
+
+    In the process that leads, the job and its children come from the informers' cache: no API read. A
+    stale cache is caught by the status write's resourceVersion precondition (409): only then does the run
+    read the job and its children from the API and decide again. Elsewhere every run reads the API.
+    """
     framework = framework_for(kind, cluster_domain=conf.cluster_domain())
     rtype = job_resource(framework)
     client = get_client()
+    view = cached_view(kind)
+    if view is not None:
+        waiting = view.waiting(namespace, name)
+        if waiting is not None:
+            return max(waiting, MIN_REQUEUE_SECONDS)  # the events of the last run's writes are on the way
+        job = view.get(namespace, name)
+        if job is None:
+            return None  # deleted (or not listed yet: its ADDED event will enqueue it again)
+        pods = view.children("Pod", namespace, name)
+        services = view.children("Service", namespace, name)
+        try:
+            return _converge(client, rtype, framework, job, pods, services, view)
+        except (Conflict, NotFound):
+            logger.info("the cached %s %s/%s was stale; reading it from the API", kind, namespace, name)
     try:
         job = client.get(rtype, name, namespace)
     except NotFound:
         return None  # deleted: the garbage collector removes its children through their ownerReferences
+    pods, services = _children(client, job)
+    return _converge(client, rtype, framework, job, pods, services, view)
+
+
+def _converge(
+    client: KubeClient,
+    rtype: ResourceType,
+    framework: Framework,
+    job: dict[str, Any],
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    view: CachedView | None,
+) -> float | None:
+    """Decide from what was read, then write: the HPA (an elastic PyTorchJob), status first (Conflict when
+    the job changed since), the PodGroup (with a gang scheduler), children."""
     if autoscaling.may_have_hpa(job, framework):
         converge_autoscaler(client, job, framework, recorder_for(EVENT_CONTROLLER))
-    pods, services = _children(client, job)
     scheduler = conf.gang_scheduler()
     pod_group, priorities = _gang_reads(client, scheduler, job, framework)
     decided = plan(
@@ -74,7 +112,10 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
     status = with_summary(job, decided.status, framework)
     if status != as_dict(job.get("status")):
         job = _write_status(client, rtype, job, status)
-    blocked = apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER))
+        if view is not None:
+            metadata = as_dict(job.get("metadata"))
+            view.expect_version(job_namespace(job), job_name(job), str(metadata.get("resourceVersion") or ""))
+    blocked = apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER), view)
     requeue = decided.requeue_after
     if blocked:
         requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
@@ -175,7 +216,12 @@ def with_summary(job: dict[str, Any], status: dict[str, Any], framework: Framewo
 
 
 def apply_plan(
-    client: KubeClient, rtype: ResourceType, job: dict[str, Any], decided: Plan, recorder: EventRecorder
+    client: KubeClient,
+    rtype: ResourceType,
+    job: dict[str, Any],
+    decided: Plan,
+    recorder: EventRecorder,
+    view: CachedView | None = None,
 ) -> bool:
     """Steps 2-4 of the Plan: delete, write the PodGroup, create services, create pods, record events,
     delete the job. True when the PodGroup could not be written (nothing was created then).
@@ -183,10 +229,13 @@ def apply_plan(
     Each step's calls run concurrently (they are independent), and a step starts once the one before it
     is done, so services still exist before pods and nothing is created before a deletion it depends on.
     Errors other than 404/409 become Warning events and are raised once the rest was tried; a PodGroup
-    that cannot be written is only a Warning event (a missing CRD is not fixed by retrying at once).
+    that cannot be written is only a Warning event (a missing CRD is not fixed by retrying at once). With a
+    `view`, each deletion and creation is expected before it is sent, so the next run waits until the cache
+    shows it (a write that fails or finds the object already there is no longer expected).
     """
     metadata = as_dict(job.get("metadata"))
     namespace = str(metadata.get("namespace") or "")
+    expect = _Expecting(view, namespace, str(metadata.get("name") or ""))
     events: list[tuple[Event, str]] = []
     failures: list[ApiError] = []
 
@@ -195,12 +244,14 @@ def apply_plan(
         events.append((Event("Warning", reason, str(error)), action))
 
     deleted: list[Deletion] = []
+    expect.items([expectations.deleted(d.kind, d.name) for d in decided.delete])
     results = in_parallel([functools.partial(_delete_child, client, namespace, d) for d in decided.delete])
     for deletion, future in zip(decided.delete, results, strict=True):
         error = future.result()
         if error is None:
             deleted.append(deletion)
         else:
+            expect.not_coming(expectations.deleted(deletion.kind, deletion.name))
             failed(error, f"FailedDelete{deletion.kind}", "Delete")
     events += [(event, "Delete") for event in deletion_events(deleted)]
     blocked = False
@@ -215,14 +266,17 @@ def apply_plan(
             blocked = outcome[0].type == "Warning" and decided.pod_group.verb != "delete"
     for kind in ("Service", "Pod") if not blocked else ():
         manifests = [m for m in decided.create if m.get("kind") == kind]
-        results = in_parallel([functools.partial(_create_child, client, namespace, m) for m in manifests])
+        expect.items([expectations.created(kind, name_of(m)) for m in manifests])
+        creations = in_parallel([functools.partial(_create_child, client, namespace, m) for m in manifests])
         created = []
-        for manifest, future in zip(manifests, results, strict=True):
-            error = future.result()
-            if error is None:
+        for manifest, creation in zip(manifests, creations, strict=True):
+            outcome = creation.result()
+            if outcome == CREATED:
                 created.append(manifest)
-            else:
-                failed(error, f"FailedCreate{kind}", "Create")
+                continue
+            expect.not_coming(expectations.created(kind, name_of(manifest)))
+            if isinstance(outcome, ApiError):
+                failed(outcome, f"FailedCreate{kind}", "Create")
         events += [(event, "Create") for event in creation_events(created)]
     events += [(event, "Reconcile") for event in decided.events]
     in_parallel([functools.partial(_record, recorder, job, event, action) for event, action in events])
@@ -353,26 +407,47 @@ def _write_status(
     return client.replace(rtype, {**job, "status": status}, subresource="status")
 
 
+class _Expecting:
+    """The expectations of one run's writes, when its reads came from the cache (a no-op otherwise)."""
+
+    def __init__(self, view: CachedView | None, namespace: str, name: str) -> None:
+        self.view, self.namespace, self.name = view, namespace, name
+
+    def items(self, items: list[expectations.Item]) -> None:
+        if self.view is not None and items:
+            self.view.expect(self.namespace, self.name, items)
+
+    def not_coming(self, item: expectations.Item) -> None:
+        if self.view is not None:
+            self.view.observe(self.namespace, self.name, item)
+
+
 def _delete_child(client: KubeClient, namespace: str, deletion: Deletion) -> ApiError | None:
+    """None when the child is gone; a 404 or 409 says it was already (or the name now belongs to a newer
+    object we must not touch): no event of ours will come, but the cache shows it as it is."""
     try:
         client.delete(CHILD_TYPES[deletion.kind], deletion.name, namespace, uid=deletion.uid)
     except (NotFound, Conflict):
-        return None  # gone already, or the name now belongs to a newer object we must not touch
+        return None
     except ApiError as error:
         logger.warning("could not delete %s %s: %s", deletion.kind, deletion.name, error)
         return error
     return None
 
 
-def _create_child(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | None:
+CREATED = "created"
+EXISTED = "existed"  # 409: a previous run made it, and the next plan sees it
+
+
+def _create_child(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | str:
     try:
         client.create(CHILD_TYPES[str(manifest["kind"])], manifest, namespace)
     except Conflict:
-        return None  # it exists: a previous run made it, and the next plan sees it
+        return EXISTED
     except ApiError as error:
         logger.warning("could not create %s %s: %s", manifest["kind"], manifest["metadata"]["name"], error)
         return error
-    return None
+    return CREATED
 
 
 def _record(recorder: EventRecorder, job: dict[str, Any], event: Event, action: str) -> None:

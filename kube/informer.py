@@ -14,7 +14,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,8 @@ logger = logging.getLogger(__name__)
 ObjectKey = tuple[str, str]  # (namespace, name); namespace is "" for cluster-scoped objects
 Handler = Callable[[str, dict[str, Any]], None]  # (ADDED | MODIFIED | DELETED, object)
 Transform = Callable[[dict[str, Any]], dict[str, Any]]
+IndexFunc = Callable[[dict[str, Any]], Iterable[Hashable]]  # an object → the index values it is found under
+Index = dict[Hashable, dict[ObjectKey, dict[str, Any]]]  # an index value → the objects filed under it
 
 INITIAL_BACKOFF_SECONDS = 0.2
 MAX_BACKOFF_SECONDS = 30.0
@@ -69,11 +71,17 @@ class Informer:
     # The watchdog: a watch that delivers nothing, not even a bookmark, for this long is restarted.
     silence_timeout_seconds: float = 120.0
     transform: Transform = strip_bookkeeping
+    # Named indexes of the cache (client-go's Indexers): `by_index(name, value)` finds the objects whose
+    # function returned `value` without scanning the cache, e.g. a job's pods by their owner.
+    indexers: dict[str, IndexFunc] = field(default_factory=dict)
+    # Called (on the watch thread) once a relist replaced the cache, before its differences are handled.
+    on_relist: Callable[[], None] | None = None
     resource_version: str | None = None
     synced: threading.Event = field(default_factory=threading.Event)
     relists: int = 0
     watches: int = 0
     _cache: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
+    _indexes: dict[str, Index] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stream: WatchStream | None = None
@@ -113,6 +121,13 @@ class Informer:
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._cache.get((namespace, name))
 
+    def by_index(self, index: str, value: Hashable) -> list[dict[str, Any]]:
+        """The cached objects filed under `value` in the named index (shared with the cache: read only)."""
+        if index not in self.indexers:
+            raise KeyError(f"index: {index!r} is not one of this informer's indexes {sorted(self.indexers)}.")
+        with self._lock:
+            return list(self._indexes.get(index, {}).get(value, {}).values())
+
     def cached_keys(self) -> list[ObjectKey]:
         """A snapshot of the cached keys, safe to take from any thread."""
         with self._lock:
@@ -139,10 +154,13 @@ class Informer:
             resource_version = resource_version or (page.get("metadata") or {}).get("resourceVersion")
             if self._stop.is_set():
                 return
+        indexes = {name: _build_index(fresh, function) for name, function in self.indexers.items()}
         with self._lock:
-            previous, self._cache = self._cache, fresh
+            previous, self._cache, self._indexes = self._cache, fresh, indexes
         self.resource_version = resource_version
         self.relists += 1
+        if self.on_relist is not None:
+            self.on_relist()
         for key, obj in fresh.items():
             old = previous.get(key)
             if old is None:
@@ -209,10 +227,16 @@ class Informer:
         key = object_key(obj)
         obj = self.transform(obj)
         with self._lock:
-            if kind == "DELETED":
-                self._cache.pop(key, None)
-            else:
+            old = self._cache.pop(key, None) if kind == "DELETED" else self._cache.get(key)
+            if kind != "DELETED":
                 self._cache[key] = obj
+            for name, function in self.indexers.items():
+                index = self._indexes.setdefault(name, {})
+                if old is not None:
+                    _unfile(index, function(old), key)
+                if kind != "DELETED":
+                    for value in function(obj):
+                        index.setdefault(value, {})[key] = obj
         self.resource_version = resource_version or self.resource_version
         self._handle(kind, obj)
 
@@ -223,6 +247,23 @@ class Informer:
             self.handler(kind, obj)
         except Exception:
             logger.exception("handler of %s failed on %s %s", self.rtype, kind, object_key(obj))
+
+
+def _build_index(cache: dict[ObjectKey, dict[str, Any]], function: IndexFunc) -> Index:
+    index: Index = {}
+    for key, obj in cache.items():
+        for value in function(obj):
+            index.setdefault(value, {})[key] = obj
+    return index
+
+
+def _unfile(index: Index, values: Iterable[Hashable], key: ObjectKey) -> None:
+    for value in values:
+        entries = index.get(value)
+        if entries is not None:
+            entries.pop(key, None)
+            if not entries:
+                del index[value]
 
 
 def _rv(obj: dict[str, Any]) -> str | None:

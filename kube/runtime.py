@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from . import expectations
 from .client import KubeClient, get_client
 from .config import new_api_client
 from .controllers import Controller, Owns, registry
@@ -36,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 Enqueue = Callable[[str, str, str], object]
 
+#: The child informers' index of objects by the reconcile keys of their owners.
+OWNER_INDEX = "owner"
 IN_CLUSTER_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_LEASE_NAME = "argoml-controllers"
 
@@ -77,6 +80,28 @@ def plan_watches(controllers: Iterable[Controller]) -> dict[WatchSpec, list[Rout
             spec = WatchSpec(child.rtype, controller.namespace, child.label_selector)
             plan.setdefault(spec, []).append(Route(controller, child))
     return plan
+
+
+def owner_index(routes: list[Route]) -> Callable[[dict[str, Any]], list[ObjectKey]]:
+    """The index function of a child informer: a child is filed under the key of each owner it leads to."""
+    child_routes = [route for route in routes if route.child is not None]
+
+    def owners(obj: dict[str, Any]) -> list[ObjectKey]:
+        return [key for route in child_routes for key in route.keys(obj)]
+
+    return owners
+
+
+def observed_items(route: Route, event_type: str, obj: dict[str, Any]) -> list[expectations.Item]:
+    """What an event shows a reconcile of the route's controller that was waiting for it."""
+    metadata = obj.get("metadata") or {}
+    if route.child is None:
+        resource_version = metadata.get("resourceVersion")
+        return [expectations.version(resource_version)] if resource_version else []
+    kind, name = route.child.rtype.kind, metadata.get("name") or ""
+    if event_type == "DELETED" or metadata.get("deletionTimestamp"):
+        return [expectations.deleted(kind, name), expectations.created(kind, name)]
+    return [expectations.created(kind, name)]
 
 
 # -- settings ------------------------------------------------------------------------------------------
@@ -217,9 +242,11 @@ class ControllerRuntime:
         self.controllers = list(controllers)
         self.conf = conf or RuntimeConf()
         self.sink = KeySink(enqueue)
+        self.expectations = expectations.Expectations()
         self.informers: dict[WatchSpec, Informer] = {}
         self._routes = plan_watches(self.controllers)
         for spec, routes in self._routes.items():
+            has_children = any(route.child is not None for route in routes)
             self.informers[spec] = Informer(
                 client,
                 spec.rtype,
@@ -229,6 +256,8 @@ class ControllerRuntime:
                 page_size=self.conf.page_size,
                 watch_timeout_seconds=self.conf.watch_timeout,
                 silence_timeout_seconds=self.conf.silence_timeout,
+                indexers={OWNER_INDEX: owner_index(routes)} if has_children else {},
+                on_relist=self.expectations.clear,
             )
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
@@ -241,7 +270,13 @@ class ControllerRuntime:
                 # A child is mirrored only by the controller it leads back to (one informer, many routes).
                 if mirror is not None and keys:
                     self._mirror(route.controller, keys[0], mirror, event_type, obj)
+                # Observed before the key is enqueued, so the run it triggers no longer waits for it.
                 for key in keys:
+                    if route.child is None and event_type == "DELETED":
+                        self.expectations.drop(key)
+                    else:
+                        for item in observed_items(route, event_type, obj):
+                            self.expectations.observe(key, item)
                     self.sink.put(key)
 
         return handle
@@ -291,12 +326,70 @@ class ControllerRuntime:
     def synced(self) -> bool:
         return all(informer.synced.is_set() for informer in self.informers.values())
 
+    def view(self, kind: str) -> CachedView | None:
+        """The cached objects of the controller of `kind` and its children (None: no such controller)."""
+        for controller in self.controllers:
+            if controller.kind == kind:
+                children = {
+                    child.rtype.kind: self.informers[
+                        WatchSpec(child.rtype, controller.namespace, child.label_selector)
+                    ]
+                    for child in controller.owns
+                }
+                own = self.informers[WatchSpec.own(controller)]
+                return CachedView(controller, own, children, self.expectations)
+        return None
+
     def known_keys(self) -> Iterator[ObjectKey]:
         """Every cached object of every controller's own kind, as reconcile keys."""
         for controller in self.controllers:
             informer = self.informers[WatchSpec.own(controller)]
             for namespace, name in informer.cached_keys():
                 yield ObjectKey(controller.kind, namespace, name)
+
+
+@dataclass(frozen=True)
+class CachedView:
+    """One controller's objects and children as the leader's informers hold them, and what its reconciles
+    wait to observe there. Objects are shared with the cache: read them, never change them."""
+
+    controller: Controller
+    own: Informer
+    children_informers: dict[str, Informer]
+    expected: expectations.Expectations
+
+    def key(self, namespace: str, name: str) -> ObjectKey:
+        return ObjectKey(self.controller.kind, namespace, name)
+
+    @property
+    def synced(self) -> bool:
+        informers = [self.own, *self.children_informers.values()]
+        return all(informer.synced.is_set() for informer in informers)
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.own.get(namespace, name)
+
+    def children(self, kind: str, namespace: str, name: str) -> list[dict[str, Any]]:
+        """The cached children of one kind that lead back to the object (by their ownerReference or label)."""
+        return self.children_informers[kind].by_index(OWNER_INDEX, self.key(namespace, name))
+
+    def waiting(self, namespace: str, name: str) -> float | None:
+        """None when the cache shows every write of the key's earlier runs; else seconds to wait at most."""
+        return self.expected.waiting(self.key(namespace, name))
+
+    def expect(self, namespace: str, name: str, items: Iterable[expectations.Item]) -> None:
+        self.expected.expect(self.key(namespace, name), items)
+
+    def observe(self, namespace: str, name: str, item: expectations.Item) -> None:
+        self.expected.observe(self.key(namespace, name), item)
+
+    def expect_version(self, namespace: str, name: str, resource_version: str) -> None:
+        """Wait for the event of our own write of the object; its event may have arrived already."""
+        key = self.key(namespace, name)
+        self.expected.expect(key, [expectations.version(resource_version)])
+        cached = self.own.get(namespace, name)
+        if cached is not None and (cached.get("metadata") or {}).get("resourceVersion") == resource_version:
+            self.expected.observe(key, expectations.version(resource_version))
 
 
 # -- leading ---------------------------------------------------------------------------------------------
@@ -320,6 +413,7 @@ class ControllerManager:
         self.runtime: ControllerRuntime | None = None
         self.elector = LeaderElector(election_client, lease, self._on_started, self._on_stopped)
         self._thread: threading.Thread | None = None
+        self.pid = os.getpid()  # a process forked from this one has a copy of the caches, never updated
 
     def _on_started(self) -> None:
         runtime = ControllerRuntime(self.client, self.controllers, enqueue=self._enqueue, conf=self.conf)
@@ -365,6 +459,19 @@ def leading_runtime() -> ControllerRuntime | None:
     manager = _active_manager
     runtime = manager.runtime if manager is not None else None
     return runtime if runtime is not None and runtime.synced and not runtime.stopped else None
+
+
+def cached_view(kind: str) -> CachedView | None:
+    """The informer cache of `kind` when this process leads and has listed it and its children (reconciles
+    then read no API); None elsewhere (a prefork pool child, a replica that does not lead), where
+    reconciles read the API. Only this controller's informers count: another's that cannot list (its CRD
+    not installed) does not send this one to the API."""
+    manager = _active_manager
+    runtime = manager.runtime if manager is not None and manager.pid == os.getpid() else None
+    if runtime is None or runtime.stopped:
+        return None
+    view = runtime.view(kind)
+    return view if view is not None and view.synced else None
 
 
 def check_reconcilers(controllers: Iterable[Controller]) -> None:

@@ -193,7 +193,7 @@ def test_the_processes_run_the_commands_of_the_architecture(default_manifests):
     assert commands["argoml-beat"] == ["beat"]
     assert commands["argoml-migrate-1"] == ["migrate"]
     entrypoint = (DEPLOY / "docker-entrypoint.sh").read_text()
-    assert 'celery_worker controller reconcile --controllers "$@"' in entrypoint
+    assert 'celery_worker controller reconcile --pool threads --controllers "$@"' in entrypoint
     assert 'celery_worker worker reconcile,default "$@"' in entrypoint
     assert "django_celery_beat.schedulers:DatabaseScheduler" in entrypoint
 

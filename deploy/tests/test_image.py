@@ -192,7 +192,7 @@ def test_the_entrypoint_is_valid_posix_shell():
         (
             ["controller"],
             "celery -A argoml_site worker --queues reconcile --hostname controller@pod-1 --concurrency 2 "
-            "--without-mingle --without-gossip --loglevel INFO --controllers",
+            "--without-mingle --without-gossip --loglevel INFO --pool threads --controllers",
         ),
         (
             ["worker", "--max-tasks-per-child", "100"],

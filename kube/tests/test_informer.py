@@ -195,3 +195,61 @@ def test_bookkeeping_fields_are_not_cached():
         }
     }
     assert strip_bookkeeping(obj) == {"metadata": {"name": "x", "annotations": {"keep": "me"}}}
+
+
+def labelled(name: str, owner: str | None, resource_version: str) -> dict:
+    labels = {"owner": owner} if owner else {}
+    return {
+        "metadata": {
+            "namespace": NAMESPACE,
+            "name": name,
+            "labels": labels,
+            "resourceVersion": resource_version,
+        }
+    }
+
+
+def by_owner(obj: dict) -> list[str]:
+    owner = obj["metadata"]["labels"].get("owner")
+    return [owner] if owner else []
+
+
+def names(objects: list[dict]) -> list[str]:
+    return sorted(obj["metadata"]["name"] for obj in objects)
+
+
+def test_an_index_follows_every_event_without_scanning_the_cache():
+    informer = Informer(None, CONFIGMAP, lambda *event: None, indexers={"owner": by_owner})  # type: ignore[arg-type]
+    assert informer.by_index("owner", "a") == []  # before any list or event
+
+    informer.apply({"type": "ADDED", "object": labelled("x", "a", "1")})
+    informer.apply({"type": "ADDED", "object": labelled("y", "a", "2")})
+    informer.apply({"type": "ADDED", "object": labelled("z", None, "3")})
+    assert names(informer.by_index("owner", "a")) == ["x", "y"]
+
+    informer.apply({"type": "MODIFIED", "object": labelled("y", "b", "4")})  # moves to another owner
+    assert names(informer.by_index("owner", "a")) == ["x"]
+    assert names(informer.by_index("owner", "b")) == ["y"]
+    assert informer.by_index("owner", "b")[0]["metadata"]["resourceVersion"] == "4"
+
+    informer.apply({"type": "DELETED", "object": labelled("x", "a", "5")})
+    assert informer.by_index("owner", "a") == []
+    with pytest.raises(KeyError, match="'size' is not one of this informer's indexes"):
+        informer.by_index("size", 1)
+
+
+def test_a_relist_rebuilds_the_indexes_and_tells_whoever_waits_on_the_cache(client):
+    relists = []
+    informer = Informer(
+        client, CONFIGMAP, lambda *event: None, namespace=NAMESPACE, indexers={"owner": by_owner},
+        on_relist=lambda: relists.append(len(informer)),
+    )  # fmt: skip
+    informer.apply({"type": "ADDED", "object": labelled("gone", "a", "1")})
+    client.create(
+        CONFIGMAP, {**configmap("kept", {"v": "0"}), "metadata": {"name": "kept", "labels": {"owner": "a"}}}
+    )
+
+    informer.relist()
+
+    assert names(informer.by_index("owner", "a")) == ["kept"]
+    assert relists == [1]

@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from kube import runtime
 from kube.controllers import Controller, ControllerRegistry, Owns
+from kube.expectations import created, deleted, version
 from kube.queue import ObjectKey
 from kube.resources import CONFIGMAP, DEPLOYMENT, NAMESPACE, POD, SECRET, WORKFLOW, ResourceType
 from kube.runtime import ControllerRuntime, KeySink, RuntimeConf, WatchSpec, plan_watches
@@ -93,6 +94,34 @@ def test_controllers_reading_the_same_objects_share_one_informer():
 
 
 # -- registration -------------------------------------------------------------------------------------------
+def test_children_are_indexed_under_every_owner_key_they_lead_back_to():
+    tfjobs = Controller(TFJOB, owns=(Owns(POD),))
+    mxjobs = Controller(ResourceType("argoml.io/v1alpha1", "MXJob", "mxjobs"), owns=(Owns(POD),))
+    routes = plan_watches([tfjobs, mxjobs])[WatchSpec(POD)]
+    owners = runtime.owner_index(routes)
+
+    pod = child("job-worker-0", owner_reference("TFJob", "job", api_version="argoml.io/v1alpha1"))
+    assert owners(pod) == [ObjectKey("TFJob", "ns", "job")]
+    assert owners(child("stray")) == []
+
+
+def test_an_event_shows_a_waiting_reconcile_its_child_or_its_own_write():
+    controller = Controller(TFJOB, owns=(Owns(POD),))
+    own, pods = runtime.Route(controller), runtime.Route(controller, Owns(POD))
+    pod = child("job-worker-0")
+    terminating = {"metadata": {**pod["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+
+    assert runtime.observed_items(own, "MODIFIED", {"metadata": {"resourceVersion": "7"}}) == [version("7")]
+    assert runtime.observed_items(own, "MODIFIED", {"metadata": {}}) == []
+    assert runtime.observed_items(pods, "ADDED", pod) == [created("Pod", "job-worker-0")]
+    for event, obj in (("DELETED", pod), ("MODIFIED", terminating)):
+        assert deleted("Pod", "job-worker-0") in runtime.observed_items(pods, event, obj)
+
+
+def test_a_process_that_does_not_lead_has_no_cached_view():
+    assert runtime.cached_view("TFJob") is None
+
+
 def test_registering_the_same_controller_twice_is_harmless_but_a_different_one_is_refused():
     registry = ControllerRegistry()
     registry._discovered = True  # only what this test registers

@@ -1,0 +1,94 @@
+"""What a reconcile waits to see in the informer cache after its own writes (client-go's and Kubeflow's
+ControllerExpectations).
+
+A reconcile that reads the cache right after creating a job's pods may not find them yet: its watch events
+are still on the way. Deciding from that view would create them again (409s) and write a status computed
+from half the children. So a reconcile records what it expects to observe before it writes (a creation, a
+deletion, the resourceVersion its status write returned); the informers' handler marks each item observed
+when its event arrives; and a reconcile of a key with items still pending waits for them instead of
+deciding. An item never observed (its event lost in a relist gap) expires after `ttl` seconds, so a key
+is never held back for longer than that.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable
+
+from .queue import ObjectKey
+
+DEFAULT_TTL_SECONDS = 30.0
+
+Item = tuple[Hashable, ...]
+
+
+def created(kind: str, name: str) -> Item:
+    """A child this reconcile is creating: observed by any event of that child."""
+    return ("create", kind, name)
+
+
+def deleted(kind: str, name: str) -> Item:
+    """A child this reconcile is deleting: observed by its DELETED event, or one marked for deletion."""
+    return ("delete", kind, name)
+
+
+def version(resource_version: str) -> Item:
+    """The resourceVersion a write of the object itself returned: observed by its event."""
+    return ("version", resource_version)
+
+
+class Expectations:
+    """Pending items by reconcile key; thread-safe (reconcile threads expect, the watch threads observe)."""
+
+    def __init__(self, ttl: float = DEFAULT_TTL_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+        if not ttl > 0:
+            raise ValueError(f"ttl: {ttl} must be a positive number of seconds.")
+        self.ttl = ttl
+        self._clock = clock
+        self._pending: dict[ObjectKey, dict[Item, float]] = {}
+        self._lock = threading.Lock()
+
+    def expect(self, key: ObjectKey, items: Iterable[Item]) -> None:
+        deadline = self._clock() + self.ttl
+        with self._lock:
+            pending = self._pending.setdefault(key, {})
+            for item in items:
+                pending[item] = deadline
+            if not pending:
+                del self._pending[key]
+
+    def observe(self, key: ObjectKey, item: Item) -> None:
+        """The item was seen (or will never come: a write that failed). Unknown items are ignored."""
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is not None and pending.pop(item, None) is not None and not pending:
+                del self._pending[key]
+
+    def drop(self, key: ObjectKey) -> None:
+        """Forget everything the key waits for (the object is gone)."""
+        with self._lock:
+            self._pending.pop(key, None)
+
+    def clear(self) -> None:
+        """Forget everything: a relist replaced the cache, which now shows every write that was acknowledged
+        before the list began; a write still in flight at worst shows up as a 409 on the next run."""
+        with self._lock:
+            self._pending.clear()
+
+    def waiting(self, key: ObjectKey) -> float | None:
+        """None when the key waits for nothing; else the seconds until its last pending item expires."""
+        now = self._clock()
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is None:
+                return None
+            for item in [item for item, deadline in pending.items() if deadline <= now]:
+                del pending[item]
+            if not pending:
+                del self._pending[key]
+                return None
+            return max(pending.values()) - now
+
+    def __len__(self) -> int:
+        return len(self._pending)
