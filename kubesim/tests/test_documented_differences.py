@@ -467,14 +467,6 @@ def test_a_quota_of_no_pods_admits_a_pod(http: Http) -> None:
     created(http("POST", PODS, json=pod("p")))
 
 
-@documents("D-classes-not-applied")
-def test_a_priority_class_gives_no_priority(http: Http) -> None:
-    priority = {"metadata": {"name": "high"}, "value": 1000}
-    created(http("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", json=priority))
-    made = created(http("POST", PODS, json=pod("p", priorityClassName="high")))
-    assert "priority" not in made["spec"]
-
-
 @documents("D-no-streams")
 def test_exec_answers_400_naming_the_simulator(http: Http) -> None:
     created(http("POST", PODS, json=pod("p")))
