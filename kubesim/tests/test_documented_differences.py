@@ -382,22 +382,6 @@ def test_a_namespace_and_a_bound_pod_go_at_once(http: Http) -> None:
     assert http("GET", f"{PODS}/bound").status_code == 404
 
 
-@documents("D-block-owner-deletion")
-def test_foreground_deletion_waits_for_a_dependent_that_does_not_block(http: Http) -> None:
-    maps = "/api/v1/namespaces/default/configmaps"
-    owner = created(http("POST", maps, json={"metadata": {"name": "owner"}}))
-    reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
-    dependent = {
-        "name": "dep",
-        "finalizers": ["kubesim.test/hold"],
-        "ownerReferences": [{**reference, "blockOwnerDeletion": False}],
-    }
-    created(http("POST", maps, json={"metadata": dependent}))
-    http("DELETE", f"{maps}/owner", json={"propagationPolicy": "Foreground"})
-    assert http("GET", f"{maps}/dep").json()["metadata"].get("deletionTimestamp")
-    assert http("GET", f"{maps}/owner").status_code == 200  # a cluster deletes the owner now
-
-
 @documents("D-events-core-apply")
 def test_apply_through_the_core_event_view_is_unsupported(http: Http) -> None:
     event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}, "reason": "Test"}
