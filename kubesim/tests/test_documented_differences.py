@@ -123,13 +123,14 @@ def test_a_token_signed_by_anyone_else_is_unauthorized(kubesim_factory: Callable
     assert response.status_code == 401
 
 
-@documents("D-legacy-sa-token-secrets")
-def test_a_service_account_token_secret_gets_no_token(http: Http) -> None:
+@documents("D-legacy-tokens-need-auth")
+def test_without_auth_a_service_account_token_secret_gets_no_token(sim: Simulator, http: Http) -> None:
     secret = {
         "metadata": {"name": "legacy", "annotations": {"kubernetes.io/service-account.name": "default"}},
         "type": "kubernetes.io/service-account-token",
     }
     created(http("POST", "/api/v1/namespaces/default/secrets", json=secret))
+    assert sim.store.wait_idle()
     assert "token" not in (http("GET", "/api/v1/namespaces/default/secrets/legacy").json().get("data") or {})
 
 
