@@ -11,6 +11,7 @@ from types import TracebackType
 from kubesim import timeline
 from kubesim.auth.aggregation import Aggregator
 from kubesim.auth.security import Security
+from kubesim.classes import ClassAdmission
 from kubesim.clock import Clock
 from kubesim.controllers import Controllers
 from kubesim.counters import Counters
@@ -70,6 +71,7 @@ class Simulator:
         )
         self.aggregator = Aggregator(self.store)
         self.pod_security = PodSecurity(self.store, pod_security)
+        self.class_admission = ClassAdmission(self.store)
         self.controllers = Controllers(self.store, self.server, kubelet=kubelet, argo=argo, webhooks=webhooks)
         self.kubelet = self.controllers.kubelet
         self.kubelet.settings.node_count = nodes  # Ready Nodes the kubelet registers when it starts
@@ -97,6 +99,7 @@ class Simulator:
         self.security.install(self.server.add_subresource)
         self.aggregator.start()
         self.pod_security.install()
+        self.class_admission.install()
         if self.kubeconfig_path is not None:
             write_kubeconfig(
                 self.kubeconfig_path,

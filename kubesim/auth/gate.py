@@ -9,6 +9,7 @@ apiserver's wording).
 
 from __future__ import annotations
 
+import base64
 import secrets
 from typing import Any
 
@@ -95,6 +96,8 @@ class Gate:
             return with_authenticated(self._tokens[token])
         claims = self.signer.verify(token, int(self.store.clock.time()), audiences)
         self._check_alive(claims)
+        if claims.legacy:
+            self._check_held(claims, token)
         extra: dict[str, list[str]] = {}
         if claims.bound_kind == "pod":
             extra = {
@@ -105,12 +108,22 @@ class Gate:
             claims.namespace, claims.service_account, claims.service_account_uid, extra
         )
 
+    def _check_held(self, claims: Claims, token: str) -> None:
+        """A legacy token works while its Secret still holds it (as upstream's legacy validator)."""
+        try:
+            secret = self.store.get("secrets", claims.bound_name, claims.namespace)
+        except ApiError:
+            raise TokenError("token secret was deleted") from None
+        held = (secret.get("data") or {}).get("token", "")
+        if secret["metadata"].get("deletionTimestamp") or held != base64.b64encode(token.encode()).decode():
+            raise TokenError("token does not match the secret")
+
     def _check_alive(self, claims: Claims) -> None:
         """A token stops working when its ServiceAccount (or the pod it is bound to) is deleted."""
         account = self._uid("serviceaccounts", claims.service_account, claims.namespace)
         if account != claims.service_account_uid:
             raise TokenError("service account was deleted")
-        if claims.bound_kind in ("pod", "secret"):
+        if claims.bound_kind in ("pod", "secret") and not claims.legacy:
             plural = "pods" if claims.bound_kind == "pod" else "secrets"
             if self._uid(plural, claims.bound_name, claims.namespace) != claims.bound_uid:
                 raise TokenError(f"bound {claims.bound_kind} was deleted")

@@ -13,6 +13,7 @@ from pathlib import Path
 from kubesim.auth.bootstrap import default_objects
 from kubesim.auth.escalation import EscalationCheck
 from kubesim.auth.gate import Gate
+from kubesim.auth.legacy import LegacyTokens
 from kubesim.auth.pki import CertificateAuthority, KeyPair
 from kubesim.auth.reviews import handlers
 from kubesim.errors import ApiError
@@ -36,6 +37,12 @@ class Security:
         self.https = https
         self.ca = CertificateAuthority() if https else None
         self.gate = Gate(store, admin_token=admin_token, anonymous=anonymous) if auth else None
+        #: the legacy token controller, filling service-account-token Secrets (with `auth`)
+        self.legacy_tokens = (
+            LegacyTokens(store, self.gate.signer, self.ca.certificate if self.ca else None)
+            if self.gate
+            else None
+        )
         self._scratch = tempfile.TemporaryDirectory(prefix="kubesim-pki-") if https else None
         #: the CA certificate as a PEM file, for clients that take a path (requests' `verify=`)
         self.ca_path: Path | None = None
@@ -81,7 +88,7 @@ class Security:
 
     def install(self, add_subresource: Callable[[str, str, SubresourceHandler], None]) -> None:
         """Register the review handlers, TokenRequest and the escalation check; create the bootstrap roles
-        that are missing."""
+        that are missing; start the legacy token controller."""
         if self.gate is None:
             return
         for (resource, name), handler in handlers(self.gate).items():
@@ -94,6 +101,8 @@ class Security:
             except ApiError as error:
                 if error.code != 409:
                     raise
+        assert self.legacy_tokens is not None
+        self.legacy_tokens.start()
 
     def kubeconfig_cluster(self) -> dict[str, str]:
         if self.ca is None:
@@ -104,5 +113,7 @@ class Security:
         return {"token": self.gate.admin_token} if self.gate else {}
 
     def close(self) -> None:
+        if self.legacy_tokens is not None:
+            self.legacy_tokens.stop()
         if self._scratch is not None:
             self._scratch.cleanup()

@@ -1,5 +1,7 @@
 """ServiceAccount tokens as the apiserver issues them (TokenRequest): RS256-signed JWTs with audiences,
-expiry and the `kubernetes.io` claims, verified on every request and by TokenReview."""
+expiry and the `kubernetes.io` claims, verified on every request and by TokenReview; and the legacy tokens
+the token controller puts in `kubernetes.io/service-account-token` Secrets (issuer
+`kubernetes/serviceaccount`, no expiry, no audience, valid while their Secret holds them)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+_LEGACY_CLAIM = "kubernetes.io/serviceaccount/"
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
 
@@ -43,6 +47,8 @@ class Claims:
     bound_kind: str = ""
     bound_name: str = ""
     bound_uid: str = ""
+    #: a legacy Secret-based token (bound_name is its Secret): it lives as long as the Secret holds it
+    legacy: bool = False
 
 
 class TokenSigner:
@@ -75,6 +81,21 @@ class TokenSigner:
                 **(bound or {}),
             },
         }
+        return self._sign(payload)
+
+    def issue_legacy(self, namespace: str, account: str, account_uid: str, secret: str) -> str:
+        """A token as the legacy token controller writes into a service-account-token Secret."""
+        payload = {
+            "iss": LEGACY_ISSUER,
+            "sub": f"system:serviceaccount:{namespace}:{account}",
+            f"{_LEGACY_CLAIM}namespace": namespace,
+            f"{_LEGACY_CLAIM}secret.name": secret,
+            f"{_LEGACY_CLAIM}service-account.name": account,
+            f"{_LEGACY_CLAIM}service-account.uid": account_uid,
+        }
+        return self._sign(payload)
+
+    def _sign(self, payload: dict[str, Any]) -> str:
         header = {"alg": "RS256", "kid": self.key_id}
         signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(payload).encode())}"
         signature = self._key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
@@ -98,6 +119,17 @@ class TokenSigner:
             )
         except InvalidSignature:
             raise TokenError("invalid signature") from None
+        if payload.get("iss") == LEGACY_ISSUER:
+            return Claims(
+                namespace=str(payload.get(f"{_LEGACY_CLAIM}namespace", "")),
+                service_account=str(payload.get(f"{_LEGACY_CLAIM}service-account.name", "")),
+                service_account_uid=str(payload.get(f"{_LEGACY_CLAIM}service-account.uid", "")),
+                audiences=(),
+                expires=0,
+                bound_kind="secret",
+                bound_name=str(payload.get(f"{_LEGACY_CLAIM}secret.name", "")),
+                legacy=True,
+            )
         if payload.get("iss") != ISSUER:
             raise TokenError("wrong issuer")
         if not isinstance(payload.get("exp"), int) or payload["exp"] <= now:

@@ -4,10 +4,10 @@ kubectl (client-go) sends `application/vnd.kubernetes.protobuf` for built-in kin
 `create token`, `create namespace|configmap|secret|serviceaccount`. A body is the magic `k8s\\0` and a
 runtime.Unknown (typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2) whose `raw` is the kind's message. Each
 kind decoded here is described by its field numbers from k8s.io/api's generated.proto (`kubectl create
-role|rolebinding|clusterrole|clusterrolebinding|priorityclass|quota|poddisruptionbudget|service` included);
-other kinds still answer 415. Deployments and Jobs are described as far as `kubectl create deployment|job`
-fill them (pod template: containers with image, command, args, ports, env values, resources; restart
-policy, service account, node selector); their other fields are dropped.
+role|rolebinding|clusterrole|clusterrolebinding|priorityclass|quota|poddisruptionbudget|service|ingress`
+included); other kinds still answer 415. Deployments, Jobs and CronJobs are described as far as `kubectl
+create deployment|job|cronjob` fill them (pod template: containers with image, command, args, ports, env
+values, resources; restart policy, service account, node selector); their other fields are dropped.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from kubesim.errors import bad_request
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 
-# A message schema: field number → (JSON name, type), type one of "string", "bytes", "int", "bool" (pointers
-# in Go: kept whatever their value), "count", "flag" (plain Go ints and bools, always sent: kept only when
-# not 0 / false, as JSON's omitempty), "quantity" (resource.Quantity), a nested schema, ("repeated", type)
-# "intorstring" (intstr.IntOrString), or ("map", value type). Unlisted fields are skipped.
+# A message schema: field number → (JSON name, type), type one of "string", "pointer" (a *string: kept even
+# when empty), "bytes", "int", "bool" (pointers in Go: kept whatever their value), "count", "flag" (plain Go
+# ints and bools, always sent: kept only when not 0 / false, as JSON's omitempty), "quantity"
+# (resource.Quantity), a nested schema, ("repeated", type), "intorstring" (intstr.IntOrString), ("map", value
+# type), or ("inline", schema) for an embedded Go struct whose fields JSON spells at the parent's level (an
+# Ingress rule's `http`). Unlisted fields are skipped.
 Schema = dict[int, tuple[str, Any]]
 
 _STRING_MAP = ("map", "string")
@@ -147,6 +149,52 @@ _SERVICE_PORT: Schema = {
     6: ("appProtocol", "string"),
 }
 
+_JOB_SPEC: Schema = {
+    1: ("parallelism", "int"),
+    2: ("completions", "int"),
+    3: ("activeDeadlineSeconds", "int"),
+    4: ("selector", _LABEL_SELECTOR),
+    6: ("template", _POD_TEMPLATE),
+    7: ("backoffLimit", "int"),
+    8: ("ttlSecondsAfterFinished", "int"),
+    9: ("completionMode", "string"),
+    10: ("suspend", "bool"),
+}
+_INGRESS_BACKEND: Schema = {
+    3: ("resource", {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")}),
+    4: (
+        "service",
+        {1: ("name", "string"), 2: ("port", {1: ("name", "string"), 2: ("number", "count")})},
+    ),
+}
+_INGRESS_RULE: Schema = {
+    1: ("host", "string"),
+    2: (
+        "ingressRuleValue",
+        (
+            "inline",
+            {
+                1: (
+                    "http",
+                    {
+                        1: (
+                            "paths",
+                            (
+                                "repeated",
+                                {
+                                    1: ("path", "string"),
+                                    2: ("backend", _INGRESS_BACKEND),
+                                    3: ("pathType", "pointer"),
+                                },
+                            ),
+                        )
+                    },
+                )
+            },
+        ),
+    ),
+}
+
 KINDS: dict[tuple[str, str], Schema] = {
     ("rbac.authorization.k8s.io/v1", "Role"): {
         1: ("metadata", OBJECT_META),
@@ -228,20 +276,32 @@ KINDS: dict[tuple[str, str], Schema] = {
             },
         ),
     },
-    ("batch/v1", "Job"): {
+    ("batch/v1", "Job"): {1: ("metadata", OBJECT_META), 2: ("spec", _JOB_SPEC)},
+    ("batch/v1", "CronJob"): {
         1: ("metadata", OBJECT_META),
         2: (
             "spec",
             {
-                1: ("parallelism", "int"),
-                2: ("completions", "int"),
-                3: ("activeDeadlineSeconds", "int"),
-                4: ("selector", _LABEL_SELECTOR),
-                6: ("template", _POD_TEMPLATE),
-                7: ("backoffLimit", "int"),
-                8: ("ttlSecondsAfterFinished", "int"),
-                9: ("completionMode", "string"),
-                10: ("suspend", "bool"),
+                1: ("schedule", "string"),
+                2: ("startingDeadlineSeconds", "int"),
+                3: ("concurrencyPolicy", "string"),
+                4: ("suspend", "bool"),
+                5: ("jobTemplate", {1: ("metadata", OBJECT_META), 2: ("spec", _JOB_SPEC)}),
+                6: ("successfulJobsHistoryLimit", "int"),
+                7: ("failedJobsHistoryLimit", "int"),
+                8: ("timeZone", "pointer"),
+            },
+        ),
+    },
+    ("networking.k8s.io/v1", "Ingress"): {
+        1: ("metadata", OBJECT_META),
+        2: (
+            "spec",
+            {
+                1: ("defaultBackend", _INGRESS_BACKEND),
+                2: ("tls", ("repeated", {1: ("hosts", ("repeated", "string")), 2: ("secretName", "string")})),
+                3: ("rules", ("repeated", _INGRESS_RULE)),
+                4: ("ingressClassName", "pointer"),
             },
         ),
     },
@@ -334,7 +394,7 @@ def _scalar(kind: Any, value: int | bytes) -> Any:
         if not isinstance(value, bytes):
             raise ValueError("expected a message")
         return message(value, kind)
-    if kind == "string":
+    if kind in ("string", "pointer"):
         if not isinstance(value, bytes):
             raise ValueError("expected a string")
         return value.decode()
@@ -381,6 +441,10 @@ def message(data: bytes, schema: Schema) -> dict[str, Any]:
             if not isinstance(key, bytes):
                 raise ValueError("expected a map key")
             document.setdefault(name, {})[key.decode()] = _scalar(kind[1], entry.get(2, b""))
+        elif isinstance(kind, tuple) and kind[0] == "inline":
+            if not isinstance(value, bytes):
+                raise ValueError("expected a message")
+            document.update(message(value, kind[1]))
         elif kind not in ("string", "count", "flag") or value:  # zero values Go sends, JSON would omit
             document[name] = _scalar(kind, value)
     return document

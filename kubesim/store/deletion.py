@@ -245,12 +245,23 @@ class DeletionMixin(StoreBase):
             changed["metadata"].pop("ownerReferences", None)
         self._commit(resource, MODIFIED, changed, obj)
 
+    def _blocking_dependents(self, owner_uid: str) -> list[ObjectKey]:
+        """Dependents whose reference to the owner sets `blockOwnerDeletion: true` (blockingDependents)."""
+        found = []
+        for key in self._dependents.get(owner_uid, ()):
+            obj = self._by_key(key)
+            refs = (obj or {}).get("metadata", {}).get("ownerReferences") or []
+            if any(ref.get("uid") == owner_uid and ref.get("blockOwnerDeletion") is True for ref in refs):
+                found.append(key)
+        return found
+
     def _finish_foreground(self, owner_uid: str) -> None:
-        """An owner in foreground deletion goes once its last dependent is gone."""
+        """An owner in foreground deletion goes once no dependent blocks it: every dependent was deleted,
+        but one that is still finalizing holds the owner only with `blockOwnerDeletion: true`."""
         key = self._by_uid.get(owner_uid)
         owner = self._by_key(key) if key else None
         resource = self.registry.by_key(key[0]) if key else None
-        if owner is None or resource is None or self._dependents.get(owner_uid):
+        if owner is None or resource is None or self._blocking_dependents(owner_uid):
             return
         finalizers = owner["metadata"].get("finalizers") or []
         if _FOREGROUND_FINALIZER not in finalizers:

@@ -491,4 +491,6 @@ class WritesMixin(StoreBase):
         graceful = bool(metadata.get("deletionGracePeriodSeconds"))
         if metadata.get("deletionTimestamp") and not metadata.get("finalizers") and not graceful:
             self._remove(resource, committed)  # type: ignore[attr-defined]
+        for ref in old["metadata"].get("ownerReferences") or []:  # a dependent that stopped blocking
+            self._finish_foreground(ref.get("uid", ""))  # type: ignore[attr-defined]
         return committed

@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -537,9 +538,10 @@ def _kubeconfig_for(cluster: SecureCluster, token: str, directory: Path) -> Path
     return path
 
 
-def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(KUBECTL), *args],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
@@ -621,3 +623,62 @@ def test_every_namespace_is_labelled_with_its_name(secure_cluster: SecureCluster
         headers={"Content-Type": "application/merge-patch+json"},
     )
     assert _ok(patched)["metadata"]["labels"] == {"kubernetes.io/metadata.name": ns, "team": "a"}
+
+
+def _eventually(check: Any, timeout: float = 10.0) -> Any:
+    """The token controller works asynchronously, in a cluster as here: poll until `check()` is truthy."""
+    deadline = time.monotonic() + timeout
+    while not (found := check()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+LEGACY_TOKEN_SECRET = """
+apiVersion: v1
+kind: Secret
+metadata:
+  name: bot-token
+  annotations: {kubernetes.io/service-account.name: bot}
+type: kubernetes.io/service-account-token
+"""
+
+
+def test_kubectl_a_legacy_token_secret_is_filled_and_its_token_authenticates(
+    secure_cluster: SecureCluster, ns: str, tmp_path: Path
+) -> None:
+    """The documentation: "To create a non-expiring, persisted API token for a ServiceAccount, create a
+    Secret of type kubernetes.io/service-account-token with an annotation referencing the ServiceAccount.
+    The control plane then generates a long-lived token and updates that Secret with that generated token
+    data" (Manually create a long-lived API token for a ServiceAccount); the token works until the Secret
+    is deleted, and the Secret goes with its ServiceAccount."""
+    admin = secure_cluster.kubeconfig_path
+    assert kubectl(admin, "create", "serviceaccount", "bot", "-n", ns).returncode == 0
+    applied = kubectl(admin, "apply", "-n", ns, "-f", "-", stdin=LEGACY_TOKEN_SECRET)
+    assert applied.returncode == 0, applied.stderr
+
+    def data() -> dict[str, str]:
+        shown = kubectl(admin, "get", "secret", "bot-token", "-n", ns, "-o", "json")
+        return dict(json.loads(shown.stdout).get("data") or {}) if shown.returncode == 0 else {}
+
+    filled = _eventually(lambda: (found := data()).get("token") and found)
+    assert filled, "the token controller filled nothing"
+    assert {"token", "ca.crt", "namespace"} <= filled.keys()
+    assert base64.b64decode(filled["namespace"]).decode() == ns
+    token = base64.b64decode(filled["token"]).decode()
+    account = json.loads(kubectl(admin, "get", "serviceaccount", "bot", "-n", ns, "-o", "json").stdout)
+    annotations = json.loads(kubectl(admin, "get", "secret", "bot-token", "-n", ns, "-o", "json").stdout)[
+        "metadata"
+    ]["annotations"]
+    assert annotations["kubernetes.io/service-account.uid"] == account["metadata"]["uid"]
+    as_bot = _kubeconfig_for(secure_cluster, token, tmp_path)
+    who = kubectl(as_bot, "auth", "whoami", "-o", "json")
+    assert who.returncode == 0, who.stderr
+    assert json.loads(who.stdout)["status"]["userInfo"]["username"] == f"system:serviceaccount:{ns}:bot"
+    assert kubectl(admin, "delete", "secret", "bot-token", "-n", ns).returncode == 0
+    refused = kubectl(as_bot, "auth", "whoami")
+    assert refused.returncode == 1
+    assert "Unauthorized" in refused.stderr
+    kubectl(admin, "apply", "-n", ns, "-f", "-", stdin=LEGACY_TOKEN_SECRET)
+    assert _eventually(lambda: data().get("token"))
+    assert kubectl(admin, "delete", "serviceaccount", "bot", "-n", ns).returncode == 0
+    assert _eventually(lambda: kubectl(admin, "get", "secret", "bot-token", "-n", ns).returncode == 1)

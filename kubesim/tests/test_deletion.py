@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -182,3 +183,52 @@ def test_delete_collection_by_label(core: CoreV1Api, namespace: str) -> None:
     assert eventually(
         lambda: [c.metadata.name for c in core.list_namespaced_config_map(namespace).items] == ["x3"]
     )
+
+
+def _dependent(name: str, owner, *, block: bool) -> dict:
+    reference = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": owner.metadata.name,
+        "uid": owner.metadata.uid,
+        "blockOwnerDeletion": block,
+    }
+    return {"metadata": {"name": name, "finalizers": ["example.com/hold"], "ownerReferences": [reference]}}
+
+
+def test_kubectl_foreground_deletion_is_held_only_by_blocking_dependents(
+    core: CoreV1Api, namespace: str, kubectl
+) -> None:
+    """`kubectl delete --cascade=foreground`: every dependent is deleted, but the owner waits only for
+    those whose reference sets `blockOwnerDeletion: true` (the garbage collector's blockingDependents)."""
+    owner = core.create_namespaced_config_map(namespace, {"metadata": {"name": "owner"}})
+    core.create_namespaced_config_map(namespace, _dependent("lazy", owner, block=False))
+    owned(core, namespace, "plain", owner)
+    kubectl("delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
+    assert eventually(lambda: not exists(core, namespace, "owner") and not exists(core, namespace, "plain"))
+    assert core.read_namespaced_config_map("lazy", namespace).metadata.deletion_timestamp is not None
+    core.patch_namespaced_config_map("lazy", namespace, {"metadata": {"finalizers": None}})
+
+
+def test_kubectl_a_dependent_that_stops_blocking_releases_its_owner(
+    core: CoreV1Api, namespace: str, kubectl
+) -> None:
+    owner = core.create_namespaced_config_map(namespace, {"metadata": {"name": "owner"}})
+    core.create_namespaced_config_map(namespace, _dependent("holder", owner, block=True))
+    kubectl("delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
+    assert eventually(
+        lambda: core.read_namespaced_config_map("holder", namespace).metadata.deletion_timestamp is not None
+    )
+    assert "foregroundDeletion" in core.read_namespaced_config_map("owner", namespace).metadata.finalizers
+    released = [{**_dependent("holder", owner, block=False)["metadata"]["ownerReferences"][0]}]
+    kubectl(
+        "patch",
+        "configmap",
+        "holder",
+        "--type=merge",
+        "-p",
+        json.dumps({"metadata": {"ownerReferences": released}}),
+    )
+    assert eventually(lambda: not exists(core, namespace, "owner"))
+    assert exists(core, namespace, "holder")
+    core.patch_namespaced_config_map("holder", namespace, {"metadata": {"finalizers": None}})

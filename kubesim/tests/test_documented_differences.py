@@ -123,13 +123,14 @@ def test_a_token_signed_by_anyone_else_is_unauthorized(kubesim_factory: Callable
     assert response.status_code == 401
 
 
-@documents("D-legacy-sa-token-secrets")
-def test_a_service_account_token_secret_gets_no_token(http: Http) -> None:
+@documents("D-legacy-tokens-need-auth")
+def test_without_auth_a_service_account_token_secret_gets_no_token(sim: Simulator, http: Http) -> None:
     secret = {
         "metadata": {"name": "legacy", "annotations": {"kubernetes.io/service-account.name": "default"}},
         "type": "kubernetes.io/service-account-token",
     }
     created(http("POST", "/api/v1/namespaces/default/secrets", json=secret))
+    assert sim.store.wait_idle()
     assert "token" not in (http("GET", "/api/v1/namespaces/default/secrets/legacy").json().get("data") or {})
 
 
@@ -382,22 +383,6 @@ def test_a_namespace_and_a_bound_pod_go_at_once(http: Http) -> None:
     assert http("GET", f"{PODS}/bound").status_code == 404
 
 
-@documents("D-block-owner-deletion")
-def test_foreground_deletion_waits_for_a_dependent_that_does_not_block(http: Http) -> None:
-    maps = "/api/v1/namespaces/default/configmaps"
-    owner = created(http("POST", maps, json={"metadata": {"name": "owner"}}))
-    reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
-    dependent = {
-        "name": "dep",
-        "finalizers": ["kubesim.test/hold"],
-        "ownerReferences": [{**reference, "blockOwnerDeletion": False}],
-    }
-    created(http("POST", maps, json={"metadata": dependent}))
-    http("DELETE", f"{maps}/owner", json={"propagationPolicy": "Foreground"})
-    assert http("GET", f"{maps}/dep").json()["metadata"].get("deletionTimestamp")
-    assert http("GET", f"{maps}/owner").status_code == 200  # a cluster deletes the owner now
-
-
 @documents("D-events-core-apply")
 def test_apply_through_the_core_event_view_is_unsupported(http: Http) -> None:
     event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}, "reason": "Test"}
@@ -465,14 +450,6 @@ def test_a_quota_of_no_pods_admits_a_pod(http: Http) -> None:
     quota = {"metadata": {"name": "none"}, "spec": {"hard": {"pods": "0"}}}
     created(http("POST", "/api/v1/namespaces/default/resourcequotas", json=quota))
     created(http("POST", PODS, json=pod("p")))
-
-
-@documents("D-classes-not-applied")
-def test_a_priority_class_gives_no_priority(http: Http) -> None:
-    priority = {"metadata": {"name": "high"}, "value": 1000}
-    created(http("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", json=priority))
-    made = created(http("POST", PODS, json=pod("p", priorityClassName="high")))
-    assert "priority" not in made["spec"]
 
 
 @documents("D-no-streams")

@@ -259,3 +259,58 @@ def test_kubectl_create_rbac_priority_quota_budget_and_service_send_protobuf(kub
     service = json.loads(kubectl("get", "service", "web", "-o", "json").stdout)["spec"]
     assert service["ports"] == [{"name": "5678-8080", "protocol": "TCP", "port": 5678, "targetPort": 8080}]
     assert (service["selector"], service["type"]) == ({"app": "web"}, "ClusterIP")
+
+
+def test_kubectl_create_cronjob_sends_protobuf(kubectl) -> None:
+    """`kubectl create cronjob` wraps a Job template in the schedule and sends it as protobuf."""
+    created = kubectl("create", "cronjob", "nightly", "--image=busybox", "--schedule=0 3 * * *", "--", "date")
+    assert "cronjob.batch/nightly created" in created.stdout
+    spec = json.loads(kubectl("get", "cronjob", "nightly", "-o", "json").stdout)["spec"]
+    job = spec["jobTemplate"]
+    assert (spec["schedule"], job["metadata"]["name"]) == ("0 3 * * *", "nightly")
+    pod = job["spec"]["template"]["spec"]
+    container = {"name": "nightly", "image": "busybox", "command": ["date"], "resources": {}}
+    assert pod["containers"] == [container]
+    assert pod["restartPolicy"] == "OnFailure"
+
+
+def test_kubectl_create_ingress_sends_protobuf(kubectl) -> None:
+    """`kubectl create ingress` sends rules, TLS, class and default backend as protobuf (`http` inline)."""
+    kubectl(
+        "create",
+        "ingress",
+        "site",
+        "--class=nginx",
+        "--rule=shop.example/cart*=cart:8080,tls=shop-cert",
+        "--rule=/health=probe:http",
+        "--default-backend=fallback:80",
+    )
+    spec = json.loads(kubectl("get", "ingress", "site", "-o", "json").stdout)["spec"]
+    assert spec["ingressClassName"] == "nginx"
+    assert spec["defaultBackend"] == {"service": {"name": "fallback", "port": {"number": 80}}}
+    assert spec["tls"] == [{"hosts": ["shop.example"], "secretName": "shop-cert"}]
+    assert spec["rules"] == [
+        {
+            "host": "shop.example",
+            "http": {
+                "paths": [
+                    {
+                        "path": "/cart",
+                        "pathType": "Prefix",
+                        "backend": {"service": {"name": "cart", "port": {"number": 8080}}},
+                    }
+                ]
+            },
+        },
+        {
+            "http": {
+                "paths": [
+                    {
+                        "path": "/health",
+                        "pathType": "Exact",
+                        "backend": {"service": {"name": "probe", "port": {"name": "http"}}},
+                    }
+                ]
+            }
+        },
+    ]

@@ -129,3 +129,29 @@ def test_quantities_and_plain_go_numbers_and_flags_read_as_json_would() -> None:
             }
         },
     }
+
+
+def test_an_embedded_struct_reads_inline_and_a_string_pointer_is_kept_even_when_empty() -> None:
+    """IngressRule embeds IngressRuleValue (field 2), whose `http` JSON spells on the rule itself; pathType
+    and ingressClassName are *string, so an empty one was set on purpose and stays."""
+    backend = field(4, field(1, "web") + field(2, field(2, 80)))
+    path = field(1, "/") + field(2, backend) + field(3, "")
+    rule = field(1, "a.example") + field(2, field(1, field(1, path)))
+    spec = field(3, rule) + field(4, "")
+    assert protobuf.decode(envelope("networking.k8s.io/v1", "Ingress", field(2, spec)))["spec"] == {
+        "rules": [
+            {
+                "host": "a.example",
+                "http": {
+                    "paths": [
+                        {
+                            "path": "/",
+                            "backend": {"service": {"name": "web", "port": {"number": 80}}},
+                            "pathType": "",
+                        }
+                    ]
+                },
+            }
+        ],
+        "ingressClassName": "",
+    }

@@ -200,3 +200,34 @@ def test_apply_merges_keyed_lists_item_by_item() -> None:
         now="t",
     )
     assert [c["name"] for c in both["spec"]["containers"]] == ["a", "b"]
+
+
+def test_the_legacy_token_controller_fills_only_what_is_missing() -> None:
+    from kubesim.auth import legacy
+
+    secret = {"metadata": {"name": "t"}, "data": {"namespace": "bnM="}}
+    assert legacy.missing_data(secret, b"PEM") == ["token", "ca.crt"]
+    assert legacy.missing_data(secret, None) == ["token"]
+    full = {"metadata": {"name": "t"}, "data": {"token": "dA==", "namespace": "bnM=", "ca.crt": "Yw=="}}
+    assert legacy.missing_data(full, b"PEM") == []
+
+
+def test_a_legacy_token_secret_references_only_the_account_whose_uid_it_recorded() -> None:
+    from kubesim.auth import legacy
+
+    account = {"metadata": {"name": "bot", "uid": "u1"}}
+    unrecorded = {"metadata": {"name": "t"}}
+    recorded = {"metadata": {"name": "t", "annotations": {legacy.UID_ANNOTATION: "u0"}}}
+    assert legacy.references_account(unrecorded, account)
+    assert not legacy.references_account(recorded, account)
+    assert not legacy.references_account(unrecorded, None)
+
+
+def test_a_legacy_token_verifies_without_expiry_or_audience_and_names_its_secret() -> None:
+    from kubesim.auth.tokens import TokenSigner
+
+    signer = TokenSigner()
+    token = signer.issue_legacy("ns", "bot", "u1", "bot-token")
+    claims = signer.verify(token, now=2**40, audiences=("https://elsewhere",))
+    assert (claims.namespace, claims.service_account, claims.service_account_uid) == ("ns", "bot", "u1")
+    assert (claims.legacy, claims.bound_kind, claims.bound_name) == (True, "secret", "bot-token")
