@@ -152,12 +152,12 @@ class Leg:
     def page(self, path: str) -> requests.Response:
         return requests.get(self.web + path, cookies={"sessionid": self.session}, timeout=60)
 
-    def send_task(self, name: str, **kwargs: Any) -> Any:
-        """Send a beat task to the workers' `default` queue, as beat does, and wait for its result."""
+    def send_task(self, name: str, *, wait: bool = True) -> Any:
+        """Send a beat task to the workers' `default` queue, as beat does; its result when `wait`."""
         app = Celery("incluster-sender", broker=redis_url(), backend=redis_url(), set_as_current=False)
         app.conf.update(task_serializer="json", accept_content=["json"], result_serializer="json")
-        result = app.send_task(name, kwargs=kwargs, queue="default")
-        return self.wait(lambda: result.ready() and result, f"task {name}").get(timeout=5)
+        result = app.send_task(name, queue="default")
+        return self.wait(lambda: result.ready() and result, f"task {name}").get(timeout=5) if wait else None
 
     def get(self, plural: str, name: str, namespace: str = USER_NAMESPACE) -> dict[str, Any] | None:
         try:
@@ -216,6 +216,7 @@ def process_environment(sim: Simulator, mounts: Path, static_root: Path, web_por
             "GC_SUCCEEDED_RETENTION_SECONDS": "0",
             "GC_FAILED_RETENTION_SECONDS": "0",
             "TENSORBOARD_ARTIFACT_BUCKET": "ml-artifacts",
+            "TENSORBOARD_ALLOWED_LOGDIRS": "s3://ml-artifacts/",
             "JOBS_RECONCILE_PARALLEL_CALLS": str(WIDE_WORKERS + 4),
         }
     )
@@ -360,7 +361,7 @@ def test_the_dashboard_shows_a_replicas_logs_and_the_jobs_events(leg):
     leg.check()
 
 
-def test_a_sweep_runs_its_trials_and_opens_in_a_tensorboard_stopped_by_delete_or_culled_when_idle(leg):
+def test_a_sweep_runs_its_trials_and_opens_in_a_tensorboard_stopped_through_the_api(leg):
     from hyperparam.tests.conftest import make_hpw, make_spec
 
     spec = make_spec(
@@ -388,13 +389,18 @@ def test_a_sweep_runs_its_trials_and_opens_in_a_tensorboard_stopped_by_delete_or
     assert leg.api("DELETE", f"/api/tensorboards/{spawned_id(leg, name)}/").status_code == 202
     leg.wait(lambda: leg.get("tensorboards.argoml.io", name) is None, "the TensorBoard to go")
 
-    # Spawned again and left alone past its idle timeout: beat's culling task removes it.
+
+def test_a_tensorboard_left_alone_past_its_idle_timeout_is_culled_by_the_beat_task(leg):
+    spawn = {"namespace": USER_NAMESPACE, "name": "scratch", "idleTimeout": "1s",
+             "logdirs": [{"name": "run", "path": "s3://ml-artifacts/scratch/run"}]}  # fmt: skip
     assert leg.api("POST", "/api/tensorboards/", spawn).status_code == 201
-    leg.wait(lambda: phase(leg.get("tensorboards.argoml.io", name)) == "Ready", "the TensorBoard again")
+    leg.wait(
+        lambda: phase(leg.get("tensorboards.argoml.io", "scratch")) == "Ready", "the scratch TensorBoard"
+    )
     time.sleep(1.5)  # past its idle timeout
     culled = leg.send_task("tensorboard.cull_idle")
-    assert f"{USER_NAMESPACE}/{name}" in culled
-    leg.wait(lambda: leg.get("tensorboards.argoml.io", name) is None, "the culled TensorBoard to go")
+    assert f"{USER_NAMESPACE}/scratch" in culled
+    leg.wait(lambda: leg.get("tensorboards.argoml.io", "scratch") is None, "the culled TensorBoard to go")
 
 
 def spawned_id(leg: Leg, name: str) -> int:
@@ -437,10 +443,13 @@ def test_a_job_is_deleted_through_the_api(leg):
 
 
 def test_a_resync_and_a_gc_run_as_the_worker(leg):
-    leg.send_task("kube.resync_all")
-    summary = leg.send_task("garbage.collect_pods")
-    assert summary["status"] == "succeeded", summary
-    assert summary["deleted"] > 0
+    from garbage.models import GCRun
+
+    leg.send_task("kube.resync_all", wait=False)
+    leg.send_task("garbage.collect_pods", wait=False)
+    run = leg.wait(lambda: GCRun.objects.exclude(status=GCRun.Status.RUNNING).first(), "the GC run to finish")
+    assert (run.status, run.errors) == (GCRun.Status.SUCCEEDED, 0), run.failures
+    assert run.deleted >= WIDE_WORKERS
     left = leg.sim.store.list("pods", USER_NAMESPACE, label_selector="argoml.io/job-name=wide")
     assert left["items"] == []
 
