@@ -1,7 +1,7 @@
 """Is every rule of the chart's Roles needed, and are they enough? Runs the in-cluster leg once as
 rendered, then once per rule with that rule removed, and says which request RBAC refused without it.
 
-    .venv/bin/python deploy/rbac_necessity.py [--only ROLE-SUBSTRING] [--keep-going]
+    .venv/bin/python deploy/rbac_necessity.py [--only ROLE-SUBSTRING]
 
 Run by hand and by the cluster CI workflow, not by `make test` (each run of the leg takes minutes). It needs
 what the leg needs: DATABASE_URL (PostgreSQL), and Redis at KUBE_QUEUE_TEST_REDIS_HOST. The last lines
@@ -29,6 +29,7 @@ if str(REPO) not in sys.path:
 from deploy.tests.incluster import RBAC_FILE_VARIABLE, chart_rbac, write_rbac  # noqa: E402
 
 LEG = "deploy/tests/test_incluster.py"
+PYTEST = ["-m", "pytest", LEG, "-x", "-q", "--reuse-db", "-p", "no:logging", "-p", "no:cacheprovider"]
 DENIAL = re.compile(r"403 FORBIDDEN: (.+)")
 
 
@@ -50,7 +51,7 @@ def run_leg(rbac: list[dict[str, Any]], scratch: Path) -> tuple[bool, list[str],
     env = {**os.environ, RBAC_FILE_VARIABLE: str(path)}
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", LEG, "-x", "-q", "--reuse-db", "-p", "no:logging", "-p", "no:cacheprovider"],
+        [sys.executable, *PYTEST],
         cwd=REPO, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     denials = sorted(set(DENIAL.findall(result.stdout)))
