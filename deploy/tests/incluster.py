@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -100,15 +100,14 @@ class Process:
     popen: subprocess.Popen[bytes]
     log: Path
     ready_text: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
-    def wait_ready(self, timeout: float, check: Any = None) -> None:
+    def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if check() if check is not None else self.ready_text in self.text():
+            if self.ready_text in self.text():
                 return
             if self.popen.poll() is not None:
                 break
@@ -142,7 +141,7 @@ def celery_worker(name: str, queues: str, *extra: str) -> list[str]:
             "--without-heartbeat", "--loglevel", "INFO", *extra]  # fmt: skip
 
 
-def commands(web_port: int) -> dict[str, tuple[list[str], str]]:
+def commands() -> dict[str, tuple[list[str], str]]:
     """process → (command, the log line that says it is up), as deploy/docker-entrypoint.sh starts them."""
     return {
         "web": ([sys.executable, "-m", "gunicorn", "--config", str(REPO / "deploy" / "gunicorn.conf.py")],

@@ -185,7 +185,7 @@ def make_user() -> tuple[str, str]:
     return Token.objects.create(user=user).key, str(session.session_key)
 
 
-def process_environment(sim: Simulator, mounts: Path, static_root: Path, web_port: int) -> dict[str, str]:
+def process_environment(sim: Simulator, static_root: Path, web_port: int) -> dict[str, str]:
     """What every container of the chart gets, with the leg's database and Redis; no KUBECONFIG."""
     timings = controller_worker_env("unused", KUBE_QUEUE_LEASE_SECONDS="2.0")
     for shipped in [
@@ -236,13 +236,13 @@ def leg(django_db_setup, django_db_blocker, collected_static, tmp_path_factory) 
         sim.argo.script("train", run={"duration": 0.5}, parameters=lambda node: {"loss": "0.25"},
                         artifacts=tensorboard_logs)  # fmt: skip
         port = incluster.free_port()
-        base = process_environment(sim, workdir, collected_static, port)
+        base = process_environment(sim, collected_static, port)
         processes: dict[str, Process] = {}
         metrics_ports: dict[str, int] = {}
         with django_db_blocker.unblock():
             token, session = make_user()
         try:
-            for name, (command, ready) in incluster.commands(port).items():
+            for name, (command, ready) in incluster.commands().items():
                 token_dir = workdir / "sa" / name
                 incluster.mount_service_account(token_dir, sim, incluster.issue_token(sim, ACCOUNTS[name]))
                 env = {**base, "KUBE_SERVICEACCOUNT_DIR": str(token_dir)}
