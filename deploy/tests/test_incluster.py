@@ -147,10 +147,14 @@ class Leg:
     # -- the user's side: the REST API and the dashboard, over HTTP like a browser or a script -----------
     def api(self, method: str, path: str, body: Any = None) -> requests.Response:
         headers = {"Authorization": f"Token {self.token}"}
-        return requests.request(method, self.web + path, json=body, headers=headers, timeout=60)
+        response = requests.request(method, self.web + path, json=body, headers=headers, timeout=60)
+        self.check()  # a refusal behind the answer is named before the answer is judged
+        return response
 
     def page(self, path: str) -> requests.Response:
-        return requests.get(self.web + path, cookies={"sessionid": self.session}, timeout=60)
+        response = requests.get(self.web + path, cookies={"sessionid": self.session}, timeout=60)
+        self.check()
+        return response
 
     def send_task(self, name: str, *, wait: bool = True) -> Any:
         """Send a beat task to the workers' `default` queue, as beat does; its result when `wait`."""
@@ -286,6 +290,13 @@ def forget_the_legs_rows() -> None:
     for model in (TrainingJob, Sweep, Tensorboard, GCRun):
         model.objects.all().delete()
     User.objects.filter(username="practitioner").delete()
+
+
+@pytest.fixture(autouse=True)
+def nothing_refused(leg: Leg) -> Iterator[None]:
+    """After each test, whatever it asserted: any denial or Pod Security finding so far fails it."""
+    yield
+    leg.check()
 
 
 def web_answers(leg: Leg) -> bool:
