@@ -24,12 +24,14 @@ def pod(name: str) -> dict[str, object]:
 def test_each_refused_request_is_recorded_with_its_attributes():
     with running_simulator(https=True, auth=True) as sim:
         assert kubectl(sim, "create", "serviceaccount", "nobody", "-n", "default").returncode == 0
-        assert sim.security.gate.denials == []
+        gate = sim.security.gate
+        assert gate is not None
+        assert gate.denials == []
         refused = kubectl(
             sim, "get", "secrets", "-n", "kube-system", "--as=system:serviceaccount:default:nobody"
         )
         assert refused.returncode != 0
-        [denial] = sim.security.gate.denials
+        [denial] = gate.denials
         assert (denial.verb, denial.resource, denial.namespace, denial.user.name) == (
             "list",
             "secrets",
