@@ -1,7 +1,8 @@
 """Is every rule of the chart's Roles needed, and are they enough? Runs the in-cluster leg once as
 rendered, then once per rule with that rule removed, and says which request RBAC refused without it.
 
-    .venv/bin/python deploy/rbac_necessity.py [--only ROLE-SUBSTRING ...] [--skip-full]
+    .venv/bin/python deploy/rbac_necessity.py [--only ROLE-SUBSTRING ...] [--rule ROLE-SUBSTRING:INDEX ...]
+        [--skip-full]
 
 Run by hand and by the cluster CI workflow, not by `make test` (each run of the leg takes minutes). It needs
 what the leg needs: DATABASE_URL (PostgreSQL), and Redis at KUBE_QUEUE_TEST_REDIS_HOST. The last lines
@@ -64,6 +65,7 @@ def main() -> int:
     )
     parser.add_argument("--only", action="append", default=[], help="only Roles whose name contains this")
     parser.add_argument("--skip-full", action="store_true", help="skip the run with every rule")
+    parser.add_argument("--rule", action="append", default=[], help="ROLE-SUBSTRING:INDEX, only these rules")
     args = parser.parse_args()
     import django
 
@@ -84,6 +86,11 @@ def main() -> int:
             if args.only and not any(part in role["metadata"]["name"] for part in args.only):
                 continue
             for rule_index, rule in enumerate(role.get("rules", [])):
+                if args.rule and not any(
+                    part in role["metadata"]["name"] and index == str(rule_index)
+                    for part, _, index in (wanted.rpartition(":") for wanted in args.rule)
+                ):
+                    continue
                 name = f"{role['kind']} {role['metadata']['name']} rule {rule_index} ({rule_text(rule)})"
                 passed, denials, seconds = run_leg(without_rule(rbac, role_index, rule_index), Path(scratch))
                 if passed:
