@@ -155,6 +155,8 @@ KUBE_RECONCILE_TIME_LIMIT_SECONDS = env_int("KUBE_RECONCILE_TIME_LIMIT_SECONDS",
 # the kubeconfig that `make run` writes for the simulator is used when it exists.
 KUBECONFIG = env_str("KUBECONFIG", str(DEV_DIR / "kubeconfig") if (DEV_DIR / "kubeconfig").exists() else "")
 KUBE_IN_CLUSTER = env_bool("KUBE_IN_CLUSTER", default=False)
+# In a cluster: the directory where the kubelet mounts the ServiceAccount's token, ca.crt and namespace.
+KUBE_SERVICEACCOUNT_DIR = env_str("KUBE_SERVICEACCOUNT_DIR", "/var/run/secrets/kubernetes.io/serviceaccount")
 # The namespace the control plane runs in (the chart sets its release namespace): grants on it, as on
 # kube-* system namespaces, need a superuser's explicit confirmation (access/sensitive.py).
 ARGOML_NAMESPACE = env_str("ARGOML_NAMESPACE", "argoml")

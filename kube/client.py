@@ -22,6 +22,7 @@ import urllib3
 from django.conf import settings
 from kubernetes import client as k8s
 
+from . import metrics
 from .config import new_api_client
 from .errors import ApiError, ServerError, error_from_response
 from .ratelimit import TokenBucket
@@ -42,6 +43,8 @@ WATCH_READ_MARGIN_SECONDS = 15.0
 MAX_ATTEMPTS = 5
 RETRY_BASE_SECONDS = 0.2
 RETRY_CAP_SECONDS = 10.0
+#: A write held back this long by the rate limiter is logged, as client-go logs "Waited for …" (it uses 1 s).
+THROTTLE_LOG_SECONDS = 1.0
 DEFAULT_FIELD_MANAGER = "argoml"
 
 
@@ -120,7 +123,10 @@ class KubeClient:
         is_write = method != "GET"
         for attempt in range(1, self.max_attempts + 1):
             if is_write:
-                self.write_limiter.acquire()
+                waited = self.write_limiter.acquire()
+                metrics.rate_limiter_duration_seconds.labels(verb=method).observe(waited)
+                if waited >= THROTTLE_LOG_SECONDS:
+                    logger.info("Waited for %.2fs due to client-side throttling (KUBE_WRITE_QPS)", waited)
             try:
                 response = self._send(method, path, **kwargs)
                 return json.loads(response.data) if response.data else {}

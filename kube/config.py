@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
 from kubernetes import client, config
 
@@ -15,11 +17,23 @@ def cluster_configured() -> bool:
     return bool(settings.KUBE_IN_CLUSTER or settings.KUBECONFIG)
 
 
+def service_account_dir() -> Path:
+    """Where the kubelet mounted the pod's ServiceAccount: `token`, `ca.crt` and `namespace`."""
+    return Path(settings.KUBE_SERVICEACCOUNT_DIR)
+
+
 def new_api_client() -> client.ApiClient:
-    """A fresh ApiClient for the configured cluster; raises when none is configured."""
+    """A fresh ApiClient for the configured cluster; raises when none is configured.
+
+    In a cluster the address comes from KUBERNETES_SERVICE_HOST/PORT and the credentials from the mounted
+    ServiceAccount; the client re-reads the token file every minute, as the kubelet rotates it.
+    """
     configuration = client.Configuration()
     if settings.KUBE_IN_CLUSTER:
-        config.load_incluster_config(client_configuration=configuration)
+        directory = service_account_dir()
+        config.incluster_config.InClusterConfigLoader(
+            token_filename=str(directory / "token"), cert_filename=str(directory / "ca.crt")
+        ).load_and_set(client_configuration=configuration)
     elif settings.KUBECONFIG:
         config.load_kube_config(config_file=settings.KUBECONFIG, client_configuration=configuration)
     else:

@@ -50,3 +50,10 @@ workqueue_work_duration_seconds = Histogram(
 workqueue_retries_total = Counter(
     "workqueue_retries_total", "Total number of retries handled by workqueue.", ["name"]
 )
+# client-go's name: how long writes waited for the client-side rate limiter (KUBE_WRITE_QPS/BURST).
+rate_limiter_duration_seconds = Histogram(
+    "rest_client_rate_limiter_duration_seconds",
+    "Client side rate limiter latency in seconds. Broken down by verb.",
+    ["verb"],
+    buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
+)

@@ -14,7 +14,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +21,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from . import expectations
 from .client import KubeClient, get_client
-from .config import new_api_client
+from .config import new_api_client, service_account_dir
 from .controllers import Controller, Owns, registry
 from .informer import Informer
 from .leader import LeaderElector, LeaseConfig
@@ -39,7 +38,6 @@ Enqueue = Callable[[str, str, str], object]
 
 #: The child informers' index of objects by the reconcile keys of their owners.
 OWNER_INDEX = "owner"
-IN_CLUSTER_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_LEASE_NAME = "argoml-controllers"
 
 
@@ -159,7 +157,7 @@ def lease_config_from_settings(identity_prefix: str | None = None) -> LeaseConfi
 def _own_namespace() -> str:
     """The pod's namespace in a cluster (its service account may write Leases there), else "default"."""
     try:
-        return IN_CLUSTER_NAMESPACE_FILE.read_text().strip() or "default"
+        return (service_account_dir() / "namespace").read_text().strip() or "default"
     except OSError:
         return "default"
 

@@ -42,3 +42,11 @@ def test_the_kind_values_match_the_image_the_workflow_loads():
 
 def test_the_throwaway_postgres_and_redis_are_valid_manifests():
     assert not schema_errors(documents((DEPLOY / "tests" / "cluster-dependencies.yaml").read_text()))
+
+
+def test_a_job_of_the_workflow_removes_one_rbac_rule_at_a_time():
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["rbac-necessity"]
+    script = "\n".join(step.get("run", "") for step in job["steps"])
+    assert ".venv/bin/python deploy/rbac_necessity.py" in script
+    assert (REPO / "deploy" / "rbac_necessity.py").exists()
+    assert {"postgres", "redis"} <= set(job["services"])

@@ -65,6 +65,8 @@ class Gate:
         self.signer = TokenSigner()
         self._tokens: dict[str, User] = {self.admin_token: User(ADMIN, (MASTERS,))}
         self._policy: tuple[str, rbac.Policy] | None = None  # (store resourceVersion, policy read then)
+        #: every request RBAC refused, in order: what a test asserts is empty to prove a grant sufficient
+        self.denials: list[rbac.Attributes] = []
 
     def add_token(self, token: str, user: User) -> None:
         """Accept `token` as `user` (a static token file entry)."""
@@ -161,11 +163,15 @@ class Gate:
     def allowed(self, attributes: rbac.Attributes) -> bool:
         return self.policy().allows(attributes)
 
+    def _deny(self, attributes: rbac.Attributes) -> ApiError:
+        self.denials.append(attributes)
+        return rbac.forbidden(attributes)
+
     def admit(self, request: ApiRequest) -> None:
         request.user = self.impersonated(request, self.authenticate(request))
         attributes = request_attributes(request, request.user)
         if not self.allowed(attributes):
-            raise rbac.forbidden(attributes)
+            raise self._deny(attributes)
 
     def impersonated(self, request: ApiRequest, user: User) -> User:
         """`Impersonate-User` / `Impersonate-Group` (kubectl --as, --as-group): allowed by the `impersonate`
@@ -189,7 +195,7 @@ class Gate:
         checks += [rbac.Attributes(user, "impersonate", resource="groups", name=g) for g in groups]
         for check in checks:
             if not self.allowed(check):
-                raise rbac.forbidden(check)
+                raise self._deny(check)
         if account:
             impersonated = service_account_user(account[0], account[1], "")
             return User(impersonated.name, (*impersonated.groups[:2], *groups, impersonated.groups[2]))

@@ -183,6 +183,8 @@ class PodSecurity:
     def __init__(self, store: Store, config: PodSecurityConfig | None = None) -> None:
         self.store = store
         self.config = config or PodSecurityConfig()
+        #: every refusal and warning, as "<resource> <namespace>/<name>: <message>", for tests to assert on
+        self.findings: list[str] = []
 
     def install(self) -> Callable[[], None]:
         return self.store.add_admission(self.admit)
@@ -224,20 +226,19 @@ class PodSecurity:
             violations = evaluate(enforce, metadata, spec)
             if violations:
                 name = request.name
-                raise ApiError(
-                    403,
-                    "Forbidden",
+                message = (
                     f'pods "{name}" is forbidden: violates PodSecurity "{enforce}:{version}": '
-                    f"{forbidden_detail(violations)}",
-                    {"name": name, "kind": "pods"},
+                    f"{forbidden_detail(violations)}"
                 )
+                self.findings.append(f"{key} {request.namespace}/{name}: {message}")
+                raise ApiError(403, "Forbidden", message, {"name": name, "kind": "pods"})
         if warn != PRIVILEGED:
             violations = evaluate(warn, metadata, spec)
             if violations:
                 warn_version = self._labels(request.namespace).get(f"{LABEL_PREFIX}warn-version") or "latest"
-                request.warnings.append(
-                    f'would violate PodSecurity "{warn}:{warn_version}": {forbidden_detail(violations)}'
-                )
+                message = f'would violate PodSecurity "{warn}:{warn_version}": {forbidden_detail(violations)}'
+                self.findings.append(f"{key} {request.namespace}/{request.name}: {message}")
+                request.warnings.append(message)
 
     def _check_existing_pods(self, request: AdmissionRequest) -> None:
         """Raising a namespace's enforce level warns about the pods already there (it never refuses); an
