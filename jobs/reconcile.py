@@ -257,13 +257,13 @@ def apply_plan(
     blocked = False
     if decided.pod_group is not None:
         try:
-            outcome = _apply_pod_group(client, decided.pod_group)
+            pod_group_event = _apply_pod_group(client, decided.pod_group)
         except ApiError as pod_group_error:
             failed(pod_group_error, f"Failed{POD_GROUP_VERBS[decided.pod_group.verb]}PodGroup", "Reconcile")
-            outcome, blocked = None, decided.pod_group.verb != "delete"
-        if outcome is not None:
-            events.append(outcome)
-            blocked = outcome[0].type == "Warning" and decided.pod_group.verb != "delete"
+            pod_group_event, blocked = None, decided.pod_group.verb != "delete"
+        if pod_group_event is not None:
+            events.append(pod_group_event)
+            blocked = pod_group_event[0].type == "Warning" and decided.pod_group.verb != "delete"
     for kind in ("Service", "Pod") if not blocked else ():
         manifests = [m for m in decided.create if m.get("kind") == kind]
         expect.items([expectations.created(kind, name_of(m)) for m in manifests])

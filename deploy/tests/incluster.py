@@ -134,11 +134,12 @@ def start(name: str, command: list[str], env: dict[str, str], logdir: Path, read
     return Process(name, popen, log, ready_text)
 
 
-def celery_worker(name: str, queues: str, *extra: str) -> list[str]:
-    """The entrypoint's `controller` / `worker` command (deploy/docker-entrypoint.sh)."""
+def celery_worker(name: str, queues: str, concurrency: int, *extra: str) -> list[str]:
+    """The entrypoint's `controller` / `worker` command (deploy/docker-entrypoint.sh), with the chart's
+    default concurrency (values.yaml)."""
     return [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "--queues", queues,
-            "--hostname", f"{name}@%h", "--concurrency", "2", "--without-mingle", "--without-gossip",
-            "--without-heartbeat", "--loglevel", "INFO", *extra]  # fmt: skip
+            "--hostname", f"{name}@%h", "--concurrency", str(concurrency), "--without-mingle",
+            "--without-gossip", "--without-heartbeat", "--loglevel", "INFO", *extra]  # fmt: skip
 
 
 def commands() -> dict[str, tuple[list[str], str]]:
@@ -146,8 +147,10 @@ def commands() -> dict[str, tuple[list[str], str]]:
     return {
         "web": ([sys.executable, "-m", "gunicorn", "--config", str(REPO / "deploy" / "gunicorn.conf.py")],
                 "Booting worker"),
-        "controller": (celery_worker("controller", "reconcile", "--controllers"), " ready."),
-        "worker": (celery_worker("worker", "reconcile,default"), " ready."),
+        "controller": (
+            celery_worker("controller", "reconcile", 8, "--pool", "threads", "--controllers"), " ready."
+        ),
+        "worker": (celery_worker("worker", "reconcile,default", 2), " ready."),
         "beat": ([sys.executable, "-m", "celery", "-A", "argoml_site", "beat", "--scheduler",
                   "django_celery_beat.schedulers:DatabaseScheduler", "--loglevel", "INFO"], "beat: Starting"),
     }  # fmt: skip
