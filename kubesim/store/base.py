@@ -47,6 +47,10 @@ class WriteOptions:
     version: str = ""
     user_agent: str = ""
     warnings: list[str] = field(default_factory=list)
+    #: keys the request body gave twice (the HTTP layer notes them while decoding JSON)
+    duplicate_fields: list[str] = field(default_factory=list)
+    #: a simulated controller's own write (`mutate`): not decoded against the kind's schema again
+    trusted: bool = False
 
 
 class StoreBase:
