@@ -167,3 +167,47 @@ def test_typed_client_objects_round_trip_unchanged(core, namespace: str) -> None
     created = core.create_namespaced_pod(namespace, body)
     assert created.spec.containers[0].resources.limits == {"cpu": "1"}
     assert created.spec.containers[0].ports[0].container_port == 80
+
+
+def test_kubectl_explain_describes_built_in_fields(kubectl) -> None:
+    """`kubectl explain` reads /openapi/v3: "List the fields for supported resources. This command describes
+    the fields associated with each supported API resource. Fields are identified via a simple JSONPath
+    identifier: <type>.<fieldName>[.<fieldName>]" (kubectl explain --help)."""
+    pod_spec = kubectl("explain", "pod.spec").stdout
+    assert "FIELD: spec <PodSpec>" in pod_spec
+    assert "containers\t<[]Container> -required-" in pod_spec
+    strategy = kubectl("explain", "deployment.spec.strategy").stdout
+    assert "GROUP:      apps" in strategy
+    assert "FIELD: strategy <DeploymentStrategy>" in strategy
+    assert "rollingUpdate\t<RollingUpdateDeployment>" in strategy
+    ports = kubectl("explain", "jobs.spec.template.spec.containers.ports.containerPort").stdout
+    assert "FIELD: containerPort <integer>" in ports
+
+
+def test_kubectl_explain_describes_custom_resources_too(kubectl, widgets: str) -> None:
+    explained = kubectl("explain", "widgets.spec").stdout
+    assert "KIND:       Widget" in explained
+    assert "color\t<string> -required-" in explained
+
+
+def test_openapi_v3_documents_are_addressed_by_content_hash(http) -> None:
+    """ "The paths are /openapi/v3/apis/<group>/<version>?hash=<hash>. … The hash is used to verify the
+    freshness of the resource" (Kubernetes docs, "OpenAPI V3"): same content, same hash."""
+    index = http("GET", "/openapi/v3").json()["paths"]
+    assert index == http("GET", "/openapi/v3").json()["paths"]
+    url = index["apis/apps/v1"]["serverRelativeURL"]
+    assert url.startswith("/openapi/v3/apis/apps/v1?hash=")
+    document = http("GET", url).json()
+    deployment = document["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"]
+    assert deployment["x-kubernetes-group-version-kind"] == [
+        {"group": "apps", "kind": "Deployment", "version": "v1"}
+    ]
+    containers = document["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+    assert containers["x-kubernetes-patch-merge-key"] == "name"
+    assert containers["items"] == {"$ref": "#/components/schemas/io.k8s.api.core.v1.Container"}
+    int_or_string = document["components"]["schemas"]["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]
+    assert int_or_string == {"type": "string", "format": "int-or-string"}
+    operation = document["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments"]["post"]
+    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/io.k8s.api.apps.v1.Deployment"
+    }
