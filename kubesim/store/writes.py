@@ -492,6 +492,7 @@ class WritesMixin(StoreBase):
                     )
                 ],
             )
+        default_on_write(resource, new)  # before comparing: a default left out of a PUT is no change
         bump = meta.spec_changed(old, new, resource.has_status)
         new_meta["generation"] = int(old_meta.get("generation") or 1) + (1 if bump else 0)
         if record:
