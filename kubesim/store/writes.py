@@ -8,6 +8,7 @@ from typing import Any
 
 from kubesim import apply as ssa
 from kubesim import meta, schema
+from kubesim.builtins import updates
 from kubesim.errors import (
     ApiError,
     Cause,
@@ -429,6 +430,10 @@ class WritesMixin(StoreBase):
             new = self._updated(resource, old, compute(clone(old)), options, subresource, record)
             if meta.comparable(new) == meta.comparable(old):
                 return old
+            if resource.builtin and not subresource and not options.trusted:
+                causes = updates.update_causes(resource.group, resource.kind, old, new)
+                if causes:
+                    raise invalid(resource.kind, resource.group, name, causes)
             new = self._admitted(resource, "UPDATE", new, old, options, subresource)
             if options.dry_run:
                 return new
@@ -492,6 +497,8 @@ class WritesMixin(StoreBase):
                     )
                 ],
             )
+        if resource.builtin and subresource != "status":
+            updates.carry_allocated(resource.group, resource.kind, old, new)
         default_on_write(resource, new)  # before comparing: a default left out of a PUT is no change
         bump = meta.spec_changed(old, new, resource.has_status)
         new_meta["generation"] = int(old_meta.get("generation") or 1) + (1 if bump else 0)
