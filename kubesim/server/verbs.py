@@ -51,7 +51,7 @@ def _stored(server: Backend, resource: ResourceType) -> ResourceType:
 
 def _field_selector(resource: ResourceType, text: str | None) -> Selector:
     """The request's field selector; through a view it applies to the view's shape of each object."""
-    fields = parse_field_selector(text)
+    fields = parse_field_selector(text, resource.field_labels)
     return fields if resource.view is None else resource.view.selector(fields)
 
 
