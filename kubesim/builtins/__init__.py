@@ -1,7 +1,8 @@
-"""The built-in kinds the simulator serves, with their printer columns and strategic-merge list keys.
+"""The built-in kinds the simulator serves, with their printer columns, strategic-merge list keys and
+field labels.
 
-They are stored generically (no typed schema); only the list merge keys that strategic merge patch and
-server-side apply need, and the `kubectl get` columns, are declared here.
+They are stored as dicts; their schemas come from kubesim.openapi, their defaults from `defaults`, the
+rules of their updates from `updates`.
 """
 
 from __future__ import annotations
