@@ -89,6 +89,9 @@ class ResourceType:
     #: the verbs discovery lists; empty for the full set. Review kinds are create-only and never stored:
     #: a handler registered for the resource answers them (`ApiServer.add_subresource(resource, "", …)`).
     verbs: tuple[str, ...] = ()
+    #: the field selectors a list or watch may use beyond `metadata.name` and `metadata.namespace`
+    #: (the kind's field label conversions upstream; a CRD's `selectableFields`)
+    field_labels: tuple[str, ...] = ()
 
     @property
     def stored(self) -> bool:

@@ -131,11 +131,21 @@ def _field_requirement(term: str) -> Predicate:
     return lambda obj: field_value(obj, path) == value
 
 
-def parse_field_selector(text: str | None) -> Selector:
-    """Parse `metadata.name=x,status.phase!=Running`; any dotted path is accepted (documented)."""
+_METADATA_FIELDS = ("metadata.name", "metadata.namespace")
+
+
+def parse_field_selector(text: str | None, supported: tuple[str, ...] | None = None) -> Selector:
+    """Parse `metadata.name=x,status.phase!=Running`. With `supported` (the kind's field labels), any other
+    field is a 400 "field label not supported" as the apiserver answers; without, any dotted path goes."""
     if not text:
         return EVERYTHING
-    return Selector(text, tuple(_field_requirement(term) for term in _split_terms(text)))
+    terms = _split_terms(text)
+    if supported is not None:
+        for term in terms:
+            match = _FIELD.match(term)
+            if match and match.group(1) not in _METADATA_FIELDS and match.group(1) not in supported:
+                raise bad_request(f"field label not supported: {match.group(1)}")
+    return Selector(text, tuple(_field_requirement(term) for term in terms))
 
 
 def match_labels_selector(selector: dict[str, Any] | None) -> Selector:

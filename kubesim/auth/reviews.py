@@ -25,7 +25,7 @@ _MAX_EXPIRATION = 1 << 32
 
 
 def _body(request: ApiRequest, kind: str) -> dict[str, Any]:
-    body = decode_body(request.body or b"{}", request.headers.get("content-type"))[0]
+    body = decode_body(request.body or b"{}", request.headers.get("content-type")).document
     if not isinstance(body, dict):
         raise bad_request(f"the object provided is unrecognized (must be of type {kind}): not a JSON object")
     return body

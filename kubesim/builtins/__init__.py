@@ -1,7 +1,8 @@
-"""The built-in kinds the simulator serves, with their printer columns and strategic-merge list keys.
+"""The built-in kinds the simulator serves, with their printer columns, strategic-merge list keys and
+field labels.
 
-They are stored generically (no typed schema); only the list merge keys that strategic merge patch and
-server-side apply need, and the `kubectl get` columns, are declared here.
+They are stored as dicts; their schemas come from kubesim.openapi, their defaults from `defaults`, the
+rules of their updates from `updates`.
 """
 
 from __future__ import annotations
@@ -78,6 +79,36 @@ POD_COLUMNS = (
 )
 
 
+#: the field selectors the API server supports beyond metadata.name and metadata.namespace (each kind's
+#: field label conversion function upstream: pkg/apis/core/v1/conversion.go, batch, apps, events)
+POD_FIELD_LABELS = (
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.podIPs",
+    "status.nominatedNodeName",
+)
+_OBJECT_REFERENCE = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+CORE_EVENT_FIELD_LABELS = (
+    *(f"involvedObject.{field}" for field in _OBJECT_REFERENCE),
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
+EVENT_FIELD_LABELS = (
+    *(f"regarding.{field}" for field in _OBJECT_REFERENCE),
+    "reason",
+    "reportingController",
+    "deprecatedSource",
+    "type",
+)
+
+
 def builtin_types() -> list[ResourceType]:
     """A fresh list of the built-in resource types (fresh so each simulator owns its registry)."""
     pod_meta = with_metadata({"spec": POD_SPEC_META})
@@ -96,6 +127,7 @@ def builtin_types() -> list[ResourceType]:
             patch_meta=with_metadata({}),
             return_deleted_object=True,
             extra_subresources=("finalize",),
+            field_labels=("status.phase",),
         ),
         ResourceType(
             "",
@@ -112,6 +144,7 @@ def builtin_types() -> list[ResourceType]:
             return_deleted_object=True,
             # The streaming ones answer "not supported by the simulator" (kubesim.kubelet.streams).
             extra_subresources=("log", "exec", "attach", "portforward"),
+            field_labels=POD_FIELD_LABELS,
         ),
         ResourceType(
             "",
@@ -170,6 +203,7 @@ def builtin_types() -> list[ResourceType]:
                 AGE,
             ),
             patch_meta=with_metadata({}),
+            field_labels=("type",),
         ),
         ResourceType(
             "",
@@ -202,6 +236,7 @@ def builtin_types() -> list[ResourceType]:
             ),
             patch_meta=with_metadata({}),
             view=CORE_EVENTS,  # the events.k8s.io Events, as a real API server serves them
+            field_labels=CORE_EVENT_FIELD_LABELS,
         ),
         ResourceType(
             "",
@@ -214,6 +249,7 @@ def builtin_types() -> list[ResourceType]:
             has_status=True,
             columns=columns_with_name(Column("Status", cell=_node_ready), AGE),
             patch_meta=with_metadata({}),
+            field_labels=("spec.unschedulable",),
         ),
         ResourceType(
             "events.k8s.io",
@@ -233,6 +269,7 @@ def builtin_types() -> list[ResourceType]:
                 Column("Note", cell=lambda e: e.get("note", "")),
             ),
             patch_meta=with_metadata({}),
+            field_labels=EVENT_FIELD_LABELS,
         ),
         ResourceType(
             "apps",
@@ -275,6 +312,7 @@ def builtin_types() -> list[ResourceType]:
                 AGE,
             ),
             patch_meta=template_meta,
+            field_labels=("status.successful",),
         ),
         ResourceType(
             "coordination.k8s.io",

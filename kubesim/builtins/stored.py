@@ -76,6 +76,7 @@ def stored_kinds() -> list[ResourceType]:
             columns=REPLICA_COLUMNS,
             patch_meta=template_meta,
             scale=REPLICAS_SCALE,
+            field_labels=("status.replicas",),
         ),
         ResourceType(
             "apps",
@@ -109,6 +110,7 @@ def stored_kinds() -> list[ResourceType]:
             has_status=True,
             columns=REPLICA_COLUMNS,
             patch_meta=template_meta,
+            field_labels=("status.replicas",),
         ),
         ResourceType(
             "batch",

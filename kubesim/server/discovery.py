@@ -1,9 +1,9 @@
 """Discovery documents (/version, /api, /apis, resource lists) and the OpenAPI v3 that kubectl reads.
 
-The OpenAPI is deliberately small: every resource path with its operations tagged by
-`x-kubernetes-group-version-kind`, `fieldValidation` on writes (so kubectl validates server-side) and the
-CRD schemas (so `kubectl explain` has something). Built-in kinds carry no schema: kubectl then computes its
-strategic merge patches from its compiled-in types.
+The OpenAPI v3 lists every resource path with its operations tagged by `x-kubernetes-group-version-kind` and
+`fieldValidation` on writes (so kubectl validates server-side), the built-in kinds' upstream schemas
+(kubesim.openapi: `kubectl explain pod.spec`, and the patch merge keys kubectl's strategic merge patches use)
+and the CRD schemas.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import hashlib
 import json
 from typing import Any
 
+from kubesim.openapi import catalog, v3
 from kubesim.resources import Registry, ResourceType
 
 KUBERNETES_VERSION = {"major": "1", "minor": "37"}
@@ -118,18 +119,20 @@ def _prefix(group: str, version: str) -> str:
 
 
 def openapi_index(registry: Registry) -> dict[str, Any]:
+    """`/openapi/v3`: each group-version's document with a hash of its content, as kubectl caches them."""
     paths = {}
     for group_name, versions in registry.group_versions().items():
         for version in versions:
             relative = _prefix(group_name, version).lstrip("/")
-            digest = (
-                hashlib.sha256(
-                    json.dumps(openapi_document(registry, group_name, version), sort_keys=True).encode()
-                )
-                .hexdigest()[:16]
-                .upper()
-            )
-            paths[relative] = {"serverRelativeURL": f"/openapi/v3/{relative}?hash={digest}"}
+            parts = _document_parts(registry, group_name, version)
+            if parts is None:
+                continue
+            own, builtin = parts
+            content = hashlib.sha256(json.dumps(own, sort_keys=True).encode())
+            content.update(v3.digest(builtin).encode())
+            paths[relative] = {
+                "serverRelativeURL": f"/openapi/v3/{relative}?hash={content.hexdigest()[:16].upper()}"
+            }
     return {"paths": paths}
 
 
@@ -167,6 +170,10 @@ def _operation(
 
 
 def _schema_name(resource: ResourceType, version: str) -> str:
+    """The kind's component name: the upstream definition's for a built-in kind (`io.k8s.api.apps.v1.
+    Deployment`), the reversed group otherwise (`io.argoml.v1alpha1.TFJob`), as the API server names them."""
+    if resource.builtin and (known := catalog.definition_name(resource.group, version, resource.kind)):
+        return known
     reversed_group = ".".join(reversed(resource.group.split("."))) if resource.group else "io.k8s.api.core"
     return f"{reversed_group}.{version}.{resource.kind}"
 
@@ -228,27 +235,42 @@ def _paths(resource: ResourceType, version: str) -> dict[str, Any]:
     return paths
 
 
-def openapi_document(registry: Registry, group_name: str, version: str) -> dict[str, Any] | None:
+def _document_parts(
+    registry: Registry, group_name: str, version: str
+) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """A group-version's paths and custom schemas, and the built-in definitions it takes from the catalog."""
     served = [r for r in registry.all() if r.group == group_name and version in r.versions]
     if not served:
         return None
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
+    builtin: set[str] = set()
     for resource in sorted(served, key=lambda r: r.plural):
         paths.update(_paths(resource, version))
+        name = _schema_name(resource, version)
+        if resource.builtin and catalog.definition_name(resource.group, version, resource.kind):
+            builtin.add(name)
+            continue
         schema = dict(
             resource.schema(version) or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         )
-        if (
-            not resource.builtin
-        ):  # a built-in kind with a schema here would make kubectl patch without merge keys
+        # a kind without upstream schema stays anonymous: kubectl then patches it with its compiled-in types
+        if not resource.builtin:
             schema["x-kubernetes-group-version-kind"] = [_gvk(resource, version)]
-        schemas[_schema_name(resource, version)] = schema
+        schemas[name] = schema
+    return {"paths": paths, "schemas": schemas}, tuple(sorted(builtin))
+
+
+def openapi_document(registry: Registry, group_name: str, version: str) -> dict[str, Any] | None:
+    parts = _document_parts(registry, group_name, version)
+    if parts is None:
+        return None
+    own, builtin = parts
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.37.0-kubesim"},
-        "paths": paths,
-        "components": {"schemas": schemas},
+        "paths": own["paths"],
+        "components": {"schemas": {**v3.components(builtin), **own["schemas"]}},
     }
 
 

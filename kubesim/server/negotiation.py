@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -61,8 +61,34 @@ def media_type(header: str | None) -> str:
     return _media(header or "")[0]
 
 
-def decode_body(raw: bytes, content_type: str | None, *, patch: bool = False) -> tuple[Any, str]:
-    """Parse a request body; returns (document, patch type or "") or raises 400/415 like the apiserver."""
+@dataclass
+class Body:
+    """A decoded request body: the document, its patch type ("" for a whole object) and the keys a JSON
+    object gave twice (the API server's strict decoding reports them as `duplicate field "key"`)."""
+
+    document: Any
+    patch_type: str = ""
+    duplicate_fields: list[str] = field(default_factory=list)
+
+
+def _json_noting_duplicates(text: str) -> tuple[Any, list[str]]:
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(items)
+        if len(obj) != len(items):
+            seen: set[str] = set()
+            for key, _value in items:
+                if key in seen:
+                    duplicates.append(key)
+                seen.add(key)
+        return obj
+
+    return json.loads(text, object_pairs_hook=pairs), duplicates
+
+
+def decode_body(raw: bytes, content_type: str | None, *, patch: bool = False) -> Body:
+    """Parse a request body, or raise 400/415 like the apiserver."""
     media = media_type(content_type)
     if patch:
         if media not in PATCH_TYPES:
@@ -72,7 +98,7 @@ def decode_body(raw: bytes, content_type: str | None, *, patch: bool = False) ->
         document = protobuf.decode(raw)
         if document is None:
             raise unsupported_media_type(media)
-        return document, ""
+        return Body(document)
     else:
         if media not in ("application/json", "application/yaml", ""):
             raise unsupported_media_type(media)
@@ -82,8 +108,9 @@ def decode_body(raw: bytes, content_type: str | None, *, patch: bool = False) ->
     try:
         text = raw.decode()
         if media in ("application/yaml", "application/apply-patch+yaml"):
-            return yaml.safe_load(text), kind
-        return json.loads(text), kind
+            return Body(yaml.safe_load(text), kind)
+        document, duplicates = _json_noting_duplicates(text)
+        return Body(document, kind, duplicates)
     except (UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
         raise bad_request(
             f"the body of the request could not be decoded: {str(error).splitlines()[0]}"

@@ -22,10 +22,11 @@ def serve(server: Backend, request: ApiRequest, resource: ResourceType, options:
     if request.method == "GET":
         return json_response(200, scale.scale_of(server.store.get(resource, name, namespace), paths))
     if request.method == "PUT":
-        body, _ = decode_body(request.body, request.headers.get("content-type"))
+        body = decode_body(request.body, request.headers.get("content-type")).document
         return _write(server, resource, paths, name, namespace, lambda _current: body, options)
     if request.method == "PATCH":
-        document, patch_type = decode_body(request.body, request.headers.get("content-type"), patch=True)
+        decoded = decode_body(request.body, request.headers.get("content-type"), patch=True)
+        document, patch_type = decoded.document, decoded.patch_type
         if patch_type == "apply":
             raise unsupported_media_type("application/apply-patch+yaml (on the scale subresource)")
 

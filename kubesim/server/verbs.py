@@ -51,7 +51,7 @@ def _stored(server: Backend, resource: ResourceType) -> ResourceType:
 
 def _field_selector(resource: ResourceType, text: str | None) -> Selector:
     """The request's field selector; through a view it applies to the view's shape of each object."""
-    fields = parse_field_selector(text)
+    fields = parse_field_selector(text, resource.field_labels)
     return fields if resource.view is None else resource.view.selector(fields)
 
 
@@ -264,10 +264,10 @@ def watch(server: Backend, request: ApiRequest) -> Response:
 def create(server: Backend, request: ApiRequest) -> Response:
     if request.route.name:
         raise method_not_allowed("POST")
-    body = _check_body(
-        request, decode_body(request.body, request.headers.get("content-type"))[0], check_name=False
-    )
+    decoded = decode_body(request.body, request.headers.get("content-type"))
+    body = _check_body(request, decoded.document, check_name=False)
     options = _write_options(request)
+    options.duplicate_fields = decoded.duplicate_fields
     resource = request.resource
     assert resource is not None
     if resource.view is not None:
@@ -279,11 +279,11 @@ def create(server: Backend, request: ApiRequest) -> Response:
 
 
 def update(server: Backend, request: ApiRequest) -> Response:
-    body = _check_body(
-        request, decode_body(request.body, request.headers.get("content-type"))[0], check_name=True
-    )
+    decoded = decode_body(request.body, request.headers.get("content-type"))
+    body = _check_body(request, decoded.document, check_name=True)
     body.setdefault("metadata", {})["name"] = request.route.name
     options = _write_options(request)
+    options.duplicate_fields = decoded.duplicate_fields
     resource = request.resource
     assert resource is not None
     if resource.view is not None:
@@ -301,8 +301,10 @@ def update(server: Backend, request: ApiRequest) -> Response:
 def patch(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
-    document, patch_type = decode_body(request.body, request.headers.get("content-type"), patch=True)
+    decoded = decode_body(request.body, request.headers.get("content-type"), patch=True)
+    document, patch_type = decoded.document, decoded.patch_type
     options = _write_options(request)
+    options.duplicate_fields = decoded.duplicate_fields
     if patch_type == "apply" and not request.query.get("fieldManager"):
         raise bad_request("fieldManager is required for apply requests")
     if patch_type != "apply" and request.query.get("force"):

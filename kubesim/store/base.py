@@ -51,6 +51,10 @@ class WriteOptions:
     user_agent: str = ""
     warnings: list[str] = field(default_factory=list)
     user: User | None = None  # the authenticated requester, for admission (None: the simulator itself)
+    #: keys the request body gave twice (the HTTP layer notes them while decoding JSON)
+    duplicate_fields: list[str] = field(default_factory=list)
+    #: a simulated controller's own write (`mutate`): not decoded against the kind's schema again
+    trusted: bool = False
 
 
 class StoreBase:

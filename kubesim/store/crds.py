@@ -104,6 +104,12 @@ def resource_from_crd(crd: dict[str, Any]) -> ResourceType:
         schemas={v["name"]: v["schema"]["openAPIV3Schema"] for v in served},
         builtin=False,
         scale=_scale_paths(served),
+        field_labels=tuple(
+            selectable["jsonPath"].lstrip(".")
+            for version in served
+            for selectable in version.get("selectableFields") or []
+            if selectable.get("jsonPath")
+        ),
     )
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import re
 from typing import Any
 
+from kubesim.builtins import defaults
 from kubesim.errors import Cause
 from kubesim.resources import ResourceType
 
 _cluster_ips = itertools.count(1)
+_node_ports = itertools.count(0)
 
 
 def _next_cluster_ip() -> str:
@@ -26,12 +29,10 @@ def default_on_create(resource: ResourceType, obj: dict[str, Any]) -> None:
         obj["status"] = {"phase": "Active"}
     elif group_kind == ("", "Pod"):
         spec = obj.setdefault("spec", {})
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("schedulerName", "default-scheduler")
-        spec.setdefault("serviceAccountName", "default")
+        spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
         obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
     elif group_kind == ("", "Service"):
-        _default_service(obj.setdefault("spec", {}))
+        _allocate_service(obj.setdefault("spec", {}))
         obj["status"] = {"loadBalancer": {}}
     elif group_kind == ("", "Secret"):
         obj.setdefault("type", "Opaque")
@@ -55,10 +56,17 @@ def default_on_write(resource: ResourceType, obj: dict[str, Any]) -> None:
         data = obj.setdefault("data", {})
         for key, value in (obj.pop("stringData") or {}).items():
             data[key] = base64.b64encode(str(value).encode()).decode()
-    elif group_kind == ("apps", "Deployment"):
-        obj.setdefault("spec", {}).setdefault("replicas", 1)
+    elif group_kind == ("", "Pod"):
+        defaults.pod(obj)
+    elif group_kind == ("", "Service"):
+        defaults.service(obj.setdefault("spec", {}))
+    elif group_kind in _TEMPLATE_DEFAULTS:
+        _TEMPLATE_DEFAULTS[group_kind](obj.setdefault("spec", {}))
+    elif group_kind == ("", "ReplicationController"):
+        defaults.replication_controller(obj)
     elif group_kind == ("batch", "Job"):
         spec = obj.setdefault("spec", {})
+        defaults.template(spec)
         if spec.get("completions") is None and spec.get("parallelism") is None:
             spec["completions"] = 1  # a work queue (parallelism only) keeps completions unset
         spec.setdefault("parallelism", 1)
@@ -68,6 +76,14 @@ def default_on_write(resource: ResourceType, obj: dict[str, Any]) -> None:
         replacement = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
         spec.setdefault("podReplacementPolicy", replacement)
 
+
+_TEMPLATE_DEFAULTS = {
+    ("apps", "Deployment"): defaults.deployment,
+    ("apps", "StatefulSet"): defaults.stateful_set,
+    ("apps", "DaemonSet"): defaults.daemon_set,
+    ("apps", "ReplicaSet"): defaults.replica_set,
+    ("batch", "CronJob"): defaults.cron_job,
+}
 
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
@@ -95,16 +111,18 @@ def generated_job_selector(job: dict[str, Any]) -> dict[str, Any]:
     return {"matchLabels": {JOB_UID_LABELS[0]: job["metadata"]["uid"]}}
 
 
-def _default_service(spec: dict[str, Any]) -> None:
-    spec.setdefault("type", "ClusterIP")
-    if spec["type"] != "ExternalName" and not spec.get("clusterIP"):
+def _allocate_service(spec: dict[str, Any]) -> None:
+    """What the Service registry allocates on create: a cluster IP (not for ExternalName or headless `None`)
+    and node ports for NodePort and LoadBalancer Services."""
+    kind = spec.get("type") or "ClusterIP"
+    if kind != "ExternalName" and not spec.get("clusterIP"):
         spec["clusterIP"] = _next_cluster_ip()
     if spec.get("clusterIP"):
         spec.setdefault("clusterIPs", [spec["clusterIP"]])
-    spec.setdefault("sessionAffinity", "None")
-    for port in spec.get("ports") or []:
-        port.setdefault("protocol", "TCP")
-        port.setdefault("targetPort", port.get("port"))
+    if kind in ("NodePort", "LoadBalancer"):
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict) and not port.get("nodePort"):
+                port["nodePort"] = 30000 + next(_node_ports) % 2768
 
 
 def builtin_causes(resource: ResourceType, obj: dict[str, Any]) -> list[Cause]:
@@ -120,10 +138,47 @@ def builtin_causes(resource: ResourceType, obj: dict[str, Any]) -> list[Cause]:
             causes.append(Cause("spec.selector", "Required value", "FieldValueRequired"))
         if group_kind == ("batch", "Job"):
             causes += _job_causes(obj)
-    elif group_kind == ("", "ConfigMap"):
-        for key, value in (obj.get("data") or {}).items():
-            if not isinstance(value, str):
-                causes.append(Cause(f"data[{key}]", "Invalid value: must be a string"))
+    elif group_kind in (("", "ConfigMap"), ("", "Secret")):
+        causes += data_key_causes(obj)
+    return causes
+
+
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+_CONFIG_KEY_MESSAGE = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+    "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+)
+
+
+def config_key_problems(key: str) -> list[str]:
+    """IsConfigMapKey: what is wrong with a ConfigMap or Secret data key, in the apiserver's words."""
+    problems = []
+    if len(key) > 253:
+        problems.append("must be no more than 253 characters")
+    if not _CONFIG_KEY.match(key):
+        problems.append(_CONFIG_KEY_MESSAGE)
+    if key == ".":
+        problems.append("must not be '.'")
+    elif key == "..":
+        problems.append("must not be '..'")
+    elif key.startswith(".."):
+        problems.append("must not start with '..'")
+    return problems
+
+
+def data_key_causes(obj: dict[str, Any]) -> list[Cause]:
+    """Every `data` and `binaryData` key must be a valid config key, and no key may be in both."""
+    causes = []
+    binary = obj.get("binaryData") or {}
+    for section in ("data", "binaryData"):
+        for key in obj.get(section) or {}:
+            causes += [
+                Cause(f"{section}[{key}]", f"Invalid value: {json.dumps(key)}: {problem}")
+                for problem in config_key_problems(key)
+            ]
+            if section == "data" and key in binary:
+                message = f"Invalid value: {json.dumps(key)}: duplicate of key present in binaryData"
+                causes.append(Cause(f"data[{key}]", message))
     return causes
 
 

@@ -74,7 +74,7 @@ class ReadsMixin(StoreBase):
             resource,
             namespace,
             parse_label_selector(label_selector),
-            parse_field_selector(field_selector),
+            parse_field_selector(field_selector, resource.field_labels),
             limit,
             continue_token,
         )
@@ -152,7 +152,7 @@ class ReadsMixin(StoreBase):
             namespace,
             resource_version,
             parse_label_selector(label_selector),
-            parse_field_selector(field_selector),
+            parse_field_selector(field_selector, resource.field_labels),
         )
 
     def open_watch(

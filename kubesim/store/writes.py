@@ -8,6 +8,7 @@ from typing import Any
 
 from kubesim import apply as ssa
 from kubesim import meta, schema
+from kubesim.builtins import updates
 from kubesim.errors import (
     ApiError,
     Cause,
@@ -20,6 +21,7 @@ from kubesim.errors import (
     unsupported_media_type,
 )
 from kubesim.jsonutil import clone
+from kubesim.openapi import catalog, fields
 from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesim.resources import PatchMeta, ResourceType
 from kubesim.store.base import AdmissionHook, AdmissionRequest, StoreBase, WriteOptions
@@ -61,6 +63,39 @@ def _metadata(obj: Any) -> dict[str, Any]:
     return metadata
 
 
+def _decoded(resource: ResourceType, obj: dict[str, Any], options: WriteOptions) -> dict[str, Any]:
+    """A built-in object as its Go struct keeps it: a wrong type is a 400, unknown fields are dropped
+    (and reported as `fieldValidation` asks). A simulated controller's own writes are trusted."""
+    if options.trusted:
+        return obj
+    version = options.version or resource.storage_version
+    definition = catalog.definition_name(resource.group, version, resource.kind)
+    if definition is None:
+        return obj
+    decoded = fields.decode(obj, definition)
+    if decoded.type_error:
+        raise bad_request(f"{_cannot_handle(resource, options)}: {decoded.type_error}")
+    _report_unknown(resource, options, decoded.unknown)
+    return decoded.obj
+
+
+def _cannot_handle(resource: ResourceType, options: WriteOptions) -> str:
+    version = options.version or resource.storage_version
+    return f'{resource.kind} in version "{version}" cannot be handled as a {resource.kind}'
+
+
+def _report_unknown(resource: ResourceType, options: WriteOptions, unknown: list[str]) -> None:
+    """Duplicate and unknown fields: a 400 under Strict, `Warning`s under Warn, nothing under Ignore."""
+    problems = [f'duplicate field "{key}"' for key in options.duplicate_fields]
+    problems += [f'unknown field "{path}"' for path in unknown]
+    if not problems or options.field_validation == "Ignore":
+        return
+    if options.field_validation == "Strict":
+        listed = ", ".join(problems)
+        raise bad_request(f"{_cannot_handle(resource, options)}: strict decoding error: {listed}")
+    options.warnings.extend(problems)
+
+
 class WritesMixin(StoreBase):
     """The write verbs. Admission hooks and validation run outside the lock; the commit re-checks."""
 
@@ -100,17 +135,14 @@ class WritesMixin(StoreBase):
         metadata = obj["metadata"]
         causes = meta.name_causes(metadata["name"], resource.kind) + meta.label_causes(metadata)
         if resource.builtin:
+            obj = _decoded(resource, obj, options)
             causes += builtin_causes(resource, obj)
             if _is_crd(resource):
                 causes += crd_causes(obj)
         else:
             result = schema.check(obj, resource.schema(options.version or None))
             obj, causes = result.obj, causes + result.causes
-            if result.unknown and options.field_validation == "Strict":
-                listed = ", ".join(f'unknown field "{path}"' for path in result.unknown)
-                raise bad_request(f"strict decoding error: {listed}")
-            if result.unknown and options.field_validation == "Warn":
-                options.warnings.extend(f'unknown field "{path}"' for path in result.unknown)
+            _report_unknown(resource, options, result.unknown)
         if causes:
             raise invalid(resource.kind, resource.group, metadata.get("name", ""), causes)
         if _is_crd(resource):
@@ -327,7 +359,7 @@ class WritesMixin(StoreBase):
             changed = change(old)
             return old if changed is None else changed
 
-        options = WriteOptions(field_manager=field_manager)
+        options = WriteOptions(field_manager=field_manager, trusted=True)
         return self._update(
             resource, self._namespace_for(resource, namespace), name, compute, options, subresource
         )
@@ -403,6 +435,10 @@ class WritesMixin(StoreBase):
             new = self._updated(resource, old, compute(clone(old)), options, subresource, record)
             if meta.comparable(new) == meta.comparable(old):
                 return old
+            if resource.builtin and not subresource and not options.trusted:
+                causes = updates.update_causes(resource.group, resource.kind, old, new)
+                if causes:
+                    raise invalid(resource.kind, resource.group, name, causes)
             new = self._admitted(resource, "UPDATE", new, old, options, subresource)
             if options.dry_run:
                 return new
@@ -466,6 +502,9 @@ class WritesMixin(StoreBase):
                     )
                 ],
             )
+        if resource.builtin and subresource != "status":
+            updates.carry_allocated(resource.group, resource.kind, old, new)
+        default_on_write(resource, new)  # before comparing: a default left out of a PUT is no change
         bump = meta.spec_changed(old, new, resource.has_status)
         new_meta["generation"] = int(old_meta.get("generation") or 1) + (1 if bump else 0)
         if record:

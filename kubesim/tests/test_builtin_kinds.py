@@ -123,6 +123,8 @@ def _contains(stored: Any, sent: Any) -> bool:
         return isinstance(stored, dict) and all(
             k in stored and _contains(stored[k], v) for k, v in sent.items()
         )
+    if isinstance(sent, list):  # list items get their defaults too (a container's imagePullPolicy…)
+        return isinstance(stored, list) and len(stored) == len(sent) and all(map(_contains, stored, sent))
     return bool(stored == sent)
 
 

@@ -202,7 +202,16 @@ def test_kubectl_create_deployment_and_job_send_protobuf(kubectl) -> None:
     spec = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)["spec"]
     assert (spec["replicas"], spec["selector"]) == (2, {"matchLabels": {"app": "web"}})
     assert spec["template"]["spec"]["containers"] == [
-        {"name": "nginx", "image": "nginx", "ports": [{"containerPort": 80}], "resources": {}}
+        {
+            "name": "nginx",
+            "image": "nginx",
+            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+            "resources": {},
+            # the API server's container defaults (SetDefaults_Container, SetDefaults_ContainerPort)
+            "imagePullPolicy": "Always",
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }
     ]
     assert (
         "job.batch/once created"

@@ -25,6 +25,35 @@ def pod_path(core: CoreV1Api, namespace: str) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/p"
 
 
+@pytest.fixture
+def template_path(http, pod_path: str, namespace: str) -> str:
+    """A Deployment whose pod template is the pod's spec: a pod's own spec is immutable beyond images, so
+    patches that add and remove containers are tried on a template."""
+    template = http("GET", pod_path).json()
+    labels = {"app": "patched"}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": template["spec"]},
+        },
+    }
+    assert (
+        http("POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", json=deployment).status_code == 201
+    )
+    return f"/apis/apps/v1/namespaces/{namespace}/deployments/d"
+
+
+def in_template(pod_spec_patch: dict) -> dict:
+    return {"spec": {"template": {"spec": pod_spec_patch}}}
+
+
+def template_spec(body: dict) -> dict:
+    return body["spec"]["template"]["spec"]
+
+
 def test_merge_patch_merges_maps_and_null_deletes(http, core: CoreV1Api, namespace: str) -> None:
     core.create_namespaced_config_map(
         namespace, {"metadata": {"name": "m", "labels": {"a": "1", "b": "2"}}, "data": {"x": "1"}}
@@ -41,28 +70,29 @@ def test_merge_patch_merges_maps_and_null_deletes(http, core: CoreV1Api, namespa
     assert body["data"] == {"x": "1", "y": "2"}
 
 
-def test_merge_patch_replaces_lists(http, pod_path: str) -> None:
+def test_merge_patch_replaces_lists(http, template_path: str) -> None:
     body = patch(
         http,
-        pod_path,
-        {"spec": {"containers": [{"name": "only", "image": "x"}]}},
+        template_path,
+        in_template({"containers": [{"name": "only", "image": "x"}]}),
         "application/merge-patch+json",
     ).json()
-    assert [c["name"] for c in body["spec"]["containers"]] == ["only"]
+    assert [c["name"] for c in template_spec(body)["containers"]] == ["only"]
 
 
-def test_json_patch_applies_operations_in_order(http, pod_path: str) -> None:
+def test_json_patch_applies_operations_in_order(http, template_path: str) -> None:
+    containers = "/spec/template/spec/containers"
     operations = [
-        {"op": "add", "path": "/metadata/labels/new", "value": "yes"},
-        {"op": "replace", "path": "/spec/containers/0/image", "value": "alpine"},
-        {"op": "remove", "path": "/spec/containers/1"},
-        {"op": "copy", "from": "/spec/containers/0/image", "path": "/metadata/labels/copied"},
+        {"op": "add", "path": "/metadata/labels", "value": {"new": "yes"}},
+        {"op": "replace", "path": f"{containers}/0/image", "value": "alpine"},
+        {"op": "remove", "path": f"{containers}/1"},
+        {"op": "copy", "from": f"{containers}/0/image", "path": "/metadata/labels/copied"},
         {"op": "test", "path": "/metadata/labels/new", "value": "yes"},
     ]
-    body = patch(http, pod_path, operations, "application/json-patch+json").json()
+    body = patch(http, template_path, operations, "application/json-patch+json").json()
     assert body["metadata"]["labels"]["new"] == "yes"
     assert body["metadata"]["labels"]["copied"] == "alpine"
-    assert [c["image"] for c in body["spec"]["containers"]] == ["alpine"]
+    assert [c["image"] for c in template_spec(body)["containers"]] == ["alpine"]
 
 
 def test_a_failing_json_patch_test_is_422_and_changes_nothing(http, pod_path: str) -> None:
@@ -84,35 +114,35 @@ def test_a_malformed_json_patch_is_400(http, pod_path: str) -> None:
     assert patch(http, pod_path, {"op": "add"}, "application/json-patch+json").status_code == 400
 
 
-def test_strategic_merge_merges_containers_env_and_ports_by_key(http, pod_path: str) -> None:
-    body = {
-        "spec": {
+def test_strategic_merge_merges_containers_env_and_ports_by_key(http, template_path: str) -> None:
+    body = in_template(
+        {
             "containers": [
                 {"name": "main", "image": "busybox:2", "env": [{"name": "B", "value": "2"}]},
                 {"name": "side", "ports": [{"containerPort": 81}]},
             ],
             "volumes": [{"name": "cache", "emptyDir": {}}],
         }
-    }
-    result = patch(http, pod_path, body, "application/strategic-merge-patch+json").json()
-    containers = {c["name"]: c for c in result["spec"]["containers"]}
+    )
+    result = template_spec(patch(http, template_path, body, "application/strategic-merge-patch+json").json())
+    containers = {c["name"]: c for c in result["containers"]}
     assert containers["main"]["image"] == "busybox:2"
     assert containers["main"]["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
     assert containers["side"]["image"] == "envoy"
     assert [p["containerPort"] for p in containers["side"]["ports"]] == [80, 81]
-    assert [v["name"] for v in result["spec"]["volumes"]] == ["data", "cache"]
+    assert [v["name"] for v in result["volumes"]] == ["data", "cache"]
 
 
-def test_strategic_merge_patch_delete_directive(http, pod_path: str) -> None:
-    body = {
-        "spec": {
+def test_strategic_merge_patch_delete_directive(http, template_path: str) -> None:
+    body = in_template(
+        {
             "containers": [{"name": "side", "$patch": "delete"}],
             "volumes": [{"name": "data", "$patch": "delete"}],
         }
-    }
-    result = patch(http, pod_path, body, "application/strategic-merge-patch+json").json()
-    assert [c["name"] for c in result["spec"]["containers"]] == ["main"]
-    assert result["spec"].get("volumes", []) == []
+    )
+    result = template_spec(patch(http, template_path, body, "application/strategic-merge-patch+json").json())
+    assert [c["name"] for c in result["containers"]] == ["main"]
+    assert result.get("volumes", []) == []
 
 
 def test_strategic_merge_patch_through_the_client(core: CoreV1Api, namespace: str, pod_path: str) -> None:

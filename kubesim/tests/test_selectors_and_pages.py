@@ -16,7 +16,10 @@ def labelled(core: CoreV1Api, namespace: str) -> str:
         "c": {"app": "db"},
         "d": {},
     }.items():
-        core.create_namespaced_pod(namespace, pod(name, **labels))
+        manifest = pod(name, **labels)
+        if name == "b":  # bound at creation: a pod's spec.nodeName cannot be patched later
+            manifest["spec"]["nodeName"] = "node-1"
+        core.create_namespaced_pod(namespace, manifest)
     return namespace
 
 
@@ -44,7 +47,6 @@ def test_label_selectors(core: CoreV1Api, labelled: str, selector: str, expected
 
 def test_field_selectors_on_name_namespace_phase_and_node(core: CoreV1Api, labelled: str) -> None:
     core.patch_namespaced_pod_status("a", labelled, {"status": {"phase": "Running"}})
-    core.patch_namespaced_pod("b", labelled, [{"op": "add", "path": "/spec/nodeName", "value": "node-1"}])
     assert names(core, labelled, field_selector="metadata.name=c") == ["c"]
     assert names(core, labelled, field_selector=f"metadata.namespace={labelled}") == ["a", "b", "c", "d"]
     assert names(core, labelled, field_selector="status.phase=Running") == ["a"]
