@@ -137,3 +137,23 @@ def test_without_a_key_application_default_credentials_are_used(server, tmp_path
 
     assert outcome.error == ""
     assert (tmp_path / "dest" / "000" / "file.txt").read_bytes() == b"hello"
+
+
+def test_a_key_missing_its_private_key_is_named(server, tmp_path):
+    broken = service_account_key(KEY, server.store.token_uri)
+    del broken["private_key"]
+    plan = Plan((RunSource("a", f"gs://{BUCKET}/a/logs.tgz", "tar", "000"),), gcs=access(server))
+
+    [outcome] = sync(plan, tmp_path / "dest", {GCS_KEY_ENV: json.dumps(broken)})
+
+    assert outcome.error.startswith(f"GcsError: {GCS_KEY_ENV}: not a usable service-account key")
+
+
+def test_an_archive_that_is_not_a_zip_is_reported_as_such(server, tmp_path):
+    server.store.put(BUCKET, "a/logs.zip", b"not a zip at all" * 10)
+    plan = Plan((RunSource("a", f"gs://{BUCKET}/a/logs.zip", "zip", "000"),), gcs=access(server))
+
+    [outcome] = sync(plan, tmp_path / "dest", environ(server))
+
+    assert outcome.error.startswith("not a zip archive (File is not a zip file)")
+    assert not (tmp_path / "dest" / "000").exists()

@@ -349,3 +349,8 @@ def test_an_unknown_archive_is_refused_naming_the_entry():
     board["spec"]["logdirs"][1]["archive"] = "rar"
     with pytest.raises(SpecError, match=r"spec.logdirs\[1\].archive: 'rar' must be one of none, tar, zip"):
         build_deployment(board, CONF)
+
+
+def test_a_gcs_endpoint_setting_without_a_scheme_is_refused_naming_the_setting():
+    with pytest.raises(ValueError, match="TENSORBOARD_GCS_ENDPOINT: 'gcs:4443' must start with http"):
+        TensorboardConf(gcs_endpoint="gcs:4443")
