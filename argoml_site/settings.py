@@ -244,6 +244,8 @@ TENSORBOARD_ARTIFACT_INSECURE = env_bool("TENSORBOARD_ARTIFACT_INSECURE", defaul
 TENSORBOARD_ARTIFACT_GCS_BUCKET = env_str("TENSORBOARD_ARTIFACT_GCS_BUCKET", "")
 TENSORBOARD_GCS_CREDENTIALS_SECRET = env_str("TENSORBOARD_GCS_CREDENTIALS_SECRET", "")
 TENSORBOARD_GCS_CREDENTIALS_KEY = env_str("TENSORBOARD_GCS_CREDENTIALS_KEY", "key.json")
+# The GCS JSON API the fetcher reads (empty: https://storage.googleapis.com), e.g. an emulator's address.
+TENSORBOARD_GCS_ENDPOINT = env_str("TENSORBOARD_GCS_ENDPOINT", "")
 # Paths users may open directly (s3://…, gs://…, pvc://<claim>/…; {namespace} is replaced), comma-separated.
 TENSORBOARD_ALLOWED_LOGDIRS = env_list("TENSORBOARD_ALLOWED_LOGDIRS")
 # Where training jobs write TensorBoard logs, e.g. s3://ml-logs/{namespace}/{name} (empty: not opened).

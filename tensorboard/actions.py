@@ -25,11 +25,13 @@ from kube.resources import CONFIGMAP, WORKFLOW, ResourceType
 from .artifacts import (
     Collection,
     ObjectStore,
+    SecretRef,
     collect,
     repository_from_configmap,
     repository_ref,
     resolved_repository,
     run_names,
+    single_gcs_key,
     single_store,
     usable_artifacts,
     warnings_for,
@@ -80,6 +82,7 @@ class Logdirs:
     store: ObjectStore | None = None
     warnings: list[str] = field(default_factory=list)
     running: bool = False  # the source may still record runs: the pod re-syncs them
+    gcs_key: SecretRef | None = None  # the service-account key Secret of GCS artifacts, if Argo named one
 
 
 @dataclass(frozen=True)
@@ -114,12 +117,14 @@ def _get(client: KubeClient, kind: SourceKind, namespace: str, name: str) -> dic
 def _from_collections(collections: Sequence[Collection], source: str, *, running: bool = False) -> Logdirs:
     artifacts = usable_artifacts(collections, source)
     store = single_store(artifacts)
+    gcs_key = single_gcs_key(artifacts)
     entries = [
-        {"name": run, "path": artifact.path, **({"archive": "tar"} if artifact.archive == "tar" else {})}
+        {"name": run, "path": artifact.path}
+        | ({} if artifact.archive == "none" else {"archive": artifact.archive})
         for run, artifact in zip(run_names(artifacts), artifacts, strict=True)
     ]
     running = running or any(not collection.finished for collection in collections)
-    return Logdirs(entries, store, warnings_for(collections), running)
+    return Logdirs(entries, store, warnings_for(collections), running, gcs_key)
 
 
 def configured_repository(client: KubeClient, workflow: dict[str, Any]) -> dict[str, Any] | None:
@@ -246,6 +251,8 @@ def manifest(
         spec["workflowRef"] = {"kind": source[0], "name": source[1]}
     if logdirs.store is not None:
         spec["s3"] = s3_spec(logdirs.store)
+    if logdirs.gcs_key is not None:
+        spec["gcs"] = {"serviceAccountKeySecret": {"name": logdirs.gcs_key.name, "key": logdirs.gcs_key.key}}
     if logdirs.running:
         spec["syncSeconds"] = sync_seconds
     if idle_timeout is not None:
@@ -336,7 +343,8 @@ def _create_or_refresh(client: KubeClient, body: dict[str, Any], warnings: list[
     _check_same_source(existing, body["spec"].get("workflowRef"))
     patch: dict[str, Any] = {"metadata": {"annotations": metadata["annotations"]}}
     current = existing.get("spec") or {}
-    changes = {key: body["spec"][key] for key in ("logdirs", "s3", "idleTimeout") if key in body["spec"]}
+    refreshed = ("logdirs", "s3", "gcs", "idleTimeout")
+    changes = {key: body["spec"][key] for key in refreshed if key in body["spec"]}
     if "workflowRef" in body["spec"]:
         # A source that finished since stops its pod's sync sidecar (merge patch: None removes the field).
         changes["syncSeconds"] = body["spec"].get("syncSeconds")

@@ -8,8 +8,8 @@ ConfigMap (read by the caller, parsed here), else the spawner's default reposito
 nodes gzipped in `status.compressedNodes` (decoded here) or offloaded to Argo's database
 (`status.offloadNodeStatusVersion`, unreachable from the API server: reported as such).
 
-Artifacts are fetched into the TensorBoard pod, so Argo's default tar+gzip archive, a plain tar and
-`archive: none` are all readable; zip archives, other storages and deleted artifacts are skipped with a
+Artifacts (S3, GCS, HTTP) are fetched into the TensorBoard pod, so Argo's default tar+gzip archive, a plain
+tar, a zip and `archive: none` are all readable; other storages and deleted artifacts are skipped with a
 reason.
 """
 
@@ -71,6 +71,7 @@ class Repository:
     s3_bucket: str = ""
     s3: ObjectStore = field(default_factory=ObjectStore)
     gcs_bucket: str = ""
+    gcs_key: SecretRef | None = None  # Argo's gcs.serviceAccountKeySecret; None: the pod's own identity
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ class Artifact:
     display_name: str
     path: str  # s3://bucket/key, gs://bucket/key or http(s)://…
     store: ObjectStore | None = None  # S3 only
-    archive: str = "none"  # "tar": a tar or tar.gz to unpack (Argo's default); "none": files as saved
+    archive: str = "none"  # "tar": a tar or tar.gz to unpack (Argo's default); "zip"; "none": files as saved
+    gcs_key: SecretRef | None = None  # GCS only: the service-account key Argo wrote it with
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,7 @@ def workflow_repository(workflow: Json, default: Repository, configured: Json | 
         s3_bucket=str((s3 or {}).get("bucket") or default.s3_bucket),
         s3=_store(s3, default.s3) if s3 is not None else default.s3,
         gcs_bucket=str((gcs or {}).get("bucket") or default.gcs_bucket),
+        gcs_key=_secret((gcs or {}).get("serviceAccountKeySecret")) or default.gcs_key,
     )
 
 
@@ -260,8 +263,11 @@ def archive_kind(artifact: Json, key: str) -> str:
     return "tar" if key.endswith(ARCHIVE_SUFFIXES) else "none"
 
 
-def _locate(artifact: Json, repository: Repository, workflow: Json) -> tuple[str, ObjectStore | None] | str:
-    """(path, S3 store) of a readable artifact, or the reason it cannot be read."""
+Location = tuple[str, ObjectStore | None, SecretRef | None]
+
+
+def _locate(artifact: Json, repository: Repository, workflow: Json) -> Location | str:
+    """(path, S3 store, GCS key Secret) of a readable artifact, or the reason it cannot be read."""
     if isinstance(artifact.get("s3"), Mapping):
         s3 = artifact["s3"]
         bucket = str(s3.get("bucket") or repository.s3_bucket)
@@ -273,14 +279,15 @@ def _locate(artifact: Json, repository: Repository, workflow: Json) -> tuple[str
                 "the S3 bucket is unknown: neither the artifact nor the workflow's repository names one."
                 + (_repository_hint(workflow))
             )
-        return f"s3://{bucket}/{key}", _store(s3, repository.s3)
+        return f"s3://{bucket}/{key}", _store(s3, repository.s3), None
     if isinstance(artifact.get("gcs"), Mapping):
         gcs = artifact["gcs"]
         bucket = str(gcs.get("bucket") or repository.gcs_bucket)
         key = str(gcs.get("key") or "").lstrip("/")
         if not key or not bucket:
             return "the GCS bucket or key is unknown"
-        return f"gs://{bucket}/{key}", None
+        # As Argo's GCS driver: the artifact's own key Secret, else the repository's.
+        return f"gs://{bucket}/{key}", None, _secret(gcs.get("serviceAccountKeySecret")) or repository.gcs_key
     if isinstance(artifact.get("http"), Mapping):
         http = artifact["http"]
         url = str(http.get("url") or "")
@@ -288,7 +295,7 @@ def _locate(artifact: Json, repository: Repository, workflow: Json) -> tuple[str
             return "no http(s) URL was recorded"
         if http.get("auth") or http.get("headers"):
             return "the HTTP artifact needs headers or credentials, which the fetcher does not send"
-        return url, None
+        return url, None, None
     storage = next((name for name in OTHER_STORAGES if name in artifact), None)
     if storage is not None:
         return f"stored in {storage}, which TensorBoard cannot read (use S3, MinIO, GCS or HTTP)"
@@ -338,18 +345,8 @@ def collect(
             if isinstance(location, str):
                 skipped.append(Skipped(name, display, location))
                 continue
-            path, store = location
+            path, store, gcs_key = location
             archive = archive_kind(artifact, _key(artifact))
-            if archive == "zip":
-                reason = (
-                    f"saved as a zip archive ({path}); use Argo's default (tgz) or `archive: {{none: {{}}}}`"
-                )
-                skipped.append(Skipped(name, display, reason))
-                continue
-            if archive == "tar" and path.startswith("gs://"):
-                reason = f"archived on GCS ({path}): GCS is read in place; save it with `archive: none`"
-                skipped.append(Skipped(name, display, reason))
-                continue
             if "," in path:
                 skipped.append(
                     Skipped(
@@ -358,7 +355,7 @@ def collect(
                 )
                 continue
             node_name = str(node.get("name") or node_id)
-            found.append(Artifact(name, node_id, node_name, display, path, store, archive))
+            found.append(Artifact(name, node_id, node_name, display, path, store, archive, gcs_key))
     phase = str((workflow.get("status") or {}).get("phase") or "")
     return Collection(name, phase, tuple(found), tuple(skipped), tuple(sorted(others)))
 
@@ -411,6 +408,20 @@ def single_store(artifacts: Iterable[Artifact]) -> ObjectStore | None:
             endpoints=endpoints,
         )
     return min(stores, key=repr) if stores else None
+
+
+def single_gcs_key(artifacts: Iterable[Artifact]) -> SecretRef | None:
+    """The one service-account key Secret the GCS artifacts share (None: none names one); the fetcher holds
+    one GCS identity, so artifacts written with different keys are an error."""
+    keys = {artifact.gcs_key for artifact in artifacts if artifact.gcs_key is not None}
+    if len(keys) > 1:
+        named = sorted(f"{key.name}/{key.key}" for key in keys)
+        raise MixedObjectStores(
+            f"The `{ARTIFACT_NAME}` artifacts on GCS were written with different service-account keys "
+            f"({', '.join(named)}); one TensorBoard reads with one key.",
+            endpoints=named,
+        )
+    return min(keys, key=repr) if keys else None
 
 
 def run_names(artifacts: Sequence[Artifact]) -> list[str]:

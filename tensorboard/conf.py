@@ -44,6 +44,7 @@ class TensorboardConf:
     default_repository: Repository = field(default_factory=Repository)
     gcs_credentials_secret: str = ""
     gcs_credentials_key: str = "key.json"
+    gcs_endpoint: str = ""  # the JSON API's base URL; empty: Google's
     # Path prefixes (s3://…, gs://…, pvc://claim/…) users may name directly; `{namespace}` is replaced.
     allowed_logdirs: tuple[str, ...] = ()
     # The logdir of a training job (TFJob, MXJob, PyTorchJob), e.g. s3://ml-logs/{namespace}/{name}.
@@ -67,6 +68,10 @@ class TensorboardConf:
                 raise ValueError(
                     f"TENSORBOARD_ALLOWED_LOGDIRS: {prefix!r} must start with s3://, gs:// or pvc://."
                 )
+        if self.gcs_endpoint and not self.gcs_endpoint.startswith(("http://", "https://")):
+            raise ValueError(
+                f"TENSORBOARD_GCS_ENDPOINT: {self.gcs_endpoint!r} must start with http:// or https://."
+            )
         if self.job_logdir and not self.job_logdir.startswith(("s3://", "gs://", "pvc://")):
             raise ValueError(
                 f"TENSORBOARD_JOB_LOGDIR: {self.job_logdir!r} must start with s3://, gs:// or pvc://."
@@ -116,6 +121,7 @@ def conf_from_settings() -> TensorboardConf:
             ),
             gcs_credentials_secret=_setting("TENSORBOARD_GCS_CREDENTIALS_SECRET", ""),
             gcs_credentials_key=_setting("TENSORBOARD_GCS_CREDENTIALS_KEY", defaults.gcs_credentials_key),
+            gcs_endpoint=_setting("TENSORBOARD_GCS_ENDPOINT", ""),
             allowed_logdirs=tuple(_setting("TENSORBOARD_ALLOWED_LOGDIRS", ())),
             job_logdir=_setting("TENSORBOARD_JOB_LOGDIR", ""),
         )

@@ -1,9 +1,11 @@
 """I/O at the edge: copy every run of a fetch plan into a local folder (S3 and S3-compatible stores through
-the `minio` client, plain HTTP through urllib), unpacking archives, and say which runs could not be had.
+the `minio` client, GCS through its JSON API (`gcs.py`), plain HTTP through urllib), unpacking archives,
+and say which runs could not be had.
 
 Each run is written into a scratch folder and swapped in whole, so TensorBoard never reads half a run; a
-run whose objects did not change since the last pass (same ETags) is not downloaded again, which is what
-makes the sync sidecar cheap. One bad artifact never stops the others: it becomes a line of the report.
+run whose objects did not change since the last pass (same ETags, same GCS generations) is not downloaded
+again, which is what makes the sync sidecar cheap. One bad artifact never stops the others: it becomes a
+line of the report.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import logging
 import shutil
 import tarfile
+import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
@@ -21,13 +24,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, cast
+from zipfile import BadZipFile
 
+import requests
 import urllib3.exceptions
 from minio import Minio
 from minio.error import MinioException, S3Error
 
-from .fetchplan import Plan, PlanError, RunSource, S3Access, split_s3_url
-from .unpack import DEFAULT_LIMITS, Limits, UnsafeArchive, extract, member_path, single_root
+from . import gcs
+from .fetchplan import Plan, PlanError, RunSource, S3Access, split_gcs_url, split_s3_url
+from .unpack import DEFAULT_LIMITS, Limits, UnsafeArchive, extract, extract_zip, member_path, single_root
 
 logger = logging.getLogger(__name__)
 
@@ -71,13 +77,17 @@ def _fingerprint(parts: Sequence[tuple[str, str]]) -> str:
 
 def _write(stream: BinaryIO, destination: Path, limits: Limits) -> int:
     destination.parent.mkdir(parents=True, exist_ok=True)
-    size = 0
     with destination.open("wb") as out:
-        while chunk := stream.read(1024 * 1024):
-            size += len(chunk)
-            if size > limits.max_bytes:
-                raise UnsafeArchive(f"more than {limits.max_bytes} bytes")
-            out.write(chunk)
+        return _copy(stream, out, limits)
+
+
+def _copy(stream: BinaryIO, out: BinaryIO, limits: Limits) -> int:
+    size = 0
+    while chunk := stream.read(1024 * 1024):
+        size += len(chunk)
+        if size > limits.max_bytes:
+            raise UnsafeArchive(f"more than {limits.max_bytes} bytes")
+        out.write(chunk)
     return size
 
 
@@ -119,6 +129,31 @@ def _fetch_s3(client: Minio, run: RunSource, scratch: Path, previous: str, limit
     return Outcome(run.run, run.url, fingerprint, files)
 
 
+def _fetch_gcs(bucket: gcs.Bucket, run: RunSource, scratch: Path, previous: str, limits: Limits) -> Outcome:
+    """As `_fetch_s3`, through the JSON API; an object's generation changes whenever it is rewritten."""
+    name, key = split_gcs_url(run.url)
+    if run.archive == "none":
+        listed = [item for item in bucket.list(name, key + "/") if not item.name.endswith("/")]
+        if listed:
+            if len(listed) > limits.max_entries:
+                raise UnsafeArchive(f"more than {limits.max_entries} objects under {key}/")
+            fingerprint = _fingerprint([(item.name, item.generation) for item in listed])
+            if fingerprint == previous:
+                return Outcome(run.run, run.url, fingerprint, unchanged=True)
+            for item in listed:
+                relative = member_path(item.name[len(key) + 1 :])
+                with bucket.open(name, item.name) as response:
+                    _write(gcs.body(response), scratch / relative, limits)
+            return Outcome(run.run, run.url, fingerprint, len(listed))
+    found = bucket.stat(name, key)
+    fingerprint = _fingerprint([(key, found.generation)])
+    if fingerprint == previous:
+        return Outcome(run.run, run.url, fingerprint, unchanged=True)
+    with bucket.open(name, key) as response:
+        files = _store(gcs.body(response), run, scratch, PurePosixPath(key).name, limits)
+    return Outcome(run.run, run.url, fingerprint, files)
+
+
 def _fetch_http(run: RunSource, scratch: Path, previous: str, limits: Limits) -> Outcome:
     request = urllib.request.Request(run.url, headers={"User-Agent": "argoml-tensorboard-fetch"})  # noqa: S310
     with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:  # noqa: S310 - http(s) only
@@ -135,6 +170,12 @@ def _store(stream: BinaryIO, run: RunSource, scratch: Path, name: str, limits: L
     """Unpack an archive into `scratch`, or save a plain file there under its own name."""
     if run.archive == "tar":
         return extract(stream, scratch, limits)
+    if run.archive == "zip":
+        # zip keeps its index at the end: spool it to a file first (bounded like any download).
+        with tempfile.TemporaryFile(dir=scratch.parent) as spooled:
+            _copy(stream, spooled, limits)
+            spooled.seek(0)
+            return extract_zip(cast(BinaryIO, spooled), scratch, limits)
     _write(stream, scratch / member_path(name), limits)
     return 1
 
@@ -148,6 +189,8 @@ def _reason(error: Exception) -> str:
         return f"unreachable: {error.reason}"
     if isinstance(error, urllib3.exceptions.HTTPError):
         return f"the store is unreachable: {error}"
+    if isinstance(error, BadZipFile):
+        return f"not a zip archive ({error}); save it with `archive: none` or as Argo's default tgz"
     if isinstance(error, tarfile.TarError):
         return f"not a tar or tar.gz archive ({error}); save it with `archive: none` or as Argo's default tgz"
     if isinstance(error, UnsafeArchive):
@@ -160,6 +203,7 @@ def fetch_run(
     dest: Path,
     *,
     client: Callable[[], Minio],
+    bucket: Callable[[], gcs.Bucket] | None = None,
     previous: str = "",
     limits: Limits = DEFAULT_LIMITS,
 ) -> Outcome:
@@ -170,14 +214,21 @@ def fetch_run(
     try:
         if run.url.startswith("s3://"):
             outcome = _fetch_s3(client(), run, scratch, previous, limits)
+        elif run.url.startswith("gs://"):
+            if bucket is None:
+                raise gcs.GcsError("no GCS access was configured")
+            outcome = _fetch_gcs(bucket(), run, scratch, previous, limits)
         else:
             outcome = _fetch_http(run, scratch, previous, limits)
     except (
         MinioException,
         urllib3.exceptions.HTTPError,  # the store cannot be reached (minio lets urllib3's errors through)
         http.client.HTTPException,  # an HTTP artifact's server broke off the answer
+        gcs.GcsError,
+        requests.RequestException,  # GCS broke off a download
         OSError,
         tarfile.TarError,
+        BadZipFile,
         UnsafeArchive,
         PlanError,
         ValueError,
@@ -188,7 +239,7 @@ def fetch_run(
     if outcome.unchanged:
         shutil.rmtree(scratch, ignore_errors=True)
         return outcome
-    _swap(single_root(scratch) if run.archive == "tar" else scratch, dest / run.folder, dest)
+    _swap(single_root(scratch) if run.archive != "none" else scratch, dest / run.folder, dest)
     shutil.rmtree(scratch, ignore_errors=True)
     return outcome
 
@@ -200,6 +251,27 @@ def _swap(new: Path, final: Path, dest: Path) -> None:
         final.rename(retired)
     new.rename(final)
     shutil.rmtree(retired, ignore_errors=True)
+
+
+def gcs_bucket(plan: Plan, environ: Mapping[str, str]) -> Callable[[], gcs.Bucket]:
+    """One GCS session per pass, made (and its token fetched) only when a run is on GCS; when that fails,
+    every GCS run fails with the same reason."""
+    if not any(run.url.startswith("gs://") for run in plan.runs):
+        return _no_gcs
+    try:
+        session = gcs.Bucket(plan.gcs, environ)
+    except gcs.GcsError as error:
+        failure = error
+
+        def failing() -> gcs.Bucket:
+            raise failure
+
+        return failing
+    return lambda: session
+
+
+def _no_gcs() -> gcs.Bucket:
+    raise gcs.GcsError("no GCS access was configured")
 
 
 # -- a plan --------------------------------------------------------------------------------------------
@@ -224,11 +296,17 @@ def sync(
     state = load_state(dest)
     # One client per pass: the minio client is thread-safe and keeps one connection pool.
     shared = s3_client(plan.s3, environ)
+    bucket = gcs_bucket(plan, environ)
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         outcomes = list(
             pool.map(
                 lambda run: fetch_run(
-                    run, dest, client=lambda: shared, previous=state.get(run.folder, ""), limits=limits
+                    run,
+                    dest,
+                    client=lambda: shared,
+                    bucket=bucket,
+                    previous=state.get(run.folder, ""),
+                    limits=limits,
                 ),
                 plan.runs,
             )

@@ -4,7 +4,8 @@ The spawner's builders write it as JSON into the `fetch-logs` init container's e
 (`manage.py fetch_tensorboard_logs`) parses it back with `parse_plan`. It names, per run, where the artifact
 is, whether it is an archive and which local folder to fill, plus how to reach the S3 store: the
 *names* of environment variables holding the credentials (filled by the kubelet from `secretKeyRef`s),
-never the credentials.
+never the credentials; and how to reach GCS: the JSON API's endpoint and the variable holding a
+service-account key (unset: Application Default Credentials, e.g. workload identity).
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from typing import Any
 PLAN_ENV = "ARGOML_FETCH_PLAN"
 ACCESS_KEY_ENV = "ARGOML_FETCH_ACCESS_KEY"
 SECRET_KEY_ENV = "ARGOML_FETCH_SECRET_KEY"  # noqa: S105 - the name of a variable, not a secret
-ARCHIVES = ("none", "tar")  # "tar" covers tar and tar+gzip (Argo's default): gzip is told by its magic
-FETCHED_SCHEMES = ("s3://", "http://", "https://")
+GCS_KEY_ENV = "ARGOML_FETCH_GCS_KEY"
+GCS_ENDPOINT = "https://storage.googleapis.com"
+# "tar" covers tar and tar+gzip (Argo's default): gzip is told by its magic bytes.
+ARCHIVES = ("none", "tar", "zip")
+FETCHED_SCHEMES = ("s3://", "gs://", "http://", "https://")
 _FOLDER = re.compile(r"^[0-9]{3,6}$")
 
 
@@ -39,8 +43,18 @@ class S3Access:
 
 
 @dataclass(frozen=True)
+class GcsAccess:
+    """How the fetcher reaches GCS: the JSON API's base URL (empty: Google's) and the variable holding a
+    service-account key as JSON (empty or unset: Application Default Credentials)."""
+
+    endpoint: str = ""
+    key_env: str = ""
+
+
+@dataclass(frozen=True)
 class RunSource:
-    """One run: its name, the artifact's URL (s3://bucket/key, http(s)://…), archive or not, local folder."""
+    """One run: its name, the artifact's URL (s3://bucket/key, gs://bucket/key, http(s)://…), archive or
+    not, local folder."""
 
     run: str
     url: str
@@ -52,6 +66,7 @@ class RunSource:
 class Plan:
     runs: tuple[RunSource, ...]
     s3: S3Access = S3Access()
+    gcs: GcsAccess = GcsAccess()
 
 
 def is_fetched(path: str) -> bool:
@@ -66,7 +81,7 @@ def folder_name(index: int) -> str:
 
 def encode_plan(plan: Plan) -> str:
     return json.dumps(
-        {"s3": asdict(plan.s3), "runs": [asdict(run) for run in plan.runs]},
+        {"s3": asdict(plan.s3), "gcs": asdict(plan.gcs), "runs": [asdict(run) for run in plan.runs]},
         sort_keys=True,
         separators=(",", ":"),
     )
@@ -87,7 +102,7 @@ def parse_plan(text: str) -> Plan:
     folders = [run.folder for run in parsed]
     if len(set(folders)) != len(folders):
         raise PlanError(f"{PLAN_ENV}.runs: two runs share a folder.")
-    return Plan(parsed, _s3(raw.get("s3", {})))
+    return Plan(parsed, _s3(raw.get("s3", {})), _gcs(raw.get("gcs", {})))
 
 
 def _text(field: str, value: Any, *, empty: bool = True) -> str:
@@ -125,6 +140,23 @@ def _s3(raw: Any) -> S3Access:
         access_key_env=_text(f"{PLAN_ENV}.s3.access_key_env", raw.get("access_key_env", "")),
         secret_key_env=_text(f"{PLAN_ENV}.s3.secret_key_env", raw.get("secret_key_env", "")),
     )
+
+
+def _gcs(raw: Any) -> GcsAccess:
+    if not isinstance(raw, Mapping):
+        raise PlanError(f"{PLAN_ENV}.gcs: must be an object.")
+    endpoint = _text(f"{PLAN_ENV}.gcs.endpoint", raw.get("endpoint", ""))
+    if endpoint and not endpoint.startswith(("http://", "https://")):
+        raise PlanError(f"{PLAN_ENV}.gcs.endpoint: {endpoint!r} must start with http:// or https://.")
+    return GcsAccess(endpoint=endpoint, key_env=_text(f"{PLAN_ENV}.gcs.key_env", raw.get("key_env", "")))
+
+
+def split_gcs_url(url: str) -> tuple[str, str]:
+    """(bucket, object name) of `gs://bucket/name`; PlanError when either is missing."""
+    bucket, _, name = url.removeprefix("gs://").partition("/")
+    if not bucket or not name.strip("/"):
+        raise PlanError(f"{url!r}: a GCS URL needs a bucket and an object name (gs://bucket/name).")
+    return bucket, name.strip("/")
 
 
 def split_s3_url(url: str) -> tuple[str, str]:

@@ -3,11 +3,10 @@ Service, with deterministic names, labels, a controller ownerReference and a has
 
 The container runs `tensorboard --logdir_spec=<run>:<path>,… --bind_all --path_prefix=…`. TensorBoard splits
 that flag on commas and each entry on its first colon, so run names are made safe here (no `,` or `:`,
-no leading `/`) and a path with a comma is refused. S3 and HTTP artifacts are copied into an emptyDir by
-the `fetch-logs` init container (our image, `manage.py fetch_tensorboard_logs`, a fetch plan in its
+no leading `/`) and a path with a comma is refused. S3, GCS and HTTP artifacts are copied into an emptyDir
+by the `fetch-logs` init container (our image, `manage.py fetch_tensorboard_logs`, a fetch plan in its
 environment, credentials only as `secretKeyRef`s), archives unpacked, and re-synced by a `sync-logs`
-sidecar while the source runs; `pvc://<claim>/<subpath>` mounts the claim read-only; `gs://` is read in
-place with the GCS credentials Secret.
+sidecar while the source runs; `pvc://<claim>/<subpath>` mounts the claim read-only.
 """
 
 from __future__ import annotations
@@ -29,8 +28,10 @@ from .conf import TensorboardConf
 from .fetchplan import (
     ACCESS_KEY_ENV,
     ARCHIVES,
+    GCS_KEY_ENV,
     PLAN_ENV,
     SECRET_KEY_ENV,
+    GcsAccess,
     Plan,
     RunSource,
     S3Access,
@@ -56,7 +57,6 @@ FETCH_CONTAINER = "fetch-logs"
 SYNC_CONTAINER = "sync-logs"
 TERMINATION_LOG = "/dev/termination-log"
 FETCH_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "512Mi"}}
-GCS_MOUNT = "/var/secrets/google"
 MAX_NAME_LENGTH = 63  # a Service name is a DNS-1035 label
 # TensorBoard needs no privilege: the pod meets the `restricted` Pod Security level in any namespace. The
 # images run as root unless told otherwise, so the pod names an unprivileged user (the group can read
@@ -242,7 +242,10 @@ def fetch_plan(tensorboard: Json, logdirs: list[tuple[str, str]], conf: Tensorbo
         endpoint = store.endpoint or default.endpoint
         host, secure = endpoint_parts(endpoint, store.insecure if store.endpoint else default.insecure)
         access = S3Access(host, secure, store.region or default.region, ACCESS_KEY_ENV, SECRET_KEY_ENV)
-    return Plan(runs, access)
+    gcs = GcsAccess()
+    if any(run.url.startswith("gs://") for run in runs):
+        gcs = GcsAccess(conf.gcs_endpoint, GCS_KEY_ENV)
+    return Plan(runs, access, gcs)
 
 
 # -- the Deployment ------------------------------------------------------------------------------------
@@ -288,7 +291,21 @@ def fetch_env(tensorboard: Json, plan: Plan, conf: TensorboardConf) -> list[dict
         access = store.access_key or SecretRef(conf.s3_credentials_secret, conf.s3_access_key_key)
         secret = store.secret_key or SecretRef(conf.s3_credentials_secret, conf.s3_secret_key_key)
         env += [_secret_env(plan.s3.access_key_env, access), _secret_env(plan.s3.secret_key_env, secret)]
+    if plan.gcs.key_env:
+        key = gcs_key(tensorboard, conf)
+        if key is not None:  # without one, the fetcher uses the pod's identity (workload identity)
+            env.append(_secret_env(plan.gcs.key_env, key))
     return env
+
+
+def gcs_key(tensorboard: Json, conf: TensorboardConf) -> SecretRef | None:
+    """`spec.gcs.serviceAccountKeySecret` (from Argo's repository), else the spawner's GCS Secret if set."""
+    ref = ((tensorboard.get("spec") or {}).get("gcs") or {}).get("serviceAccountKeySecret") or {}
+    if ref.get("name") and ref.get("key"):
+        return SecretRef(str(ref["name"]), str(ref["key"]))
+    if conf.gcs_credentials_secret:
+        return SecretRef(conf.gcs_credentials_secret, conf.gcs_credentials_key)
+    return None
 
 
 def fetch_container(name: str, env: list[dict[str, Any]], conf: TensorboardConf, every: int | None) -> dict:
@@ -310,10 +327,8 @@ def fetch_container(name: str, env: list[dict[str, Any]], conf: TensorboardConf,
     }
 
 
-def _volumes(
-    logdirs: list[tuple[str, str]], conf: TensorboardConf
-) -> tuple[list[dict], list[dict], list[dict]]:
-    """(volumes, volume mounts, extra env) for PVC logdirs and GCS credentials."""
+def _volumes(logdirs: list[tuple[str, str]]) -> tuple[list[dict], list[dict]]:
+    """(volumes, volume mounts) for PVC logdirs."""
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
     claims: list[str] = []
@@ -326,14 +341,7 @@ def _volumes(
         volume = f"logdir-{index}"
         volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": claim, "readOnly": True}})
         mounts.append({"name": volume, "mountPath": f"{PVC_MOUNT_ROOT}/{claim}", "readOnly": True})
-    env: list[dict[str, Any]] = []
-    if conf.gcs_credentials_secret and any(path.startswith("gs://") for _name, path in logdirs):
-        volumes.append({"name": "gcs-credentials", "secret": {"secretName": conf.gcs_credentials_secret}})
-        mounts.append({"name": "gcs-credentials", "mountPath": GCS_MOUNT, "readOnly": True})
-        env.append(
-            {"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": f"{GCS_MOUNT}/{conf.gcs_credentials_key}"}
-        )
-    return volumes, mounts, env
+    return volumes, mounts
 
 
 def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]:
@@ -343,7 +351,7 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
     spec = tensorboard.get("spec") or {}
     logdirs = logdirs_of(tensorboard)
     prefix = path_prefix(conf, namespace, name)
-    volumes, mounts, env = _volumes(logdirs, conf)
+    volumes, mounts = _volumes(logdirs)
     plan = fetch_plan(tensorboard, logdirs, conf)
     init_containers: list[dict[str, Any]] = []
     sidecars: list[dict[str, Any]] = []
@@ -375,8 +383,6 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
         "resources": _resources(tensorboard, conf),
         "securityContext": copy.deepcopy(CONTAINER_SECURITY_CONTEXT),
     }
-    if env:
-        container["env"] = env
     if mounts:
         container["volumeMounts"] = mounts
     pod_spec: dict[str, Any] = {

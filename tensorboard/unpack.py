@@ -1,4 +1,5 @@
-"""Unpack an artifact archive (tar, or tar+gzip as Argo writes by default) into a folder, hostile by default.
+"""Unpack an artifact archive (tar, tar+gzip as Argo writes by default, or zip) into a folder, hostile by
+default.
 
 An archive comes from a bucket anyone with write access to it could fill, so nothing in it may land outside
 the target: absolute names, `..`, links of any kind, devices and FIFOs are refused, and the number of
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import posixpath
 import shutil
+import stat
 import tarfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -91,6 +94,53 @@ def extract(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS) -> 
             if stream is None:  # pragma: no cover - isfile() members always have data
                 continue
             with stream, destination.open("wb") as out:
+                shutil.copyfileobj(stream, out)
+            files += 1
+    return files
+
+
+def check_zip_member(member: zipfile.ZipInfo) -> str | None:
+    """As `check_member`, for a zip entry: the Unix mode in its external attributes tells links and special
+    files apart (zip has no other way to say so); encrypted entries are refused, not guessed at."""
+    path = member_path(member.filename)
+    mode = member.external_attr >> 16
+    kind = stat.S_IFMT(mode)
+    if kind == stat.S_IFLNK:
+        raise UnsafeArchive(f"entry {member.filename!r}: links are refused")
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+        raise UnsafeArchive(f"entry {member.filename!r}: only regular files and folders are unpacked")
+    if member.flag_bits & 0x1:
+        raise UnsafeArchive(f"entry {member.filename!r}: encrypted entries are refused")
+    return path or None
+
+
+def extract_zip(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS) -> int:
+    """Unpack a zip archive (a seekable file: zip keeps its index at the end) into `target`; returns the
+    number of files written. Raises UnsafeArchive or zipfile.BadZipFile, as `extract` does."""
+    target.mkdir(parents=True, exist_ok=True)
+    root = target.resolve()
+    files = written = 0
+    with zipfile.ZipFile(source) as archive:
+        members = archive.infolist()
+        if len(members) > limits.max_entries:
+            raise UnsafeArchive(f"more than {limits.max_entries} entries")
+        for member in members:
+            relative = check_zip_member(member)
+            if relative is None:
+                continue
+            destination = (root / relative).resolve()
+            if root not in destination.parents:
+                raise UnsafeArchive(f"entry {member.filename!r}: resolves outside the target")
+            if member.is_dir():
+                destination.mkdir(parents=True, exist_ok=True)
+                continue
+            # zipfile stops reading an entry at its declared size (and checks its CRC), so the declared
+            # sizes bound what is written.
+            written += member.file_size
+            if written > limits.max_bytes:
+                raise UnsafeArchive(f"more than {limits.max_bytes} bytes once unpacked")
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(member) as stream, destination.open("wb") as out:
                 shutil.copyfileobj(stream, out)
             files += 1
     return files

@@ -33,14 +33,14 @@ TENSORBOARD = CustomResource(
                         "name": string("The run name TensorBoard shows.", min_length=1),
                         "path": string(
                             "s3://bucket/key, http(s)://…, gs://bucket/key or pvc://<claim>/<subpath>; no "
-                            "commas (TensorBoard's --logdir_spec separates runs with them). S3 and HTTP "
-                            "artifacts are fetched into the pod.",
+                            "commas (TensorBoard's --logdir_spec separates runs with them). S3, GCS and "
+                            "HTTP artifacts are fetched into the pod.",
                             pattern=r"^(s3://|gs://|pvc://|https?://)[^,]+$",
                         ),
                         "archive": string(
-                            "tar: a tar or tar.gz archive (Argo's default) the pod unpacks; none (default): "
-                            "files as saved.",
-                            enum=("none", "tar"),
+                            "tar: a tar or tar.gz archive (Argo's default) the pod unpacks; zip: a zip "
+                            "archive it unpacks; none (default): files as saved.",
+                            enum=("none", "tar", "zip"),
                         ),
                     },
                     required=("name", "path"),
@@ -70,9 +70,18 @@ TENSORBOARD = CustomResource(
                 "Where s3:// logdirs live; the spawner copies it from the workflow's artifact repository. "
                 "Credentials default to the Secret configured for the spawner.",
             ),
+            "gcs": obj(
+                {
+                    "serviceAccountKeySecret": _secret_key(
+                        "A service-account key (JSON) that may read the gs:// logdirs; left out: the "
+                        "Secret configured for the spawner, else the pod's own identity (workload identity)."
+                    ),
+                },
+                "How gs:// logdirs are read; the spawner copies it from the workflow's artifact repository.",
+            ),
             "syncSeconds": integer(
-                "Fetch the S3 and HTTP artifacts again this often (a sidecar), for a source still running; "
-                "left out: once, before TensorBoard starts.",
+                "Fetch the S3, GCS and HTTP artifacts again this often (a sidecar), for a source still "
+                "running; left out: once, before TensorBoard starts.",
                 minimum=1,
             ),
             "image": string("The TensorBoard image; the configured default when left out."),

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 _WRITER = """
@@ -42,4 +43,13 @@ def tgz_of(folder: Path, root_name: str = "logs", *, gzip: bool = True) -> bytes
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz" if gzip else "w") as archive:
         archive.add(folder, arcname=root_name)
+    return buffer.getvalue()
+
+
+def zip_of(folder: Path, root_name: str = "logs") -> bytes:
+    """The folder as Argo archives it with `archive: {zip: {}}`, entries under the artifact's base name."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            archive.write(path, f"{root_name}/{path.relative_to(folder).as_posix()}")
     return buffer.getvalue()

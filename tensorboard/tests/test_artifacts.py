@@ -13,6 +13,7 @@ from tensorboard.artifacts import (
     repository_from_configmap,
     repository_ref,
     run_names,
+    single_gcs_key,
     single_store,
     usable_artifacts,
     warnings_for,
@@ -104,7 +105,7 @@ def test_argos_archives_are_runs_to_unpack_and_plain_files_runs_to_copy(archive,
     assert usable_artifacts([collect(wf)], "Workflow wf") == [found]
 
 
-def test_zip_archives_and_archives_on_gcs_are_skipped_with_the_reason_while_the_others_are_used():
+def test_zip_archives_and_archives_on_gcs_are_runs_to_unpack():
     gcs_tgz = {"name": "tensorboard", "gcs": {"bucket": "logs", "key": "wf/tb.tgz"}}
     wf = workflow(
         "wf",
@@ -113,13 +114,26 @@ def test_zip_archives_and_archives_on_gcs_are_skipped_with_the_reason_while_the_
         node("wf", "eval", s3_artifact("wf/eval.tgz", archive=None)),
     )
     collection = collect(wf)
-    assert [(a.display_name, a.archive) for a in collection.artifacts] == [("eval", "tar")]
-    assert [str(s) for s in collection.skipped] == [  # nodes that started together: by name
-        "wf/on-gcs: archived on GCS (gs://logs/wf/tb.tgz): GCS is read in place; save it with "
-        "`archive: none`",
-        "wf/zipped: saved as a zip archive (s3://ml-artifacts/wf/tb.zip); use Argo's default (tgz) or "
-        "`archive: {none: {}}`",
-    ]
+    assert [(a.display_name, a.archive) for a in collection.artifacts] == [  # started together: by name
+        ("eval", "tar"), ("on-gcs", "tar"), ("zipped", "zip")
+    ]  # fmt: skip
+    assert collection.skipped == ()
+
+
+def test_a_gcs_artifact_uses_its_own_key_secret_else_the_repositorys_as_argo_does():
+    own_key = {"name": "own", "key": "k"}
+    own = {"name": "tensorboard", "gcs": {"key": "wf/a", "serviceAccountKeySecret": own_key}}
+    plain = {"name": "tensorboard", "gcs": {"key": "wf/b"}}
+    repository = {"gcs": {"bucket": "logs", "serviceAccountKeySecret": {"name": "repo", "key": "sa.json"}}}
+    wf = workflow("wf", node("wf", "a", own), node("wf", "b", plain), repository=repository)
+    found = collect(wf).artifacts
+    assert [(a.path, a.gcs_key) for a in found] == [
+        ("gs://logs/wf/a", SecretRef("own", "k")), ("gs://logs/wf/b", SecretRef("repo", "sa.json"))
+    ]  # fmt: skip
+    with pytest.raises(MixedObjectStores, match="different service-account keys"):
+        single_gcs_key(found)
+    assert single_gcs_key(found[1:]) == SecretRef("repo", "sa.json")
+    assert single_gcs_key(collect(workflow("wf", node("wf", "b", plain))).artifacts) is None
 
 
 def test_archive_kind_without_a_field_follows_the_key():

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tensorboard.fetchplan import (
+    GcsAccess,
     Plan,
     PlanError,
     RunSource,
@@ -16,18 +17,27 @@ from tensorboard.fetchplan import (
     folder_name,
     is_fetched,
     parse_plan,
+    split_gcs_url,
     split_s3_url,
 )
 
 PLAN = Plan(
     (RunSource("trial-0", "s3://bucket/a/logs.tgz", "tar", "000"),
-     RunSource("trial-1", "https://host/x/logs", "none", "001")),
+     RunSource("trial-1", "https://host/x/logs", "none", "001"),
+     RunSource("trial-2", "gs://bucket/b/logs.zip", "zip", "002")),
     S3Access("minio:9000", False, "us-east-1", "ACCESS", "SECRET"),
+    GcsAccess("http://gcs-emulator:4443", "GCS_KEY"),
 )  # fmt: skip
 
 
 def test_a_plan_survives_encoding():
     assert parse_plan(encode_plan(PLAN)) == PLAN
+
+
+def test_a_plan_written_before_gcs_was_fetched_reads_with_default_gcs_access():
+    raw = json.loads(encode_plan(PLAN))
+    del raw["gcs"]
+    assert parse_plan(json.dumps(raw)).gcs == GcsAccess()
 
 
 def without(field: str, index: int = 0) -> str:
@@ -52,14 +62,20 @@ def changed(path: tuple, value) -> str:
         ("[]", "must be an object"),
         ('{"runs": []}', "ARGOML_FETCH_PLAN.runs: must be a non-empty list"),
         (without("url"), r"runs\[0\].url: must be a non-empty string"),
-        (changed(("runs", 0, "url"), "gs://b/k"), r"runs\[0\].url: 'gs://b/k' must start with"),
-        (changed(("runs", 1, "archive"), "zip"), r"runs\[1\].archive: 'zip' must be one of none, tar"),
+        (changed(("runs", 0, "url"), "pvc://c/k"), r"runs\[0\].url: 'pvc://c/k' must start with"),
+        (changed(("runs", 1, "archive"), "rar"), r"runs\[1\].archive: 'rar' must be one of none, tar, zip"),
         (changed(("runs", 0, "folder"), "../x"), r"runs\[0\].folder: '../x' must be 3 to 6 digits"),
         (changed(("runs", 1, "folder"), "000"), "two runs share a folder"),
         (without("run", 1), r"runs\[1\].run: must be a non-empty string"),
         (changed(("s3", "secure"), "no"), "s3.secure: must be true or false"),
         (changed(("s3",), []), "s3: must be an object"),
         (changed(("runs", 0), "x"), r"runs\[0\]: must be an object"),
+        (changed(("gcs",), "x"), "gcs: must be an object"),
+        (
+            changed(("gcs", "endpoint"), "gcs:4443"),
+            "gcs.endpoint: 'gcs:4443' must start with http:// or https://",
+        ),
+        (changed(("gcs", "key_env"), 3), "gcs.key_env: must be a string"),
     ],
 )
 def test_a_wrong_plan_names_its_field(text, message):
@@ -76,6 +92,9 @@ def test_urls_and_endpoints():
     assert endpoint_parts("http://minio:9000/", insecure=False) == ("minio:9000", False)
     assert endpoint_parts("https://s3.example.com", insecure=True) == ("s3.example.com", True)
     assert [is_fetched(p) for p in ("s3://b/k", "http://h/x", "https://h/x", "gs://b/k", "pvc://c/x")] == [
-        True, True, True, False, False
+        True, True, True, True, False
     ]  # fmt: skip
+    assert split_gcs_url("gs://bucket/a/b/") == ("bucket", "a/b")
+    with pytest.raises(PlanError, match="needs a bucket and an object name"):
+        split_gcs_url("gs://bucket")
     assert (folder_name(0), folder_name(123), folder_name(1234)) == ("000", "123", "1234")

@@ -10,7 +10,7 @@ import pytest
 from kube.podsecurity import RESTRICTED, check_pod
 from tensorboard.artifacts import ObjectStore, Repository
 from tensorboard.conf import TensorboardConf
-from tensorboard.fetchplan import Plan, RunSource, S3Access, parse_plan
+from tensorboard.fetchplan import GcsAccess, Plan, RunSource, S3Access, parse_plan
 from tensorboard.manifests import (
     ANNOTATION_SPEC_HASH,
     SpecError,
@@ -211,13 +211,37 @@ def test_pvc_logdirs_mount_each_claim_once_read_only():
     assert "env" not in container(deployment)  # no object store, no credentials
 
 
-def test_gcs_logdirs_get_the_configured_service_account_key():
-    conf = TensorboardConf(gcs_credentials_secret="gcs-key")
-    deployment = build_deployment(tensorboard(("a", "gs://logs/a")), conf)
-    assert env(deployment) == {"GOOGLE_APPLICATION_CREDENTIALS": "/var/secrets/google/key.json"}
-    assert deployment["spec"]["template"]["spec"]["volumes"] == [
-        {"name": "gcs-credentials", "secret": {"secretName": "gcs-key"}}
-    ]
+def test_gcs_logdirs_are_fetched_with_the_key_secret_the_spec_names_as_a_secret_key_ref():
+    board = tensorboard(("a", "gs://logs/a.zip"), ("b", "s3://ml/b"),
+                        gcs={"serviceAccountKeySecret": {"name": "argo-gcs", "key": "sa.json"}})  # fmt: skip
+    board["spec"]["logdirs"][0]["archive"] = "zip"
+    deployment = build_deployment(board, TensorboardConf(gcs_endpoint="http://gcs-emulator:4443"))
+    plan = plan_of(deployment)
+    assert plan.runs[0] == RunSource("a", "gs://logs/a.zip", "zip", "000")
+    assert plan.gcs == GcsAccess("http://gcs-emulator:4443", "ARGOML_FETCH_GCS_KEY")
+    assert env(deployment, init_container(deployment))["ARGOML_FETCH_GCS_KEY"] == {
+        "secretKeyRef": {"name": "argo-gcs", "key": "sa.json", "optional": True}
+    }
+    assert container(deployment)["args"][0] == "--logdir_spec=a:/tensorboard-logs/000,b:/tensorboard-logs/001"
+    assert "env" not in container(deployment)  # TensorBoard itself never talks to GCS
+
+
+def test_gcs_logdirs_without_a_key_in_the_spec_use_the_configured_secret_else_the_pods_identity():
+    board = tensorboard(("a", "gs://logs/a"))
+    configured = build_deployment(board, TensorboardConf(gcs_credentials_secret="gcs-key"))
+    assert env(configured, init_container(configured))["ARGOML_FETCH_GCS_KEY"]["secretKeyRef"] == {
+        "name": "gcs-key", "key": "key.json", "optional": True
+    }  # fmt: skip
+    ambient = build_deployment(board, CONF)
+    assert plan_of(ambient).gcs == GcsAccess("", "ARGOML_FETCH_GCS_KEY")
+    assert "ARGOML_FETCH_GCS_KEY" not in env(ambient, init_container(ambient))
+
+
+def test_plans_without_gcs_runs_carry_no_gcs_access():
+    conf = TensorboardConf(gcs_credentials_secret="k")
+    deployment = build_deployment(tensorboard(("a", "s3://ml/a")), conf)
+    assert plan_of(deployment).gcs == GcsAccess()
+    assert "ARGOML_FETCH_GCS_KEY" not in env(deployment, init_container(deployment))
 
 
 @pytest.mark.parametrize(
@@ -321,7 +345,12 @@ def test_the_deployment_meets_the_restricted_pod_security_level(logdirs):
 
 
 def test_an_unknown_archive_is_refused_naming_the_entry():
-    board = tensorboard(("a", "s3://b/a"), ("b", "s3://b/b.zip"))
-    board["spec"]["logdirs"][1]["archive"] = "zip"
-    with pytest.raises(SpecError, match=r"spec.logdirs\[1\].archive: 'zip' must be one of none, tar"):
+    board = tensorboard(("a", "s3://b/a"), ("b", "s3://b/b.rar"))
+    board["spec"]["logdirs"][1]["archive"] = "rar"
+    with pytest.raises(SpecError, match=r"spec.logdirs\[1\].archive: 'rar' must be one of none, tar, zip"):
         build_deployment(board, CONF)
+
+
+def test_a_gcs_endpoint_setting_without_a_scheme_is_refused_naming_the_setting():
+    with pytest.raises(ValueError, match="TENSORBOARD_GCS_ENDPOINT: 'gcs:4443' must start with http"):
+        TensorboardConf(gcs_endpoint="gcs:4443")
