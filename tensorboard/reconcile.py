@@ -126,7 +126,8 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
     try:
         plan = desired_plan(client, tensorboard, conf)
         desired = [
-            *([(CONFIGMAP, build_plan_configmap(tensorboard, plan))] if plan is not None else []),
+            # First: the pod mounts it. None when every logdir is read in place.
+            (CONFIGMAP, build_plan_configmap(tensorboard, plan) if plan is not None else None),
             (DEPLOYMENT, build_deployment(tensorboard, conf)),
             (SERVICE, build_service(tensorboard, conf)),
         ]
@@ -135,7 +136,11 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
         recorder.warning(tensorboard, "InvalidSpec", str(error), action="Validate")
     else:
         try:
-            applied = {rtype: apply_child(client, tensorboard, rtype, body) for rtype, body in desired}
+            applied = {
+                rtype: apply_child(client, tensorboard, rtype, body)
+                for rtype, body in desired
+                if body is not None
+            }
             deployment = applied[DEPLOYMENT]
         except NotOurs as error:
             problem = ("NameConflict", str(error))
