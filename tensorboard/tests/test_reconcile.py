@@ -240,3 +240,28 @@ def test_a_source_that_disappears_leaves_the_plan_as_it_was(sim):
     sim.store.delete("workflows.argoproj.io", "gone", namespace=NAMESPACE)
     assert reconcile_tensorboard(NAMESPACE, "gone") == 60.0
     assert [run.run for run in fetch_plan_of(sim, "gone").runs] == ["trial-0"]
+
+
+def test_logdirs_named_directly_are_synced_by_the_sidecar_but_never_read_again_by_the_controller(sim):
+    create_tensorboard(sim, "named", "s3://ml/a", syncSeconds=30)
+    assert reconcile_tensorboard(NAMESPACE, "named") is None  # no source to read: no timer
+    deployment, _service = children(sim, "named", NAMESPACE)
+    assert [c["name"] for c in deployment["spec"]["template"]["spec"]["containers"]] == [
+        "tensorboard",
+        "sync-logs",
+    ]
+
+
+def test_a_plan_configmap_someone_else_owns_is_never_overwritten(sim):
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"plan.json": "mine"},
+               "metadata": {"name": "tb-mnist-fetch-plan", "namespace": NAMESPACE}}  # fmt: skip
+    sim.store.create(foreign)
+    create_tensorboard(sim)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+
+    status = tensorboard(sim, "mnist", NAMESPACE)["status"]
+    assert status["phase"] == "Failed"
+    assert status["message"] == (
+        "ConfigMap team-a/tb-mnist-fetch-plan exists and is not controlled by this Tensorboard."
+    )
+    assert sim.store.get("configmaps", "tb-mnist-fetch-plan", NAMESPACE)["data"] == {"plan.json": "mine"}
