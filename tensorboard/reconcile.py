@@ -85,19 +85,23 @@ def sync_interval(tensorboard: dict[str, Any]) -> float | None:
 
 
 def source_entries(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardConf) -> list[dict]:
-    """The logdirs the running source records now (as the spawner collects them); none when it is not
-    running, or cannot be read (the plan then keeps what it has, and the reason is logged)."""
+    """The logdirs the source records now (as the spawner collects them), for a Tensorboard that syncs;
+    none otherwise, or when the source cannot be read (the plan then keeps what it has; the reason is
+    logged)."""
     if sync_interval(tensorboard) is None:
         return []
     reference = (tensorboard.get("spec") or {})["workflowRef"]
     kind, source = reference.get("kind") or "Workflow", reference.get("name")
     if kind not in SOURCE_KINDS or not source:
         return []
-    namespace = tensorboard["metadata"]["namespace"]
+    metadata = tensorboard["metadata"]
     try:
-        return source_logdirs(client, conf, kind, namespace, source).entries
+        return source_logdirs(client, conf, kind, metadata["namespace"], source).entries
     except SpawnError as error:
-        logger.info("Tensorboard %s/%s: its source gives no runs now: %s", namespace, source, error)
+        logger.info(
+            "Tensorboard %s/%s: its %s %s gives no runs now: %s",
+            metadata["namespace"], metadata["name"], kind, source, error,
+        )  # fmt: skip
         return []
 
 
