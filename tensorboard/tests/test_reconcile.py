@@ -8,6 +8,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from hyperparam.manifests import LABEL_BATCH, LABEL_SWEEP_UID
+from hyperparam.tests.conftest import make_spec
 from kube.client import get_client
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL as KUBECTL_PATH
@@ -265,3 +267,28 @@ def test_a_plan_configmap_someone_else_owns_is_never_overwritten(sim):
         "ConfigMap team-a/tb-mnist-fetch-plan exists and is not controlled by this Tensorboard."
     )
     assert sim.store.get("configmaps", "tb-mnist-fetch-plan", NAMESPACE)["data"] == {"plan.json": "mine"}
+
+
+def test_a_running_sweeps_next_batch_joins_the_plan(sim):
+    hpw = sim.store.create(
+        {"apiVersion": "argoml.io/v1alpha1", "kind": "HyperparamWorkflow",
+         "metadata": {"name": "lr", "namespace": NAMESPACE}, "spec": make_spec()}
+    )  # fmt: skip
+    sim.store.patch("hyperparamworkflows.argoml.io", "lr", {"status": {"phase": "Running"}},
+                    namespace=NAMESPACE, subresource="status")  # fmt: skip
+
+    def batch(index: int) -> None:
+        name = f"lr-{index}"
+        labels = {LABEL_SWEEP_UID: hpw["metadata"]["uid"], LABEL_BATCH: str(index)}
+        trial = node(name, f"trial-{index}-0", s3_artifact(f"{name}/trial-{index}-0/tb"))
+        store_workflow(sim, workflow(name, trial, labels=labels))
+
+    batch(0)
+    spawn(get_client(), conf_from_settings(), namespace=NAMESPACE, kind="HyperparamWorkflow", source="lr",
+          now=timezone.now())  # fmt: skip
+    assert reconcile_tensorboard(NAMESPACE, "lr-hpw") == 60.0
+    assert [run.run for run in fetch_plan_of(sim, "lr-hpw").runs] == ["trial-0-0"]
+
+    batch(1)
+    reconcile_tensorboard(NAMESPACE, "lr-hpw")
+    assert [run.run for run in fetch_plan_of(sim, "lr-hpw").runs] == ["trial-0-0", "trial-1-0"]
