@@ -1,8 +1,10 @@
 """Pure: the fetch plan, the interface between the Deployment and the pod's fetch command.
 
-The spawner's builders write it as JSON into the `fetch-logs` init container's environment; the command
+The controller writes it as JSON into a ConfigMap mounted into the `fetch-logs` init container and the
+`sync-logs` sidecar (older pods: the `ARGOML_FETCH_PLAN` variable); the command
 (`manage.py fetch_tensorboard_logs`) parses it back with `parse_plan`. It names, per run, where the artifact
-is, whether it is an archive and which local folder to fill, plus how to reach the S3 store: the
+is, whether it is an archive and which local folder to fill (the run's name: TensorBoard lists each
+sub-folder of its logdir as a run of that name), plus how to reach the S3 store: the
 *names* of environment variables holding the credentials (filled by the kubelet from `secretKeyRef`s),
 never the credentials; and how to reach GCS: the JSON API's endpoint and the variable holding a
 service-account key (unset: Application Default Credentials, e.g. workload identity).
@@ -24,7 +26,8 @@ GCS_ENDPOINT = "https://storage.googleapis.com"
 # "tar" covers tar and tar+gzip (Argo's default): gzip is told by its magic bytes.
 ARCHIVES = ("none", "tar", "zip")
 FETCHED_SCHEMES = ("s3://", "gs://", "http://", "https://")
-_FOLDER = re.compile(r"^[0-9]{3,6}$")
+# One path component that cannot be `.`/`..` nor hide among the fetcher's own `.incoming-*` and state file.
+_FOLDER = re.compile(r"^[A-Za-z0-9_()=+\-\[\]][A-Za-z0-9._()=+\-\[\]]{0,99}$")
 
 
 class PlanError(ValueError):
@@ -75,8 +78,13 @@ def is_fetched(path: str) -> bool:
 
 
 def folder_name(index: int) -> str:
-    """The local folder of the index-th fetched run: digits only, whatever the run is called."""
+    """A numbered local folder, for a run whose name cannot be a folder."""
     return f"{index:03d}"
+
+
+def is_folder_name(name: str) -> bool:
+    """Whether `name` may be a run's local folder: one safe path component, not starting with a dot."""
+    return bool(_FOLDER.match(name))
 
 
 def encode_plan(plan: Plan) -> str:
@@ -122,8 +130,11 @@ def _run(index: int, entry: Any) -> RunSource:
     if archive not in ARCHIVES:
         raise PlanError(f"{where}.archive: {archive!r} must be one of {', '.join(ARCHIVES)}.")
     folder = _text(f"{where}.folder", entry.get("folder"), empty=False)
-    if not _FOLDER.match(folder):
-        raise PlanError(f"{where}.folder: {folder!r} must be 3 to 6 digits.")
+    if not is_folder_name(folder):
+        raise PlanError(
+            f"{where}.folder: {folder!r} must be 1 to 100 of A-Z a-z 0-9 . _ ( ) = + - [ ], "
+            "not starting with '.'."
+        )
     return RunSource(_text(f"{where}.run", entry.get("run"), empty=False), url, archive, folder)
 
 

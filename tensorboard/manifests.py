@@ -1,12 +1,15 @@
 """Pure builders: a Tensorboard (a dict as the API server returns it) + the settings → its Deployment and
 Service, with deterministic names, labels, a controller ownerReference and a hash of what was desired.
 
-The container runs `tensorboard --logdir_spec=<run>:<path>,… --bind_all --path_prefix=…`. TensorBoard splits
-that flag on commas and each entry on its first colon, so run names are made safe here (no `,` or `:`,
-no leading `/`) and a path with a comma is refused. S3, GCS and HTTP artifacts are copied into an emptyDir
-by the `fetch-logs` init container (our image, `manage.py fetch_tensorboard_logs`, a fetch plan in its
-environment, credentials only as `secretKeyRef`s), archives unpacked, and re-synced by a `sync-logs`
-sidecar while the source runs; `pvc://<claim>/<subpath>` mounts the claim read-only.
+S3, GCS and HTTP artifacts are copied into an emptyDir, one sub-folder per run named after the run, by the
+`fetch-logs` init container (our image, `manage.py fetch_tensorboard_logs`, credentials only as
+`secretKeyRef`s), archives unpacked, and re-synced by a `sync-logs` sidecar while the source runs. Their
+fetch plan lives in a ConfigMap the controller owns and rewrites when the source records new runs; both
+containers read it from a read-only mount the kubelet refreshes, so new runs arrive without a new pod.
+TensorBoard reads the emptyDir as one unnamed logdir (`--logdir=/tensorboard-logs`), so it discovers new
+sub-folders as runs on its next reload, named exactly like the folder. Logdirs read in place
+(`pvc://<claim>/<subpath>` mounted read-only) are named entries of `--logdir_spec` (split on commas and each
+entry on its first colon, so run names are made safe here and a path with a comma is refused).
 """
 
 from __future__ import annotations
@@ -29,16 +32,18 @@ from .fetchplan import (
     ACCESS_KEY_ENV,
     ARCHIVES,
     GCS_KEY_ENV,
-    PLAN_ENV,
     SECRET_KEY_ENV,
     GcsAccess,
     Plan,
+    PlanError,
     RunSource,
     S3Access,
     encode_plan,
     endpoint_parts,
     folder_name,
     is_fetched,
+    is_folder_name,
+    parse_plan,
 )
 
 API_VERSION = "argoml.io/v1alpha1"
@@ -56,6 +61,13 @@ FETCH_VOLUME = "fetched-logs"
 FETCH_CONTAINER = "fetch-logs"
 SYNC_CONTAINER = "sync-logs"
 TERMINATION_LOG = "/dev/termination-log"
+PLAN_VOLUME = "fetch-plan"  # the ConfigMap holding the plan, mounted read-only into the fetchers
+PLAN_MOUNT = "/etc/argoml/fetch-plan"
+PLAN_KEY = "plan.json"
+PLAN_SUFFIX = "-fetch-plan"
+# On the pod template when no sidecar syncs: a changed plan then starts a new pod, whose init container
+# fetches it (with a sidecar, the running pod picks the plan up itself and TensorBoard keeps running).
+ANNOTATION_PLAN_HASH = "argoml.io/fetch-plan-hash"
 FETCH_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "512Mi"}}
 MAX_NAME_LENGTH = 63  # a Service name is a DNS-1035 label
 # TensorBoard needs no privilege: the pod meets the `restricted` Pod Security level in any namespace. The
@@ -134,6 +146,15 @@ def owner_reference(tensorboard: Json) -> dict[str, Any]:
     return controller_reference(API_VERSION, KIND, metadata["name"], metadata["uid"])
 
 
+def plan_configmap_name(tensorboard_name: str) -> str:
+    """`tb-<name>-fetch-plan`: the ConfigMap of the Tensorboard's fetch plan (a valid ConfigMap name)."""
+    name = child_name(tensorboard_name) + PLAN_SUFFIX
+    problems = names.NameFormat.SUBDOMAIN.problems(name)
+    if problems:
+        raise SpecError(f"metadata.name: the fetch plan's ConfigMap name {name!r} is invalid: {problems[0]}")
+    return name
+
+
 # -- logdirs -------------------------------------------------------------------------------------------
 def safe_run_name(name: str) -> str:
     """A run name `--logdir_spec` reads back unchanged: no `,` (entry separator) or `:` (name separator),
@@ -185,27 +206,48 @@ def logdirs_of(tensorboard: Json) -> list[tuple[str, str]]:
     return result
 
 
-def logdir_spec(logdirs: list[tuple[str, str]]) -> str:
-    """`name:path,…` with each path replaced by where the pod reads it: fetched runs in their folder of the
-    emptyDir, PVC paths where their claim is mounted, `gs://` as given."""
-    return ",".join(
-        f"{name}:{path}" for name, path in zip(_names(logdirs), local_paths(logdirs), strict=True)
-    )
+def logdir_args(logdirs: list[tuple[str, str]]) -> list[str]:
+    """TensorBoard's logdir flag. Fetched runs are the sub-folders of one unnamed logdir, the emptyDir:
+    TensorBoard names each run after its folder (the run's name) and finds folders added later on its next
+    reload. Logdirs read in place (a PVC, where its claim is mounted) are named entries of
+    `--logdir_spec` next to it, which TensorBoard lists as `<name>/<folder below it>`."""
+    in_place = [
+        f"{name}:{local}"
+        for (name, path), local in zip(logdirs, local_paths(logdirs), strict=True)
+        if not is_fetched(path)
+    ]
+    fetched = any(is_fetched(path) for _name, path in logdirs)
+    if not in_place:
+        return [f"--logdir={FETCH_ROOT}"]
+    entries = [FETCH_ROOT, *in_place] if fetched else in_place
+    return [f"--logdir_spec={','.join(entries)}"]
 
 
-def _names(logdirs: list[tuple[str, str]]) -> list[str]:
-    return [name for name, _path in logdirs]
+def fetch_folders(logdirs: list[tuple[str, str]]) -> list[str]:
+    """The local folder of each fetched logdir: its run name (already unique and safe), or a number for a
+    name that cannot be a folder (e.g. starting with a dot), never one another run took."""
+    names_ = [name for name, path in logdirs if is_fetched(path)]
+    taken = {name for name in names_ if is_folder_name(name)}
+    folders: list[str] = []
+    for index, name in enumerate(names_):
+        folder = name
+        if not is_folder_name(name):
+            folder, number = folder_name(index), index
+            while folder in taken:
+                number += 1
+                folder = folder_name(number)
+            taken.add(folder)
+        folders.append(folder)
+    return folders
 
 
 def local_paths(logdirs: list[tuple[str, str]]) -> list[str]:
-    """Where the pod reads each logdir; fetched ones are numbered in order, whatever the run is called, so
-    no run name ever becomes a path."""
+    """Where the pod reads each logdir: fetched ones in their folder of the emptyDir."""
     paths: list[str] = []
-    fetched = 0
+    folders = iter(fetch_folders(logdirs))
     for _name, path in logdirs:
         if is_fetched(path):
-            paths.append(f"{FETCH_ROOT}/{folder_name(fetched)}")
-            fetched += 1
+            paths.append(f"{FETCH_ROOT}/{next(folders)}")
         elif path.startswith("pvc://"):
             paths.append(parse_pvc_path(path).local_path)
         else:
@@ -248,6 +290,57 @@ def fetch_plan(tensorboard: Json, logdirs: list[tuple[str, str]], conf: Tensorbo
     return Plan(runs, access, gcs)
 
 
+def with_source_runs(tensorboard: Json, entries: list[dict[str, str]]) -> dict[str, Any]:
+    """The Tensorboard with the fetched `entries` its source records now (`{name, path, archive?}`, as the
+    spawner collects them) added to `spec.logdirs` where their path is not listed yet. Only for building
+    the fetch plan: the spec itself stays the user's."""
+    spec = dict(tensorboard.get("spec") or {})
+    current = list(spec.get("logdirs") or ())
+    listed = {entry.get("path") for entry in current if isinstance(entry, Mapping)}
+    added = [dict(e) for e in entries if is_fetched(e.get("path", "")) and e.get("path") not in listed]
+    return {**tensorboard, "spec": {**spec, "logdirs": current + added}}
+
+
+def merge_plans(current: Plan | None, desired: Plan) -> Plan:
+    """The plan to write: every run of `current` kept in its folder (TensorBoard already lists it, and a
+    plan never drops a run it handed to a running pod), each desired run put in (replacing the run of the
+    same folder), new folders after the old ones; the desired store access."""
+    runs = {run.folder: run for run in (current.runs if current is not None else ())}
+    for run in desired.runs:
+        runs[run.folder] = run
+    return Plan(tuple(runs.values()), desired.s3, desired.gcs)
+
+
+def build_plan_configmap(tensorboard: Json, plan: Plan) -> dict[str, Any]:
+    """The ConfigMap holding the fetch plan as `plan.json`, controlled by the Tensorboard."""
+    metadata = _metadata(tensorboard)
+    data = {PLAN_KEY: encode_plan(plan)}
+    child_labels = labels(tensorboard)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": plan_configmap_name(metadata["name"]),
+            "namespace": metadata["namespace"],
+            "labels": child_labels,
+            "annotations": {ANNOTATION_SPEC_HASH: spec_hash(child_labels, data)},
+            "ownerReferences": [owner_reference(tensorboard)],
+        },
+        "data": data,
+    }
+
+
+def plan_of_configmap(configmap: Json | None) -> Plan | None:
+    """The plan a ConfigMap holds, or None when there is none or it is not a plan (it is then rewritten)."""
+    text = ((configmap or {}).get("data") or {}).get(PLAN_KEY)
+    if not isinstance(text, str):
+        return None
+    try:
+        return parse_plan(text)
+    except PlanError:
+        return None
+
+
 # -- the Deployment ------------------------------------------------------------------------------------
 def _resources(tensorboard: Json, conf: TensorboardConf) -> dict[str, dict[str, Any]]:
     """Settings' requests and limits, overridden per resource by the spec's."""
@@ -283,9 +376,9 @@ def _secret_env(name: str, ref: SecretRef) -> dict[str, Any]:
 
 
 def fetch_env(tensorboard: Json, plan: Plan, conf: TensorboardConf) -> list[dict[str, Any]]:
-    """The plan, and the S3 credentials as references to the Secret keys Argo's repository names (else the
-    spawner's Secret): the kubelet fills them, nothing passes through our API or database."""
-    env: list[dict[str, Any]] = [{"name": PLAN_ENV, "value": encode_plan(plan)}]
+    """The S3 credentials as references to the Secret keys Argo's repository names (else the spawner's
+    Secret): the kubelet fills them, nothing passes through our API or database."""
+    env: list[dict[str, Any]] = []
     if plan.s3.access_key_env:
         store = object_store(tensorboard)
         access = store.access_key or SecretRef(conf.s3_credentials_secret, conf.s3_access_key_key)
@@ -310,7 +403,7 @@ def gcs_key(tensorboard: Json, conf: TensorboardConf) -> SecretRef | None:
 
 def fetch_container(name: str, env: list[dict[str, Any]], conf: TensorboardConf, every: int | None) -> dict:
     """The fetcher: one pass as the init container, `--every N` as the sync sidecar."""
-    args = [f"--dest={FETCH_ROOT}", f"--report={TERMINATION_LOG}"]
+    args = [f"--dest={FETCH_ROOT}", f"--plan={PLAN_MOUNT}/{PLAN_KEY}", f"--report={TERMINATION_LOG}"]
     if every is not None:
         args.append(f"--every={every}")
     return {
@@ -318,8 +411,11 @@ def fetch_container(name: str, env: list[dict[str, Any]], conf: TensorboardConf,
         "image": conf.fetch_image,
         "command": ["python", "/app/manage.py", "fetch_tensorboard_logs"],
         "args": args,
-        "env": env,
-        "volumeMounts": [{"name": FETCH_VOLUME, "mountPath": FETCH_ROOT}],
+        **({"env": env} if env else {}),
+        "volumeMounts": [
+            {"name": FETCH_VOLUME, "mountPath": FETCH_ROOT},
+            {"name": PLAN_VOLUME, "mountPath": PLAN_MOUNT, "readOnly": True},
+        ],
         "resources": copy.deepcopy(FETCH_RESOURCES),
         "securityContext": copy.deepcopy(CONTAINER_SECURITY_CONTEXT),
         "terminationMessagePath": TERMINATION_LOG,
@@ -355,20 +451,25 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
     plan = fetch_plan(tensorboard, logdirs, conf)
     init_containers: list[dict[str, Any]] = []
     sidecars: list[dict[str, Any]] = []
+    pod_annotations: dict[str, str] = {}
     if plan is not None:
         volumes.append({"name": FETCH_VOLUME, "emptyDir": {}})
+        volumes.append({"name": PLAN_VOLUME, "configMap": {"name": plan_configmap_name(name)}})
         mounts.append({"name": FETCH_VOLUME, "mountPath": FETCH_ROOT, "readOnly": True})
         plan_env = fetch_env(tensorboard, plan, conf)
         init_containers.append(fetch_container(FETCH_CONTAINER, plan_env, conf, None))
         sync_seconds = spec.get("syncSeconds")
         if isinstance(sync_seconds, int) and sync_seconds > 0:
             sidecars.append(fetch_container(SYNC_CONTAINER, plan_env, conf, sync_seconds))
+        else:
+            digest = hashlib.sha256(encode_plan(plan).encode()).hexdigest()
+            pod_annotations[ANNOTATION_PLAN_HASH] = digest[:16]
     container: dict[str, Any] = {
         "name": CONTAINER,
         "image": spec.get("image") or conf.image,
         "command": ["tensorboard"],
         "args": [
-            f"--logdir_spec={logdir_spec(logdirs)}",
+            *logdir_args(logdirs),
             "--bind_all",
             f"--port={PORT}",
             f"--path_prefix={prefix}",
@@ -396,10 +497,13 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
     if volumes:
         pod_spec["volumes"] = volumes
     pod_labels = labels(tensorboard)
+    pod_metadata: dict[str, Any] = {"labels": pod_labels}
+    if pod_annotations:
+        pod_metadata["annotations"] = pod_annotations
     deployment_spec = {
         "replicas": 1,
         "selector": {"matchLabels": selector(tensorboard)},
-        "template": {"metadata": {"labels": pod_labels}, "spec": pod_spec},
+        "template": {"metadata": pod_metadata, "spec": pod_spec},
     }
     return _child("apps/v1", "Deployment", tensorboard, deployment_spec)
 

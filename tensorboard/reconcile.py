@@ -1,6 +1,11 @@
 """The reconcile loop of Tensorboards: build the Deployment and Service, create what is missing, replace
 what drifted, and write the status. The only place that changes a Tensorboard's children.
 
+The fetch plan lives in a ConfigMap: for a source still running (`spec.syncSeconds` set) each pass reads
+the source again, adds the runs it recorded since and comes back after `syncSeconds`; the pod's sidecar
+reads the refreshed plan and fetches them. The controller does not watch sources (that would cache every
+Workflow of the cluster); this timer is how it learns of new artifacts. A plan never loses a run.
+
 Safe to repeat: names are deterministic, 409 on create rereads, and a child is only touched when the
 hash of what we asked for changed. A child of the same name that this Tensorboard does not control is
 never adopted or overwritten: the Tensorboard fails with a message naming it.
@@ -20,17 +25,27 @@ from kube.crds import TENSORBOARD
 from kube.errors import AlreadyExists, Invalid, NotFound
 from kube.events import recorder_for
 from kube.queue import reconciler
-from kube.resources import DEPLOYMENT, POD, SERVICE, ResourceType
+from kube.resources import CONFIGMAP, DEPLOYMENT, POD, SERVICE, ResourceType
 
+from .actions import SOURCE_KINDS, source_logdirs
 from .conf import TensorboardConf, conf_from_settings
+from .errors import SpawnError
+from .fetchplan import Plan
 from .manifests import (
     SpecError,
     build_deployment,
+    build_plan_configmap,
     build_service,
     desired_hash,
+    fetch_plan,
     is_controlled_by,
+    logdirs_of,
+    merge_plans,
+    plan_configmap_name,
+    plan_of_configmap,
     selector,
     updated_child,
+    with_source_runs,
 )
 from .status import FAILED, READY, tensorboard_status
 
@@ -54,8 +69,57 @@ def reconcile_tensorboard(namespace: str, name: str) -> float | None:
         return None  # deleted: its Deployment and Service follow through their ownerReferences
     if (tensorboard.get("metadata") or {}).get("deletionTimestamp"):
         return None
-    converge(client, tensorboard, conf_from_settings(), timezone.now())
+    conf = conf_from_settings()
+    converge(client, tensorboard, conf, timezone.now())
+    return sync_interval(tensorboard)
+
+
+def sync_interval(tensorboard: dict[str, Any]) -> float | None:
+    """Seconds until the source is read again for new runs: `spec.syncSeconds` of a Tensorboard with a
+    source, None otherwise (logdirs named directly have no source to read)."""
+    spec = tensorboard.get("spec") or {}
+    seconds = spec.get("syncSeconds")
+    if spec.get("workflowRef") and isinstance(seconds, int) and seconds > 0:
+        return float(seconds)
     return None
+
+
+def source_entries(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardConf) -> list[dict]:
+    """The logdirs the source records now (as the spawner collects them), for a Tensorboard that syncs;
+    none otherwise, or when the source cannot be read (the plan then keeps what it has; the reason is
+    logged)."""
+    if sync_interval(tensorboard) is None:
+        return []
+    reference = (tensorboard.get("spec") or {})["workflowRef"]
+    kind, source = reference.get("kind") or "Workflow", reference.get("name")
+    if kind not in SOURCE_KINDS or not source:
+        return []
+    metadata = tensorboard["metadata"]
+    try:
+        return source_logdirs(client, conf, kind, metadata["namespace"], source).entries
+    except SpawnError as error:
+        logger.info(
+            "Tensorboard %s/%s: its %s %s gives no runs now: %s",
+            metadata["namespace"], metadata["name"], kind, source, error,
+        )  # fmt: skip
+        return []
+
+
+def desired_plan(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardConf) -> Plan | None:
+    """The plan to write: the spec's runs, those the running source recorded since, and every run the
+    ConfigMap already holds. None when nothing is fetched."""
+    extended = with_source_runs(tensorboard, source_entries(client, tensorboard, conf))
+    plan = fetch_plan(extended, logdirs_of(extended), conf)
+    if plan is None:
+        return None
+    metadata = tensorboard["metadata"]
+    try:
+        current = client.get(CONFIGMAP, plan_configmap_name(metadata["name"]), metadata["namespace"])
+    except NotFound:
+        return plan
+    if not is_controlled_by(current, tensorboard):
+        return plan  # apply_child refuses it, naming the ConfigMap
+    return merge_plans(plan_of_configmap(current), plan)
 
 
 def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardConf, now: datetime) -> dict:
@@ -64,7 +128,10 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
     problem: tuple[str, str] | None = None
     deployment: dict[str, Any] | None = None
     try:
+        plan = desired_plan(client, tensorboard, conf)
         desired = [
+            # First: the pod mounts it. None when every logdir is read in place.
+            (CONFIGMAP, build_plan_configmap(tensorboard, plan) if plan is not None else None),
             (DEPLOYMENT, build_deployment(tensorboard, conf)),
             (SERVICE, build_service(tensorboard, conf)),
         ]
@@ -73,8 +140,12 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
         recorder.warning(tensorboard, "InvalidSpec", str(error), action="Validate")
     else:
         try:
-            applied = [apply_child(client, tensorboard, rtype, body) for rtype, body in desired]
-            deployment = applied[0]
+            applied = {
+                rtype: apply_child(client, tensorboard, rtype, body)
+                for rtype, body in desired
+                if body is not None
+            }
+            deployment = applied[DEPLOYMENT]
         except NotOurs as error:
             problem = ("NameConflict", str(error))
             recorder.warning(tensorboard, "NameConflict", str(error), action="Create")

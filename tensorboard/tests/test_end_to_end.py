@@ -179,11 +179,13 @@ def phase_of_workflow(sim: Simulator, name: str) -> str:
     )
 
 
-def fetched_urls(deployment: dict[str, Any]) -> list[str]:
-    """The artifact URLs in the fetch plan of the Deployment's init container."""
+def fetched_urls(sim: Simulator, deployment: dict[str, Any]) -> list[str]:
+    """The artifact URLs in the fetch plan the Deployment's init container mounts from its ConfigMap."""
     [fetcher] = deployment["spec"]["template"]["spec"]["initContainers"]
-    plan = next(item["value"] for item in fetcher["env"] if item["name"] == "ARGOML_FETCH_PLAN")
-    return [run["url"] for run in json.loads(plan)["runs"]]
+    assert "--plan=/etc/argoml/fetch-plan/plan.json" in fetcher["args"]
+    [volume] = [v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == "fetch-plan"]
+    configmap = sim.store.get("configmaps", volume["configMap"]["name"], NAMESPACE)
+    return [run["url"] for run in json.loads(configmap["data"]["plan.json"])["runs"]]
 
 
 def row(name: str) -> Tensorboard | None:
@@ -217,12 +219,9 @@ def test_a_finished_workflow_becomes_a_ready_tensorboard_stopped_by_delete_and_i
     wait_for(lambda: all(children(sim, "mnist", NAMESPACE)), WAIT, "the Deployment and the Service")
     deployment, service = children(sim, "mnist", NAMESPACE)
     # S3 artifacts are fetched into the pod by the init container; TensorBoard reads its folders.
-    assert fetched_urls(deployment) == [run["path"] for run in spawned["logdirs"]]
+    assert fetched_urls(sim, deployment) == [run["path"] for run in spawned["logdirs"]]
     assert deployment["spec"]["template"]["spec"]["containers"][0]["args"] == [
-        "--logdir_spec="
-        + ",".join(
-            f"{run['name']}:/tensorboard-logs/{index:03d}" for index, run in enumerate(spawned["logdirs"])
-        ),
+        "--logdir=/tensorboard-logs",  # one sub-folder per run, named after it
         "--bind_all",
         "--port=6006",
         "--path_prefix=/tensorboards/team-a/mnist",

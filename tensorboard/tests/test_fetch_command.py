@@ -100,3 +100,61 @@ def test_every_n_seconds_syncs_again_and_fetches_only_what_changed(monkeypatch, 
         "1 runs: 0 fetched, 1 unchanged, 0 failed",
     ]
     assert sleeps == [30, 30, 30]
+
+
+def test_the_sidecar_reads_the_plan_file_again_each_round_and_fetches_the_runs_added_to_it(
+    monkeypatch, tmp_path
+):
+    logs = tmp_path / "source" / "logs"
+    write_event_logs([logs], steps=2)
+    plan_file = tmp_path / "fetch-plan" / "plan.json"
+    plan_file.parent.mkdir()
+    sleeps: list[float] = []
+
+    def plan(*runs: str) -> str:
+        access = S3Access(server.endpoint, False, "us-east-1", ACCESS_KEY_ENV, SECRET_KEY_ENV)
+        return encode_plan(
+            Plan(tuple(RunSource(r, f"s3://ml-logs/{r}/tb.tgz", "tar", r) for r in runs), access)
+        )
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 1:  # the controller adds trial-1 to the ConfigMap; the kubelet swaps the file
+            server.store.put("ml-logs", "trial-1/tb.tgz", tgz_of(logs))
+            plan_file.write_text(plan("trial-0", "trial-1"))
+        if len(sleeps) == 2:  # a torn or foreign file: the sidecar keeps the last good plan
+            plan_file.write_text("{")
+        if len(sleeps) == 3:
+            raise Stop
+
+    monkeypatch.setattr("tensorboard.management.commands.fetch_tensorboard_logs.time.sleep", sleep)
+    monkeypatch.delenv(PLAN_ENV, raising=False)
+    with running_s3("ak", "sk") as server:
+        server.store.buckets["ml-logs"] = {"trial-0/tb.tgz": tgz_of(logs)}
+        plan_file.write_text(plan("trial-0"))
+        monkeypatch.setenv(ACCESS_KEY_ENV, "ak")
+        monkeypatch.setenv(SECRET_KEY_ENV, "sk")
+        out, err = io.StringIO(), io.StringIO()
+        dest = tmp_path / "dest"
+        with pytest.raises(Stop):
+            call_command(
+                "fetch_tensorboard_logs", f"--dest={dest}", f"--plan={plan_file}", "--every=60",
+                stdout=out, stderr=err,
+            )  # fmt: skip
+    passes = [line.split(" in ")[0] for line in out.getvalue().splitlines()]
+    assert passes == [
+        "1 runs: 1 fetched, 0 unchanged, 0 failed",
+        "2 runs: 1 fetched, 1 unchanged, 0 failed",  # trial-1 arrived in the plan after the first pass
+        "2 runs: 0 fetched, 2 unchanged, 0 failed",
+    ]
+    assert "kept the previous plan: ARGOML_FETCH_PLAN: not JSON" in err.getvalue()
+    assert sorted(path.name for path in dest.iterdir() if not path.name.startswith(".")) == [
+        "trial-0",
+        "trial-1",
+    ]
+    assert list((dest / "trial-1").glob("events.out.tfevents.*"))
+
+
+def test_a_plan_file_that_cannot_be_read_stops_the_first_pass_naming_it(tmp_path):
+    with pytest.raises(CommandError, match=r"--plan: cannot read .*missing.json"):
+        call_command("fetch_tensorboard_logs", f"--dest={tmp_path}", f"--plan={tmp_path / 'missing.json'}")

@@ -3,9 +3,11 @@ opens as one TensorBoard with a run per trial, read back from TensorBoard's own 
 
 Real pieces: the sweep and its batch Workflows in kubesim, the API and the reconcile building the Deployment,
 a local S3 server checking signatures, the fetcher run as the Deployment's init container says (its command,
-args and env, the `secretKeyRef`s resolved from kubesim's Secrets, the emptyDir replaced by a folder), and
-TensorBoard from PyPI started with the main container's args. One trial's archive is missing: the others
-are shown, and the fetcher's report reaches the Tensorboard's status through the pod's termination message.
+args and env, the `secretKeyRef`s resolved from kubesim's Secrets, the plan's ConfigMap written out as the
+kubelet mounts it, the emptyDir replaced by a folder), and TensorBoard from PyPI started with the main
+container's args. One trial's archive is missing: the others are shown, the fetcher's report reaches the
+Tensorboard's status through the pod's termination message, and once the archive appears a second fetch
+pass adds it as a run the running TensorBoard lists without a restart.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from hyperparam.manifests import LABEL_BATCH, LABEL_SWEEP_UID
 from hyperparam.tests.conftest import make_spec
 from kube.tests.queue_harness import wait_for
 from kubesim.simulator import Simulator
-from tensorboard.manifests import FETCH_ROOT, TERMINATION_LOG
+from tensorboard.manifests import FETCH_ROOT, PLAN_MOUNT, TERMINATION_LOG, plan_configmap_name
 from tensorboard.reconcile import reconcile_tensorboard
 
 from .cluster import children, store_workflow, tensorboard
@@ -61,9 +63,9 @@ def owner() -> APIClient:
     return client
 
 
-def run_sweep(sim: Simulator, s3: S3Server, tmp_path: Path, *, missing: str) -> list[str]:
+def run_sweep(sim: Simulator, s3: S3Server, tmp_path: Path, *, missing: str) -> dict[str, str]:
     """A finished sweep of two batches of three trials whose `tensorboard` artifacts are `.tgz` archives of
-    real event files on the S3 server (all but `missing`); returns the trial names."""
+    real event files on the S3 server (all but `missing`, written but not uploaded); returns trial → key."""
     repository = {
         "s3": {
             "bucket": BUCKET,
@@ -87,7 +89,7 @@ def run_sweep(sim: Simulator, s3: S3Server, tmp_path: Path, *, missing: str) -> 
     keys = {f"trial-{batch}-{index}": f"lr-sweep-{batch}/trial-{batch}-{index}/tensorboard.tgz"
             for batch in (0, 1) for index in range(3)}  # fmt: skip
     uploaded = [trial for trial in keys if trial != missing]
-    write_event_logs([tmp_path / "written" / trial / "logs" for trial in uploaded], steps=4)
+    write_event_logs([tmp_path / "written" / trial / "logs" for trial in keys], steps=4)
     for trial in uploaded:
         s3.store.put(BUCKET, keys[trial], tgz_of(tmp_path / "written" / trial / "logs"))
     for batch in (0, 1):
@@ -103,7 +105,7 @@ def run_sweep(sim: Simulator, s3: S3Server, tmp_path: Path, *, missing: str) -> 
         ]
         labels = {LABEL_SWEEP_UID: hpw["metadata"]["uid"], LABEL_BATCH: str(batch)}
         store_workflow(sim, workflow(name, *nodes, labels=labels, repository=repository))
-    return list(keys)
+    return keys
 
 
 def secret_value(sim: Simulator, reference: dict[str, Any]) -> str:
@@ -122,9 +124,22 @@ def container_env(sim: Simulator, container: dict[str, Any]) -> dict[str, str]:
     return env
 
 
-def localised(args: list[str], logs: Path, report: Path) -> list[str]:
-    """The pod's paths replaced by the test's: the emptyDir by a folder, the termination log by a file."""
-    return [arg.replace(FETCH_ROOT, str(logs)).replace(TERMINATION_LOG, str(report)) for arg in args]
+def localised(args: list[str], tmp_path: Path) -> list[str]:
+    """The pod's paths replaced by the test's: the emptyDir and the ConfigMap mount by folders, the
+    termination log by a file."""
+    return [
+        arg.replace(FETCH_ROOT, str(tmp_path / "emptydir"))
+        .replace(PLAN_MOUNT, str(tmp_path / "fetch-plan"))
+        .replace(TERMINATION_LOG, str(tmp_path / "termination-log"))
+        for arg in args
+    ]
+
+
+def mount_configmap(sim: Simulator, name: str, folder: Path) -> None:
+    """Each key of the ConfigMap as a file of the folder, as the kubelet mounts a configMap volume."""
+    folder.mkdir(exist_ok=True)
+    for key, value in sim.store.get("configmaps", name, NAMESPACE)["data"].items():
+        (folder / key).write_text(value)
 
 
 def free_port() -> int:
@@ -156,19 +171,24 @@ def test_a_sweep_archived_on_s3_opens_as_one_tensorboard_with_a_run_per_trial(si
     [fetcher] = pod["initContainers"]
     [main] = pod["containers"]  # a finished sweep: no sync sidecar
 
-    # The init container, run as the Deployment says: our manage.py with its args and env only.
-    logs, report = tmp_path / "emptydir", tmp_path / "termination-log"
+    # The init container, run as the Deployment says: our manage.py with its args, env and plan only.
+    report = tmp_path / "termination-log"
+    mount_configmap(sim, plan_configmap_name("lr-sweep-hpw"), tmp_path / "fetch-plan")
     assert fetcher["command"][:2] == ["python", "/app/manage.py"]
     command = [sys.executable, str(REPO / "manage.py"), *fetcher["command"][2:]]
-    fetched = subprocess.run(
-        [*command, *localised(fetcher["args"], logs, report)],
-        env=container_env(sim, fetcher),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+
+    def fetch_pass() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *localised(fetcher["args"], tmp_path)],
+            env=container_env(sim, fetcher),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    fetched = fetch_pass()
     assert fetched.returncode == 0, fetched.stderr
     assert "6 runs: 5 fetched, 0 unchanged, 1 failed" in fetched.stdout
     outcome = json.loads(report.read_text())
@@ -182,7 +202,7 @@ def test_a_sweep_archived_on_s3_opens_as_one_tensorboard_with_a_run_per_trial(si
     binary = Path(sys.executable).parent / main["command"][0]
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     server = subprocess.Popen(
-        [str(binary), *localised(args, logs, report)],
+        [str(binary), *localised(args, tmp_path)],
         cwd=tmp_path,  # not the repository: there `import tensorboard` is our Django app
         env=environment,
         stdout=subprocess.DEVNULL,
@@ -192,9 +212,16 @@ def test_a_sweep_archived_on_s3_opens_as_one_tensorboard_with_a_run_per_trial(si
     try:
         prefix = next(arg.split("=", 1)[1] for arg in args if arg.startswith("--path_prefix="))
         url = f"http://127.0.0.1:{port}{prefix}/data/runs"
-        # With --logdir_spec, TensorBoard names a run `<name>/<folder of its events below the logdir>`.
-        expected = sorted(f"{trial}/." for trial in trials if trial != "trial-1-2")
+        # Each fetched run is a sub-folder of the logdir named after the trial: TensorBoard's run name.
+        expected = sorted(trial for trial in trials if trial != "trial-1-2")
         wait_for(lambda: runs_served(url) == expected, 120, "TensorBoard to list one run per fetched trial")
+
+        # The missing archive appears; the next pass (what the sync sidecar runs every N seconds) fetches
+        # it, and the TensorBoard already running lists it on its next reload: no restart.
+        s3.store.put(BUCKET, trials["trial-1-2"], tgz_of(tmp_path / "written" / "trial-1-2" / "logs"))
+        again = fetch_pass()
+        assert "6 runs: 1 fetched, 5 unchanged, 0 failed" in again.stdout, again.stderr
+        wait_for(lambda: runs_served(url) == sorted(trials), 120, "TensorBoard to list the late trial")
     finally:
         server.terminate()
         server.wait(30)
@@ -205,7 +232,8 @@ def test_a_sweep_archived_on_s3_opens_as_one_tensorboard_with_a_run_per_trial(si
         "items"
     ]
     [status] = running["status"]["initContainerStatuses"]
-    status["state"] = {"terminated": {"exitCode": 0, "reason": "Completed", "message": report.read_text()}}
+    first_report = json.dumps(outcome)  # the init container's, from its one pass
+    status["state"] = {"terminated": {"exitCode": 0, "reason": "Completed", "message": first_report}}
     sim.store.patch("pods", running["metadata"]["name"], {"status": {"initContainerStatuses": [status]}},
                     namespace=NAMESPACE, subresource="status")  # fmt: skip
     reconcile_tensorboard(NAMESPACE, "lr-sweep-hpw")

@@ -23,12 +23,21 @@ import pytest
 
 from kube.tests.queue_harness import wait_for
 from kubesim.simulator import Simulator
+from tensorboard.manifests import plan_configmap_name
 from tensorboard.reconcile import reconcile_tensorboard
 
 from .cluster import children, store_workflow
 from .eventlogs import tgz_of, write_event_logs, zip_of
 from .gcsserver import Server, new_key, running_gcs, service_account_key
-from .test_fetch_end_to_end import REPO, container_env, free_port, localised, owner, runs_served
+from .test_fetch_end_to_end import (
+    REPO,
+    container_env,
+    free_port,
+    localised,
+    mount_configmap,
+    owner,
+    runs_served,
+)
 from .workflows import NAMESPACE, node, workflow
 
 pytestmark = pytest.mark.django_db
@@ -96,11 +105,12 @@ def test_a_workflow_archived_on_gcs_opens_with_a_run_per_step(sim, gcs, owner, t
     [fetcher] = pod["initContainers"]
     [main] = pod["containers"]
 
-    # The init container, run as the Deployment says: our manage.py with its args and env only.
-    logs, report = tmp_path / "emptydir", tmp_path / "termination-log"
+    # The init container, run as the Deployment says: our manage.py with its args, env and plan only.
+    report = tmp_path / "termination-log"
+    mount_configmap(sim, plan_configmap_name("wf"), tmp_path / "fetch-plan")
     command = [sys.executable, str(REPO / "manage.py"), *fetcher["command"][2:]]
     fetched = subprocess.run(
-        [*command, *localised(fetcher["args"], logs, report)],
+        [*command, *localised(fetcher["args"], tmp_path)],
         env=container_env(sim, fetcher),
         cwd=tmp_path,
         capture_output=True,
@@ -119,7 +129,7 @@ def test_a_workflow_archived_on_gcs_opens_with_a_run_per_step(sim, gcs, owner, t
     binary = Path(sys.executable).parent / main["command"][0]
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     server = subprocess.Popen(
-        [str(binary), *localised(args, logs, report)],
+        [str(binary), *localised(args, tmp_path)],
         cwd=tmp_path,  # not the repository: there `import tensorboard` is our Django app
         env=environment,
         stdout=subprocess.DEVNULL,
@@ -129,7 +139,7 @@ def test_a_workflow_archived_on_gcs_opens_with_a_run_per_step(sim, gcs, owner, t
     try:
         prefix = next(arg.split("=", 1)[1] for arg in args if arg.startswith("--path_prefix="))
         url = f"http://127.0.0.1:{port}{prefix}/data/runs"
-        expected = sorted(f"{step}/." for step in steps)
+        expected = sorted(steps)
         wait_for(lambda: runs_served(url) == expected, 120, "TensorBoard to list one run per step on GCS")
     finally:
         server.terminate()

@@ -16,6 +16,7 @@ from tensorboard.fetchplan import (
     endpoint_parts,
     folder_name,
     is_fetched,
+    is_folder_name,
     parse_plan,
     split_gcs_url,
     split_s3_url,
@@ -64,7 +65,11 @@ def changed(path: tuple, value) -> str:
         (without("url"), r"runs\[0\].url: must be a non-empty string"),
         (changed(("runs", 0, "url"), "pvc://c/k"), r"runs\[0\].url: 'pvc://c/k' must start with"),
         (changed(("runs", 1, "archive"), "rar"), r"runs\[1\].archive: 'rar' must be one of none, tar, zip"),
-        (changed(("runs", 0, "folder"), "../x"), r"runs\[0\].folder: '../x' must be 3 to 6 digits"),
+        (changed(("runs", 0, "folder"), "../x"), r"runs\[0\].folder: '../x' must be 1 to 100 of"),
+        (changed(("runs", 0, "folder"), ".."), r"runs\[0\].folder: '..' must be .* not starting with '.'"),
+        (changed(("runs", 0, "folder"), ".fetch-state.json"), r"runs\[0\].folder: '.fetch-state.json'"),
+        (changed(("runs", 0, "folder"), "a/b"), r"runs\[0\].folder: 'a/b' must be"),
+        (changed(("runs", 0, "folder"), ""), r"runs\[0\].folder: must be a non-empty string"),
         (changed(("runs", 1, "folder"), "000"), "two runs share a folder"),
         (without("run", 1), r"runs\[1\].run: must be a non-empty string"),
         (changed(("s3", "secure"), "no"), "s3.secure: must be true or false"),
@@ -98,3 +103,7 @@ def test_urls_and_endpoints():
     with pytest.raises(PlanError, match="needs a bucket and an object name"):
         split_gcs_url("gs://bucket")
     assert (folder_name(0), folder_name(123), folder_name(1234)) == ("000", "123", "1234")
+    names = ("trial-0-1", "a=b_(c)[d]+e.f", "_x", ".", "..", ".x", "a b", "x" * 101)
+    assert [is_folder_name(name) for name in names] == [
+        True, True, True, False, False, False, False, False
+    ]  # fmt: skip

@@ -15,16 +15,23 @@ from tensorboard.manifests import (
     ANNOTATION_SPEC_HASH,
     SpecError,
     build_deployment,
+    build_plan_configmap,
     build_service,
     child_name,
     desired_hash,
+    fetch_folders,
+    fetch_plan,
     is_controlled_by,
-    logdir_spec,
+    logdir_args,
     logdirs_of,
+    merge_plans,
     parse_pvc_path,
+    plan_configmap_name,
+    plan_of_configmap,
     safe_run_name,
     updated_child,
     url,
+    with_source_runs,
 )
 
 CONF = TensorboardConf()
@@ -55,8 +62,10 @@ def init_container(deployment: dict[str, Any]) -> dict[str, Any]:
     return fetcher
 
 
-def plan_of(deployment: dict[str, Any]) -> Plan:
-    return parse_plan(env(deployment, init_container(deployment))["ARGOML_FETCH_PLAN"])
+def plan_of(board: dict[str, Any], conf: TensorboardConf = CONF) -> Plan:
+    """The plan the controller writes into the ConfigMap the pod's fetchers read."""
+    configmap = build_plan_configmap(board, fetch_plan(board, logdirs_of(board), conf))
+    return parse_plan(configmap["data"]["plan.json"])
 
 
 S3_BOARD = tensorboard(("train-small", "s3://ml/a/tb"), ("train-large", "s3://ml/b/tb"))
@@ -67,7 +76,7 @@ def test_the_deployment_runs_tensorboard_on_every_logdir_under_its_path_prefix()
     assert deployment["metadata"]["name"] == "tb-mnist-train"
     assert container(deployment)["command"] == ["tensorboard"]
     assert container(deployment)["args"] == [
-        "--logdir_spec=train-small:/tensorboard-logs/000,train-large:/tensorboard-logs/001",
+        "--logdir=/tensorboard-logs",  # one sub-folder per run, named after it
         "--bind_all",
         "--port=6006",
         "--path_prefix=/tensorboards/team-a/mnist-train",
@@ -119,8 +128,16 @@ def test_s3_and_http_artifacts_are_fetched_into_an_empty_dir_by_our_image_before
     fetcher = init_container(deployment)
     assert fetcher["image"] == "argoml/argoml:1.2"
     assert fetcher["command"] == ["python", "/app/manage.py", "fetch_tensorboard_logs"]
-    assert fetcher["args"] == ["--dest=/tensorboard-logs", "--report=/dev/termination-log"]
-    assert fetcher["volumeMounts"] == [{"name": "fetched-logs", "mountPath": "/tensorboard-logs"}]
+    assert fetcher["args"] == [
+        "--dest=/tensorboard-logs",
+        "--plan=/etc/argoml/fetch-plan/plan.json",
+        "--report=/dev/termination-log",
+    ]
+    assert fetcher["volumeMounts"] == [
+        {"name": "fetched-logs", "mountPath": "/tensorboard-logs"},
+        {"name": "fetch-plan", "mountPath": "/etc/argoml/fetch-plan", "readOnly": True},
+    ]
+    assert {"name": "fetch-plan", "configMap": {"name": "tb-mnist-train-fetch-plan"}} in pod["volumes"]
     assert (fetcher["terminationMessagePath"], fetcher["terminationMessagePolicy"]) == (
         "/dev/termination-log", "File"
     )  # fmt: skip
@@ -128,13 +145,12 @@ def test_s3_and_http_artifacts_are_fetched_into_an_empty_dir_by_our_image_before
     assert {"name": "fetched-logs", "mountPath": "/tensorboard-logs", "readOnly": True} in container(
         deployment
     )["volumeMounts"]
-    assert plan_of(deployment).runs == (
-        RunSource("small", "s3://ml/a/tb.tgz", "tar", "000"),
-        RunSource("web", "https://h/tb", "none", "001"),
+    assert plan_of(board).runs == (
+        RunSource("small", "s3://ml/a/tb.tgz", "tar", "small"),
+        RunSource("web", "https://h/tb", "none", "web"),
     )
-    assert container(deployment)["args"][0] == (
-        "--logdir_spec=small:/tensorboard-logs/000,pvc:/logdirs/logs/x,web:/tensorboard-logs/001"
-    )
+    # Fetched runs are the sub-folders of the unnamed first entry; a PVC logdir is a named entry.
+    assert container(deployment)["args"][0] == "--logdir_spec=/tensorboard-logs,pvc:/logdirs/logs/x"
     assert "env" not in container(deployment)  # TensorBoard reads local files: no credentials
     assert [c["name"] for c in pod["containers"]] == ["tensorboard"]  # no syncSeconds: fetched once
     assert check_pod(RESTRICTED, pod) == []
@@ -144,8 +160,16 @@ def test_a_running_source_gets_a_sync_sidecar_with_the_same_plan():
     deployment = build_deployment({**S3_BOARD, "spec": {**S3_BOARD["spec"], "syncSeconds": 30}}, CONF)
     _tensorboard, sidecar = deployment["spec"]["template"]["spec"]["containers"]
     assert sidecar["name"] == "sync-logs"
-    assert sidecar["args"] == ["--dest=/tensorboard-logs", "--report=/dev/termination-log", "--every=30"]
+    assert sidecar["args"] == [
+        "--dest=/tensorboard-logs",
+        "--plan=/etc/argoml/fetch-plan/plan.json",
+        "--report=/dev/termination-log",
+        "--every=30",
+    ]
     assert sidecar["env"] == init_container(deployment)["env"]
+    assert sidecar["volumeMounts"] == init_container(deployment)["volumeMounts"]
+    # The sidecar reads a changed plan itself: the pod template does not change with it.
+    assert "annotations" not in deployment["spec"]["template"]["metadata"]
 
 
 def test_s3_credentials_are_secret_key_refs_to_the_configured_secret_and_the_endpoint_comes_from_the_spec():
@@ -158,10 +182,10 @@ def test_s3_credentials_are_secret_key_refs_to_the_configured_secret_and_the_end
         "secretKeyRef": {"name": "tensorboard-s3", "key": "accesskey", "optional": True}
     }
     assert variables["ARGOML_FETCH_SECRET_KEY"]["secretKeyRef"]["key"] == "secretkey"
-    assert plan_of(deployment).s3 == S3Access(
+    assert plan_of(board).s3 == S3Access(
         "minio.argo:9000", False, "eu-1", "ARGOML_FETCH_ACCESS_KEY", "ARGOML_FETCH_SECRET_KEY"
     )
-    assert set(variables) == {"ARGOML_FETCH_PLAN", "ARGOML_FETCH_ACCESS_KEY", "ARGOML_FETCH_SECRET_KEY"}
+    assert set(variables) == {"ARGOML_FETCH_ACCESS_KEY", "ARGOML_FETCH_SECRET_KEY"}  # the plan is mounted
 
 
 def test_credentials_the_artifact_named_replace_the_configured_secret():
@@ -181,15 +205,15 @@ def test_credentials_the_artifact_named_replace_the_configured_secret():
 
 def test_the_default_repository_endpoint_is_used_when_the_spec_names_none_and_aws_needs_none():
     conf = TensorboardConf(default_repository=Repository(s3=ObjectStore(endpoint="https://s3.internal")))
-    assert plan_of(build_deployment(S3_BOARD, conf)).s3.endpoint == "s3.internal"
-    assert plan_of(build_deployment(S3_BOARD, conf)).s3.secure is True
-    assert plan_of(build_deployment(S3_BOARD, CONF)).s3.endpoint == ""
+    assert plan_of(S3_BOARD, conf).s3.endpoint == "s3.internal"
+    assert plan_of(S3_BOARD, conf).s3.secure is True
+    assert plan_of(S3_BOARD).s3.endpoint == ""
 
 
 def test_http_only_plans_carry_no_credentials():
-    deployment = build_deployment(tensorboard(("a", "http://files/a.tgz")), CONF)
-    assert set(env(deployment, init_container(deployment))) == {"ARGOML_FETCH_PLAN"}
-    assert plan_of(deployment).s3 == S3Access()
+    board = tensorboard(("a", "http://files/a.tgz"))
+    assert "env" not in init_container(build_deployment(board, CONF))
+    assert plan_of(board).s3 == S3Access()
 
 
 def test_pvc_logdirs_mount_each_claim_once_read_only():
@@ -215,14 +239,15 @@ def test_gcs_logdirs_are_fetched_with_the_key_secret_the_spec_names_as_a_secret_
     board = tensorboard(("a", "gs://logs/a.zip"), ("b", "s3://ml/b"),
                         gcs={"serviceAccountKeySecret": {"name": "argo-gcs", "key": "sa.json"}})  # fmt: skip
     board["spec"]["logdirs"][0]["archive"] = "zip"
-    deployment = build_deployment(board, TensorboardConf(gcs_endpoint="http://gcs-emulator:4443"))
-    plan = plan_of(deployment)
-    assert plan.runs[0] == RunSource("a", "gs://logs/a.zip", "zip", "000")
+    conf = TensorboardConf(gcs_endpoint="http://gcs-emulator:4443")
+    deployment = build_deployment(board, conf)
+    plan = plan_of(board, conf)
+    assert plan.runs[0] == RunSource("a", "gs://logs/a.zip", "zip", "a")
     assert plan.gcs == GcsAccess("http://gcs-emulator:4443", "ARGOML_FETCH_GCS_KEY")
     assert env(deployment, init_container(deployment))["ARGOML_FETCH_GCS_KEY"] == {
         "secretKeyRef": {"name": "argo-gcs", "key": "sa.json", "optional": True}
     }
-    assert container(deployment)["args"][0] == "--logdir_spec=a:/tensorboard-logs/000,b:/tensorboard-logs/001"
+    assert container(deployment)["args"][0] == "--logdir=/tensorboard-logs"
     assert "env" not in container(deployment)  # TensorBoard itself never talks to GCS
 
 
@@ -233,14 +258,15 @@ def test_gcs_logdirs_without_a_key_in_the_spec_use_the_configured_secret_else_th
         "name": "gcs-key", "key": "key.json", "optional": True
     }  # fmt: skip
     ambient = build_deployment(board, CONF)
-    assert plan_of(ambient).gcs == GcsAccess("", "ARGOML_FETCH_GCS_KEY")
+    assert plan_of(board).gcs == GcsAccess("", "ARGOML_FETCH_GCS_KEY")
     assert "ARGOML_FETCH_GCS_KEY" not in env(ambient, init_container(ambient))
 
 
 def test_plans_without_gcs_runs_carry_no_gcs_access():
     conf = TensorboardConf(gcs_credentials_secret="k")
-    deployment = build_deployment(tensorboard(("a", "s3://ml/a")), conf)
-    assert plan_of(deployment).gcs == GcsAccess()
+    board = tensorboard(("a", "s3://ml/a"))
+    deployment = build_deployment(board, conf)
+    assert plan_of(board, conf).gcs == GcsAccess()
     assert "ARGOML_FETCH_GCS_KEY" not in env(deployment, init_container(deployment))
 
 
@@ -264,9 +290,8 @@ def test_run_names_cannot_break_the_logdir_spec_syntax(name, safe):
 def test_run_names_that_become_equal_when_made_safe_stay_distinct():
     board = tensorboard(("a:b", "s3://x/1"), ("a=b", "s3://x/2"), ("a:b", "s3://x/3"))
     assert [name for name, _path in logdirs_of(board)] == ["a=b", "a=b-2", "a=b-3"]
-    assert logdir_spec(logdirs_of(board)) == (
-        "a=b:/tensorboard-logs/000,a=b-2:/tensorboard-logs/001,a=b-3:/tensorboard-logs/002"
-    )
+    assert [run.folder for run in plan_of(board).runs] == ["a=b", "a=b-2", "a=b-3"]
+    assert logdir_args(logdirs_of(board)) == ["--logdir=/tensorboard-logs"]
 
 
 @pytest.mark.parametrize(
@@ -354,3 +379,64 @@ def test_an_unknown_archive_is_refused_naming_the_entry():
 def test_a_gcs_endpoint_setting_without_a_scheme_is_refused_naming_the_setting():
     with pytest.raises(ValueError, match="TENSORBOARD_GCS_ENDPOINT: 'gcs:4443' must start with http"):
         TensorboardConf(gcs_endpoint="gcs:4443")
+
+
+# -- the fetch plan's ConfigMap and how it grows -----------------------------------------------------------
+def test_the_plan_lives_in_a_configmap_controlled_by_the_tensorboard_with_a_valid_derived_name():
+    configmap = build_plan_configmap(S3_BOARD, fetch_plan(S3_BOARD, logdirs_of(S3_BOARD), CONF))
+    assert configmap["metadata"]["name"] == "tb-mnist-train-fetch-plan"
+    assert is_controlled_by(configmap, S3_BOARD)
+    assert configmap["metadata"]["labels"]["argoml.io/tensorboard"] == "mnist-train"
+    assert plan_of_configmap(configmap) == plan_of(S3_BOARD)
+    long_name = plan_configmap_name("a." * 120 + "b")
+    assert len(long_name) <= 253
+    assert long_name.endswith("-fetch-plan")
+
+
+def test_a_configmap_without_a_readable_plan_gives_none_so_it_is_rewritten():
+    assert plan_of_configmap(None) is None
+    assert plan_of_configmap({"data": {"plan.json": "{not json"}}) is None
+    assert plan_of_configmap({"data": {"other": "x"}}) is None
+
+
+def test_run_folders_are_the_run_names_and_a_name_that_cannot_be_a_folder_gets_a_free_number():
+    logdirs = [(".hidden", "s3://b/1"), ("000", "s3://b/2"), ("ok", "pvc://logs/x"), ("..", "s3://b/3")]
+    assert fetch_folders(logdirs) == ["001", "000", "002"]
+
+
+def test_merging_keeps_every_run_in_its_folder_and_adds_the_new_ones_after():
+    s3 = S3Access("minio:9000", False)
+    current = Plan((RunSource("a", "s3://b/a", "tar", "a"), RunSource("gone", "s3://b/g", "none", "gone")))
+    desired = Plan((RunSource("a", "s3://b/a2", "tar", "a"), RunSource("new", "s3://b/n", "none", "new")), s3)
+    merged = merge_plans(current, desired)
+    assert [(run.folder, run.url) for run in merged.runs] == [
+        ("a", "s3://b/a2"),  # the run of that folder now lives there
+        ("gone", "s3://b/g"),  # the pod already lists it: never dropped
+        ("new", "s3://b/n"),
+    ]
+    assert merged.s3 == s3
+    assert merge_plans(None, desired) == desired
+
+
+def test_runs_a_source_recorded_since_extend_the_plan_but_not_the_spec():
+    entries = [
+        {"name": "train-small", "path": "s3://ml/a/tb"},  # already listed (by path)
+        {"name": "train-xl", "path": "s3://ml/c/tb", "archive": "tar"},
+        {"name": "logs", "path": "pvc://logs/x"},  # read in place: would change the Deployment, left out
+    ]
+    running = {**S3_BOARD, "spec": {**S3_BOARD["spec"], "syncSeconds": 60}}
+    extended = with_source_runs(running, entries)
+    assert [run.run for run in fetch_plan(extended, logdirs_of(extended), CONF).runs] == [
+        "train-small",
+        "train-large",
+        "train-xl",
+    ]
+    assert len(S3_BOARD["spec"]["logdirs"]) == 2
+    assert build_deployment(extended, CONF) == build_deployment(running, CONF)  # TensorBoard keeps running
+
+
+def test_without_a_sidecar_a_changed_plan_starts_a_new_pod_through_a_template_annotation():
+    first = build_deployment(S3_BOARD, CONF)["spec"]["template"]["metadata"]["annotations"]
+    more = tensorboard(("train-small", "s3://ml/a/tb"), ("train-large", "s3://ml/b/tb"), ("xl", "s3://ml/c"))
+    second = build_deployment(more, CONF)["spec"]["template"]["metadata"]["annotations"]
+    assert first["argoml.io/fetch-plan-hash"] != second["argoml.io/fetch-plan-hash"]

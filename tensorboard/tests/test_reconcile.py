@@ -6,12 +6,21 @@ import json
 import subprocess
 from typing import Any
 
+from django.utils import timezone
+
+from hyperparam.manifests import LABEL_BATCH, LABEL_SWEEP_UID
+from hyperparam.tests.conftest import make_spec
+from kube.client import get_client
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL as KUBECTL_PATH
+from tensorboard.actions import spawn
+from tensorboard.conf import conf_from_settings
+from tensorboard.fetchplan import Plan, parse_plan
+from tensorboard.manifests import plan_configmap_name
 from tensorboard.reconcile import reconcile_tensorboard
 
-from .cluster import children, event_reasons, tensorboard
-from .workflows import NAMESPACE
+from .cluster import children, event_reasons, store_workflow, tensorboard
+from .workflows import NAMESPACE, node, s3_artifact, workflow
 
 
 def create_tensorboard(sim: Simulator, name: str = "mnist", *paths: str, **spec: Any) -> dict[str, Any]:
@@ -26,6 +35,11 @@ def create_tensorboard(sim: Simulator, name: str = "mnist", *paths: str, **spec:
     )
 
 
+def fetch_plan_of(sim: Simulator, name: str) -> Plan:
+    configmap = sim.store.get("configmaps", plan_configmap_name(name), NAMESPACE)
+    return parse_plan(configmap["data"]["plan.json"])
+
+
 def args(deployment: dict[str, Any]) -> list[str]:
     return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
 
@@ -35,7 +49,8 @@ def test_a_tensorboard_gets_its_deployment_and_service_then_becomes_ready_when_t
     reconcile_tensorboard(NAMESPACE, "mnist")
 
     deployment, service = children(sim, "mnist", NAMESPACE)
-    assert args(deployment)[0] == "--logdir_spec=run-0:/tensorboard-logs/000,run-1:/logdirs/logs/b"
+    # Fetched runs are the emptyDir's sub-folders (unnamed entry); the PVC logdir is a named entry.
+    assert args(deployment)[0] == "--logdir_spec=/tensorboard-logs,run-1:/logdirs/logs/b"
     assert service["spec"]["selector"] == {"argoml.io/tensorboard": "mnist"}
     status = tensorboard(sim, "mnist", NAMESPACE)["status"]
     assert status["phase"] == "Pending"
@@ -47,7 +62,8 @@ def test_a_tensorboard_gets_its_deployment_and_service_then_becomes_ready_when_t
     assert status["phase"] == "Ready"
     assert status["conditions"][0]["reason"] == "DeploymentAvailable"
     assert status["observedGeneration"] == 1
-    assert event_reasons(sim, NAMESPACE, "mnist") == ["SuccessfulCreate", "SuccessfulCreate", "Ready"]
+    # The fetch plan's ConfigMap, the Deployment, the Service.
+    assert event_reasons(sim, NAMESPACE, "mnist") == ["SuccessfulCreate"] * 3 + ["Ready"]
 
 
 def test_runs_the_pods_fetcher_could_not_fetch_reach_the_status_and_the_instance_stays_ready(sim):
@@ -97,7 +113,9 @@ def test_new_logdirs_replace_the_deployments_template(sim):
 
     reconcile_tensorboard(NAMESPACE, "mnist")
     deployment, _service = children(sim, "mnist", NAMESPACE)
-    assert args(deployment)[0] == "--logdir_spec=a:/tensorboard-logs/000,b:/tensorboard-logs/001"
+    assert args(deployment)[0] == "--logdir=/tensorboard-logs"
+    # No sidecar: the plan's hash on the pod template starts a pod whose init container fetches the new runs.
+    assert [run.folder for run in fetch_plan_of(sim, "mnist").runs] == ["run-0", "a", "b"]
     assert tensorboard(sim, "mnist", NAMESPACE)["status"]["observedGeneration"] == 2
     assert "SuccessfulUpdate" in event_reasons(sim, NAMESPACE, "mnist")
 
@@ -183,3 +201,94 @@ def kubectl(sim: Simulator, *args: str, stdin: str | None = None, check: bool = 
     if check:
         assert result.returncode == 0, result.stderr
     return result.stdout + result.stderr
+
+
+def test_a_running_workflows_new_trial_joins_the_plan_configmap_without_touching_the_deployment(sim):
+    trial_0 = node("sweep", "trial-0", s3_artifact("sweep/trial-0/tb"))
+    store_workflow(sim, workflow("sweep", trial_0, phase="Running"))
+    spawn(get_client(), conf_from_settings(), namespace=NAMESPACE, kind="Workflow", source="sweep",
+          now=timezone.now())  # fmt: skip
+    assert reconcile_tensorboard(NAMESPACE, "sweep") == 60.0  # comes back to read the running source
+    assert [(run.run, run.folder) for run in fetch_plan_of(sim, "sweep").runs] == [("trial-0", "trial-0")]
+    deployment, _service = children(sim, "sweep", NAMESPACE)
+    pod = deployment["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["tensorboard", "sync-logs"]
+    assert {"name": "fetch-plan", "configMap": {"name": "tb-sweep-fetch-plan", "defaultMode": 420}} in pod["volumes"]
+
+    trial_1 = node("sweep", "trial-1", s3_artifact("sweep/trial-1/tb"), started="2025-01-01T10:30:00Z")
+    grown = workflow("sweep", trial_0, trial_1, phase="Running")
+    sim.store.mutate(
+        "workflows.argoproj.io", "sweep", lambda wf: {**wf, "status": grown["status"]}, namespace=NAMESPACE
+    )
+    assert reconcile_tensorboard(NAMESPACE, "sweep") == 60.0
+
+    plan = fetch_plan_of(sim, "sweep")
+    assert [(run.run, run.url, run.folder) for run in plan.runs] == [
+        ("trial-0", "s3://ml-artifacts/sweep/trial-0/tb", "trial-0"),
+        ("trial-1", "s3://ml-artifacts/sweep/trial-1/tb", "trial-1"),
+    ]
+    again, _service = children(sim, "sweep", NAMESPACE)
+    assert again["metadata"]["resourceVersion"] == deployment["metadata"]["resourceVersion"]  # no restart
+    assert [e["name"] for e in tensorboard(sim, "sweep", NAMESPACE)["spec"]["logdirs"]] == ["trial-0"]
+    assert "SuccessfulUpdate" in event_reasons(sim, NAMESPACE, "sweep")  # the ConfigMap's
+
+
+def test_a_source_that_disappears_leaves_the_plan_as_it_was(sim):
+    trial_0 = node("gone", "trial-0", s3_artifact("gone/trial-0/tb"))
+    store_workflow(sim, workflow("gone", trial_0, phase="Running"))
+    spawn(get_client(), conf_from_settings(), namespace=NAMESPACE, kind="Workflow", source="gone",
+          now=timezone.now())  # fmt: skip
+    reconcile_tensorboard(NAMESPACE, "gone")
+    sim.store.delete("workflows.argoproj.io", "gone", namespace=NAMESPACE)
+    assert reconcile_tensorboard(NAMESPACE, "gone") == 60.0
+    assert [run.run for run in fetch_plan_of(sim, "gone").runs] == ["trial-0"]
+
+
+def test_logdirs_named_directly_are_synced_by_the_sidecar_but_never_read_again_by_the_controller(sim):
+    create_tensorboard(sim, "named", "s3://ml/a", syncSeconds=30)
+    assert reconcile_tensorboard(NAMESPACE, "named") is None  # no source to read: no timer
+    deployment, _service = children(sim, "named", NAMESPACE)
+    assert [c["name"] for c in deployment["spec"]["template"]["spec"]["containers"]] == [
+        "tensorboard",
+        "sync-logs",
+    ]
+
+
+def test_a_plan_configmap_someone_else_owns_is_never_overwritten(sim):
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"plan.json": "mine"},
+               "metadata": {"name": "tb-mnist-fetch-plan", "namespace": NAMESPACE}}  # fmt: skip
+    sim.store.create(foreign)
+    create_tensorboard(sim)
+    reconcile_tensorboard(NAMESPACE, "mnist")
+
+    status = tensorboard(sim, "mnist", NAMESPACE)["status"]
+    assert status["phase"] == "Failed"
+    assert status["message"] == (
+        "ConfigMap team-a/tb-mnist-fetch-plan exists and is not controlled by this Tensorboard."
+    )
+    assert sim.store.get("configmaps", "tb-mnist-fetch-plan", NAMESPACE)["data"] == {"plan.json": "mine"}
+
+
+def test_a_running_sweeps_next_batch_joins_the_plan(sim):
+    hpw = sim.store.create(
+        {"apiVersion": "argoml.io/v1alpha1", "kind": "HyperparamWorkflow",
+         "metadata": {"name": "lr", "namespace": NAMESPACE}, "spec": make_spec()}
+    )  # fmt: skip
+    sim.store.patch("hyperparamworkflows.argoml.io", "lr", {"status": {"phase": "Running"}},
+                    namespace=NAMESPACE, subresource="status")  # fmt: skip
+
+    def batch(index: int) -> None:
+        name = f"lr-{index}"
+        labels = {LABEL_SWEEP_UID: hpw["metadata"]["uid"], LABEL_BATCH: str(index)}
+        trial = node(name, f"trial-{index}-0", s3_artifact(f"{name}/trial-{index}-0/tb"))
+        store_workflow(sim, workflow(name, trial, labels=labels))
+
+    batch(0)
+    spawn(get_client(), conf_from_settings(), namespace=NAMESPACE, kind="HyperparamWorkflow", source="lr",
+          now=timezone.now())  # fmt: skip
+    assert reconcile_tensorboard(NAMESPACE, "lr-hpw") == 60.0
+    assert [run.run for run in fetch_plan_of(sim, "lr-hpw").runs] == ["trial-0-0"]
+
+    batch(1)
+    reconcile_tensorboard(NAMESPACE, "lr-hpw")
+    assert [run.run for run in fetch_plan_of(sim, "lr-hpw").runs] == ["trial-0-0", "trial-1-0"]

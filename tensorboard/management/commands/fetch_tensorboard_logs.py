@@ -1,10 +1,14 @@
-"""`manage.py fetch_tensorboard_logs --dest DIR [--every N] [--report FILE]`: the TensorBoard pod's fetcher.
+"""`manage.py fetch_tensorboard_logs --dest DIR [--plan FILE] [--every N] [--report FILE]`: the TensorBoard
+pod's fetcher.
 
 Run as the `fetch-logs` init container (one pass) and, for a source still running, as the `sync-logs`
-sidecar (`--every N`, a pass every N seconds). The plan comes from the environment (ARGOML_FETCH_PLAN), the
-credentials from the variables it names. The runs that could not be fetched are written to `--report`
-(the container's termination message, which the controller copies into the Tensorboard's status); the
-command still succeeds so TensorBoard starts with the others. Needs no database and no SECRET_KEY.
+sidecar (`--every N`, a pass every N seconds). The plan comes from `--plan` (the mounted ConfigMap, read
+again before every pass: the controller adds the runs the source recorded since, and the kubelet refreshes
+the file) or else from the environment (ARGOML_FETCH_PLAN); the credentials from the variables it names.
+A plan that stops parsing in a later pass keeps the sidecar on the last good one. The runs that could not
+be fetched are written to `--report` (the container's termination message: the controller copies the init
+container's into the Tensorboard's status; a running sidecar has none, its later failures are in its log);
+the command still succeeds so TensorBoard starts with the others. Needs no database and no SECRET_KEY.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from tensorboard import fetching
-from tensorboard.fetchplan import PLAN_ENV, PlanError, parse_plan
+from tensorboard.fetchplan import PLAN_ENV, Plan, PlanError, parse_plan
 
 
 def _positive(text: str) -> int:
@@ -32,6 +36,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dest", required=True, type=Path, help="The folder TensorBoard reads.")
+        parser.add_argument("--plan", type=Path, help="The plan file (default: $ARGOML_FETCH_PLAN).")
         parser.add_argument("--report", type=Path, help="Where to write the JSON report of failed runs.")
         parser.add_argument("--every", type=_positive, metavar="SECONDS", help="Sync forever, this often.")
         parser.add_argument("--concurrency", type=_positive, default=8, help="Runs fetched at once.")
@@ -40,18 +45,19 @@ class Command(BaseCommand):
         self,
         *args: Any,
         dest: Path,
+        plan: Path | None,
         report: Path | None,
         every: int | None,
         concurrency: int,
         **options: Any,
     ) -> None:
         try:
-            plan = parse_plan(os.environ.get(PLAN_ENV, ""))
+            current = _read_plan(plan)
         except PlanError as error:
             raise CommandError(str(error)) from error
         while True:
             started = time.monotonic()
-            outcomes = fetching.sync(plan, dest, os.environ, concurrency=concurrency)
+            outcomes = fetching.sync(current, dest, os.environ, concurrency=concurrency)
             fetched = sum(1 for o in outcomes if not o.error and not o.unchanged)
             failed = [o for o in outcomes if o.error]
             unchanged = len(outcomes) - fetched - len(failed)
@@ -66,3 +72,18 @@ class Command(BaseCommand):
             if every is None:
                 return
             time.sleep(every)
+            try:
+                current = _read_plan(plan)
+            except PlanError as error:
+                self.stderr.write(f"kept the previous plan: {error}")
+
+
+def _read_plan(path: Path | None) -> Plan:
+    """The plan in the file `path` (the mounted ConfigMap), else in the environment; PlanError if bad."""
+    if path is None:
+        return parse_plan(os.environ.get(PLAN_ENV, ""))
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise PlanError(f"--plan: cannot read {path}: {error.strerror or error}.") from error
+    return parse_plan(text)
