@@ -213,7 +213,8 @@ def test_a_running_workflows_new_trial_joins_the_plan_configmap_without_touching
     deployment, _service = children(sim, "sweep", NAMESPACE)
     pod = deployment["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["containers"]] == ["tensorboard", "sync-logs"]
-    assert {"name": "fetch-plan", "configMap": {"name": "tb-sweep-fetch-plan", "defaultMode": 420}} in pod["volumes"]
+    plan_volume = {"name": "fetch-plan", "configMap": {"name": "tb-sweep-fetch-plan", "defaultMode": 420}}
+    assert plan_volume in pod["volumes"]  # defaultMode: the API server's default
 
     trial_1 = node("sweep", "trial-1", s3_artifact("sweep/trial-1/tb"), started="2025-01-01T10:30:00Z")
     grown = workflow("sweep", trial_0, trial_1, phase="Running")
