@@ -157,7 +157,15 @@ def _service_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
 
 def carry_allocated(group: str, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
     """A Service update that leaves out what the registry allocated (cluster IPs, node ports) keeps them,
-    as the registry's patchAllocatedValues does (so `kubectl replace` of the original manifest works)."""
+    as the registry's patchAllocatedValues does (so `kubectl replace` of the original manifest works); a
+    Pod update that leaves out what the Priority plugin set keeps it, as that plugin does on update before
+    validation compares the specs."""
+    if (group, kind) == ("", "Pod"):
+        pod_spec, old_pod_spec = new.setdefault("spec", {}), _spec(old)
+        for field in ("priority", "preemptionPolicy"):
+            if pod_spec.get(field) is None and old_pod_spec.get(field) is not None:
+                pod_spec[field] = old_pod_spec[field]
+        return
     if (group, kind) != ("", "Service"):
         return
     old_spec, new_spec = _spec(old), new.setdefault("spec", {})

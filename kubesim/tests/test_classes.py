@@ -207,9 +207,10 @@ def test_kubectl_system_classes_exist_and_an_update_keeps_the_priority(kubesim: 
     )
     assert created.returncode == 0, created.stderr
     assert spec_of(kubesim, "pod", "agent")["priority"] == 2_000_001_000
-    replaced = kubectl(
-        kubesim, "replace", "-f", "-", stdin=pod_manifest("agent", priorityClassName="system-node-critical")
-    )
+    stored = json.loads(kubectl(kubesim, "get", "pod", "agent", "-o", "json").stdout)
+    for field in ("priority", "preemptionPolicy"):  # what the Priority plugin set on create, left out
+        del stored["spec"][field]
+    replaced = kubectl(kubesim, "replace", "-f", "-", stdin=json.dumps(stored))
     assert replaced.returncode == 0, replaced.stderr
     assert spec_of(kubesim, "pod", "agent")["priority"] == 2_000_001_000
 
