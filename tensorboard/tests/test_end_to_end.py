@@ -250,6 +250,9 @@ def test_a_finished_workflow_becomes_a_ready_tensorboard_stopped_by_delete_and_i
                  "spec": {"logdirs": [{"name": "old", "path": "s3://ml-artifacts/old/logs"}]}}  # fmt: skip
     sim.store.create(forgotten)
     wait_for(lambda: all(children(sim, "forgotten", NAMESPACE)), WAIT, "the forgotten instance's children")
+    # Ready: its reconciles have settled, so none still in flight re-creates a child after the cull
+    # (kubesim collects dependents only inside the owner's delete: D-gc-synchronous).
+    wait_for(lambda: (row("forgotten") or Tensorboard()).phase == "Ready", WAIT, "the forgotten one Ready")
     assert cull() == [f"{NAMESPACE}/forgotten"]
     assert tensorboard(sim, "forgotten", NAMESPACE) is None
     assert children(sim, "forgotten", NAMESPACE) == (None, None)
