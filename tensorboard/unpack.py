@@ -80,9 +80,7 @@ def extract(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS) -> 
             relative = check_member(member)
             if relative is None:
                 continue
-            destination = (root / relative).resolve()
-            if root not in destination.parents:
-                raise UnsafeArchive(f"entry {member.name!r}: resolves outside the target")
+            destination = inside(root, relative, member.name)
             if member.isdir():
                 destination.mkdir(parents=True, exist_ok=True)
                 continue
@@ -97,6 +95,14 @@ def extract(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS) -> 
                 shutil.copyfileobj(stream, out)
             files += 1
     return files
+
+
+def inside(root: Path, relative: str, entry: str) -> Path:
+    """Where an entry lands under the (resolved) target; UnsafeArchive when it would land outside."""
+    destination = (root / relative).resolve()
+    if root not in destination.parents:
+        raise UnsafeArchive(f"entry {entry!r}: resolves outside the target")
+    return destination
 
 
 def check_zip_member(member: zipfile.ZipInfo) -> str | None:
@@ -128,9 +134,7 @@ def extract_zip(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS)
             relative = check_zip_member(member)
             if relative is None:
                 continue
-            destination = (root / relative).resolve()
-            if root not in destination.parents:
-                raise UnsafeArchive(f"entry {member.filename!r}: resolves outside the target")
+            destination = inside(root, relative, member.filename)
             if member.is_dir():
                 destination.mkdir(parents=True, exist_ok=True)
                 continue
