@@ -313,14 +313,26 @@ class KubeClient:
 
 
 class WatchStream:
-    """The events of one watch request, read line by line from the chunked response."""
+    """The events of one watch request, read line by line from the chunked response.
+
+    The connection is released once, by the thread that reads the stream when one does: urllib3 closes and
+    pools a failed response's connection from the reading thread, so a second release from the thread that
+    called `close()` could close a connection already handed to another request.
+    """
 
     def __init__(self, response: urllib3.BaseHTTPResponse, description: str):
         self._response = response
         self._description = description
+        self._lock = threading.Lock()
+        self._reader: int | None = None
+        self._released = False
         self.closed = False
 
     def __iter__(self) -> Iterator[JsonDict]:
+        with self._lock:
+            if self.closed:
+                return
+            self._reader = threading.get_ident()
         buffer = b""
         try:
             for chunk in self._response.stream(65536, decode_content=True):
@@ -335,20 +347,33 @@ class WatchStream:
             if not self.closed:
                 raise ServerError(f"watch of {self._description} interrupted: {exc}", status=0) from exc
         finally:
-            self.close()
+            with self._lock:
+                self.closed = True
+                self._reader = None
+            self._release()
 
     def close(self) -> None:
         """End the stream now, even while another thread is blocked reading it.
 
-        Shutting the socket down wakes a blocked reader; closing the connection keeps a half-read stream
-        from ever being reused for another request. A stream the server already ended was released to the
-        pool by urllib3 and has nothing to shut down.
+        Shutting the socket down wakes a blocked reader in another thread, which then releases the
+        connection; a stream no other thread reads is released here. Closing the connection keeps a
+        half-read stream from ever being reused for another request.
         """
-        if self.closed:
-            return
-        self.closed = True
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            read_elsewhere = self._reader not in (None, threading.get_ident())
         with contextlib.suppress(ValueError, RuntimeError, OSError):
             self._response.shutdown()
+        if not read_elsewhere:
+            self._release()
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
         self._response.close()
         self._response.release_conn()
 
