@@ -31,6 +31,7 @@ from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobs.tests.cluster import install_crds, job_manifest
+from jobs.tests.test_operator import kubectl
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST
 from kubesim.simulator import Simulator
@@ -350,6 +351,39 @@ def test_the_writes_of_a_wide_job_queued_behind_the_shipped_limit_and_it_still_s
     assert waited > 0
     status = leg.get("tfjobs.argoml.io", "wide")["status"]
     assert status["replicaStatuses"]["Worker"].get("succeeded") == WIDE_WORKERS
+
+
+CPU_UTILIZATION = {
+    "type": "Resource",
+    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+}
+
+
+def autoscaler(leg: Leg, name: str) -> dict[str, Any] | None:
+    return leg.get("horizontalpodautoscalers.autoscaling", name)
+
+
+def test_an_elastic_job_keeps_an_autoscaler_while_it_runs_and_scales_within_its_bounds(leg):
+    """The controller's HPA grants (create, update, delete), exercised as a user meets them."""
+    manifest = job_manifest(
+        "PyTorchJob", {"Worker": 2}, name="elastic", namespace=USER_NAMESPACE,
+        scripts={"Worker": {"duration": 15, "exitCode": 0}},
+        elasticPolicy={"minReplicas": 1, "maxReplicas": 3, "metrics": [CPU_UTILIZATION]},
+    )  # fmt: skip
+    response = leg.api("POST", "/api/jobs/", manifest)
+    assert response.status_code == 202, response.text
+    made = leg.wait(lambda: autoscaler(leg, "elastic"), "the HorizontalPodAutoscaler")
+    assert (made["spec"]["minReplicas"], made["spec"]["maxReplicas"]) == (1, 3)
+
+    patch = '{"spec":{"elasticPolicy":{"maxReplicas":4}}}'
+    kubectl(leg.sim, "patch", "pytorchjob", "elastic", "-n", USER_NAMESPACE, "--type=merge", "-p", patch)
+    leg.wait(lambda: autoscaler(leg, "elastic")["spec"]["maxReplicas"] == 4, "the HPA to follow maxReplicas")
+    kubectl(leg.sim, "scale", "pytorchjob", "elastic", "-n", USER_NAMESPACE, "--replicas=3")
+    leg.wait(lambda: leg.get("pods", "elastic-worker-2") is not None, "the third worker the scale asked for")
+
+    succeeded = lambda: condition_true(leg.get("pytorchjobs.argoml.io", "elastic"), "Succeeded")  # noqa: E731
+    leg.wait(succeeded, "the elastic job to succeed")
+    leg.wait(lambda: autoscaler(leg, "elastic") is None, "the finished job's HPA to go")
 
 
 def mirrored_job(leg: Leg, name: str) -> Any:
