@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/jobs_plan_cpu.py [--workers 100] [--repeat 30]
 
-Times the pure part of `jobs.reconcile._converge`: `autoscaling.may_have_hpa`, `plan.plan()` and
-`reconcile.with_summary()`, in two situations: the first reconcile (no children yet: every Service and Pod
+Times the pure part of `jobs.reconcile._converge`: `autoscaling.may_have_hpa`, `spec.parse()`, `plan.plan()`
+and `reconcile.with_summary()`, in two situations: the first reconcile (no children yet: every Service and Pod
 is created) and a steady one (every child exists and runs: nothing to create, the status is aggregated).
 Prints, per situation, the median and best CPU milliseconds (`time.process_time`) over --repeat runs after
 one warm-up, then, from one run under cProfile, the calls of `jobs.spec.replica_specs` and every call into
@@ -37,6 +37,7 @@ django.setup()
 import json  # noqa: E402
 
 from jobs import autoscaling  # noqa: E402
+from jobs import spec as jobspec  # noqa: E402
 from jobs.frameworks import TensorFlow  # noqa: E402
 from jobs.plan import Plan, plan  # noqa: E402
 from jobs.reconcile import with_summary  # noqa: E402
@@ -47,11 +48,12 @@ SPEC_MODULE = str(Path(__file__).resolve().parents[1] / "jobs" / "spec.py")
 
 
 def decide(job: dict[str, Any], pods: list[dict[str, Any]], services: list[dict[str, Any]]) -> Plan:
-    """What `_converge` computes before it writes anything."""
+    """What `_converge` computes before it writes anything (no gang scheduler, no HPA)."""
     framework = TensorFlow()
     autoscaling.may_have_hpa(job, framework)
-    decided = plan(job, pods, services, T0, framework=framework)
-    with_summary(job, decided.status, framework)
+    parsed = jobspec.parse(job, framework)
+    decided = plan(job, pods, services, T0, framework=framework, parsed=parsed)
+    with_summary(job, decided.status, parsed.counts)
     return decided
 
 

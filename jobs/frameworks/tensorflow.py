@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jobs.frameworks.base import Framework
 from jobs.frameworks.registry import register
-from jobs.spec import SUCCESS_POLICIES, FieldError
+from jobs.spec import FieldError, JobSpec
+
+SUCCESS_POLICY_ALL_WORKERS = "AllWorkers"
+SUCCESS_POLICIES = ("", SUCCESS_POLICY_ALL_WORKERS)
+
+
+@dataclass(frozen=True)
+class TFOptions:
+    """A TFJob's own fields: `successPolicy` ("" or AllWorkers; anything else reads as "")."""
+
+    success_policy: str = ""
 
 
 @register
-class TensorFlow(Framework):
+class TensorFlow(Framework[TFOptions]):
     kind = "TFJob"
     plural = "tfjobs"
     short_name = "tfjob"
@@ -26,18 +38,18 @@ class TensorFlow(Framework):
     default_clean_pod_policy = "Running"
     extra_spec_fields = {"successPolicy": ""}
 
-    def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
+    def environment(self, job: JobSpec[TFOptions], replica_type: str, index: int) -> dict[str, str]:
         """TF_CONFIG for a distributed job; a job of a single replica gets none (it trains locally).
 
         The cluster lists every type, the evaluator included, as Kubeflow has done since it stopped
         leaving it out (TF's distribute coordinator fails with "No such job in cluster: evaluator"
         without it). Types with no replicas are left out rather than listed empty.
         """
-        counts = self.replica_counts(job)
+        counts = job.counts
         if sum(counts.values()) <= 1:
             return {}
         cluster = {
-            rt.lower(): [f"{self.fqdn(job, rt, i)}:{self.port(job, rt)}" for i in range(count)]
+            rt.lower(): [f"{self.fqdn(job, rt, i)}:{job.port(rt)}" for i in range(count)]
             for rt, count in sorted(counts.items(), key=lambda item: item[0].lower())
             if count > 0
         }
@@ -48,8 +60,18 @@ class TensorFlow(Framework):
         }
         return {"TF_CONFIG": json.dumps(config, separators=(",", ":"))}
 
+    def parse_options(self, spec: Mapping[str, Any], counts: Mapping[str, int]) -> TFOptions:
+        policy = spec.get("successPolicy")
+        return TFOptions(success_policy=policy if policy in SUCCESS_POLICIES else "")
+
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
         policy = spec.get("successPolicy", "")
         if policy not in SUCCESS_POLICIES:
             return [FieldError("spec.successPolicy", f'must be "" or "AllWorkers", not {policy!r}')]
         return []
+
+    def workers_succeeded(self, job: JobSpec[TFOptions], succeeded: Mapping[int, bool]) -> bool:
+        """Worker 0 decides, or every worker with `successPolicy: AllWorkers`."""
+        if job.options.success_policy == SUCCESS_POLICY_ALL_WORKERS:
+            return bool(succeeded) and all(succeeded.values())
+        return super().workers_succeeded(job, succeeded)
