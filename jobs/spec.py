@@ -10,6 +10,7 @@ other way (an import-linter contract in pyproject.toml keeps it so).
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
@@ -57,7 +58,7 @@ class JobKind(Protocol[OptionsT_co]):
 
     def default_extra_fields(self, spec: dict[str, Any]) -> None: ...
 
-    def parse_options(self, spec: Mapping[str, Any], counts: Mapping[str, int]) -> OptionsT_co: ...
+    def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> OptionsT_co: ...
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,8 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
     """`job` read once, as `with_defaults` would store it; never raises (`validation.py` says what is wrong).
 
     Only the pod templates are copied (one per replica type, not per replica), to add the default port.
+    The framework's `parse_options` sees the spec and the job parsed so far (its options still None), so
+    it can also resolve what every replica shares once (TF_CONFIG's cluster).
     """
     metadata = as_dict(job.get("metadata"))
     replicas = {}
@@ -166,8 +169,7 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
             template=template,
             port=_named_port(container, framework.port_name, framework.default_port),
         )
-    counts = {rt: spec.replicas for rt, spec in replicas.items()}
-    return JobSpec(
+    common: JobSpec[Any] = JobSpec(
         kind=framework.kind,
         api_version=str(job.get("apiVersion") or ""),
         name=job_name(job),
@@ -179,8 +181,9 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
         run_policy=run_policy(job, framework),
         chief_type=next((rt for rt in framework.chief_types if rt in replicas), None),
         default_port=framework.default_port,
-        options=framework.parse_options(job_spec(job), counts),
+        options=None,
     )
+    return dataclasses.replace(common, options=framework.parse_options(job_spec(job), common))
 
 
 def as_int(value: object) -> int | None:

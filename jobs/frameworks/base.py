@@ -59,10 +59,11 @@ class Framework(Generic[jobspec.OptionsT]):
         """Variables for the framework container of replica `index` of `replica_type` (canonical)."""
         raise NotImplementedError
 
-    def parse_options(self, spec: Mapping[str, Any], counts: Mapping[str, int]) -> jobspec.OptionsT:
+    def parse_options(self, spec: Mapping[str, Any], job: jobspec.JobSpec[None]) -> jobspec.OptionsT:
         """The framework's own spec fields (`extra_spec_fields`, `optional_spec_fields`) read once, defaults
-        applied, tolerant of bad values (validation reports them); `counts` are the replica counts. A
-        framework without such fields keeps this default: no options (None)."""
+        applied, tolerant of bad values (validation reports them), and anything every replica shares that
+        is worth resolving once; `job` is the job parsed so far. A framework without such fields keeps
+        this default: no options (None)."""
         return cast(jobspec.OptionsT, None)
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[jobspec.FieldError]:

@@ -79,13 +79,14 @@ class PyTorch(Framework[PyTorchOptions]):
             )
         return env
 
-    def parse_options(self, spec: Mapping[str, Any], counts: Mapping[str, int]) -> PyTorchOptions:
+    def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> PyTorchOptions:
         nproc = spec.get("nprocPerNode", "auto")
         if isinstance(nproc, str) and nproc.isdigit():
             nproc = int(nproc)
         return PyTorchOptions(
             nproc_per_node=nproc if isinstance(nproc, int | str) and not isinstance(nproc, bool) else "auto",
-            elastic=elastic.parse_defaulted(spec, counts.get("Worker", 1)),
+            # No Worker reads as 1, as the webhook's defaulting counts it (such a job is invalid anyway).
+            elastic=elastic.parse_defaulted(spec, job.counts.get("Worker", 1)),
         )
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:

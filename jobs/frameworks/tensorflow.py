@@ -17,9 +17,11 @@ SUCCESS_POLICIES = ("", SUCCESS_POLICY_ALL_WORKERS)
 
 @dataclass(frozen=True)
 class TFOptions:
-    """A TFJob's own fields: `successPolicy` ("" or AllWorkers; anything else reads as "")."""
+    """A TFJob's own fields: `successPolicy` ("" or AllWorkers; anything else reads as ""), and TF_CONFIG's
+    `cluster` as JSON text: the same for every replica, so resolved once per job rather than per pod."""
 
     success_policy: str = ""
+    cluster: str = "{}"
 
 
 @register
@@ -45,24 +47,24 @@ class TensorFlow(Framework[TFOptions]):
         leaving it out (TF's distribute coordinator fails with "No such job in cluster: evaluator"
         without it). Types with no replicas are left out rather than listed empty.
         """
-        counts = job.counts
-        if sum(counts.values()) <= 1:
+        if sum(job.counts.values()) <= 1:
             return {}
+        # What json.dumps of {"cluster": ..., "task": ..., "environment": "cloud"} writes, with the cluster
+        # encoded once per job: a 100-worker job would otherwise encode 100 addresses for each of its pods.
+        task = json.dumps({"type": replica_type.lower(), "index": index}, separators=(",", ":"))
+        return {"TF_CONFIG": f'{{"cluster":{job.options.cluster},"task":{task},"environment":"cloud"}}'}
+
+    def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> TFOptions:
+        policy = spec.get("successPolicy")
         cluster = {
             rt.lower(): [f"{self.fqdn(job, rt, i)}:{job.port(rt)}" for i in range(count)]
-            for rt, count in sorted(counts.items(), key=lambda item: item[0].lower())
+            for rt, count in sorted(job.counts.items(), key=lambda item: item[0].lower())
             if count > 0
         }
-        config = {
-            "cluster": cluster,
-            "task": {"type": replica_type.lower(), "index": index},
-            "environment": "cloud",
-        }
-        return {"TF_CONFIG": json.dumps(config, separators=(",", ":"))}
-
-    def parse_options(self, spec: Mapping[str, Any], counts: Mapping[str, int]) -> TFOptions:
-        policy = spec.get("successPolicy")
-        return TFOptions(success_policy=policy if policy in SUCCESS_POLICIES else "")
+        return TFOptions(
+            success_policy=policy if policy in SUCCESS_POLICIES else "",
+            cluster=json.dumps(cluster, separators=(",", ":")),
+        )
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
         policy = spec.get("successPolicy", "")

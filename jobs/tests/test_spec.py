@@ -2,6 +2,7 @@
 the stored (defaulted) job gives."""
 
 import copy
+import json
 
 import pytest
 from hypothesis import given, settings
@@ -51,7 +52,8 @@ def test_parsing_applies_the_defaults_in_the_frameworks_order():
     assert {spec.restart_policy for spec in parsed.replicas.values()} == {"Never"}
     assert parsed.chief_type == "Chief"
     assert parsed.run_policy == jobspec.RunPolicy("Running", None, None, 3, False)
-    assert parsed.options == TFOptions(success_policy="")
+    assert isinstance(parsed.options, TFOptions)
+    assert parsed.options.success_policy == ""
     assert parsed.slots[:2] == [jobspec.Slot("Chief", 0), jobspec.Slot("PS", 0)]
     assert (parsed.name, parsed.namespace, parsed.uid, parsed.generation) == (
         "train",
@@ -80,6 +82,14 @@ def test_a_named_port_wins_over_the_default():
     ]
     parsed = jobspec.parse(job, PyTorch())
     assert (parsed.port("Master"), parsed.port("Worker")) == (29500, 23456)
+
+
+def test_tf_resolves_its_cluster_once_with_the_frameworks_domain():
+    parsed = jobspec.parse(tf_job(chief=1, ps=0, workers=2, name="m"), TensorFlow("cluster.local"))
+    assert json.loads(parsed.options.cluster) == {
+        "chief": ["m-chief-0.ml.svc.cluster.local:2222"],
+        "worker": ["m-worker-0.ml.svc.cluster.local:2222", "m-worker-1.ml.svc.cluster.local:2222"],
+    }
 
 
 def test_the_elastic_bounds_are_defaulted_from_the_workers():
