@@ -14,10 +14,11 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.frameworks import Framework, elastic
+from jobs import spec as jobspec
+from jobs.frameworks import Framework
 from jobs.manifests import LABEL_JOB_NAME, owner_reference
 from jobs.pods import controlled_by, name_of, uid_of
-from jobs.spec import as_dict, job_name, job_namespace, job_spec, run_policy, with_defaults
+from jobs.spec import as_dict, job_name, job_spec
 from jobs.status import is_finished
 from jobs.validation import validate
 
@@ -38,7 +39,7 @@ class Change:
     uid: str = ""
 
 
-def may_have_hpa(job: dict[str, Any], framework: Framework) -> bool:
+def may_have_hpa(job: dict[str, Any], framework: Framework[Any]) -> bool:
     """Whether the reconcile must look for the job's HPA: the job has an elastic policy, or its spec changed
     since the last status (the policy may just have been removed). Other jobs never cost the request."""
     if framework.kind != ELASTIC_KIND:
@@ -49,7 +50,7 @@ def may_have_hpa(job: dict[str, Any], framework: Framework) -> bool:
     return observed != as_dict(job.get("metadata")).get("generation")
 
 
-def desired_hpa(job: dict[str, Any], framework: Framework) -> dict[str, Any] | None:
+def desired_hpa(job: dict[str, Any], framework: Framework[Any]) -> dict[str, Any] | None:
     """The HPA the job should have now, or None for none."""
     if framework.kind != ELASTIC_KIND or as_dict(job.get("metadata")).get("deletionTimestamp"):
         return None
@@ -59,19 +60,15 @@ def desired_hpa(job: dict[str, Any], framework: Framework) -> dict[str, Any] | N
         return None
     if is_finished(as_dict(job.get("status"))) or validate(job, framework):
         return None
-    job = with_defaults(job, framework)
-    if run_policy(job, framework).suspend:
+    parsed = jobspec.parse(job, framework)
+    if parsed.run_policy.suspend:
         return None
-    bounds = elastic.parse(job_spec(job))
+    bounds = parsed.options.elastic
     # Defaulted, then validated above: both bounds are there.
     assert bounds is not None
     assert bounds.max_replicas is not None
     spec: dict[str, Any] = {
-        "scaleTargetRef": {
-            "apiVersion": str(job.get("apiVersion") or ""),
-            "kind": framework.kind,
-            "name": job_name(job),
-        },
+        "scaleTargetRef": {"apiVersion": parsed.api_version, "kind": parsed.kind, "name": parsed.name},
     }
     if bounds.min_replicas is not None:
         spec["minReplicas"] = bounds.min_replicas
@@ -80,16 +77,16 @@ def desired_hpa(job: dict[str, Any], framework: Framework) -> dict[str, Any] | N
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {
-            "name": job_name(job),
-            "namespace": job_namespace(job),
-            "labels": {LABEL_JOB_NAME: job_name(job)},
-            "ownerReferences": [owner_reference(job, framework)],
+            "name": parsed.name,
+            "namespace": parsed.namespace,
+            "labels": {LABEL_JOB_NAME: parsed.name},
+            "ownerReferences": [owner_reference(parsed)],
         },
         "spec": spec,
     }
 
 
-def change(job: dict[str, Any], framework: Framework, current: dict[str, Any] | None) -> Change | None:
+def change(job: dict[str, Any], framework: Framework[Any], current: dict[str, Any] | None) -> Change | None:
     """What to do about the job's HPA, given the one of its name found in the cluster (None: not found)."""
     desired = desired_hpa(job, framework)
     ours = current is not None and controlled_by(current, str(as_dict(job.get("metadata")).get("uid") or ""))

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from jobs.frameworks.base import Framework
 from jobs.manifests import LABEL_JOB_NAME, owner_reference
-from jobs.spec import as_dict, as_int, job_name, job_namespace, job_spec, replica_count, replica_specs
+from jobs.spec import JobSpec, ReplicaSpec, as_dict
 from kube.resources import ResourceType
 from workflows.pipeline.quantity import QuantityError, parse_quantity
 
@@ -79,58 +78,32 @@ class GangScheduler:
         return POD_GROUP_RESOURCES[self.kind]
 
 
-@dataclass(frozen=True)
-class SchedulingPolicy:
-    """`spec.runPolicy.schedulingPolicy` as read by the operator; a malformed field reads as unset."""
-
-    min_available: int | None = None
-    queue: str = ""
-    min_resources: dict[str, Any] | None = None
-    priority_class: str = ""
-    schedule_timeout_seconds: int | None = None
+def total_replicas(job: JobSpec[Any]) -> int:
+    return sum(job.counts.values())
 
 
-def scheduling_policy(job: dict[str, Any]) -> SchedulingPolicy:
-    given = as_dict(as_dict(job_spec(job).get("runPolicy")).get("schedulingPolicy"))
-    min_resources = given.get("minResources")
-    queue, priority_class = given.get("queue"), given.get("priorityClass")
-    return SchedulingPolicy(
-        min_available=as_int(given.get("minAvailable")),
-        queue=queue if isinstance(queue, str) else "",
-        min_resources=dict(min_resources) if isinstance(min_resources, dict) else None,
-        priority_class=priority_class if isinstance(priority_class, str) else "",
-        schedule_timeout_seconds=as_int(given.get("scheduleTimeoutSeconds")),
-    )
-
-
-def total_replicas(job: dict[str, Any], framework: Framework) -> int:
-    return sum(framework.replica_counts(job).values())
-
-
-def min_member(job: dict[str, Any], framework: Framework) -> int:
+def min_member(job: JobSpec[Any]) -> int:
     """`minAvailable`, else every replica the job has now (Kubeflow's default: all or nothing)."""
-    given = scheduling_policy(job).min_available
-    return given if given is not None else total_replicas(job, framework)
+    given = job.run_policy.scheduling_policy.min_available
+    return given if given is not None else total_replicas(job)
 
 
-def priority_class_names(job: dict[str, Any], framework: Framework) -> set[str]:
+def priority_class_names(job: JobSpec[Any]) -> set[str]:
     """The PriorityClasses whose values decide which pods the computed minResources counts: none when the
     policy gives minResources or every pod is counted anyway (so the reconcile looks none up)."""
-    if scheduling_policy(job).min_resources is not None:
+    if job.run_policy.scheduling_policy.min_resources is not None:
         return set()
-    if min_member(job, framework) >= total_replicas(job, framework):
+    if min_member(job) >= total_replicas(job):
         return set()
     names = set()
-    for spec in replica_specs(job, framework).values():
-        name = as_dict(as_dict(spec.get("template")).get("spec")).get("priorityClassName")
-        if isinstance(name, str) and name:
+    for spec in job.replicas.values():
+        name = _priority_class(spec)
+        if name:
             names.add(name)
     return names
 
 
-def min_resources(
-    job: dict[str, Any], framework: Framework, priorities: Mapping[str, int] | None = None
-) -> dict[str, str]:
+def min_resources(job: JobSpec[Any], priorities: Mapping[str, int] | None = None) -> dict[str, str]:
     """What the first `minMember` pods request, as Kubeflow's CalcPGMinResources adds it up.
 
     Replica types are taken by their template's PriorityClass value, highest first (`priorities`: name →
@@ -138,17 +111,14 @@ def min_resources(
     a container without any has its `limits` counted instead (Kubernetes defaults requests to limits).
     """
     priorities = priorities or {}
-    ordered = sorted(
-        replica_specs(job, framework).values(),
-        key=lambda spec: -priorities.get(_priority_class(spec), 0),
-    )
-    wanted = min_member(job, framework)
+    ordered = sorted(job.replicas.values(), key=lambda spec: -priorities.get(_priority_class(spec), 0))
+    wanted = min_member(job)
     totals: dict[str, Decimal] = {}
     binary: dict[str, bool] = {}
     counted = 0
     for spec in ordered:
-        containers = as_dict(as_dict(spec.get("template")).get("spec")).get("containers")
-        for _ in range(replica_count(spec)):
+        containers = as_dict(spec.template.get("spec")).get("containers")
+        for _ in range(spec.replicas):
             if counted >= wanted:
                 break
             counted += 1
@@ -158,19 +128,18 @@ def min_resources(
 
 
 def desired_pod_group(
-    job: dict[str, Any],
-    framework: Framework,
+    job: JobSpec[Any],
     scheduler: GangScheduler,
     observed: dict[str, Any] | None = None,
     priorities: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The PodGroup the job needs now; `observed` is the one in the cluster, if any (Volcano keeps the
-    queue it has). `job` must have its defaults applied (`spec.with_defaults`)."""
-    policy = scheduling_policy(job)
-    resources = policy.min_resources
+    queue it has)."""
+    policy = job.run_policy.scheduling_policy
+    resources = dict(policy.min_resources) if policy.min_resources is not None else None
     if resources is None:
-        resources = min_resources(job, framework, priorities)
-    spec: dict[str, Any] = {"minMember": min_member(job, framework)}
+        resources = min_resources(job, priorities)
+    spec: dict[str, Any] = {"minMember": min_member(job)}
     if scheduler.kind == VOLCANO:
         queue = str(as_dict(as_dict(observed).get("spec")).get("queue") or policy.queue or DEFAULT_QUEUE)
         spec["queue"] = queue
@@ -183,16 +152,12 @@ def desired_pod_group(
         if policy.schedule_timeout_seconds is not None:
             spec["scheduleTimeoutSeconds"] = policy.schedule_timeout_seconds
     metadata: dict[str, Any] = {
-        "name": job_name(job),
-        "namespace": job_namespace(job),
-        "labels": {LABEL_JOB_NAME: job_name(job)},
-        "ownerReferences": [owner_reference(job, framework)],
+        "name": job.name,
+        "namespace": job.namespace,
+        "labels": {LABEL_JOB_NAME: job.name},
+        "ownerReferences": [owner_reference(job)],
     }
-    annotations = {
-        key: value
-        for key, value in as_dict(as_dict(job.get("metadata")).get("annotations")).items()
-        if key != LAST_APPLIED_ANNOTATION
-    }
+    annotations = {key: value for key, value in job.annotations.items() if key != LAST_APPLIED_ANNOTATION}
     if annotations:
         metadata["annotations"] = annotations
     return {
@@ -240,11 +205,11 @@ def decorate_pod(pod: dict[str, Any], scheduler: GangScheduler, group: str, repl
         metadata.setdefault("labels", {})[SCHEDULER_PLUGINS_GROUP_LABEL] = group
 
 
-def other_schedulers(job: dict[str, Any], framework: Framework, scheduler: GangScheduler) -> list[str]:
+def other_schedulers(job: JobSpec[Any], scheduler: GangScheduler) -> list[str]:
     """Scheduler names the pod templates set that are not the gang scheduler's (kept, and warned about)."""
     names = []
-    for spec in replica_specs(job, framework).values():
-        name = as_dict(as_dict(spec.get("template")).get("spec")).get("schedulerName")
+    for spec in job.replicas.values():
+        name = as_dict(spec.template.get("spec")).get("schedulerName")
         if isinstance(name, str) and name and name != scheduler.scheduler_name and name not in names:
             names.append(name)
     return names
@@ -301,6 +266,6 @@ def _amount(quantity: object) -> Decimal | None:
     return Decimal(quantity) if isinstance(quantity, int) else parse_quantity(str(quantity))
 
 
-def _priority_class(spec: dict[str, Any]) -> str:
-    name = as_dict(as_dict(spec.get("template")).get("spec")).get("priorityClassName")
+def _priority_class(spec: ReplicaSpec) -> str:
+    name = as_dict(spec.template.get("spec")).get("priorityClassName")
     return name if isinstance(name, str) else ""

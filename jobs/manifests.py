@@ -9,19 +9,11 @@ framework's replica-type order and then by index.
 from __future__ import annotations
 
 import copy
-from typing import Any, NamedTuple
+from typing import Any
 
+from jobs import spec as jobspec
 from jobs.frameworks.base import Framework
-from jobs.spec import (
-    API_VERSION,
-    as_dict,
-    chief_type,
-    framework_container,
-    job_name,
-    job_namespace,
-    replica_specs,
-    with_defaults,
-)
+from jobs.spec import API_VERSION, JobSpec, Slot, as_dict, framework_container, job_name
 
 LABEL_JOB_NAME = "argoml.io/job-name"
 LABEL_REPLICA_TYPE = "argoml.io/replica-type"
@@ -34,19 +26,12 @@ ENV_REPLICA_TYPE = "ARGOML_REPLICA_TYPE"
 ENV_REPLICA_INDEX = "ARGOML_REPLICA_INDEX"
 
 
-class Slot(NamedTuple):
-    """One replica of a job: its canonical type and index."""
-
-    replica_type: str
-    replica_index: int
-
-
 def replica_name(name: str, replica_type: str, index: int) -> str:
     return f"{name}-{replica_type.lower()}-{index}"
 
 
-def slot_name(job: dict[str, Any], slot: Slot) -> str:
-    return replica_name(job_name(job), slot.replica_type, slot.replica_index)
+def slot_name(job: JobSpec[Any], slot: Slot) -> str:
+    return replica_name(job.name, slot.replica_type, slot.replica_index)
 
 
 def job_selector(job: dict[str, Any]) -> dict[str, str]:
@@ -54,85 +39,80 @@ def job_selector(job: dict[str, Any]) -> dict[str, str]:
     return {LABEL_JOB_NAME: job_name(job)}
 
 
-def replica_type_selector(job: dict[str, Any], replica_type: str) -> str:
+def replica_type_selector(job: JobSpec[Any], replica_type: str) -> str:
     """The pods of one replica type as a label selector string (keys sorted, as the apiserver prints
     one): `status.replicaStatuses.<type>.selector`, which the scale subresource shows an autoscaler."""
-    labels = {LABEL_JOB_NAME: job_name(job), LABEL_REPLICA_TYPE: replica_type.lower()}
+    labels = {LABEL_JOB_NAME: job.name, LABEL_REPLICA_TYPE: replica_type.lower()}
     return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
 
 
-def replica_labels(job: dict[str, Any], slot: Slot) -> dict[str, str]:
+def replica_labels(job: JobSpec[Any], slot: Slot) -> dict[str, str]:
     return {
-        LABEL_JOB_NAME: job_name(job),
+        LABEL_JOB_NAME: job.name,
         LABEL_REPLICA_TYPE: slot.replica_type.lower(),
         LABEL_REPLICA_INDEX: str(slot.replica_index),
     }
 
 
-def is_master_role(job: dict[str, Any], framework: Framework, slot: Slot) -> bool:
+def is_master_role(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> bool:
     """The chief/master replica, or worker 0 when the job has neither."""
-    chief = chief_type(job, framework)
-    if chief is not None:
-        return slot.replica_type == chief
+    if job.chief_type is not None:
+        return slot.replica_type == job.chief_type
     return slot.replica_type == framework.worker_type and slot.replica_index == 0
 
 
-def owner_reference(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
+def owner_reference(job: JobSpec[Any]) -> dict[str, Any]:
     """Controller reference: deleting the job deletes its children, and only its controller manages them."""
-    metadata = as_dict(job.get("metadata"))
     return {
         "apiVersion": API_VERSION,
-        "kind": framework.kind,
-        "name": job_name(job),
-        "uid": str(metadata.get("uid") or ""),
+        "kind": job.kind,
+        "name": job.name,
+        "uid": job.uid,
         "controller": True,
         "blockOwnerDeletion": True,
     }
 
 
-def desired_slots(job: dict[str, Any], framework: Framework) -> list[Slot]:
-    """Every replica the spec asks for, in the framework's type order and then by index."""
-    return [Slot(rt, i) for rt, count in framework.replica_counts(job).items() for i in range(count)]
+def desired_pods(job: dict[str, Any], framework: Framework[Any]) -> list[dict[str, Any]]:
+    """Every Pod of the job as written (callers holding a parsed job use `build_pod`)."""
+    parsed = jobspec.parse(job, framework)
+    return [build_pod(parsed, framework, slot) for slot in parsed.slots]
 
 
-def desired_pods(job: dict[str, Any], framework: Framework) -> list[dict[str, Any]]:
-    job = with_defaults(job, framework)
-    return [build_pod(job, framework, slot) for slot in desired_slots(job, framework)]
+def desired_services(job: dict[str, Any], framework: Framework[Any]) -> list[dict[str, Any]]:
+    """Every Service of the job as written (callers holding a parsed job use `build_service`)."""
+    parsed = jobspec.parse(job, framework)
+    return [build_service(parsed, framework, slot) for slot in parsed.slots]
 
 
-def desired_services(job: dict[str, Any], framework: Framework) -> list[dict[str, Any]]:
-    job = with_defaults(job, framework)
-    return [build_service(job, framework, slot) for slot in desired_slots(job, framework)]
-
-
-def build_pod(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str, Any]:
-    """The Pod of one replica; `job` must have its defaults applied (`spec.with_defaults`).
+def build_pod(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[str, Any]:
+    """The Pod of one replica.
 
     The replica's pod template is kept as written, except: our labels win over the template's,
     `restartPolicy` comes from the replica spec (ExitCode becomes Never: the operator, not the
     kubelet, decides which exits are retried), every container learns the replica's identity,
     and the framework container gets the cluster environment and its port.
     """
-    replica_spec = replica_specs(job, framework)[slot.replica_type]
-    template = copy.deepcopy(as_dict(replica_spec.get("template")))
+    replica = job.replicas[slot.replica_type]
+    template = copy.deepcopy(dict(replica.template))
     template_metadata = as_dict(template.get("metadata"))
     labels = {**as_dict(template_metadata.get("labels")), **replica_labels(job, slot)}
     if is_master_role(job, framework, slot):
         labels[LABEL_JOB_ROLE] = MASTER_ROLE
     metadata: dict[str, Any] = {
         "name": slot_name(job, slot),
-        "namespace": job_namespace(job),
+        "namespace": job.namespace,
         "labels": labels,
-        "ownerReferences": [owner_reference(job, framework)],
+        "ownerReferences": [owner_reference(job)],
     }
     if template_metadata.get("annotations"):
         metadata["annotations"] = template_metadata["annotations"]
 
     pod_spec = as_dict(template.get("spec"))
-    restart_policy = replica_spec["restartPolicy"]
+    restart_policy = replica.restart_policy
     pod_spec["restartPolicy"] = "Never" if restart_policy == "ExitCode" else restart_policy
     identity = {
-        ENV_JOB_NAME: job_name(job),
+        ENV_JOB_NAME: job.name,
         ENV_REPLICA_TYPE: slot.replica_type.lower(),
         ENV_REPLICA_INDEX: str(slot.replica_index),
     }
@@ -142,25 +122,25 @@ def build_pod(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str
     container = framework_container(pod_spec, framework.container_name)
     if container is not None:
         container["env"] = merge_env(container["env"], framework.environment(job, *slot))
-        _ensure_port(container, framework.port_name, framework.port(job, slot.replica_type))
+        _ensure_port(container, framework.port_name, replica.port)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
 
-def build_service(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str, Any]:
+def build_service(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[str, Any]:
     """The headless Service that gives the replica's pod a stable DNS name.
 
     `publishNotReadyAddresses` makes the name resolve before the pod is ready: replicas must find
     each other during rendezvous, which happens before any readiness probe could pass.
     """
-    port = framework.port(job, slot.replica_type)
+    port = job.replicas[slot.replica_type].port
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {
             "name": slot_name(job, slot),
-            "namespace": job_namespace(job),
+            "namespace": job.namespace,
             "labels": replica_labels(job, slot),
-            "ownerReferences": [owner_reference(job, framework)],
+            "ownerReferences": [owner_reference(job)],
         },
         "spec": {
             "clusterIP": "None",

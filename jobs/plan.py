@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from jobs import gang
+from jobs import spec as jobspec
 from jobs.frameworks import Framework, framework_for
-from jobs.manifests import build_pod, build_service, desired_slots, slot_name
+from jobs.manifests import build_pod, build_service, slot_name
 from jobs.pods import Outcome, controlled_by, describe_failure, is_terminating, name_of, outcome, uid_of
 from jobs.policies import (
     RestartLedger,
@@ -25,16 +26,7 @@ from jobs.policies import (
     unfinished_pods,
     will_restart,
 )
-from jobs.spec import (
-    RunPolicy,
-    as_dict,
-    job_name,
-    job_namespace,
-    replica_restart_policy,
-    replica_specs,
-    run_policy,
-    with_defaults,
-)
+from jobs.spec import JobSpec, RunPolicy, as_dict
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.validation import validate
 from kube.resources import ResourceType
@@ -120,17 +112,19 @@ def plan(
     services: Iterable[dict[str, Any]],
     now: datetime,
     *,
-    framework: Framework | None = None,
+    framework: Framework[Any] | None = None,
     cluster_domain: str = "",
     scheduler: gang.GangScheduler | None = None,
     pod_group: dict[str, Any] | None = None,
     priorities: Mapping[str, int] | None = None,
+    parsed: JobSpec[Any] | None = None,
 ) -> Plan:
     """Decide everything for one reconcile of `job`, given the pods and services listed by its
     `argoml.io/job-name` label (children it does not control are ignored, never touched).
 
-    With a gang `scheduler`, `pod_group` is the job's PodGroup as read (None: there is none) and
-    `priorities` the values of the PriorityClasses `gang.priority_class_names` asked for.
+    The job is parsed once here (`parsed`: the caller already did, with `framework`), and every decision
+    below reads that. With a gang `scheduler`, `pod_group` is the job's PodGroup as read (None: there is
+    none) and `priorities` the values of the PriorityClasses `gang.priority_class_names` asked for.
     """
     framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
     uid = str(as_dict(job.get("metadata")).get("uid") or "")
@@ -139,23 +133,22 @@ def plan(
     previous = as_dict(job.get("status"))
     if as_dict(job.get("metadata")).get("deletionTimestamp"):
         return Plan(status=previous)
+    spec = parsed or jobspec.parse(job, framework)
     gang_step = _GangStep(scheduler, pod_group, priorities, uid)
     if is_finished(previous):
-        return gang_step.removed(_finished(job, framework, pods, services, now))
+        return gang_step.removed(_finished(spec, previous, framework, pods, services, now))
     errors = validate(job, framework)
     if errors:
-        message = f"{framework.kind} {job_namespace(job)}/{job_name(job)} is invalid: " + "; ".join(
-            map(str, errors)
-        )
-        status = aggregate(job, [], now, framework=framework, failure=Failure(FAILED_VALIDATION, message))
+        message = f"{framework.kind} {spec.namespace}/{spec.name} is invalid: " + "; ".join(map(str, errors))
+        failure = Failure(FAILED_VALIDATION, message)
+        status = aggregate(spec, previous, [], now, framework=framework, failure=failure)
         return Plan(status=status, events=_transition_events(previous, status))
-    job = with_defaults(job, framework)
-    if run_policy(job, framework).suspend:
-        return gang_step.removed(_suspended(job, framework, pods, services, now))
-    decided = _active(job, framework, pods, services, now)
+    if spec.run_policy.suspend:
+        return gang_step.removed(_suspended(spec, previous, framework, pods, services, now))
+    decided = _active(spec, previous, framework, pods, services, now)
     if is_finished(decided.status):
         return gang_step.removed(decided)
-    return gang_step.applied(job, framework, decided)
+    return gang_step.applied(spec, framework, decided)
 
 
 @dataclass(frozen=True)
@@ -174,13 +167,13 @@ class _GangStep:
         change = PodGroupChange("delete", self.scheduler.resource, self.observed)
         return replace(decided, pod_group=change)
 
-    def applied(self, job: dict[str, Any], framework: Framework, decided: Plan) -> Plan:
+    def applied(self, job: JobSpec[Any], framework: Framework[Any], decided: Plan) -> Plan:
         """Create or update the PodGroup, mark the pods to create for the gang scheduler, and hold all
         creations back while Volcano has not admitted the group."""
         scheduler = self.scheduler
         if scheduler is None:
             return decided
-        desired = gang.desired_pod_group(job, framework, scheduler, self.observed, self.priorities)
+        desired = gang.desired_pod_group(job, scheduler, self.observed, self.priorities)
         change = None
         if self.observed is None:
             change = PodGroupChange("create", scheduler.resource, desired)
@@ -188,13 +181,13 @@ class _GangStep:
             change = PodGroupChange("replace", scheduler.resource, gang.updated(self.observed, desired))
         if gang.delays_pods(scheduler, self.observed):
             return replace(decided, create=(), pod_group=change)
-        slots = {slot_name(job, slot): slot for slot in desired_slots(job, framework)}
+        slots = {slot_name(job, slot): slot for slot in job.slots}
         for manifest in decided.create:
             if manifest.get("kind") == "Pod" and name_of(manifest) in slots:
                 replica_type = slots[name_of(manifest)].replica_type
-                gang.decorate_pod(manifest, scheduler, job_name(job), replica_type)
+                gang.decorate_pod(manifest, scheduler, job.name, replica_type)
         events = decided.events
-        others = gang.other_schedulers(job, framework, scheduler)
+        others = gang.other_schedulers(job, scheduler)
         if others and any(m.get("kind") == "Pod" for m in decided.create):
             warning = Event(
                 "Warning",
@@ -210,57 +203,57 @@ class _GangStep:
 
 
 def _finished(
-    job: dict[str, Any],
-    framework: Framework,
+    job: JobSpec[Any],
+    previous: dict[str, Any],
+    framework: Framework[Any],
     pods: list[dict[str, Any]],
     services: list[dict[str, Any]],
     now: datetime,
 ) -> Plan:
     """A finished job only cleans up: cleanPodPolicy, then ttlSecondsAfterFinished."""
-    status = aggregate(job, pods, now, framework=framework)
-    policy = run_policy(job, framework)
+    status = aggregate(job, previous, pods, now, framework=framework)
+    policy = job.run_policy
     deletions = _clean_up(pods, services, policy.clean_pod_policy)
     ttl = policy.ttl_seconds_after_finished
     remaining = seconds_until(parse_time(status.get("completionTime")), ttl, now)
     if remaining is not None and remaining <= 0:
-        event = Event(
-            "Normal", "TTLExpired", f"Deleting {framework.kind} {job_name(job)}: finished {ttl}s ago"
-        )
+        event = Event("Normal", "TTLExpired", f"Deleting {framework.kind} {job.name}: finished {ttl}s ago")
         return Plan(status=status, delete=tuple(deletions), events=(event,), delete_job=True)
     return Plan(status=status, delete=tuple(deletions), requeue_after=remaining)
 
 
 def _suspended(
-    job: dict[str, Any],
-    framework: Framework,
+    job: JobSpec[Any],
+    previous: dict[str, Any],
+    framework: Framework[Any],
     pods: list[dict[str, Any]],
     services: list[dict[str, Any]],
     now: datetime,
 ) -> Plan:
     """A suspended job keeps no pods or services; resuming recreates them and restarts the deadline."""
-    status = aggregate(job, pods, now, framework=framework)
+    status = aggregate(job, previous, pods, now, framework=framework)
     deletions = [_deletion("Pod", p, "Suspend", "job suspended") for p in pods if not is_terminating(p)]
     deletions += [
         _deletion("Service", s, "Suspend", "job suspended") for s in services if not is_terminating(s)
     ]
-    return Plan(status=status, delete=tuple(deletions), events=_transition_events(job.get("status"), status))
+    return Plan(status=status, delete=tuple(deletions), events=_transition_events(previous, status))
 
 
 def _active(
-    job: dict[str, Any],
-    framework: Framework,
+    job: JobSpec[Any],
+    previous: dict[str, Any],
+    framework: Framework[Any],
     pods: list[dict[str, Any]],
     services: list[dict[str, Any]],
     now: datetime,
 ) -> Plan:
     """A running job: count restarts, apply deadline and backoff, then converge children or finish."""
-    previous = as_dict(job.get("status"))
-    policy = run_policy(job, framework)
+    policy = job.run_policy
     to_recreate = _failed_pods_to_recreate(job, framework, pods)
     ledger = RestartLedger.from_status(previous)
     after_recreation = ledger.recreating(to_recreate)
     failure = _forced_failure(job, framework, previous, policy, after_recreation.total(pods), now)
-    status = aggregate(job, pods, now, framework=framework, failure=failure)
+    status = aggregate(job, previous, pods, now, framework=framework, failure=failure)
     events = _transition_events(previous, status)
 
     if is_finished(status):
@@ -293,15 +286,14 @@ def _active(
 
 
 def _failed_pods_to_recreate(
-    job: dict[str, Any], framework: Framework, pods: list[dict[str, Any]]
+    job: JobSpec[Any], framework: Framework[Any], pods: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Failed pods of desired replicas whose restart policy retries them."""
-    specs = replica_specs(job, framework)
     by_name = {name_of(p): p for p in pods}
     failed = []
-    for slot in desired_slots(job, framework):
+    for slot in job.slots:
         pod = by_name.get(slot_name(job, slot))
-        policy = replica_restart_policy(specs[slot.replica_type], framework)
+        policy = job.replicas[slot.replica_type].restart_policy
         if (
             pod is not None
             and outcome(pod, framework.container_name) == Outcome.FAILED
@@ -312,13 +304,13 @@ def _failed_pods_to_recreate(
 
 
 def _converge(
-    job: dict[str, Any], framework: Framework, pods: list[dict[str, Any]], services: list[dict[str, Any]]
+    job: JobSpec[Any], framework: Framework[Any], pods: list[dict[str, Any]], services: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[Deletion]]:
     """Missing services then missing pods to create; children outside the spec to delete (scale down).
 
     A pod still terminating holds its name: its replacement is created once it is gone.
     """
-    wanted = {slot_name(job, slot): slot for slot in desired_slots(job, framework)}
+    wanted = {slot_name(job, slot): slot for slot in job.slots}
     pod_names = {name_of(p) for p in pods}
     service_names = {name_of(s) for s in services}
     creates = [
@@ -348,15 +340,15 @@ def _clean_up(
 
 
 def _forced_failure(
-    job: dict[str, Any],
-    framework: Framework,
+    job: JobSpec[Any],
+    framework: Framework[Any],
     previous: dict[str, Any],
     policy: RunPolicy,
     restarts: int,
     now: datetime,
 ) -> Failure | None:
     """Deadline first, then backoff: failures decided by time and counts rather than by a replica."""
-    ref = f"{framework.kind} {job_namespace(job)}/{job_name(job)}"
+    ref = f"{framework.kind} {job.namespace}/{job.name}"
     deadline = policy.active_deadline_seconds
     remaining = seconds_until(parse_time(previous.get("startTime")), deadline, now)
     if remaining is not None and remaining <= 0:

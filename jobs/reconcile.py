@@ -17,12 +17,13 @@ import contextvars
 import functools
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
 from typing import Any, TypeVar
 
 from jobs import autoscaling, conf, gang
+from jobs import spec as jobspec
 from jobs.controllers import job_resource
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
@@ -30,7 +31,7 @@ from jobs.plan import Deletion, Event, Plan, PodGroupChange, creation_event, del
 from jobs.pods import name_of
 from jobs.spec import as_dict, job_name, job_namespace
 from jobs.status import is_finished
-from jobs.summary import replica_summary
+from jobs.summary import summarize
 from kube import expectations
 from kube.client import KubeClient, get_client
 from kube.errors import AlreadyExists, ApiError, Conflict, Forbidden, NotFound
@@ -87,7 +88,7 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
 def _converge(
     client: KubeClient,
     rtype: ResourceType,
-    framework: Framework,
+    framework: Framework[Any],
     job: dict[str, Any],
     pods: list[dict[str, Any]],
     services: list[dict[str, Any]],
@@ -98,7 +99,8 @@ def _converge(
     if autoscaling.may_have_hpa(job, framework):
         converge_autoscaler(client, job, framework, recorder_for(EVENT_CONTROLLER))
     scheduler = conf.gang_scheduler()
-    pod_group, priorities = _gang_reads(client, scheduler, job, framework)
+    parsed = jobspec.parse(job, framework)
+    pod_group, priorities = _gang_reads(client, scheduler, job, parsed)
     decided = plan(
         job,
         pods,
@@ -108,8 +110,9 @@ def _converge(
         scheduler=scheduler,
         pod_group=pod_group,
         priorities=priorities,
+        parsed=parsed,
     )
-    status = with_summary(job, decided.status, framework)
+    status = with_summary(job, decided.status, parsed.counts)
     if status != as_dict(job.get("status")):
         job = _write_status(client, rtype, job, status)
         if view is not None:
@@ -145,7 +148,10 @@ def _children(client: KubeClient, job: dict[str, Any]) -> tuple[list[dict[str, A
 
 
 def _gang_reads(
-    client: KubeClient, scheduler: gang.GangScheduler | None, job: dict[str, Any], framework: Framework
+    client: KubeClient,
+    scheduler: gang.GangScheduler | None,
+    job: dict[str, Any],
+    parsed: jobspec.JobSpec[Any],
 ) -> tuple[dict[str, Any] | None, dict[str, int]]:
     """The job's PodGroup (None: none yet) and the PriorityClass values its minResources depends on.
 
@@ -161,7 +167,7 @@ def _gang_reads(
     except NotFound:
         pod_group = None  # none yet, or the scheduler's CRD is missing: creating it tells which
     priorities = {}
-    for name in sorted(gang.priority_class_names(job, framework)):
+    for name in sorted(gang.priority_class_names(parsed)):
         try:
             value = client.get(gang.PRIORITY_CLASS, name).get("value")
         except (NotFound, Forbidden):
@@ -172,7 +178,7 @@ def _gang_reads(
 
 
 def converge_autoscaler(
-    client: KubeClient, job: dict[str, Any], framework: Framework, recorder: EventRecorder
+    client: KubeClient, job: dict[str, Any], framework: Framework[Any], recorder: EventRecorder
 ) -> None:
     """Create, update or delete the job's HorizontalPodAutoscaler (jobs/autoscaling.py), before its children
     as Kubeflow does. A create that meets an existing HPA and a delete that finds none are success; a stale
@@ -204,15 +210,17 @@ def converge_autoscaler(
     recorder.event(job, "Normal", reason, note, action=decided.verb.capitalize())
 
 
-def with_summary(job: dict[str, Any], status: dict[str, Any], framework: Framework) -> dict[str, Any]:
-    """The status with `replicaSummary` (the printer column) computed from it; a finished job keeps the
-    summary it finished with."""
+def with_summary(
+    job: dict[str, Any], status: dict[str, Any], wanted_replicas: Mapping[str, int]
+) -> dict[str, Any]:
+    """The status with `replicaSummary` (the printer column) computed from it and the replica counts the
+    spec wants; a finished job keeps the summary it finished with."""
     previous = as_dict(job.get("status"))
     if is_finished(previous) and "replicaSummary" in previous:
         return {**status, "replicaSummary": previous["replicaSummary"]}
     if not status:
         return status
-    return {**status, "replicaSummary": replica_summary(job, status, framework)}
+    return {**status, "replicaSummary": summarize(wanted_replicas, status)}
 
 
 def apply_plan(

@@ -1,27 +1,31 @@
-"""The job spec as Kubeflow Training Operator v1 shapes it: field names, defaults and tolerant readers.
+"""The job spec as Kubeflow Training Operator v1 shapes it: field names, defaults, and `parse()`, which reads
+a job once into a frozen `JobSpec` that every builder takes.
 
-Readers here never raise on a malformed spec: `validation.py` reports what is wrong, and the reconcile
-loop must be able to read whatever got past it (a job edited before the webhook existed, for instance).
+Parsing never raises on a malformed spec: `validation.py` reports what is wrong, and the reconcile loop
+must be able to read whatever got past it (a job edited before the webhook existed, for instance). This
+module knows frameworks only through the `JobKind` protocol: `jobs.frameworks` imports it, never the
+other way (an import-linter contract in pyproject.toml keeps it so).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
 from kube import podsecurity
 
-if TYPE_CHECKING:
-    from jobs.frameworks.base import Framework
+#: A framework's own spec fields, parsed (e.g. PyTorch's nprocPerNode and elastic policy).
+OptionsT = TypeVar("OptionsT")
+OptionsT_co = TypeVar("OptionsT_co", covariant=True)
 
 API_GROUP = "argoml.io"
 API_VERSION = f"{API_GROUP}/v1alpha1"
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
 CLEAN_POD_POLICIES = ("All", "Running", "None")
-SUCCESS_POLICY_ALL_WORKERS = "AllWorkers"
-SUCCESS_POLICIES = ("", SUCCESS_POLICY_ALL_WORKERS)
 DEFAULT_NAMESPACE = "default"
 
 
@@ -36,6 +40,38 @@ class FieldError:
         return f"{self.path}: {self.message}"
 
 
+class JobKind(Protocol[OptionsT_co]):
+    """What reading a job needs to know about its framework (`jobs.frameworks.base.Framework` is one); a
+    protocol, so that this module never imports the frameworks that import it."""
+
+    kind: ClassVar[str]
+    spec_key: ClassVar[str]
+    replica_types: ClassVar[tuple[str, ...]]
+    chief_types: ClassVar[tuple[str, ...]]
+    container_name: ClassVar[str]
+    port_name: ClassVar[str]
+    default_port: ClassVar[int]
+    default_restart_policy: ClassVar[str]
+    default_clean_pod_policy: ClassVar[str]
+
+    def canonical_replica_type(self, name: object) -> str | None: ...
+
+    def default_extra_fields(self, spec: dict[str, Any]) -> None: ...
+
+    def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> OptionsT_co: ...
+
+
+@dataclass(frozen=True)
+class SchedulingPolicy:
+    """`spec.runPolicy.schedulingPolicy` as read by the operator; a malformed field reads as unset."""
+
+    min_available: int | None = None
+    queue: str = ""
+    min_resources: Mapping[str, Any] | None = None
+    priority_class: str = ""
+    schedule_timeout_seconds: int | None = None
+
+
 @dataclass(frozen=True)
 class RunPolicy:
     """`spec.runPolicy` with defaults applied; a value of the wrong type reads as its default."""
@@ -45,6 +81,109 @@ class RunPolicy:
     active_deadline_seconds: int | None
     backoff_limit: int | None
     suspend: bool
+    scheduling_policy: SchedulingPolicy = SchedulingPolicy()
+
+
+class Slot(NamedTuple):
+    """One replica of a job: its canonical type and index."""
+
+    replica_type: str
+    replica_index: int
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    """One replica type of a job, defaults applied (`replicas` 1, the framework's restart policy)."""
+
+    replica_type: str
+    replicas: int
+    restart_policy: str
+    #: The pod template as written, with the framework container's port added when it has none. Shared by
+    #: every pod of the type: builders copy it before changing anything.
+    template: Mapping[str, Any]
+    #: The port the replicas listen on: the framework container's named port, else the default.
+    port: int
+
+
+@dataclass(frozen=True)
+class JobSpec(Generic[OptionsT]):
+    """A job read once, every default applied: what the builders, status and policies take.
+
+    Replica types are canonical and in the framework's order, and only the types the framework knows are
+    there. `options` holds the framework's own fields, as its `parse_options` read them.
+    """
+
+    kind: str
+    api_version: str
+    name: str
+    namespace: str
+    uid: str
+    #: `metadata.generation` as stored (the status copies it into `observedGeneration`); None when unset.
+    generation: Any
+    annotations: Mapping[str, Any]
+    replicas: Mapping[str, ReplicaSpec]
+    run_policy: RunPolicy
+    #: The replica type whose success is the job's success (Chief or Master), if the job has one.
+    chief_type: str | None
+    #: The framework's port, for replica types the job does not have.
+    default_port: int
+    options: OptionsT
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Canonical replica type → number of replicas, in the framework's order."""
+        return {rt: spec.replicas for rt, spec in self.replicas.items()}
+
+    @property
+    def slots(self) -> list[Slot]:
+        """Every replica the spec asks for, in the framework's type order and then by index."""
+        return [Slot(rt, i) for rt, spec in self.replicas.items() for i in range(spec.replicas)]
+
+    def port(self, replica_type: str) -> int:
+        spec = self.replicas.get(replica_type)
+        return spec.port if spec is not None else self.default_port
+
+    def host(self, replica_type: str, index: int) -> str:
+        """The replica's Pod and Service name, which resolves from pods in the same namespace."""
+        return f"{self.name}-{replica_type.lower()}-{index}"
+
+
+def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT]:
+    """`job` read once, as `with_defaults` would store it; never raises (`validation.py` says what is wrong).
+
+    Only the pod templates are copied (one per replica type, not per replica), to add the default port.
+    The framework's `parse_options` sees the spec and the job parsed so far (its options still None), so
+    it can also resolve what every replica shares once (TF_CONFIG's cluster).
+    """
+    metadata = as_dict(job.get("metadata"))
+    replicas = {}
+    for replica_type, given in replica_specs(job, framework).items():
+        template = copy.deepcopy(as_dict(given.get("template")))
+        container = framework_container(as_dict(template.get("spec")), framework.container_name)
+        if container is not None:
+            _add_default_port(container, framework)
+        replicas[replica_type] = ReplicaSpec(
+            replica_type=replica_type,
+            replicas=replica_count(given),
+            restart_policy=replica_restart_policy(given, framework),
+            template=template,
+            port=_named_port(container, framework.port_name, framework.default_port),
+        )
+    common: JobSpec[Any] = JobSpec(
+        kind=framework.kind,
+        api_version=str(job.get("apiVersion") or ""),
+        name=job_name(job),
+        namespace=job_namespace(job),
+        uid=str(metadata.get("uid") or ""),
+        generation=metadata.get("generation"),
+        annotations=as_dict(metadata.get("annotations")),
+        replicas=replicas,
+        run_policy=run_policy(job, framework),
+        chief_type=next((rt for rt in framework.chief_types if rt in replicas), None),
+        default_port=framework.default_port,
+        options=None,
+    )
+    return dataclasses.replace(common, options=framework.parse_options(job_spec(job), common))
 
 
 def as_int(value: object) -> int | None:
@@ -68,7 +207,7 @@ def job_spec(job: dict[str, Any]) -> dict[str, Any]:
     return as_dict(job.get("spec"))
 
 
-def replica_specs(job: dict[str, Any], framework: Framework) -> dict[str, dict[str, Any]]:
+def replica_specs(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, dict[str, Any]]:
     """Replica specs keyed by canonical type (`worker` → `Worker`), in the framework's order.
 
     Keys the framework does not know, and values that are not mappings, are left out.
@@ -82,7 +221,7 @@ def replica_specs(job: dict[str, Any], framework: Framework) -> dict[str, dict[s
     return {rt: by_type[rt] for rt in framework.replica_types if rt in by_type}
 
 
-def pod_views(job: dict[str, Any], framework: Framework) -> list[podsecurity.PodView]:
+def pod_views(job: dict[str, Any], framework: JobKind[Any]) -> list[podsecurity.PodView]:
     """The pod template of every replica type, as the Pod Security check reads it, under the key the user
     wrote (`spec.tfReplicaSpecs.worker.template.spec`); keys the framework does not know are skipped."""
     views = []
@@ -110,17 +249,17 @@ def replica_count(spec: dict[str, Any]) -> int:
     return 1 if count is None else max(count, 0)
 
 
-def replica_restart_policy(spec: dict[str, Any], framework: Framework) -> str:
+def replica_restart_policy(spec: dict[str, Any], framework: JobKind[Any]) -> str:
     policy = spec.get("restartPolicy")
     return policy if policy in RESTART_POLICIES else framework.default_restart_policy
 
 
-def replica_counts(job: dict[str, Any], framework: Framework) -> dict[str, int]:
+def replica_counts(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, int]:
     """Canonical replica type → number of replicas, in the framework's order."""
     return {rt: replica_count(spec) for rt, spec in replica_specs(job, framework).items()}
 
 
-def run_policy(job: dict[str, Any], framework: Framework) -> RunPolicy:
+def run_policy(job: dict[str, Any], framework: JobKind[Any]) -> RunPolicy:
     given = as_dict(job_spec(job).get("runPolicy"))
     clean = given.get("cleanPodPolicy")
     return RunPolicy(
@@ -129,18 +268,20 @@ def run_policy(job: dict[str, Any], framework: Framework) -> RunPolicy:
         active_deadline_seconds=_non_negative(given.get("activeDeadlineSeconds")),
         backoff_limit=_non_negative(given.get("backoffLimit")),
         suspend=given.get("suspend") is True,
+        scheduling_policy=_scheduling_policy(as_dict(given.get("schedulingPolicy"))),
     )
 
 
-def success_policy(job: dict[str, Any]) -> str:
-    policy = job_spec(job).get("successPolicy")
-    return policy if policy in SUCCESS_POLICIES else ""
-
-
-def chief_type(job: dict[str, Any], framework: Framework) -> str | None:
-    """The replica type whose success is the job's success, if the job has one (Chief or Master)."""
-    specs = replica_specs(job, framework)
-    return next((rt for rt in framework.chief_types if rt in specs), None)
+def _scheduling_policy(given: dict[str, Any]) -> SchedulingPolicy:
+    min_resources = given.get("minResources")
+    queue, priority_class = given.get("queue"), given.get("priorityClass")
+    return SchedulingPolicy(
+        min_available=as_int(given.get("minAvailable")),
+        queue=queue if isinstance(queue, str) else "",
+        min_resources=dict(min_resources) if isinstance(min_resources, dict) else None,
+        priority_class=priority_class if isinstance(priority_class, str) else "",
+        schedule_timeout_seconds=as_int(given.get("scheduleTimeoutSeconds")),
+    )
 
 
 def framework_container(template_spec: dict[str, Any], container_name: str) -> dict[str, Any] | None:
@@ -150,7 +291,7 @@ def framework_container(template_spec: dict[str, Any], container_name: str) -> d
     return next((c for c in containers if isinstance(c, dict) and c.get("name") == container_name), None)
 
 
-def with_defaults(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
+def with_defaults(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, Any]:
     """A deep copy of `job` with every default filled in, as the mutating webhook would store it.
 
     Replica keys become canonical, each replica gets `replicas` and `restartPolicy`, the framework's
@@ -181,7 +322,7 @@ def with_defaults(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
     return job
 
 
-def _add_default_port(container: dict[str, Any], framework: Framework) -> None:
+def _add_default_port(container: dict[str, Any], framework: JobKind[Any]) -> None:
     ports = container.get("ports")
     if not isinstance(ports, list):
         ports = container["ports"] = []
@@ -189,6 +330,17 @@ def _add_default_port(container: dict[str, Any], framework: Framework) -> None:
         ports.append(
             {"name": framework.port_name, "containerPort": framework.default_port, "protocol": "TCP"}
         )
+
+
+def _named_port(container: dict[str, Any] | None, port_name: str, default: int) -> int:
+    """The container's port named `port_name` (the first with a number), else `default`."""
+    ports = (container or {}).get("ports")
+    for port in ports if isinstance(ports, list) else []:
+        if isinstance(port, dict) and port.get("name") == port_name:
+            number = as_int(port.get("containerPort"))
+            if number is not None:
+                return number
+    return default
 
 
 def _non_negative(value: object) -> int | None:

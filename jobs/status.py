@@ -15,20 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from jobs.frameworks import Framework, framework_for
-from jobs.manifests import Slot, desired_slots, replica_type_selector, slot_name
+from jobs.frameworks import Framework
+from jobs.manifests import replica_type_selector, slot_name
 from jobs.pods import Outcome, describe_failure, name_of, outcome
 from jobs.policies import will_restart
-from jobs.spec import (
-    as_dict,
-    chief_type,
-    job_name,
-    job_namespace,
-    replica_restart_policy,
-    replica_specs,
-    run_policy,
-    with_defaults,
-)
+from jobs.spec import JobSpec, Slot, as_dict
 from kube.times import format_time, parse_time
 
 CREATED, RUNNING, RESTARTING, SUCCEEDED, FAILED, SUSPENDED = (
@@ -82,42 +73,38 @@ def current_state(status: dict[str, Any] | None) -> str | None:
 
 
 def aggregate(
-    job: dict[str, Any],
+    job: JobSpec[Any],
+    previous: dict[str, Any],
     pods: Iterable[dict[str, Any]],
     now: datetime,
     *,
-    framework: Framework | None = None,
+    framework: Framework[Any],
     failure: Failure | None = None,
 ) -> dict[str, Any]:
-    """The status `job` should have given its pods (the job's own, already filtered by owner).
+    """The status `job` should have given its `previous` status and its pods (the job's own, already
+    filtered by owner).
 
     Deciding order: a `failure` passed in; success (the chief/master succeeded, else worker 0, or
     every worker under successPolicy AllWorkers) — success wins over failures seen at the same
     time, since training is done; a failed replica that will not be retried; suspension; a replica
     being recreated (Restarting); a running replica (Running); else just Created.
     """
-    framework = framework or framework_for(job.get("kind"))
-    previous = as_dict(job.get("status"))
     status = copy.deepcopy(previous)
-    generation = as_dict(job.get("metadata")).get("generation")
-    if generation is not None:
-        status["observedGeneration"] = generation
+    if job.generation is not None:
+        status["observedGeneration"] = job.generation
     if is_finished(previous):
         return status
 
-    job = with_defaults(job, framework)
     views = replica_views(job, framework, pods)
     state = decide_state(job, framework, views, failure)
     timestamp = format_time(now)
 
-    conditions = set_condition(_conditions(previous), CREATED, True, *_created(job, framework), timestamp)
+    conditions = set_condition(_conditions(previous), CREATED, True, *_created(job), timestamp)
     for passing in PASSING_STATES:
         if state.type == passing:
             conditions = set_condition(conditions, passing, True, state.reason, state.message, timestamp)
         elif any(c.get("type") == passing for c in conditions):
-            reason, message = (
-                _resumed(job, framework) if passing == SUSPENDED else (state.reason, state.message)
-            )
+            reason, message = _resumed(job) if passing == SUSPENDED else (state.reason, state.message)
             conditions = set_condition(conditions, passing, False, reason, message, timestamp)
     if state.type in (SUCCEEDED, FAILED):
         conditions = set_condition(conditions, state.type, True, state.reason, state.message, timestamp)
@@ -135,25 +122,22 @@ def aggregate(
 
 
 def replica_views(
-    job: dict[str, Any], framework: Framework, pods: Iterable[dict[str, Any]]
+    job: JobSpec[Any], framework: Framework[Any], pods: Iterable[dict[str, Any]]
 ) -> list[ReplicaView]:
-    """Each desired replica with its pod; `job` must have its defaults applied."""
+    """Each desired replica with its pod."""
     by_name = {name_of(p): p for p in pods}
-    specs = replica_specs(job, framework)
     views = []
-    for slot in desired_slots(job, framework):
+    for slot in job.slots:
         pod = by_name.get(slot_name(job, slot))
         result = outcome(pod, framework.container_name) if pod is not None else None
-        views.append(
-            ReplicaView(slot, pod, result, replica_restart_policy(specs[slot.replica_type], framework))
-        )
+        views.append(ReplicaView(slot, pod, result, job.replicas[slot.replica_type].restart_policy))
     return views
 
 
 def decide_state(
-    job: dict[str, Any], framework: Framework, views: list[ReplicaView], failure: Failure | None
+    job: JobSpec[Any], framework: Framework[Any], views: list[ReplicaView], failure: Failure | None
 ) -> State:
-    kind, ref = framework.kind, f"{job_namespace(job)}/{job_name(job)}"
+    kind, ref = job.kind, f"{job.namespace}/{job.name}"
     if failure is not None:
         return State(FAILED, failure.reason, failure.message)
     if _succeeded(job, framework, views):
@@ -164,7 +148,7 @@ def decide_state(
         return State(
             FAILED, f"{kind}Failed", f"{kind} {ref} has failed because {_describe(lost, framework)}."
         )
-    if run_policy(job, framework).suspend:
+    if job.run_policy.suspend:
         return State(SUSPENDED, f"{kind}Suspended", f"{kind} {ref} is suspended.")
     restarting = [v for v in views if v.outcome in (Outcome.FAILED, Outcome.TERMINATING)]
     if restarting:
@@ -175,7 +159,7 @@ def decide_state(
         )
     if any(v.outcome == Outcome.RUNNING for v in views):
         return State(RUNNING, f"{kind}Running", f"{kind} {ref} is running.")
-    return State(CREATED, *_created(job, framework))
+    return State(CREATED, *_created(job))
 
 
 def replica_statuses(views: list[ReplicaView], *, suspended: bool = False) -> dict[str, dict[str, int]]:
@@ -246,8 +230,8 @@ def transitions(previous: dict[str, Any] | None, status: dict[str, Any]) -> list
     return changes
 
 
-def _succeeded(job: dict[str, Any], framework: Framework, views: list[ReplicaView]) -> bool:
-    chief = chief_type(job, framework)
+def _succeeded(job: JobSpec[Any], framework: Framework[Any], views: list[ReplicaView]) -> bool:
+    chief = job.chief_type
     if chief is not None:
         deciders = [v for v in views if v.slot.replica_type == chief]
         return bool(deciders) and all(v.outcome == Outcome.SUCCEEDED for v in deciders)
@@ -259,11 +243,11 @@ def _succeeded(job: dict[str, Any], framework: Framework, views: list[ReplicaVie
     return framework.workers_succeeded(job, workers)
 
 
-def _retried(view: ReplicaView, framework: Framework) -> bool:
+def _retried(view: ReplicaView, framework: Framework[Any]) -> bool:
     return view.pod is not None and will_restart(view.restart_policy, view.pod, framework.container_name)
 
 
-def _describe(views: list[ReplicaView], framework: Framework) -> str:
+def _describe(views: list[ReplicaView], framework: Framework[Any]) -> str:
     parts = []
     for view in views:
         assert view.pod is not None  # only replicas with a pod fail or terminate
@@ -274,14 +258,12 @@ def _describe(views: list[ReplicaView], framework: Framework) -> str:
     return ", ".join(parts)
 
 
-def _created(job: dict[str, Any], framework: Framework) -> tuple[str, str]:
-    kind = framework.kind
-    return f"{kind}Created", f"{kind} {job_namespace(job)}/{job_name(job)} is created."
+def _created(job: JobSpec[Any]) -> tuple[str, str]:
+    return f"{job.kind}Created", f"{job.kind} {job.namespace}/{job.name} is created."
 
 
-def _resumed(job: dict[str, Any], framework: Framework) -> tuple[str, str]:
-    kind = framework.kind
-    return f"{kind}Resumed", f"{kind} {job_namespace(job)}/{job_name(job)} is resumed."
+def _resumed(job: JobSpec[Any]) -> tuple[str, str]:
+    return f"{job.kind}Resumed", f"{job.kind} {job.namespace}/{job.name} is resumed."
 
 
 def _conditions(status: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ policy removes afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from jobs.frameworks import Framework
@@ -15,7 +16,12 @@ from jobs.spec import as_dict, as_int, replica_counts
 SEPARATOR = " · "
 
 
-def replica_summary(job: dict[str, Any], status: dict[str, Any], framework: Framework) -> str:
+def replica_summary(job: dict[str, Any], status: dict[str, Any], framework: Framework[Any]) -> str:
+    """The summary of a job as written (a reconcile, holding the parsed job, calls `summarize`)."""
+    return summarize(replica_counts(job, framework), status)
+
+
+def summarize(wanted_replicas: Mapping[str, int], status: dict[str, Any]) -> str:
     """One part per replica type, in the framework's order: `<Type> <count>/<wanted>[ <state>]`.
 
     A type with failed pods shows how many failed; one whose pods all succeeded, that they did; one
@@ -23,7 +29,7 @@ def replica_summary(job: dict[str, Any], status: dict[str, Any], framework: Fram
     """
     observed = as_dict(status.get("replicaStatuses"))
     parts = []
-    for replica_type, wanted in replica_counts(job, framework).items():
+    for replica_type, wanted in wanted_replicas.items():
         counts = as_dict(observed.get(replica_type))
         parts.append(
             f"{replica_type} {_part(wanted, *(_count(counts, k) for k in ('active', 'succeeded', 'failed')))}"

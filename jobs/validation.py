@@ -12,7 +12,7 @@ from typing import Any
 from jobs import gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
-from jobs.spec import API_VERSION, CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int
+from jobs.spec import API_VERSION, CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int, replica_counts
 from kube.names import NameFormat
 
 DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -57,7 +57,7 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
     errors += _validate_spec_fields(spec, framework)
     checked_name = None if name_errors else name
     errors += _validate_replica_specs(spec.get(framework.spec_key), framework, checked_name)
-    errors += _validate_run_policy(spec.get("runPolicy"), sum(framework.replica_counts(job).values()))
+    errors += _validate_run_policy(spec.get("runPolicy"), sum(replica_counts(job, framework).values()))
     errors += framework.validate_extra_fields(spec)
     return errors
 

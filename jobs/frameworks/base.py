@@ -1,21 +1,22 @@
 """What the operator core needs to know about a training framework, and nothing more.
 
-A framework is one small class: class attributes describe its kind, replica types and container, and
-`environment()` returns the variables its processes read to find each other. Everything else (pods,
-services, status, policies) is generic and lives outside this package.
+A framework is one small class: class attributes describe its kind, replica types and container,
+`parse_options()` reads its own spec fields once, and `environment()` returns the variables its processes
+read to find each other, from the parsed job (`jobs.spec.JobSpec`). Everything else (pods, services,
+status, policies) is generic and lives outside this package.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, cast
 
 from jobs import spec as jobspec
-from jobs.spec import FieldError
 
 
-class Framework:
-    """Base class of a framework plugin; subclasses set the class attributes and `environment()`."""
+class Framework(Generic[jobspec.OptionsT]):
+    """Base class of a framework plugin; subclasses set the class attributes and `environment()`, and those
+    with spec fields of their own subclass `Framework[TheirOptions]` and override `parse_options()`."""
 
     #: Custom resource kind, plural and short name: `TFJob`, `tfjobs`, `tfjob`.
     kind: ClassVar[str]
@@ -52,19 +53,27 @@ class Framework:
 
     # --- what a subclass provides -------------------------------------------------------------
 
-    def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
+    def environment(
+        self, job: jobspec.JobSpec[jobspec.OptionsT], replica_type: str, index: int
+    ) -> dict[str, str]:
         """Variables for the framework container of replica `index` of `replica_type` (canonical)."""
         raise NotImplementedError
 
-    def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
+    def parse_options(self, spec: Mapping[str, Any], job: jobspec.JobSpec[None]) -> jobspec.OptionsT:
+        """The framework's own spec fields (`extra_spec_fields`, `optional_spec_fields`) read once, defaults
+        applied, tolerant of bad values (validation reports them), and anything every replica shares that
+        is worth resolving once; `job` is the job parsed so far. A framework without such fields keeps
+        this default: no options (None)."""
+        return cast(jobspec.OptionsT, None)
+
+    def validate_extra_fields(self, spec: dict[str, Any]) -> list[jobspec.FieldError]:
         """Check `extra_spec_fields` and `optional_spec_fields`; the default accepts anything."""
         return []
 
-    def workers_succeeded(self, job: dict[str, Any], succeeded: Mapping[int, bool]) -> bool:
-        """Without a chief, whether the workers (index → exited 0) make the job succeed: worker 0 decides,
-        or every worker with TF's `successPolicy: AllWorkers`."""
-        if jobspec.success_policy(job) == jobspec.SUCCESS_POLICY_ALL_WORKERS:
-            return bool(succeeded) and all(succeeded.values())
+    def workers_succeeded(
+        self, job: jobspec.JobSpec[jobspec.OptionsT], succeeded: Mapping[int, bool]
+    ) -> bool:
+        """Without a chief, whether the workers (index → exited 0) make the job succeed: worker 0 decides."""
         return succeeded.get(0, False)
 
     def default_extra_fields(self, spec: dict[str, Any]) -> None:
@@ -82,27 +91,7 @@ class Framework:
             return None
         return next((rt for rt in cls.replica_types if rt.lower() == name.lower()), None)
 
-    def replica_counts(self, job: dict[str, Any]) -> dict[str, int]:
-        return jobspec.replica_counts(job, self)
-
-    def port(self, job: dict[str, Any], replica_type: str) -> int:
-        """The port the replica type listens on: its container's named port, else the default."""
-        spec = jobspec.replica_specs(job, self).get(replica_type, {})
-        template_spec = jobspec.as_dict(jobspec.as_dict(spec.get("template")).get("spec"))
-        container = jobspec.framework_container(template_spec, self.container_name) or {}
-        ports = container.get("ports")
-        for port in ports if isinstance(ports, list) else []:
-            if isinstance(port, dict) and port.get("name") == self.port_name:
-                number = jobspec.as_int(port.get("containerPort"))
-                if number is not None:
-                    return number
-        return self.default_port
-
-    def host(self, job: dict[str, Any], replica_type: str, index: int) -> str:
-        """The replica's service name, resolvable from pods in the same namespace."""
-        return f"{jobspec.job_name(job)}-{replica_type.lower()}-{index}"
-
-    def fqdn(self, job: dict[str, Any], replica_type: str, index: int) -> str:
+    def fqdn(self, job: jobspec.JobSpec[Any], replica_type: str, index: int) -> str:
         """`<service>.<namespace>.svc`, plus the cluster domain when one is configured."""
-        name = f"{self.host(job, replica_type, index)}.{jobspec.job_namespace(job)}.svc"
+        name = f"{job.host(replica_type, index)}.{job.namespace}.svc"
         return f"{name}.{self.cluster_domain}" if self.cluster_domain else name

@@ -7,6 +7,7 @@ the job's HorizontalPodAutoscaler (jobs/autoscaling.py); `scale_problem` is the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +49,7 @@ class ElasticPolicy:
     max_restarts: int | None
 
 
-def parse(spec: dict[str, Any]) -> ElasticPolicy | None:
+def parse(spec: Mapping[str, Any]) -> ElasticPolicy | None:
     """The job's elastic policy, or None when the job has none (then it is not an elastic job)."""
     given = spec.get("elasticPolicy")
     if not isinstance(given, dict):
@@ -71,6 +72,16 @@ def parse(spec: dict[str, Any]) -> ElasticPolicy | None:
         nproc_per_node=as_int(given.get("nProcPerNode")),
         max_restarts=as_int(given.get("maxRestarts")),
     )
+
+
+def parse_defaulted(spec: Mapping[str, Any], worker_replicas: int) -> ElasticPolicy | None:
+    """The policy as a defaulted (stored) job reads: `parse` after `with_defaults` filled the bounds."""
+    given = spec.get("elasticPolicy")
+    if not isinstance(given, dict):
+        return None
+    defaulted = dict(given)
+    with_defaults(defaulted, worker_replicas)
+    return parse({"elasticPolicy": defaulted})
 
 
 def nnodes(policy: ElasticPolicy, worker_replicas: int) -> str:

@@ -7,14 +7,14 @@ from typing import Any
 
 from jobs.frameworks.base import Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, as_dict, replica_specs
+from jobs.spec import FieldError, JobSpec, ReplicaSpec, as_dict
 
 #: Template annotation Kubeflow copies into MX_CONFIG `labels` (used by TVM auto-tuning).
 TUNER_SERVER_KEY = "tuner-server-key"
 
 
 @register
-class MXNet(Framework):
+class MXNet(Framework[None]):
     kind = "MXJob"
     plural = "mxjobs"
     short_name = "mxjob"
@@ -28,23 +28,22 @@ class MXNet(Framework):
     default_clean_pod_policy = "None"
     extra_spec_fields = {"jobMode": "MXTrain"}
 
-    def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
+    def environment(self, job: JobSpec[None], replica_type: str, index: int) -> dict[str, str]:
         """DMLC_* for ps-lite and MX_CONFIG; hosts are bare service names, as upstream writes them."""
-        counts = self.replica_counts(job)
-        specs = replica_specs(job, self)
+        counts = job.counts
         ordered = sorted(counts.items(), key=lambda item: item[0].lower())
         config = {
             "cluster": {
-                rt.lower(): [{"url": self.host(job, rt, i), "port": self.port(job, rt)} for i in range(count)]
+                rt.lower(): [{"url": job.host(rt, i), "port": job.port(rt)} for i in range(count)]
                 for rt, count in ordered
             },
-            "labels": {rt.lower(): _tuner_server_key(specs[rt]) for rt, _ in ordered},
+            "labels": {rt.lower(): _tuner_server_key(job.replicas[rt]) for rt, _ in ordered},
             "task": {"type": replica_type.lower(), "index": index},
         }
         env = {"MX_CONFIG": json.dumps(config, separators=(",", ":"))}
         if counts.get("Scheduler", 0) > 0:
-            env["DMLC_PS_ROOT_URI"] = self.host(job, "Scheduler", 0)
-            env["DMLC_PS_ROOT_PORT"] = str(self.port(job, "Scheduler"))
+            env["DMLC_PS_ROOT_URI"] = job.host("Scheduler", 0)
+            env["DMLC_PS_ROOT_PORT"] = str(job.port("Scheduler"))
         env["DMLC_NUM_SERVER"] = str(counts.get("Server", 0))
         env["DMLC_NUM_WORKER"] = str(counts.get("Worker", 0))
         env["DMLC_ROLE"] = replica_type.lower()
@@ -60,6 +59,6 @@ class MXNet(Framework):
         return []
 
 
-def _tuner_server_key(replica_spec: dict[str, Any]) -> str:
-    metadata = as_dict(as_dict(replica_spec.get("template")).get("metadata"))
+def _tuner_server_key(replica_spec: ReplicaSpec) -> str:
+    metadata = as_dict(replica_spec.template.get("metadata"))
     return str(as_dict(metadata.get("annotations")).get(TUNER_SERVER_KEY, ""))

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jobs.frameworks import elastic
 from jobs.frameworks.base import Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, as_dict, as_int, job_spec, replica_count
+from jobs.spec import FieldError, JobSpec, as_dict, as_int, replica_count
 
 NPROC_PER_NODE_WORDS = ("auto", "cpu", "gpu")
 
 
+@dataclass(frozen=True)
+class PyTorchOptions:
+    """A PyTorchJob's own fields: `nprocPerNode` (a number or a word, "auto" when unreadable) and the
+    elastic policy with its bounds defaulted (None: not an elastic job)."""
+
+    nproc_per_node: int | str = "auto"
+    elastic: elastic.ElasticPolicy | None = None
+
+
 @register
-class PyTorch(Framework):
+class PyTorch(Framework[PyTorchOptions]):
     kind = "PyTorchJob"
     plural = "pytorchjobs"
     short_name = "pytorchjob"
@@ -30,7 +40,7 @@ class PyTorch(Framework):
     extra_spec_fields = {"nprocPerNode": "auto"}
     optional_spec_fields = ("elasticPolicy",)
 
-    def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
+    def environment(self, job: JobSpec[PyTorchOptions], replica_type: str, index: int) -> dict[str, str]:
         """The variables Kubeflow's PyTorchJob sets, so `torchrun` starts with no arguments.
 
         With a Master: MASTER_ADDR/PORT, WORLD_SIZE and RANK (workers rank after the master). Without one
@@ -39,36 +49,45 @@ class PyTorch(Framework):
         the PET_RDZV_* rendezvous instead, and PET_NNODES is `min:max` rather than the pod count.
         WORLD_SIZE counts processes: pods times `nprocPerNode` when that is a number, else pods.
         """
-        counts = self.replica_counts(job)
+        counts = job.counts
         nodes = sum(counts.values())
-        spec = job_spec(job)
-        policy = elastic.parse(spec)
+        nproc_per_node, policy = job.options.nproc_per_node, job.options.elastic
         env = {"PYTHONUNBUFFERED": "1"}
         if "Master" in counts or policy is None:
             master_type = "Master" if "Master" in counts else "Worker"
-            master, port = self.host(job, master_type, 0), str(self.port(job, master_type))
+            master, port = job.host(master_type, 0), str(job.port(master_type))
             rank = index + 1 if replica_type == "Worker" and master_type == "Master" else index
             env |= {
                 "MASTER_ADDR": master,
                 "MASTER_PORT": port,
-                "WORLD_SIZE": str(nodes * (as_int(_nproc_per_node(job)) or 1)),
+                "WORLD_SIZE": str(nodes * (as_int(nproc_per_node) or 1)),
                 "RANK": str(rank),
                 "PET_MASTER_ADDR": master,
                 "PET_MASTER_PORT": port,
                 "PET_NODE_RANK": str(rank),
             }
         if policy is None or policy.nproc_per_node is None:
-            env["PET_NPROC_PER_NODE"] = str(_nproc_per_node(job))
+            env["PET_NPROC_PER_NODE"] = str(nproc_per_node)
         if policy is None:
             env["PET_NNODES"] = str(nodes)
         else:
             env |= elastic.environment(
                 policy,
-                default_host=self.host(job, "Worker", 0),
-                default_port=self.port(job, "Worker"),
+                default_host=job.host("Worker", 0),
+                default_port=job.port("Worker"),
                 worker_replicas=counts.get("Worker", 0),
             )
         return env
+
+    def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> PyTorchOptions:
+        nproc = spec.get("nprocPerNode", "auto")
+        if isinstance(nproc, str) and nproc.isdigit():
+            nproc = int(nproc)
+        return PyTorchOptions(
+            nproc_per_node=nproc if isinstance(nproc, int | str) and not isinstance(nproc, bool) else "auto",
+            # No Worker reads as 1, as the webhook's defaulting counts it (such a job is invalid anyway).
+            elastic=elastic.parse_defaulted(spec, job.counts.get("Worker", 1)),
+        )
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
         errors = []
@@ -90,10 +109,10 @@ class PyTorch(Framework):
         worker_replicas = 1 if replicas is None else as_int(replicas)
         return errors + elastic.validate(spec, worker_key, worker_replicas)
 
-    def workers_succeeded(self, job: dict[str, Any], succeeded: Mapping[int, bool]) -> bool:
+    def workers_succeeded(self, job: JobSpec[PyTorchOptions], succeeded: Mapping[int, bool]) -> bool:
         """Kubeflow's rule for a job of Workers only: every worker exits 0, or with an elastic policy any
         one of them (torchrun's workers finish together; a scaled-down one may not have run at all)."""
-        if elastic.parse(job_spec(job)) is not None:
+        if job.options.elastic is not None:
             return any(succeeded.values())
         return bool(succeeded) and all(succeeded.values())
 
@@ -107,10 +126,3 @@ class PyTorch(Framework):
             if policy.get("nProcPerNode") is not None:
                 return
         super().default_extra_fields(spec)
-
-
-def _nproc_per_node(job: dict[str, Any]) -> int | str:
-    nproc = job_spec(job).get("nprocPerNode", "auto")
-    if isinstance(nproc, str) and nproc.isdigit():
-        return int(nproc)
-    return nproc if isinstance(nproc, int | str) and not isinstance(nproc, bool) else "auto"

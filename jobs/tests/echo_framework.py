@@ -4,15 +4,14 @@ registrations (its custom resource is in echo_crd.py). The operator test worker 
 
 from __future__ import annotations
 
-from typing import Any
-
 from jobs.controllers import register_job_controller
 from jobs.frameworks import Framework, register
 from jobs.reconcile import register_job_reconciler
+from jobs.spec import JobSpec
 
 
 @register
-class Echo(Framework):
+class Echo(Framework[None]):
     """Workers that only need to know each other's names."""
 
     kind = "EchoJob"
@@ -24,9 +23,9 @@ class Echo(Framework):
     port_name = "echojob-port"
     default_port = 7777
 
-    def environment(self, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
-        workers = self.replica_counts(job)["Worker"]
-        return {"ECHO_PEERS": ",".join(self.host(job, "Worker", i) for i in range(workers))}
+    def environment(self, job: JobSpec[None], replica_type: str, index: int) -> dict[str, str]:
+        workers = job.counts["Worker"]
+        return {"ECHO_PEERS": ",".join(job.host("Worker", i) for i in range(workers))}
 
 
 register_job_controller(Echo)

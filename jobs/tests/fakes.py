@@ -7,7 +7,8 @@ import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from jobs.frameworks import framework_class
+from jobs import spec as jobspec
+from jobs.frameworks import Framework, framework_class
 from jobs.plan import Plan, plan
 from jobs.status import current_state
 
@@ -61,6 +62,11 @@ def tf_job(
 ) -> dict[str, Any]:
     counts = {"Chief": chief, "PS": ps, "Worker": workers, "Evaluator": evaluator}
     return make_job("TFJob", {rt: n for rt, n in counts.items() if n}, **kwargs)
+
+
+def env_of(framework: Framework, job: dict[str, Any], replica_type: str, index: int) -> dict[str, str]:
+    """The framework's variables for one replica of the job as written (parsed first, as the operator is)."""
+    return framework.environment(jobspec.parse(job, framework), replica_type, index)
 
 
 def created(manifest: dict[str, Any]) -> dict[str, Any]:

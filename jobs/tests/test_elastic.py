@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from jobs.frameworks import PyTorch, elastic
 from jobs.spec import with_defaults
-from jobs.tests.fakes import make_job
+from jobs.tests.fakes import env_of, make_job
 from jobs.validation import validate
 
 FULL_POLICY = {
@@ -36,7 +36,7 @@ def pytorch_job(replicas, policy=None, **spec):
 
 
 def env(job, replica_type="Worker", index=0):
-    return PyTorch().environment(job, replica_type, index)
+    return env_of(PyTorch(), job, replica_type, index)
 
 
 def messages(job):
@@ -75,14 +75,14 @@ ELASTIC_ENV_CASES = [
         },
     ),
     (
-        "no bounds: PET_NNODES is the Worker replica count",
+        "no bounds: both default to the Worker replica count (as the operator always rendered it)",
         {"Worker": 4},
         {},
         {},
         {
             "PET_RDZV_ENDPOINT": "elastic-job-worker-0:23456",
             "PET_RDZV_BACKEND": "c10d",
-            "PET_NNODES": "4",
+            "PET_NNODES": "4:4",
             "PET_NPROC_PER_NODE": "auto",
         },
     ),
@@ -106,7 +106,7 @@ ELASTIC_ENV_CASES = [
         {
             "PET_RDZV_ENDPOINT": "etcd.infra:23456",
             "PET_RDZV_BACKEND": "etcd-v2",
-            "PET_NNODES": "2",
+            "PET_NNODES": "2:2",
             "PET_NPROC_PER_NODE": "8",
             "PET_STANDALONE": "",
         },

@@ -16,11 +16,11 @@ from jobs.frameworks import (
     register,
     unregister,
 )
-from jobs.tests.fakes import FakeCluster, make_job, tf_job
+from jobs.tests.fakes import FakeCluster, env_of, make_job, tf_job
 
 
 def tf_config(job: dict, replica_type: str, index: int, cluster_domain: str = "") -> dict:
-    return json.loads(TensorFlow(cluster_domain).environment(job, replica_type, index)["TF_CONFIG"])
+    return json.loads(env_of(TensorFlow(cluster_domain), job, replica_type, index)["TF_CONFIG"])
 
 
 class TestRegistry:
@@ -146,7 +146,7 @@ class TestTensorFlow:
 
     def test_tf_config_is_compact_json_with_sorted_cluster_keys_like_upstream(self):
         job = tf_job(chief=1, ps=1, workers=1, name="a", namespace="n")
-        assert TensorFlow().environment(job, "PS", 0)["TF_CONFIG"] == (
+        assert env_of(TensorFlow(), job, "PS", 0)["TF_CONFIG"] == (
             '{"cluster":{"chief":["a-chief-0.n.svc:2222"],"ps":["a-ps-0.n.svc:2222"],'
             '"worker":["a-worker-0.n.svc:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"}'
         )
@@ -159,7 +159,7 @@ class TestTensorFlow:
         assert "evaluator" in tf_config(job, "Worker", 1)["cluster"]
 
     def test_a_single_replica_job_trains_locally_without_tf_config(self):
-        assert TensorFlow().environment(tf_job(chief=0, ps=0, workers=1), "Worker", 0) == {}
+        assert env_of(TensorFlow(), tf_job(chief=0, ps=0, workers=1), "Worker", 0) == {}
 
     def test_the_cluster_domain_is_appended_to_service_names(self):
         job = tf_job(chief=0, ps=0, workers=2, name="d", namespace="n")
@@ -194,7 +194,7 @@ class TestMXNet:
     job = make_job("MXJob", {"Scheduler": 1, "Server": 2, "Worker": 3}, name="mx", namespace="n")
 
     def test_a_worker_gets_the_ps_lite_variables_and_its_worker_id(self):
-        env = MXNet().environment(self.job, "Worker", 2)
+        env = env_of(MXNet(), self.job, "Worker", 2)
         assert {k: v for k, v in env.items() if k != "MX_CONFIG"} == {
             "DMLC_PS_ROOT_URI": "mx-scheduler-0",
             "DMLC_PS_ROOT_PORT": "9091",
@@ -207,12 +207,12 @@ class TestMXNet:
 
     @pytest.mark.parametrize(("replica_type", "role"), [("Scheduler", "scheduler"), ("Server", "server")])
     def test_schedulers_and_servers_get_their_role_but_no_worker_id(self, replica_type, role):
-        env = MXNet().environment(self.job, replica_type, 0)
+        env = env_of(MXNet(), self.job, replica_type, 0)
         assert env["DMLC_ROLE"] == role
         assert "DMLC_WORKER_ID" not in env
 
     def test_mx_config_lists_every_replica_with_its_port_as_upstream(self):
-        config = json.loads(MXNet().environment(self.job, "Server", 1)["MX_CONFIG"])
+        config = json.loads(env_of(MXNet(), self.job, "Server", 1)["MX_CONFIG"])
         assert config == {
             "cluster": {
                 "scheduler": [{"url": "mx-scheduler-0", "port": 9091}],
@@ -228,10 +228,10 @@ class TestMXNet:
         job["spec"]["mxReplicaSpecs"]["Worker"]["template"]["metadata"] = {
             "annotations": {"tuner-server-key": "k1"}
         }
-        assert json.loads(MXNet().environment(job, "Worker", 0)["MX_CONFIG"])["labels"]["worker"] == "k1"
+        assert json.loads(env_of(MXNet(), job, "Worker", 0)["MX_CONFIG"])["labels"]["worker"] == "k1"
 
     def test_without_a_scheduler_there_is_no_root_to_point_at(self):
-        env = MXNet().environment(make_job("MXJob", {"Worker": 1}), "Worker", 0)
+        env = env_of(MXNet(), make_job("MXJob", {"Worker": 1}), "Worker", 0)
         assert "DMLC_PS_ROOT_URI" not in env
         assert env["DMLC_NUM_SERVER"] == "0"
 
@@ -240,7 +240,7 @@ class TestPyTorch:
     job = make_job("PyTorchJob", {"Master": 1, "Worker": 3}, name="pt", namespace="n")
 
     def test_the_master_has_rank_0_and_the_world_counts_every_pod(self):
-        env = PyTorch().environment(self.job, "Master", 0)
+        env = env_of(PyTorch(), self.job, "Master", 0)
         assert env == {
             "PYTHONUNBUFFERED": "1",
             "MASTER_ADDR": "pt-master-0",
@@ -256,13 +256,13 @@ class TestPyTorch:
 
     @pytest.mark.parametrize("index", [0, 1, 2])
     def test_workers_rank_after_the_master(self, index):
-        env = PyTorch().environment(self.job, "Worker", index)
+        env = env_of(PyTorch(), self.job, "Worker", index)
         assert (env["RANK"], env["PET_NODE_RANK"]) == (str(index + 1), str(index + 1))
 
     @pytest.mark.parametrize("nproc", [4, "4"])
     def test_a_numeric_nproc_per_node_multiplies_the_world_size(self, nproc):
         job = {**self.job, "spec": {**self.job["spec"], "nprocPerNode": nproc}}
-        env = PyTorch().environment(job, "Worker", 0)
+        env = env_of(PyTorch(), job, "Worker", 0)
         assert (env["WORLD_SIZE"], env["PET_NNODES"], env["PET_NPROC_PER_NODE"]) == ("16", "4", "4")
 
     def test_the_master_port_follows_the_masters_container_port(self):
@@ -270,7 +270,7 @@ class TestPyTorch:
         job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["ports"] = [
             {"name": "pytorchjob-port", "containerPort": 29500}
         ]
-        assert PyTorch().environment(job, "Worker", 0)["MASTER_PORT"] == "29500"
+        assert env_of(PyTorch(), job, "Worker", 0)["MASTER_PORT"] == "29500"
 
 
 class Toy(Framework):
@@ -286,11 +286,7 @@ class Toy(Framework):
     default_port = 7777
 
     def environment(self, job, replica_type, index):
-        return {
-            "TOY_PEERS": ",".join(
-                self.host(job, "Worker", i) for i in range(self.replica_counts(job)["Worker"])
-            )
-        }
+        return {"TOY_PEERS": ",".join(job.host("Worker", i) for i in range(job.counts["Worker"]))}
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from jobs import conf, gang
+from jobs import spec as jobspec
 from jobs.frameworks import framework_for
 from jobs.plan import PodGroupChange, plan
-from jobs.spec import with_defaults
 from jobs.tests.fakes import T0, created, make_job, tf_job
 from jobs.validation import validate
 
@@ -34,8 +34,8 @@ def with_resources(job: dict[str, Any], replica_type: str, *containers: dict[str
     return job
 
 
-def defaulted(job: dict[str, Any]) -> dict[str, Any]:
-    return with_defaults(job, TF)
+def parsed(job: dict[str, Any]) -> jobspec.JobSpec:
+    return jobspec.parse(job, TF)
 
 
 # -- settings ----------------------------------------------------------------------------------------
@@ -89,7 +89,9 @@ class TestPolicy:
                 }
             }
         )
-        assert gang.scheduling_policy(job) == gang.SchedulingPolicy(3, "gpu", {"cpu": "8"}, "high", 60)
+        assert parsed(job).run_policy.scheduling_policy == jobspec.SchedulingPolicy(
+            3, "gpu", {"cpu": "8"}, "high", 60
+        )
 
     def test_malformed_fields_read_as_unset(self):
         job = tf_job(
@@ -97,24 +99,25 @@ class TestPolicy:
                 "schedulingPolicy": {"minAvailable": "3", "queue": 1, "minResources": [], "priorityClass": 2}
             }
         )
-        assert gang.scheduling_policy(job) == gang.SchedulingPolicy()
+        assert parsed(job).run_policy.scheduling_policy == jobspec.SchedulingPolicy()
         assert (
-            gang.scheduling_policy(tf_job(run_policy={"schedulingPolicy": "gang"})) == gang.SchedulingPolicy()
+            parsed(tf_job(run_policy={"schedulingPolicy": "gang"})).run_policy.scheduling_policy
+            == jobspec.SchedulingPolicy()
         )
 
     def test_min_member_is_every_replica_unless_min_available_says(self):
-        assert gang.min_member(tf_job(chief=1, ps=2, workers=4), TF) == 7
-        assert gang.min_member(tf_job(run_policy={"schedulingPolicy": {"minAvailable": 5}}), TF) == 5
+        assert gang.min_member(parsed(tf_job(chief=1, ps=2, workers=4))) == 7
+        assert gang.min_member(parsed(tf_job(run_policy={"schedulingPolicy": {"minAvailable": 5}}))) == 5
 
     def test_min_member_follows_the_replica_count_of_now(self):
         job = tf_job(chief=1, ps=0, workers=4)
         job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 9
-        assert gang.min_member(job, TF) == 10
+        assert gang.min_member(parsed(job)) == 10
 
     def test_a_replica_without_a_count_counts_one(self):
         job = tf_job(chief=1, ps=0, workers=2)
         del job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"]
-        assert gang.min_member(job, TF) == 2
+        assert gang.min_member(parsed(job)) == 2
 
 
 # -- minResources ------------------------------------------------------------------------------------
@@ -123,7 +126,7 @@ class TestMinResources:
         job = tf_job(chief=0, ps=1, workers=2)
         job = with_resources(job, "Worker", {"requests": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": 1}})
         job = with_resources(job, "PS", {"requests": {"cpu": "500m", "memory": "1Gi"}})
-        assert gang.min_resources(job, TF) == {"cpu": "4500m", "memory": "9Gi", "nvidia.com/gpu": "2"}
+        assert gang.min_resources(parsed(job)) == {"cpu": "4500m", "memory": "9Gi", "nvidia.com/gpu": "2"}
 
     def test_limits_count_for_a_container_without_requests(self):
         job = with_resources(
@@ -133,23 +136,23 @@ class TestMinResources:
             {"requests": {"cpu": "250m"}, "limits": {"cpu": "4", "memory": "8Gi"}},
         )
         # the sidecar has requests, so only they count (its memory limit does not), as in Kubeflow
-        assert gang.min_resources(job, TF) == {"cpu": "3750m", "memory": "1536Mi"}
+        assert gang.min_resources(parsed(job)) == {"cpu": "3750m", "memory": "1536Mi"}
 
     def test_empty_requests_still_hide_the_limits(self):
         job = with_resources(
             tf_job(chief=0, ps=0, workers=2), "Worker", {"requests": {}, "limits": {"cpu": "1"}}
         )
-        assert gang.min_resources(job, TF) == {}
+        assert gang.min_resources(parsed(job)) == {}
 
     def test_pods_without_resources_need_nothing(self):
-        assert gang.min_resources(tf_job(), TF) == {}
+        assert gang.min_resources(parsed(tf_job())) == {}
 
     def test_only_the_first_min_member_pods_count_in_the_framework_order(self):
         job = tf_job(chief=1, ps=2, workers=4, run_policy={"schedulingPolicy": {"minAvailable": 4}})
         job = with_resources(job, "Chief", {"requests": {"cpu": "1"}})
         job = with_resources(job, "PS", {"requests": {"cpu": "10"}})
         job = with_resources(job, "Worker", {"requests": {"cpu": "100"}})
-        assert gang.min_resources(job, TF) == {"cpu": "121"}  # chief, both PS, one worker
+        assert gang.min_resources(parsed(job)) == {"cpu": "121"}  # chief, both PS, one worker
 
     def test_higher_priority_classes_count_first(self):
         job = tf_job(chief=1, ps=2, workers=4, run_policy={"schedulingPolicy": {"minAvailable": 4}})
@@ -158,24 +161,24 @@ class TestMinResources:
         job = with_resources(job, "Worker", {"requests": {"cpu": "100"}})
         job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["priorityClassName"] = "high"
         job["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["priorityClassName"] = "unknown"
-        assert gang.min_resources(job, TF, {"high": 1000}) == {"cpu": "400"}  # the four workers
-        assert gang.min_resources(job, TF, {"high": -5}) == {"cpu": "121"}  # below 0: last
-        assert gang.priority_class_names(job, TF) == {"high", "unknown"}
+        assert gang.min_resources(parsed(job), {"high": 1000}) == {"cpu": "400"}  # the four workers
+        assert gang.min_resources(parsed(job), {"high": -5}) == {"cpu": "121"}  # below 0: last
+        assert gang.priority_class_names(parsed(job)) == {"high", "unknown"}
 
     def test_priority_classes_are_looked_up_only_when_they_can_matter(self):
         job = tf_job(chief=1, ps=0, workers=2)
         job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["priorityClassName"] = "high"
-        assert gang.priority_class_names(job, TF) == set()  # every pod counts anyway
+        assert gang.priority_class_names(parsed(job)) == set()  # every pod counts anyway
         job["spec"]["runPolicy"] = {"schedulingPolicy": {"minAvailable": 1}}
-        assert gang.priority_class_names(job, TF) == {"high"}
+        assert gang.priority_class_names(parsed(job)) == {"high"}
         job["spec"]["runPolicy"]["schedulingPolicy"]["minResources"] = {"cpu": "1"}
-        assert gang.priority_class_names(job, TF) == set()  # given: nothing to compute
+        assert gang.priority_class_names(parsed(job)) == set()  # given: nothing to compute
 
     def test_integers_and_malformed_quantities(self):
         job = with_resources(
             tf_job(chief=0, ps=0, workers=2), "Worker", {"requests": {"cpu": 2, "memory": "lots", "x": True}}
         )
-        assert gang.min_resources(job, TF) == {"cpu": "4"}
+        assert gang.min_resources(parsed(job)) == {"cpu": "4"}
 
     @pytest.mark.parametrize(
         ("value", "binary", "text"),
@@ -237,7 +240,7 @@ class TestPodGroup:
         job["spec"]["runPolicy"] = {
             "schedulingPolicy": {"priorityClass": "high", "scheduleTimeoutSeconds": 9}
         }
-        assert gang.desired_pod_group(defaulted(job), TF, VOLCANO) == {
+        assert gang.desired_pod_group(parsed(job), VOLCANO) == {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "PodGroup",
             "metadata": {
@@ -264,7 +267,7 @@ class TestPodGroup:
                 "schedulingPolicy": {"queue": "gpu", "priorityClass": "high", "scheduleTimeoutSeconds": 90}
             },
         )
-        assert gang.desired_pod_group(defaulted(job), TF, PLUGINS) == {
+        assert gang.desired_pod_group(parsed(job), PLUGINS) == {
             "apiVersion": "scheduling.x-k8s.io/v1alpha1",
             "kind": "PodGroup",
             "metadata": {
@@ -281,26 +284,26 @@ class TestPodGroup:
             run_policy={"schedulingPolicy": {"minAvailable": 2, "minResources": {"cpu": 4, "memory": "8G"}}}
         )
         for scheduler in (VOLCANO, PLUGINS):
-            spec = gang.desired_pod_group(defaulted(job), TF, scheduler)["spec"]
+            spec = gang.desired_pod_group(parsed(job), scheduler)["spec"]
             assert spec["minMember"] == 2
             assert spec["minResources"] == {"cpu": 4, "memory": "8G"}
 
     def test_volcano_keeps_the_queue_the_pod_group_has(self):
-        job = defaulted(tf_job(run_policy={"schedulingPolicy": {"queue": "gpu"}}))
-        assert gang.desired_pod_group(job, TF, VOLCANO)["spec"]["queue"] == "gpu"
+        job = parsed(tf_job(run_policy={"schedulingPolicy": {"queue": "gpu"}}))
+        assert gang.desired_pod_group(job, VOLCANO)["spec"]["queue"] == "gpu"
         observed = {"spec": {"queue": "research"}}
-        assert gang.desired_pod_group(job, TF, VOLCANO, observed)["spec"]["queue"] == "research"
+        assert gang.desired_pod_group(job, VOLCANO, observed)["spec"]["queue"] == "research"
 
     def test_an_update_replaces_the_spec_and_keeps_the_rest(self):
-        job = defaulted(tf_job(chief=1, ps=0, workers=2))
+        job = tf_job(chief=1, ps=0, workers=2)
         observed = {
-            **gang.desired_pod_group(job, TF, PLUGINS),
+            **gang.desired_pod_group(parsed(job), PLUGINS),
             "status": {"phase": "Running"},
         }
         observed["metadata"] = {**observed["metadata"], "uid": "pg-1", "resourceVersion": "7"}
-        assert not gang.needs_update(observed, gang.desired_pod_group(job, TF, PLUGINS))
+        assert not gang.needs_update(observed, gang.desired_pod_group(parsed(job), PLUGINS))
         job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 5
-        desired = gang.desired_pod_group(job, TF, PLUGINS)
+        desired = gang.desired_pod_group(parsed(job), PLUGINS)
         assert gang.needs_update(observed, desired)
         assert gang.updated(observed, desired) == {**observed, "spec": {"minMember": 6}}
 
@@ -355,8 +358,8 @@ class TestPodMarks:
         job = tf_job()
         job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["schedulerName"] = "my-scheduler"
         job["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["schedulerName"] = "volcano"
-        assert gang.other_schedulers(job, TF, VOLCANO) == ["my-scheduler"]
-        assert gang.other_schedulers(tf_job(), TF, VOLCANO) == []
+        assert gang.other_schedulers(parsed(job), VOLCANO) == ["my-scheduler"]
+        assert gang.other_schedulers(parsed(tf_job()), VOLCANO) == []
 
 
 # -- the Plan's PodGroup step ------------------------------------------------------------------------
@@ -378,7 +381,7 @@ class TestPlan:
         job = tf_job(chief=1, ps=1, workers=2)
         decided = plan(job, [], [], T0, scheduler=PLUGINS)
         assert decided.pod_group == PodGroupChange(
-            "create", PLUGINS.resource, gang.desired_pod_group(defaulted(job), TF, PLUGINS)
+            "create", PLUGINS.resource, gang.desired_pod_group(parsed(job), PLUGINS)
         )
         assert decided.pod_group.manifest["spec"]["minMember"] == 4
         assert len(pods_of(decided)) == 4

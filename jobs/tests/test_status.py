@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 
+from jobs import spec as jobspec
 from jobs.frameworks import MXNet, PyTorch, TensorFlow
 from jobs.manifests import desired_pods
 from jobs.status import Failure, aggregate, current_state, order_conditions, set_condition, transitions
@@ -21,9 +22,15 @@ def pods_of(job, framework=None) -> dict[str, dict]:
 
 def status_after(job, pods, now=T0, framework=None, **kwargs) -> dict:
     """Aggregate, store the status on the job (as the reconcile loop would) and return it."""
-    status = aggregate(job, list(pods.values()), now, framework=framework or TensorFlow(), **kwargs)
+    status = aggregate_job(job, list(pods.values()), now, framework=framework or TensorFlow(), **kwargs)
     job["status"] = status
     return status
+
+
+def aggregate_job(job, pods, now, *, framework, **kwargs) -> dict:
+    """`aggregate` of the job as written: parsed, with its status as read."""
+    parsed = jobspec.parse(job, framework)
+    return aggregate(parsed, job.get("status") or {}, pods, now, framework=framework, **kwargs)
 
 
 def condition(status, type_) -> dict:
@@ -399,6 +406,6 @@ class TestConditions:
 def test_malformed_status_fields_are_tolerated():
     job = tf_job(chief=1, ps=0, workers=1)
     job["status"] = {"conditions": ["junk", {"type": "Created", "status": "True"}], "startTime": 12}
-    status = aggregate(job, [], T0, framework=TensorFlow())
+    status = aggregate_job(job, [], T0, framework=TensorFlow())
     assert current_state(status) == "Created"
     assert status["startTime"] == "2024-05-01T12:00:00Z"

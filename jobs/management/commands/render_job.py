@@ -11,10 +11,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from argoml_site import yamlio
 from argoml_site.documents import read_yaml_documents
 from jobs import conf, gang
+from jobs import spec as jobspec
 from jobs.autoscaling import desired_hpa
 from jobs.frameworks import UnknownKind, framework_for
-from jobs.manifests import LABEL_REPLICA_TYPE, desired_pods, desired_services
-from jobs.spec import job_name, with_defaults
+from jobs.manifests import build_pod, build_service
 from jobs.validation import validate
 
 
@@ -76,10 +76,11 @@ def render(
         raise CommandError(f"{where} is not a valid {framework.kind}:\n  " + "\n  ".join(map(str, errors)))
     hpa = desired_hpa(job, framework)
     autoscaler = [hpa] if hpa else []
-    pods = desired_pods(job, framework)
+    parsed = jobspec.parse(job, framework)
+    services = [build_service(parsed, framework, slot) for slot in parsed.slots]
+    pods = [build_pod(parsed, framework, slot) for slot in parsed.slots]
     if scheduler is None:
-        return autoscaler + desired_services(job, framework) + pods
-    for pod in pods:
-        gang.decorate_pod(pod, scheduler, job_name(job), pod["metadata"]["labels"][LABEL_REPLICA_TYPE])
-    pod_group = gang.desired_pod_group(with_defaults(job, framework), framework, scheduler)
-    return [*autoscaler, pod_group, *desired_services(job, framework), *pods]
+        return autoscaler + services + pods
+    for pod, slot in zip(pods, parsed.slots, strict=True):
+        gang.decorate_pod(pod, scheduler, parsed.name, slot.replica_type)
+    return [*autoscaler, gang.desired_pod_group(parsed, scheduler), *services, *pods]
