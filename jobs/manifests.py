@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from jobs import spec as jobspec
-from jobs.frameworks.base import Framework
+from jobs.frameworks.base import Environment, FieldRef, Framework
 from jobs.spec import API_VERSION, JobSpec, Slot, as_dict, framework_container, job_name
 
 LABEL_JOB_NAME = "argoml.io/job-name"
@@ -151,14 +151,20 @@ def build_service(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> d
     }
 
 
-def merge_env(env: object, values: dict[str, str]) -> list[dict[str, Any]]:
+def merge_env(env: object, values: Environment) -> list[dict[str, Any]]:
     """The container's env with `values` set: ours replace same-named entries, no name appears twice."""
     kept = (
         [e for e in env if isinstance(e, dict) and e.get("name") not in values]
         if isinstance(env, list)
         else []
     )
-    return kept + [{"name": name, "value": value} for name, value in values.items()]
+    return kept + [_env_entry(name, value) for name, value in values.items()]
+
+
+def _env_entry(name: str, value: str | FieldRef) -> dict[str, Any]:
+    if isinstance(value, FieldRef):
+        return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": value.field_path}}}
+    return {"name": name, "value": value}
 
 
 def _ensure_port(container: dict[str, Any], name: str, number: int) -> None:

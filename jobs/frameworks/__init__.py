@@ -1,18 +1,26 @@
 """Framework plugins: one small class per training framework, looked up by custom resource kind."""
 
 from jobs.frameworks import elastic
-from jobs.frameworks.base import Framework
+from jobs.frameworks.base import Environment, FieldRef, Framework
+from jobs.frameworks.jax import JAX
 from jobs.frameworks.mxnet import MXNet
+from jobs.frameworks.paddle import Paddle
 from jobs.frameworks.pytorch import PyTorch
 from jobs.frameworks.registry import UnknownKind, framework_class, framework_for, kinds, register, unregister
 from jobs.frameworks.tensorflow import TensorFlow
+from jobs.frameworks.xgboost import XGBoost
 
 __all__ = [
+    "JAX",
+    "Environment",
+    "FieldRef",
     "Framework",
     "MXNet",
+    "Paddle",
     "PyTorch",
     "TensorFlow",
     "UnknownKind",
+    "XGBoost",
     "elastic",
     "framework_class",
     "framework_for",

@@ -9,9 +9,23 @@ status, policies) is generic and lives outside this package.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, cast
 
 from jobs import spec as jobspec
+
+
+@dataclass(frozen=True)
+class FieldRef:
+    """A variable the kubelet fills in from the pod's own fields (the downward API), for what is known only
+    once the pod runs: Paddle's master announces its `status.podIP`."""
+
+    field_path: str
+
+
+#: What `environment()` returns: variable name → value, or a `FieldRef` for the kubelet to fill in. Order
+#: matters: a value may refer to an earlier variable as `$(NAME)`.
+Environment = Mapping[str, str | FieldRef]
 
 
 class Framework(Generic[jobspec.OptionsT]):
@@ -55,7 +69,7 @@ class Framework(Generic[jobspec.OptionsT]):
 
     def environment(
         self, job: jobspec.JobSpec[jobspec.OptionsT], replica_type: str, index: int
-    ) -> dict[str, str]:
+    ) -> Environment:
         """Variables for the framework container of replica `index` of `replica_type` (canonical)."""
         raise NotImplementedError
 

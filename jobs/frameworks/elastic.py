@@ -167,7 +167,7 @@ def validate(spec: dict[str, Any], worker_key: str | None, worker_replicas: int 
             FieldError(f"{PATH}.nProcPerNode", "must not be used with spec.nprocPerNode (use that one)")
         )
     errors += _validate_rendezvous(given)
-    errors += _validate_metrics(given.get("metrics"))
+    errors += validate_metrics(given.get("metrics"))
     return errors
 
 
@@ -230,7 +230,8 @@ def _validate_rendezvous(given: dict[str, Any]) -> list[FieldError]:
     return errors
 
 
-def _validate_metrics(metrics: object) -> list[FieldError]:
+def validate_metrics(metrics: object) -> list[FieldError]:
+    """Problems of `spec.elasticPolicy.metrics` (autoscaling/v2 MetricSpecs); PyTorch and Paddle share it."""
     if metrics is None:
         return []
     if not isinstance(metrics, list):

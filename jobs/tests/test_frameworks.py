@@ -25,7 +25,7 @@ def tf_config(job: dict, replica_type: str, index: int, cluster_domain: str = ""
 
 class TestRegistry:
     def test_every_kind_of_the_issue_is_registered(self):
-        assert kinds() == ("MXJob", "PyTorchJob", "TFJob")
+        assert kinds() == ("JAXJob", "MXJob", "PaddleJob", "PyTorchJob", "TFJob", "XGBoostJob")
 
     @pytest.mark.parametrize(
         ("kind", "cls"), [("TFJob", TensorFlow), ("MXJob", MXNet), ("PyTorchJob", PyTorch)]
@@ -36,9 +36,9 @@ class TestRegistry:
 
     def test_an_unknown_kind_is_an_error_naming_the_known_ones(self):
         with pytest.raises(
-            UnknownKind, match="'XGBoostJob' is not a training job kind; expected one of MXJob"
+            UnknownKind, match="'CaffeJob' is not a training job kind; expected one of JAXJob, MXJob"
         ):
-            framework_for("XGBoostJob")
+            framework_for("CaffeJob")
 
     def test_a_kind_cannot_be_taken_by_a_second_class(self):
         class Imposter(TensorFlow):

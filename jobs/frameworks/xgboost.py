@@ -1,0 +1,44 @@
+"""XGBoost (Rabit tracker) and LightGBM: the master's address, the world size and each replica's rank, as
+Kubeflow v1.9's XGBoostJob writes them (pkg/controller.v1/xgboost/xgboost.go)."""
+
+from __future__ import annotations
+
+from jobs.frameworks.base import Environment, Framework
+from jobs.frameworks.registry import register
+from jobs.spec import JobSpec
+
+
+@register
+class XGBoost(Framework[None]):
+    kind = "XGBoostJob"
+    plural = "xgboostjobs"
+    short_name = "xgboostjob"
+    spec_key = "xgbReplicaSpecs"
+    replica_types = ("Master", "Worker")
+    chief_types = ("Master",)
+    required_types = ("Master",)
+    singleton_types = ("Master",)
+    container_name = "xgboost"
+    port_name = "xgboostjob-port"
+    default_port = 9999
+    default_restart_policy = "Never"
+    default_clean_pod_policy = "None"
+
+    def environment(self, job: JobSpec[None], replica_type: str, index: int) -> Environment:
+        """The Master is rank 0 and workers rank after it; WORLD_SIZE counts every pod. A job of more than
+        one pod also gets WORKER_PORT and WORKER_ADDRS (what LightGBM's launcher reads): Kubeflow lists
+        `<job>-worker-i` for i below WORLD_SIZE - 1, i.e. every worker of a job with one Master."""
+        counts = job.counts
+        world_size = sum(counts.values())
+        rank = index + counts.get("Master", 0) if replica_type == "Worker" else index
+        env = {
+            "MASTER_PORT": str(job.port("Master")),
+            "MASTER_ADDR": job.host("Master", 0),
+            "WORLD_SIZE": str(world_size),
+            "RANK": str(rank),
+            "PYTHONUNBUFFERED": "1",
+        }
+        if world_size > 1:
+            env["WORKER_PORT"] = str(job.port("Worker"))
+            env["WORKER_ADDRS"] = ",".join(job.host("Worker", i) for i in range(world_size - 1))
+        return env
