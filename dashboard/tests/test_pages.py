@@ -173,3 +173,10 @@ def test_the_tensorboard_list_offers_stop_only_where_the_user_may_write(as_viewe
     factories.tensorboard("tb-a")
     assert b"Stop<span" not in as_viewer.get(reverse("dashboard:tensorboards")).content
     assert b"Stop<span" in as_editor.get(reverse("dashboard:tensorboards")).content
+
+
+@pytest.mark.parametrize("kind", ["TFJob", "JAXJob"])
+def test_a_tensorboard_of_a_training_job_links_to_that_job_whatever_its_kind(as_viewer, kind):
+    factories.tensorboard("tb-job", source_kind=kind, source_name="spmd")
+    page = as_viewer.get(reverse("dashboard:tensorboards")).content.decode()
+    assert reverse("dashboard:job-by-name", args=["team-a", kind, "spmd"]) in page

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
+from jobs.frameworks import kinds
 from kube.errors import ApiError, NotFound
 from tensorboard import actions
 from tensorboard.conf import conf_from_settings
@@ -53,7 +54,7 @@ def tensorboard_list(request: HttpRequest) -> HttpResponse:
     except BadCursor:
         return redirect("dashboard:tensorboards")
     writable = {row.namespace for row in found.rows if scope.can_write(row.namespace)}
-    context = {"filters": filters, "page": found, "writable": writable}
+    context = {"filters": filters, "page": found, "writable": writable, "job_kinds": kinds()}
     return render(request, "dashboard/tensorboards/list.html", context)
 
 

@@ -6,10 +6,10 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kube.crds import MXJOB, PYTORCHJOB, TFJOB
+from kube.crds import JAXJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 
 JsonDict = dict[str, Any]
-JOB_CRDS = (TFJOB, MXJOB, PYTORCHJOB)
+JOB_CRDS = (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB)
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 HOUR = 3600
 DAY = 24 * HOUR
@@ -78,9 +78,14 @@ def workflow_pod(
 
 
 def job(kind: str, name: str, namespace: str = "default", *, clean_pod_policy: str | None = None) -> JsonDict:
-    spec_key = {"TFJob": "tfReplicaSpecs", "MXJob": "mxReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs"}[
-        kind
-    ]
+    spec_key = {
+        "TFJob": "tfReplicaSpecs",
+        "MXJob": "mxReplicaSpecs",
+        "PyTorchJob": "pytorchReplicaSpecs",
+        "XGBoostJob": "xgbReplicaSpecs",
+        "JAXJob": "jaxReplicaSpecs",
+        "PaddleJob": "paddleReplicaSpecs",
+    }[kind]
     spec: JsonDict = {
         spec_key: {
             "Worker": {

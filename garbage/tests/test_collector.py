@@ -394,6 +394,19 @@ def test_children_a_finished_job_asked_to_clean_are_deleted(jobs_cluster):
     assert run.skip_reasons == {"clean_pod_policy_keeps": 2, "job_not_finished": 2}
 
 
+@pytest.mark.parametrize("kind", ["XGBoostJob", "JAXJob", "PaddleJob"])
+def test_children_of_every_job_kind_are_judged_by_their_job_never_as_orphans(jobs_cluster, kind):
+    sim = jobs_cluster
+    make_children(sim, make_job(sim, kind, "running", policy="All", finished=False))
+    make_children(sim, make_job(sim, kind, "done", policy="All", finished=True))
+
+    run = collect(now=sim.clock.now)
+
+    assert {d.reason for d in run.deletions.all()} == {"job_clean_pod_policy"}
+    assert names(sim) == names(sim, "services") == {"running-worker-0"}
+    assert run.skip_reasons == {"job_not_finished": 2}
+
+
 def test_children_whose_job_no_longer_exists_are_deleted(jobs_cluster):
     sim = jobs_cluster
     vanished = {

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from .definition import GROUP, VERSION, CustomResource, PrinterColumn
 from .hyperparam import HYPERPARAM_WORKFLOW
-from .jobs import MXJOB, PYTORCHJOB, TFJOB
+from .jobs import JAXJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from .tensorboard import TENSORBOARD
 
-CUSTOM_RESOURCES: tuple[CustomResource, ...] = (TFJOB, MXJOB, PYTORCHJOB, HYPERPARAM_WORKFLOW, TENSORBOARD)
+CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
+    TFJOB,
+    MXJOB,
+    PYTORCHJOB,
+    XGBOOSTJOB,
+    JAXJOB,
+    PADDLEJOB,
+    HYPERPARAM_WORKFLOW,
+    TENSORBOARD,
+)
 
 
 def by_kind(kind: str) -> CustomResource:
@@ -23,11 +32,14 @@ __all__ = [
     "CUSTOM_RESOURCES",
     "GROUP",
     "HYPERPARAM_WORKFLOW",
+    "JAXJOB",
     "MXJOB",
+    "PADDLEJOB",
     "PYTORCHJOB",
     "TENSORBOARD",
     "TFJOB",
     "VERSION",
+    "XGBOOSTJOB",
     "CustomResource",
     "PrinterColumn",
     "by_kind",

@@ -1,5 +1,6 @@
-"""TFJob, MXJob and PyTorchJob: the Kubeflow Training Operator v1 spec shape, so a Kubeflow manifest works by
-changing its apiVersion. Pod templates are kept as written; the fields the operator reads are typed."""
+"""TFJob, MXJob, PyTorchJob, XGBoostJob, JAXJob and PaddleJob: the Kubeflow Training Operator v1 spec shape,
+so a Kubeflow manifest works by changing its apiVersion. Pod templates are kept as written; the fields the
+operator reads are typed."""
 
 from __future__ import annotations
 
@@ -197,13 +198,18 @@ ELASTIC_POLICY = obj(
     "torchrun's elastic training (Kubeflow v1 ElasticPolicy): Workers meet through a rendezvous.",
 )
 
-# Kubeflow's scale subresource: `kubectl scale pytorchjob` and a HorizontalPodAutoscaler set the Worker
-# replicas, read the active Workers and find their pods by the selector the operator writes in the status.
-WORKER_SCALE = Scale(
-    spec_replicas_path=".spec.pytorchReplicaSpecs.Worker.replicas",
-    status_replicas_path=".status.replicaStatuses.Worker.active",
-    label_selector_path=".status.replicaStatuses.Worker.selector",
-)
+
+def worker_scale(spec_key: str) -> Scale:
+    """Kubeflow's scale subresource: `kubectl scale pytorchjob` and a HorizontalPodAutoscaler set the
+    Worker replicas, read the active Workers and find their pods by the selector the operator writes in
+    the status."""
+    return Scale(
+        spec_replicas_path=f".spec.{spec_key}.Worker.replicas",
+        status_replicas_path=".status.replicaStatuses.Worker.active",
+        label_selector_path=".status.replicaStatuses.Worker.selector",
+    )
+
+
 PYTORCHJOB = _job(
     "PyTorchJob",
     "PyTorch",
@@ -213,5 +219,31 @@ PYTORCHJOB = _job(
         "nprocPerNode": int_or_string("Processes per node for torchrun: a number, auto, cpu or gpu."),
         "elasticPolicy": ELASTIC_POLICY,
     },
-    scale=WORKER_SCALE,
+    scale=worker_scale("pytorchReplicaSpecs"),
+)
+XGBOOSTJOB = _job("XGBoostJob", "XGBoost", "xgbReplicaSpecs", "Master, Worker", {})
+JAXJOB = _job("JAXJob", "JAX", "jaxReplicaSpecs", "Worker", {}, scale=worker_scale("jaxReplicaSpecs"))
+PADDLE_ELASTIC_POLICY = obj(
+    {
+        "minReplicas": integer(
+            "The fewest Workers; maxReplicas (else the Worker replicas) when left out.", minimum=1
+        ),
+        "maxReplicas": integer(
+            "The most Workers; minReplicas (else the Worker replicas) when left out.", minimum=1
+        ),
+        "maxRestarts": integer("Restarts paddle.distributed.launch allows.", minimum=0),
+        "metrics": array(
+            embedded("An autoscaling/v2 MetricSpec."), "autoscaling/v2 metrics (kept, not acted on)."
+        ),
+    },
+    "Kubeflow v1 PaddleElasticPolicy: defaulted and checked, and (as in Kubeflow v1.9) acted on by nothing "
+    "else.",
+)
+PADDLEJOB = _job(
+    "PaddleJob",
+    "PaddlePaddle",
+    "paddleReplicaSpecs",
+    "Master, Worker",
+    {"elasticPolicy": PADDLE_ELASTIC_POLICY},
+    scale=worker_scale("paddleReplicaSpecs"),
 )

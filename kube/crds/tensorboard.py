@@ -51,8 +51,18 @@ TENSORBOARD = CustomResource(
             "workflowRef": obj(
                 {
                     "kind": string(
-                        "Workflow (default), HyperparamWorkflow, TFJob, MXJob or PyTorchJob.",
-                        enum=("Workflow", "HyperparamWorkflow", "TFJob", "MXJob", "PyTorchJob"),
+                        "Workflow (default), HyperparamWorkflow, or a training job kind (TFJob, MXJob, "
+                        "PyTorchJob, XGBoostJob, JAXJob, PaddleJob).",
+                        enum=(
+                            "Workflow",
+                            "HyperparamWorkflow",
+                            "TFJob",
+                            "MXJob",
+                            "PyTorchJob",
+                            "XGBoostJob",
+                            "JAXJob",
+                            "PaddleJob",
+                        ),
                     ),
                     "name": string(min_length=1),
                 },

@@ -33,6 +33,9 @@ def test_every_kind_is_declared_with_its_short_name_in_group_argoml_io():
         ("TFJob", ("tfjob",)),
         ("MXJob", ("mxjob",)),
         ("PyTorchJob", ("pytorchjob",)),
+        ("XGBoostJob", ("xgboostjob",)),
+        ("JAXJob", ("jaxjob",)),
+        ("PaddleJob", ("paddlejob",)),
         ("HyperparamWorkflow", ("hpw",)),
         ("Tensorboard", ("tb",)),
     }
@@ -49,18 +52,23 @@ def test_every_schema_is_structural_and_the_status_is_a_subresource(resource):
     assert version["subresources"]["status"] == {}
 
 
-def test_only_the_pytorchjob_has_a_scale_subresource_and_it_is_kubeflows():
-    """Kubeflow's paths (manifests/base/crds/kubeflow.org_pytorchjobs.yaml), so an HPA or `kubectl scale`
-    written for Kubeflow drives the Workers here too."""
+def test_the_kinds_kubeflow_scales_have_its_scale_subresource_and_no_other_kind_has_one():
+    """Kubeflow's paths (manifests/base/crds/kubeflow.org_{pytorch,jax,paddle}jobs.yaml), so an HPA or
+    `kubectl scale` written for Kubeflow drives the Workers here too."""
     scaled = {
         resource.kind: resource.manifest()["spec"]["versions"][0]["subresources"].get("scale")
         for resource in CUSTOM_RESOURCES
     }
-    assert scaled.pop("PyTorchJob") == {
-        "specReplicasPath": ".spec.pytorchReplicaSpecs.Worker.replicas",
-        "statusReplicasPath": ".status.replicaStatuses.Worker.active",
-        "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
-    }
+    for kind, spec_key in (
+        ("PyTorchJob", "pytorchReplicaSpecs"),
+        ("JAXJob", "jaxReplicaSpecs"),
+        ("PaddleJob", "paddleReplicaSpecs"),
+    ):
+        assert scaled.pop(kind) == {
+            "specReplicasPath": f".spec.{spec_key}.Worker.replicas",
+            "statusReplicasPath": ".status.replicaStatuses.Worker.active",
+            "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
+        }
     assert set(scaled.values()) == {None}
 
 
@@ -118,8 +126,8 @@ def test_a_printer_column_of_an_unknown_type_is_refused():
 
 def test_a_kind_is_found_by_name_and_an_unknown_one_is_named_in_the_error():
     assert by_kind("Tensorboard") is TENSORBOARD
-    with pytest.raises(LookupError, match="'XGBoostJob' is not one of our kinds"):
-        by_kind("XGBoostJob")
+    with pytest.raises(LookupError, match="'CaffeJob' is not one of our kinds"):
+        by_kind("CaffeJob")
 
 
 # -- deploy/crds/ ----------------------------------------------------------------------------------------
