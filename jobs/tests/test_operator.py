@@ -24,6 +24,7 @@ import redis as redis_lib
 import yaml
 from django.db import connection
 
+from jobs.frameworks import framework_class
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from jobs.tests import simclock
 from jobs.tests.cluster import (
@@ -52,7 +53,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 REDIS_DB = int(os.environ.get("JOBS_TEST_REDIS_DB", "13"))
 T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
-KINDS = ("TFJob", "MXJob", "PyTorchJob", "EchoJob")
+KINDS = ("TFJob", "MXJob", "PyTorchJob", "XGBoostJob", "JAXJob", "PaddleJob", "EchoJob")
 WAIT = 20.0
 _namespaces = count(1)
 
@@ -195,7 +196,7 @@ def until(condition: Callable[[], Any], what: str) -> None:
 
 def nudge(sim: Simulator, kind: str, namespace: str, name: str) -> None:
     """Touch the job, as the periodic resync would look at it again after a timer ran out."""
-    plural = {"TFJob": "tfjobs", "MXJob": "mxjobs", "PyTorchJob": "pytorchjobs"}[kind]
+    plural = framework_class(kind).plural
     patch = {"metadata": {"annotations": {"test.argoml.io/nudged": str(sim.clock.time())}}}
     sim.store.patch(f"{plural}.argoml.io", name, patch, namespace=namespace)
 
@@ -384,6 +385,83 @@ ELASTIC_ENV = (
     "PYTHONUNBUFFERED",
     "MASTER_ADDR",
 )
+
+
+def test_an_xgboostjob_ranks_workers_after_its_master_and_succeeds_with_it(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "XGBoostJob",
+            {"Master": 1, "Worker": 2},
+            name="xgb",
+            namespace=ns,
+            scripts={"Master": {"duration": 3}, "Worker": {"duration": None}},
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 3, "3 pods")
+    env = env_of(pods(sim, ns)["xgb-worker-1"], "xgboost")
+    assert {name: env[name] for name in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")} == {
+        "MASTER_ADDR": "xgb-master-0",
+        "MASTER_PORT": "9999",
+        "WORLD_SIZE": "3",
+        "RANK": "2",
+    }
+    assert env["WORKER_ADDRS"] == "xgb-worker-0,xgb-worker-1"
+    quiet(sim, redis)
+    advance(sim, redis, 5)
+    until(lambda: phase_of_row(ns, "xgb", "XGBoostJob") == "Succeeded", "the XGBoostJob to succeed")
+    assert "Succeeded" in kubectl(sim, "get", "xgboostjobs", "-n", ns)
+    assert history(ns, "xgb", "XGBoostJob") == ["Created", "Running", "Succeeded"]
+
+
+def test_a_jaxjob_gives_each_process_its_id_and_the_coordinator_and_succeeds(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "JAXJob",
+            {"Worker": 2},
+            name="spmd",
+            namespace=ns,
+            scripts={"Worker": {"duration": 3}},
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    env = env_of(pods(sim, ns)["spmd-worker-1"], "jax")
+    assert (env["COORDINATOR_ADDRESS"], env["COORDINATOR_PORT"]) == ("spmd-worker-0", "6666")
+    assert (env["NUM_PROCESSES"], env["PROCESS_ID"]) == ("2", "1")
+    quiet(sim, redis)
+    advance(sim, redis, 5)
+    until(lambda: phase_of_row(ns, "spmd", "JAXJob") == "Succeeded", "the JAXJob to succeed")
+    assert "Succeeded" in kubectl(sim, "get", "jaxjobs", "-n", ns)
+    assert live_replicas(ns, "spmd") == [("spmd-worker-0", "Succeeded"), ("spmd-worker-1", "Succeeded")]
+
+
+def test_a_collective_paddlejob_meets_at_worker_0s_own_address_and_succeeds(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "PaddleJob",
+            {"Worker": 2},
+            name="resnet",
+            namespace=ns,
+            scripts={"Worker": {"duration": 3}},
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    first = next(c for c in pods(sim, ns)["resnet-worker-0"]["spec"]["containers"] if c["name"] == "paddle")
+    pod_ip = next(e for e in first["env"] if e["name"] == "POD_IP_DUMMY")
+    assert pod_ip["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    assert env_of(pods(sim, ns)["resnet-worker-0"], "paddle")["PADDLE_MASTER"] == "$(POD_IP_DUMMY):36543"
+    env = env_of(pods(sim, ns)["resnet-worker-1"], "paddle")
+    assert (env["PADDLE_MASTER"], env["PADDLE_NNODES"], env["PADDLE_JOB_ID"]) == (
+        "resnet-worker-0:36543",
+        "2",
+        "resnet",
+    )
+    quiet(sim, redis)
+    advance(sim, redis, 5)
+    until(lambda: phase_of_row(ns, "resnet", "PaddleJob") == "Succeeded", "the PaddleJob to succeed")
+    assert "Succeeded" in kubectl(sim, "get", "paddlejobs", "-n", ns)
 
 
 def test_a_toy_framework_added_in_a_few_lines_runs_end_to_end(sim, redis, ns):
