@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import time
+from typing import Any
 
 import pytest
 from django.test import Client, RequestFactory
@@ -21,6 +22,7 @@ from webhooks.tests.conftest import (
     container,
     decoded_patch,
     hyperparam_workflow,
+    patched,
     pod,
     tf_job,
 )
@@ -98,6 +100,43 @@ def test_a_job_comes_back_with_a_base64_json_patch(apiserver):
         "path": "/spec/tfReplicaSpecs/Worker/restartPolicy",
         "value": "Never",
     } in decoded_patch(response)
+
+
+def job_of(kind: str, spec_key: str, container_name: str, **spec: Any) -> dict[str, Any]:
+    worker = {"replicas": 2, "template": {"spec": {"containers": [container(container_name)]}}}
+    return {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "kubeflow-shaped", "namespace": "ml"},
+        "spec": {spec_key: {"Worker": worker}, **spec},
+    }
+
+
+def test_the_newer_kubeflow_kinds_are_defaulted_as_kubeflow_defaults_them(apiserver):
+    review = admission_review(job_of("PaddleJob", "paddleReplicaSpecs", "paddle", elasticPolicy={}))
+    stored = patched(review["request"]["object"], post(apiserver, "/webhooks/mutate", review)["response"])
+    worker = stored["spec"]["paddleReplicaSpecs"]["Worker"]
+    assert worker["restartPolicy"] == "OnFailure"
+    assert worker["template"]["spec"]["containers"][0]["ports"] == [
+        {"name": "master", "containerPort": 36543, "protocol": "TCP"}
+    ]
+    assert stored["spec"]["elasticPolicy"] == {"minReplicas": 2, "maxReplicas": 2}
+    assert stored["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+
+
+@pytest.mark.parametrize(
+    ("job", "allowed", "field"),
+    [
+        (job_of("JAXJob", "jaxReplicaSpecs", "jax"), True, ""),
+        (job_of("PaddleJob", "paddleReplicaSpecs", "paddle"), True, ""),
+        (job_of("XGBoostJob", "xgbReplicaSpecs", "xgboost"), False, "spec.xgbReplicaSpecs.Master"),
+        (job_of("JAXJob", "jaxReplicaSpecs", "main"), False, "spec.jaxReplicaSpecs.Worker.template"),
+    ],
+)
+def test_the_newer_kubeflow_kinds_are_validated(apiserver, db, job, allowed, field):
+    response = post(apiserver, "/webhooks/validate", admission_review(job))["response"]
+    assert response["allowed"] is allowed
+    assert field in response.get("status", {}).get("message", "")
 
 
 @pytest.mark.parametrize("path", ENDPOINTS)
