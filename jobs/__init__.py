@@ -1,1 +1,1 @@
-"""Distributed training operator: TFJob, MXJob, PyTorchJob → Pods + headless Services, env, status."""
+"""Distributed training operator: Kubeflow v1 job kinds → Pods + headless Services, env, status."""

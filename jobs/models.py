@@ -1,4 +1,4 @@
-"""Mirror rows of training jobs (TFJob, MXJob, PyTorchJob in one table), their replicas' pods and the jobs'
+"""Mirror rows of training jobs (every kind in one table), their replicas' pods and the jobs'
 history. Only the mirror writes them (kube.mirror, from watch events); views and serializers only read.
 """
 
@@ -19,7 +19,7 @@ REASON_MAX_LENGTH = 128
 
 
 class TrainingJob(MirroredResource):
-    """One TFJob, MXJob or PyTorchJob. Its state (`phase`) is the condition that most recently became True."""
+    """One training job of any kind. Its state (`phase`) is the condition that most recently became True."""
 
     history_model = "jobs.TrainingJobHistory"
     live_name_fields = ("kind", "namespace", "name")

@@ -97,7 +97,7 @@ class JobMetadataSerializer(ManifestMetadataSerializer):
 
 
 class JobManifestSerializer(ManifestSerializer):
-    """A TFJob, MXJob or PyTorchJob manifest, as `kubectl apply` would take it (apiVersion optional)."""
+    """A training job manifest of any kind, as `kubectl apply` would take it (apiVersion optional)."""
 
     metadata_serializer = JobMetadataSerializer
     apiVersion = serializers.ChoiceField(choices=[API_VERSION], required=False)

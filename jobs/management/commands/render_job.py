@@ -20,7 +20,7 @@ from jobs.validation import validate
 
 class Command(BaseCommand):
     help = (
-        "Dry run: print, as YAML, what the operator would create for the TFJob, MXJob or PyTorchJob in FILE "
+        "Dry run: print, as YAML, what the operator would create for the training job in FILE "
         "(- for stdin), in the order it creates them: the HorizontalPodAutoscaler (an elastic PyTorchJob "
         "with metrics), the PodGroup (with a gang scheduler), Services and Pods. Nothing is sent to the "
         "cluster."
