@@ -486,6 +486,9 @@ JOBS = {
     "TFJob": {"Chief": 1, "Worker": 2},
     "MXJob": {"Scheduler": 1, "Server": 1, "Worker": 1},
     "PyTorchJob": {"Master": 1, "Worker": 2},
+    "XGBoostJob": {"Master": 1, "Worker": 2},
+    "JAXJob": {"Worker": 3},
+    "PaddleJob": {"Master": 1, "Worker": 2},
 }
 
 

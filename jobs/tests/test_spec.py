@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobs import spec as jobspec
-from jobs.frameworks import MXNet, PyTorch, TensorFlow, framework_class
+from jobs.frameworks import JAX, MXNet, Paddle, PyTorch, TensorFlow, XGBoost, framework_class, kinds
 from jobs.frameworks.pytorch import PyTorchOptions
 from jobs.frameworks.tensorflow import TFOptions
 from jobs.tests.fakes import make_job, tf_job
@@ -34,6 +34,11 @@ JOBS = [
         make_job("PyTorchJob", {"Worker": 3}, elasticPolicy={"maxReplicas": 5, "nProcPerNode": 2}),
         PyTorch(),
         id="pytorch elastic",
+    ),
+    pytest.param(make_job("XGBoostJob", {"master": 1, "Worker": 2}), XGBoost(), id="xgboost"),
+    pytest.param(make_job("JAXJob", {"Worker": 4}, restart_policy="OnFailure"), JAX(), id="jax"),
+    pytest.param(
+        make_job("PaddleJob", {"Worker": 3}, elasticPolicy={"minReplicas": 2}), Paddle(), id="paddle elastic"
     ),
 ]
 
@@ -111,13 +116,16 @@ JSON = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(
-    kind=st.sampled_from(["TFJob", "MXJob", "PyTorchJob"]),
+    kind=st.sampled_from(kinds()),
     spec=st.dictionaries(
         st.sampled_from(
             [
                 "tfReplicaSpecs",
                 "mxReplicaSpecs",
                 "pytorchReplicaSpecs",
+                "xgbReplicaSpecs",
+                "jaxReplicaSpecs",
+                "paddleReplicaSpecs",
                 "runPolicy",
                 "successPolicy",
                 "nprocPerNode",
