@@ -436,6 +436,25 @@ def test_a_jaxjob_gives_each_process_its_id_and_the_coordinator_and_succeeds(sim
     assert live_replicas(ns, "spmd") == [("spmd-worker-0", "Succeeded"), ("spmd-worker-1", "Succeeded")]
 
 
+def test_kubectl_scale_adds_workers_to_a_jaxjob_through_kubeflows_scale_subresource(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "JAXJob", {"Worker": 2}, name="grow", namespace=ns, scripts={"Worker": {"duration": None}}
+        ),
+    )
+    until(lambda: len(pods(sim, ns)) == 2, "2 pods")
+    quiet(sim, redis)
+    kubectl(sim, "scale", "jaxjob", "grow", "-n", ns, "--replicas=3")
+    until(lambda: len(live_pods(sim, ns)) == 3, "a third worker")
+    assert env_of(pods(sim, ns)["grow-worker-2"], "jax")["PROCESS_ID"] == "2"
+    quiet(sim, redis)
+    selector = kubectl(
+        sim, "get", "jaxjob", "grow", "-n", ns, "-o", "jsonpath={.status.replicaStatuses.Worker.selector}"
+    )
+    assert selector == "argoml.io/job-name=grow,argoml.io/replica-type=worker"
+
+
 def test_a_collective_paddlejob_meets_at_worker_0s_own_address_and_succeeds(sim, redis, ns):
     apply(
         sim,
