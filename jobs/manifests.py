@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 from typing import Any, NamedTuple
 
+from jobs import apigroups
 from jobs.frameworks.base import Framework
 from jobs.spec import (
-    API_VERSION,
     as_dict,
     chief_type,
     framework_container,
@@ -28,6 +28,13 @@ LABEL_REPLICA_TYPE = "argoml.io/replica-type"
 LABEL_REPLICA_INDEX = "argoml.io/replica-index"
 LABEL_JOB_ROLE = "argoml.io/job-role"
 MASTER_ROLE = "master"
+#: Kubeflow Training Operator v1's labels, set beside ours so Kubeflow's SDK and tools find the pods
+#: (`get_job_pod_names`, `get_job_logs` select by them). Ours stay the selectors we list and match by.
+KUBEFLOW_JOB_NAME = "training.kubeflow.org/job-name"
+KUBEFLOW_REPLICA_TYPE = "training.kubeflow.org/replica-type"
+KUBEFLOW_REPLICA_INDEX = "training.kubeflow.org/replica-index"
+KUBEFLOW_JOB_ROLE = "training.kubeflow.org/job-role"
+KUBEFLOW_OPERATOR_NAME = "training.kubeflow.org/operator-name"
 
 ENV_JOB_NAME = "ARGOML_JOB_NAME"
 ENV_REPLICA_TYPE = "ARGOML_REPLICA_TYPE"
@@ -69,6 +76,18 @@ def replica_labels(job: dict[str, Any], slot: Slot) -> dict[str, str]:
     }
 
 
+def kubeflow_labels(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str, str]:
+    """Kubeflow's labels of a replica's pod and service: job name (with "/" as "-", as Kubeflow writes
+    it), replica type lowercased, index, and the operator's name as Kubeflow names each controller
+    (`tfjob-controller`, `pytorchjob-controller`, `mxjob-controller`)."""
+    return {
+        KUBEFLOW_OPERATOR_NAME: f"{framework.kind.lower()}-controller",
+        KUBEFLOW_JOB_NAME: job_name(job).replace("/", "-"),
+        KUBEFLOW_REPLICA_TYPE: slot.replica_type.lower(),
+        KUBEFLOW_REPLICA_INDEX: str(slot.replica_index),
+    }
+
+
 def is_master_role(job: dict[str, Any], framework: Framework, slot: Slot) -> bool:
     """The chief/master replica, or worker 0 when the job has neither."""
     chief = chief_type(job, framework)
@@ -81,7 +100,7 @@ def owner_reference(job: dict[str, Any], framework: Framework) -> dict[str, Any]
     """Controller reference: deleting the job deletes its children, and only its controller manages them."""
     metadata = as_dict(job.get("metadata"))
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": apigroups.api_version_of(job),
         "kind": framework.kind,
         "name": job_name(job),
         "uid": str(metadata.get("uid") or ""),
@@ -116,9 +135,13 @@ def build_pod(job: dict[str, Any], framework: Framework, slot: Slot) -> dict[str
     replica_spec = replica_specs(job, framework)[slot.replica_type]
     template = copy.deepcopy(as_dict(replica_spec.get("template")))
     template_metadata = as_dict(template.get("metadata"))
-    labels = {**as_dict(template_metadata.get("labels")), **replica_labels(job, slot)}
+    labels = {
+        **as_dict(template_metadata.get("labels")),
+        **kubeflow_labels(job, framework, slot),
+        **replica_labels(job, slot),
+    }
     if is_master_role(job, framework, slot):
-        labels[LABEL_JOB_ROLE] = MASTER_ROLE
+        labels[LABEL_JOB_ROLE] = labels[KUBEFLOW_JOB_ROLE] = MASTER_ROLE
     metadata: dict[str, Any] = {
         "name": slot_name(job, slot),
         "namespace": job_namespace(job),
@@ -159,7 +182,7 @@ def build_service(job: dict[str, Any], framework: Framework, slot: Slot) -> dict
         "metadata": {
             "name": slot_name(job, slot),
             "namespace": job_namespace(job),
-            "labels": replica_labels(job, slot),
+            "labels": {**kubeflow_labels(job, framework, slot), **replica_labels(job, slot)},
             "ownerReferences": [owner_reference(job, framework)],
         },
         "spec": {

@@ -22,8 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
 from typing import Any, TypeVar
 
-from jobs import autoscaling, conf, gang
-from jobs.controllers import job_resource
+from jobs import apigroups, autoscaling, conf, gang
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
 from jobs.plan import Deletion, Event, Plan, PodGroupChange, creation_event, deletion_event, plan
@@ -54,13 +53,15 @@ POD_GROUP_VERBS = {"create": "Create", "replace": "Update", "delete": "Delete"}
 
 def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
     """Converge one job; returns seconds until it must be looked at again (deadline, TTL), or None.
+    `kind` is the key's: `TFJob`, or `TFJob.kubeflow.org` for Kubeflow's group (jobs/apigroups.py).
 
     In the process that leads, the job and its children come from the informers' cache: no API read. A
     stale cache is caught by the status write's resourceVersion precondition (409): only then does the run
     read the job and its children from the API and decide again. Elsewhere every run reads the API.
     """
-    framework = framework_for(kind, cluster_domain=conf.cluster_domain())
-    rtype = job_resource(framework)
+    framework_kind, api_version = apigroups.split_controller_kind(kind)
+    framework = framework_for(framework_kind, cluster_domain=conf.cluster_domain())
+    rtype = apigroups.job_resource(framework, api_version)
     client = get_client()
     view = cached_view(kind)
     if view is not None:
@@ -461,7 +462,7 @@ def reconciler_for(kind: str) -> Callable[[str, str], float | None]:
     def reconcile(namespace: str, name: str) -> float | None:
         return reconcile_job(kind, namespace, name)
 
-    reconcile.__qualname__ = f"reconcile_{kind.lower()}"
+    reconcile.__qualname__ = f"reconcile_{kind.lower().replace('.', '_')}"
     return reconcile
 
 
@@ -471,4 +472,5 @@ def register_job_reconciler(kind: str) -> None:
 
 
 for _kind in kinds():
-    register_job_reconciler(_kind)
+    for _api_version in apigroups.API_VERSIONS:
+        register_job_reconciler(apigroups.controller_kind(_kind, _api_version))

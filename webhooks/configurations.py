@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from jobs.apigroups import KUBEFLOW_API_VERSION, KUBEFLOW_GROUP
 from jobs.frameworks import framework_class, kinds
 from jobs.spec import API_GROUP
 
@@ -113,6 +114,9 @@ class Webhook:
         return webhook
 
 
+KUBEFLOW_VERSION = KUBEFLOW_API_VERSION.partition("/")[2]
+
+
 def _rule(group: str, version: str, resources: list[str], operations: list[str]) -> dict[str, Any]:
     return {
         "apiGroups": [group],
@@ -130,6 +134,8 @@ def job_resources() -> list[str]:
 
 def validating_webhooks() -> tuple[Webhook, ...]:
     ours = _rule(API_GROUP, "v1alpha1", [*job_resources(), "hyperparamworkflows"], ["CREATE", "UPDATE"])
+    # Kubeflow's v1 jobs (JOBS_KUBEFLOW_V1): a rule on a group the cluster does not serve matches nothing.
+    kubeflow = _rule(KUBEFLOW_GROUP, KUBEFLOW_VERSION, job_resources(), ["CREATE", "UPDATE"])
     # `kubectl scale` and autoscalers write a job's Scale, which a rule on the job alone never sees.
     scales = _rule(API_GROUP, "v1alpha1", [f"{plural}/scale" for plural in SCALED_KINDS], ["UPDATE"])
     # A Workflow's status lives in the object (Argo has no status subresource), so its UPDATEs are the
@@ -139,7 +145,7 @@ def validating_webhooks() -> tuple[Webhook, ...]:
         ARGO_GROUP, "v1alpha1", ["workflowtemplates", "cronworkflows"], ["CREATE", "UPDATE"]
     )
     return (
-        Webhook("validate.argoml.io", VALIDATE_PATH, (ours, scales), "Fail"),
+        Webhook("validate.argoml.io", VALIDATE_PATH, (ours, kubeflow, scales), "Fail"),
         Webhook(
             "argo.validate.argoml.io",
             VALIDATE_PATH,
@@ -152,9 +158,12 @@ def validating_webhooks() -> tuple[Webhook, ...]:
 
 def mutating_webhooks() -> tuple[Webhook, ...]:
     jobs = _rule(API_GROUP, "v1alpha1", job_resources(), ["CREATE", "UPDATE"])
+    kubeflow = _rule(KUBEFLOW_GROUP, KUBEFLOW_VERSION, job_resources(), ["CREATE", "UPDATE"])
     pods = _rule("", "v1", ["pods"], ["CREATE"])
     return (
-        Webhook("defaults.mutate.argoml.io", MUTATE_PATH, (jobs,), "Fail", reinvocation_policy="Never"),
+        Webhook(
+            "defaults.mutate.argoml.io", MUTATE_PATH, (jobs, kubeflow), "Fail", reinvocation_policy="Never"
+        ),
         # IfNeeded: containers another webhook adds after us (a sidecar) get the injected env too.
         Webhook("inject.mutate.argoml.io", MUTATE_PATH, (pods,), "Ignore", reinvocation_policy="IfNeeded"),
     )

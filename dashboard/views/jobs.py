@@ -165,7 +165,7 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     require_editor(request, job.namespace)
     try:
         cluster_client()
-        deleted = actions.delete_job(job.kind, job.namespace, job.name, job.uid)
+        deleted = actions.delete_job(job.kind, job.namespace, job.name, job.uid, job.api_version)
     except ApiError as error:
         messages.error(request, f"The cluster did not accept the stop: {error}")
     else:

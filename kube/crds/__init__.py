@@ -1,14 +1,17 @@
 """Our custom resource kinds, declared once in Python and rendered into deploy/crds/ (see
-docs/adding-a-resource.md). `CUSTOM_RESOURCES` is the list `render_crds` and `install_crds` work from."""
+docs/adding-a-resource.md). `CUSTOM_RESOURCES` is the list `render_crds` and `install_crds` work from;
+`KUBEFLOW_RESOURCES` are the training kinds again in Kubeflow's group (`kubeflow.org/v1`), rendered into
+deploy/crds/kubeflow/ and installed only on request."""
 
 from __future__ import annotations
 
 from .definition import GROUP, VERSION, CustomResource, PrinterColumn
 from .hyperparam import HYPERPARAM_WORKFLOW
-from .jobs import MXJOB, PYTORCHJOB, TFJOB
+from .jobs import KUBEFLOW_JOBS, MXJOB, PYTORCHJOB, TFJOB
 from .tensorboard import TENSORBOARD
 
 CUSTOM_RESOURCES: tuple[CustomResource, ...] = (TFJOB, MXJOB, PYTORCHJOB, HYPERPARAM_WORKFLOW, TENSORBOARD)
+KUBEFLOW_RESOURCES: tuple[CustomResource, ...] = KUBEFLOW_JOBS
 
 
 def by_kind(kind: str) -> CustomResource:
@@ -23,6 +26,7 @@ __all__ = [
     "CUSTOM_RESOURCES",
     "GROUP",
     "HYPERPARAM_WORKFLOW",
+    "KUBEFLOW_RESOURCES",
     "MXJOB",
     "PYTORCHJOB",
     "TENSORBOARD",
