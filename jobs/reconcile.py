@@ -94,8 +94,10 @@ def _converge(
     services: list[dict[str, Any]],
     view: CachedView | None,
 ) -> float | None:
-    """Decide from what was read, then write: the HPA (an elastic PyTorchJob), status first (Conflict when
-    the job changed since), the PodGroup (with a gang scheduler), children."""
+    """Decide from what was read, then write: the job's missing runPolicy, the HPA (an elastic PyTorchJob),
+    status first (Conflict when the job changed since), the PodGroup (with a gang scheduler), children."""
+    if "runPolicy" not in as_dict(job.get("spec")) and isinstance(job.get("spec"), dict):
+        job = _default_run_policy(client, rtype, job, framework)
     if autoscaling.may_have_hpa(job, framework):
         converge_autoscaler(client, job, framework, recorder_for(EVENT_CONTROLLER))
     scheduler = conf.gang_scheduler()
@@ -123,6 +125,21 @@ def _converge(
     if requeue is None:
         return None
     return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def _default_run_policy(
+    client: KubeClient, rtype: ResourceType, job: dict[str, Any], framework: Framework
+) -> dict[str, Any]:
+    """Write `spec.runPolicy` with its default into a job that has none, as the mutating webhook would have:
+    Kubeflow's SDK cannot read a job without it (`list_jobs` fails on every job of the namespace), and a
+    job written while the webhook was off, or by a client that skips it, must still read. The
+    resourceVersion is the precondition (Conflict: the job changed since, the retry decides again)."""
+    metadata = as_dict(job.get("metadata"))
+    patch = {
+        "metadata": {"resourceVersion": metadata.get("resourceVersion")},
+        "spec": {"runPolicy": {"cleanPodPolicy": framework.default_clean_pod_policy}},
+    }
+    return client.patch(rtype, job_name(job), patch, job_namespace(job))
 
 
 def _children(client: KubeClient, job: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

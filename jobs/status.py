@@ -1,9 +1,10 @@
 """Pure status aggregation: a job and its observed pods → the job's new status.
 
 Conditions follow Kubernetes conventions (one entry per type, True or False, with reason, message,
-lastUpdateTime and lastTransitionTime kept while nothing changes). The list is ordered so that the
-condition that most recently became True is last: `.status.conditions[-1:].type` is the job's state,
-which is what the printer column shows. Succeeded and Failed are terminal: once either is True the
+lastUpdateTime and lastTransitionTime kept while nothing changes), in Kubeflow's order: a condition that
+changes moves to the end, so a job reads Created, Running, then Succeeded (Running now False) as
+Kubeflow's operator writes them, and the condition of the job's state is last: `.status.conditions[-1:]
+.type` is what the printer column shows. Succeeded and Failed are terminal: once either is True the
 status never changes again, except `observedGeneration`.
 """
 
@@ -111,18 +112,18 @@ def aggregate(
     timestamp = format_time(now)
 
     conditions = set_condition(_conditions(previous), CREATED, True, *_created(job, framework), timestamp)
+    # States that end turn False before the new one turns True, so the new one is appended last.
     for passing in PASSING_STATES:
-        if state.type == passing:
-            conditions = set_condition(conditions, passing, True, state.reason, state.message, timestamp)
-        elif any(c.get("type") == passing for c in conditions):
+        if state.type != passing and any(c.get("type") == passing for c in conditions):
             reason, message = (
                 _resumed(job, framework) if passing == SUSPENDED else (state.reason, state.message)
             )
             conditions = set_condition(conditions, passing, False, reason, message, timestamp)
-    if state.type in (SUCCEEDED, FAILED):
+    if state.type != CREATED:
         conditions = set_condition(conditions, state.type, True, state.reason, state.message, timestamp)
+    if state.type in (SUCCEEDED, FAILED):
         status.setdefault("completionTime", timestamp)
-    status["conditions"] = order_conditions(conditions)
+    status["conditions"] = order_conditions(conditions, state.type)
     status["replicaStatuses"] = {
         replica_type: {**counts, "selector": replica_type_selector(job, replica_type)}
         for replica_type, counts in replica_statuses(views, suspended=state.type == SUSPENDED).items()
@@ -222,15 +223,12 @@ def set_condition(
     return [c for c in conditions if c.get("type") != type_] + [condition]
 
 
-def order_conditions(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """False conditions first, then True ones by when they became True (ties in lifecycle order)."""
-
-    def key(condition: dict[str, Any]) -> tuple[bool, str, int]:
-        type_ = condition.get("type")
-        rank = CONDITION_TYPES.index(type_) if type_ in CONDITION_TYPES else len(CONDITION_TYPES)
-        return _is_true(condition), str(condition.get("lastTransitionTime", "")), rank
-
-    return sorted(conditions, key=key)
+def order_conditions(conditions: list[dict[str, Any]], state: str) -> list[dict[str, Any]]:
+    """The conditions in the order they last changed (Kubeflow's), except that the condition of the job's
+    `state` goes last when it is True: a job back to Created (its pods pending again) must not show the
+    Running it just left as its state."""
+    current = [c for c in conditions if c.get("type") == state and _is_true(c)]
+    return [c for c in conditions if c not in current] + current
 
 
 def transitions(previous: dict[str, Any] | None, status: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
