@@ -18,6 +18,7 @@ KUBEFLOW_GROUP = "kubeflow.org"
 KUBEFLOW_API_VERSION = f"{KUBEFLOW_GROUP}/v1"
 #: Every apiVersion a training job may have, ours first (the default of a manifest that names none).
 API_VERSIONS = (ARGOML_API_VERSION, KUBEFLOW_API_VERSION)
+KUBEFLOW_CLEAN_POD_POLICY = "None"
 GROUPS = {api_version.partition("/")[0]: api_version for api_version in API_VERSIONS}
 
 
@@ -31,6 +32,14 @@ def api_version_of(job: dict[str, Any]) -> str:
     that validation reports)."""
     api_version = job.get("apiVersion")
     return api_version if api_version in API_VERSIONS else ARGOML_API_VERSION
+
+
+def default_clean_pod_policy(job: dict[str, Any], framework: Framework) -> str:
+    """`runPolicy.cleanPodPolicy` when the job names none: Kubeflow v1.9 defaults every kind of its group to
+    None (keep the pods); ours keep each framework's own default (TFJob: Running, as Kubeflow once did)."""
+    if api_version_of(job) == KUBEFLOW_API_VERSION:
+        return KUBEFLOW_CLEAN_POD_POLICY
+    return framework.default_clean_pod_policy
 
 
 def group_of(api_version: str) -> str:

@@ -137,7 +137,7 @@ def _default_run_policy(
     metadata = as_dict(job.get("metadata"))
     patch = {
         "metadata": {"resourceVersion": metadata.get("resourceVersion")},
-        "spec": {"runPolicy": {"cleanPodPolicy": framework.default_clean_pod_policy}},
+        "spec": {"runPolicy": {"cleanPodPolicy": apigroups.default_clean_pod_policy(job, framework)}},
     }
     return client.patch(rtype, job_name(job), patch, job_namespace(job))
 

@@ -10,6 +10,7 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from jobs import apigroups
 from kube import podsecurity
 
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ def run_policy(job: dict[str, Any], framework: Framework) -> RunPolicy:
     given = as_dict(job_spec(job).get("runPolicy"))
     clean = given.get("cleanPodPolicy")
     return RunPolicy(
-        clean_pod_policy=clean if clean in CLEAN_POD_POLICIES else framework.default_clean_pod_policy,
+        clean_pod_policy=clean
+        if clean in CLEAN_POD_POLICIES
+        else apigroups.default_clean_pod_policy(job, framework),
         ttl_seconds_after_finished=_non_negative(given.get("ttlSecondsAfterFinished")),
         active_deadline_seconds=_non_negative(given.get("activeDeadlineSeconds")),
         backoff_limit=_non_negative(given.get("backoffLimit")),
@@ -176,7 +179,7 @@ def with_defaults(job: dict[str, Any], framework: Framework) -> dict[str, Any]:
     spec[framework.spec_key] = specs
     policy = spec.setdefault("runPolicy", {})
     if isinstance(policy, dict):
-        policy.setdefault("cleanPodPolicy", framework.default_clean_pod_policy)
+        policy.setdefault("cleanPodPolicy", apigroups.default_clean_pod_policy(job, framework))
     framework.default_extra_fields(spec)
     return job
 
