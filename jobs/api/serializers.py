@@ -23,6 +23,7 @@ from kube.api import (
 JOB_FIELDS: tuple[str, ...] = (
     "id",
     "uid",
+    "api_group",
     "kind",
     "namespace",
     "name",
