@@ -112,11 +112,16 @@ def aggregate(
     timestamp = format_time(now)
 
     conditions = set_condition(_conditions(previous), CREATED, True, *_created(job, framework), timestamp)
-    # States that end turn False before the new one turns True, so the new one is appended last.
+    # States that end turn False before the new one turns True, so the new one is appended last. As in
+    # Kubeflow, an ended state keeps its reason and message (Running stays "TFJob ns/x is running."); a
+    # resumed job says so.
     for passing in PASSING_STATES:
-        if state.type != passing and any(c.get("type") == passing for c in conditions):
+        ended = next((c for c in conditions if c.get("type") == passing), None)
+        if state.type != passing and ended is not None:
             reason, message = (
-                _resumed(job, framework) if passing == SUSPENDED else (state.reason, state.message)
+                _resumed(job, framework)
+                if passing == SUSPENDED
+                else (str(ended.get("reason") or ""), str(ended.get("message") or ""))
             )
             conditions = set_condition(conditions, passing, False, reason, message, timestamp)
     if state.type != CREATED:

@@ -166,7 +166,7 @@ def test_a_job_from_a_manifest_goes_through_every_sdk_call(sim, ns, kind, replic
     assert not seen["is_job_restarting"]
     assert seen["get_job_conditions"] == [
         ["Created", "True", f"{kind}Created", f"{kind} {ns}/mnist is created."],
-        ["Running", "False", f"{kind}Succeeded", f"{kind} {ns}/mnist successfully completed."],
+        ["Running", "False", f"{kind}Running", f"{kind} {ns}/mnist is running."],
         ["Succeeded", "True", f"{kind}Succeeded", f"{kind} {ns}/mnist successfully completed."],
     ]
     assert seen["get_job_conditions(job)"] == seen["get_job_conditions"]

@@ -125,7 +125,7 @@ class TestSuccess:
         status = status_after(job, pods, LATER)
         assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
             ("Created", "True", "TFJobCreated", "TFJob ml/train is created."),
-            ("Running", "False", "TFJobSucceeded", "TFJob ml/train successfully completed."),
+            ("Running", "False", "TFJobRunning", "TFJob ml/train is running."),
             ("Succeeded", "True", "TFJobSucceeded", "TFJob ml/train successfully completed."),
         ]
 
