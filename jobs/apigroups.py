@@ -18,8 +18,10 @@ KUBEFLOW_GROUP = "kubeflow.org"
 KUBEFLOW_API_VERSION = f"{KUBEFLOW_GROUP}/v1"
 #: Every apiVersion a training job may have, ours first (the default of a manifest that names none).
 API_VERSIONS = (ARGOML_API_VERSION, KUBEFLOW_API_VERSION)
-KUBEFLOW_CLEAN_POD_POLICY = "None"
+#: Group → its apiVersion.
 GROUPS = {api_version.partition("/")[0]: api_version for api_version in API_VERSIONS}
+#: Kubeflow v1.9's default cleanPodPolicy, for every kind of its group.
+KUBEFLOW_CLEAN_POD_POLICY = "None"
 
 
 def served_api_versions(*, kubeflow: bool) -> tuple[str, ...]:
