@@ -30,6 +30,7 @@ from .manifests import (
     named,
     of_kind,
     pod_specs,
+    render_against,
     render_chart,
     render_notes,
     schema_errors,
@@ -131,16 +132,6 @@ def test_the_operator_serves_kubeflows_group_and_is_granted_it_only_with_the_val
         "tasks",
         "watch",
     }
-
-
-def render_against(simulator, values: dict[str, Any]) -> dict[str, str]:
-    """The chart rendered as `helm install` would, its `lookup`s answered by the simulator."""
-    import helm_python
-
-    with helm_python.Chart.load(str(CHART)) as chart:
-        return helm_python.Config(kubeconfig_path=str(simulator.kubeconfig_path)).render(
-            chart, values, name="argoml", namespace="argoml", is_install=True
-        )
 
 
 def test_the_install_refuses_a_kubeflow_crd_another_operator_owns_saying_what_to_do(kubesim):
