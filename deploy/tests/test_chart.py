@@ -335,11 +335,15 @@ def test_network_policies_admit_only_the_web_and_metrics_ports(default_manifests
 
 
 # -- webhooks and TLS ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("namespace", "release"), [("argoml", "argoml"), ("ml-platform", "prod")])
-def test_the_webhook_configurations_are_the_ones_the_code_declares(namespace, release):
-    manifests = render_chart(namespace=namespace, release=release)
+@pytest.mark.parametrize(
+    ("namespace", "release", "kubeflow"),
+    [("argoml", "argoml", False), ("ml-platform", "prod", False), ("argoml", "argoml", True)],
+)
+def test_the_webhook_configurations_are_the_ones_the_code_declares(namespace, release, kubeflow):
+    values = {"kubeflow": {"installCRDs": kubeflow}}
+    manifests = render_chart(values, namespace=namespace, release=release)
     service = f"{release}-argoml" if release != "argoml" else "argoml"
-    declared = configurations(Target(namespace=namespace, service=f"{service}-webhooks"))
+    declared = configurations(Target(namespace=namespace, service=f"{service}-webhooks"), kubeflow=kubeflow)
     for expected in declared:
         actual = named(manifests, expected["kind"], expected["metadata"]["name"])
         assert actual["webhooks"] == expected["webhooks"]
