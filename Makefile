@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Kubeflow's v1 SDK in a virtualenv of its own (it needs kubernetes<36; see requirements-kubeflow-sdk.txt).
+SDK_VENV := .venv-kubeflow-sdk
+SDK_STAMP := $(SDK_VENV)/.installed
 PORT ?= 8000
 
 .PHONY: run test lint typecheck bench clean
@@ -13,10 +16,15 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $(STAMP)
 
+$(SDK_STAMP): requirements-kubeflow-sdk.txt
+	test -x $(SDK_VENV)/bin/python || $(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-kubeflow-sdk.txt
+	touch $(SDK_STAMP)
+
 run: $(STAMP)
 	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py devstack --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) $(SDK_STAMP)
 	bash scripts/test.sh
 
 lint: $(STAMP)

@@ -237,9 +237,14 @@ def run(
         webhook_tls = dev_dir / "webhook-tls"
         if simulated:
             env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env))
-            # A real cluster gets our CRDs from its administrator (deploy/); the simulator gets them here.
+            # A real cluster gets our CRDs from its administrator (deploy/); the simulator gets them here,
+            # Kubeflow's group too, so Kubeflow's manifests and SDK work against `make run` unchanged.
+            env.setdefault("JOBS_KUBEFLOW_V1", "true")
             subprocess.run(
-                [python, manage, "install_crds", "--wait", "30"], env=env, cwd=base_dir, check=True
+                [python, manage, "install_crds", "--wait", "30", "--kubeflow"],
+                env=env,
+                cwd=base_dir,
+                check=True,
             )
             # The simulator calls our admission webhooks on the listener's port, trusting a dev CA, so
             # `kubectl apply` of a bad TFJob, sweep or workflow is refused with every problem at once.

@@ -193,6 +193,9 @@ JOBS_CLOCK = env_str("JOBS_CLOCK", "django.utils.timezone.now")
 # `volcano` or `scheduler-plugins-scheduler`, unless a pod template names a scheduler).
 JOBS_GANG_SCHEDULER = env_choice("JOBS_GANG_SCHEDULER", ("none", "volcano", "scheduler-plugins"), "none")
 JOBS_GANG_SCHEDULER_NAME = env_str("JOBS_GANG_SCHEDULER_NAME")
+# Also serve TFJob, MXJob and PyTorchJob as Kubeflow does, kubeflow.org/v1 (docs/jobs.md#kubeflow-v1): the
+# kubeflow.org CRDs must be installed (`install_crds --kubeflow`, the chart's kubeflow.installCRDs).
+JOBS_KUBEFLOW_V1 = env_bool("JOBS_KUBEFLOW_V1", False)
 
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
 # Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.

@@ -230,9 +230,15 @@ def prepare(sim: Simulator, namespaces: list[str]) -> None:
 
 
 def manifests(jobs: int, namespaces: list[str]) -> list[dict]:
+    """Jobs as the mutating webhook stores them (with their runPolicy: without one the operator writes it
+    first, one more write per job than a deployment makes)."""
     return [
         job_manifest(
-            "TFJob", {"Worker": REPLICAS}, name=f"job-{index}", namespace=namespaces[index % len(namespaces)]
+            "TFJob",
+            {"Worker": REPLICAS},
+            name=f"job-{index}",
+            namespace=namespaces[index % len(namespaces)],
+            run_policy={"cleanPodPolicy": "Running"},
         )
         for index in range(jobs)
     ]

@@ -35,6 +35,7 @@ from .policy import (
     Owner,
     Rules,
     Verdict,
+    controlled_by_kubeflow_job,
     is_namespace_name,
     job_owner_reference,
     judge_job_child,
@@ -238,6 +239,8 @@ class Collection:
         """
         namespace = namespace_of(child)
         reference = job_owner_reference(child, JOB_RESOURCES)
+        if reference is None and controlled_by_kubeflow_job(child, JOB_RESOURCES):
+            return Owner.UNKNOWN  # a kubeflow.org job's child: not ours to judge, never an orphan
         if reference is None:
             return self._owner_by_label(namespace, str(labels(child).get(JOB_LABEL) or ""), jobs)
         if reference.kind in jobs.unavailable:

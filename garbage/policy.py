@@ -30,6 +30,10 @@ WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 COMPLETED_LABEL = "workflows.argoproj.io/completed"
 JOB_LABEL = "argoml.io/job-name"
 JOB_API_GROUP = "argoml.io"
+#: Kubeflow's group, in which the operator also serves the job kinds (JOBS_KUBEFLOW_V1). Its jobs' children
+#: are never judged here: they carry our job-name label but their owner is not an argoml.io job, and
+#: Kubeflow's own cleanPodPolicy and TTL clean them, as upstream.
+KUBEFLOW_JOB_API_GROUP = "kubeflow.org"
 
 # A Kubernetes namespace is a DNS-1123 label.
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
@@ -305,6 +309,17 @@ def job_owner_reference(obj: JsonDict, job_kinds: Iterable[str]) -> OwnerRef | N
             name, uid = str(reference.get("name") or ""), str(reference.get("uid") or "")
             return OwnerRef(str(reference["kind"]), name, uid)
     return None
+
+
+def controlled_by_kubeflow_job(obj: JsonDict, job_kinds: Iterable[str]) -> bool:
+    """Whether a controller ownerReference names one of our job kinds in Kubeflow's group."""
+    kinds = set(job_kinds)
+    return any(
+        reference.get("controller") is True
+        and str(reference.get("apiVersion") or "").rpartition("/")[0] == KUBEFLOW_JOB_API_GROUP
+        and reference.get("kind") in kinds
+        for reference in _list(metadata(obj).get("ownerReferences"))
+    )
 
 
 class Owner(StrEnum):

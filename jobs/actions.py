@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from access import podsecurity
-from jobs.controllers import job_resource
+from jobs import apigroups
 from jobs.frameworks import Framework, UnknownKind, framework_class, kinds
-from jobs.spec import API_VERSION, FieldError, as_dict, pod_views
+from jobs.spec import FieldError, as_dict, pod_views
 from jobs.validation import validate
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
@@ -59,19 +59,22 @@ def submit_job(manifest: dict[str, Any]) -> dict[str, Any]:
     errors = check_manifest(manifest)
     if errors:
         raise JobRejected(errors)
-    body = {**manifest, "apiVersion": manifest.get("apiVersion") or API_VERSION}
-    framework = framework_class(body["kind"])
-    return get_client().create(job_resource(framework), body, body["metadata"]["namespace"])
+    body = {**manifest, "apiVersion": apigroups.api_version_of(manifest)}
+    resource = apigroups.job_resource(framework_class(body["kind"]), body["apiVersion"])
+    return get_client().create(resource, body, body["metadata"]["namespace"])
 
 
-def delete_job(kind: str, namespace: str, name: str, uid: str) -> bool:
+def delete_job(
+    kind: str, namespace: str, name: str, uid: str, api_version: str = apigroups.ARGOML_API_VERSION
+) -> bool:
     """Delete the job from the cluster (its pods and services follow through their ownerReferences).
 
     The uid is a precondition, so a newer job that took the name is never deleted. False when the job
     was already gone.
     """
+    resource = apigroups.job_resource(framework_class(kind), api_version)
     try:
-        get_client().delete(job_resource(framework_class(kind)), name, namespace, uid=uid)
+        get_client().delete(resource, name, namespace, uid=uid)
     except (NotFound, Conflict):
         return False
     return True

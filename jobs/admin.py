@@ -111,12 +111,26 @@ class TrainingJobAdmin(MirrorAdmin):
         "created_at",
         "completion_time",
     )
-    list_filter = (KindFilter, StateFilter, LiveFilter, "namespace")
+    list_filter = (KindFilter, StateFilter, LiveFilter, "api_group", "namespace")
     search_fields = ("^name",)
     paginator = CappedCountPaginator
     inlines = (ReplicaInline, JobHistoryInline)
     fieldsets = (
-        (None, {"fields": ("kind", "namespace", "name", "uid", "phase", "state_reason", "state_message")}),
+        (
+            None,
+            {
+                "fields": (
+                    "api_group",
+                    "kind",
+                    "namespace",
+                    "name",
+                    "uid",
+                    "phase",
+                    "state_reason",
+                    "state_message",
+                )
+            },
+        ),
         ("Replicas", {"fields": ("replica_summary", "restarts")}),
         ("Times", {"fields": ("created_at", "start_time", "completion_time", "updated_at", "deleted_at")}),
         (

@@ -42,6 +42,12 @@ def gang_scheduler() -> gang.GangScheduler | None:
     return gang.GangScheduler(kind, name)
 
 
+def kubeflow_v1() -> bool:
+    """JOBS_KUBEFLOW_V1: also serve the training kinds as `kubeflow.org/v1` (their CRDs must exist: a
+    controller of a kind the cluster does not serve would fail to list it forever)."""
+    return bool(getattr(settings, "JOBS_KUBEFLOW_V1", False))
+
+
 def now() -> datetime:
     """The operator's clock: JOBS_CLOCK (a dotted path to a function returning an aware datetime), else
     Django's. Tests point it at the simulator's clock, so deadlines and TTLs follow simulated time."""

@@ -3,26 +3,25 @@ mirrored into TrainingJob rows; its pods are mirrored into Replica rows. The run
 
 from __future__ import annotations
 
-from jobs import conf
+from jobs import apigroups, conf
 from jobs.frameworks import Framework, framework_class, kinds
 from jobs.manifests import LABEL_JOB_NAME
 from jobs.models import Replica, TrainingJob
-from jobs.spec import API_VERSION
 from kube.controllers import Controller, Owns, register
 from kube.mirror import mirror_handler
-from kube.resources import POD, SERVICE, ResourceType
+from kube.resources import POD, SERVICE
+
+job_resource = apigroups.job_resource
 
 
-def job_resource(framework: Framework | type[Framework]) -> ResourceType:
-    """The custom resource of a framework's jobs, e.g. tfjobs.argoml.io/v1alpha1."""
-    return ResourceType(API_VERSION, framework.kind, framework.plural)
-
-
-def register_job_controller(framework: type[Framework]) -> Controller:
-    """Declare the controller of one framework's kind (a new framework calls this once, see
-    docs/adding-a-framework.md). Children are watched by the job-name label, so the informer never
-    caches pods that are not a training job's. With a gang scheduler the jobs' PodGroups are watched
-    too: Volcano admitting one is what lets its job's pods be created."""
+def register_job_controller(
+    framework: type[Framework], api_version: str = apigroups.ARGOML_API_VERSION
+) -> Controller:
+    """Declare the controller of one framework's kind in one group (a new framework calls this once per
+    group, see docs/adding-a-framework.md). Children are watched by the job-name label, so the informer
+    never caches pods that are not a training job's; their controller ownerReference says which group's
+    job they belong to. With a gang scheduler the jobs' PodGroups are watched too: Volcano admitting one
+    is what lets its job's pods be created."""
     owns = [
         Owns(POD, label_selector=LABEL_JOB_NAME, mirror=mirror_handler(Replica)),
         Owns(SERVICE, label_selector=LABEL_JOB_NAME),
@@ -30,8 +29,14 @@ def register_job_controller(framework: type[Framework]) -> Controller:
     scheduler = conf.gang_scheduler()
     if scheduler is not None:
         owns.append(Owns(scheduler.resource, label_selector=LABEL_JOB_NAME))
-    return register(job_resource(framework), owns=owns, mirror=mirror_handler(TrainingJob))
+    return register(
+        job_resource(framework, api_version),
+        owns=owns,
+        mirror=mirror_handler(TrainingJob),
+        name=apigroups.controller_kind(framework.kind, api_version),
+    )
 
 
 for _kind in kinds():
-    register_job_controller(framework_class(_kind))
+    for _api_version in apigroups.served_api_versions(kubeflow=conf.kubeflow_v1()):
+        register_job_controller(framework_class(_kind), _api_version)

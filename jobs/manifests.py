@@ -11,15 +11,23 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from jobs import apigroups
 from jobs import spec as jobspec
 from jobs.frameworks.base import Environment, FieldRef, Framework
-from jobs.spec import API_VERSION, JobSpec, Slot, as_dict, framework_container, job_name
+from jobs.spec import JobSpec, Slot, as_dict, framework_container, job_name
 
 LABEL_JOB_NAME = "argoml.io/job-name"
 LABEL_REPLICA_TYPE = "argoml.io/replica-type"
 LABEL_REPLICA_INDEX = "argoml.io/replica-index"
 LABEL_JOB_ROLE = "argoml.io/job-role"
 MASTER_ROLE = "master"
+#: Kubeflow Training Operator v1's labels, set beside ours so Kubeflow's SDK and tools find the pods
+#: (`get_job_pod_names`, `get_job_logs` select by them). Ours stay the selectors we list and match by.
+KUBEFLOW_JOB_NAME = "training.kubeflow.org/job-name"
+KUBEFLOW_REPLICA_TYPE = "training.kubeflow.org/replica-type"
+KUBEFLOW_REPLICA_INDEX = "training.kubeflow.org/replica-index"
+KUBEFLOW_JOB_ROLE = "training.kubeflow.org/job-role"
+KUBEFLOW_OPERATOR_NAME = "training.kubeflow.org/operator-name"
 
 ENV_JOB_NAME = "ARGOML_JOB_NAME"
 ENV_REPLICA_TYPE = "ARGOML_REPLICA_TYPE"
@@ -54,6 +62,18 @@ def replica_labels(job: JobSpec[Any], slot: Slot) -> dict[str, str]:
     }
 
 
+def kubeflow_labels(job: JobSpec[Any], slot: Slot) -> dict[str, str]:
+    """Kubeflow's labels of a replica's pod and service: job name (with "/" as "-", as Kubeflow writes
+    it), replica type lowercased, index, and the operator's name as Kubeflow names each controller
+    (`tfjob-controller`, `pytorchjob-controller`, `mxjob-controller`, …)."""
+    return {
+        KUBEFLOW_OPERATOR_NAME: f"{job.kind.lower()}-controller",
+        KUBEFLOW_JOB_NAME: job.name.replace("/", "-"),
+        KUBEFLOW_REPLICA_TYPE: slot.replica_type.lower(),
+        KUBEFLOW_REPLICA_INDEX: str(slot.replica_index),
+    }
+
+
 def is_master_role(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> bool:
     """The chief/master replica, or worker 0 when the job has neither."""
     if job.chief_type is not None:
@@ -64,7 +84,7 @@ def is_master_role(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> 
 def owner_reference(job: JobSpec[Any]) -> dict[str, Any]:
     """Controller reference: deleting the job deletes its children, and only its controller manages them."""
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": apigroups.served_or_ours(job.api_version),
         "kind": job.kind,
         "name": job.name,
         "uid": job.uid,
@@ -96,9 +116,13 @@ def build_pod(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[
     replica = job.replicas[slot.replica_type]
     template = copy.deepcopy(dict(replica.template))
     template_metadata = as_dict(template.get("metadata"))
-    labels = {**as_dict(template_metadata.get("labels")), **replica_labels(job, slot)}
+    labels = {
+        **as_dict(template_metadata.get("labels")),
+        **kubeflow_labels(job, slot),
+        **replica_labels(job, slot),
+    }
     if is_master_role(job, framework, slot):
-        labels[LABEL_JOB_ROLE] = MASTER_ROLE
+        labels[LABEL_JOB_ROLE] = labels[KUBEFLOW_JOB_ROLE] = MASTER_ROLE
     metadata: dict[str, Any] = {
         "name": slot_name(job, slot),
         "namespace": job.namespace,
@@ -139,7 +163,7 @@ def build_service(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> d
         "metadata": {
             "name": slot_name(job, slot),
             "namespace": job.namespace,
-            "labels": replica_labels(job, slot),
+            "labels": {**kubeflow_labels(job, slot), **replica_labels(job, slot)},
             "ownerReferences": [owner_reference(job)],
         },
         "spec": {

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from django.db import models
 
+from jobs import apigroups
 from jobs.frameworks import UnknownKind, framework_class
 from jobs.manifests import LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE
 from jobs.spec import as_dict, as_int
@@ -22,8 +23,13 @@ class TrainingJob(MirroredResource):
     """One training job of any kind. Its state (`phase`) is the condition that most recently became True."""
 
     history_model = "jobs.TrainingJobHistory"
-    live_name_fields = ("kind", "namespace", "name")
+    live_name_fields = ("api_group", "kind", "namespace", "name")
 
+    api_group = models.CharField(
+        max_length=64,
+        default=apigroups.ARGOML_GROUP,
+        help_text="argoml.io, or kubeflow.org for a job written as Kubeflow's v1 kinds.",
+    )
     kind = models.CharField(max_length=64, help_text="TFJob, MXJob or PyTorchJob.")
     replica_summary = models.CharField(max_length=SUMMARY_MAX_LENGTH, blank=True)
     state_reason = models.CharField(max_length=REASON_MAX_LENGTH, blank=True)
@@ -34,9 +40,10 @@ class TrainingJob(MirroredResource):
 
     class Meta:
         constraints: ClassVar[list[models.BaseConstraint]] = [
-            # Kubernetes lets a TFJob and an MXJob share a name; one live object per kind and name.
+            # Kubernetes lets a TFJob and an MXJob (or a TFJob of each group) share a name; one live object
+            # per group, kind and name.
             models.UniqueConstraint(
-                fields=["kind", "namespace", "name"],
+                fields=["api_group", "kind", "namespace", "name"],
                 condition=models.Q(deleted_at__isnull=True),
                 name="jobs_trainingjob_live_name",
             )
@@ -57,6 +64,7 @@ class TrainingJob(MirroredResource):
         latest = _latest_true_condition(fields["conditions"])
         return {
             **fields,
+            "api_group": apigroups.group_of(apigroups.api_version_of(obj)),
             "kind": str(obj.get("kind") or ""),
             "replica_summary": _summary(obj, status)[:SUMMARY_MAX_LENGTH],
             "state_reason": str(latest.get("reason") or "")[:REASON_MAX_LENGTH],
@@ -69,6 +77,11 @@ class TrainingJob(MirroredResource):
     @property
     def is_finished(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def api_version(self) -> str:
+        """The job's apiVersion in the cluster (`argoml.io/v1alpha1` or `kubeflow.org/v1`)."""
+        return apigroups.GROUPS.get(self.api_group, apigroups.ARGOML_API_VERSION)
 
 
 class TrainingJobHistory(MirrorHistory):

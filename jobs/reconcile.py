@@ -22,9 +22,8 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
 from typing import Any, TypeVar
 
-from jobs import autoscaling, conf, gang
+from jobs import apigroups, autoscaling, conf, gang
 from jobs import spec as jobspec
-from jobs.controllers import job_resource
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
 from jobs.plan import Deletion, Event, Plan, PodGroupChange, creation_event, deletion_event, plan
@@ -55,13 +54,15 @@ POD_GROUP_VERBS = {"create": "Create", "replace": "Update", "delete": "Delete"}
 
 def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
     """Converge one job; returns seconds until it must be looked at again (deadline, TTL), or None.
+    `kind` is the key's: `TFJob`, or `TFJob.kubeflow.org` for Kubeflow's group (jobs/apigroups.py).
 
     In the process that leads, the job and its children come from the informers' cache: no API read. A
     stale cache is caught by the status write's resourceVersion precondition (409): only then does the run
     read the job and its children from the API and decide again. Elsewhere every run reads the API.
     """
-    framework = framework_for(kind, cluster_domain=conf.cluster_domain())
-    rtype = job_resource(framework)
+    framework_kind, api_version = apigroups.split_controller_kind(kind)
+    framework = framework_for(framework_kind, cluster_domain=conf.cluster_domain())
+    rtype = apigroups.job_resource(framework, api_version)
     client = get_client()
     view = cached_view(kind)
     if view is not None:
@@ -94,8 +95,10 @@ def _converge(
     services: list[dict[str, Any]],
     view: CachedView | None,
 ) -> float | None:
-    """Decide from what was read, then write: the HPA (an elastic PyTorchJob), status first (Conflict when
-    the job changed since), the PodGroup (with a gang scheduler), children."""
+    """Decide from what was read, then write: the job's missing runPolicy, the HPA (an elastic PyTorchJob),
+    status first (Conflict when the job changed since), the PodGroup (with a gang scheduler), children."""
+    if "runPolicy" not in as_dict(job.get("spec")) and isinstance(job.get("spec"), dict):
+        job = _default_run_policy(client, rtype, job, framework)
     if autoscaling.may_have_hpa(job, framework):
         converge_autoscaler(client, job, framework, recorder_for(EVENT_CONTROLLER))
     scheduler = conf.gang_scheduler()
@@ -125,6 +128,25 @@ def _converge(
     if requeue is None:
         return None
     return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def _default_run_policy(
+    client: KubeClient, rtype: ResourceType, job: dict[str, Any], framework: Framework
+) -> dict[str, Any]:
+    """Write `spec.runPolicy` with its default into a job that has none, as the mutating webhook would have:
+    Kubeflow's SDK cannot read a job without it (`list_jobs` fails on every job of the namespace), and a
+    job written while the webhook was off, or by a client that skips it, must still read. The
+    resourceVersion is the precondition (Conflict: the job changed since, the retry decides again)."""
+    metadata = as_dict(job.get("metadata"))
+    patch = {
+        "metadata": {"resourceVersion": metadata.get("resourceVersion")},
+        "spec": {
+            "runPolicy": {
+                "cleanPodPolicy": apigroups.default_clean_pod_policy(job, framework.default_clean_pod_policy)
+            }
+        },
+    }
+    return client.patch(rtype, job_name(job), patch, job_namespace(job))
 
 
 def _children(client: KubeClient, job: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -469,7 +491,7 @@ def reconciler_for(kind: str) -> Callable[[str, str], float | None]:
     def reconcile(namespace: str, name: str) -> float | None:
         return reconcile_job(kind, namespace, name)
 
-    reconcile.__qualname__ = f"reconcile_{kind.lower()}"
+    reconcile.__qualname__ = f"reconcile_{kind.lower().replace('.', '_')}"
     return reconcile
 
 
@@ -479,4 +501,5 @@ def register_job_reconciler(kind: str) -> None:
 
 
 for _kind in kinds():
-    register_job_reconciler(_kind)
+    for _api_version in apigroups.API_VERSIONS:
+        register_job_reconciler(apigroups.controller_kind(_kind, _api_version))

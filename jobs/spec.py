@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
+from jobs import apigroups
 from kube import podsecurity
 
 #: A framework's own spec fields, parsed (e.g. PyTorch's nprocPerNode and elastic policy).
@@ -263,7 +264,9 @@ def run_policy(job: dict[str, Any], framework: JobKind[Any]) -> RunPolicy:
     given = as_dict(job_spec(job).get("runPolicy"))
     clean = given.get("cleanPodPolicy")
     return RunPolicy(
-        clean_pod_policy=clean if clean in CLEAN_POD_POLICIES else framework.default_clean_pod_policy,
+        clean_pod_policy=clean
+        if clean in CLEAN_POD_POLICIES
+        else apigroups.default_clean_pod_policy(job, framework.default_clean_pod_policy),
         ttl_seconds_after_finished=_non_negative(given.get("ttlSecondsAfterFinished")),
         active_deadline_seconds=_non_negative(given.get("activeDeadlineSeconds")),
         backoff_limit=_non_negative(given.get("backoffLimit")),
@@ -317,7 +320,9 @@ def with_defaults(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, Any
     spec[framework.spec_key] = specs
     policy = spec.setdefault("runPolicy", {})
     if isinstance(policy, dict):
-        policy.setdefault("cleanPodPolicy", framework.default_clean_pod_policy)
+        policy.setdefault(
+            "cleanPodPolicy", apigroups.default_clean_pod_policy(job, framework.default_clean_pod_policy)
+        )
     framework.default_extra_fields(spec)
     return job
 

@@ -1,9 +1,10 @@
 """Pure status aggregation: a job and its observed pods → the job's new status.
 
 Conditions follow Kubernetes conventions (one entry per type, True or False, with reason, message,
-lastUpdateTime and lastTransitionTime kept while nothing changes). The list is ordered so that the
-condition that most recently became True is last: `.status.conditions[-1:].type` is the job's state,
-which is what the printer column shows. Succeeded and Failed are terminal: once either is True the
+lastUpdateTime and lastTransitionTime kept while nothing changes), in Kubeflow's order: a condition that
+changes moves to the end, so a job reads Created, Running, then Succeeded (Running now False) as
+Kubeflow's operator writes them, and the condition of the job's state is last: `.status.conditions[-1:]
+.type` is what the printer column shows. Succeeded and Failed are terminal: once either is True the
 status never changes again, except `observedGeneration`.
 """
 
@@ -100,16 +101,23 @@ def aggregate(
     timestamp = format_time(now)
 
     conditions = set_condition(_conditions(previous), CREATED, True, *_created(job), timestamp)
+    # States that end turn False before the new one turns True, so the new one is appended last. As in
+    # Kubeflow, an ended state keeps its reason and message (Running stays "TFJob ns/x is running."); a
+    # resumed job says so.
     for passing in PASSING_STATES:
-        if state.type == passing:
-            conditions = set_condition(conditions, passing, True, state.reason, state.message, timestamp)
-        elif any(c.get("type") == passing for c in conditions):
-            reason, message = _resumed(job) if passing == SUSPENDED else (state.reason, state.message)
+        ended = next((c for c in conditions if c.get("type") == passing), None)
+        if state.type != passing and ended is not None:
+            reason, message = (
+                _resumed(job)
+                if passing == SUSPENDED
+                else (str(ended.get("reason") or ""), str(ended.get("message") or ""))
+            )
             conditions = set_condition(conditions, passing, False, reason, message, timestamp)
-    if state.type in (SUCCEEDED, FAILED):
+    if state.type != CREATED:
         conditions = set_condition(conditions, state.type, True, state.reason, state.message, timestamp)
+    if state.type in (SUCCEEDED, FAILED):
         status.setdefault("completionTime", timestamp)
-    status["conditions"] = order_conditions(conditions)
+    status["conditions"] = order_conditions(conditions, state.type)
     status["replicaStatuses"] = {
         replica_type: {**counts, "selector": replica_type_selector(job, replica_type)}
         for replica_type, counts in replica_statuses(views, suspended=state.type == SUSPENDED).items()
@@ -149,7 +157,7 @@ def decide_state(
             FAILED, f"{kind}Failed", f"{kind} {ref} has failed because {_describe(lost, framework)}."
         )
     if job.run_policy.suspend:
-        return State(SUSPENDED, f"{kind}Suspended", f"{kind} {ref} is suspended.")
+        return State(SUSPENDED, f"{kind}Suspended", f"{kind} {job.name} is suspended.")
     restarting = [v for v in views if v.outcome in (Outcome.FAILED, Outcome.TERMINATING)]
     if restarting:
         return State(
@@ -206,15 +214,12 @@ def set_condition(
     return [c for c in conditions if c.get("type") != type_] + [condition]
 
 
-def order_conditions(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """False conditions first, then True ones by when they became True (ties in lifecycle order)."""
-
-    def key(condition: dict[str, Any]) -> tuple[bool, str, int]:
-        type_ = condition.get("type")
-        rank = CONDITION_TYPES.index(type_) if type_ in CONDITION_TYPES else len(CONDITION_TYPES)
-        return _is_true(condition), str(condition.get("lastTransitionTime", "")), rank
-
-    return sorted(conditions, key=key)
+def order_conditions(conditions: list[dict[str, Any]], state: str) -> list[dict[str, Any]]:
+    """The conditions in the order they last changed (Kubeflow's), except that the condition of the job's
+    `state` goes last when it is True: a job back to Created (its pods pending again) must not show the
+    Running it just left as its state."""
+    current = [c for c in conditions if c.get("type") == state and _is_true(c)]
+    return [c for c in conditions if c not in current] + current
 
 
 def transitions(previous: dict[str, Any] | None, status: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -259,11 +264,13 @@ def _describe(views: list[ReplicaView], framework: Framework[Any]) -> str:
 
 
 def _created(job: JobSpec[Any]) -> tuple[str, str]:
-    return f"{job.kind}Created", f"{job.kind} {job.namespace}/{job.name} is created."
+    """Kubeflow's wording: the created, suspended and resumed messages name the job alone (the running,
+    restarting, succeeded and failed ones name it with its namespace)."""
+    return f"{job.kind}Created", f"{job.kind} {job.name} is created."
 
 
 def _resumed(job: JobSpec[Any]) -> tuple[str, str]:
-    return f"{job.kind}Resumed", f"{job.kind} {job.namespace}/{job.name} is resumed."
+    return f"{job.kind}Resumed", f"{job.kind} {job.name} is resumed."
 
 
 def _conditions(status: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jobs import gang
+from jobs import apigroups, gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
-from jobs.spec import API_VERSION, CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int, replica_counts
+from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int, replica_counts
 from kube.names import NameFormat
 
 DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -45,8 +45,9 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
             framework = framework_class(job.get("kind"))()
         except UnknownKind as unknown:
             return [FieldError("kind", str(unknown.args[0]))]
-    if job.get("apiVersion", API_VERSION) != API_VERSION:
-        errors.append(FieldError("apiVersion", f"must be {API_VERSION}, not {job.get('apiVersion')!r}"))
+    if job.get("apiVersion", apigroups.ARGOML_API_VERSION) not in apigroups.API_VERSIONS:
+        served = " or ".join(apigroups.API_VERSIONS)
+        errors.append(FieldError("apiVersion", f"must be {served}, not {job.get('apiVersion')!r}"))
     metadata = job.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
     name_errors = _validate_name(name)

@@ -60,13 +60,19 @@ class Owns:
 
 @dataclass(frozen=True)
 class Controller:
-    """One controller: reconciles `rtype`, watched in `namespace` (None: all) with `label_selector`."""
+    """One controller: reconciles `rtype`, watched in `namespace` (None: all) with `label_selector`.
+
+    `name` is the kind its reconcile keys carry (and its workqueue's name): the bare kind by default, or
+    `Kind.group` when one kind is served under a second group (`TFJob.kubeflow.org` beside `TFJob`), so
+    each (group, kind) has its own controller and same-named objects of the two groups never share a key.
+    """
 
     rtype: ResourceType
     owns: tuple[Owns, ...] = ()
     mirror: MirrorFunc | None = None
     label_selector: str | None = None
     namespace: str | None = None
+    name: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.rtype, ResourceType):
@@ -82,10 +88,15 @@ class Controller:
             if child.rtype == self.rtype:
                 raise ValueError(f"owns: controller {self.kind} cannot own children of its own kind.")
             seen.add(child.rtype)
+        if self.name is not None and self.name not in (self.rtype.kind, qualified_kind(self.rtype)):
+            raise ValueError(
+                f"name: must be {self.rtype.kind!r} or {qualified_kind(self.rtype)!r}, not {self.name!r}."
+            )
 
     @property
     def kind(self) -> str:
-        return self.rtype.kind
+        """The kind of this controller's reconcile keys: `name`, else the resource's kind."""
+        return self.name or self.rtype.kind
 
     def own_key(self, obj: dict[str, Any]) -> ObjectKey:
         """The reconcile key of an object of the controller's own kind."""
@@ -103,7 +114,7 @@ class Controller:
             ObjectKey(self.kind, namespace, reference["name"])
             for reference in metadata.get("ownerReferences") or ()
             if reference.get("controller")
-            and reference.get("kind") == self.kind
+            and reference.get("kind") == self.rtype.kind
             and _group(reference.get("apiVersion") or "") == self.rtype.group
             and reference.get("name")
         ]
@@ -115,6 +126,11 @@ def _owns(child: Owns | ResourceType) -> Owns:
     if isinstance(child, ResourceType):
         return Owns(child)
     raise TypeError(f"owns: expected Owns(...) or a ResourceType, got {child!r}.")
+
+
+def qualified_kind(rtype: ResourceType) -> str:
+    """`Kind.group`, e.g. `TFJob.kubeflow.org`: a reconcile key kind that names the group too."""
+    return f"{rtype.kind}.{rtype.group}" if rtype.group else rtype.kind
 
 
 def _group(api_version: str) -> str:
@@ -137,14 +153,16 @@ class ControllerRegistry:
         mirror: MirrorFunc | None = None,
         label_selector: str | None = None,
         namespace: str | None = None,
+        name: str | None = None,
     ) -> Controller:
-        """Declare the controller of `rtype`; a bare ResourceType in `owns` means Owns(rtype).
+        """Declare the controller of `rtype`; a bare ResourceType in `owns` means Owns(rtype); `name`
+        (`Kind.group`) when the kind is also served under another group (see Controller).
 
         Registering an identical controller again (a module imported twice) is fine; a different one for
         the same kind is an error naming both.
         """
         children = tuple(_owns(child) for child in owns)
-        controller = Controller(rtype, children, mirror, label_selector, namespace)
+        controller = Controller(rtype, children, mirror, label_selector, namespace, name)
         with self._lock:
             current = self._controllers.get(controller.kind)
             if current is not None and current != controller:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from jobs import conf as jobs_conf
+from jobs.apigroups import KUBEFLOW_API_VERSION, KUBEFLOW_GROUP
 from jobs.frameworks import framework_class, kinds
 from jobs.spec import API_GROUP
 
@@ -113,6 +115,9 @@ class Webhook:
         return webhook
 
 
+KUBEFLOW_VERSION = KUBEFLOW_API_VERSION.partition("/")[2]
+
+
 def _rule(group: str, version: str, resources: list[str], operations: list[str]) -> dict[str, Any]:
     return {
         "apiGroups": [group],
@@ -128,7 +133,17 @@ def job_resources() -> list[str]:
     return [framework_class(kind).plural for kind in kinds()]
 
 
-def validating_webhooks() -> tuple[Webhook, ...]:
+def kubeflow_rules(kubeflow: bool | None) -> tuple[dict[str, Any], ...]:
+    """The rule on Kubeflow's v1 jobs, only when we serve them (`kubeflow`, default JOBS_KUBEFLOW_V1): with
+    Kubeflow's own operator in the cluster, its jobs are none of our webhooks' business."""
+    if kubeflow is None:
+        kubeflow = jobs_conf.kubeflow_v1()
+    if not kubeflow:
+        return ()
+    return (_rule(KUBEFLOW_GROUP, KUBEFLOW_VERSION, job_resources(), ["CREATE", "UPDATE"]),)
+
+
+def validating_webhooks(kubeflow: bool | None = None) -> tuple[Webhook, ...]:
     ours = _rule(API_GROUP, "v1alpha1", [*job_resources(), "hyperparamworkflows"], ["CREATE", "UPDATE"])
     # `kubectl scale` and autoscalers write a job's Scale, which a rule on the job alone never sees.
     scales = _rule(API_GROUP, "v1alpha1", [f"{plural}/scale" for plural in SCALED_KINDS], ["UPDATE"])
@@ -139,7 +154,7 @@ def validating_webhooks() -> tuple[Webhook, ...]:
         ARGO_GROUP, "v1alpha1", ["workflowtemplates", "cronworkflows"], ["CREATE", "UPDATE"]
     )
     return (
-        Webhook("validate.argoml.io", VALIDATE_PATH, (ours, scales), "Fail"),
+        Webhook("validate.argoml.io", VALIDATE_PATH, (ours, *kubeflow_rules(kubeflow), scales), "Fail"),
         Webhook(
             "argo.validate.argoml.io",
             VALIDATE_PATH,
@@ -150,23 +165,34 @@ def validating_webhooks() -> tuple[Webhook, ...]:
     )
 
 
-def mutating_webhooks() -> tuple[Webhook, ...]:
+def mutating_webhooks(kubeflow: bool | None = None) -> tuple[Webhook, ...]:
     jobs = _rule(API_GROUP, "v1alpha1", job_resources(), ["CREATE", "UPDATE"])
     pods = _rule("", "v1", ["pods"], ["CREATE"])
     return (
-        Webhook("defaults.mutate.argoml.io", MUTATE_PATH, (jobs,), "Fail", reinvocation_policy="Never"),
+        Webhook(
+            "defaults.mutate.argoml.io",
+            MUTATE_PATH,
+            (jobs, *kubeflow_rules(kubeflow)),
+            "Fail",
+            reinvocation_policy="Never",
+        ),
         # IfNeeded: containers another webhook adds after us (a sidecar) get the injected env too.
         Webhook("inject.mutate.argoml.io", MUTATE_PATH, (pods,), "Ignore", reinvocation_policy="IfNeeded"),
     )
 
 
 def configurations(
-    target: Target = DEFAULT_TARGET, ca_bundle: str | None = None, *, cert_manager_certificate: str = ""
+    target: Target = DEFAULT_TARGET,
+    ca_bundle: str | None = None,
+    *,
+    cert_manager_certificate: str = "",
+    kubeflow: bool | None = None,
 ) -> list[dict[str, Any]]:
     """The ValidatingWebhookConfiguration and the MutatingWebhookConfiguration.
 
     `ca_bundle` (base64 PEM) is what `webhook_certs` writes; `cert_manager_certificate` ("namespace/name")
-    instead asks cert-manager's CA injector to fill it in.
+    instead asks cert-manager's CA injector to fill it in. `kubeflow` (default JOBS_KUBEFLOW_V1) adds the
+    rules on Kubeflow's v1 jobs.
     """
     metadata: dict[str, Any] = {"name": CONFIGURATION_NAME, "labels": {"app.kubernetes.io/name": "argoml"}}
     if cert_manager_certificate:
@@ -179,8 +205,8 @@ def configurations(
             "webhooks": [webhook.manifest(target, ca_bundle) for webhook in webhooks],
         }
         for kind, webhooks in (
-            ("ValidatingWebhookConfiguration", validating_webhooks()),
-            ("MutatingWebhookConfiguration", mutating_webhooks()),
+            ("ValidatingWebhookConfiguration", validating_webhooks(kubeflow)),
+            ("MutatingWebhookConfiguration", mutating_webhooks(kubeflow)),
         )
     ]
 
@@ -211,7 +237,7 @@ def service_dns_names(target: Target) -> list[str]:
 
 
 def cert_manager_resources(
-    target: Target = DEFAULT_TARGET, secret: str = DEFAULT_SECRET
+    target: Target = DEFAULT_TARGET, secret: str = DEFAULT_SECRET, *, kubeflow: bool | None = None
 ) -> list[dict[str, Any]]:
     """The alternative to `webhook_certs`: a self-signed Issuer, a Certificate, and configurations that
     cert-manager's CA injector fills with the certificate's CA."""
@@ -237,5 +263,7 @@ def cert_manager_resources(
             "spec": {"selfSigned": {}},
         },
         certificate,
-        *configurations(target, cert_manager_certificate=f"{target.namespace}/{target.service}"),
+        *configurations(
+            target, cert_manager_certificate=f"{target.namespace}/{target.service}", kubeflow=kubeflow
+        ),
     ]

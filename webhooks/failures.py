@@ -8,15 +8,15 @@ exception's text: that goes to the log, where operators read it and tenants do n
 
 from __future__ import annotations
 
-from jobs.spec import API_GROUP
+from jobs import apigroups
 
 from .review import AdmissionRequest, Verdict
 
 
 def fails_closed(request: AdmissionRequest) -> bool:
-    """Whether the kind's failurePolicy is Fail (our kinds and their subresources, such as a job's Scale)
-    rather than Ignore (Argo's kinds, Pods)."""
-    return API_GROUP in (request.kind.group, request.resource_group)
+    """Whether the kind's failurePolicy is Fail (our kinds, Kubeflow's v1 jobs, and their subresources, such
+    as a job's Scale) rather than Ignore (Argo's kinds, Pods)."""
+    return any(group in apigroups.GROUPS for group in (request.kind.group, request.resource_group))
 
 
 def undecided(request: AdmissionRequest, why: str) -> Verdict:

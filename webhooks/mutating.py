@@ -10,8 +10,9 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from jobs import apigroups
 from jobs.frameworks import UnknownKind, framework_class
-from jobs.spec import API_GROUP, with_defaults
+from jobs.spec import with_defaults
 from jobs.validation import validate as validate_job
 
 from . import failures
@@ -31,7 +32,7 @@ def review(request: AdmissionRequest, rules: Callable[[], Sequence[Rule]]) -> Ve
     obj = request.object
     if request.operation not in MUTATED_OPERATIONS or request.sub_resource or obj is None:
         return Verdict.allow()
-    if request.kind.group == API_GROUP:
+    if request.kind.group in apigroups.GROUPS:  # our kinds and Kubeflow's v1 jobs
         return _job_defaults(request, obj) if request.changes_spec else Verdict.allow()
     if request.kind.group == "" and request.kind.kind == "Pod" and request.operation == "CREATE":
         return _injection(request, obj, rules)

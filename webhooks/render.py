@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ HEADER = (
 # or cert-manager.yaml instead of both when cert-manager runs in the cluster.
 FILES: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "service.yaml": lambda: [service()],
-    "configurations.yaml": configurations,
-    "cert-manager.yaml": cert_manager_resources,
+    # Without Kubeflow's group whatever this process's JOBS_KUBEFLOW_V1: the files are the same everywhere;
+    # `webhook_certs` writes the rules of the deployment's own setting.
+    "configurations.yaml": functools.partial(configurations, kubeflow=False),
+    "cert-manager.yaml": functools.partial(cert_manager_resources, kubeflow=False),
 }
 
 

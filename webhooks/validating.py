@@ -19,6 +19,7 @@ from typing import Any
 from access import podsecurity
 from hyperparam.space import SpecError
 from hyperparam.sweep import parse_sweep
+from jobs import apigroups
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.spec import API_GROUP, job_namespace, pod_views
 from jobs.validation import validate as validate_job
@@ -82,9 +83,9 @@ def with_hints(findings: Findings, kind: str) -> Findings:
 
 def checker(kind: GroupVersionKind) -> Check | None:
     """The check for a kind, or None for kinds we have no opinion on."""
-    if kind.group == API_GROUP:
-        if kind.kind == HYPERPARAM_WORKFLOW:
-            return check_hyperparam_workflow
+    if kind.group == API_GROUP and kind.kind == HYPERPARAM_WORKFLOW:
+        return check_hyperparam_workflow
+    if kind.group in apigroups.GROUPS:  # a training job, ours or Kubeflow's v1
         try:
             framework = framework_class(kind.kind)
         except UnknownKind:
@@ -122,9 +123,9 @@ def check_hyperparam_workflow(hpw: dict[str, Any]) -> Findings:
 def pod_security(kind: GroupVersionKind, obj: dict[str, Any], namespace: str) -> Findings:
     """Our kinds' pod templates against the namespace's Pod Security policy: the check the API and the
     dashboard make before they submit (`access.podsecurity`), so kubectl gets the same answer."""
-    if kind.group != API_GROUP:
+    if kind.group not in apigroups.GROUPS:
         return Findings()
-    if kind.kind == HYPERPARAM_WORKFLOW:
+    if kind.group == API_GROUP and kind.kind == HYPERPARAM_WORKFLOW:
         spec = obj.get("spec")
         views = workflow_pod_views(spec.get("workflow") if isinstance(spec, dict) else None, "spec.workflow")
     else:

@@ -188,6 +188,23 @@ def test_kubectl_apply_of_a_bad_tfjob_is_refused_by_the_stacks_webhooks_with_eve
     assert "spec.tfReplicaSpecs.Workr: unknown replica type; expected one of" in refused.stderr
     assert '(did you mean "Worker"?)' in refused.stderr
     assert "spec.tfReplicaSpecs.Worker.template.spec.containers" in refused.stderr
+    # Kubeflow's group is served too, and its jobs are checked as ours are, then run.
+    kubeflow_bad = BAD_TFJOB.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
+    refused = subprocess.run(
+        [*kubectl, "apply", "-f", "-"], input=kubeflow_bad, capture_output=True, text=True, timeout=60
+    )
+    assert "spec.tfReplicaSpecs.Workr: unknown replica type" in refused.stderr
+    kubeflow_job = TFJOB.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
+    subprocess.run([*kubectl, "apply", "-f", "-"], input=kubeflow_job, text=True, check=True, timeout=60)
+    state, deadline = "", time.monotonic() + 90
+    latest = "jsonpath={.status.conditions[-1:].type}"
+    while state != "Succeeded" and time.monotonic() < deadline:
+        time.sleep(1)
+        state = subprocess.run(
+            [*kubectl, "get", "tfjobs.kubeflow.org", "smoke", "-o", latest],
+            capture_output=True, text=True, timeout=60,
+        ).stdout  # fmt: skip
+    assert state == "Succeeded"
     # The web server does not answer reviews: the listener does, on its own port.
     assert urllib.request.urlopen(f"{base_url}/healthz", timeout=10).status == 200
     review = urllib.request.Request(f"{base_url}/webhooks/validate", data=b"{}")

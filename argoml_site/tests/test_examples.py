@@ -42,6 +42,13 @@ APPLIED = [
     ("xgboostjob.yaml", "xgboostjob", "iris-xgb", "{.status.conditions[-1:].type}", "Succeeded"),
     ("jaxjob.yaml", "jaxjob", "jax-simple", "{.status.conditions[-1:].type}", "Succeeded"),
     ("paddlejob.yaml", "paddlejob", "paddle-simple", "{.status.conditions[-1:].type}", "Succeeded"),
+    (
+        "kubeflow-pytorchjob.yaml",
+        "pytorchjobs.kubeflow.org",
+        "mnist-kubeflow",
+        "{.status.conditions[*].type}",
+        "Created Running Succeeded",
+    ),
     ("hyperparam-grid.yaml", "hpw", "mnist-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-plain-grid.yaml", "hpw", "shard-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),

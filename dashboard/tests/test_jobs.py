@@ -121,6 +121,12 @@ def test_the_job_page_shows_the_replica_grid_conditions_history_and_yaml(as_view
     assert "Stop</button>" not in page  # a viewer cannot stop it
 
 
+def test_the_yaml_of_a_kubeflow_job_keeps_its_group(as_viewer):
+    job = factories.job("mnist", api_group="kubeflow.org")
+    page = as_viewer.get(reverse("dashboard:job", args=[job.pk])).content.decode()
+    assert "apiVersion: kubeflow.org/v1" in page
+
+
 def test_the_status_fragment_stops_polling_once_the_job_finished(as_editor):
     job = factories.job("mnist", phase="Succeeded")
     fragment = as_editor.get(reverse("dashboard:job", args=[job.pk]), HTTP_HX_REQUEST="true")

@@ -21,7 +21,7 @@ from dashboard.pagination import BadCursor, newest_first
 from jobs import actions
 from jobs.frameworks import UnknownKind, framework_class, kinds
 from jobs.models import Replica, TrainingJob
-from jobs.spec import API_VERSION, replica_counts
+from jobs.spec import replica_counts
 from jobs.status import CONDITION_TYPES
 from kube.errors import ApiError
 from kube.resources import EVENT
@@ -108,7 +108,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = status_context(job)
     if is_fragment(request):
         return render(request, "dashboard/jobs/_status.html", context)
-    context["manifest"] = manifest_of(job, API_VERSION, job.kind)
+    context["manifest"] = manifest_of(job, job.api_version, job.kind)
     context["can_write"] = request_scope(request).can_write(job.namespace)
     return render(request, "dashboard/jobs/detail.html", context)
 
@@ -165,7 +165,7 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     require_editor(request, job.namespace)
     try:
         cluster_client()
-        deleted = actions.delete_job(job.kind, job.namespace, job.name, job.uid)
+        deleted = actions.delete_job(job.kind, job.namespace, job.name, job.uid, job.api_version)
     except ApiError as error:
         messages.error(request, f"The cluster did not accept the stop: {error}")
     else:
@@ -188,7 +188,7 @@ def resubmitted_name(name: str) -> str:
 def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
     job = _job(request, pk)
     require_editor(request, job.namespace)
-    manifest = manifest_of(job, API_VERSION, job.kind)
+    manifest = manifest_of(job, job.api_version, job.kind)
     manifest["metadata"]["name"] = resubmitted_name(job.name)
     try:
         cluster_client()

@@ -74,6 +74,22 @@ def render_chart(
     return manifests
 
 
+def render_against(
+    simulator: Any,
+    values: dict[str, Any] | None = None,
+    *,
+    namespace: str = NAMESPACE,
+    release: str = RELEASE,
+) -> dict[str, str]:
+    """The chart rendered as `helm install` renders it, its `lookup`s answered by `simulator` (kubesim):
+    template path → text. Raises helm_python.HelmError with the message of a template's `fail`."""
+    import helm_python
+
+    with helm_python.Chart.load(str(CHART)) as chart:
+        config = helm_python.Config(kubeconfig_path=str(simulator.kubeconfig_path))
+        return config.render(chart, values or {}, name=release, namespace=namespace, is_install=True)
+
+
 def render_notes(values: dict[str, Any] | None = None) -> str:
     import helm_python
 

@@ -13,10 +13,31 @@ from typing import Any
 
 
 def _job_resources() -> list[Any]:
-    from jobs.controllers import job_resource
+    """Every training job kind in every group it may be served in (Kubeflow's: see `needs_call`)."""
+    from jobs import apigroups
     from jobs.frameworks import framework_class, kinds
 
-    return [job_resource(framework_class(kind)) for kind in kinds()]
+    return [
+        apigroups.job_resource(framework_class(kind), api_version)
+        for kind in kinds()
+        for api_version in apigroups.API_VERSIONS
+    ]
+
+
+def _kubeflow_controllers() -> list[Any]:
+    """The controllers of Kubeflow's v1 kinds, which a deployment runs with JOBS_KUBEFLOW_V1 (the chart's
+    kubeflow.installCRDs) whatever this test process registered."""
+    from jobs import apigroups
+    from jobs.frameworks import framework_class, kinds
+    from kube.controllers import Controller
+
+    return [
+        Controller(
+            apigroups.job_resource(framework_class(kind), apigroups.KUBEFLOW_API_VERSION),
+            name=apigroups.controller_kind(kind, apigroups.KUBEFLOW_API_VERSION),
+        )
+        for kind in kinds()
+    ]
 
 
 def _controllers() -> list[Any]:
@@ -33,7 +54,9 @@ def _controllers() -> list[Any]:
             return True
         return ".tests." not in f".{module}."
 
-    return [controller for controller in registry.controllers() if deployed(controller)]
+    deployed_controllers = [controller for controller in registry.controllers() if deployed(controller)]
+    known = {controller.kind for controller in deployed_controllers}
+    return deployed_controllers + [c for c in _kubeflow_controllers() if c.kind not in known]
 
 
 def _pod_group_resources() -> list[Any]:
@@ -52,20 +75,28 @@ def _watched_resources() -> list[Any]:
 HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
     ("kube.informer", "self.rtype"): _watched_resources,
     ("kube.runtime", "registry.controllers()"): lambda: [_controllers()],
-    ("jobs.reconcile", "job_resource(framework)"): _job_resources,
-    ("jobs.actions", "job_resource(framework)"): _job_resources,
-    ("jobs.actions", "job_resource(framework_class(kind))"): _job_resources,
+    ("jobs.reconcile", "apigroups.job_resource(framework, api_version)"): _job_resources,
+    (
+        "jobs.actions",
+        "apigroups.job_resource(framework_class(body['kind']), body['apiVersion'])",
+    ): _job_resources,
+    ("jobs.actions", "apigroups.job_resource(framework_class(kind), api_version)"): _job_resources,
     ("jobs.reconcile", "scheduler.resource"): _pod_group_resources,
     ("jobs.reconcile", "change.resource"): _pod_group_resources,
 }
 
+#: Kubeflow's group: its jobs are served with the chart's kubeflow.installCRDs (JOBS_KUBEFLOW_V1).
+KUBEFLOW_GROUP = "kubeflow.org"
 #: The API group of each gang scheduler's PodGroups (jobs.gangScheduler in the chart).
 GANG_GROUPS = {"volcano": "scheduling.volcano.sh", "scheduler-plugins": "scheduling.x-k8s.io"}
 
 
-def needs_call(group: str, resource: str, gang_scheduler: str) -> bool:
-    """Whether a deployment with `gang_scheduler` (none, volcano, scheduler-plugins) makes a call the code
-    can make: PodGroups only of the scheduler it names, PriorityClasses only with one."""
+def needs_call(group: str, resource: str, gang_scheduler: str, kubeflow: bool = False) -> bool:
+    """Whether a deployment with `gang_scheduler` (none, volcano, scheduler-plugins) and Kubeflow's v1 kinds
+    served or not makes a call the code can make: PodGroups only of the scheduler it names, PriorityClasses
+    only with one, Kubeflow's group only when served."""
+    if group == KUBEFLOW_GROUP:
+        return kubeflow
     if resource.startswith("podgroups"):
         return GANG_GROUPS.get(gang_scheduler) == group
     if resource == "priorityclasses":

@@ -30,6 +30,7 @@ from .manifests import (
     named,
     of_kind,
     pod_specs,
+    render_against,
     render_chart,
     render_notes,
     schema_errors,
@@ -54,6 +55,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "networkPolicy": {"egress": {"enabled": True}},
         "metrics": {"serviceMonitor": {"enabled": True}},
     },
+    "Kubeflow v1 kinds": {"kubeflow": {"installCRDs": True}},
     "metrics token from its own Secret": {
         "metrics": {"token": {"enabled": True}, "serviceMonitor": {"enabled": True}},
         "secrets": {"fromSecrets": {"METRICS_TOKEN": {"secretName": "argoml-metrics-token", "key": "token"}}},
@@ -90,7 +92,75 @@ def test_the_crds_validate_too_and_are_the_generated_ones():
         assert copy.read_text() == path.read_text(), f"{copy} differs: cp deploy/crds/*.yaml {copy.parent}/"
 
 
-@pytest.mark.parametrize("values", ["defaults", "production"])
+def test_kubeflows_crds_are_the_generated_ones_and_installed_only_when_asked_and_kept_on_uninstall():
+    generated = sorted((DEPLOY / "crds" / "kubeflow").glob("*.yaml"))
+    assert [path.name for path in generated] == [
+        "mxjobs.kubeflow.org.yaml",
+        "pytorchjobs.kubeflow.org.yaml",
+        "tfjobs.kubeflow.org.yaml",
+    ]
+    for path in generated:
+        copy = CHART / "kubeflow-crds" / path.name
+        assert copy.read_text() == path.read_text(), (
+            f"{copy} differs: cp deploy/crds/kubeflow/*.yaml {copy.parent}/"
+        )
+    assert not of_kind(render_chart(), "CustomResourceDefinition")
+    installed = of_kind(render_chart(VARIANTS["Kubeflow v1 kinds"]), "CustomResourceDefinition")
+    assert [crd["spec"]["group"] for crd in installed] == ["kubeflow.org"] * 3
+    assert all(crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"} for crd in installed)
+
+
+def test_the_operator_serves_kubeflows_group_and_is_granted_it_only_with_the_value():
+    def kubeflow_rules(manifests):
+        return [
+            (role["metadata"]["name"], rule["verbs"])
+            for role in of_kind(manifests, "ClusterRole")
+            for rule in role["rules"]
+            if "kubeflow.org" in rule["apiGroups"]
+        ]
+
+    def serves(manifests):
+        (configmap,) = [m for m in of_kind(manifests, "ConfigMap") if "JOBS_KUBEFLOW_V1" in m.get("data", {})]
+        return configmap["data"]["JOBS_KUBEFLOW_V1"]
+
+    assert (serves(render_chart()), kubeflow_rules(render_chart())) == ("false", [])
+    with_kubeflow = render_chart(VARIANTS["Kubeflow v1 kinds"])
+    assert serves(with_kubeflow) == "true"
+    assert {name.rsplit("-", 1)[1] for name, _verbs in kubeflow_rules(with_kubeflow)} == {
+        "web",
+        "reconcile",
+        "tasks",
+        "watch",
+    }
+
+
+def test_the_install_refuses_a_kubeflow_crd_another_operator_owns_saying_what_to_do(kubesim):
+    import helm_python
+
+    from kube.crds import KUBEFLOW_RESOURCES
+
+    theirs = KUBEFLOW_RESOURCES[0].manifest()
+    theirs["metadata"]["labels"] = {}  # as Kubeflow's own manifests install it
+    kubesim.store.create(theirs)
+    with pytest.raises(helm_python.HelmError) as refused:
+        render_against(kubesim, VARIANTS["Kubeflow v1 kinds"])
+    message = str(refused.value)
+    assert "kubeflow.installCRDs: CustomResourceDefinition tfjobs.kubeflow.org already exists" in message
+    assert "Uninstall Kubeflow's training-operator (its jobs stay)" in message
+    assert "kubectl label crd tfjobs.kubeflow.org app.kubernetes.io/part-of=argoml" in message
+    assert render_against(kubesim, {})  # without the value the chart does not care
+
+
+def test_the_install_adopts_kubeflow_crds_that_are_already_ours(kubesim):
+    from kube.crds import KUBEFLOW_RESOURCES
+
+    for resource in KUBEFLOW_RESOURCES:
+        kubesim.store.create(resource.manifest())  # labelled part-of: argoml, as render_crds writes them
+    rendered = render_against(kubesim, VARIANTS["Kubeflow v1 kinds"])
+    assert "tfjobs.kubeflow.org" in rendered["argoml/templates/kubeflow-crds.yaml"]
+
+
+@pytest.mark.parametrize("values", ["defaults", "production", "Kubeflow v1 kinds"])
 def test_helm_lint_finds_nothing_wrong(values):
     import helm_python
 
@@ -100,7 +170,9 @@ def test_helm_lint_finds_nothing_wrong(values):
     assert not problems, report
 
 
-@pytest.mark.parametrize("values", ["defaults", "production", "cert-manager self-signed"])
+@pytest.mark.parametrize(
+    "values", ["defaults", "production", "cert-manager self-signed", "Kubeflow v1 kinds"]
+)
 def test_the_chart_applies_cleanly_to_kubesim_server_side_and_again_unchanged(kubesim, values):
     install_third_party_crds(kubesim)
     apply_server_side(kubesim, chart_crds(), "argoml")
@@ -263,11 +335,15 @@ def test_network_policies_admit_only_the_web_and_metrics_ports(default_manifests
 
 
 # -- webhooks and TLS ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("namespace", "release"), [("argoml", "argoml"), ("ml-platform", "prod")])
-def test_the_webhook_configurations_are_the_ones_the_code_declares(namespace, release):
-    manifests = render_chart(namespace=namespace, release=release)
+@pytest.mark.parametrize(
+    ("namespace", "release", "kubeflow"),
+    [("argoml", "argoml", False), ("ml-platform", "prod", False), ("argoml", "argoml", True)],
+)
+def test_the_webhook_configurations_are_the_ones_the_code_declares(namespace, release, kubeflow):
+    values = {"kubeflow": {"installCRDs": kubeflow}}
+    manifests = render_chart(values, namespace=namespace, release=release)
     service = f"{release}-argoml" if release != "argoml" else "argoml"
-    declared = configurations(Target(namespace=namespace, service=f"{service}-webhooks"))
+    declared = configurations(Target(namespace=namespace, service=f"{service}-webhooks"), kubeflow=kubeflow)
     for expected in declared:
         actual = named(manifests, expected["kind"], expected["metadata"]["name"])
         assert actual["webhooks"] == expected["webhooks"]

@@ -38,12 +38,16 @@ def call_sites() -> list[CallSite]:
     return api_call_sites(HINTS, CODE_AREAS)
 
 
-def needed_by_process(sites: Iterable[CallSite], gang_scheduler: str = "none") -> dict[str, set[ApiCall]]:
+def needed_by_process(
+    sites: Iterable[CallSite], gang_scheduler: str = "none", kubeflow: bool = False
+) -> dict[str, set[ApiCall]]:
     needed: dict[str, set[ApiCall]] = {process: set() for process in PROCESS_AREAS}
     for site in sites:
         for process, runs in PROCESS_AREAS.items():
             if site.areas & runs:
-                needed[process] |= {c for c in site.calls if needs_call(c.group, c.resource, gang_scheduler)}
+                needed[process] |= {
+                    c for c in site.calls if needs_call(c.group, c.resource, gang_scheduler, kubeflow)
+                }
     return needed
 
 
@@ -92,7 +96,10 @@ RENDERINGS = {
     "kustomize base": lambda: kustomize_build(),
     "chart with volcano": lambda: render_chart({"jobs": {"gangScheduler": "volcano"}}),
     "chart with scheduler-plugins": lambda: render_chart({"jobs": {"gangScheduler": "scheduler-plugins"}}),
+    "chart with Kubeflow v1 kinds": lambda: render_chart({"kubeflow": {"installCRDs": True}}),
 }
+#: The renderings that serve Kubeflow's v1 kinds (kubeflow.installCRDs).
+KUBEFLOW_RENDERINGS = {"chart with Kubeflow v1 kinds"}
 #: The gang scheduler of the renderings that name one (jobs.gangScheduler); the others have none.
 GANG_SCHEDULERS = {"chart with volcano": "volcano", "chart with scheduler-plugins": "scheduler-plugins"}
 
@@ -117,7 +124,9 @@ def test_every_api_call_is_attributed_to_the_processes_that_make_it(call_sites):
 @pytest.mark.parametrize("rendering", list(RENDERINGS))
 def test_each_process_is_granted_exactly_the_api_calls_its_code_makes(rendering, call_sites):
     manifests = RENDERINGS[rendering]()
-    needed = needed_by_process(call_sites, GANG_SCHEDULERS.get(rendering, "none"))
+    needed = needed_by_process(
+        call_sites, GANG_SCHEDULERS.get(rendering, "none"), kubeflow=rendering in KUBEFLOW_RENDERINGS
+    )
     granted = grants(manifests)
     mismatches = []
     for process, (account, token_mounted) in processes(manifests).items():

@@ -467,6 +467,21 @@ def test_without_our_crds_job_children_are_left_alone(cluster, gc_settings):
     assert names(cluster, "services", "default") >= {"t-worker-0"}
 
 
+def test_children_of_a_kubeflow_v1_job_are_never_taken_for_orphans(jobs_cluster):
+    """They carry our job-name label, and no argoml.io job of that name exists: without the owner's group
+    they would look orphaned and be deleted while their job runs."""
+    owner = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "kf", "uid": "5f0c2a3e-0000-0000-0000-000000000000"},
+    }
+    reference = {**controller_reference(owner), "apiVersion": "kubeflow.org/v1"}
+    put(jobs_cluster.store, service("kf-worker-0", labels={"argoml.io/job-name": "kf"}, owner=reference))
+    run = collect(now=jobs_cluster.clock.now)
+    assert run.deleted == 0
+    assert run.skip_reasons == {"owner_unknown": 1}
+
+
 def test_a_job_pod_that_is_also_a_workflow_pod_is_judged_once(jobs_cluster):
     sim = jobs_cluster
     owner = make_job(sim, "TFJob", "both", policy="All", finished=True)

@@ -7,10 +7,10 @@ from typing import Any
 
 from rest_framework import serializers
 
+from jobs import apigroups
 from jobs.actions import check_manifest
 from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
-from jobs.spec import API_VERSION
 from kube import names
 from kube.api import (
     HistorySerializer,
@@ -23,6 +23,7 @@ from kube.api import (
 JOB_FIELDS: tuple[str, ...] = (
     "id",
     "uid",
+    "api_group",
     "kind",
     "namespace",
     "name",
@@ -100,7 +101,7 @@ class JobManifestSerializer(ManifestSerializer):
     """A training job manifest of any kind, as `kubectl apply` would take it (apiVersion optional)."""
 
     metadata_serializer = JobMetadataSerializer
-    apiVersion = serializers.ChoiceField(choices=[API_VERSION], required=False)
+    apiVersion = serializers.ChoiceField(choices=list(apigroups.API_VERSIONS), required=False)
     kind = serializers.ChoiceField(choices=kinds())
     metadata = metadata_field(JobMetadataSerializer)
     spec = serializers.DictField(help_text="The kind's spec: its replica specs and runPolicy.")

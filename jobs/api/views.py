@@ -62,7 +62,7 @@ class TrainingJobViewSet(
         job = self.get_object()
         if job.deleted_at is None:
             try:
-                delete_job(job.kind, job.namespace, job.name, job.uid)
+                delete_job(job.kind, job.namespace, job.name, job.uid, job.api_version)
             except ApiError as error:
                 raise ClusterUnavailable(str(error)) from error
         return Response(status=status.HTTP_202_ACCEPTED)

@@ -9,9 +9,10 @@ from typing import Any
 
 import yaml
 
+from jobs import apigroups
 from jobs.frameworks import framework_class
 from jobs.status import current_state
-from kube.crds import CUSTOM_RESOURCES
+from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES
 from kubesim.errors import ApiError
 from kubesim.kubelet import SCRIPT_ANNOTATION
 from kubesim.simulator import Simulator
@@ -22,8 +23,9 @@ POD_GROUP_CRDS = tuple(sorted((Path(__file__).parent / "crds").glob("*podgroups.
 
 
 def install_crds(sim: Simulator) -> None:
-    """Every CRD of ours, as `manage.py install_crds` would apply them (idempotent)."""
-    for resource in CUSTOM_RESOURCES:
+    """Every CRD of ours and Kubeflow's v1 jobs, as `manage.py install_crds --kubeflow` would apply them
+    (idempotent)."""
+    for resource in CUSTOM_RESOURCES + KUBEFLOW_RESOURCES:
         try:
             sim.store.create(resource.manifest())
         except ApiError as error:
@@ -97,9 +99,11 @@ def job_manifest(
 
 
 def get_job(sim: Simulator, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-    plural = framework_class(kind).plural
+    """The job, of our group or of the one its reconcile key kind names (`TFJob.kubeflow.org`)."""
+    framework_kind, api_version = apigroups.split_controller_kind(kind)
+    plural = framework_class(framework_kind).plural
     try:
-        return sim.store.get(f"{plural}.argoml.io", name, namespace)
+        return sim.store.get(f"{plural}.{apigroups.group_of(api_version)}", name, namespace)
     except ApiError as error:
         if error.code == 404:
             return None

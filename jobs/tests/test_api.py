@@ -103,6 +103,17 @@ def test_the_list_filters_by_namespace_kind_phase_and_name(viewer, query, expect
     assert [job["name"] for job in response.json()["results"]] == expected
 
 
+def test_the_list_filters_by_group_and_each_job_says_its_own(viewer):
+    mirrored_job("ours", "uid-ours")
+    obj = tfjob("1", CREATED, name="theirs", uid="uid-theirs")
+    apply_event(TrainingJob, "ADDED", {**obj, "apiVersion": "kubeflow.org/v1"})
+    response = viewer.get("/api/jobs/?api_group=kubeflow.org")
+    assert [(job["name"], job["api_group"]) for job in response.json()["results"]] == [
+        ("theirs", "kubeflow.org")
+    ]
+    assert viewer.get("/api/jobs/?api_group=example.com").status_code == 400
+
+
 def test_a_bad_filter_value_is_a_400_naming_it(viewer):
     response = viewer.get("/api/jobs/?kind=Notebook&phase=Sleeping")
     assert response.status_code == 400

@@ -10,6 +10,11 @@ from jobs.manifests import (
     ENV_JOB_NAME,
     ENV_REPLICA_INDEX,
     ENV_REPLICA_TYPE,
+    KUBEFLOW_JOB_NAME,
+    KUBEFLOW_JOB_ROLE,
+    KUBEFLOW_OPERATOR_NAME,
+    KUBEFLOW_REPLICA_INDEX,
+    KUBEFLOW_REPLICA_TYPE,
     LABEL_JOB_NAME,
     LABEL_JOB_ROLE,
     LABEL_REPLICA_INDEX,
@@ -33,6 +38,10 @@ def pods_by_name(job: dict, framework=None) -> dict[str, dict]:
 
 
 def masters(pods: list[dict]) -> list[str]:
+    """The pods with the master role; ours and Kubeflow's role labels always agree."""
+    for pod in pods:
+        labels = pod["metadata"]["labels"]
+        assert labels.get(LABEL_JOB_ROLE) == labels.get(KUBEFLOW_JOB_ROLE), pod["metadata"]["name"]
     return [p["metadata"]["name"] for p in pods if p["metadata"]["labels"].get(LABEL_JOB_ROLE) == "master"]
 
 
@@ -65,8 +74,23 @@ class TestATFJobWithChiefTwoPSAndFourWorkers:
             LABEL_JOB_NAME: "mnist",
             LABEL_REPLICA_TYPE: "ps",
             LABEL_REPLICA_INDEX: "1",
+            KUBEFLOW_JOB_NAME: "mnist",
+            KUBEFLOW_REPLICA_TYPE: "ps",
+            KUBEFLOW_REPLICA_INDEX: "1",
+            KUBEFLOW_OPERATOR_NAME: "tfjob-controller",
         }
         assert masters(list(pods.values())) == ["mnist-chief-0"]
+
+    def test_pods_and_services_carry_kubeflows_labels_and_the_chief_its_master_role(self):
+        pods = pods_by_name(self.job)
+        kubeflow_masters = [
+            name for name, pod in pods.items() if pod["metadata"]["labels"].get(KUBEFLOW_JOB_ROLE) == "master"
+        ]
+        assert kubeflow_masters == ["mnist-chief-0"]
+        service = desired_services(self.job, TensorFlow())[0]
+        assert service["metadata"]["labels"][KUBEFLOW_JOB_NAME] == "mnist"
+        assert service["metadata"]["labels"][KUBEFLOW_REPLICA_TYPE] == "chief"
+        assert KUBEFLOW_JOB_ROLE not in service["metadata"]["labels"]  # Kubeflow's services have no role
 
     def test_pods_and_services_are_controlled_by_the_job(self):
         owner = {
@@ -81,6 +105,13 @@ class TestATFJobWithChiefTwoPSAndFourWorkers:
         assert all(child["metadata"]["ownerReferences"] == [owner] for child in children)
         assert all(child["metadata"]["namespace"] == "ml" for child in children)
 
+    def test_a_kubeflow_v1_job_owns_its_children_in_its_own_group(self):
+        job = {**self.job, "apiVersion": "kubeflow.org/v1"}
+        children = desired_pods(job, TensorFlow()) + desired_services(job, TensorFlow())
+        assert {child["metadata"]["ownerReferences"][0]["apiVersion"] for child in children} == {
+            "kubeflow.org/v1"
+        }
+
     def test_each_service_is_headless_and_selects_exactly_its_pod(self):
         service = desired_services(self.job, TensorFlow())[4]
         assert service == {
@@ -89,7 +120,15 @@ class TestATFJobWithChiefTwoPSAndFourWorkers:
             "metadata": {
                 "name": "mnist-worker-1",
                 "namespace": "ml",
-                "labels": {LABEL_JOB_NAME: "mnist", LABEL_REPLICA_TYPE: "worker", LABEL_REPLICA_INDEX: "1"},
+                "labels": {
+                    LABEL_JOB_NAME: "mnist",
+                    LABEL_REPLICA_TYPE: "worker",
+                    LABEL_REPLICA_INDEX: "1",
+                    KUBEFLOW_JOB_NAME: "mnist",
+                    KUBEFLOW_REPLICA_TYPE: "worker",
+                    KUBEFLOW_REPLICA_INDEX: "1",
+                    KUBEFLOW_OPERATOR_NAME: "tfjob-controller",
+                },
                 "ownerReferences": service["metadata"]["ownerReferences"],
             },
             "spec": {
@@ -104,6 +143,20 @@ class TestATFJobWithChiefTwoPSAndFourWorkers:
         before = copy.deepcopy(self.job)
         assert desired_pods(self.job, TensorFlow()) == desired_pods(self.job, TensorFlow())
         assert self.job == before
+
+
+@pytest.mark.parametrize(
+    ("framework", "replicas", "operator"),
+    [
+        (TensorFlow(), {"Worker": 2}, "tfjob-controller"),
+        (PyTorch(), {"Master": 1, "Worker": 1}, "pytorchjob-controller"),
+        (MXNet(), {"Scheduler": 1, "Server": 1, "Worker": 1}, "mxjob-controller"),
+    ],
+)
+def test_every_child_names_the_operator_as_kubeflow_names_its_controller(framework, replicas, operator):
+    job = make_job(framework.kind, replicas)
+    children = desired_pods(job, framework) + desired_services(job, framework)
+    assert {child["metadata"]["labels"][KUBEFLOW_OPERATOR_NAME] for child in children} == {operator}
 
 
 class TestTheMasterRole:

@@ -121,6 +121,18 @@ def test_a_tfjob_and_an_mxjob_may_share_a_name():
     ]
 
 
+def test_a_tfjob_of_each_group_may_share_a_name_and_each_row_knows_its_group():
+    apply_event(TrainingJob, "ADDED", tfjob("1", name="same", uid="ours"))
+    apply_event(
+        TrainingJob, "ADDED", {**tfjob("2", name="same", uid="kubeflow"), "apiVersion": "kubeflow.org/v1"}
+    )
+    live = {job.uid: (job.api_group, job.api_version) for job in TrainingJob.objects.filter(deleted_at=None)}
+    assert live == {
+        "ours": ("argoml.io", "argoml.io/v1alpha1"),
+        "kubeflow": ("kubeflow.org", "kubeflow.org/v1"),
+    }
+
+
 def test_a_new_job_taking_a_name_retires_only_the_old_job_of_its_own_kind():
     apply_event(TrainingJob, "ADDED", tfjob("1", name="same", uid="tf-old"))
     apply_event(TrainingJob, "ADDED", tfjob("2", name="same", uid="mx", kind="MXJob"))

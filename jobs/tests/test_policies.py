@@ -122,7 +122,7 @@ class TestANewJob:
             f"Pod/mnist-{r}" for r in replicas
         ]
         assert result.delete == ()
-        assert result.events == (Event("Normal", "TFJobCreated", "TFJob ml/mnist is created."),)
+        assert result.events == (Event("Normal", "TFJobCreated", "TFJob mnist is created."),)
         assert current_state(result.status) == "Created"
         assert (result.status["restarts"], result.delete_job, result.requeue_after) == (0, False, None)
 
@@ -424,12 +424,12 @@ class TestSuspend:
         assert cluster.state == "Suspended"
         assert (cluster.pods, cluster.services) == ({}, {})
         assert {d.reason for d in result.delete} == {"Suspend"}
-        assert result.events == (Event("Normal", "TFJobSuspended", "TFJob ml/train is suspended."),)
+        assert result.events == (Event("Normal", "TFJobSuspended", "TFJob train is suspended."),)
         assert cluster.reconcile().delete == ()
 
         cluster.job["spec"]["runPolicy"]["suspend"] = False
         resumed = cluster.reconcile()
-        assert resumed.events == (Event("Normal", "TFJobResumed", "TFJob ml/train is resumed."),)
+        assert resumed.events == (Event("Normal", "TFJobResumed", "TFJob train is resumed."),)
         assert len(cluster.pods) == len(cluster.services) == 4
 
     def test_a_job_suspended_from_the_start_creates_nothing(self):

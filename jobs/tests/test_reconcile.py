@@ -142,6 +142,34 @@ def test_a_tfjob_gets_a_pod_and_service_per_replica_and_succeeds_when_its_chief_
     assert {"TFJobCreated", "TFJobRunning", "TFJobSucceeded"} <= set(events)
 
 
+def test_a_kubeflow_v1_tfjob_runs_in_its_own_group_as_kubeflow_writes_it(sim, ns):
+    """Kubeflow's manifest, unchanged: no runPolicy (Kubeflow's SDK cannot read a job without one, so the
+    operator writes its default), children owned in kubeflow.org, Kubeflow's labels and condition order."""
+    theirs = job_manifest(
+        "TFJob", {"Worker": 1}, name="mnist", namespace=ns, scripts={"Worker": {"duration": 2}}
+    )
+    theirs["apiVersion"] = "kubeflow.org/v1"
+    sim.store.create(theirs)
+    settle(sim, "TFJob.kubeflow.org", ns, "mnist")
+    job = get_job(sim, "TFJob.kubeflow.org", ns, "mnist")
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}  # Kubeflow v1.9's default, not TF's own
+    worker = pods(sim, ns)["mnist-worker-0"]
+    assert worker["metadata"]["ownerReferences"][0]["apiVersion"] == "kubeflow.org/v1"
+    assert worker["metadata"]["labels"]["training.kubeflow.org/job-name"] == "mnist"
+    assert worker["metadata"]["labels"]["training.kubeflow.org/job-role"] == "master"
+    assert get_job(sim, "TFJob", ns, "mnist") is None  # nothing written to our group
+    for _ in range(3):
+        sim.advance(1)
+        settle(sim, "TFJob.kubeflow.org", ns, "mnist")
+    job = get_job(sim, "TFJob.kubeflow.org", ns, "mnist")
+    assert [(c["type"], c["status"]) for c in job["status"]["conditions"]] == [
+        ("Created", "True"),
+        ("Running", "False"),
+        ("Succeeded", "True"),
+    ]
+    assert condition(job, "Succeeded")["reason"] == "TFJobSucceeded"
+
+
 def test_a_worker_that_fails_under_never_fails_the_job_and_stops_the_others(sim, ns):
     manifest = job_manifest(
         "PyTorchJob",

@@ -142,7 +142,11 @@ def test_a_run_waits_for_the_events_of_its_own_writes_instead_of_deciding_from_a
 
 
 def test_a_stale_job_in_the_cache_is_caught_by_the_status_precondition_and_read_again_once(sim, ns, cache):
-    sim.store.create(job_manifest("TFJob", {"Worker": 2}, name="stale", namespace=ns))
+    # With its runPolicy, as the webhook stores it: the status write is the first write of the second run.
+    manifest = job_manifest(
+        "TFJob", {"Worker": 2}, name="stale", namespace=ns, run_policy={"cleanPodPolicy": "All"}
+    )
+    sim.store.create(manifest)
     cache.catch_up()
     reconcile_job("TFJob", ns, "stale")
     sim.store.wait_idle()

@@ -57,7 +57,7 @@ class TestANewJob:
                     "type": "Created",
                     "status": "True",
                     "reason": "TFJobCreated",
-                    "message": "TFJob ml/train is created.",
+                    "message": "TFJob train is created.",
                     "lastUpdateTime": "2024-05-01T12:00:00Z",
                     "lastTransitionTime": "2024-05-01T12:00:00Z",
                 }
@@ -121,6 +121,20 @@ class TestSuccess:
             "failed": 0,
             "selector": SELECTOR + "chief",
         }
+
+    def test_conditions_come_in_kubeflows_order_created_running_succeeded_with_its_wording(self):
+        job = tf_job(chief=1, workers=1)
+        pods = pods_of(job)
+        status_after(job, pods)
+        running(pods)
+        status_after(job, pods, T0 + timedelta(minutes=1))
+        pods["train-chief-0"] = with_state(pods["train-chief-0"], "Succeeded", exit_code=0)
+        status = status_after(job, pods, LATER)
+        assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+            ("Created", "True", "TFJobCreated", "TFJob train is created."),
+            ("Running", "False", "TFJobRunning", "TFJob ml/train is running."),
+            ("Succeeded", "True", "TFJobSucceeded", "TFJob ml/train successfully completed."),
+        ]
 
     def test_workers_finishing_do_not_finish_a_job_with_a_chief(self):
         job = tf_job(chief=1, ps=0, workers=2)
@@ -336,7 +350,7 @@ class TestSuspension:
             "type": "Suspended",
             "status": "False",
             "reason": "TFJobResumed",
-            "message": "TFJob ml/train is resumed.",
+            "message": "TFJob train is resumed.",
             "lastUpdateTime": None,
             "lastTransitionTime": None,
         }
@@ -367,20 +381,20 @@ class TestConditions:
         flipped = set_condition(conditions, "Running", False, "S", "done", "t2")[0]
         assert (flipped["lastUpdateTime"], flipped["lastTransitionTime"]) == ("t2", "t2")
 
-    def test_the_most_recent_true_condition_is_last(self):
+    def test_conditions_keep_the_order_they_changed_in(self):
         conditions = [
-            {"type": "Running", "status": "False", "lastTransitionTime": "2024-01-01T00:00:09Z"},
-            {"type": "Succeeded", "status": "True", "lastTransitionTime": "2024-01-01T00:00:05Z"},
             {"type": "Created", "status": "True", "lastTransitionTime": "2024-01-01T00:00:01Z"},
+            {"type": "Running", "status": "False", "lastTransitionTime": "2024-01-01T00:00:09Z"},
+            {"type": "Succeeded", "status": "True", "lastTransitionTime": "2024-01-01T00:00:09Z"},
         ]
-        assert [c["type"] for c in order_conditions(conditions)] == ["Running", "Created", "Succeeded"]
+        assert order_conditions(conditions, "Succeeded") == conditions
 
-    def test_ties_follow_the_lifecycle_order(self):
-        same = "2024-01-01T00:00:00Z"
+    def test_the_condition_of_the_current_state_is_last(self):
         conditions = [
-            {"type": t, "status": "True", "lastTransitionTime": same} for t in ("Failed", "Created")
+            {"type": "Created", "status": "True", "lastTransitionTime": "2024-01-01T00:00:01Z"},
+            {"type": "Running", "status": "False", "lastTransitionTime": "2024-01-01T00:00:09Z"},
         ]
-        assert [c["type"] for c in order_conditions(conditions)] == ["Created", "Failed"]
+        assert [c["type"] for c in order_conditions(conditions, "Created")] == ["Running", "Created"]
 
     def test_the_state_of_a_status_without_conditions_is_none(self):
         assert current_state({}) is None

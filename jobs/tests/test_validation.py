@@ -51,9 +51,13 @@ class TestIdentity:
             "PyTorchJob, TFJob, XGBoostJob"
         ]
 
-    def test_a_kubeflow_api_version_must_be_changed_to_ours(self):
-        assert messages({**tf_job(), "apiVersion": "kubeflow.org/v1"}) == [
-            "apiVersion: must be argoml.io/v1alpha1, not 'kubeflow.org/v1'"
+    def test_kubeflows_api_version_is_served_as_well_as_ours(self):
+        assert messages({**tf_job(), "apiVersion": "kubeflow.org/v1"}) == []
+        assert messages({**tf_job(), "apiVersion": "argoml.io/v1alpha1"}) == []
+
+    def test_another_api_version_is_reported_with_both_served_ones(self):
+        assert messages({**tf_job(), "apiVersion": "kubeflow.org/v2"}) == [
+            "apiVersion: must be argoml.io/v1alpha1 or kubeflow.org/v1, not 'kubeflow.org/v2'"
         ]
 
     def test_a_job_that_is_not_a_mapping_is_one_error(self):

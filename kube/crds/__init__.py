@@ -1,11 +1,13 @@
 """Our custom resource kinds, declared once in Python and rendered into deploy/crds/ (see
-docs/adding-a-resource.md). `CUSTOM_RESOURCES` is the list `render_crds` and `install_crds` work from."""
+docs/adding-a-resource.md). `CUSTOM_RESOURCES` is the list `render_crds` and `install_crds` work from;
+`KUBEFLOW_RESOURCES` are the training kinds again in Kubeflow's group (`kubeflow.org/v1`), rendered into
+deploy/crds/kubeflow/ and installed only on request."""
 
 from __future__ import annotations
 
 from .definition import GROUP, VERSION, CustomResource, PrinterColumn
 from .hyperparam import HYPERPARAM_WORKFLOW
-from .jobs import JAXJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
+from .jobs import JAXJOB, KUBEFLOW_JOBS, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from .tensorboard import TENSORBOARD
 
 CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
@@ -18,6 +20,7 @@ CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
     HYPERPARAM_WORKFLOW,
     TENSORBOARD,
 )
+KUBEFLOW_RESOURCES: tuple[CustomResource, ...] = KUBEFLOW_JOBS
 
 
 def by_kind(kind: str) -> CustomResource:
@@ -33,6 +36,7 @@ __all__ = [
     "GROUP",
     "HYPERPARAM_WORKFLOW",
     "JAXJOB",
+    "KUBEFLOW_RESOURCES",
     "MXJOB",
     "PADDLEJOB",
     "PYTORCHJOB",

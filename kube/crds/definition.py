@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -75,7 +76,8 @@ class Scale:
 
 @dataclass(frozen=True)
 class CustomResource:
-    """A namespaced kind of group argoml.io, version v1alpha1, with the status subresource."""
+    """A namespaced kind with the status subresource, in group argoml.io, version v1alpha1 unless given
+    (Kubeflow's kinds are served as `kubeflow.org/v1` too, see `served_as`)."""
 
     kind: str
     plural: str
@@ -86,6 +88,8 @@ class CustomResource:
     columns: tuple[PrinterColumn, ...]
     categories: tuple[str, ...] = (CATEGORY,)
     scale: Scale | None = None
+    group: str = GROUP
+    version: str = VERSION
 
     def __post_init__(self) -> None:
         if not _KIND.match(self.kind):
@@ -98,16 +102,8 @@ class CustomResource:
             raise ValueError(f"{self.kind}: the schema is not structural: {'; '.join(problems)}")
 
     @property
-    def group(self) -> str:
-        return GROUP
-
-    @property
-    def version(self) -> str:
-        return VERSION
-
-    @property
     def api_version(self) -> str:
-        return f"{GROUP}/{VERSION}"
+        return f"{self.group}/{self.version}"
 
     @property
     def singular(self) -> str:
@@ -116,11 +112,20 @@ class CustomResource:
     @property
     def name(self) -> str:
         """The CRD's own name, `<plural>.<group>`."""
-        return f"{self.plural}.{GROUP}"
+        return f"{self.plural}.{self.group}"
 
     @property
     def resource_type(self) -> ResourceType:
         return ResourceType(self.api_version, self.kind, self.plural)
+
+    def served_as(
+        self, group: str, version: str, *, short_names: tuple[str, ...] = (), categories: tuple[str, ...] = ()
+    ) -> CustomResource:
+        """The same kind and schema in another group (e.g. Kubeflow's `kubeflow.org/v1`), with that
+        group's own short names and categories (none by default: two groups must not claim the same)."""
+        return dataclasses.replace(
+            self, group=group, version=version, short_names=short_names, categories=categories
+        )
 
     def open_api_schema(self) -> Schema:
         return obj(
@@ -151,7 +156,7 @@ class CustomResource:
                 "labels": {"app.kubernetes.io/part-of": "argoml"},
             },
             "spec": {
-                "group": GROUP,
+                "group": self.group,
                 "names": {
                     "kind": self.kind,
                     "listKind": f"{self.kind}List",
@@ -163,7 +168,7 @@ class CustomResource:
                 "scope": "Namespaced",
                 "versions": [
                     {
-                        "name": VERSION,
+                        "name": self.version,
                         "served": True,
                         "storage": True,
                         "schema": {"openAPIV3Schema": self.open_api_schema()},

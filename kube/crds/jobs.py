@@ -247,3 +247,14 @@ PADDLEJOB = _job(
     {"elasticPolicy": PADDLE_ELASTIC_POLICY},
     scale=worker_scale("paddleReplicaSpecs"),
 )
+
+#: Kubeflow Training Operator v1's group: the same kinds served as Kubeflow serves them, so its manifests
+#: and SDK work unchanged (installed only on request: `install_crds --kubeflow`, the chart's
+#: `kubeflow.installCRDs`). Like Kubeflow's CRDs, no short names (ours keep theirs).
+KUBEFLOW_GROUP = "kubeflow.org"
+KUBEFLOW_VERSION = "v1"
+KUBEFLOW_CATEGORY = "kubeflow"
+KUBEFLOW_JOBS = tuple(
+    job.served_as(KUBEFLOW_GROUP, KUBEFLOW_VERSION, categories=(KUBEFLOW_CATEGORY,))
+    for job in (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB)
+)

@@ -32,13 +32,18 @@ def rendered(resources: Iterable[CustomResource]) -> dict[str, str]:
     return {file_name(resource): render(resource) for resource in resources}
 
 
-def _generated_files(directory: Path) -> set[str]:
-    """Files in `directory` that look like ours (`<plural>.argoml.io.yaml`), declared or not."""
-    return {path.name for path in directory.glob(f"*.{GROUP}.yaml")} if directory.is_dir() else set()
+def _generated_files(directory: Path, resources: Iterable[CustomResource]) -> set[str]:
+    """Files in `directory` that look like ours (`<plural>.<group>.yaml` of argoml.io or of a declared
+    resource's group), declared or not."""
+    if not directory.is_dir():
+        return set()
+    groups = {GROUP, *(resource.group for resource in resources)}
+    return {path.name for group in groups for path in directory.glob(f"*.{group}.yaml")}
 
 
 def stale(directory: Path, resources: Iterable[CustomResource]) -> list[str]:
     """What is out of date in `directory`: files missing or different, and files of undeclared kinds."""
+    resources = tuple(resources)
     expected = rendered(resources)
     problems = []
     for name, content in sorted(expected.items()):
@@ -48,7 +53,8 @@ def stale(directory: Path, resources: Iterable[CustomResource]) -> list[str]:
         elif path.read_text(encoding="utf-8") != content:
             problems.append(f"{name}: differs from its declaration")
     problems.extend(
-        f"{name}: no such kind is declared" for name in sorted(_generated_files(directory) - set(expected))
+        f"{name}: no such kind is declared"
+        for name in sorted(_generated_files(directory, resources) - set(expected))
     )
     return problems
 
@@ -56,6 +62,7 @@ def stale(directory: Path, resources: Iterable[CustomResource]) -> list[str]:
 def write(directory: Path, resources: Iterable[CustomResource]) -> list[str]:
     """Write every CRD into `directory` and remove files of kinds no longer declared; returns what changed."""
     directory.mkdir(parents=True, exist_ok=True)
+    resources = tuple(resources)
     expected = rendered(resources)
     changed = []
     for name, content in sorted(expected.items()):
@@ -63,7 +70,7 @@ def write(directory: Path, resources: Iterable[CustomResource]) -> list[str]:
         if not path.exists() or path.read_text(encoding="utf-8") != content:
             path.write_text(content, encoding="utf-8")
             changed.append(name)
-    for name in sorted(_generated_files(directory) - set(expected)):
+    for name in sorted(_generated_files(directory, resources) - set(expected)):
         (directory / name).unlink()
         changed.append(name)
     return changed

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+#: A kind, optionally qualified by its API group (`TFJob`, `TFJob.kubeflow.org`).
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,8 @@ class ObjectKey:
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str) or not _KIND.match(self.kind):
             raise ValueError(
-                f"kind: {self.kind!r} is not a Kubernetes kind (letters and digits, e.g. 'TFJob')."
+                f"kind: {self.kind!r} is not a Kubernetes kind (letters and digits, e.g. 'TFJob', "
+                "optionally with its group: 'TFJob.kubeflow.org')."
             )
         if not isinstance(self.namespace, str) or "/" in self.namespace:
             raise ValueError(

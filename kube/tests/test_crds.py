@@ -230,6 +230,31 @@ def test_install_crds_creates_them_then_changes_nothing_and_kubectl_serves_every
         kubectl(cluster, "get", short_name)
 
 
+def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1_too(cluster, capsys):
+    call_command("install_crds", "--kubeflow", "--wait", "10")
+    installed = capsys.readouterr().out.splitlines()
+    assert installed[-4:] == [
+        "tfjobs.kubeflow.org created",
+        "mxjobs.kubeflow.org created",
+        "pytorchjobs.kubeflow.org created",
+        "all established",
+    ]
+    kubeflow_yaml = TFJOB_YAML.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
+    assert "tfjob.kubeflow.org/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=kubeflow_yaml)
+    assert "tfjob.argoml.io/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=TFJOB_YAML)
+    assert "mnist" in kubectl(cluster, "get", "tfjobs.kubeflow.org", "mnist")
+
+
+def test_render_crds_writes_kubeflows_group_into_its_own_folder(tmp_path):
+    call_command("render_crds", "--output", str(tmp_path), stdout=open(os.devnull, "w"))  # noqa: SIM115
+    assert sorted(path.name for path in (tmp_path / "kubeflow").iterdir()) == [
+        "mxjobs.kubeflow.org.yaml",
+        "pytorchjobs.kubeflow.org.yaml",
+        "tfjobs.kubeflow.org.yaml",
+    ]
+    assert not list(tmp_path.glob("*.kubeflow.org.yaml"))
+
+
 def test_the_cluster_validates_our_fields_keeps_pod_templates_and_serves_status(cluster):
     client = get_client()
     install(client, CUSTOM_RESOURCES)

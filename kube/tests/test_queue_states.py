@@ -414,6 +414,8 @@ def test_runs_are_counted_under_controller_runtime_names(queue, sender, reconcil
     [
         ("", "a", "b", "kind"),
         ("Bad Kind", "a", "b", "kind"),
+        ("TFJob.", "a", "b", "kind"),
+        ("TFJob.Kubeflow.org", "a", "b", "kind"),
         ("K", "a/b", "c", "namespace"),
         ("K", "a", "", "name"),
     ],
@@ -421,6 +423,11 @@ def test_runs_are_counted_under_controller_runtime_names(queue, sender, reconcil
 def test_a_bad_key_is_refused_naming_the_field(kind, namespace, name, field):
     with pytest.raises(ValueError, match=f"^{field}:"):
         ObjectKey(kind, namespace, name)
+
+
+def test_a_kind_may_name_its_group_so_one_kind_of_two_groups_has_two_queues():
+    key = ObjectKey("TFJob.kubeflow.org", "ml", "mnist")
+    assert (str(key), key.controller) == ("TFJob.kubeflow.org/ml/mnist", "tfjob.kubeflow.org")
 
 
 def test_a_cluster_scoped_key_round_trips_through_its_member():

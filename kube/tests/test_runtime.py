@@ -61,6 +61,25 @@ def test_a_child_controlled_by_something_else_reconciles_nothing(reference):
     assert controller.owner_keys(Owns(POD), child("pod", reference)) == []
 
 
+def test_one_kind_in_two_groups_is_two_controllers_whose_keys_name_the_group():
+    kubeflow_tfjob = ResourceType("kubeflow.org/v1", "TFJob", "tfjobs")
+    ours = Controller(TFJOB, owns=(Owns(POD),))
+    theirs = Controller(kubeflow_tfjob, owns=(Owns(POD),), name="TFJob.kubeflow.org")
+    pod = child("job-worker-0", owner_reference("TFJob", "job", api_version="kubeflow.org/v1"))
+    assert ours.owner_keys(Owns(POD), pod) == []
+    assert theirs.owner_keys(Owns(POD), pod) == [ObjectKey("TFJob.kubeflow.org", "ns", "job")]
+    assert theirs.own_key({"metadata": {"name": "job", "namespace": "ns"}}).controller == "tfjob.kubeflow.org"
+    registry = ControllerRegistry()
+    registry.register(TFJOB)
+    registry.register(kubeflow_tfjob, name="TFJob.kubeflow.org")
+    assert [c.kind for c in registry.controllers()] == ["TFJob", "TFJob.kubeflow.org"]
+
+
+def test_a_controller_name_must_be_its_kind_with_or_without_its_group():
+    with pytest.raises(ValueError, match=r"name: must be 'TFJob' or 'TFJob\.argoml\.io'"):
+        Controller(TFJOB, name="TFJob.kubeflow.org")
+
+
 def test_an_owner_label_maps_a_child_to_its_owner_without_owner_references():
     pods = Owns(POD, owner_label="workflows.argoproj.io/workflow")
     controller = Controller(WORKFLOW, owns=(pods,))

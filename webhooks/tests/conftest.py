@@ -39,18 +39,23 @@ def admission_review(
     kind: str | None = None,
     namespace: str | None = None,
     dry_run: bool = False,
+    group_version: tuple[str, str] | None = None,
     **request: Any,
 ) -> dict[str, Any]:
-    """An AdmissionReview v1 request for `obj` (or `old` on DELETE), shaped like the apiserver's."""
+    """An AdmissionReview v1 request for `obj` (or `old` on DELETE), shaped like the apiserver's;
+    `group_version` overrides the kind's own (a TFJob as Kubeflow's `kubeflow.org`, `v1`)."""
     subject = obj if obj is not None else old
     assert subject is not None, "a review is about an object"
     metadata = subject.get("metadata", {})
     kind = kind or subject["kind"]
+    gvk = dict(GVK[kind])
+    if group_version is not None:
+        gvk["group"], gvk["version"] = group_version
     body = {
         "uid": f"705ab4f5-6393-11e8-b7cc-{next(_uids):012d}",
-        "kind": dict(GVK[kind]),
-        "resource": {"group": GVK[kind]["group"], "version": GVK[kind]["version"], "resource": "x"},
-        "requestKind": dict(GVK[kind]),
+        "kind": dict(gvk),
+        "resource": {"group": gvk["group"], "version": gvk["version"], "resource": "x"},
+        "requestKind": dict(gvk),
         "name": metadata.get("name", ""),
         "namespace": namespace if namespace is not None else metadata.get("namespace", "ml"),
         "operation": operation,

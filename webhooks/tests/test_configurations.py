@@ -78,8 +78,23 @@ def test_every_job_kind_and_the_sweep_are_validated_and_the_job_kinds_defaulted(
 
 def test_a_pytorchjobs_scale_updates_are_validated_too():
     """`kubectl scale` writes the Scale subresource, which a rule on `pytorchjobs` alone never sees."""
-    (_jobs, scales) = webhooks_by_name(configurations())["validate.argoml.io"]["rules"]
+    (_jobs, scales) = webhooks_by_name(configurations(kubeflow=False))["validate.argoml.io"]["rules"]
     assert (scales["resources"], scales["operations"]) == (["pytorchjobs/scale"], ["UPDATE"])
+
+
+def test_kubeflows_v1_jobs_are_left_alone_unless_we_serve_them():
+    """Beside Kubeflow's own operator, its jobs are none of our webhooks' business."""
+    for webhook in webhooks_by_name(configurations(kubeflow=False)).values():
+        assert all(rule["apiGroups"] != ["kubeflow.org"] for rule in webhook["rules"])
+
+
+def test_kubeflows_v1_jobs_are_validated_and_defaulted_as_ours_are_when_we_serve_them(settings):
+    settings.JOBS_KUBEFLOW_V1 = True
+    webhooks = webhooks_by_name(configurations())
+    for name in ("validate.argoml.io", "defaults.mutate.argoml.io"):
+        (kubeflow,) = [rule for rule in webhooks[name]["rules"] if rule["apiGroups"] == ["kubeflow.org"]]
+        assert kubeflow["apiVersions"] == ["v1"]
+        assert set(kubeflow["resources"]) == {"tfjobs", "mxjobs", "pytorchjobs"}
 
 
 def test_the_client_config_points_at_the_service_or_a_url_and_carries_the_ca_bundle():

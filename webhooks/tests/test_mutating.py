@@ -33,6 +33,12 @@ def test_a_job_is_patched_to_exactly_its_defaults(job):
     assert stored["spec"] != job["spec"]
 
 
+def test_a_kubeflow_v1_job_is_defaulted_as_ours_is():
+    job = {**tf_job(), "apiVersion": "kubeflow.org/v1"}
+    response = answer(job, group_version=("kubeflow.org", "v1"))
+    assert patched(job, response)["spec"] == with_defaults(job, framework_class("TFJob")())["spec"]
+
+
 def test_the_defaults_fill_ports_restart_policies_and_run_policy():
     stored = patched(tf_job(), answer(tf_job()))
     worker = stored["spec"]["tfReplicaSpecs"]["Worker"]

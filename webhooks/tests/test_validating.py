@@ -37,6 +37,16 @@ def causes(result: Verdict) -> dict[str, str]:
 # -- our job kinds --------------------------------------------------------------------------------------
 
 
+def test_a_kubeflow_v1_job_is_checked_as_ours_is():
+    job = {**tf_job(), "apiVersion": "kubeflow.org/v1"}
+    assert verdict(job, group_version=("kubeflow.org", "v1")).allowed
+    bad = tf_job(Wrokers={"replicas": 1})
+    bad["apiVersion"] = "kubeflow.org/v1"
+    refused = verdict(bad, group_version=("kubeflow.org", "v1"))
+    assert not refused.allowed
+    assert "spec.tfReplicaSpecs.Wrokers" in causes(refused)
+
+
 @pytest.mark.parametrize("job", [tf_job(), pytorch_job()])
 def test_a_valid_job_is_allowed(job):
     assert verdict(job) == Verdict.allow()

@@ -7,13 +7,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kube.client import get_client
-from kube.crds import CUSTOM_RESOURCES
+from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES
 from kube.crds.install import install, wait_established
 from kube.errors import ApiError
 
 
 class Command(BaseCommand):
-    help = "Create or update the argoml.io CustomResourceDefinitions in the configured cluster."
+    help = (
+        "Create or update the argoml.io CustomResourceDefinitions in the configured cluster (with "
+        "--kubeflow, Kubeflow's kubeflow.org/v1 training kinds too)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -23,11 +26,17 @@ class Command(BaseCommand):
             metavar="SECONDS",
             help="Then wait up to SECONDS until the apiserver serves every kind (condition Established).",
         )
+        parser.add_argument(
+            "--kubeflow",
+            action="store_true",
+            help="Also serve TFJob, MXJob and PyTorchJob as kubeflow.org/v1 (set JOBS_KUBEFLOW_V1 too).",
+        )
 
-    def handle(self, *args: Any, wait: float, **options: Any) -> None:
+    def handle(self, *args: Any, wait: float, kubeflow: bool, **options: Any) -> None:
+        resources = CUSTOM_RESOURCES + (KUBEFLOW_RESOURCES if kubeflow else ())
         try:
             client = get_client()
-            results = install(client, CUSTOM_RESOURCES)
+            results = install(client, resources)
         except (ApiError, RuntimeError) as error:
             raise CommandError(f"installing CRDs failed: {error}") from error
         for name, outcome in results:

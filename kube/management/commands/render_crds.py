@@ -8,8 +8,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kube.crds import CUSTOM_RESOURCES
+from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES
 from kube.crds import render as crd_render
+
+#: Kubeflow's group goes into its own folder: the chart installs deploy/crds/ always, these only with
+#: `kubeflow.installCRDs`.
+KUBEFLOW_FOLDER = "kubeflow"
 
 
 def default_directory() -> Path:
@@ -17,7 +21,10 @@ def default_directory() -> Path:
 
 
 class Command(BaseCommand):
-    help = "Render our CustomResourceDefinitions into deploy/crds/ (one YAML file per kind)."
+    help = (
+        "Render our CustomResourceDefinitions into deploy/crds/ (one YAML file per kind), and the training "
+        "kinds in Kubeflow's group (kubeflow.org/v1) into deploy/crds/kubeflow/."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--output", type=Path, default=None, help="Directory (default: deploy/crds/).")
@@ -26,19 +33,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, output: Path | None, check: bool, **options: Any) -> None:
-        directory = output or default_directory()
-        if check:
-            problems = crd_render.stale(directory, CUSTOM_RESOURCES)
-            if problems:
-                raise CommandError(
-                    "CRDs in {} are stale (run `manage.py render_crds`):\n  {}".format(
-                        directory, "\n  ".join(problems)
+        root = output or default_directory()
+        for directory, resources in ((root, CUSTOM_RESOURCES), (root / KUBEFLOW_FOLDER, KUBEFLOW_RESOURCES)):
+            if check:
+                problems = crd_render.stale(directory, resources)
+                if problems:
+                    raise CommandError(
+                        "CRDs in {} are stale (run `manage.py render_crds`):\n  {}".format(
+                            directory, "\n  ".join(problems)
+                        )
                     )
-                )
-            self.stdout.write(f"{len(CUSTOM_RESOURCES)} CRDs in {directory} are up to date.")
-            return
-        changed = crd_render.write(directory, CUSTOM_RESOURCES)
-        for name in changed:
-            self.stdout.write(f"wrote {directory / name}")
-        if not changed:
-            self.stdout.write(f"{len(CUSTOM_RESOURCES)} CRDs in {directory} were already up to date.")
+                self.stdout.write(f"{len(resources)} CRDs in {directory} are up to date.")
+                continue
+            changed = crd_render.write(directory, resources)
+            for name in changed:
+                self.stdout.write(f"wrote {directory / name}")
+            if not changed:
+                self.stdout.write(f"{len(resources)} CRDs in {directory} were already up to date.")
