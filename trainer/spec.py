@@ -414,7 +414,10 @@ def _check_trainer(found: errors.ErrorList, job: TrainJob, runtime: Runtime, pol
         for target in policy.torch.env_injection:
             rjob = runtime.job(target.job_name)
             for name in target.container_names:
-                if rjob is None or find_container(rjob.pod_template, name) is None:
+                if rjob is None or (
+                    find_container(rjob.pod_template, name) is None
+                    and find_container(rjob.pod_template, name, init=True) is None
+                ):
                     found.add(
                         "spec.runtimeRef",
                         f"envInjection target job {target.job_name!r} container {name!r} "
