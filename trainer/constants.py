@@ -85,3 +85,7 @@ OPENMPI_DEFAULT_SLOTS = "OMPI_MCA_orte_set_default_slots"
 MPI_RESERVED_ENV = frozenset(
     {OPENMPI_HOSTFILE, OPENMPI_RSH_ARGS, OPENMPI_KEEP_FQDN_HOSTNAMES, OPENMPI_DEFAULT_SLOTS}
 )
+
+# Gang scheduling: how a pod names its PodGroup (Trainer's coscheduling and volcano plugins).
+COSCHEDULING_POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+VOLCANO_GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"

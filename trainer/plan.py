@@ -40,6 +40,9 @@ class Plan:
     service: RawDict
     config_maps: tuple[RawDict, ...]
     ssh_auth_secret_name: str | None
+    # Pods the PodGroup must admit together (every step's, initializers included, as Trainer counts them);
+    # None when the runtime asks for no gang scheduling.
+    gang_size: int | None
 
     def pod(self, name: str) -> RawDict:
         return next(pod for pod in self.pods if pod["metadata"]["name"] == name)
@@ -77,6 +80,7 @@ def plan(resolved: specs.ResolvedSpec) -> Plan:
         service=_service(resolved),
         config_maps=tuple(config_maps),
         ssh_auth_secret_name=ssh_secret,
+        gang_size=len(pods) if resolved.runtime.pod_group_policy else None,
     )
 
 
@@ -163,14 +167,21 @@ def _pod(
     spec["hostname"] = name
     spec["subdomain"] = resolved.subdomain
     spec.setdefault("restartPolicy", DEFAULT_RESTART_POLICY)
+    labels = {**metadata.get("labels", {}), **pod_labels(resolved, rjob, replica, index)}
+    annotations = {**metadata.get("annotations", {}), c.ANNOTATION_COMPLETION_INDEX: str(index)}
+    gang = resolved.runtime.pod_group_policy
+    if gang is not None and gang.scheduler == "coscheduling":
+        labels[c.COSCHEDULING_POD_GROUP_LABEL] = resolved.name
+    elif gang is not None:
+        annotations[c.VOLCANO_GROUP_NAME_ANNOTATION] = resolved.name
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "name": name,
             "namespace": resolved.job.namespace,
-            "labels": {**metadata.get("labels", {}), **pod_labels(resolved, rjob, replica, index)},
-            "annotations": {**metadata.get("annotations", {}), c.ANNOTATION_COMPLETION_INDEX: str(index)},
+            "labels": labels,
+            "annotations": annotations,
             "ownerReferences": [owner_reference(resolved.job)],
         },
         "spec": spec,

@@ -122,6 +122,28 @@ def initializer_runtime(**node):
     )
 
 
+class TestGangScheduling:
+    def test_coscheduling_labels_every_pod_with_its_pod_group(self):
+        # Trainer's coscheduling plugin: pods carry scheduling.x-k8s.io/pod-group; minMember counts every pod.
+        body = initializer_runtime()
+        body["spec"]["podGroupPolicy"] = {"coscheduling": {"scheduleTimeoutSeconds": 60}}
+        result = planned(f.train_job(name="tj"), body)
+        assert {pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] for pod in result.pods} == {"tj"}
+        assert result.gang_size == 4
+
+    def test_volcano_annotates_every_pod_with_its_group(self):
+        body = f.torch_runtime()
+        body["spec"]["podGroupPolicy"] = {"volcano": {}}
+        pod = planned(f.train_job(name="tj"), body).pods[0]
+        assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "tj"
+        assert "scheduling.x-k8s.io/pod-group" not in pod["metadata"]["labels"]
+
+    def test_without_a_policy_there_is_no_gang(self):
+        result = planned(f.train_job(), f.torch_runtime())
+        assert result.gang_size is None
+        assert "scheduling.k8s.io/group-name" not in result.pods[0]["metadata"]["annotations"]
+
+
 class TestSteps:
     def test_initializers_come_first_then_the_trainer(self):
         result = planned(f.train_job(name="tj"), initializer_runtime())
