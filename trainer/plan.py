@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainer import constants as c
-from trainer import spec as specs
+from trainer import resolution, spec
 from workflows.pipeline import quantity
 
 RawDict = dict[str, Any]
@@ -29,7 +29,7 @@ class Step:
     """One replicated job: its pods start once every dependency reached its status."""
 
     name: str
-    depends_on: tuple[specs.Dependency, ...]
+    depends_on: tuple[spec.Dependency, ...]
     pod_names: tuple[str, ...]
 
 
@@ -48,7 +48,7 @@ class Plan:
         return next(pod for pod in self.pods if pod["metadata"]["name"] == name)
 
 
-def plan(resolved: specs.ResolvedSpec) -> Plan:
+def plan(resolved: resolution.ResolvedSpec) -> Plan:
     """Everything a TrainJob needs, in step order. A suspended TrainJob keeps its Service and ConfigMaps
     but has no pods, as JobSet suspends its Jobs."""
     templates = {rjob.name: copy.deepcopy(rjob.pod_template) for rjob in resolved.replicated_jobs}
@@ -88,24 +88,24 @@ def plan(resolved: specs.ResolvedSpec) -> Plan:
 
 
 def effective_dependencies(
-    resolved: specs.ResolvedSpec, rjob: specs.ResolvedJob
-) -> tuple[specs.Dependency, ...]:
+    resolved: resolution.ResolvedSpec, rjob: resolution.ResolvedJob
+) -> tuple[spec.Dependency, ...]:
     """The runtime's `dependsOn`; without one, a trainer step waits for the initializers to complete
     (Trainer's ready-made runtimes say so with dependsOn; we keep that order for runtimes that forget)."""
     if rjob.depends_on or rjob.ancestor in c.INITIALIZERS:
         return rjob.depends_on
     if rjob.ancestor == c.ANCESTOR_TRAINER or rjob.name in (c.NODE, c.LAUNCHER):
         return tuple(
-            specs.Dependency(other.name, "Complete")
+            spec.Dependency(other.name, "Complete")
             for other in resolved.replicated_jobs
             if other.ancestor in c.INITIALIZERS
         )
     return ()
 
 
-def step_order(resolved: specs.ResolvedSpec) -> list[specs.ResolvedJob]:
+def step_order(resolved: resolution.ResolvedSpec) -> list[resolution.ResolvedJob]:
     """Replicated jobs with each after what it depends on, otherwise in the runtime's order."""
-    ordered: list[specs.ResolvedJob] = []
+    ordered: list[resolution.ResolvedJob] = []
     pending = list(resolved.replicated_jobs)
     while pending:
         placed = {job.name for job in ordered}
@@ -125,11 +125,11 @@ def pod_name(job_name: str, replicated_job: str, replica: int, index: int) -> st
     return f"{job_name}-{replicated_job}-{replica}-{index}"
 
 
-def endpoint(resolved: specs.ResolvedSpec, replicated_job: str, replica: int, index: int) -> str:
+def endpoint(resolved: resolution.ResolvedSpec, replicated_job: str, replica: int, index: int) -> str:
     return f"{pod_name(resolved.name, replicated_job, replica, index)}.{resolved.subdomain}"
 
 
-def owner_reference(job: specs.TrainJob) -> RawDict:
+def owner_reference(job: spec.TrainJob) -> RawDict:
     return {
         "apiVersion": c.API_VERSION,
         "kind": c.TRAIN_JOB_KIND,
@@ -141,7 +141,7 @@ def owner_reference(job: specs.TrainJob) -> RawDict:
 
 
 def pod_labels(
-    resolved: specs.ResolvedSpec, rjob: specs.ResolvedJob, replica: int, index: int
+    resolved: resolution.ResolvedSpec, rjob: resolution.ResolvedJob, replica: int, index: int
 ) -> dict[str, str]:
     """The labels JobSet and the Job controller set, plus the step's ancestor label (JobSet leaves that
     on the Job; with no Job in between, the pod carries it so tools can find a step's pods)."""
@@ -159,14 +159,18 @@ def pod_labels(
 
 
 def _pod(
-    resolved: specs.ResolvedSpec, rjob: specs.ResolvedJob, template: RawDict, replica: int, index: int
+    resolved: resolution.ResolvedSpec,
+    rjob: resolution.ResolvedJob,
+    template: RawDict,
+    replica: int,
+    index: int,
 ) -> RawDict:
     name = pod_name(resolved.name, rjob.name, replica, index)
     metadata = copy.deepcopy(template.get("metadata") or {})
-    spec = copy.deepcopy(template.get("spec") or {})
-    spec["hostname"] = name
-    spec["subdomain"] = resolved.subdomain
-    spec.setdefault("restartPolicy", DEFAULT_RESTART_POLICY)
+    pod_spec = copy.deepcopy(template.get("spec") or {})
+    pod_spec["hostname"] = name
+    pod_spec["subdomain"] = resolved.subdomain
+    pod_spec.setdefault("restartPolicy", DEFAULT_RESTART_POLICY)
     labels = {**metadata.get("labels", {}), **pod_labels(resolved, rjob, replica, index)}
     annotations = {**metadata.get("annotations", {}), c.ANNOTATION_COMPLETION_INDEX: str(index)}
     gang = resolved.runtime.pod_group_policy
@@ -184,11 +188,11 @@ def _pod(
             "annotations": annotations,
             "ownerReferences": [owner_reference(resolved.job)],
         },
-        "spec": spec,
+        "spec": pod_spec,
     }
 
 
-def _service(resolved: specs.ResolvedSpec) -> RawDict:
+def _service(resolved: resolution.ResolvedSpec) -> RawDict:
     """JobSet's headless Service: named after the subdomain, selecting every pod of the TrainJob."""
     return {
         "apiVersion": "v1",
@@ -249,22 +253,22 @@ def _field_ref(name: str, path: str) -> RawDict:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
-def _trainer_container(resolved: specs.ResolvedSpec, templates: dict[str, RawDict]) -> RawDict | None:
+def _trainer_container(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> RawDict | None:
     """The `node` container of the trainer step, when the TrainJob configures a trainer (Trainer's
     plugins inject nothing for a TrainJob that leaves `spec.trainer` out)."""
     if resolved.job.trainer is None:
         return None
     for rjob in resolved.replicated_jobs:
         if rjob.ancestor == c.ANCESTOR_TRAINER:
-            return specs.find_container(templates[rjob.name], c.NODE)
+            return resolution.find_container(templates[rjob.name], c.NODE)
     return None
 
 
-def _trainer_count(resolved: specs.ResolvedSpec) -> int:
+def _trainer_count(resolved: resolution.ResolvedSpec) -> int:
     return next((job.count for job in resolved.replicated_jobs if job.ancestor == c.ANCESTOR_TRAINER), 1)
 
 
-def _master_address(resolved: specs.ResolvedSpec) -> str:
+def _master_address(resolved: resolution.ResolvedSpec) -> str:
     # Trainer writes the TrainJob's name as the domain, whatever the runtime's subdomain.
     return f"{resolved.name}-{c.NODE}-0-0.{resolved.name}"
 
@@ -275,7 +279,7 @@ def _upsert_port(container: RawDict, number: int) -> None:
         ports.append({"containerPort": number})
 
 
-def torch_env(resolved: specs.ResolvedSpec) -> tuple[list[RawDict], list[RawDict]]:
+def torch_env(resolved: resolution.ResolvedSpec) -> tuple[list[RawDict], list[RawDict]]:
     """torchrun's PET_* variables: (the per-node ones, the master's address and port)."""
     trainer = resolved.job.trainer
     num_proc: str = "auto"
@@ -295,27 +299,27 @@ def torch_env(resolved: specs.ResolvedSpec) -> tuple[list[RawDict], list[RawDict
     return per_node, master
 
 
-def _enforce_torch(resolved: specs.ResolvedSpec, templates: dict[str, RawDict]) -> None:
+def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> None:
     per_node, master = torch_env(resolved)
     container = _trainer_container(resolved, templates)
     if container is not None:
-        specs.upsert_env(container, per_node + master)
+        resolution.upsert_env(container, per_node + master)
         _upsert_port(container, c.CONTAINER_TRAINER_PORT)
     torch = resolved.ml_policy.torch
     for target in torch.env_injection if torch else ():
         for name in target.container_names:
-            found = specs.find_container(templates[target.job_name], name) or specs.find_container(
+            found = resolution.find_container(templates[target.job_name], name) or resolution.find_container(
                 templates[target.job_name], name, init=True
             )
             if found is not None:
-                specs.upsert_env(found, per_node + master)
+                resolution.upsert_env(found, per_node + master)
 
 
-def _enforce_jax(resolved: specs.ResolvedSpec, templates: dict[str, RawDict]) -> None:
+def _enforce_jax(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> None:
     container = _trainer_container(resolved, templates)
     if container is None:
         return
-    specs.upsert_env(
+    resolution.upsert_env(
         container,
         [
             {"name": c.JAX_NUM_PROCESSES, "value": str(_trainer_count(resolved))},
@@ -329,12 +333,12 @@ def _enforce_jax(resolved: specs.ResolvedSpec, templates: dict[str, RawDict]) ->
     _upsert_port(container, c.CONTAINER_TRAINER_PORT)
 
 
-def _enforce_xgboost(resolved: specs.ResolvedSpec, templates: dict[str, RawDict]) -> None:
+def _enforce_xgboost(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> None:
     container = _trainer_container(resolved, templates)
     if container is None:
         return
     workers_per_node = gpus_per_node(resolved.resources_per_node) or 1
-    specs.upsert_env(
+    resolution.upsert_env(
         container,
         [
             {"name": c.XGBOOST_TRACKER_URI, "value": _master_address(resolved)},
@@ -346,7 +350,7 @@ def _enforce_xgboost(resolved: specs.ResolvedSpec, templates: dict[str, RawDict]
     _upsert_port(container, c.CONTAINER_TRAINER_PORT)
 
 
-def mpi_slots(resolved: specs.ResolvedSpec) -> int:
+def mpi_slots(resolved: resolution.ResolvedSpec) -> int:
     """Slots per node: the TrainJob's numProcPerNode, else the runtime's, else (when that is the default 1)
     one per GPU of a multi-GPU node."""
     mpi = resolved.ml_policy.mpi
@@ -359,7 +363,7 @@ def mpi_slots(resolved: specs.ResolvedSpec) -> int:
     return mpi.num_proc_per_node
 
 
-def hostfile(resolved: specs.ResolvedSpec) -> str:
+def hostfile(resolved: resolution.ResolvedSpec) -> str:
     """OpenMPI's hostfile: every node pod (and the launcher when it trains too), with its slots."""
     mpi = resolved.ml_policy.mpi
     assert mpi is not None
@@ -373,7 +377,9 @@ def hostfile(resolved: specs.ResolvedSpec) -> str:
     return "".join(lines)
 
 
-def _enforce_mpi(resolved: specs.ResolvedSpec, templates: dict[str, RawDict], ssh_secret: str) -> RawDict:
+def _enforce_mpi(
+    resolved: resolution.ResolvedSpec, templates: dict[str, RawDict], ssh_secret: str
+) -> RawDict:
     mpi = resolved.ml_policy.mpi
     assert mpi is not None
     config_map_name = resolved.name + c.MPI_HOSTFILE_CONFIGMAP_SUFFIX
@@ -420,14 +426,14 @@ def _enforce_mpi(resolved: specs.ResolvedSpec, templates: dict[str, RawDict], ss
         template = templates[rjob.name]
         volumes = [ssh_volume, hostfile_volume] if rjob.name == c.LAUNCHER else [ssh_volume]
         _upsert_by_name(template.setdefault("spec", {}).setdefault("volumes", []), volumes)
-        container = specs.find_container(template, c.NODE)
+        container = resolution.find_container(template, c.NODE)
         if container is None:
             continue
         mounts = container.setdefault("volumeMounts", [])
         _upsert_by_name(mounts, [{"name": c.MPI_SSH_AUTH_VOLUME, "mountPath": mpi.ssh_auth_mount_path}])
         if rjob.name == c.LAUNCHER:
             _upsert_by_name(mounts, [{"name": c.MPI_HOSTFILE_VOLUME, "mountPath": c.MPI_HOSTFILE_DIR}])
-            specs.upsert_env(container, launcher_env)
+            resolution.upsert_env(container, launcher_env)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

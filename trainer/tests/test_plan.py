@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from trainer import constants as c
-from trainer import plan, spec
+from trainer import plan, resolution, spec
 from trainer.tests import factories as f
 
 RANK = {
@@ -18,7 +18,7 @@ RANK = {
 
 
 def planned(job_body, runtime_body) -> plan.Plan:
-    return plan.plan(spec.resolve(spec.parse_train_job(job_body), spec.parse_runtime(runtime_body)))
+    return plan.plan(resolution.resolve(spec.parse_train_job(job_body), spec.parse_runtime(runtime_body)))
 
 
 def env_of(pod, container="node"):

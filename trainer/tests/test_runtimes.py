@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainer import catalog, plan, spec
+from trainer import catalog, plan, resolution, spec
 from trainer import constants as c
 from trainer.tests import factories as f
 
@@ -14,7 +14,7 @@ SHIPPED = {rt["metadata"]["name"]: rt for rt in catalog.ready_made_runtimes()}
 def planned(runtime_name: str, trainer: dict | None = None) -> plan.Plan:
     runtime = spec.parse_runtime(SHIPPED[runtime_name])
     job = spec.parse_train_job(f.train_job(name="tj", runtime_name=runtime_name, trainer=trainer))
-    return plan.plan(spec.resolve(job, runtime))
+    return plan.plan(resolution.resolve(job, runtime))
 
 
 def env_of(pod):
