@@ -83,18 +83,18 @@ def resolve(job: spec.TrainJob, runtime: spec.Runtime) -> ResolvedSpec:
     resolved = []
     for rjob in runtime.replicated_jobs:
         template = templates[rjob.name]
+        node = find_container(template, c.NODE)
         is_trainer = rjob.ancestor == c.ANCESTOR_TRAINER
         launcher_as_node = policy.mpi is not None and policy.mpi.run_launcher_as_node and rjob.name == c.NODE
-        if is_trainer:
-            _override_trainer_container(template, trainer)
-        if trainer is not None and (is_trainer or launcher_as_node):
-            upsert_env(_container(template, c.NODE), trainer.env)
+        if trainer is not None and node is not None and is_trainer:
+            _override_trainer_container(node, trainer)
+        if trainer is not None and node is not None and (is_trainer or launcher_as_node):
+            upsert_env(node, trainer.env)
             if trainer.resources_per_node is not None:
-                _merge_resources(_container(template, c.NODE), trainer.resources_per_node)
-        if rjob.ancestor == c.DATASET_INITIALIZER:
-            _apply_initializer(_container(template, c.DATASET_INITIALIZER), job.dataset)
-        if rjob.ancestor == c.MODEL_INITIALIZER:
-            _apply_initializer(_container(template, c.MODEL_INITIALIZER), job.model)
+                _merge_resources(node, trainer.resources_per_node)
+        if rjob.ancestor in c.INITIALIZERS:
+            source = job.dataset if rjob.ancestor == c.DATASET_INITIALIZER else job.model
+            _apply_initializer(find_container(template, rjob.ancestor), source)
         job_labels, job_annotations = job_meta[rjob.name]
         resolved.append(
             ResolvedJob(
@@ -271,10 +271,7 @@ def _merge_list(current: object, extra: list, key: str) -> list:
     return kept
 
 
-def _override_trainer_container(template: RawDict, trainer: spec.Trainer | None) -> None:
-    if trainer is None:
-        return
-    container = _container(template, c.NODE)
+def _override_trainer_container(container: RawDict, trainer: spec.Trainer) -> None:
     if trainer.image is not None:
         container["image"] = trainer.image
     if trainer.command is not None:
@@ -303,10 +300,8 @@ def _runtime_trainer_resources(runtime: spec.Runtime) -> RawDict | None:
     return None
 
 
-def _merge_resources(container: RawDict | None, resources: RawDict) -> None:
+def _merge_resources(container: RawDict, resources: RawDict) -> None:
     """resourcesPerNode over the runtime's resources, per resource name (the job's value wins)."""
-    if container is None:
-        return
     merged = container.setdefault("resources", {})
     for part in ("limits", "requests", "claims"):
         if part not in resources:
@@ -333,8 +328,3 @@ def find_container(template: RawDict, name: str, *, init: bool = False) -> RawDi
     """The container called `name` in a pod template, or None."""
     containers = template.get("spec", {}).get("initContainers" if init else "containers") or []
     return next((x for x in containers if isinstance(x, dict) and x.get("name") == name), None)
-
-
-def _container(template: RawDict, name: str) -> RawDict:
-    """The named container; callers checked it exists (or, for initializers, it may be absent)."""
-    return find_container(template, name) or {}
