@@ -1,0 +1,16 @@
+"""The ready-made ClusterTrainingRuntimes we ship (`trainer/runtimes/*.yaml`), as Kubeflow Trainer ships
+them, for the install command and the chart to apply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+RUNTIMES_DIR = Path(__file__).resolve().parent / "runtimes"
+
+
+def ready_made_runtimes() -> list[dict[str, Any]]:
+    """Every shipped runtime manifest, sorted by file name."""
+    return [yaml.safe_load(path.read_text()) for path in sorted(RUNTIMES_DIR.glob("*.yaml"))]

@@ -1,0 +1,496 @@
+"""Parse once, at the door: a TrainJob and a (Cluster)TrainingRuntime become frozen values (Kubeflow
+Trainer 2.3's API, as PyPI's kubeflow-trainer-api models it). `trainer.resolution` joins the two.
+
+Pod templates stay plain dicts (they are opaque to us, and copied before anything changes them).
+Every problem is reported with its field path, all at once (`hyperparam.space.errors`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hyperparam.space import errors
+from trainer import constants as c
+from trainer import fields
+
+RawDict = dict[str, Any]
+
+
+# --- The TrainJob ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuntimeRef:
+    name: str
+    kind: str = c.CLUSTER_TRAINING_RUNTIME
+    api_group: str = c.GROUP
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """`spec.trainer`: what a TrainJob overrides on the runtime's trainer container; None means "keep"."""
+
+    image: str | None = None
+    command: tuple[str, ...] | None = None
+    args: tuple[str, ...] | None = None
+    env: tuple[RawDict, ...] = ()
+    num_nodes: int | None = None
+    num_proc_per_node: int | None = None
+    resources_per_node: RawDict | None = None
+
+
+@dataclass(frozen=True)
+class Initializer:
+    """`spec.initializer.dataset` or `.model`: where to download from, with which credentials."""
+
+    storage_uri: str | None = None
+    env: tuple[RawDict, ...] = ()
+    secret_name: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplicatedJobPatch:
+    """One `runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[]` entry, as its parts."""
+
+    name: str
+    job_labels: Mapping[str, str]
+    job_annotations: Mapping[str, str]
+    pod_labels: Mapping[str, str]
+    pod_annotations: Mapping[str, str]
+    pod_spec: RawDict
+
+
+@dataclass(frozen=True)
+class RuntimePatch:
+    manager: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    replicated_jobs: tuple[ReplicatedJobPatch, ...]
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    name: str
+    namespace: str
+    uid: str
+    runtime_ref: RuntimeRef
+    trainer: Trainer | None
+    dataset: Initializer | None
+    model: Initializer | None
+    runtime_patches: tuple[RuntimePatch, ...]
+    suspend: bool
+    managed_by: str
+    active_deadline_seconds: int | None
+
+    @property
+    def ours(self) -> bool:
+        """Whether our controller runs it; MultiKueue-managed jobs are Kueue's to place."""
+        return self.managed_by == c.MANAGED_BY_TRAINER
+
+
+# --- The runtime ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EnvInjectionTarget:
+    job_name: str
+    container_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TorchPolicy:
+    env_injection: tuple[EnvInjectionTarget, ...] = ()
+
+
+@dataclass(frozen=True)
+class MPIPolicy:
+    num_proc_per_node: int = 1
+    mpi_implementation: str = c.MPI_IMPLEMENTATION_OPENMPI
+    ssh_auth_mount_path: str = c.MPI_DEFAULT_SSH_AUTH_MOUNT_PATH
+    run_launcher_as_node: bool = False
+
+
+@dataclass(frozen=True)
+class MLPolicy:
+    """`mlPolicy`: at most one framework source; `framework` is "plain" when none is set."""
+
+    num_nodes: int = 1
+    framework: str = "plain"
+    torch: TorchPolicy | None = None
+    mpi: MPIPolicy | None = None
+
+
+@dataclass(frozen=True)
+class PodGroupPolicy:
+    """`podGroupPolicy`: which gang scheduler, with its one knob."""
+
+    scheduler: str  # "coscheduling" | "volcano"
+    schedule_timeout_seconds: int | None = None
+    network_topology: RawDict | None = None
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """A JobSet `dependsOn` entry: start only once `name` is `status` (Ready or Complete)."""
+
+    name: str
+    status: str
+
+
+@dataclass(frozen=True)
+class ReplicatedJob:
+    """One `template.spec.replicatedJobs[]` entry of a runtime."""
+
+    name: str
+    replicas: int
+    parallelism: int | None
+    ancestor: str | None
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    pod_template: RawDict
+    depends_on: tuple[Dependency, ...]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    kind: str
+    name: str
+    namespace: str | None
+    labels: Mapping[str, str]
+    ml_policy: MLPolicy | None
+    pod_group_policy: PodGroupPolicy | None
+    labels_to_propagate: Mapping[str, str]
+    annotations_to_propagate: Mapping[str, str]
+    subdomain: str | None
+    publish_not_ready_addresses: bool
+    replicated_jobs: tuple[ReplicatedJob, ...]
+
+    def job(self, name: str) -> ReplicatedJob | None:
+        return next((job for job in self.replicated_jobs if job.name == name), None)
+
+    def trainer_job(self) -> ReplicatedJob | None:
+        return next((job for job in self.replicated_jobs if job.ancestor == c.ANCESTOR_TRAINER), None)
+
+
+# --- Parsing --------------------------------------------------------------------------------------------
+
+
+def parse_train_job(obj: Mapping[str, Any]) -> TrainJob:
+    """A TrainJob manifest → `TrainJob`, or `SpecError` naming every wrong field."""
+    found = errors.ErrorList()
+    metadata = fields.obj(found, "metadata", obj.get("metadata"))
+    spec = fields.obj(found, "spec", obj.get("spec"))
+    name = fields.text(found, "metadata.name", metadata.get("name"), required=True) or ""
+    ref = fields.obj(found, "spec.runtimeRef", spec.get("runtimeRef"), required=True)
+    kind = fields.text(found, "spec.runtimeRef.kind", ref.get("kind")) or c.CLUSTER_TRAINING_RUNTIME
+    if kind not in c.RUNTIME_KINDS:
+        found.add("spec.runtimeRef.kind", f"must be one of {', '.join(c.RUNTIME_KINDS)}, not {kind!r}")
+    api_group = fields.text(found, "spec.runtimeRef.apiGroup", ref.get("apiGroup")) or c.GROUP
+    if api_group != c.GROUP:
+        found.add("spec.runtimeRef.apiGroup", f"must be {c.GROUP}, not {api_group!r}")
+    runtime_ref = RuntimeRef(
+        name=fields.text(found, "spec.runtimeRef.name", ref.get("name"), required=True) or "",
+        kind=kind,
+        api_group=api_group,
+    )
+    managed_by = fields.text(found, "spec.managedBy", spec.get("managedBy")) or c.MANAGED_BY_TRAINER
+    if managed_by not in c.MANAGED_BY_VALUES:
+        found.add("spec.managedBy", f"must be one of {', '.join(c.MANAGED_BY_VALUES)}, not {managed_by!r}")
+    initializer = fields.obj(found, "spec.initializer", spec.get("initializer"))
+    job = TrainJob(
+        name=name,
+        namespace=fields.text(found, "metadata.namespace", metadata.get("namespace")) or "default",
+        uid=fields.text(found, "metadata.uid", metadata.get("uid")) or "",
+        runtime_ref=runtime_ref,
+        trainer=_trainer(found, spec.get("trainer")),
+        dataset=_initializer(found, "spec.initializer.dataset", initializer.get("dataset")),
+        model=_initializer(found, "spec.initializer.model", initializer.get("model")),
+        runtime_patches=_runtime_patches(found, spec.get("runtimePatches")),
+        suspend=fields.flag(found, "spec.suspend", spec.get("suspend")),
+        managed_by=managed_by,
+        active_deadline_seconds=fields.integer(
+            found, "spec.activeDeadlineSeconds", spec.get("activeDeadlineSeconds"), minimum=1
+        ),
+    )
+    found.raise_if_any()
+    return job
+
+
+def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
+    """A TrainingRuntime or ClusterTrainingRuntime manifest → `Runtime`, or `SpecError`."""
+    found = errors.ErrorList()
+    kind = obj.get("kind", c.CLUSTER_TRAINING_RUNTIME)
+    if kind not in c.RUNTIME_KINDS:
+        found.add("kind", f"must be one of {', '.join(c.RUNTIME_KINDS)}, not {kind!r}")
+    metadata = fields.obj(found, "metadata", obj.get("metadata"))
+    spec = fields.obj(found, "spec", obj.get("spec"))
+    template = fields.obj(found, "spec.template", spec.get("template"))
+    template_metadata = fields.obj(found, "spec.template.metadata", template.get("metadata"))
+    template_spec = fields.obj(found, "spec.template.spec", template.get("spec"))
+    network = fields.obj(found, "spec.template.spec.network", template_spec.get("network"))
+    publish = network.get("publishNotReadyAddresses")
+    runtime = Runtime(
+        kind=str(kind),
+        name=fields.text(found, "metadata.name", metadata.get("name"), required=True) or "",
+        namespace=fields.text(found, "metadata.namespace", metadata.get("namespace")),
+        labels=fields.text_map(found, "metadata.labels", metadata.get("labels")),
+        ml_policy=_ml_policy(found, spec.get("mlPolicy")),
+        pod_group_policy=_pod_group_policy(found, spec.get("podGroupPolicy")),
+        labels_to_propagate=fields.text_map(
+            found, "spec.template.metadata.labels", template_metadata.get("labels")
+        ),
+        annotations_to_propagate=fields.text_map(
+            found, "spec.template.metadata.annotations", template_metadata.get("annotations")
+        ),
+        subdomain=fields.text(found, "spec.template.spec.network.subdomain", network.get("subdomain")),
+        # JobSet publishes not-ready addresses unless told otherwise: MPI's launcher must resolve nodes early.
+        publish_not_ready_addresses=True if publish is None else bool(publish),
+        replicated_jobs=_replicated_jobs(found, template_spec.get("replicatedJobs")),
+    )
+    found.raise_if_any()
+    return runtime
+
+
+# --- Field parsers --------------------------------------------------------------------------------------
+
+
+def _trainer(found: errors.ErrorList, raw: object) -> Trainer | None:
+    if raw is None:
+        return None
+    spec = fields.obj(found, "spec.trainer", raw)
+    resources = spec.get("resourcesPerNode")
+    if resources is not None and not isinstance(resources, dict):
+        found.add("spec.trainer.resourcesPerNode", "must be an object with limits and/or requests")
+        resources = None
+    return Trainer(
+        image=fields.text(found, "spec.trainer.image", spec.get("image")),
+        command=fields.texts(found, "spec.trainer.command", spec.get("command")),
+        args=fields.texts(found, "spec.trainer.args", spec.get("args")),
+        env=fields.env(found, "spec.trainer.env", spec.get("env")),
+        num_nodes=fields.integer(found, "spec.trainer.numNodes", spec.get("numNodes"), minimum=1),
+        num_proc_per_node=fields.integer(
+            found, "spec.trainer.numProcPerNode", spec.get("numProcPerNode"), minimum=1
+        ),
+        resources_per_node=copy.deepcopy(resources),
+    )
+
+
+def _initializer(found: errors.ErrorList, path: str, raw: object) -> Initializer | None:
+    if raw is None:
+        return None
+    spec = fields.obj(found, path, raw)
+    secret = fields.obj(found, f"{path}.secretRef", spec.get("secretRef"))
+    return Initializer(
+        storage_uri=fields.text(found, f"{path}.storageUri", spec.get("storageUri")),
+        env=fields.env(found, f"{path}.env", spec.get("env")),
+        secret_name=fields.text(
+            found, f"{path}.secretRef.name", secret.get("name"), required="secretRef" in spec
+        ),
+    )
+
+
+def _runtime_patches(found: errors.ErrorList, raw: object) -> tuple[RuntimePatch, ...]:
+    patches = []
+    managers: set[str] = set()
+    for index, item in enumerate(fields.items(found, "spec.runtimePatches", raw)):
+        path = f"spec.runtimePatches[{index}]"
+        entry = fields.obj(found, path, item)
+        manager = fields.text(found, f"{path}.manager", entry.get("manager"), required=True) or ""
+        if manager in managers:
+            found.add(f"{path}.manager", f"{manager!r} appears twice; each manager owns one patch")
+        managers.add(manager)
+        spec = fields.obj(found, f"{path}.trainingRuntimeSpec", entry.get("trainingRuntimeSpec"))
+        template = fields.obj(found, f"{path}.trainingRuntimeSpec.template", spec.get("template"))
+        tpath = f"{path}.trainingRuntimeSpec.template"
+        metadata = fields.obj(found, f"{tpath}.metadata", template.get("metadata"))
+        tspec = fields.obj(found, f"{tpath}.spec", template.get("spec"))
+        jobs = []
+        for jindex, rjob in enumerate(
+            fields.items(found, f"{tpath}.spec.replicatedJobs", tspec.get("replicatedJobs"))
+        ):
+            jpath = f"{tpath}.spec.replicatedJobs[{jindex}]"
+            rdict = fields.obj(found, jpath, rjob)
+            jtemplate = fields.obj(found, f"{jpath}.template", rdict.get("template"))
+            jmeta = fields.obj(found, f"{jpath}.template.metadata", jtemplate.get("metadata"))
+            jspec = fields.obj(found, f"{jpath}.template.spec", jtemplate.get("spec"))
+            pod = fields.obj(found, f"{jpath}.template.spec.template", jspec.get("template"))
+            pmeta = fields.obj(found, f"{jpath}.template.spec.template.metadata", pod.get("metadata"))
+            jobs.append(
+                ReplicatedJobPatch(
+                    name=fields.text(found, f"{jpath}.name", rdict.get("name"), required=True) or "",
+                    job_labels=fields.text_map(
+                        found, f"{jpath}.template.metadata.labels", jmeta.get("labels")
+                    ),
+                    job_annotations=fields.text_map(
+                        found, f"{jpath}.template.metadata.annotations", jmeta.get("annotations")
+                    ),
+                    pod_labels=fields.text_map(
+                        found, f"{jpath}.template.spec.template.metadata.labels", pmeta.get("labels")
+                    ),
+                    pod_annotations=fields.text_map(
+                        found,
+                        f"{jpath}.template.spec.template.metadata.annotations",
+                        pmeta.get("annotations"),
+                    ),
+                    pod_spec=copy.deepcopy(
+                        fields.obj(found, f"{jpath}.template.spec.template.spec", pod.get("spec"))
+                    ),
+                )
+            )
+        patches.append(
+            RuntimePatch(
+                manager=manager,
+                labels=fields.text_map(found, f"{tpath}.metadata.labels", metadata.get("labels")),
+                annotations=fields.text_map(
+                    found, f"{tpath}.metadata.annotations", metadata.get("annotations")
+                ),
+                replicated_jobs=tuple(jobs),
+            )
+        )
+    return tuple(patches)
+
+
+_FRAMEWORKS = ("torch", "mpi", "jax", "xgboost", "flux")
+
+
+def _ml_policy(found: errors.ErrorList, raw: object) -> MLPolicy | None:
+    if raw is None:
+        return None
+    spec = fields.obj(found, "spec.mlPolicy", raw)
+    sources = [name for name in _FRAMEWORKS if spec.get(name) is not None]
+    if len(sources) > 1:
+        found.add(
+            "spec.mlPolicy", f"must set at most one of {', '.join(_FRAMEWORKS)}, not {', '.join(sources)}"
+        )
+    if "flux" in sources:
+        found.add("spec.mlPolicy.flux", "is not supported yet (torch, mpi, jax and xgboost are)")
+    framework = sources[0] if sources else "plain"
+    torch = None
+    if spec.get("torch") is not None:
+        torch_spec = fields.obj(found, "spec.mlPolicy.torch", spec["torch"])
+        injection = fields.obj(found, "spec.mlPolicy.torch.envInjection", torch_spec.get("envInjection"))
+        targets = []
+        for index, item in enumerate(
+            fields.items(found, "spec.mlPolicy.torch.envInjection.targets", injection.get("targets"))
+        ):
+            path = f"spec.mlPolicy.torch.envInjection.targets[{index}]"
+            target = fields.obj(found, path, item)
+            targets.append(
+                EnvInjectionTarget(
+                    job_name=fields.text(found, f"{path}.jobName", target.get("jobName"), required=True)
+                    or "",
+                    container_names=fields.texts(
+                        found, f"{path}.containerNames", target.get("containerNames")
+                    )
+                    or (),
+                )
+            )
+        torch = TorchPolicy(env_injection=tuple(targets))
+    mpi = None
+    if spec.get("mpi") is not None:
+        mpi_spec = fields.obj(found, "spec.mlPolicy.mpi", spec["mpi"])
+        implementation = (
+            fields.text(found, "spec.mlPolicy.mpi.mpiImplementation", mpi_spec.get("mpiImplementation"))
+            or c.MPI_IMPLEMENTATION_OPENMPI
+        )
+        if implementation not in c.MPI_IMPLEMENTATIONS:
+            found.add(
+                "spec.mlPolicy.mpi.mpiImplementation",
+                f"must be one of {', '.join(c.MPI_IMPLEMENTATIONS)}, not {implementation!r}",
+            )
+        slots = fields.integer(
+            found, "spec.mlPolicy.mpi.numProcPerNode", mpi_spec.get("numProcPerNode"), minimum=1
+        )
+        mpi = MPIPolicy(
+            num_proc_per_node=1 if slots is None else slots,
+            mpi_implementation=implementation,
+            ssh_auth_mount_path=fields.text(
+                found, "spec.mlPolicy.mpi.sshAuthMountPath", mpi_spec.get("sshAuthMountPath")
+            )
+            or c.MPI_DEFAULT_SSH_AUTH_MOUNT_PATH,
+            run_launcher_as_node=fields.flag(
+                found, "spec.mlPolicy.mpi.runLauncherAsNode", mpi_spec.get("runLauncherAsNode")
+            ),
+        )
+    num_nodes = fields.integer(found, "spec.mlPolicy.numNodes", spec.get("numNodes"), minimum=1)
+    return MLPolicy(
+        num_nodes=1 if num_nodes is None else num_nodes, framework=framework, torch=torch, mpi=mpi
+    )
+
+
+def _pod_group_policy(found: errors.ErrorList, raw: object) -> PodGroupPolicy | None:
+    if raw is None:
+        return None
+    spec = fields.obj(found, "spec.podGroupPolicy", raw)
+    chosen = [name for name in ("coscheduling", "volcano") if spec.get(name) is not None]
+    if len(chosen) != 1:
+        found.add("spec.podGroupPolicy", "must set exactly one of coscheduling, volcano")
+        return None
+    source = fields.obj(found, f"spec.podGroupPolicy.{chosen[0]}", spec[chosen[0]])
+    if chosen[0] == "coscheduling":
+        return PodGroupPolicy(
+            scheduler="coscheduling",
+            schedule_timeout_seconds=fields.integer(
+                found,
+                "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds",
+                source.get("scheduleTimeoutSeconds"),
+                minimum=0,
+            ),
+        )
+    topology = source.get("networkTopology")
+    return PodGroupPolicy(scheduler="volcano", network_topology=copy.deepcopy(topology) if topology else None)
+
+
+def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJob, ...]:
+    items = fields.items(found, "spec.template.spec.replicatedJobs", raw)
+    if not items:
+        found.add("spec.template.spec.replicatedJobs", "must list at least one replicated job")
+    jobs: list[ReplicatedJob] = []
+    for index, item in enumerate(items):
+        path = f"spec.template.spec.replicatedJobs[{index}]"
+        entry = fields.obj(found, path, item)
+        name = fields.text(found, f"{path}.name", entry.get("name"), required=True) or ""
+        if any(job.name == name for job in jobs):
+            found.add(f"{path}.name", f"{name!r} is used by an earlier replicated job")
+        template = fields.obj(found, f"{path}.template", entry.get("template"))
+        metadata = fields.obj(found, f"{path}.template.metadata", template.get("metadata"))
+        job_spec = fields.obj(found, f"{path}.template.spec", template.get("spec"))
+        pod_template = fields.obj(found, f"{path}.template.spec.template", job_spec.get("template"))
+        pod_spec = fields.obj(found, f"{path}.template.spec.template.spec", pod_template.get("spec"))
+        if not fields.items(
+            found, f"{path}.template.spec.template.spec.containers", pod_spec.get("containers")
+        ):
+            found.add(f"{path}.template.spec.template.spec.containers", "must list at least one container")
+        labels = fields.text_map(found, f"{path}.template.metadata.labels", metadata.get("labels"))
+        depends_on = []
+        for dindex, dep in enumerate(fields.items(found, f"{path}.dependsOn", entry.get("dependsOn"))):
+            dpath = f"{path}.dependsOn[{dindex}]"
+            dep_dict = fields.obj(found, dpath, dep)
+            dep_name = fields.text(found, f"{dpath}.name", dep_dict.get("name"), required=True) or ""
+            status = fields.text(found, f"{dpath}.status", dep_dict.get("status"), required=True) or ""
+            if status not in ("Ready", "Complete"):
+                found.add(f"{dpath}.status", f"must be Ready or Complete, not {status!r}")
+            if dep_name and all(job.name != dep_name for job in jobs):
+                found.add(f"{dpath}.name", f"must name an earlier replicated job, not {dep_name!r}")
+            depends_on.append(Dependency(dep_name, status))
+        replicas = fields.integer(found, f"{path}.replicas", entry.get("replicas"), minimum=1)
+        jobs.append(
+            ReplicatedJob(
+                name=name,
+                replicas=1 if replicas is None else replicas,
+                parallelism=fields.integer(
+                    found, f"{path}.template.spec.parallelism", job_spec.get("parallelism"), minimum=1
+                ),
+                ancestor=labels.get(c.LABEL_ANCESTOR),
+                labels=labels,
+                annotations=fields.text_map(
+                    found, f"{path}.template.metadata.annotations", metadata.get("annotations")
+                ),
+                pod_template=copy.deepcopy(pod_template),
+                depends_on=tuple(depends_on),
+            )
+        )
+    return tuple(jobs)
