@@ -37,4 +37,4 @@ bench: $(STAMP)
 	for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .dev .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK_VENV) .dev .pytest_cache .mypy_cache .ruff_cache
