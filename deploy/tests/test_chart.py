@@ -93,12 +93,12 @@ def test_the_crds_validate_too_and_are_the_generated_ones():
 
 
 def test_kubeflows_crds_are_the_generated_ones_and_installed_only_when_asked_and_kept_on_uninstall():
+    from kube.crds import KUBEFLOW_RESOURCES
+
     generated = sorted((DEPLOY / "crds" / "kubeflow").glob("*.yaml"))
-    assert [path.name for path in generated] == [
-        "mxjobs.kubeflow.org.yaml",
-        "pytorchjobs.kubeflow.org.yaml",
-        "tfjobs.kubeflow.org.yaml",
-    ]
+    assert [path.name for path in generated] == sorted(
+        f"{resource.plural}.kubeflow.org.yaml" for resource in KUBEFLOW_RESOURCES
+    )
     for path in generated:
         copy = CHART / "kubeflow-crds" / path.name
         assert copy.read_text() == path.read_text(), (
@@ -106,7 +106,7 @@ def test_kubeflows_crds_are_the_generated_ones_and_installed_only_when_asked_and
         )
     assert not of_kind(render_chart(), "CustomResourceDefinition")
     installed = of_kind(render_chart(VARIANTS["Kubeflow v1 kinds"]), "CustomResourceDefinition")
-    assert [crd["spec"]["group"] for crd in installed] == ["kubeflow.org"] * 3
+    assert [crd["spec"]["group"] for crd in installed] == ["kubeflow.org"] * len(KUBEFLOW_RESOURCES)
     assert all(crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"} for crd in installed)
 
 

@@ -12,7 +12,15 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kube.client import get_client, reset_client
-from kube.crds import CUSTOM_RESOURCES, HYPERPARAM_WORKFLOW, PYTORCHJOB, TENSORBOARD, TFJOB, by_kind
+from kube.crds import (
+    CUSTOM_RESOURCES,
+    HYPERPARAM_WORKFLOW,
+    KUBEFLOW_RESOURCES,
+    PYTORCHJOB,
+    TENSORBOARD,
+    TFJOB,
+    by_kind,
+)
 from kube.crds import render as crd_render
 from kube.crds.definition import CustomResource, PrinterColumn, Scale
 from kube.crds.install import CREATED, UNCHANGED, UPDATED, install, wait_established
@@ -233,12 +241,9 @@ def test_install_crds_creates_them_then_changes_nothing_and_kubectl_serves_every
 def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1_too(cluster, capsys):
     call_command("install_crds", "--kubeflow", "--wait", "10")
     installed = capsys.readouterr().out.splitlines()
-    assert installed[-4:] == [
-        "tfjobs.kubeflow.org created",
-        "mxjobs.kubeflow.org created",
-        "pytorchjobs.kubeflow.org created",
-        "all established",
-    ]
+    kinds = [f"{resource.plural}.kubeflow.org created" for resource in KUBEFLOW_RESOURCES]
+    assert "tfjobs.kubeflow.org created" in kinds
+    assert installed[-len(kinds) - 1 :] == [*kinds, "all established"]
     kubeflow_yaml = TFJOB_YAML.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
     assert "tfjob.kubeflow.org/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=kubeflow_yaml)
     assert "tfjob.argoml.io/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=TFJOB_YAML)
@@ -247,11 +252,10 @@ def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1
 
 def test_render_crds_writes_kubeflows_group_into_its_own_folder(tmp_path):
     call_command("render_crds", "--output", str(tmp_path), stdout=open(os.devnull, "w"))  # noqa: SIM115
-    assert sorted(path.name for path in (tmp_path / "kubeflow").iterdir()) == [
-        "mxjobs.kubeflow.org.yaml",
-        "pytorchjobs.kubeflow.org.yaml",
-        "tfjobs.kubeflow.org.yaml",
-    ]
+    assert sorted(path.name for path in (tmp_path / "kubeflow").iterdir()) == sorted(
+        f"{resource.plural}.kubeflow.org.yaml" for resource in KUBEFLOW_RESOURCES
+    )
+    assert len(KUBEFLOW_RESOURCES) >= 6  # the training kinds, each in Kubeflow's group too
     assert not list(tmp_path.glob("*.kubeflow.org.yaml"))
 
 

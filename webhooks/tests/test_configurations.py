@@ -9,6 +9,7 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from kube.crds import KUBEFLOW_RESOURCES
 from webhooks import render
 from webhooks.configurations import Target, cert_manager_resources, configurations
 
@@ -94,7 +95,7 @@ def test_kubeflows_v1_jobs_are_validated_and_defaulted_as_ours_are_when_we_serve
     for name in ("validate.argoml.io", "defaults.mutate.argoml.io"):
         (kubeflow,) = [rule for rule in webhooks[name]["rules"] if rule["apiGroups"] == ["kubeflow.org"]]
         assert kubeflow["apiVersions"] == ["v1"]
-        assert set(kubeflow["resources"]) == {"tfjobs", "mxjobs", "pytorchjobs"}
+        assert set(kubeflow["resources"]) == {resource.plural for resource in KUBEFLOW_RESOURCES}
 
 
 def test_the_client_config_points_at_the_service_or_a_url_and_carries_the_ca_bundle():

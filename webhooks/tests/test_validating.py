@@ -91,7 +91,7 @@ def test_every_problem_is_listed_as_the_apiserver_lists_them():
 def test_a_job_of_a_kind_nobody_handles_is_left_alone():
     job = tf_job()
     review = admission_review(job)
-    review["request"]["kind"]["kind"] = "JAXJob"
+    review["request"]["kind"]["kind"] = "SparkJob"
     assert validating.review(parse_review(review)) == Verdict.allow()
 
 
