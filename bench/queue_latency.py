@@ -108,8 +108,8 @@ def drain_rate(client: redis.Redis, keys: int) -> float:
     return (keys - 1) / (max(started) - min(started))
 
 
-def sample_latency(queue: ReconcileQueue, client: redis.Redis, samples: int, spacing: float, prefix: str):
-    """Enqueue one new no-op key every `spacing` seconds (on a fixed schedule); latency of each, in ms."""
+def enqueue_samples(queue: ReconcileQueue, samples: int, spacing: float, prefix: str) -> dict[str, float]:
+    """Enqueue one new no-op key every `spacing` seconds (on a fixed schedule); member -> when enqueued."""
     enqueued: dict[str, float] = {}
     began = time.monotonic()
     for index in range(samples):
@@ -119,10 +119,14 @@ def sample_latency(queue: ReconcileQueue, client: redis.Redis, samples: int, spa
         name = f"{prefix}-{index}"
         enqueued[f"bench/{name}"] = time.time()
         queue.enqueue("Noop", "bench", name)
-    wait_for(
-        lambda: all(client.hmget("noop:started", list(enqueued))), 300, f"every {prefix} sample to start"
-    )
-    started = dict(zip(enqueued, client.hmget("noop:started", list(enqueued)), strict=True))
+    return enqueued
+
+
+def latencies(client: redis.Redis, enqueued: dict[str, float], prefix: str) -> Latencies:
+    """Enqueue-to-start latency of each sample, in ms, once every one has started."""
+    members = list(enqueued)
+    wait_for(lambda: all(client.hmget("noop:started", members)), 300, f"every {prefix} sample to start")
+    started = dict(zip(members, client.hmget("noop:started", members), strict=True))
     return Latencies([(float(started[member]) - at) * 1000 for member, at in enqueued.items()])
 
 
@@ -186,13 +190,15 @@ def run_round(number: int, args: argparse.Namespace, client: redis.Redis, queues
     try:
         worker.wait_ready()
         rate = drain_rate(client, args.keys)
-        idle = sample_latency(queue, client, args.samples, args.spacing, f"{prefix}-idle")
+        idle_samples = enqueue_samples(queue, args.samples, args.spacing, f"{prefix}-idle")
+        idle = latencies(client, idle_samples, f"{prefix}-idle")
         load = BusyLoad(busy_queue, args.busy_rate, f"{prefix}-busy", seed=SEED)
         load.start()
         time.sleep(1.0)  # let the load reach its steady state before sampling
-        busy = sample_latency(queue, client, args.samples, args.spacing, f"{prefix}-busy")
-        load.stopping.set()
+        busy_samples = enqueue_samples(queue, args.samples, args.spacing, f"{prefix}-busy")
+        load.stopping.set()  # the load lasts while samples are enqueued, not while a slow worker catches up
         load.join()
+        busy = latencies(client, busy_samples, f"{prefix}-busy")
         noop_members = [
             f"bench/{prefix}-{phase}-{index}"
             for phase, count in (("backlog", args.keys), ("idle", args.samples), ("busy", args.samples))
