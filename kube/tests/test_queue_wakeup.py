@@ -107,4 +107,4 @@ def test_a_threads_worker_with_a_full_prefetch_starts_each_next_key_as_a_slot_fr
     # 16 runs of 0.1 s on 2 threads: 0.8 s of work. Woken only by its 2 s timers, the worker would run
     # 2 keys per tick (16 s).
     wait_for(lambda: all(runs(client, member) for member in members), 30, "every slow key to run")
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < 8
