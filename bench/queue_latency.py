@@ -11,7 +11,7 @@ kube/tests/queue_controller.py. The defaults are the shipped controller worker: 
 Each round measures:
 
   drain  no-op reconciles/s while the worker drains a backlog of --keys keys enqueued before it started
-         (first start to last start);
+         (first start to last start), and the CPU time of the worker's processes per run;
   idle   latency from just before `enqueue()` to the start of the reconcile (kind Noop), one new key every
          --spacing seconds, nothing else queued;
   busy   the same latency while a second client enqueues --busy-rate new keys/s of kind Busy, each of
@@ -53,7 +53,14 @@ from django.conf import settings  # noqa: E402
 
 from kube.queue import ReconcileQueue  # noqa: E402
 from kube.queue.conf import queue_conf_from_settings  # noqa: E402
-from kube.tests.queue_harness import queue_for, queue_idle, redis_client, start_worker, wait_for  # noqa: E402
+from kube.tests.queue_harness import (  # noqa: E402
+    Worker,
+    queue_for,
+    queue_idle,
+    redis_client,
+    start_worker,
+    wait_for,
+)
 
 TARGET_P99_MS = 100.0
 SEED = 21  # of the busy load's arrivals
@@ -86,6 +93,7 @@ class Latencies:
 class Round:
     enqueue_rate: float
     drain_rate: float
+    cpu_ms_per_run: float
     idle: Latencies
     busy: Latencies
     busy_keys: int
@@ -101,11 +109,28 @@ def enqueue_backlog(queue: ReconcileQueue, keys: int, prefix: str) -> float:
     return keys / (time.perf_counter() - began)
 
 
-def drain_rate(client: redis.Redis, keys: int) -> float:
-    """Reconciles/s while the worker drains the backlog: first start to last start."""
+def worker_cpu_seconds(worker: Worker) -> float:
+    """CPU time (user + system) of the worker's processes so far: its main process and any pool children,
+    which share its process group."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[2]) == worker.process.pid:  # fields[2]: the process group
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def drain(client: redis.Redis, keys: int, worker: Worker) -> tuple[float, float]:
+    """Reconciles/s while the worker drains the backlog (first start to last start), and the worker's CPU
+    per run, in ms, over the runs after its start-up."""
+    cpu_before, done_before = worker_cpu_seconds(worker), client.hlen("noop:started")
     wait_for(lambda: client.hlen("noop:started") >= keys and queue_idle(client, "Noop"), 300, "the backlog")
+    cpu_ms = (worker_cpu_seconds(worker) - cpu_before) * 1000 / max(1, keys - done_before)
     started = [float(value) for value in client.hvals("noop:started")]
-    return (keys - 1) / (max(started) - min(started))
+    return (keys - 1) / (max(started) - min(started)), cpu_ms
 
 
 def enqueue_samples(queue: ReconcileQueue, samples: int, spacing: float, prefix: str) -> dict[str, float]:
@@ -189,7 +214,7 @@ def run_round(number: int, args: argparse.Namespace, client: redis.Redis, queues
     )
     try:
         worker.wait_ready()
-        rate = drain_rate(client, args.keys)
+        rate, cpu_ms = drain(client, args.keys, worker)
         idle_samples = enqueue_samples(queue, args.samples, args.spacing, f"{prefix}-idle")
         idle = latencies(client, idle_samples, f"{prefix}-idle")
         load = BusyLoad(busy_queue, args.busy_rate, f"{prefix}-busy", seed=SEED)
@@ -208,7 +233,7 @@ def run_round(number: int, args: argparse.Namespace, client: redis.Redis, queues
         wrong = check_round(client, noop_members, busy_members)
     finally:
         worker.stop()
-    return Round(enqueue_rate, rate, idle, busy, load.sent, load.seconds, wrong)
+    return Round(enqueue_rate, rate, cpu_ms, idle, busy, load.sent, load.seconds, wrong)
 
 
 def spread(values: list[float], digits: int = 1) -> str:
@@ -268,7 +293,8 @@ def main() -> int:
                 result = run_round(number, args, client, queues, Path(logdir))
                 rounds.append(result)
                 print(
-                    f"round {number}: drain {result.drain_rate:,.0f}/s; idle p50 {result.idle.p50:.1f} ms"
+                    f"round {number}: drain {result.drain_rate:,.0f}/s"
+                    f" ({result.cpu_ms_per_run:.2f} ms CPU each); idle p50 {result.idle.p50:.1f} ms"
                     f" p99 {result.idle.p99:.1f} ms; busy p50 {result.busy.p50:.1f} ms p99"
                     f" {result.busy.p99:.1f} ms max {result.busy.max:.1f} ms"
                     f" ({result.busy_keys / result.busy_seconds:.0f} busy keys/s sent,"
@@ -291,7 +317,10 @@ def main() -> int:
         f" max {spread([r.busy.max for r in rounds])} ms"
         f" (target p99 <= {TARGET_P99_MS:.0f} ms: {'met' if met else 'MISSED'})"
     )
-    print(f"== no-op reconciles/s draining {args.keys} keys: {spread([r.drain_rate for r in rounds], 0)}")
+    print(
+        f"== no-op reconciles/s draining {args.keys} keys: {spread([r.drain_rate for r in rounds], 0)};"
+        f" the worker's CPU per run {spread([r.cpu_ms_per_run for r in rounds], 2)} ms"
+    )
     print(
         f"== enqueue: {spread([r.enqueue_rate for r in rounds], 0)} new keys/s from one client, no worker"
         " running (one Lua step + one publish each)"
