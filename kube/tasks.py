@@ -1,5 +1,5 @@
-"""The reconcile task, thin: a key in, the queue's run logic out; the queue sweep and the controllers'
-bootstep hooked into workers; the periodic resync."""
+"""The reconcile task, thin: a key in, the queue's run logic out; the queue sweep, the threads-pool wake-up
+and the controllers' bootstep hooked into workers; the periodic resync."""
 
 from __future__ import annotations
 

@@ -15,8 +15,6 @@ import threading
 import time
 from types import TracebackType
 
-import redis
-
 from .keys import ObjectKey
 from .store import QueueStore
 
@@ -51,11 +49,13 @@ class LeaseKeeper:
         renewer().remove(self)
 
     def renew(self) -> bool:
-        """One REFRESH; False once the lease is no longer this run's (then it is not renewed again)."""
+        """One REFRESH; False once the lease is no longer this run's (then it is not renewed again).
+        Any error is logged and retried at the next tick: the renewer thread serves every run of the process
+        and must outlive one bad renewal."""
         try:
             return self.store.refresh(self.key, self.token, self.lease_ms)
-        except redis.RedisError:
-            logger.exception("Cannot renew the lease")
+        except Exception:  # Redis unreachable, mostly
+            logger.exception("Cannot renew the lease; trying again at the next tick")
             return True
 
 

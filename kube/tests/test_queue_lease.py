@@ -103,3 +103,20 @@ def test_a_finished_runs_lease_is_not_renewed_again(queue, client, caplog):
     assert lease_expiry(client, "team-a/w1") == after_exit
     assert not lease.lost
     assert "Lease lost" not in caplog.text
+
+
+class BrokenStore:
+    def refresh(self, key: ObjectKey, token: str, lease_ms: int) -> bool:
+        raise ConnectionError("Redis is unreachable")
+
+
+def test_a_renewal_that_fails_is_retried_and_other_runs_keep_their_leases(queue, client, caplog):
+    queue.enqueue("Widget", "team-a", "w1")
+    assert queue.store.claim(key("w1"), "run", LEASE_MS).may_run
+    broken = LeaseKeeper(BrokenStore(), key("w2"), "other", LEASE_MS, INTERVAL)  # type: ignore[arg-type]
+    with broken, LeaseKeeper(queue.store, key("w1"), "run", LEASE_MS, INTERVAL):
+        first = lease_expiry(client, "team-a/w1")
+        time.sleep(INTERVAL * 3.5)
+        assert lease_expiry(client, "team-a/w1") > first  # still renewed after the other's failures
+    assert not broken.lost
+    assert caplog.text.count("Cannot renew the lease") >= 2
