@@ -12,6 +12,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from kube import ratelimit  # the shipped write limit; a module with no Django in it
+
 from .csp import POLICY
 from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
@@ -160,8 +162,8 @@ KUBE_SERVICEACCOUNT_DIR = env_str("KUBE_SERVICEACCOUNT_DIR", "/var/run/secrets/k
 # The namespace the control plane runs in (the chart sets its release namespace): grants on it, as on
 # kube-* system namespaces, need a superuser's explicit confirmation (access/sensitive.py).
 ARGOML_NAMESPACE = env_str("ARGOML_NAMESPACE", "argoml")
-KUBE_WRITE_QPS = env_float("KUBE_WRITE_QPS", 20.0, minimum=0.1)
-KUBE_WRITE_BURST = env_int("KUBE_WRITE_BURST", 50, minimum=1)
+KUBE_WRITE_QPS = env_float("KUBE_WRITE_QPS", ratelimit.DEFAULT_WRITE_QPS, minimum=0.1)
+KUBE_WRITE_BURST = env_int("KUBE_WRITE_BURST", ratelimit.DEFAULT_WRITE_BURST, minimum=1)
 KUBE_REQUEST_TIMEOUT_SECONDS = env_float("KUBE_REQUEST_TIMEOUT_SECONDS", 30.0, minimum=1.0)
 
 # --- Controllers: watch loops and leader election (docs/controllers.md) -----------------------------

@@ -5,12 +5,13 @@
 The simulator runs in this process and is filled through its store API (no HTTP); the collector runs in a
 process of its own (so its peak RSS is its own) with the project's settings, a fresh PostgreSQL database
 (GC_BENCH_DATABASE, default argoml_gc_bench on 127.0.0.1:5432; dropped, created and migrated) and Redis
-database GC_BENCH_REDIS_DB (default 9). The write rate limit is lifted (KUBE_WRITE_QPS) so the figure
-is the collector's, not the limiter's. Of the pods, `--eligible` are finished workflow pods past their
-retention, 30 % finished within it, 40 % pending or running, and the rest finished long ago without the
-workflow label.
+database GC_BENCH_REDIS_DB (default 9) of BENCH_REDIS_HOST (default 127.0.0.1:6379). The write rate limit
+is lifted (KUBE_WRITE_QPS) so the figure is the collector's, not the limiter's. Of the pods, `--eligible`
+are finished workflow pods past their retention, 30 % finished within it, 40 % pending or running, and the
+rest finished long ago without the workflow label.
 Targets: peak RSS <= 200 MB; API calls = list pages + deletions (+ the 5 lists of the job passes).
-Exits non-zero, with a FAIL line, unless the deleted pods are exactly the eligible ones.
+Exits non-zero, with a FAIL line, unless the deleted pods are exactly the eligible ones (the set of
+namespace/name compared, not the count; bench/tests/test_bench_gc_answers.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
 os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
 
+REDIS_HOST = os.environ.get("BENCH_REDIS_HOST", "127.0.0.1:6379")
 NAMESPACES = 10
 HOUR = 3600
 DAY = 24 * HOUR
@@ -207,7 +209,7 @@ def main() -> None:
             **os.environ,
             "KUBECONFIG": str(sim.kubeconfig_path),
             "DATABASE_URL": fresh_database(os.environ.get("GC_BENCH_DATABASE", "argoml_gc_bench")),
-            "REDIS_URL": f"redis://127.0.0.1:6379/{os.environ.get('GC_BENCH_REDIS_DB', '9')}",
+            "REDIS_URL": f"redis://{REDIS_HOST}/{os.environ.get('GC_BENCH_REDIS_DB', '9')}",
             "KUBE_WRITE_QPS": "1000000",
             "KUBE_WRITE_BURST": "1000000",
             "GC_PAGE_SIZE": str(arguments.page_size),

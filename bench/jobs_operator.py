@@ -21,8 +21,8 @@ events, no queue, no mirror; the plans are computed before the clock starts. Our
 of it: how close the operator comes to what this simulator on this machine can take.
 
 --shipped-limit adds one run of ours with the write limit a default install ships (KUBE_WRITE_QPS and
-KUBE_WRITE_BURST read from the Helm chart's values.yaml; each process has its own bucket) over
---shipped-limit-jobs jobs; the other runs lift the limit (KUBE_WRITE_QPS=100000).
+KUBE_WRITE_BURST of kube/ratelimit.py, which the chart's values.yaml equals; each process has its own
+bucket) over --shipped-limit-jobs jobs; the other runs lift the limit (KUBE_WRITE_QPS=100000).
 
 Both mirror jobs and pods into PostgreSQL (BENCH_DATABASE_URL, default database argoml_jobs_bench on
 127.0.0.1:5432; created, migrated, emptied); ours queues on Redis database JOBS_BENCH_REDIS_DB (default 15;
@@ -69,27 +69,26 @@ import django  # noqa: E402
 django.setup()
 
 import redis  # noqa: E402
-import yaml  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from jobs import conf as jobs_conf  # noqa: E402
 from jobs.models import Replica, TrainingJob  # noqa: E402
 from jobs.tests.cluster import install_crds, job_manifest  # noqa: E402
+from kube import ratelimit  # noqa: E402
 from kubesim.simulator import Simulator  # noqa: E402
 from kubesim.testing import running_simulator  # noqa: E402
 
 REPLICAS = 4
 WRITES_PER_JOB_MINIMUM = 2 * REPLICAS + 1  # a pod and a service per replica, one status write
 UNLIMITED_WRITES = "100000"
-CHART_VALUES = REPO / "deploy" / "helm" / "argoml" / "values.yaml"
 KUBESIM_MODE = "kubesim in the benchmark's process, HTTP on loopback, real-time clock, no kubelet"
 
 
 def shipped_write_limit() -> tuple[str, str]:
-    """KUBE_WRITE_QPS and KUBE_WRITE_BURST as a default Helm install sets them (the chart's values.yaml)."""
-    config = yaml.safe_load(CHART_VALUES.read_text())["config"]
-    return str(config["kubeWriteQps"]), str(config["kubeWriteBurst"])
+    """KUBE_WRITE_QPS and KUBE_WRITE_BURST as every process and a default Helm install ship them
+    (kube/ratelimit.py; deploy/tests/test_chart.py holds the chart's values.yaml to them)."""
+    return f"{ratelimit.DEFAULT_WRITE_QPS:g}", str(ratelimit.DEFAULT_WRITE_BURST)
 
 
 def load_average() -> str:
@@ -675,7 +674,7 @@ def main() -> None:
         f" write rate limits: none (KUBE_WRITE_QPS={UNLIMITED_WRITES} for ours, none in Kopf)"
         + (
             f"; plus ours over {args.shipped_limit_jobs} jobs with the shipped KUBE_WRITE_QPS={shipped[0]},"
-            f" KUBE_WRITE_BURST={shipped[1]} ({CHART_VALUES.relative_to(REPO)})"
+            f" KUBE_WRITE_BURST={shipped[1]} (kube/ratelimit.py, the chart's default)"
             if args.shipped_limit
             else ""
         )

@@ -6,6 +6,12 @@ import threading
 import time
 from collections.abc import Callable
 
+#: The write limit every process ships with, per process: the defaults of KUBE_WRITE_QPS and
+#: KUBE_WRITE_BURST in argoml_site/settings.py, and of the chart's config.kubeWriteQps/kubeWriteBurst
+#: (deploy/tests/test_chart.py holds the chart to these). Sizing for a cluster: docs/jobs.md.
+DEFAULT_WRITE_QPS = 20.0
+DEFAULT_WRITE_BURST = 50
+
 
 class TokenBucket:
     def __init__(

@@ -1,5 +1,5 @@
-"""The reconcile task, thin: a key in, the queue's run logic out; the queue sweep and the controllers'
-bootstep hooked into workers; the periodic resync."""
+"""The reconcile task, thin: a key in, the queue's run logic out; the queue sweep, the threads-pool wake-up
+and the controllers' bootstep hooked into workers; the periodic resync."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .events import flush_all as flush_events
 from .queue import QUEUE_NAME, TASK_NAME, default_queue
 from .queue.conf import reconcile_time_limit
 from .queue.sweeper import QueueSweepStep
+from .queue.wakeup import ThreadPoolWakeStep
 from .runtime import resync_all as resync_known_keys
 
 # Past the soft limit the reconcile raises inside (a failure, retried with backoff); past the hard one
@@ -18,6 +19,7 @@ from .runtime import resync_all as resync_known_keys
 _SOFT_LIMIT = reconcile_time_limit()
 
 current_app.steps["consumer"].add(QueueSweepStep)
+current_app.steps["worker"].add(ThreadPoolWakeStep)
 add_step(current_app)  # runs only in workers started with --controllers (see kube/bootstep.py)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kube import ratelimit
 from webhooks.configurations import (
     CONTAINER_PORT,
     WEBHOOK_POD_LABELS,
@@ -614,3 +615,14 @@ def test_the_config_turns_on_https_only_and_names_the_control_plane_namespace():
     data = next(c for c in config if c["metadata"]["name"].endswith("-config"))["data"]
     assert data["HTTPS_ONLY"] == "true"
     assert data["ARGOML_NAMESPACE"] == "ml-platform"
+
+
+def test_a_default_install_ships_the_write_limit_the_code_defaults_to(default_manifests):
+    """One number, written twice: kube/ratelimit.py (what a process started without KUBE_WRITE_QPS/BURST
+    uses) and the chart's values.yaml (what a default install sets); the benchmarks quote the former."""
+    config = of_kind(default_manifests, "ConfigMap")
+    data = next(c for c in config if c["metadata"]["name"].endswith("-config"))["data"]
+    assert (float(data["KUBE_WRITE_QPS"]), int(data["KUBE_WRITE_BURST"])) == (
+        ratelimit.DEFAULT_WRITE_QPS,
+        ratelimit.DEFAULT_WRITE_BURST,
+    )

@@ -5,7 +5,11 @@ Each run of kind `Probe` records itself in Redis and does what the test scripted
   probe:fail:<ns/name>    how many of the next runs raise
   probe:runs:<ns/name>    one JSON record per finished run {start, end, worker, failed}
   probe:starts:<ns/name>  one JSON record per started run {start, worker, pid}
-Kind `Noop` only notes when it started (bench): HSET noop:started <ns/name> <time>.
+Kinds of the benchmark (bench/queue_latency.py), each counting its runs per key so the bench can check that
+every key ran exactly once:
+  Noop  notes when it started: HSET noop:started <ns/name> <time>; HINCRBY noop:runs <ns/name> 1
+  Busy  the load around it: sleeps QUEUE_BENCH_WORK_SECONDS (default 0.02, like a reconcile waiting on API
+        calls), then HINCRBY busy:runs <ns/name> 1
 """
 
 from __future__ import annotations
@@ -56,4 +60,18 @@ def reconcile_probe(namespace: str, name: str) -> None:
 
 @reconciler("Noop")
 def reconcile_noop(namespace: str, name: str) -> None:
-    _redis().hset("noop:started", f"{namespace}/{name}", repr(time.time()))
+    started = time.time()
+    member = f"{namespace}/{name}"
+    pipe = _redis().pipeline(transaction=False)
+    pipe.hset("noop:started", member, repr(started))
+    pipe.hincrby("noop:runs", member, 1)
+    pipe.execute()
+
+
+BUSY_WORK_SECONDS = float(os.environ.get("QUEUE_BENCH_WORK_SECONDS", "0.02"))
+
+
+@reconciler("Busy")
+def reconcile_busy(namespace: str, name: str) -> None:
+    time.sleep(BUSY_WORK_SECONDS)
+    _redis().hincrby("busy:runs", f"{namespace}/{name}", 1)

@@ -100,6 +100,7 @@ def start_worker(
     logdir: Path,
     *,
     concurrency: int = 2,
+    pool: str = "prefork",
     db: int = TEST_REDIS_DB,
     timings: dict[str, str] | None = None,
 ) -> Worker:
@@ -109,7 +110,7 @@ def start_worker(
     env.update(TEST_QUEUE_TIMINGS if timings is None else timings)
     command = [
         *(sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", "reconcile"),
-        *("-n", f"{name}@%h", "-c", str(concurrency), "-I", "kube.tests.queue_controller"),
+        *("-n", f"{name}@%h", "-P", pool, "-c", str(concurrency), "-I", "kube.tests.queue_controller"),
         *(
             "--without-gossip",
             "--without-mingle",
