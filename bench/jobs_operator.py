@@ -1,7 +1,7 @@
 """Jobs operator throughput: N TFJobs x 4 workers on kubesim; ours, a Kopf baseline, the simulator ceiling.
 
     .venv/bin/python bench/jobs_operator.py [--jobs 100] [--namespaces 10] [--pool threads] [--concurrency 8]
-        [--rounds 1]
+        [--rounds 3]
         [--kopf-max-workers 20] [--kopf-child-threads 8] [--skip-kopf] [--ceiling-threads T]
         [--shipped-limit [--shipped-limit-jobs 200]]
 
@@ -625,7 +625,7 @@ def main() -> None:
         help="seconds allowed for each run (default: 900, or 0.6 s per job when that is more, so 5,000 jobs"
         " on a loaded machine get 3,000 s)",
     )
-    parser.add_argument("--rounds", type=int, default=1, help="alternating which contender goes first")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating which contender goes first")
     parser.add_argument("--kopf-max-workers", type=int, default=20, help="settings.execution.max_workers")
     parser.add_argument("--kopf-child-threads", type=int, default=8, help="threads creating children")
     parser.add_argument("--skip-kopf", action="store_true")
