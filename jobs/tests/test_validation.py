@@ -46,8 +46,9 @@ def test_an_error_reads_as_its_path_and_message():
 
 class TestIdentity:
     def test_an_unknown_kind_is_reported_on_kind(self):
-        assert messages({**tf_job(), "kind": "MPIJob"}) == [
-            "kind: kind 'MPIJob' is not a training job kind; expected one of MXJob, PyTorchJob, TFJob"
+        assert messages({**tf_job(), "kind": "SparkJob"}) == [
+            "kind: kind 'SparkJob' is not a training job kind; "
+            "expected one of MPIJob, MXJob, PyTorchJob, TFJob"
         ]
 
     def test_a_kubeflow_api_version_must_be_changed_to_ours(self):
