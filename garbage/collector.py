@@ -21,7 +21,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from kube.client import KubeClient, get_client
-from kube.crds import MXJOB, PYTORCHJOB, TFJOB
+from kube.crds import MPIJOB, MXJOB, PYTORCHJOB, TFJOB
 from kube.errors import ApiError, Conflict, Gone, NotFound
 from kube.resources import POD, SERVICE, ResourceType
 
@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 JsonDict = dict[str, Any]
 JOB_RESOURCES: dict[str, ResourceType] = {
-    resource.kind: resource.resource_type for resource in (TFJOB, MXJOB, PYTORCHJOB)
+    resource.kind: resource.resource_type for resource in (TFJOB, MXJOB, PYTORCHJOB, MPIJOB)
 }
 # The apiserver filters pods by phase, so pods still pending or running are never even sent to us.
 FINISHED_PODS = "status.phase!=Pending,status.phase!=Running"

@@ -258,7 +258,7 @@ class JobState:
 
     @classmethod
     def from_job(cls, job: JsonDict) -> JobState:
-        """Read a TFJob / MXJob / PyTorchJob; cleanPodPolicy defaults as the operator defaults it."""
+        """Read a TFJob / MXJob / PyTorchJob / MPIJob; cleanPodPolicy defaults as the operator defaults it."""
         meta, status = metadata(job), _dict(job.get("status"))
         kind = str(job.get("kind") or "")
         try:

@@ -1,5 +1,6 @@
-"""Mirror rows of training jobs (TFJob, MXJob, PyTorchJob in one table), their replicas' pods and the jobs'
-history. Only the mirror writes them (kube.mirror, from watch events); views and serializers only read.
+"""Mirror rows of training jobs (every kind in one table: TFJob, MXJob, PyTorchJob, MPIJob, …), their
+replicas' pods and the jobs' history. Only the mirror writes them (kube.mirror, from watch events); views
+and serializers only read.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ REASON_MAX_LENGTH = 128
 
 
 class TrainingJob(MirroredResource):
-    """One TFJob, MXJob or PyTorchJob. Its state (`phase`) is the condition that most recently became True."""
+    """One training job of any kind. Its state (`phase`) is the condition that most recently became True."""
 
     history_model = "jobs.TrainingJobHistory"
     live_name_fields = ("kind", "namespace", "name")
 
-    kind = models.CharField(max_length=64, help_text="TFJob, MXJob or PyTorchJob.")
+    kind = models.CharField(
+        max_length=64, help_text="The job's kind, e.g. TFJob or MPIJob (any kind a framework registers)."
+    )
     replica_summary = models.CharField(max_length=SUMMARY_MAX_LENGTH, blank=True)
     state_reason = models.CharField(max_length=REASON_MAX_LENGTH, blank=True)
     state_message = models.TextField(blank=True)

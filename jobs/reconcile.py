@@ -48,6 +48,8 @@ EVENT_CONTROLLER = "jobs"
 #: Never requeue sooner than this: a deadline or TTL that is due now is handled by the next run anyway.
 MIN_REQUEUE_SECONDS = 0.5
 CHILD_TYPES = {"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET}
+#: What a plan may delete (a job's ConfigMaps and Secrets go with the job, through their ownerReference).
+DELETED_TYPES = {"Pod": POD, "Service": SERVICE}
 #: The order children are created in: what pods mount, then what names them, then the pods.
 CREATION_ORDER = ("ConfigMap", "Secret", "Service", "Pod")
 #: Children the informers do not watch (the operator may create Secrets, never read them): a run that
@@ -160,9 +162,13 @@ def _children(
         return [], [], []
     namespace = str(as_dict(job.get("metadata")).get("namespace") or "")
     selector = ",".join(f"{key}={value}" for key, value in job_selector(job).items())
-    types = [POD, SERVICE, CONFIGMAP] if config_maps else [POD, SERVICE]
-    listed = in_parallel([functools.partial(_list, client, rt, namespace, selector) for rt in types])
-    found = [future.result() for future in listed]
+    calls = [
+        functools.partial(_list, client, POD, namespace, selector),
+        functools.partial(_list, client, SERVICE, namespace, selector),
+    ]
+    if config_maps:
+        calls.append(functools.partial(_list, client, CONFIGMAP, namespace, selector))
+    found = [future.result() for future in in_parallel(calls)]
     return found[0], found[1], found[2] if config_maps else []
 
 
@@ -462,7 +468,7 @@ def _delete_child(client: KubeClient, namespace: str, deletion: Deletion) -> Api
     """None when the child is gone; a 404 or 409 says it was already (or the name now belongs to a newer
     object we must not touch): no event of ours will come, but the cache shows it as it is."""
     try:
-        client.delete(CHILD_TYPES[deletion.kind], deletion.name, namespace, uid=deletion.uid)
+        client.delete(DELETED_TYPES[deletion.kind], deletion.name, namespace, uid=deletion.uid)
     except (NotFound, Conflict):
         return None
     except ApiError as error:
@@ -472,9 +478,10 @@ def _delete_child(client: KubeClient, namespace: str, deletion: Deletion) -> Api
 
 
 def _update_child(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | None:
-    """None when replaced, or when it changed or went since read (409/404: the next run decides again)."""
+    """None when replaced, or when it changed or went since read (409/404: the next run decides again).
+    Only ConfigMaps are ever updated (MPI's hostfile)."""
     try:
-        client.replace(CHILD_TYPES[str(manifest["kind"])], manifest)
+        client.replace(CONFIGMAP, manifest)
     except (NotFound, Conflict):
         return None
     except ApiError as error:

@@ -17,7 +17,7 @@ from typing import Any
 from hyperparam.manifests import LABEL_BATCH, sweep_selector
 from kube.client import KubeClient
 from kube.conditions import is_true, timestamp
-from kube.crds import HYPERPARAM_WORKFLOW, MXJOB, PYTORCHJOB, TENSORBOARD, TFJOB
+from kube.crds import HYPERPARAM_WORKFLOW, MPIJOB, MXJOB, PYTORCHJOB, TENSORBOARD, TFJOB
 from kube.errors import AlreadyExists, Conflict, NotFound
 from kube.events import recorder_for
 from kube.resources import CONFIGMAP, WORKFLOW, ResourceType
@@ -71,6 +71,7 @@ SOURCE_KINDS: dict[str, SourceKind] = {
     "TFJob": SourceKind("TFJob", TFJOB.resource_type, "tfjob"),
     "MXJob": SourceKind("MXJob", MXJOB.resource_type, "mxjob"),
     "PyTorchJob": SourceKind("PyTorchJob", PYTORCHJOB.resource_type, "pytorchjob"),
+    "MPIJob": SourceKind("MPIJob", MPIJOB.resource_type, "mpijob"),
 }
 
 

@@ -47,7 +47,7 @@ class TensorboardConf:
     gcs_endpoint: str = ""  # the JSON API's base URL; empty: Google's
     # Path prefixes (s3://…, gs://…, pvc://claim/…) users may name directly; `{namespace}` is replaced.
     allowed_logdirs: tuple[str, ...] = ()
-    # The logdir of a training job (TFJob, MXJob, PyTorchJob), e.g. s3://ml-logs/{namespace}/{name}.
+    # The logdir of a training job (TFJob, MXJob, PyTorchJob, MPIJob), e.g. s3://ml-logs/{namespace}/{name}.
     job_logdir: str = ""
 
     def __post_init__(self) -> None:

@@ -96,7 +96,7 @@ def checker(kind: GroupVersionKind) -> Check | None:
 
 
 def check_job(job: dict[str, Any], framework: Framework) -> Findings:
-    """A TFJob, MXJob or PyTorchJob, as the operator will read it."""
+    """A training job (TFJob, MXJob, PyTorchJob, MPIJob), as the operator will read it."""
     errors = validate_job(job, framework)
     return Findings(
         tuple(Cause(error.path, error.message) for error in errors), tuple(str(error) for error in errors)

@@ -97,7 +97,8 @@ class JobMetadataSerializer(ManifestMetadataSerializer):
 
 
 class JobManifestSerializer(ManifestSerializer):
-    """A TFJob, MXJob or PyTorchJob manifest, as `kubectl apply` would take it (apiVersion optional)."""
+    """A training job manifest (TFJob, MXJob, PyTorchJob, MPIJob), as `kubectl apply` would take it
+    (apiVersion optional)."""
 
     metadata_serializer = JobMetadataSerializer
     apiVersion = serializers.ChoiceField(choices=[API_VERSION], required=False)

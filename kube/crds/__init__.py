@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from .definition import GROUP, VERSION, CustomResource, PrinterColumn
 from .hyperparam import HYPERPARAM_WORKFLOW
-from .jobs import MXJOB, PYTORCHJOB, TFJOB
+from .jobs import MPIJOB, MXJOB, PYTORCHJOB, TFJOB
 from .tensorboard import TENSORBOARD
 
-CUSTOM_RESOURCES: tuple[CustomResource, ...] = (TFJOB, MXJOB, PYTORCHJOB, HYPERPARAM_WORKFLOW, TENSORBOARD)
+CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
+    TFJOB,
+    MXJOB,
+    PYTORCHJOB,
+    MPIJOB,
+    HYPERPARAM_WORKFLOW,
+    TENSORBOARD,
+)
 
 
 def by_kind(kind: str) -> CustomResource:
@@ -23,6 +30,7 @@ __all__ = [
     "CUSTOM_RESOURCES",
     "GROUP",
     "HYPERPARAM_WORKFLOW",
+    "MPIJOB",
     "MXJOB",
     "PYTORCHJOB",
     "TENSORBOARD",

@@ -1,5 +1,6 @@
-"""TFJob, MXJob and PyTorchJob: the Kubeflow Training Operator v1 spec shape, so a Kubeflow manifest works by
-changing its apiVersion. Pod templates are kept as written; the fields the operator reads are typed."""
+"""TFJob, MXJob, PyTorchJob and MPIJob: the Kubeflow Training Operator v1 spec shape, so a Kubeflow manifest
+works by changing its apiVersion. Pod templates are kept as written; the fields the operator reads are
+typed."""
 
 from __future__ import annotations
 
@@ -131,12 +132,14 @@ def _job(
     types: str,
     extra: dict[str, Schema],
     scale: Scale | None = None,
+    description: str = "",
 ) -> CustomResource:
     return CustomResource(
         kind=kind,
         plural=f"{kind.lower()}s",
         short_names=(kind.lower(),),
-        description=f"A distributed {framework} training job: one pod and one headless service per replica.",
+        description=description
+        or f"A distributed {framework} training job: one pod and one headless service per replica.",
         spec=obj(
             {spec_key: replica_specs(framework, types), "runPolicy": RUN_POLICY, **extra},
             required=(spec_key,),
@@ -214,4 +217,30 @@ PYTORCHJOB = _job(
         "elasticPolicy": ELASTIC_POLICY,
     },
     scale=WORKER_SCALE,
+)
+MPIJOB = _job(
+    "MPIJob",
+    "MPI",
+    "mpiReplicaSpecs",
+    "Launcher, Worker",
+    {
+        "slotsPerWorker": integer(
+            "Processes per worker: the slots of each hostfile line; 1 when left out.", minimum=1
+        ),
+        "mpiImplementation": string(
+            "The MPI the images run, which decides the hostfile format and the launcher's variables; OpenMPI "
+            "when left out.",
+            enum=("OpenMPI", "Intel", "MPICH"),
+        ),
+        "sshAuthMountPath": string(
+            "Where the job's SSH key is mounted in every pod; /root/.ssh when left out.", pattern="^/"
+        ),
+        "launcherCreationPolicy": string(
+            "AtStartup: the launcher starts once its workers exist; WaitForWorkersReady: once they are "
+            "Ready.",
+            enum=("AtStartup", "WaitForWorkersReady"),
+        ),
+    },
+    description="An MPI job (Horovod, DeepSpeed, mpirun): a launcher that starts its processes on the "
+    "workers over SSH, with a hostfile ConfigMap, an SSH key Secret and a headless Service for the job.",
 )

@@ -51,8 +51,8 @@ TENSORBOARD = CustomResource(
             "workflowRef": obj(
                 {
                     "kind": string(
-                        "Workflow (default), HyperparamWorkflow, TFJob, MXJob or PyTorchJob.",
-                        enum=("Workflow", "HyperparamWorkflow", "TFJob", "MXJob", "PyTorchJob"),
+                        "Workflow (default), HyperparamWorkflow, TFJob, MXJob, PyTorchJob or MPIJob.",
+                        enum=("Workflow", "HyperparamWorkflow", "TFJob", "MXJob", "PyTorchJob", "MPIJob"),
                     ),
                     "name": string(min_length=1),
                 },

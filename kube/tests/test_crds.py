@@ -33,6 +33,7 @@ def test_every_kind_is_declared_with_its_short_name_in_group_argoml_io():
         ("TFJob", ("tfjob",)),
         ("MXJob", ("mxjob",)),
         ("PyTorchJob", ("pytorchjob",)),
+        ("MPIJob", ("mpijob",)),
         ("HyperparamWorkflow", ("hpw",)),
         ("Tensorboard", ("tb",)),
     }

@@ -60,12 +60,14 @@ def test_every_job_kind_and_the_sweep_are_validated_and_the_job_kinds_defaulted(
         "tfjobs",
         "mxjobs",
         "pytorchjobs",
+        "mpijobs",
         "hyperparamworkflows",
     }
     assert set(webhooks["defaults.mutate.argoml.io"]["rules"][0]["resources"]) == {
         "tfjobs",
         "mxjobs",
         "pytorchjobs",
+        "mpijobs",
     }
     assert webhooks["inject.mutate.argoml.io"]["rules"][0]["resources"] == ["pods"]
 
