@@ -162,7 +162,7 @@ def _children(
         return [], [], []
     namespace = str(as_dict(job.get("metadata")).get("namespace") or "")
     selector = ",".join(f"{key}={value}" for key, value in job_selector(job).items())
-    calls = [
+    calls: list[Callable[[], list[dict[str, Any]]]] = [
         functools.partial(_list, client, POD, namespace, selector),
         functools.partial(_list, client, SERVICE, namespace, selector),
     ]
