@@ -39,6 +39,7 @@ APPLIED = [
     ("mxjob.yaml", "mxjob", "mnist-mx", "{.status.conditions[-1:].type}", "Succeeded"),
     ("pytorchjob.yaml", "pytorchjob", "mnist-ddp", "{.status.conditions[-1:].type}", "Succeeded"),
     ("pytorchjob-elastic.yaml", "pytorchjob", "mnist-elastic", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("mpijob.yaml", "mpijob", "pi", "{.status.conditions[-1:].type}", "Succeeded"),
     ("hyperparam-grid.yaml", "hpw", "mnist-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-plain-grid.yaml", "hpw", "shard-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
