@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from jobs.frameworks.base import Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec, as_dict, as_int
+from jobs.spec import FieldError, JobSpec, as_dict, as_int, framework_container
 
 OPENMPI, INTEL, MPICH = "OpenMPI", "Intel", "MPICH"
 MPI_IMPLEMENTATIONS = (OPENMPI, INTEL, MPICH)
@@ -193,10 +193,8 @@ class MPI(Framework[MPIOptions]):
         pod_spec["subdomain"] = job.name
         if pod_spec.get("hostNetwork"):
             pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
-        container = next(
-            (c for c in pod_spec.get("containers") or [] if c.get("name") == self.container_name), None
-        )
-        volumes = pod_spec.setdefault("volumes", [])
+        container = framework_container(pod_spec, self.container_name)
+        volumes = _list_field(pod_spec, "volumes")
         secret_volume: dict[str, Any] = {
             "secretName": job.name + SSH_SUFFIX,
             "items": [*map(dict, SSH_ITEMS)],
@@ -213,13 +211,15 @@ class MPI(Framework[MPIOptions]):
             )
             mounts.append({"name": CONFIG_VOLUME, "mountPath": CONFIG_MOUNT_PATH})
         else:
-            dns = pod_spec.setdefault("dnsConfig", {})
-            dns.setdefault("searches", []).append(
+            dns = pod_spec.get("dnsConfig")
+            if not isinstance(dns, dict):
+                dns = pod_spec["dnsConfig"] = {}
+            _list_field(dns, "searches").append(
                 f"{job.name}.{job.namespace}.svc.{self.cluster_domain or 'cluster.local'}"
             )
         if container is None:
             return
-        container["volumeMounts"] = [*(container.get("volumeMounts") or []), *mounts]
+        _list_field(container, "volumeMounts").extend(mounts)
         if replica_type == "Worker" and not container.get("command") and not container.get("args"):
             container["command"] = list(WORKER_COMMAND)
 
@@ -240,6 +240,15 @@ class MPI(Framework[MPIOptions]):
         if job.options.launcher_creation_policy == WAIT_FOR_WORKERS_READY:
             return all(is_ready(pod) for pod in workers if pod is not None)
         return True
+
+
+def _list_field(parent: dict[str, Any], key: str) -> list[Any]:
+    """`parent[key]` as a list to append to (a malformed value, which the API server would refuse anyway,
+    is replaced rather than crashing every reconcile)."""
+    value = parent.get(key)
+    if not isinstance(value, list):
+        value = parent[key] = []
+    return value
 
 
 def worker_fqdn(job: JobSpec[Any], index: int, cluster_domain: str) -> str:

@@ -111,7 +111,7 @@ JSON = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(
-    kind=st.sampled_from(["TFJob", "MXJob", "PyTorchJob"]),
+    kind=st.sampled_from(["TFJob", "MXJob", "PyTorchJob", "MPIJob"]),
     spec=st.dictionaries(
         st.sampled_from(
             [
@@ -122,6 +122,11 @@ JSON = st.recursive(
                 "successPolicy",
                 "nprocPerNode",
                 "elasticPolicy",
+                "mpiReplicaSpecs",
+                "slotsPerWorker",
+                "mpiImplementation",
+                "sshAuthMountPath",
+                "launcherCreationPolicy",
             ]
         ),
         JSON,
