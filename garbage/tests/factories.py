@@ -6,10 +6,10 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kube.crds import MXJOB, PYTORCHJOB, TFJOB
+from kube.crds import MPIJOB, MXJOB, PYTORCHJOB, TFJOB
 
 JsonDict = dict[str, Any]
-JOB_CRDS = (TFJOB, MXJOB, PYTORCHJOB)
+JOB_CRDS = (TFJOB, MXJOB, PYTORCHJOB, MPIJOB)
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 HOUR = 3600
 DAY = 24 * HOUR
