@@ -15,6 +15,7 @@ from webhooks.tests.conftest import (
     argo_workflow,
     container,
     hyperparam_workflow,
+    mpi_job,
     pytorch_job,
     tf_job,
 )
@@ -37,9 +38,16 @@ def causes(result: Verdict) -> dict[str, str]:
 # -- our job kinds --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("job", [tf_job(), pytorch_job()])
+@pytest.mark.parametrize("job", [tf_job(), pytorch_job(), mpi_job()])
 def test_a_valid_job_is_allowed(job):
     assert verdict(job) == Verdict.allow()
+
+
+def test_an_mpijob_with_an_unknown_mpi_implementation_is_denied_naming_the_field():
+    result = verdict(mpi_job(mpiImplementation="OpenMP"))
+    assert result.message == (
+        "MPIJob \"pi\" is invalid: spec.mpiImplementation: must be one of OpenMPI, Intel, MPICH, not 'OpenMP'"
+    )
 
 
 def test_a_tfjob_without_a_tensorflow_container_is_denied_naming_the_field():
