@@ -149,12 +149,19 @@ class MPI(Framework[MPIOptions]):
         labels: Mapping[str, str],
         pods: Sequence[Mapping[str, Any]],
     ) -> list[dict[str, Any]]:
-        metadata = {"namespace": job.namespace, "labels": dict(labels), "ownerReferences": [dict(owner)]}
+        def metadata(name: str) -> dict[str, Any]:
+            return {
+                "name": name,
+                "namespace": job.namespace,
+                "labels": dict(labels),
+                "ownerReferences": [dict(owner)],
+            }
+
         running = running_workers(job, pods)
         config_map = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {"name": job.name + CONFIG_SUFFIX, **metadata},
+            "metadata": metadata(job.name + CONFIG_SUFFIX),
             "data": {
                 HOSTFILE: hostfile(job, self.cluster_domain),
                 DISCOVER_HOSTS: discover_hosts(job, running, self.cluster_domain),
@@ -163,13 +170,13 @@ class MPI(Framework[MPIOptions]):
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
-            "metadata": {"name": job.name + SSH_SUFFIX, **metadata},
+            "metadata": metadata(job.name + SSH_SUFFIX),
             "type": SSH_TYPE,
         }
         service = {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": job.name, **metadata},
+            "metadata": metadata(job.name),
             "spec": {"clusterIP": "None", "selector": dict(labels), "publishNotReadyAddresses": True},
         }
         return [config_map, secret, service]
