@@ -81,6 +81,14 @@ def is_master_role(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> 
     return slot.replica_type == framework.worker_type and slot.replica_index == 0
 
 
+def extra_children(
+    job: JobSpec[Any], framework: Framework[Any], pods: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The framework's children beyond each replica's pod and service (MPI: hostfile, SSH key, job Service),
+    owned by the job and labelled so the job's children selector lists them."""
+    return framework.extra_children(job, owner_reference(job), {LABEL_JOB_NAME: job.name}, pods)
+
+
 def owner_reference(job: JobSpec[Any]) -> dict[str, Any]:
     """Controller reference: deleting the job deletes its children, and only its controller manages them."""
     return {
@@ -100,9 +108,13 @@ def desired_pods(job: dict[str, Any], framework: Framework[Any]) -> list[dict[st
 
 
 def desired_services(job: dict[str, Any], framework: Framework[Any]) -> list[dict[str, Any]]:
-    """Every Service of the job as written (callers holding a parsed job use `build_service`)."""
+    """Every Service of the job as written: one per replica, or the framework's own (MPI: one for the job).
+    Callers holding a parsed job use `build_service`."""
     parsed = jobspec.parse(job, framework)
-    return [build_service(parsed, framework, slot) for slot in parsed.slots]
+    own = [m for m in extra_children(parsed, framework, []) if m.get("kind") == "Service"]
+    if not framework.replica_services:
+        return own
+    return own + [build_service(parsed, framework, slot) for slot in parsed.slots]
 
 
 def build_pod(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[str, Any]:
@@ -147,6 +159,7 @@ def build_pod(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[
     if container is not None:
         container["env"] = merge_env(container["env"], framework.environment(job, *slot))
         _ensure_port(container, framework.port_name, replica.port)
+    framework.customize_pod(job, slot.replica_type, slot.replica_index, pod_spec)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
 

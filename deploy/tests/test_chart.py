@@ -95,9 +95,13 @@ def test_the_crds_validate_too_and_are_the_generated_ones():
 def test_kubeflows_crds_are_the_generated_ones_and_installed_only_when_asked_and_kept_on_uninstall():
     generated = sorted((DEPLOY / "crds" / "kubeflow").glob("*.yaml"))
     assert [path.name for path in generated] == [
+        "jaxjobs.kubeflow.org.yaml",
+        "mpijobs.kubeflow.org.yaml",
         "mxjobs.kubeflow.org.yaml",
+        "paddlejobs.kubeflow.org.yaml",
         "pytorchjobs.kubeflow.org.yaml",
         "tfjobs.kubeflow.org.yaml",
+        "xgboostjobs.kubeflow.org.yaml",
     ]
     for path in generated:
         copy = CHART / "kubeflow-crds" / path.name
@@ -106,7 +110,7 @@ def test_kubeflows_crds_are_the_generated_ones_and_installed_only_when_asked_and
         )
     assert not of_kind(render_chart(), "CustomResourceDefinition")
     installed = of_kind(render_chart(VARIANTS["Kubeflow v1 kinds"]), "CustomResourceDefinition")
-    assert [crd["spec"]["group"] for crd in installed] == ["kubeflow.org"] * 3
+    assert [crd["spec"]["group"] for crd in installed] == ["kubeflow.org"] * len(generated)
     assert all(crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"} for crd in installed)
 
 

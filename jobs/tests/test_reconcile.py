@@ -103,6 +103,31 @@ def submit(sim: Simulator, manifest: dict) -> dict:
 
 
 # -- the whole life of a job -------------------------------------------------------------------------
+def test_an_mpijob_read_from_the_api_keeps_its_key_and_rewrites_its_hostfile_when_scaled(sim, ns):
+    """The path outside the leader: children, the hostfile ConfigMap included, are listed from the API."""
+    manifest = job_manifest(
+        "MPIJob", {"Launcher": 1, "Worker": 1}, name="pi", namespace=ns,
+        scripts={"Launcher": {"duration": None}, "Worker": {"duration": None}},
+    )  # fmt: skip
+    submit(sim, manifest)
+    assert set(pods(sim, ns)) == {"pi-launcher-0", "pi-worker-0"}
+    key = sim.store.get("secrets", "pi-ssh", ns)["data"]
+    assert (
+        sim.store.get("configmaps", "pi-config", ns)["data"]["hostfile"]
+        == f"pi-worker-0.pi.{ns}.svc slots=1\n"
+    )
+
+    sim.store.patch(
+        "mpijobs.argoml.io", "pi", {"spec": {"mpiReplicaSpecs": {"Worker": {"replicas": 2}}}}, namespace=ns
+    )
+    settle(sim, "MPIJob", ns, "pi")
+    assert set(pods(sim, ns)) == {"pi-launcher-0", "pi-worker-0", "pi-worker-1"}
+    hostfile = sim.store.get("configmaps", "pi-config", ns)["data"]["hostfile"]
+    assert hostfile == f"pi-worker-0.pi.{ns}.svc slots=1\npi-worker-1.pi.{ns}.svc slots=1\n"
+    assert sim.store.get("secrets", "pi-ssh", ns)["data"] == key, "a job keeps the key it was created with"
+    assert [reason for reason in event_reasons(sim, ns, "pi") if "Failed" in reason] == []
+
+
 def test_a_tfjob_gets_a_pod_and_service_per_replica_and_succeeds_when_its_chief_does(sim, ns):
     manifest = job_manifest(
         "TFJob",

@@ -36,6 +36,7 @@ def test_every_kind_is_declared_with_its_short_name_in_group_argoml_io():
         ("XGBoostJob", ("xgboostjob",)),
         ("JAXJob", ("jaxjob",)),
         ("PaddleJob", ("paddlejob",)),
+        ("MPIJob", ("mpijob",)),
         ("HyperparamWorkflow", ("hpw",)),
         ("Tensorboard", ("tb",)),
     }
@@ -233,10 +234,14 @@ def test_install_crds_creates_them_then_changes_nothing_and_kubectl_serves_every
 def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1_too(cluster, capsys):
     call_command("install_crds", "--kubeflow", "--wait", "10")
     installed = capsys.readouterr().out.splitlines()
-    assert installed[-4:] == [
+    assert installed[-8:] == [
         "tfjobs.kubeflow.org created",
         "mxjobs.kubeflow.org created",
         "pytorchjobs.kubeflow.org created",
+        "xgboostjobs.kubeflow.org created",
+        "jaxjobs.kubeflow.org created",
+        "paddlejobs.kubeflow.org created",
+        "mpijobs.kubeflow.org created",
         "all established",
     ]
     kubeflow_yaml = TFJOB_YAML.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
@@ -248,9 +253,13 @@ def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1
 def test_render_crds_writes_kubeflows_group_into_its_own_folder(tmp_path):
     call_command("render_crds", "--output", str(tmp_path), stdout=open(os.devnull, "w"))  # noqa: SIM115
     assert sorted(path.name for path in (tmp_path / "kubeflow").iterdir()) == [
+        "jaxjobs.kubeflow.org.yaml",
+        "mpijobs.kubeflow.org.yaml",
         "mxjobs.kubeflow.org.yaml",
+        "paddlejobs.kubeflow.org.yaml",
         "pytorchjobs.kubeflow.org.yaml",
         "tfjobs.kubeflow.org.yaml",
+        "xgboostjobs.kubeflow.org.yaml",
     ]
     assert not list(tmp_path.glob("*.kubeflow.org.yaml"))
 
