@@ -67,10 +67,17 @@ def kubeflow_labels(job: JobSpec[Any], slot: Slot) -> dict[str, str]:
     it), replica type lowercased, index, and the operator's name as Kubeflow names each controller
     (`tfjob-controller`, `pytorchjob-controller`, `mxjob-controller`, …)."""
     return {
-        KUBEFLOW_OPERATOR_NAME: f"{job.kind.lower()}-controller",
-        KUBEFLOW_JOB_NAME: job.name.replace("/", "-"),
+        **kubeflow_job_labels(job),
         KUBEFLOW_REPLICA_TYPE: slot.replica_type.lower(),
         KUBEFLOW_REPLICA_INDEX: str(slot.replica_index),
+    }
+
+
+def kubeflow_job_labels(job: JobSpec[Any]) -> dict[str, str]:
+    """Kubeflow's labels of every child of a job: the operator's name and the job's."""
+    return {
+        KUBEFLOW_OPERATOR_NAME: f"{job.kind.lower()}-controller",
+        KUBEFLOW_JOB_NAME: job.name.replace("/", "-"),
     }
 
 
@@ -81,12 +88,18 @@ def is_master_role(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> 
     return slot.replica_type == framework.worker_type and slot.replica_index == 0
 
 
+def job_labels(job: JobSpec[Any]) -> dict[str, str]:
+    """The labels of a child of the whole job rather than of one replica (MPI's hostfile, SSH key and
+    Service): ours, which the job's children selector lists, and Kubeflow's job and operator names."""
+    return {LABEL_JOB_NAME: job.name, **kubeflow_job_labels(job)}
+
+
 def extra_children(
     job: JobSpec[Any], framework: Framework[Any], pods: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The framework's children beyond each replica's pod and service (MPI: hostfile, SSH key, job Service),
     owned by the job and labelled so the job's children selector lists them."""
-    return framework.extra_children(job, owner_reference(job), {LABEL_JOB_NAME: job.name}, pods)
+    return framework.extra_children(job, owner_reference(job), job_labels(job), pods)
 
 
 def owner_reference(job: JobSpec[Any]) -> dict[str, Any]:

@@ -195,6 +195,39 @@ def test_a_kubeflow_v1_tfjob_runs_in_its_own_group_as_kubeflow_writes_it(sim, ns
     assert condition(job, "Succeeded")["reason"] == "TFJobSucceeded"
 
 
+def test_a_kubeflow_v1_mpijob_runs_in_its_own_group_with_its_hostfile_key_and_service(sim, ns):
+    """MPIJob is one of Kubeflow v1.9's kinds too: its extra children are owned in kubeflow.org and carry
+    Kubeflow's operator name (mpijob-controller), and the launcher's success is the job's."""
+    theirs = job_manifest(
+        "MPIJob", {"Launcher": 1, "Worker": 2}, name="pi", namespace=ns,
+        scripts={"Launcher": {"duration": 2}, "Worker": {"duration": None}},
+    )  # fmt: skip
+    theirs["apiVersion"] = "kubeflow.org/v1"
+    sim.store.create(theirs)
+    for _ in range(2):  # the workers first, then (once they exist) the launcher
+        settle(sim, "MPIJob.kubeflow.org", ns, "pi")
+    assert get_job(sim, "MPIJob.kubeflow.org", ns, "pi")["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+    assert get_job(sim, "MPIJob", ns, "pi") is None  # nothing written to our group
+    assert set(pods(sim, ns)) == {"pi-launcher-0", "pi-worker-0", "pi-worker-1"}
+    children = [
+        *pods(sim, ns).values(),
+        *services(sim, ns).values(),
+        sim.store.get("configmaps", "pi-config", ns),
+        sim.store.get("secrets", "pi-ssh", ns),
+    ]
+    for child in children:
+        assert child["metadata"]["ownerReferences"][0]["apiVersion"] == "kubeflow.org/v1"
+        assert child["metadata"]["labels"]["training.kubeflow.org/operator-name"] == "mpijob-controller"
+        assert child["metadata"]["labels"]["training.kubeflow.org/job-name"] == "pi"
+    assert set(services(sim, ns)) == {"pi"}
+    launcher = pods(sim, ns)["pi-launcher-0"]
+    assert launcher["metadata"]["labels"]["training.kubeflow.org/job-role"] == "master"
+    play(sim, "MPIJob.kubeflow.org", ns, "pi", 4)
+    job = get_job(sim, "MPIJob.kubeflow.org", ns, "pi")
+    assert state_of(job) == "Succeeded"
+    assert condition(job, "Succeeded")["reason"] == "MPIJobSucceeded"
+
+
 def test_a_worker_that_fails_under_never_fails_the_job_and_stops_the_others(sim, ns):
     manifest = job_manifest(
         "PyTorchJob",
