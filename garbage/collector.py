@@ -21,7 +21,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from kube.client import KubeClient, get_client
-from kube.crds import JAXJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
+from kube.crds import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from kube.errors import ApiError, Conflict, Gone, NotFound
 from kube.resources import POD, SERVICE, ResourceType
 
@@ -51,7 +51,7 @@ JsonDict = dict[str, Any]
 # Every kind the operator runs: a child whose job is of a kind missing here would be collected as an orphan.
 JOB_RESOURCES: dict[str, ResourceType] = {
     resource.kind: resource.resource_type
-    for resource in (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB)
+    for resource in (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB, MPIJOB)
 }
 # The apiserver filters pods by phase, so pods still pending or running are never even sent to us.
 FINISHED_PODS = "status.phase!=Pending,status.phase!=Running"

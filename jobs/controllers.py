@@ -9,7 +9,7 @@ from jobs.manifests import LABEL_JOB_NAME
 from jobs.models import Replica, TrainingJob
 from kube.controllers import Controller, Owns, register
 from kube.mirror import mirror_handler
-from kube.resources import POD, SERVICE
+from kube.resources import CONFIGMAP, POD, SERVICE
 
 job_resource = apigroups.job_resource
 
@@ -21,11 +21,14 @@ def register_job_controller(
     group, see docs/adding-a-framework.md). Children are watched by the job-name label, so the informer
     never caches pods that are not a training job's; their controller ownerReference says which group's
     job they belong to. With a gang scheduler the jobs' PodGroups are watched too: Volcano admitting one
-    is what lets its job's pods be created."""
+    is what lets its job's pods be created. A framework with ConfigMaps of its own (MPI's hostfile) has
+    them watched as well; Secrets never are (the operator may not read them)."""
     owns = [
         Owns(POD, label_selector=LABEL_JOB_NAME, mirror=mirror_handler(Replica)),
         Owns(SERVICE, label_selector=LABEL_JOB_NAME),
     ]
+    if "ConfigMap" in framework.extra_child_kinds:
+        owns.append(Owns(CONFIGMAP, label_selector=LABEL_JOB_NAME))  # MPI's hostfile
     scheduler = conf.gang_scheduler()
     if scheduler is not None:
         owns.append(Owns(scheduler.resource, label_selector=LABEL_JOB_NAME))

@@ -67,10 +67,17 @@ def kubeflow_labels(job: JobSpec[Any], slot: Slot) -> dict[str, str]:
     it), replica type lowercased, index, and the operator's name as Kubeflow names each controller
     (`tfjob-controller`, `pytorchjob-controller`, `mxjob-controller`, …)."""
     return {
-        KUBEFLOW_OPERATOR_NAME: f"{job.kind.lower()}-controller",
-        KUBEFLOW_JOB_NAME: job.name.replace("/", "-"),
+        **kubeflow_job_labels(job),
         KUBEFLOW_REPLICA_TYPE: slot.replica_type.lower(),
         KUBEFLOW_REPLICA_INDEX: str(slot.replica_index),
+    }
+
+
+def kubeflow_job_labels(job: JobSpec[Any]) -> dict[str, str]:
+    """Kubeflow's labels of every child of a job: the operator's name and the job's."""
+    return {
+        KUBEFLOW_OPERATOR_NAME: f"{job.kind.lower()}-controller",
+        KUBEFLOW_JOB_NAME: job.name.replace("/", "-"),
     }
 
 
@@ -79,6 +86,20 @@ def is_master_role(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> 
     if job.chief_type is not None:
         return slot.replica_type == job.chief_type
     return slot.replica_type == framework.worker_type and slot.replica_index == 0
+
+
+def job_labels(job: JobSpec[Any]) -> dict[str, str]:
+    """The labels of a child of the whole job rather than of one replica (MPI's hostfile, SSH key and
+    Service): ours, which the job's children selector lists, and Kubeflow's job and operator names."""
+    return {LABEL_JOB_NAME: job.name, **kubeflow_job_labels(job)}
+
+
+def extra_children(
+    job: JobSpec[Any], framework: Framework[Any], pods: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The framework's children beyond each replica's pod and service (MPI: hostfile, SSH key, job Service),
+    owned by the job and labelled so the job's children selector lists them."""
+    return framework.extra_children(job, owner_reference(job), job_labels(job), pods)
 
 
 def owner_reference(job: JobSpec[Any]) -> dict[str, Any]:
@@ -100,9 +121,13 @@ def desired_pods(job: dict[str, Any], framework: Framework[Any]) -> list[dict[st
 
 
 def desired_services(job: dict[str, Any], framework: Framework[Any]) -> list[dict[str, Any]]:
-    """Every Service of the job as written (callers holding a parsed job use `build_service`)."""
+    """Every Service of the job as written: one per replica, or the framework's own (MPI: one for the job).
+    Callers holding a parsed job use `build_service`."""
     parsed = jobspec.parse(job, framework)
-    return [build_service(parsed, framework, slot) for slot in parsed.slots]
+    own = [m for m in extra_children(parsed, framework, []) if m.get("kind") == "Service"]
+    if not framework.replica_services:
+        return own
+    return own + [build_service(parsed, framework, slot) for slot in parsed.slots]
 
 
 def build_pod(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[str, Any]:
@@ -147,6 +172,7 @@ def build_pod(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[
     if container is not None:
         container["env"] = merge_env(container["env"], framework.environment(job, *slot))
         _ensure_port(container, framework.port_name, replica.port)
+    framework.customize_pod(job, slot.replica_type, slot.replica_index, pod_spec)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
 

@@ -1,5 +1,6 @@
-"""Mirror rows of training jobs (every kind in one table), their replicas' pods and the jobs'
-history. Only the mirror writes them (kube.mirror, from watch events); views and serializers only read.
+"""Mirror rows of training jobs (every kind in one table: TFJob, MXJob, PyTorchJob, MPIJob, …), their
+replicas' pods and the jobs' history. Only the mirror writes them (kube.mirror, from watch events); views
+and serializers only read.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class TrainingJob(MirroredResource):
         default=apigroups.ARGOML_GROUP,
         help_text="argoml.io, or kubeflow.org for a job written as Kubeflow's v1 kinds.",
     )
-    kind = models.CharField(max_length=64, help_text="TFJob, MXJob or PyTorchJob.")
+    kind = models.CharField(
+        max_length=64, help_text="The job's kind, e.g. TFJob or MPIJob (any kind a framework registers)."
+    )
     replica_summary = models.CharField(max_length=SUMMARY_MAX_LENGTH, blank=True)
     state_reason = models.CharField(max_length=REASON_MAX_LENGTH, blank=True)
     state_message = models.TextField(blank=True)

@@ -16,7 +16,7 @@ from typing import Any
 from jobs import gang
 from jobs import spec as jobspec
 from jobs.frameworks import Framework, framework_for
-from jobs.manifests import build_pod, build_service, slot_name
+from jobs.manifests import build_pod, build_service, extra_children, slot_name
 from jobs.pods import Outcome, controlled_by, describe_failure, is_terminating, name_of, outcome, uid_of
 from jobs.policies import (
     RestartLedger,
@@ -77,9 +77,10 @@ class Plan:
     1. If `status` differs from the job's status, replace `.status` (status subresource) and stop on
        any error: the status carries the restart ledger, which must be saved before pods go away.
     2. Delete each of `delete` (uid precondition; 404 and 409 are success), then apply `pod_group`
-       (if it cannot be written, create nothing this run), then create each of `create` in order
-       (Services before Pods; 409 is success). Record `deletion_event(d)` / `creation_event(m)` on the
-       job for each that succeeded.
+       (if it cannot be written, create nothing this run), then replace each of `update` (its
+       resourceVersion is the precondition), then create each of `create` in order (ConfigMaps and
+       Secrets, then Services, then Pods; 409 is success). Record `deletion_event(d)` /
+       `creation_event(m)` on the job for each that succeeded.
     3. Record `events` on the job.
     4. If `delete_job`, delete the job (background propagation removes its children).
     5. If `requeue_after` is set, reconcile again after that many seconds (deadline or TTL).
@@ -87,6 +88,7 @@ class Plan:
 
     status: dict[str, Any]
     create: tuple[dict[str, Any], ...] = ()
+    update: tuple[dict[str, Any], ...] = ()
     delete: tuple[Deletion, ...] = ()
     pod_group: PodGroupChange | None = None
     events: tuple[Event, ...] = ()
@@ -118,6 +120,7 @@ def plan(
     pod_group: dict[str, Any] | None = None,
     priorities: Mapping[str, int] | None = None,
     parsed: JobSpec[Any] | None = None,
+    config_maps: Iterable[dict[str, Any]] = (),
 ) -> Plan:
     """Decide everything for one reconcile of `job`, given the pods and services listed by its
     `argoml.io/job-name` label (children it does not control are ignored, never touched).
@@ -125,11 +128,13 @@ def plan(
     The job is parsed once here (`parsed`: the caller already did, with `framework`), and every decision
     below reads that. With a gang `scheduler`, `pod_group` is the job's PodGroup as read (None: there is
     none) and `priorities` the values of the PriorityClasses `gang.priority_class_names` asked for.
+    `config_maps` are the job's ConfigMaps, for a framework that has some (MPI's hostfile).
     """
     framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
     uid = str(as_dict(job.get("metadata")).get("uid") or "")
     pods = [p for p in pods if controlled_by(p, uid)]
     services = [s for s in services if controlled_by(s, uid)]
+    config_maps = [c for c in config_maps if controlled_by(c, uid)]
     previous = as_dict(job.get("status"))
     if as_dict(job.get("metadata")).get("deletionTimestamp"):
         return Plan(status=previous)
@@ -145,7 +150,7 @@ def plan(
         return Plan(status=status, events=_transition_events(previous, status))
     if spec.run_policy.suspend:
         return gang_step.removed(_suspended(spec, previous, framework, pods, services, now))
-    decided = _active(spec, previous, framework, pods, services, now)
+    decided = _active(spec, previous, framework, pods, services, config_maps, now)
     if is_finished(decided.status):
         return gang_step.removed(decided)
     return gang_step.applied(spec, framework, decided)
@@ -245,6 +250,7 @@ def _active(
     framework: Framework[Any],
     pods: list[dict[str, Any]],
     services: list[dict[str, Any]],
+    config_maps: list[dict[str, Any]],
     now: datetime,
 ) -> Plan:
     """A running job: count restarts, apply deadline and backoff, then converge children or finish."""
@@ -275,10 +281,11 @@ def _active(
         _deletion("Pod", pod, "Recreate", f"{describe_failure(pod, framework.container_name)}; recreating it")
         for pod in to_recreate
     ]
-    creates, scaled_down = _converge(job, framework, pods, services)
+    creates, updates, scaled_down = _converge(job, framework, pods, services, config_maps)
     return Plan(
         status=status,
         create=tuple(creates),
+        update=tuple(updates),
         delete=tuple(deletions + scaled_down),
         events=events,
         requeue_after=seconds_until(parse_time(status.get("startTime")), policy.active_deadline_seconds, now),
@@ -304,26 +311,55 @@ def _failed_pods_to_recreate(
 
 
 def _converge(
-    job: JobSpec[Any], framework: Framework[Any], pods: list[dict[str, Any]], services: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[Deletion]]:
-    """Missing services then missing pods to create; children outside the spec to delete (scale down).
+    job: JobSpec[Any],
+    framework: Framework[Any],
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    config_maps: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Deletion]]:
+    """What to create (ConfigMaps and Secrets, Services, then Pods), ConfigMaps to update, and children
+    outside the spec to delete (scale down).
 
-    A pod still terminating holds its name: its replacement is created once it is gone.
+    A pod still terminating holds its name: its replacement is created once it is gone. A pod the framework
+    holds back (MPI's launcher, until its workers exist) waits for a later run. A Secret is never read:
+    it is created whenever a pod is (409 when it exists), so that no pod is created without it.
     """
     wanted = {slot_name(job, slot): slot for slot in job.slots}
-    pod_names = {name_of(p) for p in pods}
+    observed_pods = {name_of(p): p for p in pods}
     service_names = {name_of(s) for s in services}
-    creates = [
-        build_service(job, framework, slot) for name, slot in wanted.items() if name not in service_names
+    observed_config_maps = {name_of(c): c for c in config_maps}
+    extras = extra_children(job, framework, pods)
+    new_pods = [
+        build_pod(job, framework, slot)
+        for name, slot in wanted.items()
+        if name not in observed_pods and framework.may_create_pod(job, *slot, observed_pods)
     ]
-    creates += [build_pod(job, framework, slot) for name, slot in wanted.items() if name not in pod_names]
+    creates, updates = [], []
+    for extra in extras:
+        kind, name = extra.get("kind"), name_of(extra)
+        if kind == "ConfigMap" and name in observed_config_maps:
+            current = observed_config_maps[name]
+            if current.get("data") != extra.get("data"):
+                # Listed objects carry no kind; the observed resourceVersion is the update's precondition.
+                updates.append({**current, "apiVersion": "v1", "kind": kind, "data": extra.get("data")})
+        elif kind == "ConfigMap" or (kind == "Secret" and new_pods):
+            creates.append(extra)
+    replica_services = set(wanted) if framework.replica_services else set()
+    creates += [m for m in extras if m.get("kind") == "Service" and name_of(m) not in service_names]
+    creates += [
+        build_service(job, framework, wanted[name])
+        for name in wanted
+        if name in replica_services and name not in service_names
+    ]
+    creates += new_pods
+    wanted_services = replica_services | {name_of(m) for m in extras if m.get("kind") == "Service"}
     deletions = [
         _deletion(kind, obj, "ScaleDown", "not in the spec")
-        for kind, objects in (("Pod", pods), ("Service", services))
+        for kind, objects, names in (("Pod", pods, wanted), ("Service", services, wanted_services))
         for obj in objects
-        if name_of(obj) not in wanted and not is_terminating(obj)
+        if name_of(obj) not in names and not is_terminating(obj)
     ]
-    return creates, deletions
+    return creates, updates, deletions
 
 
 def _clean_up(

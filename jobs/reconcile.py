@@ -19,6 +19,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar
 
@@ -36,7 +37,7 @@ from kube.client import KubeClient, get_client
 from kube.errors import AlreadyExists, ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import register
-from kube.resources import HORIZONTAL_POD_AUTOSCALER, POD, SERVICE, ResourceType
+from kube.resources import CONFIGMAP, HORIZONTAL_POD_AUTOSCALER, POD, SECRET, SERVICE, ResourceType
 from kube.runtime import CachedView, cached_view
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,14 @@ T = TypeVar("T")
 EVENT_CONTROLLER = "jobs"
 #: Never requeue sooner than this: a deadline or TTL that is due now is handled by the next run anyway.
 MIN_REQUEUE_SECONDS = 0.5
-CHILD_TYPES = {"Pod": POD, "Service": SERVICE}
+CHILD_TYPES = {"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET}
+#: What a plan may delete (a job's ConfigMaps and Secrets go with the job, through their ownerReference).
+DELETED_TYPES = {"Pod": POD, "Service": SERVICE}
+#: The order children are created in: what pods mount, then what names them, then the pods.
+CREATION_ORDER = ("ConfigMap", "Secret", "Service", "Pod")
+#: Children the informers do not watch (the operator may create Secrets, never read them): a run that
+#: creates one expects no event of it.
+UNWATCHED_KINDS = ("Secret",)
 #: A PodGroup that could not be written (its CRD missing, RBAC): look again this much later. Until then
 #: the job gets no pods, which a gang scheduler would otherwise see without their group.
 POD_GROUP_RETRY_SECONDS = 30.0
@@ -74,16 +82,21 @@ def reconcile_job(kind: str, namespace: str, name: str) -> float | None:
             return None  # deleted (or not listed yet: its ADDED event will enqueue it again)
         pods = view.children("Pod", namespace, name)
         services = view.children("Service", namespace, name)
+        config_maps = view.children("ConfigMap", namespace, name) if _has_config_maps(framework) else []
         try:
-            return _converge(client, rtype, framework, job, pods, services, view)
+            return _converge(client, rtype, framework, job, pods, services, config_maps, view)
         except (Conflict, NotFound):
             logger.info("the cached %s %s/%s was stale; reading it from the API", kind, namespace, name)
     try:
         job = client.get(rtype, name, namespace)
     except NotFound:
         return None  # deleted: the garbage collector removes its children through their ownerReferences
-    pods, services = _children(client, job)
-    return _converge(client, rtype, framework, job, pods, services, view)
+    pods, services, config_maps = _children(client, job, _has_config_maps(framework))
+    return _converge(client, rtype, framework, job, pods, services, config_maps, view)
+
+
+def _has_config_maps(framework: Framework[Any]) -> bool:
+    return "ConfigMap" in framework.extra_child_kinds
 
 
 def _converge(
@@ -93,6 +106,7 @@ def _converge(
     job: dict[str, Any],
     pods: list[dict[str, Any]],
     services: list[dict[str, Any]],
+    config_maps: list[dict[str, Any]],
     view: CachedView | None,
 ) -> float | None:
     """Decide from what was read, then write: the job's missing runPolicy, the HPA (an elastic PyTorchJob),
@@ -114,7 +128,14 @@ def _converge(
         pod_group=pod_group,
         priorities=priorities,
         parsed=parsed,
+        config_maps=config_maps,
     )
+    if framework.extra_child_kinds:
+        completed = (
+            framework.complete_child(m) if m.get("kind") in framework.extra_child_kinds else m
+            for m in decided.create
+        )
+        decided = replace(decided, create=tuple(completed))
     status = with_summary(job, decided.status, parsed.counts)
     if status != as_dict(job.get("status")):
         job = _write_status(client, rtype, job, status)
@@ -149,24 +170,28 @@ def _default_run_policy(
     return client.patch(rtype, job_name(job), patch, job_namespace(job))
 
 
-def _children(client: KubeClient, job: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The job's pods and services, listed at once by its name label.
+def _children(
+    client: KubeClient, job: dict[str, Any], config_maps: bool = False
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The job's pods, services and (when its framework has some) ConfigMaps, listed at once by its name
+    label.
 
     A job without a status has none of ours: its status is written before any child is created, so a job
     never reconciled this far needs no lists (the first run of every new job; two requests saved). Should
     someone have wiped a status, the creates answer 409 and the next run lists again.
     """
     if not as_dict(job.get("status")):
-        return [], []
+        return [], [], []
     namespace = str(as_dict(job.get("metadata")).get("namespace") or "")
     selector = ",".join(f"{key}={value}" for key, value in job_selector(job).items())
-    pods, services = in_parallel(
-        [
-            functools.partial(_list, client, POD, namespace, selector),
-            functools.partial(_list, client, SERVICE, namespace, selector),
-        ]
-    )
-    return pods.result(), services.result()
+    calls: list[Callable[[], list[dict[str, Any]]]] = [
+        functools.partial(_list, client, POD, namespace, selector),
+        functools.partial(_list, client, SERVICE, namespace, selector),
+    ]
+    if config_maps:
+        calls.append(functools.partial(_list, client, CONFIGMAP, namespace, selector))
+    found = [future.result() for future in in_parallel(calls)]
+    return found[0], found[1], found[2] if config_maps else []
 
 
 def _gang_reads(
@@ -253,8 +278,9 @@ def apply_plan(
     recorder: EventRecorder,
     view: CachedView | None = None,
 ) -> bool:
-    """Steps 2-4 of the Plan: delete, write the PodGroup, create services, create pods, record events,
-    delete the job. True when the PodGroup could not be written (nothing was created then).
+    """Steps 2-4 of the Plan: delete, write the PodGroup, update ConfigMaps, create ConfigMaps and Secrets,
+    services, pods, record events, delete the job. True when the PodGroup could not be written (nothing
+    was created then).
 
     Each step's calls run concurrently (they are independent), and a step starts once the one before it
     is done, so services still exist before pods and nothing is created before a deletion it depends on.
@@ -294,9 +320,16 @@ def apply_plan(
         if pod_group_event is not None:
             events.append(pod_group_event)
             blocked = pod_group_event[0].type == "Warning" and decided.pod_group.verb != "delete"
-    for kind in ("Service", "Pod") if not blocked else ():
+    updates = [] if blocked else list(decided.update)
+    updated = in_parallel([functools.partial(_update_child, client, namespace, m) for m in updates])
+    for manifest, update in zip(updates, updated, strict=True):
+        update_error = update.result()
+        if update_error is not None:
+            failed(update_error, f"FailedUpdate{manifest.get('kind')}", "Update")
+    for kind in CREATION_ORDER if not blocked else ():
         manifests = [m for m in decided.create if m.get("kind") == kind]
-        expect.items([expectations.created(kind, name_of(m)) for m in manifests])
+        if kind not in UNWATCHED_KINDS:
+            expect.items([expectations.created(kind, name_of(m)) for m in manifests])
         creations = in_parallel([functools.partial(_create_child, client, namespace, m) for m in manifests])
         created = []
         for manifest, creation in zip(manifests, creations, strict=True):
@@ -304,7 +337,8 @@ def apply_plan(
             if outcome == CREATED:
                 created.append(manifest)
                 continue
-            expect.not_coming(expectations.created(kind, name_of(manifest)))
+            if kind not in UNWATCHED_KINDS:
+                expect.not_coming(expectations.created(kind, name_of(manifest)))
             if isinstance(outcome, ApiError):
                 failed(outcome, f"FailedCreate{kind}", "Create")
         events += [(event, "Create") for event in creation_events(created)]
@@ -456,11 +490,24 @@ def _delete_child(client: KubeClient, namespace: str, deletion: Deletion) -> Api
     """None when the child is gone; a 404 or 409 says it was already (or the name now belongs to a newer
     object we must not touch): no event of ours will come, but the cache shows it as it is."""
     try:
-        client.delete(CHILD_TYPES[deletion.kind], deletion.name, namespace, uid=deletion.uid)
+        client.delete(DELETED_TYPES[deletion.kind], deletion.name, namespace, uid=deletion.uid)
     except (NotFound, Conflict):
         return None
     except ApiError as error:
         logger.warning("could not delete %s %s: %s", deletion.kind, deletion.name, error)
+        return error
+    return None
+
+
+def _update_child(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | None:
+    """None when replaced, or when it changed or went since read (409/404: the next run decides again).
+    Only ConfigMaps are ever updated (MPI's hostfile)."""
+    try:
+        client.replace(CONFIGMAP, manifest)
+    except (NotFound, Conflict):
+        return None
+    except ApiError as error:
+        logger.warning("could not update %s %s: %s", manifest["kind"], name_of(manifest), error)
         return error
     return None
 

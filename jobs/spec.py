@@ -54,6 +54,7 @@ class JobKind(Protocol[OptionsT_co]):
     default_port: ClassVar[int]
     default_restart_policy: ClassVar[str]
     default_clean_pod_policy: ClassVar[str]
+    default_replicas: ClassVar[Mapping[str, int]]
 
     def canonical_replica_type(self, name: object) -> str | None: ...
 
@@ -165,7 +166,7 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
             _add_default_port(container, framework)
         replicas[replica_type] = ReplicaSpec(
             replica_type=replica_type,
-            replicas=replica_count(given),
+            replicas=replica_count(given, framework.default_replicas.get(replica_type, 1)),
             restart_policy=replica_restart_policy(given, framework),
             template=template,
             port=_named_port(container, framework.port_name, framework.default_port),
@@ -242,12 +243,13 @@ def pod_views(job: dict[str, Any], framework: JobKind[Any]) -> list[podsecurity.
     return views
 
 
-def replica_count(spec: dict[str, Any]) -> int:
-    """`replicas`, defaulting to 1 as Kubeflow does; negative or malformed counts read as 0 and 1."""
+def replica_count(spec: dict[str, Any], default: int = 1) -> int:
+    """`replicas`, defaulting to `default` (1, as Kubeflow does for most types; an MPIJob's Worker: 0);
+    negative counts read as 0, malformed ones as the default."""
     if "replicas" not in spec or spec["replicas"] is None:
-        return 1
+        return default
     count = as_int(spec["replicas"])
-    return 1 if count is None else max(count, 0)
+    return default if count is None else max(count, 0)
 
 
 def replica_restart_policy(spec: dict[str, Any], framework: JobKind[Any]) -> str:
@@ -257,7 +259,10 @@ def replica_restart_policy(spec: dict[str, Any], framework: JobKind[Any]) -> str
 
 def replica_counts(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, int]:
     """Canonical replica type → number of replicas, in the framework's order."""
-    return {rt: replica_count(spec) for rt, spec in replica_specs(job, framework).items()}
+    return {
+        rt: replica_count(spec, framework.default_replicas.get(rt, 1))
+        for rt, spec in replica_specs(job, framework).items()
+    }
 
 
 def run_policy(job: dict[str, Any], framework: JobKind[Any]) -> RunPolicy:
@@ -310,8 +315,10 @@ def with_defaults(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, Any
     job["metadata"].setdefault("namespace", DEFAULT_NAMESPACE)
     spec = job["spec"]
     specs = replica_specs(job, framework)
-    for replica_spec in specs.values():
-        replica_spec["replicas"] = replica_count(replica_spec)
+    for replica_type, replica_spec in specs.items():
+        replica_spec["replicas"] = replica_count(
+            replica_spec, framework.default_replicas.get(replica_type, 1)
+        )
         replica_spec["restartPolicy"] = replica_restart_policy(replica_spec, framework)
         template_spec = as_dict(as_dict(replica_spec.get("template")).get("spec"))
         container = framework_container(template_spec, framework.container_name)

@@ -125,7 +125,7 @@ def _validate_replica_spec(
     if not isinstance(spec, dict):
         return [FieldError(path, "must be a mapping with replicas, restartPolicy and template")], None
     errors = [FieldError(f"{path}.{key}", "unknown field") for key in spec if key not in REPLICA_SPEC_FIELDS]
-    count: int | None = 1
+    count: int | None = framework.default_replicas.get(replica_type, 1)
     if spec.get("replicas") is not None:
         count = as_int(spec["replicas"])
         if count is None or count < 0:

@@ -20,6 +20,7 @@ from kube.conditions import is_true, timestamp
 from kube.crds import (
     HYPERPARAM_WORKFLOW,
     JAXJOB,
+    MPIJOB,
     MXJOB,
     PADDLEJOB,
     PYTORCHJOB,
@@ -83,6 +84,7 @@ SOURCE_KINDS: dict[str, SourceKind] = {
     "XGBoostJob": SourceKind("XGBoostJob", XGBOOSTJOB.resource_type, "xgboostjob"),
     "JAXJob": SourceKind("JAXJob", JAXJOB.resource_type, "jaxjob"),
     "PaddleJob": SourceKind("PaddleJob", PADDLEJOB.resource_type, "paddlejob"),
+    "MPIJob": SourceKind("MPIJob", MPIJOB.resource_type, "mpijob"),
 }
 
 

@@ -42,6 +42,7 @@ APPLIED = [
     ("xgboostjob.yaml", "xgboostjob", "iris-xgb", "{.status.conditions[-1:].type}", "Succeeded"),
     ("jaxjob.yaml", "jaxjob", "jax-simple", "{.status.conditions[-1:].type}", "Succeeded"),
     ("paddlejob.yaml", "paddlejob", "paddle-simple", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("mpijob.yaml", "mpijob", "pi", "{.status.conditions[-1:].type}", "Succeeded"),
     (
         "kubeflow-pytorchjob.yaml",
         "pytorchjobs.kubeflow.org",

@@ -39,12 +39,19 @@ GRID_SPEC: dict[str, Any] = {
 
 
 def job_spec(workers: int = 2, kind: str = "TFJob") -> dict[str, Any]:
-    key = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MXJob": "mxReplicaSpecs"}[kind]
-    container = {"TFJob": "tensorflow", "PyTorchJob": "pytorch", "MXJob": "mxnet"}[kind]
+    key = {
+        "TFJob": "tfReplicaSpecs",
+        "PyTorchJob": "pytorchReplicaSpecs",
+        "MXJob": "mxReplicaSpecs",
+        "MPIJob": "mpiReplicaSpecs",
+    }[kind]
+    container = {"TFJob": "tensorflow", "PyTorchJob": "pytorch", "MXJob": "mxnet", "MPIJob": "mpi"}[kind]
     template = {"spec": {"containers": [{"name": container, "image": "example.io/train:1"}]}}
     replicas: dict[str, Any] = {"Worker": {"replicas": workers, "template": template}}
     if kind == "PyTorchJob":
         replicas["Master"] = {"replicas": 1, "template": template}
+    if kind == "MPIJob":
+        replicas["Launcher"] = {"replicas": 1, "template": template}
     return {key: replicas}
 
 

@@ -127,6 +127,17 @@ def test_the_yaml_of_a_kubeflow_job_keeps_its_group(as_viewer):
     assert "apiVersion: kubeflow.org/v1" in page
 
 
+def test_an_mpijob_is_listed_filtered_and_shown_with_its_launcher_and_workers(as_viewer):
+    job = factories.job("pi", kind="MPIJob", replica_summary="Launcher 1/1 · Worker 2/2")
+    factories.replica(job, "launcher", 0, phase="Running")
+    factories.replica(job, "worker", 0, phase="Running")
+    listing = as_viewer.get(reverse("dashboard:jobs"), {"kind": "MPIJob"})
+    assert [row.name for row in listing.context["page"].rows] == ["pi"]
+    page = as_viewer.get(reverse("dashboard:job", args=[job.pk])).content.decode()
+    assert "mpiReplicaSpecs" in page
+    assert "Launcher 1/1 · Worker 2/2" in page
+
+
 def test_the_status_fragment_stops_polling_once_the_job_finished(as_editor):
     job = factories.job("mnist", phase="Succeeded")
     fragment = as_editor.get(reverse("dashboard:job", args=[job.pk]), HTTP_HX_REQUEST="true")

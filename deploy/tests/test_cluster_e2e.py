@@ -82,7 +82,7 @@ def workspace() -> Iterator[str]:
 
 # -- the install ----------------------------------------------------------------------------------------
 def test_the_crds_are_established():
-    for plural in ("tfjobs", "mxjobs", "pytorchjobs", "hyperparamworkflows", "tensorboards"):
+    for plural in ("tfjobs", "mxjobs", "pytorchjobs", "mpijobs", "hyperparamworkflows", "tensorboards"):
         kubectl("wait", "--for=condition=Established", f"crd/{plural}.argoml.io", "--timeout=60s")
 
 

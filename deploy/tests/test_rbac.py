@@ -29,8 +29,10 @@ from .apicalls import resolve_site as resolve
 from .manifests import NAMESPACE, Manifest, kustomize_build, load_values, of_kind, pod_specs, render_chart
 from .rbac_model import CODE_AREAS, HINTS, PROCESS_AREAS, needs_call
 
-#: Resources granted only in the release's namespace (a Role), never cluster-wide.
+#: Resources granted only in the release's namespace (a Role), never cluster-wide...
 NAMESPACED_ONLY = {"leases", "secrets"}
+#: ...except these verbs, which read nothing: the operator creates each MPIJob's SSH key Secret.
+CLUSTER_WIDE_VERBS = {"secrets": {"create"}}
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +154,9 @@ def test_rbac_has_no_wildcards_and_keeps_leases_and_secrets_in_the_release_names
                 assert "*" not in rule.get(field, []), f"{role['metadata']['name']}: {field} has a wildcard"
             assert not rule.get("nonResourceURLs"), f"{role['metadata']['name']}: grants non-resource URLs"
             if role["kind"] == "ClusterRole":
-                assert not set(rule["resources"]) & NAMESPACED_ONLY, f"{role['metadata']['name']}: {rule}"
+                for resource in set(rule["resources"]) & NAMESPACED_ONLY:
+                    allowed = CLUSTER_WIDE_VERBS.get(resource, set())
+                    assert set(rule["verbs"]) <= allowed, f"{role['metadata']['name']}: {rule}"
             else:
                 assert role["metadata"]["namespace"] == NAMESPACE
     for binding in of_kind(manifests, "RoleBinding"):

@@ -6,10 +6,10 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kube.crds import JAXJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
+from kube.crds import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 
 JsonDict = dict[str, Any]
-JOB_CRDS = (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB)
+JOB_CRDS = (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB, MPIJOB)
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 HOUR = 3600
 DAY = 24 * HOUR

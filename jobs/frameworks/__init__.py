@@ -3,6 +3,7 @@
 from jobs.frameworks import elastic
 from jobs.frameworks.base import Environment, FieldRef, Framework
 from jobs.frameworks.jax import JAX
+from jobs.frameworks.mpi import MPI
 from jobs.frameworks.mxnet import MXNet
 from jobs.frameworks.paddle import Paddle
 from jobs.frameworks.pytorch import PyTorch
@@ -12,6 +13,7 @@ from jobs.frameworks.xgboost import XGBoost
 
 __all__ = [
     "JAX",
+    "MPI",
     "Environment",
     "FieldRef",
     "Framework",

@@ -8,7 +8,7 @@ status, policies) is generic and lives outside this package.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, cast
 
@@ -57,6 +57,13 @@ class Framework(Generic[jobspec.OptionsT]):
     extra_spec_fields: ClassVar[Mapping[str, Any]] = {}
     #: Framework-specific spec fields with no default (e.g. PyTorch `elasticPolicy`).
     optional_spec_fields: ClassVar[tuple[str, ...]] = ()
+    #: Replicas of a type whose replica spec leaves `replicas` out, where it is not 1 (MPIJob Worker: 0).
+    default_replicas: ClassVar[Mapping[str, int]] = {}
+    #: Whether each replica gets a headless Service of its own name (MPI: one Service for the job instead).
+    replica_services: ClassVar[bool] = True
+    #: Kinds of the children `extra_children()` returns beyond Services: a ConfigMap is watched (and
+    #: updated when it differs); a Secret is only ever created, never read (the operator may not read them).
+    extra_child_kinds: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, cluster_domain: str = "") -> None:
         """`cluster_domain` (e.g. `cluster.local`) is appended to fully qualified service names."""
@@ -89,6 +96,40 @@ class Framework(Generic[jobspec.OptionsT]):
     ) -> bool:
         """Without a chief, whether the workers (index → exited 0) make the job succeed: worker 0 decides."""
         return succeeded.get(0, False)
+
+    def extra_children(
+        self,
+        job: jobspec.JobSpec[jobspec.OptionsT],
+        owner: Mapping[str, Any],
+        labels: Mapping[str, str],
+        pods: Sequence[Mapping[str, Any]],
+    ) -> list[dict[str, Any]]:
+        """Children the job needs besides its replicas' pods and services (MPI: the hostfile ConfigMap, the
+        SSH Secret, the job's Service), given the controller `owner` reference, the `labels` that list the
+        job's children, and the job's observed `pods`. Pure; the default: none."""
+        return []
+
+    def customize_pod(
+        self, job: jobspec.JobSpec[jobspec.OptionsT], replica_type: str, index: int, pod_spec: dict[str, Any]
+    ) -> None:
+        """Change the pod spec of a replica (a private copy) beyond the environment: volumes, hostname.
+        The default changes nothing."""
+
+    def may_create_pod(
+        self,
+        job: jobspec.JobSpec[jobspec.OptionsT],
+        replica_type: str,
+        index: int,
+        pods: Mapping[str, Mapping[str, Any]],
+    ) -> bool:
+        """Whether the missing pod of this replica may be created now, given the job's observed pods by name
+        (MPI: the launcher waits for its workers). The default: always."""
+        return True
+
+    def complete_child(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """An extra child just before it is created, with what a plan must not decide because it is not
+        deterministic (MPI: a fresh SSH key in its Secret). The default returns it unchanged."""
+        return manifest
 
     def default_extra_fields(self, spec: dict[str, Any]) -> None:
         """Fill the defaults of the framework's own spec fields in place (replica specs are already

@@ -109,6 +109,8 @@ class FakeCluster:
         self.job: dict[str, Any] | None = copy.deepcopy(job)
         self.pods: dict[str, dict[str, Any]] = {}
         self.services: dict[str, dict[str, Any]] = {}
+        self.config_maps: dict[str, dict[str, Any]] = {}
+        self.secrets: dict[str, dict[str, Any]] = {}
         self.now = now
         self.events: list[tuple[str, str]] = []
         self.last_plan: Plan | None = None
@@ -116,20 +118,35 @@ class FakeCluster:
     def reconcile(self, seconds_later: float = 1) -> Plan:
         assert self.job is not None, "the job was deleted"
         self.now += timedelta(seconds=seconds_later)
-        result = plan(self.job, list(self.pods.values()), list(self.services.values()), self.now)
+        result = plan(
+            self.job,
+            list(self.pods.values()),
+            list(self.services.values()),
+            self.now,
+            config_maps=list(self.config_maps.values()),
+        )
         self.job["status"] = result.status
         for deletion in result.delete:
-            store = self.pods if deletion.kind == "Pod" else self.services
+            store = self.store(deletion.kind)
             if store.get(deletion.name, {}).get("metadata", {}).get("uid") == deletion.uid:
                 del store[deletion.name]
+        for manifest in result.update:
+            self.store(manifest.get("kind", "ConfigMap"))[manifest["metadata"]["name"]] = manifest
         for manifest in result.create:
-            store = self.pods if manifest["kind"] == "Pod" else self.services
-            store.setdefault(manifest["metadata"]["name"], created(manifest))
+            self.store(manifest["kind"]).setdefault(manifest["metadata"]["name"], created(manifest))
         self.events += [(e.type, e.reason) for e in result.events]
         if result.delete_job:
             self.job = None
         self.last_plan = result
         return result
+
+    def store(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {
+            "Pod": self.pods,
+            "Service": self.services,
+            "ConfigMap": self.config_maps,
+            "Secret": self.secrets,
+        }[kind]
 
     def set_pod(self, name: str, phase: str, **state: Any) -> None:
         self.pods[name] = with_state(self.pods[name], phase, **state)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from jobs.frameworks import (
+    MPI,
     Framework,
     MXNet,
     PyTorch,
@@ -25,10 +26,10 @@ def tf_config(job: dict, replica_type: str, index: int, cluster_domain: str = ""
 
 class TestRegistry:
     def test_every_kind_of_the_issue_is_registered(self):
-        assert kinds() == ("JAXJob", "MXJob", "PaddleJob", "PyTorchJob", "TFJob", "XGBoostJob")
+        assert kinds() == ("JAXJob", "MPIJob", "MXJob", "PaddleJob", "PyTorchJob", "TFJob", "XGBoostJob")
 
     @pytest.mark.parametrize(
-        ("kind", "cls"), [("TFJob", TensorFlow), ("MXJob", MXNet), ("PyTorchJob", PyTorch)]
+        ("kind", "cls"), [("TFJob", TensorFlow), ("MXJob", MXNet), ("PyTorchJob", PyTorch), ("MPIJob", MPI)]
     )
     def test_a_kind_gives_its_framework(self, kind, cls):
         assert type(framework_for(kind)) is cls
@@ -36,7 +37,7 @@ class TestRegistry:
 
     def test_an_unknown_kind_is_an_error_naming_the_known_ones(self):
         with pytest.raises(
-            UnknownKind, match="'CaffeJob' is not a training job kind; expected one of JAXJob, MXJob"
+            UnknownKind, match="'CaffeJob' is not a training job kind; expected one of JAXJob, MPIJob, MXJob"
         ):
             framework_for("CaffeJob")
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from jobs.frameworks import MXNet, PyTorch, TensorFlow
+from jobs.frameworks import MPI, MXNet, PyTorch, TensorFlow
 from jobs.manifests import (
     ENV_JOB_NAME,
     ENV_REPLICA_INDEX,
@@ -151,6 +151,7 @@ class TestATFJobWithChiefTwoPSAndFourWorkers:
         (TensorFlow(), {"Worker": 2}, "tfjob-controller"),
         (PyTorch(), {"Master": 1, "Worker": 1}, "pytorchjob-controller"),
         (MXNet(), {"Scheduler": 1, "Server": 1, "Worker": 1}, "mxjob-controller"),
+        (MPI(), {"Launcher": 1, "Worker": 2}, "mpijob-controller"),
     ],
 )
 def test_every_child_names_the_operator_as_kubeflow_names_its_controller(framework, replicas, operator):

@@ -9,6 +9,7 @@ Simulated time moves only when a test advances it; the worker reads it through R
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -53,7 +54,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 REDIS_DB = int(os.environ.get("JOBS_TEST_REDIS_DB", "13"))
 T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
-KINDS = ("TFJob", "MXJob", "PyTorchJob", "XGBoostJob", "JAXJob", "PaddleJob", "EchoJob")
+KINDS = ("TFJob", "MXJob", "PyTorchJob", "XGBoostJob", "JAXJob", "PaddleJob", "MPIJob", "EchoJob")
 WAIT = 20.0
 _namespaces = count(1)
 
@@ -481,6 +482,59 @@ def test_a_collective_paddlejob_meets_at_worker_0s_own_address_and_succeeds(sim,
     advance(sim, redis, 5)
     until(lambda: phase_of_row(ns, "resnet", "PaddleJob") == "Succeeded", "the PaddleJob to succeed")
     assert "Succeeded" in kubectl(sim, "get", "paddlejobs", "-n", ns)
+
+
+def test_an_mpijob_gets_hostfile_ssh_key_and_workers_then_its_launcher_and_succeeds_with_it(sim, redis, ns):
+    apply(
+        sim,
+        job_manifest(
+            "MPIJob", {"Launcher": 1, "Worker": 2}, name="pi", namespace=ns, slotsPerWorker=2,
+            scripts={"Launcher": {"duration": 3}, "Worker": {"duration": None}},
+            run_policy={"cleanPodPolicy": "Running"},
+        ),
+    )  # fmt: skip
+    until(lambda: set(pods(sim, ns)) == {"pi-launcher-0", "pi-worker-0", "pi-worker-1"}, "workers, launcher")
+    quiet(sim, redis)  # the launcher's event is recorded after the pod is created
+    creations = [
+        note for reason, note in events_about(sim, ns, "pi") if reason.startswith("SuccessfulCreate")
+    ]
+    # One run creates what the pods mount, the job's Service and the workers (its events are recorded
+    # concurrently, in no set order); the launcher comes in a later run, once the workers exist.
+    assert set(creations[:4]) == {
+        "Created configmap: pi-config",
+        "Created secret: pi-ssh",
+        "Created service: pi",
+        "Created pods: pi-worker-0, pi-worker-1",
+    }
+    assert creations[4:] == ["Created pod: pi-launcher-0"]
+    hostfile = sim.store.get("configmaps", "pi-config", ns)["data"]["hostfile"]
+    assert hostfile == f"pi-worker-0.pi.{ns}.svc slots=2\npi-worker-1.pi.{ns}.svc slots=2\n"
+    secret = sim.store.get("secrets", "pi-ssh", ns)
+    assert secret["type"] == "kubernetes.io/ssh-auth"
+    assert base64.b64decode(secret["data"]["ssh-publickey"]).startswith(b"ssh-ed25519 ")
+    assert set(services(sim, ns)) == {"pi"}, "one headless Service for the job, none per replica"
+    launcher = pods(sim, ns)["pi-launcher-0"]
+    assert env_of(launcher, "mpi")["OMPI_MCA_orte_default_hostfile"] == "/etc/mpi/hostfile"
+    assert (launcher["spec"]["hostname"], launcher["spec"]["subdomain"]) == ("pi-launcher-0", "pi")
+
+    advance(sim, redis, 2)
+    until(lambda: phase_of_row(ns, "pi", "MPIJob") == "Running", "the mirror to say Running")
+    running = f"#!/bin/sh\necho pi-worker-0.pi.{ns}.svc\necho pi-worker-1.pi.{ns}.svc\n"
+    discover_hosts = lambda: sim.store.get("configmaps", "pi-config", ns)["data"]["discover_hosts.sh"]  # noqa: E731
+    until(lambda: discover_hosts() == running, "discover_hosts.sh to list the running workers")
+    advance(sim, redis, 4)
+    until(lambda: phase_of_row(ns, "pi", "MPIJob") == "Succeeded", "the launcher's success to be the job's")
+    until(lambda: set(live_pods(sim, ns)) == {"pi-launcher-0"}, "cleanPodPolicy Running to stop the workers")
+    assert "Succeeded" in kubectl(sim, "get", "mpijobs", "-n", ns)
+
+    kubectl(sim, "delete", "mpijob", "pi", "-n", ns)
+    until(
+        lambda: not pods(sim, ns)
+        and not services(sim, ns)
+        and not sim.store.list("configmaps", ns)["items"]
+        and not sim.store.list("secrets", ns)["items"],
+        "every child to go with the job",
+    )
 
 
 def test_a_toy_framework_added_in_a_few_lines_runs_end_to_end(sim, redis, ns):

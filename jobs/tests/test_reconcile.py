@@ -103,6 +103,31 @@ def submit(sim: Simulator, manifest: dict) -> dict:
 
 
 # -- the whole life of a job -------------------------------------------------------------------------
+def test_an_mpijob_read_from_the_api_keeps_its_key_and_rewrites_its_hostfile_when_scaled(sim, ns):
+    """The path outside the leader: children, the hostfile ConfigMap included, are listed from the API."""
+    manifest = job_manifest(
+        "MPIJob", {"Launcher": 1, "Worker": 1}, name="pi", namespace=ns,
+        scripts={"Launcher": {"duration": None}, "Worker": {"duration": None}},
+    )  # fmt: skip
+    submit(sim, manifest)
+    assert set(pods(sim, ns)) == {"pi-launcher-0", "pi-worker-0"}
+    key = sim.store.get("secrets", "pi-ssh", ns)["data"]
+    assert (
+        sim.store.get("configmaps", "pi-config", ns)["data"]["hostfile"]
+        == f"pi-worker-0.pi.{ns}.svc slots=1\n"
+    )
+
+    sim.store.patch(
+        "mpijobs.argoml.io", "pi", {"spec": {"mpiReplicaSpecs": {"Worker": {"replicas": 2}}}}, namespace=ns
+    )
+    settle(sim, "MPIJob", ns, "pi")
+    assert set(pods(sim, ns)) == {"pi-launcher-0", "pi-worker-0", "pi-worker-1"}
+    hostfile = sim.store.get("configmaps", "pi-config", ns)["data"]["hostfile"]
+    assert hostfile == f"pi-worker-0.pi.{ns}.svc slots=1\npi-worker-1.pi.{ns}.svc slots=1\n"
+    assert sim.store.get("secrets", "pi-ssh", ns)["data"] == key, "a job keeps the key it was created with"
+    assert [reason for reason in event_reasons(sim, ns, "pi") if "Failed" in reason] == []
+
+
 def test_a_tfjob_gets_a_pod_and_service_per_replica_and_succeeds_when_its_chief_does(sim, ns):
     manifest = job_manifest(
         "TFJob",
@@ -168,6 +193,39 @@ def test_a_kubeflow_v1_tfjob_runs_in_its_own_group_as_kubeflow_writes_it(sim, ns
         ("Succeeded", "True"),
     ]
     assert condition(job, "Succeeded")["reason"] == "TFJobSucceeded"
+
+
+def test_a_kubeflow_v1_mpijob_runs_in_its_own_group_with_its_hostfile_key_and_service(sim, ns):
+    """MPIJob is one of Kubeflow v1.9's kinds too: its extra children are owned in kubeflow.org and carry
+    Kubeflow's operator name (mpijob-controller), and the launcher's success is the job's."""
+    theirs = job_manifest(
+        "MPIJob", {"Launcher": 1, "Worker": 2}, name="pi", namespace=ns,
+        scripts={"Launcher": {"duration": 2}, "Worker": {"duration": None}},
+    )  # fmt: skip
+    theirs["apiVersion"] = "kubeflow.org/v1"
+    sim.store.create(theirs)
+    for _ in range(2):  # the workers first, then (once they exist) the launcher
+        settle(sim, "MPIJob.kubeflow.org", ns, "pi")
+    assert get_job(sim, "MPIJob.kubeflow.org", ns, "pi")["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+    assert get_job(sim, "MPIJob", ns, "pi") is None  # nothing written to our group
+    assert set(pods(sim, ns)) == {"pi-launcher-0", "pi-worker-0", "pi-worker-1"}
+    children = [
+        *pods(sim, ns).values(),
+        *services(sim, ns).values(),
+        sim.store.get("configmaps", "pi-config", ns),
+        sim.store.get("secrets", "pi-ssh", ns),
+    ]
+    for child in children:
+        assert child["metadata"]["ownerReferences"][0]["apiVersion"] == "kubeflow.org/v1"
+        assert child["metadata"]["labels"]["training.kubeflow.org/operator-name"] == "mpijob-controller"
+        assert child["metadata"]["labels"]["training.kubeflow.org/job-name"] == "pi"
+    assert set(services(sim, ns)) == {"pi"}
+    launcher = pods(sim, ns)["pi-launcher-0"]
+    assert launcher["metadata"]["labels"]["training.kubeflow.org/job-role"] == "master"
+    play(sim, "MPIJob.kubeflow.org", ns, "pi", 4)
+    job = get_job(sim, "MPIJob.kubeflow.org", ns, "pi")
+    assert state_of(job) == "Succeeded"
+    assert condition(job, "Succeeded")["reason"] == "MPIJobSucceeded"
 
 
 def test_a_worker_that_fails_under_never_fails_the_job_and_stops_the_others(sim, ns):

@@ -130,6 +130,11 @@ JSON = st.recursive(
                 "successPolicy",
                 "nprocPerNode",
                 "elasticPolicy",
+                "mpiReplicaSpecs",
+                "slotsPerWorker",
+                "mpiImplementation",
+                "sshAuthMountPath",
+                "launcherCreationPolicy",
             ]
         ),
         JSON,

@@ -47,8 +47,8 @@ def test_an_error_reads_as_its_path_and_message():
 class TestIdentity:
     def test_an_unknown_kind_is_reported_on_kind(self):
         assert messages({**tf_job(), "kind": "CaffeJob"}) == [
-            "kind: kind 'CaffeJob' is not a training job kind; expected one of JAXJob, MXJob, PaddleJob, "
-            "PyTorchJob, TFJob, XGBoostJob"
+            "kind: kind 'CaffeJob' is not a training job kind; expected one of JAXJob, MPIJob, MXJob, "
+            "PaddleJob, PyTorchJob, TFJob, XGBoostJob"
         ]
 
     def test_kubeflows_api_version_is_served_as_well_as_ours(self):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .definition import GROUP, VERSION, CustomResource, PrinterColumn
 from .hyperparam import HYPERPARAM_WORKFLOW
-from .jobs import JAXJOB, KUBEFLOW_JOBS, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
+from .jobs import JAXJOB, KUBEFLOW_JOBS, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from .tensorboard import TENSORBOARD
 
 CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
@@ -17,6 +17,7 @@ CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
     XGBOOSTJOB,
     JAXJOB,
     PADDLEJOB,
+    MPIJOB,
     HYPERPARAM_WORKFLOW,
     TENSORBOARD,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "HYPERPARAM_WORKFLOW",
     "JAXJOB",
     "KUBEFLOW_RESOURCES",
+    "MPIJOB",
     "MXJOB",
     "PADDLEJOB",
     "PYTORCHJOB",

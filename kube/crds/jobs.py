@@ -1,6 +1,6 @@
-"""TFJob, MXJob, PyTorchJob, XGBoostJob, JAXJob and PaddleJob: the Kubeflow Training Operator v1 spec shape,
-so a Kubeflow manifest works by changing its apiVersion. Pod templates are kept as written; the fields the
-operator reads are typed."""
+"""TFJob, MXJob, PyTorchJob, XGBoostJob, JAXJob, PaddleJob and MPIJob: the Kubeflow Training Operator v1
+spec shape, so a Kubeflow manifest works by changing its apiVersion. Pod templates are kept as written; the
+fields the operator reads are typed."""
 
 from __future__ import annotations
 
@@ -132,12 +132,14 @@ def _job(
     types: str,
     extra: dict[str, Schema],
     scale: Scale | None = None,
+    description: str = "",
 ) -> CustomResource:
     return CustomResource(
         kind=kind,
         plural=f"{kind.lower()}s",
         short_names=(kind.lower(),),
-        description=f"A distributed {framework} training job: one pod and one headless service per replica.",
+        description=description
+        or f"A distributed {framework} training job: one pod and one headless service per replica.",
         spec=obj(
             {spec_key: replica_specs(framework, types), "runPolicy": RUN_POLICY, **extra},
             required=(spec_key,),
@@ -248,6 +250,33 @@ PADDLEJOB = _job(
     scale=worker_scale("paddleReplicaSpecs"),
 )
 
+MPIJOB = _job(
+    "MPIJob",
+    "MPI",
+    "mpiReplicaSpecs",
+    "Launcher, Worker",
+    {
+        "slotsPerWorker": integer(
+            "Processes per worker: the slots of each hostfile line; 1 when left out.", minimum=1
+        ),
+        "mpiImplementation": string(
+            "The MPI the images run, which decides the hostfile format and the launcher's variables; OpenMPI "
+            "when left out.",
+            enum=("OpenMPI", "Intel", "MPICH"),
+        ),
+        "sshAuthMountPath": string(
+            "Where the job's SSH key is mounted in every pod; /root/.ssh when left out.", pattern="^/"
+        ),
+        "launcherCreationPolicy": string(
+            "AtStartup: the launcher starts once its workers exist; WaitForWorkersReady: once they are "
+            "Ready.",
+            enum=("AtStartup", "WaitForWorkersReady"),
+        ),
+    },
+    description="An MPI job (Horovod, DeepSpeed, mpirun): a launcher that starts its processes on the "
+    "workers over SSH, with a hostfile ConfigMap, an SSH key Secret and a headless Service for the job.",
+)
+
 #: Kubeflow Training Operator v1's group: the same kinds served as Kubeflow serves them, so its manifests
 #: and SDK work unchanged (installed only on request: `install_crds --kubeflow`, the chart's
 #: `kubeflow.installCRDs`). Like Kubeflow's CRDs, no short names (ours keep theirs).
@@ -256,5 +285,5 @@ KUBEFLOW_VERSION = "v1"
 KUBEFLOW_CATEGORY = "kubeflow"
 KUBEFLOW_JOBS = tuple(
     job.served_as(KUBEFLOW_GROUP, KUBEFLOW_VERSION, categories=(KUBEFLOW_CATEGORY,))
-    for job in (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB)
+    for job in (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB, MPIJOB)
 )

@@ -52,7 +52,7 @@ TENSORBOARD = CustomResource(
                 {
                     "kind": string(
                         "Workflow (default), HyperparamWorkflow, or a training job kind (TFJob, MXJob, "
-                        "PyTorchJob, XGBoostJob, JAXJob, PaddleJob).",
+                        "PyTorchJob, XGBoostJob, JAXJob, PaddleJob, MPIJob).",
                         enum=(
                             "Workflow",
                             "HyperparamWorkflow",
@@ -62,6 +62,7 @@ TENSORBOARD = CustomResource(
                             "XGBoostJob",
                             "JAXJob",
                             "PaddleJob",
+                            "MPIJob",
                         ),
                     ),
                     "name": string(min_length=1),

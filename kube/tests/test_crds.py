@@ -15,7 +15,6 @@ from kube.client import get_client, reset_client
 from kube.crds import (
     CUSTOM_RESOURCES,
     HYPERPARAM_WORKFLOW,
-    KUBEFLOW_RESOURCES,
     PYTORCHJOB,
     TENSORBOARD,
     TFJOB,
@@ -44,6 +43,7 @@ def test_every_kind_is_declared_with_its_short_name_in_group_argoml_io():
         ("XGBoostJob", ("xgboostjob",)),
         ("JAXJob", ("jaxjob",)),
         ("PaddleJob", ("paddlejob",)),
+        ("MPIJob", ("mpijob",)),
         ("HyperparamWorkflow", ("hpw",)),
         ("Tensorboard", ("tb",)),
     }
@@ -241,9 +241,16 @@ def test_install_crds_creates_them_then_changes_nothing_and_kubectl_serves_every
 def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1_too(cluster, capsys):
     call_command("install_crds", "--kubeflow", "--wait", "10")
     installed = capsys.readouterr().out.splitlines()
-    kinds = [f"{resource.plural}.kubeflow.org created" for resource in KUBEFLOW_RESOURCES]
-    assert "tfjobs.kubeflow.org created" in kinds
-    assert installed[-len(kinds) - 1 :] == [*kinds, "all established"]
+    assert installed[-8:] == [
+        "tfjobs.kubeflow.org created",
+        "mxjobs.kubeflow.org created",
+        "pytorchjobs.kubeflow.org created",
+        "xgboostjobs.kubeflow.org created",
+        "jaxjobs.kubeflow.org created",
+        "paddlejobs.kubeflow.org created",
+        "mpijobs.kubeflow.org created",
+        "all established",
+    ]
     kubeflow_yaml = TFJOB_YAML.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
     assert "tfjob.kubeflow.org/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=kubeflow_yaml)
     assert "tfjob.argoml.io/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=TFJOB_YAML)
@@ -252,10 +259,15 @@ def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1
 
 def test_render_crds_writes_kubeflows_group_into_its_own_folder(tmp_path):
     call_command("render_crds", "--output", str(tmp_path), stdout=open(os.devnull, "w"))  # noqa: SIM115
-    assert sorted(path.name for path in (tmp_path / "kubeflow").iterdir()) == sorted(
-        f"{resource.plural}.kubeflow.org.yaml" for resource in KUBEFLOW_RESOURCES
-    )
-    assert len(KUBEFLOW_RESOURCES) >= 6  # the training kinds, each in Kubeflow's group too
+    assert sorted(path.name for path in (tmp_path / "kubeflow").iterdir()) == [
+        "jaxjobs.kubeflow.org.yaml",
+        "mpijobs.kubeflow.org.yaml",
+        "mxjobs.kubeflow.org.yaml",
+        "paddlejobs.kubeflow.org.yaml",
+        "pytorchjobs.kubeflow.org.yaml",
+        "tfjobs.kubeflow.org.yaml",
+        "xgboostjobs.kubeflow.org.yaml",
+    ]
     assert not list(tmp_path.glob("*.kubeflow.org.yaml"))
 
 

@@ -22,6 +22,7 @@ GVK = {
     "XGBoostJob": {"group": "argoml.io", "version": "v1alpha1", "kind": "XGBoostJob"},
     "JAXJob": {"group": "argoml.io", "version": "v1alpha1", "kind": "JAXJob"},
     "PaddleJob": {"group": "argoml.io", "version": "v1alpha1", "kind": "PaddleJob"},
+    "MPIJob": {"group": "argoml.io", "version": "v1alpha1", "kind": "MPIJob"},
     "HyperparamWorkflow": {"group": "argoml.io", "version": "v1alpha1", "kind": "HyperparamWorkflow"},
     "Workflow": {"group": "argoproj.io", "version": "v1alpha1", "kind": "Workflow"},
     "WorkflowTemplate": {"group": "argoproj.io", "version": "v1alpha1", "kind": "WorkflowTemplate"},
@@ -97,6 +98,25 @@ def tf_job(name: str = "mnist", namespace: str = "ml", **replica_specs: Any) -> 
         "kind": "TFJob",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"tfReplicaSpecs": specs},
+    }
+
+
+def mpi_job(name: str = "pi", **spec: Any) -> dict[str, Any]:
+    """An MPIJob of a launcher and 2 workers, Worker `replicas` left out when `workers=None`."""
+    workers: dict[str, Any] = {"template": {"spec": {"containers": [container("mpi")]}}}
+    if spec.pop("workers", 2) is not None:
+        workers["replicas"] = 2
+    return {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "MPIJob",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {
+            "mpiReplicaSpecs": {
+                "Launcher": {"template": {"spec": {"containers": [container("mpi")]}}},
+                "Worker": workers,
+            },
+            **spec,
+        },
     }
 
 

@@ -9,7 +9,6 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from kube.crds import KUBEFLOW_RESOURCES
 from webhooks import render
 from webhooks.configurations import Target, cert_manager_resources, configurations
 
@@ -64,6 +63,7 @@ def test_every_job_kind_and_the_sweep_are_validated_and_the_job_kinds_defaulted(
         "xgboostjobs",
         "jaxjobs",
         "paddlejobs",
+        "mpijobs",
         "hyperparamworkflows",
     }
     assert set(webhooks["defaults.mutate.argoml.io"]["rules"][0]["resources"]) == {
@@ -73,6 +73,7 @@ def test_every_job_kind_and_the_sweep_are_validated_and_the_job_kinds_defaulted(
         "xgboostjobs",
         "jaxjobs",
         "paddlejobs",
+        "mpijobs",
     }
     assert webhooks["inject.mutate.argoml.io"]["rules"][0]["resources"] == ["pods"]
 
@@ -95,7 +96,15 @@ def test_kubeflows_v1_jobs_are_validated_and_defaulted_as_ours_are_when_we_serve
     for name in ("validate.argoml.io", "defaults.mutate.argoml.io"):
         (kubeflow,) = [rule for rule in webhooks[name]["rules"] if rule["apiGroups"] == ["kubeflow.org"]]
         assert kubeflow["apiVersions"] == ["v1"]
-        assert set(kubeflow["resources"]) == {resource.plural for resource in KUBEFLOW_RESOURCES}
+        assert set(kubeflow["resources"]) == {
+            "tfjobs",
+            "mxjobs",
+            "pytorchjobs",
+            "xgboostjobs",
+            "jaxjobs",
+            "paddlejobs",
+            "mpijobs",
+        }
 
 
 def test_the_client_config_points_at_the_service_or_a_url_and_carries_the_ca_bundle():

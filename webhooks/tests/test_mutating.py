@@ -12,7 +12,7 @@ from jobs.spec import with_defaults
 from webhooks import mutating
 from webhooks.injection import Rule, SecretEnv
 from webhooks.review import Verdict, parse_review, review_response
-from webhooks.tests.conftest import admission_review, container, patched, pod, pytorch_job, tf_job
+from webhooks.tests.conftest import admission_review, container, mpi_job, patched, pod, pytorch_job, tf_job
 
 WANDB_RULE = Rule("wandb", env=(SecretEnv("WANDB_API_KEY", "wandb", "api-key"),))
 
@@ -23,7 +23,7 @@ def answer(obj, rules=(), **options):
     return review_response(review, mutating.review(review, lambda: rules))["response"]
 
 
-@pytest.mark.parametrize("job", [tf_job(), pytorch_job()])
+@pytest.mark.parametrize("job", [tf_job(), pytorch_job(), mpi_job()])
 def test_a_job_is_patched_to_exactly_its_defaults(job):
     response = answer(job)
     assert response["allowed"] is True
@@ -47,6 +47,14 @@ def test_the_defaults_fill_ports_restart_policies_and_run_policy():
         {"name": "tfjob-port", "containerPort": 2222, "protocol": "TCP"}
     ]
     assert "cleanPodPolicy" in stored["spec"]["runPolicy"]
+
+
+def test_an_mpijob_gets_kubeflows_mpi_defaults():
+    stored = patched(mpi_job(workers=None), answer(mpi_job(workers=None)))["spec"]
+    replicas = stored["mpiReplicaSpecs"]
+    assert (replicas["Launcher"]["replicas"], replicas["Worker"]["replicas"]) == (1, 0)
+    assert stored["runPolicy"] == {"cleanPodPolicy": "None"}
+    assert (stored["slotsPerWorker"], stored["mpiImplementation"]) == (1, "OpenMPI")
 
 
 def test_a_job_that_already_has_its_defaults_gets_no_patch():

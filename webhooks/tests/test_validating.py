@@ -15,6 +15,7 @@ from webhooks.tests.conftest import (
     argo_workflow,
     container,
     hyperparam_workflow,
+    mpi_job,
     pytorch_job,
     tf_job,
 )
@@ -47,9 +48,16 @@ def test_a_kubeflow_v1_job_is_checked_as_ours_is():
     assert "spec.tfReplicaSpecs.Wrokers" in causes(refused)
 
 
-@pytest.mark.parametrize("job", [tf_job(), pytorch_job()])
+@pytest.mark.parametrize("job", [tf_job(), pytorch_job(), mpi_job()])
 def test_a_valid_job_is_allowed(job):
     assert verdict(job) == Verdict.allow()
+
+
+def test_an_mpijob_with_an_unknown_mpi_implementation_is_denied_naming_the_field():
+    result = verdict(mpi_job(mpiImplementation="OpenMP"))
+    assert result.message == (
+        "MPIJob \"pi\" is invalid: spec.mpiImplementation: must be one of OpenMPI, Intel, MPICH, not 'OpenMP'"
+    )
 
 
 def test_a_tfjob_without_a_tensorflow_container_is_denied_naming_the_field():
@@ -91,7 +99,7 @@ def test_every_problem_is_listed_as_the_apiserver_lists_them():
 def test_a_job_of_a_kind_nobody_handles_is_left_alone():
     job = tf_job()
     review = admission_review(job)
-    review["request"]["kind"]["kind"] = "SparkJob"
+    review["request"]["kind"]["kind"] = "CaffeJob"
     assert validating.review(parse_review(review)) == Verdict.allow()
 
 

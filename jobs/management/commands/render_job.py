@@ -14,7 +14,7 @@ from jobs import conf, gang
 from jobs import spec as jobspec
 from jobs.autoscaling import desired_hpa
 from jobs.frameworks import UnknownKind, framework_for
-from jobs.manifests import build_pod, build_service
+from jobs.manifests import build_pod, build_service, extra_children
 from jobs.validation import validate
 
 
@@ -77,7 +77,11 @@ def render(
     hpa = desired_hpa(job, framework)
     autoscaler = [hpa] if hpa else []
     parsed = jobspec.parse(job, framework)
-    services = [build_service(parsed, framework, slot) for slot in parsed.slots]
+    # The framework's own children first (MPI: hostfile ConfigMap, SSH Secret, whose key is made at creation,
+    # and the job's Service), as the operator creates them.
+    extras = extra_children(parsed, framework, [])
+    services = [build_service(parsed, framework, slot) for slot in parsed.slots if framework.replica_services]
+    services = extras + services
     pods = [build_pod(parsed, framework, slot) for slot in parsed.slots]
     if scheduler is None:
         return autoscaler + services + pods
