@@ -94,7 +94,6 @@ def test_the_crds_validate_too_and_are_the_generated_ones():
 
 
 def test_kubeflows_crds_are_the_generated_ones_and_installed_only_when_asked_and_kept_on_uninstall():
-
     generated = sorted((DEPLOY / "crds" / "kubeflow").glob("*.yaml"))
     assert [path.name for path in generated] == [
         "jaxjobs.kubeflow.org.yaml",
