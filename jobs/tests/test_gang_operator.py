@@ -8,30 +8,32 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import count
-from pathlib import Path
 from typing import Any
 
 import pytest
 import redis as redis_lib
 
-from jobs.models import Replica, TrainingJob
 from jobs.tests import simclock
-from jobs.tests.cluster import install_crds, install_pod_group_crds, job_manifest, live_pods, pods
+from jobs.tests.cluster import (
+    install_crds,
+    install_pod_group_crds,
+    job_manifest,
+    live_pods,
+    pods,
+)
+from jobs.tests.controller_worker import leading_controller_worker
 from jobs.tests.test_operator import apply, database_url, kubectl, until
 from kube.tests.controller_harness import controller_worker_env
-from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
+from kube.tests.queue_harness import REDIS_HOST
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 
 pytestmark = pytest.mark.django_db
 
-REPO = Path(__file__).resolve().parents[2]
 REDIS_DB = int(os.environ.get("JOBS_GANG_TEST_REDIS_DB", "12"))
 T0 = datetime(2026, 6, 2, 8, 0, 0, tzinfo=UTC)
 POD_GROUPS = {
@@ -70,29 +72,9 @@ def scheduler(request, sim, redis, django_db_setup, django_db_blocker, tmp_path_
             "REDIS_URL": f"redis://{REDIS_HOST}/{REDIS_DB}",
             "KUBECONFIG": str(sim.kubeconfig_path),
         }
-    logfile = tmp_path_factory.mktemp(f"gang-{request.param}") / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", "reconcile",
-               "-n", f"gang-{request.param}@%h", "-c", "2", "--without-gossip", "--without-mingle",
-               "--without-heartbeat", "-l", "INFO", "--logfile", str(logfile)]  # fmt: skip
-    process = subprocess.Popen(
-        command,
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    running = Worker(f"gang-{request.param}", process, logfile)
-    try:
-        running.wait_ready(60)
-        wait_for(lambda: "became leader" in logfile.read_text(errors="replace"), 30, "the worker to lead")
+    logdir = tmp_path_factory.mktemp(f"gang-{request.param}")
+    with leading_controller_worker(f"gang-{request.param}", env, logdir, django_db_blocker):
         yield request.param
-    finally:
-        running.stop()
-        print(logfile.read_text(errors="replace")[-6000:])  # shown by pytest when a test failed
-        with django_db_blocker.unblock():
-            Replica.objects.all().delete()
-            TrainingJob.objects.all().delete()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
@@ -24,8 +23,9 @@ import pytest
 import redis as redis_lib
 from django.db import connection
 
-from jobs.models import Replica, TrainingJob
+from jobs.models import TrainingJob
 from jobs.tests.cluster import install_crds, job_manifest
+from jobs.tests.controller_worker import REPO, leading_controller_worker
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator
@@ -33,7 +33,6 @@ from kubesim.testing import running_simulator
 
 pytestmark = pytest.mark.django_db
 
-REPO = Path(__file__).resolve().parents[2]
 REDIS_DB = int(os.environ.get("JOBS_SDK_TEST_REDIS_DB", "10"))
 WAIT = 60
 _namespaces = count(1)
@@ -72,29 +71,9 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
             "REDIS_URL": f"redis://{REDIS_HOST}/{REDIS_DB}",
             "KUBECONFIG": str(sim.kubeconfig_path),
         }
-    logfile = tmp_path_factory.mktemp("kubeflow-sdk-worker") / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q", "reconcile",
-               "-n", "kubeflow-sdk@%h", "-c", "2", "--without-gossip", "--without-mingle",
-               "--without-heartbeat", "-l", "INFO", "--logfile", str(logfile)]  # fmt: skip
-    process = subprocess.Popen(
-        command,
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    running = Worker("kubeflow-sdk", process, logfile)
-    try:
-        running.wait_ready(60)
-        wait_for(lambda: "became leader" in logfile.read_text(errors="replace"), 30, "the worker to lead")
+    logdir = tmp_path_factory.mktemp("kubeflow-sdk-worker")
+    with leading_controller_worker("kubeflow-sdk", env, logdir, django_db_blocker) as running:
         yield running
-    finally:
-        running.stop()
-        print(logfile.read_text(errors="replace")[-6000:])  # shown by pytest when a test failed
-        with django_db_blocker.unblock():
-            Replica.objects.all().delete()
-            TrainingJob.objects.all().delete()
 
 
 @pytest.fixture

@@ -13,11 +13,9 @@ import base64
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from itertools import count
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +37,7 @@ from jobs.tests.cluster import (
     pods,
     services,
 )
+from jobs.tests.controller_worker import leading_controller_worker
 from jobs.tests.echo_crd import ECHOJOB
 from kube.queue import QueueStore
 from kube.tests.controller_harness import controller_worker_env
@@ -50,7 +49,6 @@ from kubesim.testing import KUBECTL, running_simulator
 # visible (READ COMMITTED) and is namespaced per test, so no test sees another's.
 pytestmark = pytest.mark.django_db
 
-REPO = Path(__file__).resolve().parents[2]
 
 REDIS_DB = int(os.environ.get("JOBS_TEST_REDIS_DB", "13"))
 T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
@@ -104,31 +102,15 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
             "REDIS_URL": redis_url(),
             "KUBECONFIG": str(sim.kubeconfig_path),
         }
-    logs = tmp_path_factory.mktemp("operator-worker")
-    logfile = logs / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker", "-Q",
-               "reconcile", "-n", "operator@%h", "-c", "2", "-I", "jobs.tests.echo_framework",
-               "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO",
-               "--logfile", str(logfile)]  # fmt: skip
-    process = subprocess.Popen(
-        command,
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    running = Worker("operator", process, logfile)
-    try:
-        running.wait_ready(60)
-        wait_for(lambda: "became leader" in logfile.read_text(errors="replace"), 30, "the worker to lead")
+    with leading_controller_worker(
+        "operator",
+        env,
+        tmp_path_factory.mktemp("operator-worker"),
+        django_db_blocker,
+        "-I",
+        "jobs.tests.echo_framework",
+    ) as running:
         yield running
-    finally:
-        running.stop()
-        print(logfile.read_text(errors="replace")[-6000:])  # shown by pytest when a test failed
-        with django_db_blocker.unblock():  # what the worker committed, so later modules start clean
-            Replica.objects.all().delete()
-            TrainingJob.objects.all().delete()
 
 
 @pytest.fixture
