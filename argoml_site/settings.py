@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "garbage",
     "pipelines",
     "dashboard",
+    "trainer",
 ]
 
 MIDDLEWARE = [
