@@ -33,6 +33,7 @@ from kubesim.testing import KUBECTL
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 NAMESPACE = "team-a"
+KUBEFLOW_END = "Created Running Succeeded"
 # Applied with `kubectl apply -f`: (file, resource, name, jsonpath, end state).
 APPLIED = [
     ("tfjob.yaml", "tfjob", "mnist-ps", "{.status.conditions[-1:].type}", "Succeeded"),
@@ -43,13 +44,19 @@ APPLIED = [
     ("jaxjob.yaml", "jaxjob", "jax-simple", "{.status.conditions[-1:].type}", "Succeeded"),
     ("paddlejob.yaml", "paddlejob", "paddle-simple", "{.status.conditions[-1:].type}", "Succeeded"),
     ("mpijob.yaml", "mpijob", "pi", "{.status.conditions[-1:].type}", "Succeeded"),
-    (
-        "kubeflow-pytorchjob.yaml",
-        "pytorchjobs.kubeflow.org",
-        "mnist-kubeflow",
-        "{.status.conditions[*].type}",
-        "Created Running Succeeded",
-    ),
+    # Kubeflow's own manifests (kubeflow.org/v1): conditions as Kubeflow writes them.
+    *[
+        (f"kubeflow/{kind}.yaml", f"{kind}s.kubeflow.org", name, "{.status.conditions[*].type}", KUBEFLOW_END)
+        for kind, name in [
+            ("tfjob", "tfjob-simple"),
+            ("pytorchjob", "mnist-kubeflow"),
+            ("mxjob", "mxjob-simple"),
+            ("xgboostjob", "xgboostjob-iris"),
+            ("jaxjob", "jaxjob-simple"),
+            ("paddlejob", "paddlejob-simple"),
+            ("mpijob", "tensorflow-mnist"),
+        ]
+    ],
     ("hyperparam-grid.yaml", "hpw", "mnist-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-plain-grid.yaml", "hpw", "shard-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
