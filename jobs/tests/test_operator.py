@@ -27,6 +27,7 @@ from jobs.frameworks import framework_class
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from jobs.tests import simclock
 from jobs.tests.cluster import (
+    condition,
     env_of,
     event_reasons,
     events_about,
@@ -36,6 +37,7 @@ from jobs.tests.cluster import (
     live_pods,
     pods,
     services,
+    state_of,
 )
 from jobs.tests.controller_worker import leading_controller_worker
 from jobs.tests.echo_crd import ECHOJOB
@@ -52,7 +54,17 @@ pytestmark = pytest.mark.django_db
 
 REDIS_DB = int(os.environ.get("JOBS_TEST_REDIS_DB", "13"))
 T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
-KINDS = ("TFJob", "MXJob", "PyTorchJob", "XGBoostJob", "JAXJob", "PaddleJob", "MPIJob", "EchoJob")
+KINDS = (
+    "TFJob",
+    "MXJob",
+    "PyTorchJob",
+    "XGBoostJob",
+    "JAXJob",
+    "PaddleJob",
+    "MPIJob",
+    "EchoJob",
+    "TFJob.kubeflow.org",
+)
 WAIT = 20.0
 _namespaces = count(1)
 
@@ -97,6 +109,7 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
                 KUBE_QUEUE_LEASE_SECONDS="2.0",
                 KUBE_QUEUE_BACKOFF_MAX_SECONDS="5.0",
                 JOBS_CLOCK="jobs.tests.simclock.now",
+                JOBS_KUBEFLOW_V1="true",
             ),
             "DATABASE_URL": database_url(),
             "REDIS_URL": redis_url(),
@@ -717,6 +730,84 @@ def test_suspending_removes_the_pods_and_resuming_brings_them_back(sim, redis, n
     assert TrainingJobHistory.objects.filter(resource=row(ns, "pause")).order_by("at", "id")[3].reason == (
         "TFJobResumed"
     )
+
+
+def test_kueue_admits_preempts_and_readmits_a_kubeflow_tfjob_as_its_kubeflow_integration_does(sim, redis, ns):
+    """Kueue's Kubeflow integration (kubernetes-sigs/kueue, pkg/controller/jobs/kubeflow): its webhook leaves
+    a job with a queue-name label suspended; admitting it merges the flavour's node selector, tolerations and
+    labels into each replica template and unsuspends it in one update (RunWithPodSetsInfo); preempting
+    suspends it and restores the templates; Kueue frees the quota once `replicaStatuses[*].active` is 0
+    (IsActive), reads a True `Running` as PodsReady and a True `Succeeded` or `Failed` as finished."""
+    queued = job_manifest(
+        "TFJob", {"Worker": 2}, name="queued", namespace=ns,
+        scripts={"Worker": {"duration": 3}}, run_policy={"suspend": True},
+    )  # fmt: skip
+    queued["apiVersion"] = "kubeflow.org/v1"
+    queued["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "user-queue"}
+    apply(sim, queued)
+    key = "TFJob.kubeflow.org"
+    until(lambda: state_of(get_job(sim, key, ns, "queued")) == "Suspended", "the queued job to be suspended")
+    quiet(sim, redis)
+    assert pods(sim, ns) == {}
+    assert active_replicas(get_job(sim, key, ns, "queued")) == 0
+
+    def admit(flavour: str) -> str:
+        template = {
+            "metadata": {"labels": {"kueue.x-k8s.io/podset": "worker"}},
+            "spec": {
+                "nodeSelector": {"cloud.provider.com/accelerator": flavour},
+                "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        }
+        replicas = {"Worker": {"template": template}}
+        return json.dumps({"spec": {"runPolicy": {"suspend": False}, "tfReplicaSpecs": replicas}})
+
+    kubectl(sim, "patch", "tfjobs.kubeflow.org", "queued", "-n", ns, "--type=merge", "-p", admit("a100"))
+    until(lambda: len(live_pods(sim, ns)) == 2, "the admitted job's pods")
+    for pod in live_pods(sim, ns).values():
+        assert pod["spec"]["nodeSelector"] == {"cloud.provider.com/accelerator": "a100"}
+        assert {"key": "spot", "operator": "Exists", "effect": "NoSchedule"} in pod["spec"]["tolerations"]
+        assert pod["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "worker"
+        assert pod["metadata"]["labels"]["training.kubeflow.org/replica-index"] in ("0", "1")  # TAS reads it
+    quiet(sim, redis)
+    advance(sim, redis, 1)
+    until(lambda: condition(get_job(sim, key, ns, "queued"), "Running")["status"] == "True", "PodsReady")
+    assert active_replicas(get_job(sim, key, ns, "queued")) == 2
+
+    restore = {"runPolicy": {"suspend": True}, "tfReplicaSpecs": {"Worker": {"template": {
+        "metadata": {"labels": {"kueue.x-k8s.io/podset": None}},
+        "spec": {"nodeSelector": None, "tolerations": None},
+    }}}}  # fmt: skip
+    kubectl(sim, "patch", "tfjobs.kubeflow.org", "queued", "-n", ns, "--type=merge", "-p",
+            json.dumps({"spec": restore}))  # fmt: skip
+    until(
+        lambda: state_of(get_job(sim, key, ns, "queued")) == "Suspended", "the preempted job to be suspended"
+    )
+    until(lambda: live_pods(sim, ns) == {}, "the preempted pods to go")
+    until(lambda: active_replicas(get_job(sim, key, ns, "queued")) == 0, "no active replica (IsActive false)")
+    assert condition(get_job(sim, key, ns, "queued"), "Running")["status"] == "False"
+    advance(sim, redis, 1)  # the kubelet stops them: a pod holds its name until it is gone
+
+    kubectl(sim, "patch", "tfjobs.kubeflow.org", "queued", "-n", ns, "--type=merge", "-p", admit("h100"))
+    until(lambda: len(live_pods(sim, ns)) == 2, "the readmitted job's pods")
+    selectors = {
+        p["spec"]["nodeSelector"]["cloud.provider.com/accelerator"] for p in live_pods(sim, ns).values()
+    }
+    assert selectors == {"h100"}, "the new flavour's templates, not the first admission's"
+    quiet(sim, redis)
+    advance(sim, redis, 5)
+    until(lambda: state_of(get_job(sim, key, ns, "queued")) == "Succeeded", "the readmitted job to succeed")
+    finished = condition(get_job(sim, key, ns, "queued"), "Succeeded")
+    assert finished["status"] == "True"
+    assert "queued" in finished["message"]
+    assert get_job(sim, key, ns, "queued")["metadata"]["labels"] == {
+        "kueue.x-k8s.io/queue-name": "user-queue"
+    }
+
+
+def active_replicas(job: dict[str, Any] | None) -> int:
+    statuses = ((job or {}).get("status") or {}).get("replicaStatuses") or {}
+    return sum(int(status.get("active") or 0) for status in statuses.values())
 
 
 def test_changing_the_replica_count_scales_the_job(sim, redis, ns):
