@@ -26,6 +26,9 @@ from .manifests import NAMESPACE, RELEASE, REPO, Manifest, documents, of_kind, r
 
 #: The kinds that make up the chart's identities: who the processes are and what they may do.
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+#: The chart values the leg installs with: Kubeflow's group on (`kubeflow.installCRDs`), so its rules are
+#: judged beside ours.
+LEG_VALUES = {"kubeflow": {"installCRDs": True}}
 #: A file of RBAC objects to use instead of the chart's (deploy/rbac_necessity.py removes one rule at a time).
 RBAC_FILE_VARIABLE = "ARGOML_INCLUSTER_RBAC_FILE"
 #: The namespace where users run their work; the control plane's is the release namespace (NAMESPACE).
@@ -44,11 +47,11 @@ ACCOUNTS = {
 
 
 def chart_rbac() -> list[Manifest]:
-    """The RBAC objects the chart renders with its defaults, or those of RBAC_FILE_VARIABLE's file."""
+    """The RBAC objects the chart renders with the leg's values, or those of RBAC_FILE_VARIABLE's file."""
     path = os.environ.get(RBAC_FILE_VARIABLE)
     if path:
         return documents(Path(path).read_text(encoding="utf-8"))
-    return of_kind(render_chart(), *RBAC_KINDS)
+    return of_kind(render_chart(LEG_VALUES), *RBAC_KINDS)
 
 
 def label_namespaces(simulator: Any) -> None:

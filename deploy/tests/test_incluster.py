@@ -223,6 +223,7 @@ def process_environment(sim: Simulator, static_root: Path, web_port: int) -> dic
             "TENSORBOARD_ARTIFACT_BUCKET": "ml-artifacts",
             "TENSORBOARD_ALLOWED_LOGDIRS": "s3://ml-artifacts/",
             "JOBS_RECONCILE_PARALLEL_CALLS": str(WIDE_WORKERS + 4),
+            "JOBS_KUBEFLOW_V1": "true",  # what the chart's ConfigMap says with kubeflow.installCRDs
         }
     )
     return env
@@ -324,17 +325,29 @@ JOBS = {
                           namespace=USER_NAMESPACE),
     "PyTorchJob": job_manifest("PyTorchJob", {"Master": 1, "Worker": 1}, name="ddp",
                                namespace=USER_NAMESPACE),
+    "XGBoostJob": job_manifest("XGBoostJob", {"Master": 1, "Worker": 1}, name="xgb",
+                               namespace=USER_NAMESPACE),
+    "JAXJob": job_manifest("JAXJob", {"Worker": 2}, name="jax", namespace=USER_NAMESPACE),
+    "PaddleJob": job_manifest("PaddleJob", {"Worker": 2}, name="paddle", namespace=USER_NAMESPACE),
+    # Its hostfile ConfigMap and SSH key Secret need grants of their own.
+    "MPIJob": job_manifest("MPIJob", {"Launcher": 1, "Worker": 2}, name="mpi", namespace=USER_NAMESPACE),
+}  # fmt: skip
+#: Kubeflow's group, through the same API and controllers (the chart's kubeflow.installCRDs).
+KUBEFLOW_JOBS = {
+    kind: {**job_manifest(kind, replicas, name=f"kf-{kind.lower()}", namespace=USER_NAMESPACE),
+           "apiVersion": "kubeflow.org/v1"}
+    for kind, replicas in [("TFJob", {"Worker": 2}), ("MPIJob", {"Launcher": 1, "Worker": 1})]
 }  # fmt: skip
 
 
 def test_jobs_of_each_kind_run_to_success_through_the_web_and_the_controllers(leg):
     wide = job_manifest("TFJob", {"Worker": WIDE_WORKERS}, name="wide", namespace=USER_NAMESPACE,
                         successPolicy="AllWorkers")  # fmt: skip
-    for manifest in [*JOBS.values(), wide]:
+    for manifest in [*JOBS.values(), *KUBEFLOW_JOBS.values(), wide]:
         response = leg.api("POST", "/api/jobs/", manifest)
         assert response.status_code == 202, response.text
-    for kind, manifest in [*JOBS.items(), ("TFJob", wide)]:
-        plural = f"{kind.lower()}s.argoml.io"
+    for kind, manifest in [*JOBS.items(), *KUBEFLOW_JOBS.items(), ("TFJob", wide)]:
+        plural = f"{kind.lower()}s.{manifest['apiVersion'].split('/')[0]}"
         name = manifest["metadata"]["name"]
         leg.wait(
             lambda p=plural, n=name: condition_true(leg.get(p, n), "Succeeded"), f"{kind} {name} to succeed"
