@@ -4,6 +4,7 @@ deploy/crds/trainer/, and served by a cluster as Trainer's CRDs serve them."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -15,6 +16,7 @@ from django.core.management import call_command
 from kube.client import get_client, reset_client
 from kube.crds import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINER_RESOURCES, TRAINING_RUNTIME
 from kube.crds import render as crd_render
+from kube.crds.definition import Scale
 from kube.crds.install import install, wait_established
 from kube.crds.schema import structural_problems
 from kube.errors import Invalid
@@ -49,6 +51,14 @@ def test_the_three_kinds_have_trainers_names_scopes_and_no_short_names_or_catego
 def test_every_schema_is_structural(resource):
     version = resource.manifest()["spec"]["versions"][0]
     assert structural_problems(version["schema"]["openAPIV3Schema"]) == []
+
+
+def test_a_declaration_with_an_unknown_scope_or_a_scale_without_status_is_refused():
+    with pytest.raises(ValueError, match="scope must be Namespaced or Cluster, not 'Global'"):
+        dataclasses.replace(TRAINING_RUNTIME, scope="Global")
+    scale = Scale(".spec.replicas", ".status.replicas")
+    with pytest.raises(ValueError, match="the scale subresource needs a status"):
+        dataclasses.replace(TRAINING_RUNTIME, scale=scale)
 
 
 def test_only_the_trainjob_has_a_status_subresource():
