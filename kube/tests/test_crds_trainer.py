@@ -253,3 +253,14 @@ def test_the_cluster_refuses_a_trainjob_without_a_runtime_name(cluster):
     with pytest.raises(Invalid) as error:
         client.create(TRAIN_JOB.resource_type, bad)
     assert any("spec.runtimeRef.name" in cause.get("field", "") for cause in error.value.causes)
+
+
+def test_the_crds_names_and_values_agree_with_trainers_constants():
+    from kube.crds import trainer as declared
+    from trainer import constants
+
+    assert declared.TRAINER_GROUP == constants.GROUP
+    assert f"{declared.TRAINER_GROUP}/{declared.TRAINER_VERSION}" == constants.API_VERSION
+    assert declared.MANAGED_BY_VALUES == constants.MANAGED_BY_VALUES
+    assert declared.DEFAULT_RUNTIME_KIND == constants.CLUSTER_TRAINING_RUNTIME
+    assert {r.kind for r in TRAINER_RESOURCES} == {constants.TRAIN_JOB_KIND, *constants.RUNTIME_KINDS}
