@@ -199,6 +199,10 @@ JOBS_GANG_SCHEDULER_NAME = env_str("JOBS_GANG_SCHEDULER_NAME")
 # Also serve TFJob, MXJob and PyTorchJob as Kubeflow does, kubeflow.org/v1 (docs/jobs.md#kubeflow-v1): the
 # kubeflow.org CRDs must be installed (`install_crds --kubeflow`, the chart's kubeflow.installCRDs).
 JOBS_KUBEFLOW_V1 = env_bool("JOBS_KUBEFLOW_V1", False)
+# Kubeflow Trainer v2's kinds (TrainJob, TrainingRuntime, ClusterTrainingRuntime, docs/trainer.md) are ours:
+# their CRDs are installed by us (`install_crds --trainer`, the chart's trainer.installCRDs), so our
+# webhooks validate them. Off beside Kubeflow Trainer's own controller and webhooks.
+TRAINER_ENABLED = env_bool("TRAINER_ENABLED", False)
 
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
 # Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.
