@@ -12,7 +12,7 @@ from hyperparam.space.errors import FieldError, SpecError
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
 from trainer import revisions, spec, usage
-from trainer.resources import RUNTIME_RESOURCES
+from trainer.resources import RUNTIMES
 from workflows import safeyaml
 
 #: A runtime's spec as typed in the admin: far above Trainer's own runtimes (~2 KB), far below harm.
@@ -77,7 +77,7 @@ def change_runtime_spec(runtime: RuntimeIdentity, text: str, username: str) -> d
     """
     new_spec = parse_spec(runtime, text)
     client = get_client()
-    rtype = RUNTIME_RESOURCES[runtime.kind]
+    rtype = RUNTIMES[runtime.kind]
     namespace = runtime.namespace or None
     try:
         current = client.get(rtype, runtime.name, namespace)
@@ -114,9 +114,7 @@ def delete_runtime(runtime: RuntimeIdentity) -> bool:
     if users:
         raise InUse(users)
     try:
-        get_client().delete(
-            RUNTIME_RESOURCES[runtime.kind], runtime.name, runtime.namespace or None, uid=runtime.uid
-        )
+        get_client().delete(RUNTIMES[runtime.kind], runtime.name, runtime.namespace or None, uid=runtime.uid)
     except (NotFound, Conflict):
         return False
     return True

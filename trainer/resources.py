@@ -8,4 +8,4 @@ from kube import crds
 TRAIN_JOB = crds.TRAIN_JOB.resource_type
 TRAINING_RUNTIME = crds.TRAINING_RUNTIME.resource_type
 CLUSTER_TRAINING_RUNTIME = crds.CLUSTER_TRAINING_RUNTIME.resource_type
-RUNTIME_RESOURCES = {rtype.kind: rtype for rtype in (TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)}
+RUNTIMES = {rtype.kind: rtype for rtype in (TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)}

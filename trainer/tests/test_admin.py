@@ -20,7 +20,7 @@ from trainer import constants as c
 from trainer import revisions
 from trainer.mirror import mirror_runtime
 from trainer.models import RuntimeRevision, TrainingRuntime
-from trainer.resources import CLUSTER_TRAINING_RUNTIME, RUNTIME_RESOURCES, TRAIN_JOB, TRAINING_RUNTIME
+from trainer.resources import CLUSTER_TRAINING_RUNTIME, RUNTIMES, TRAIN_JOB, TRAINING_RUNTIME
 from trainer.tests.cluster import job_using, torch_distributed, trainer_cluster
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +36,7 @@ def sim() -> Iterator[Simulator]:
 
 def mirrored(kind: str, name: str, namespace: str = "") -> TrainingRuntime:
     """What the controller's mirror does with the runtime's next watch event."""
-    obj = get_client().get(RUNTIME_RESOURCES[kind], name, namespace or None)
+    obj = get_client().get(RUNTIMES[kind], name, namespace or None)
     mirror_runtime("MODIFIED", obj)
     return TrainingRuntime.objects.get(uid=obj["metadata"]["uid"])
 

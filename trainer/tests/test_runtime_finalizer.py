@@ -4,6 +4,7 @@ last TrainJob goes; TrainJob events reconcile the runtime they name."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Iterator
@@ -14,13 +15,14 @@ import pytest
 
 from kube import runtime as kube_runtime
 from kube.client import get_client
-from kube.controllers import registry
+from kube.controllers import ControllerRegistry
 from kube.errors import NotFound
 from kube.queue import ObjectKey
 from kube.runtime import ControllerRuntime
 from kubesim.simulator import Simulator
 from trainer import constants as c
 from trainer import reconcile
+from trainer.controllers import runtime_controllers
 from trainer.inuse import RESOURCE_IN_USE_FINALIZER
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
 from trainer.tests.cluster import job_using, torch_distributed, trainer_cluster
@@ -162,7 +164,7 @@ def wait_until(condition: Any, what: str, timeout: float = 5.0) -> None:
 
 def trainer_runtime_controllers() -> list:
     """The runtime controllers as registered, without their mirror (these tests have no database)."""
-    return [replace(ctl, mirror=None) for ctl in registry.controllers() if ctl.kind in c.RUNTIME_KINDS]
+    return [replace(ctl, mirror=None) for ctl in runtime_controllers()]
 
 
 def test_trainjob_events_reconcile_the_runtime_they_reference(sim):
@@ -210,3 +212,23 @@ def test_the_leaders_reconcile_reads_the_trainjobs_of_a_runtime_from_its_cache(s
     finally:
         leading.stop()
         leading.join(5)
+
+
+def test_the_runtime_controllers_are_registered_only_with_trainer_controller_on(monkeypatch, settings):
+    from trainer import controllers as trainer_controllers
+
+    def registered(on: bool) -> list[str]:
+        fresh = ControllerRegistry()
+        fresh._discovered = True
+        monkeypatch.setattr("kube.controllers.register", fresh.register)
+        settings.TRAINER_CONTROLLER = on
+        importlib.reload(trainer_controllers)
+        return [ctl.kind for ctl in fresh.controllers()]
+
+    try:
+        assert registered(False) == []
+        assert registered(True) == [c.CLUSTER_TRAINING_RUNTIME, c.TRAINING_RUNTIME]
+    finally:  # the module as the process imported it: nothing registered in the real registry
+        settings.TRAINER_CONTROLLER = False
+        monkeypatch.undo()
+        importlib.reload(trainer_controllers)

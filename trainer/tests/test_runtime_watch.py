@@ -13,10 +13,9 @@ import yaml
 from django.db import connection
 
 from kube.client import get_client
-from kube.controllers import registry
 from kube.queue import registry as reconcilers
 from kube.runtime import ControllerRuntime
-from trainer import constants as c
+from trainer.controllers import runtime_controllers
 from trainer.mirror import RuntimeMirror
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB
@@ -42,11 +41,7 @@ def reconcile_now(kind: str, namespace: str, name: str) -> None:
 @pytest.fixture
 def operator() -> Iterator[ControllerRuntime]:
     with trainer_cluster("team-a"):
-        controllers = [
-            replace(ctl, mirror=mirror_and_close)
-            for ctl in registry.controllers()
-            if ctl.kind in c.RUNTIME_KINDS
-        ]
+        controllers = [replace(ctl, mirror=mirror_and_close) for ctl in runtime_controllers()]
         running = ControllerRuntime(get_client(), controllers, enqueue=reconcile_now)
         running.start()
         try:
