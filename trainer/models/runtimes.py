@@ -61,22 +61,29 @@ class TrainingRuntime(MirroredResource):
 
 class RuntimeRevisionQuerySet(models.QuerySet["RuntimeRevision"]):
     def ran_by(self, train_job: dict[str, Any]) -> RuntimeRevision | None:
-        """The revision a TrainJob ran: its runtimeRef names the runtime, the controller's annotation
-        `argoml.io/runtime-generation` the generation it started from. A name reused by a newer runtime
-        does not count: the runtime must have existed when the job was created. None when unknown."""
+        """The revision a TrainJob (a raw object) ran: its runtimeRef names the runtime, the controller's
+        annotation `argoml.io/runtime-generation` the generation it started from. None when unknown."""
         reference = inuse.runtime_reference(train_job)
-        metadata = train_job.get("metadata") or {}
         generation = revisions.started_generation(train_job)
         if reference is None or generation is None:
             return None
+        metadata = train_job.get("metadata") or {}
         kind, name = reference
-        namespace = (metadata.get("namespace") or "") if kind == c.TRAINING_RUNTIME else ""
+        created = parse_time(metadata.get("creationTimestamp"))
+        return self.revision_of(kind, metadata.get("namespace") or "", name, generation, created)
+
+    def revision_of(
+        self, kind: str, job_namespace: str, name: str, generation: int, job_created: datetime | None = None
+    ) -> RuntimeRevision | None:
+        """The revision `generation` of the runtime a job of `job_namespace` references as (kind, name)
+        (a TrainingRuntime is the job's namespace's). A name reused by a runtime created after the job
+        does not count; without the job's creation time the newest runtime of that name answers."""
+        namespace = job_namespace if kind == c.TRAINING_RUNTIME else ""
         found = self.filter(
             runtime__kind=kind, runtime__namespace=namespace, runtime__name=name, generation=generation
         )
-        created: datetime | None = parse_time(metadata.get("creationTimestamp"))
-        if created is not None:
-            found = found.filter(runtime__created_at__lte=created)
+        if job_created is not None:
+            found = found.filter(runtime__created_at__lte=job_created)
         return found.order_by("-runtime__created_at", "-runtime_id").first()
 
 

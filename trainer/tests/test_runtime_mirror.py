@@ -208,3 +208,18 @@ def test_a_job_whose_runtime_ref_names_nothing_of_ours_ran_no_revision():
     job = job_started_at(1, runtime_name="torch-distributed")
     job["spec"]["runtimeRef"]["apiGroup"] = "example.com"
     assert RuntimeRevision.objects.ran_by(copy.deepcopy(job)) is None
+
+
+def test_a_trainjob_row_finds_its_revision_by_its_columns():
+    mirror_runtime("ADDED", runtime_object(1, 1, kind=c.TRAINING_RUNTIME, namespace="team-a", uid="ns"))
+    mirror_runtime("MODIFIED", runtime_object(2, 5, kind=c.TRAINING_RUNTIME, namespace="team-a", uid="ns"))
+
+    ran = RuntimeRevision.objects.revision_of(c.TRAINING_RUNTIME, "team-a", "torch-distributed", 2)
+
+    assert ran is not None
+    assert ran.spec["mlPolicy"]["numNodes"] == 5
+    assert RuntimeRevision.objects.revision_of(c.TRAINING_RUNTIME, "team-b", "torch-distributed", 2) is None
+    assert (
+        RuntimeRevision.objects.revision_of(c.CLUSTER_TRAINING_RUNTIME, "team-a", "torch-distributed", 2)
+        is None
+    )
