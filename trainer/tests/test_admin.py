@@ -225,6 +225,16 @@ def test_an_editor_of_the_namespace_changes_its_runtime_and_a_viewer_cannot(sim)
     assert RuntimeRevision.objects.get(runtime=runtime, generation=2).changed_by == "editor-a"
 
 
+def test_a_namespace_editor_without_the_change_permission_cannot_change_its_runtime(sim):
+    runtime = team_runtime("team-a", "a-torch")
+    reader = staff("editor-without-perms", ("team-a", Role.EDITOR), perms=("view",))
+
+    assert "Edit spec" not in reader.get(f"{CHANGELIST}{runtime.pk}/change/").content.decode()
+    assert edit(reader, runtime, more_nodes(runtime, 2)).status_code == 403
+    assert reader.post(f"{CHANGELIST}{runtime.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert get_client().get(TRAINING_RUNTIME, "a-torch", "team-a")["metadata"]["generation"] == 1
+
+
 def test_only_superusers_change_cluster_runtimes(sim):
     runtime = cluster_runtime()
     editor = staff("editor-a", ("team-a", Role.EDITOR))
