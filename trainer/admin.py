@@ -47,14 +47,15 @@ def may_change(request: HttpRequest, runtime: TrainingRuntime) -> bool:
 
 
 def diff_html(diff: str) -> SafeString:
-    """A unified diff as a <pre> whose added and removed lines are coloured."""
+    """A unified diff as a <pre> whose added and removed lines are coloured by classes (the CSP allows no
+    inline style)."""
     if not diff:
         return format_html("<em>{}</em>", "no change to the spec (or the first revision seen)")
-    styles = {"+": "color:#1a7f37", "-": "color:#cf222e", "@": "color:#8250df"}
+    classes = {"+": "diff-add", "-": "diff-del", "@": "diff-hunk"}  # trainer/static/trainer/admin.css
     lines = format_html_join(
-        "\n", '<span style="{}">{}</span>', ((styles.get(line[:1], ""), line) for line in diff.splitlines())
+        "\n", '<span class="{}">{}</span>', ((classes.get(line[:1], ""), line) for line in diff.splitlines())
     )
-    return format_html('<pre style="white-space:pre-wrap;margin:0">{}</pre>', lines)
+    return format_html('<pre class="runtime-diff">{}</pre>', lines)
 
 
 class RevisionInline(ReadOnlyInline):
@@ -94,6 +95,9 @@ class TrainingRuntimeAdmin(MirrorAdmin):
         ("As the cluster holds it", {"fields": ("spec_yaml", "labels", "resource_version")}),
     )
     change_form_template = "admin/trainer/trainingruntime/change_form.html"
+
+    class Media:
+        css = {"all": ("trainer/admin.css",)}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)

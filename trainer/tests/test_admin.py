@@ -117,8 +117,10 @@ def test_a_runtimes_page_shows_its_revisions_with_coloured_diffs_and_the_trainjo
 
     page = admin_client.get(f"{CHANGELIST}{runtime.pk}/change/").content.decode()
 
-    assert '<span style="color:#cf222e">-  numNodes: 1</span>' in page
-    assert '<span style="color:#1a7f37">+  numNodes: 3</span>' in page
+    assert '<span class="diff-del">-  numNodes: 1</span>' in page
+    assert '<span class="diff-add">+  numNodes: 3</span>' in page
+    assert "trainer/admin.css" in page
+    assert "style=" not in page.split("<body")[1]  # the CSP allows no inline style
     assert "first revision seen" in page
     assert "team-b/mnist" in page
     assert "Edit spec" in page
@@ -152,6 +154,7 @@ def test_a_spec_that_trainer_would_refuse_is_answered_with_its_field_paths(sim, 
     assert response.status_code == 200
     errors = response.context["form"].errors["spec"]
     assert "spec.mlPolicy.numNodes: must be at least 1, not 0" in errors
+    assert "style=" not in response.content.decode().split("<body")[1]  # the CSP allows no inline style
     assert get_client().get(CLUSTER_TRAINING_RUNTIME, "torch-distributed")["metadata"]["generation"] == 1
 
 
