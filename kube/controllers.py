@@ -40,14 +40,17 @@ class Owns:
 
     `label_selector` narrows the child informer, so a process caches only the children that matter and
     never every pod of the cluster. `owner_label`, when set, names the label that holds the owner's name
-    (same namespace) instead of following the controller ownerReference. `mirror`, when set, is called
-    with every event of a child that leads back to this controller (e.g. pods into replica rows).
+    (same namespace) instead of following the controller ownerReference; `owner_name`, a function of the
+    child returning its owner's name or None, is for references that live in the spec (a TrainJob's
+    `spec.runtimeRef` names the runtime it uses). `mirror`, when set, is called with every event of a
+    child that leads back to this controller (e.g. pods into replica rows).
     """
 
     rtype: ResourceType
     label_selector: str | None = None
     owner_label: str | None = None
     mirror: MirrorFunc | None = None
+    owner_name: Callable[[dict[str, Any]], str | None] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.rtype, ResourceType):
@@ -56,6 +59,8 @@ class Owns:
             raise TypeError(f"mirror: the mirror of {self.rtype.kind} children must be callable.")
         if self.owner_label is not None and not self.owner_label:
             raise ValueError("owner_label: must be a label name or None, not an empty string.")
+        if self.owner_name is not None and (self.owner_label is not None or not callable(self.owner_name)):
+            raise ValueError("owner_name: must be a function of the child, and not given with owner_label.")
 
 
 @dataclass(frozen=True)
@@ -107,9 +112,16 @@ class Controller:
         """The keys of the owners a child event reconciles (none when the child is not ours)."""
         metadata = obj.get("metadata") or {}
         namespace = (metadata.get("namespace") or "") if self.rtype.namespaced else ""
-        if child.owner_label is not None:
-            owner = (metadata.get("labels") or {}).get(child.owner_label)
-            return [ObjectKey(self.kind, namespace, owner)] if owner and "/" not in owner else []
+        if child.owner_label is not None or child.owner_name is not None:
+            if child.owner_name is not None:
+                owner = child.owner_name(obj)
+            else:
+                owner = (metadata.get("labels") or {}).get(child.owner_label or "")
+            return (
+                [ObjectKey(self.kind, namespace, owner)]
+                if isinstance(owner, str) and owner and "/" not in owner
+                else []
+            )
         return [
             ObjectKey(self.kind, namespace, reference["name"])
             for reference in metadata.get("ownerReferences") or ()

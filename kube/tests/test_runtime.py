@@ -88,6 +88,32 @@ def test_an_owner_label_maps_a_child_to_its_owner_without_owner_references():
     assert controller.owner_keys(pods, child("stray")) == []
 
 
+def configmap_owner(obj: dict) -> str | None:
+    return (obj.get("data") or {}).get("owner")
+
+
+def test_an_owner_name_function_maps_a_child_by_a_reference_in_its_content():
+    maps = Owns(CONFIGMAP, owner_name=configmap_owner)
+    controller = Controller(DEPLOYMENT, owns=(maps,))
+    referring = {**child("settings"), "data": {"owner": "web"}}
+    assert controller.owner_keys(maps, referring) == [ObjectKey("Deployment", "ns", "web")]
+    assert controller.owner_keys(maps, child("stray")) == []
+    assert controller.owner_keys(maps, {**child("odd"), "data": {"owner": "a/b"}}) == []
+
+
+def test_a_cluster_scoped_owner_named_by_function_gets_a_key_without_namespace():
+    maps = Owns(CONFIGMAP, owner_name=configmap_owner)
+    controller = Controller(NAMESPACE, owns=(maps,))
+    assert controller.owner_keys(maps, {**child("cm"), "data": {"owner": "team-a"}}) == [
+        ObjectKey("Namespace", "", "team-a")
+    ]
+
+
+def test_owner_name_and_owner_label_exclude_each_other():
+    with pytest.raises(ValueError, match="owner_name"):
+        Owns(CONFIGMAP, owner_label="a", owner_name=configmap_owner)
+
+
 def test_a_cluster_scoped_owner_gets_a_key_without_namespace():
     controller = Controller(NAMESPACE, owns=(Owns(CONFIGMAP),))
     assert controller.owner_keys(Owns(CONFIGMAP), child("cm", owner_reference("Namespace", "team-a"))) == [

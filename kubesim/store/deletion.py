@@ -176,6 +176,10 @@ class DeletionMixin(StoreBase):
         elif not finalizers and not is_namespace:
             return self._remove(resource, obj)
         marked = clone(obj)
+        if not metadata.get("deletionTimestamp") and (metadata.get("generation") or 0) > 0:
+            # As the apiserver's markAsDeleting: the first mark of a kind without graceful deletion is a
+            # new generation, so controllers that compare generations see the deletion start.
+            marked["metadata"]["generation"] = metadata["generation"] + 1
         marked["metadata"].setdefault("deletionTimestamp", self.clock.timestamp())
         marked["metadata"].setdefault("deletionGracePeriodSeconds", 0)
         marked["metadata"]["finalizers"] = finalizers

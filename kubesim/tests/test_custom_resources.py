@@ -117,6 +117,22 @@ def test_spec_changes_bump_generation_but_status_changes_do_not(custom, widgets:
     assert spec["metadata"]["generation"] == 2
 
 
+def test_a_deletion_held_by_a_finalizer_bumps_generation_once(custom, widgets: str, namespace: str) -> None:
+    """As the apiserver's markAsDeleting: the first deletionTimestamp of a kind without graceful deletion
+    is a new generation; deleting again while held is not."""
+    create(
+        custom, namespace, {**widget("held"), "metadata": {"name": "held", "finalizers": ["example.com/x"]}}
+    )
+    custom.delete_namespaced_custom_object(WIDGET_GROUP, "v1", namespace, "widgets", "held")
+    custom.delete_namespaced_custom_object(WIDGET_GROUP, "v1", namespace, "widgets", "held")
+    held = custom.get_namespaced_custom_object(WIDGET_GROUP, "v1", namespace, "widgets", "held")
+    assert held["metadata"]["deletionTimestamp"]
+    assert held["metadata"]["generation"] == 2
+    custom.patch_namespaced_custom_object(
+        WIDGET_GROUP, "v1", namespace, "widgets", "held", {"metadata": {"finalizers": None}}
+    )
+
+
 def test_cluster_scoped_crds_and_deleting_a_crd_stops_serving_it(cluster, http) -> None:
     extensions = client.ApiextensionsV1Api(cluster.api)
     extensions.create_custom_resource_definition(widget_crd(scope="Cluster", plural="gadgets", kind="Gadget"))

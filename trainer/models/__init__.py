@@ -1,1 +1,5 @@
 """The trainer app's models, one module per concern; Django finds them through this package."""
+
+from trainer.models.runtimes import RuntimeRevision, TrainingRuntime
+
+__all__ = ["RuntimeRevision", "TrainingRuntime"]

@@ -1,0 +1,120 @@
+"""The write paths of runtimes from the admin: change a runtime's spec, delete a runtime. Both go to the
+cluster and never touch the database: the mirror records the change as the next revision (attributed
+through the annotations the edit sets) or marks the row deleted when the watch event arrives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hyperparam.space.errors import FieldError, SpecError
+from kube.client import get_client
+from kube.errors import Conflict, NotFound
+from trainer import revisions, spec, usage
+from trainer.resources import RUNTIMES
+from workflows import safeyaml
+
+#: A runtime's spec as typed in the admin: far above Trainer's own runtimes (~2 KB), far below harm.
+SPEC_LIMITS = safeyaml.Limits(max_bytes=256 * 1024, max_nodes=20_000, max_depth=40)
+
+
+@dataclass(frozen=True)
+class RuntimeIdentity:
+    """The runtime an admin page shows, at the version it showed: kind, namespace ("" for a cluster
+    runtime), name, uid and resourceVersion (the precondition of every write)."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+
+
+class RuntimeRejected(ValueError):
+    """The spec cannot be written; `errors` name each field (`spec.mlPolicy.numNodes`, …)."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(map(str, errors)))
+        self.errors = errors
+
+
+class ChangedMeanwhile(Exception):
+    """The runtime in the cluster is not the version the page showed (changed, deleted or recreated)."""
+
+
+class InUse(Exception):
+    """The runtime is referenced by TrainJobs; `jobs` names them (`namespace/name`)."""
+
+    def __init__(self, jobs: list[str]) -> None:
+        super().__init__(f"used by {len(jobs)} TrainJobs: {', '.join(jobs)}")
+        self.jobs = jobs
+
+
+def parse_spec(runtime: RuntimeIdentity, text: str) -> dict[str, Any]:
+    """The spec typed as YAML, checked as Trainer's webhook would check the runtime; RuntimeRejected
+    names the field of every problem, all at once."""
+    try:
+        document = safeyaml.load(text, SPEC_LIMITS)
+    except safeyaml.YamlRefused as error:
+        raise RuntimeRejected([FieldError("spec", str(error))]) from None
+    if not isinstance(document, dict):
+        raise RuntimeRejected([FieldError("spec", "must be a mapping (mlPolicy, template, …)")])
+    metadata = {"name": runtime.name, **({"namespace": runtime.namespace} if runtime.namespace else {})}
+    try:
+        spec.parse_runtime({"kind": runtime.kind, "metadata": metadata, "spec": document})
+    except SpecError as error:
+        raise RuntimeRejected(list(error.errors)) from None
+    return document
+
+
+def change_runtime_spec(runtime: RuntimeIdentity, text: str, username: str) -> dict[str, Any] | None:
+    """Replace the runtime's spec in the cluster with `text` (YAML), signed by `username`; returns the
+    object as stored, or None when the spec is the same (nothing written, no revision).
+
+    The write is a PUT carrying the resourceVersion the page showed: a runtime changed since answers
+    409, raised as ChangedMeanwhile, as is one deleted or recreated under the same name.
+    """
+    new_spec = parse_spec(runtime, text)
+    client = get_client()
+    rtype = RUNTIMES[runtime.kind]
+    namespace = runtime.namespace or None
+    try:
+        current = client.get(rtype, runtime.name, namespace)
+    except NotFound:
+        raise ChangedMeanwhile("it was deleted from the cluster") from None
+    metadata = current.get("metadata") or {}
+    if metadata.get("uid") != runtime.uid or metadata.get("resourceVersion") != runtime.resource_version:
+        raise ChangedMeanwhile("it changed in the cluster since this page was loaded")
+    if current.get("spec") == new_spec:
+        return None
+    generation = metadata.get("generation")
+    generation = generation if isinstance(generation, int) else 0
+    annotations = {**(metadata.get("annotations") or {}), **revisions.attribution(username, generation)}
+    body = {**current, "metadata": {**metadata, "annotations": annotations}, "spec": new_spec}
+    try:
+        return client.replace(rtype, body)
+    except (Conflict, NotFound):
+        raise ChangedMeanwhile("it changed in the cluster since this page was loaded") from None
+
+
+def jobs_using(runtime: RuntimeIdentity) -> list[str]:
+    """`namespace/name` of every TrainJob referencing the runtime now, as the cluster says."""
+    found = usage.jobs_using(get_client(), runtime.kind, runtime.namespace, runtime.name)
+    return sorted(
+        f"{(job.get('metadata') or {}).get('namespace')}/{job['metadata']['name']}" for job in found
+    )
+
+
+def delete_runtime(runtime: RuntimeIdentity) -> bool:
+    """Delete the runtime from the cluster unless a TrainJob uses it (InUse names them: the finalizer
+    would keep it Terminating until they are gone). The uid is a precondition, so a newer runtime of
+    the same name is never deleted. False when it was already gone."""
+    users = jobs_using(runtime)
+    if users:
+        raise InUse(users)
+    try:
+        get_client().delete(RUNTIMES[runtime.kind], runtime.name, runtime.namespace or None, uid=runtime.uid)
+    except (NotFound, Conflict):
+        return False
+    return True
