@@ -9,6 +9,7 @@ from typing import Any
 
 from kube.client import get_client
 from kube.resources import POD
+from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from trainer import constants as c
 from trainer import statusserver
@@ -79,8 +80,12 @@ TRAIN_JOB_CRD = {
 
 
 def prepare(sim: Simulator) -> str:
-    """The CRD, and a namespace of this test's own with the pods' ServiceAccount; the namespace's name."""
-    sim.store.create(TRAIN_JOB_CRD)
+    """The CRD (once), and a namespace of this test's own with the pods' ServiceAccount; its name."""
+    try:
+        sim.store.create(TRAIN_JOB_CRD)
+    except ApiError as error:
+        if error.code != 409:
+            raise
     return namespace(sim)
 
 
