@@ -109,7 +109,7 @@ RECONCILE = "reconcile"  # tasks of the `reconcile` queue
 TASKS = "tasks"  # tasks of the `default` queue: GC, resync, culling
 WATCH = "watch"  # the leader-elected informers of the controller worker
 WEBHOOK_CERTS = "webhook-certs"  # manage.py webhook_certs, run by the chart's Jobs
-WEBHOOKS = "webhooks"  # admission reviews that read the cluster: the scale check
+WEBHOOKS = "webhooks"  # the webhook listener's cluster calls: the scale check, TrainJob progress reports
 NOT_DEPLOYED = "not-deployed"  # development commands: the chart installs the CRDs itself
 
 #: `module:function` patterns (fnmatch, first match wins) → the areas whose processes run that code. A
@@ -131,6 +131,7 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("kube.leader:*", frozenset({WATCH})),
     ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
     ("webhooks.scaling:*", frozenset({WEBHOOKS})),
+    ("trainer.reporting:*", frozenset({WEBHOOKS})),  # pods' progress reports (KEP-2779)
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
     ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
 ]
@@ -138,7 +139,8 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
 #: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.
 PROCESS_AREAS: dict[str, frozenset[str]] = {
     "web": frozenset({WEB}),
-    # Admission reviews: only the scale check reads the cluster (the injection rules are in the database).
+    # Admission reviews: only the scale check reads the cluster (the injection rules are in the database);
+    # TrainJob progress reports: TokenReview, the reporting pod, the TrainJob's status.
     "webhooks": frozenset({WEBHOOKS}),
     "controller": frozenset({WATCH, RECONCILE}),  # queue `reconcile` + the informers
     "worker": frozenset({RECONCILE, TASKS}),  # queues `reconcile` and `default`
