@@ -274,3 +274,12 @@ def test_unknown_paths_on_the_listener_are_404(cluster):
         .status_code
         == 404
     )
+
+
+@pytest.mark.urls("argoml_site.urls")
+def test_the_web_server_does_not_serve_the_endpoint(db):
+    """Only the listener does: the Ingress exposes the web server."""
+    assert (
+        Client().post(statusserver.status_path("ml", "tj"), "{}", content_type="application/json").status_code
+        == 404
+    )
