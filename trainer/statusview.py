@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -78,8 +79,8 @@ def train_job_status(request: HttpRequest, namespace: str, name: str) -> JsonRes
         reporting.record(reporter, report)
     except reporting.Refused as refusal:
         return refused(refusal)
-    except kube_errors.ApiError:
-        logger.exception("TrainJob progress of %s/%s: the API server failed", namespace, name)
+    except (kube_errors.ApiError, DatabaseError):
+        logger.exception("TrainJob progress of %s/%s: the API server or the database failed", namespace, name)
         return status(500, "InternalError", "Internal error")
     return JsonResponse({"trainerStatus": report.as_status()})
 

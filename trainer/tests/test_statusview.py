@@ -50,8 +50,8 @@ def cluster(kubesim_factory, settings) -> Iterator[Simulator]:
 @pytest.fixture
 def namespace(cluster) -> Iterator[str]:
     name = progress.prepare(cluster)
+    store = redis.Redis.from_url(django_settings.REDIS_URL)  # before a test points REDIS_URL elsewhere
     yield name
-    store = redis.Redis.from_url(django_settings.REDIS_URL)
     for key in store.scan_iter(f"{reporting.LIMIT_KEY_PREFIX}:{name}:*"):
         store.delete(key)
 
@@ -232,6 +232,13 @@ class TestBounds:
         sibling = progress.job_token(namespace, "tj", second["metadata"]["name"])
         assert post(namespace, "tj", REPORT, sibling).status_code == 200
         assert TrainerStatusUpdate.objects.filter(namespace=namespace).count() == 3
+
+    def test_redis_down_lets_reports_through(self, namespace, settings):
+        """The window is a courtesy to the API server, whose own limits still hold: no Redis, no window."""
+        settings.REDIS_URL = "redis://127.0.0.1:1/0"
+        _, [pod] = progress.train_job(namespace, "tj")
+        token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
+        assert post(namespace, "tj", REPORT, token).status_code == 200
 
     def test_a_body_past_the_limit_is_413_before_anything_else(self, namespace, settings):
         settings.TRAINER_STATUS_MAX_BODY_BYTES = 1024
