@@ -225,6 +225,28 @@ WEBHOOK_MAX_BODY_BYTES = env_int("WEBHOOK_MAX_BODY_BYTES", 3 * 1024 * 1024, mini
 WEBHOOK_REVIEW_BUDGET_SECONDS = env_float("WEBHOOK_REVIEW_BUDGET_SECONDS", 3.0, minimum=0.01)
 # --- end of admission webhooks ---------------------------------------------------------------------
 
+# --- TrainJob progress (trainer app, KEP-2779, docs/trainer.md) --------------------------------------
+# The webhook listener's base URL as pods reach it (https://<service>.<namespace>.svc:<port>). Set, every
+# TrainJob's trainer containers get KUBEFLOW_TRAINER_SERVER_URL/_CA_CERT/_TOKEN; empty, nothing is injected.
+TRAINER_STATUS_SERVER_URL = env_str("TRAINER_STATUS_SERVER_URL", "")
+# The PEM of the CA that signed the listener's certificate (the webhook Secret's ca.crt, mounted): read at
+# each reconcile, so a rotated CA reaches new pods; required with the URL.
+TRAINER_STATUS_CA_CERT_PATH = env_str("TRAINER_STATUS_CA_CERT_PATH", "")
+if TRAINER_STATUS_SERVER_URL and not TRAINER_STATUS_SERVER_URL.startswith("https://"):
+    raise ImproperlyConfigured(
+        f"TRAINER_STATUS_SERVER_URL={TRAINER_STATUS_SERVER_URL!r} must start with https://."
+    )
+if TRAINER_STATUS_SERVER_URL and not TRAINER_STATUS_CA_CERT_PATH:
+    raise ImproperlyConfigured(
+        "TRAINER_STATUS_SERVER_URL needs TRAINER_STATUS_CA_CERT_PATH (the CA pods trust)."
+    )
+# A report larger than this is refused with 413 unread (Trainer's server: 64 KiB).
+TRAINER_STATUS_MAX_BODY_BYTES = env_int("TRAINER_STATUS_MAX_BODY_BYTES", 64 * 1024, minimum=1024)
+# Per pod: at most this many reports per window, then 429 with Retry-After (Kubeflow's SDK sends one per 5 s).
+TRAINER_STATUS_REPORTS_PER_WINDOW = env_int("TRAINER_STATUS_REPORTS_PER_WINDOW", 5, minimum=1)
+TRAINER_STATUS_WINDOW_SECONDS = env_int("TRAINER_STATUS_WINDOW_SECONDS", 10, minimum=1)
+# --- end of TrainJob progress ----------------------------------------------------------------------
+
 # --- TensorBoard (tensorboard app, docs/tensorboard.md) ---------------------------------------------
 TENSORBOARD_IMAGE = env_str("TENSORBOARD_IMAGE", "tensorflow/tensorflow:2.16.1")
 # Our image, for the pod's artifact fetcher (init container and sync sidecar); the chart sets its own.

@@ -89,6 +89,7 @@ MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
     "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False
 )
 WORKFLOW = ResourceType("argoproj.io/v1alpha1", "Workflow", "workflows")
+TOKEN_REVIEW = ResourceType("authentication.k8s.io/v1", "TokenReview", "tokenreviews", namespaced=False)
 
 
 def controller_reference(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:

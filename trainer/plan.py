@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainer import constants as c
-from trainer import resolution, spec
+from trainer import resolution, spec, statusserver
 from workflows.pipeline import quantity
 
 RawDict = dict[str, Any]
@@ -48,9 +48,10 @@ class Plan:
         return next(pod for pod in self.pods if pod["metadata"]["name"] == name)
 
 
-def plan(resolved: resolution.ResolvedSpec) -> Plan:
+def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusServer | None = None) -> Plan:
     """Everything a TrainJob needs, in step order. A suspended TrainJob keeps its Service and ConfigMaps
-    but has no pods, as JobSet suspends its Jobs."""
+    but has no pods, as JobSet suspends its Jobs. With a `status_server`, the trainer step's containers
+    can push their progress to it (KEP-2779; Trainer's TrainJobStatus plugin)."""
     templates = {rjob.name: copy.deepcopy(rjob.pod_template) for rjob in resolved.replicated_jobs}
     config_maps: list[RawDict] = []
     ssh_secret = None
@@ -64,6 +65,13 @@ def plan(resolved: resolution.ResolvedSpec) -> Plan:
     elif policy.framework == "mpi":
         ssh_secret = resolved.name + c.MPI_SSH_AUTH_SECRET_SUFFIX
         config_maps.append(_enforce_mpi(resolved, templates, ssh_secret))
+    if status_server is not None:
+        _enforce_status_server(resolved, templates, status_server)
+        config_maps.append(
+            statusserver.ca_config_map(
+                status_server, resolved.job.namespace, resolved.name, owner_reference(resolved.job)
+            )
+        )
     steps = []
     pods: list[RawDict] = []
     for rjob in step_order(resolved):
@@ -82,6 +90,15 @@ def plan(resolved: resolution.ResolvedSpec) -> Plan:
         ssh_auth_secret_name=ssh_secret,
         gang_size=len(pods) if resolved.runtime.pod_group_policy else None,
     )
+
+
+def _enforce_status_server(
+    resolved: resolution.ResolvedSpec, templates: dict[str, RawDict], server: statusserver.StatusServer
+) -> None:
+    trainer_templates = [
+        templates[rjob.name] for rjob in resolved.replicated_jobs if rjob.ancestor == c.ANCESTOR_TRAINER
+    ]
+    statusserver.inject(trainer_templates, server, resolved.job.namespace, resolved.name)
 
 
 # --- Steps ----------------------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ TABLE: dict[str, Rule] = {
     "pipeline-submit": Rule(Kind.SUBMIT),
     "webhooks-validate": Rule(Kind.NOT_ON_WEB),
     "webhooks-mutate": Rule(Kind.NOT_ON_WEB),
+    "trainer-trainjob-status": Rule(Kind.NOT_ON_WEB),
     "dashboard:overview": Rule(Kind.OVERVIEW),
     "dashboard:login": Rule(Kind.LOGIN),
     "dashboard:logout": Rule(Kind.SIGN_OUT),

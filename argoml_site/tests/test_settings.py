@@ -57,6 +57,14 @@ def start_django(*argv: str, **overrides: str) -> subprocess.CompletedProcess[st
         ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE='/nonexistent/secret' cannot be read"),
         ({"SECRET_KEY": "k", "SECURE_PROXY_SSL_HEADER": "X Fwd"}, "SECURE_PROXY_SSL_HEADER='X Fwd' must be"),
         ({"SECRET_KEY": "k", "SECURE_HSTS_SECONDS": "-1"}, "SECURE_HSTS_SECONDS=-1 is below its minimum"),
+        (
+            {"SECRET_KEY": "k", "TRAINER_STATUS_SERVER_URL": "http://argoml-webhooks.argoml.svc"},
+            "TRAINER_STATUS_SERVER_URL='http://argoml-webhooks.argoml.svc' must start with https://",
+        ),
+        (
+            {"SECRET_KEY": "k", "TRAINER_STATUS_SERVER_URL": "https://argoml-webhooks.argoml.svc"},
+            "TRAINER_STATUS_SERVER_URL needs TRAINER_STATUS_CA_CERT_PATH",
+        ),
     ],
 )
 def test_bad_configuration_fails_at_start_up_naming_the_variable(overrides, message):

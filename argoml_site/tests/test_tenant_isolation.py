@@ -23,10 +23,15 @@ from django.test import Client
 from django.urls import URLPattern, path
 from rest_framework.authtoken.models import Token
 
+import kube.client
 from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
 from garbage.models import GCRun
 from hyperparam.models import Trial
+from kube.resources import POD
+from trainer import reporting
+from trainer import statusserver as trainer_statusserver
+from trainer.tests import progress
 from webhooks.models import InjectionRule
 
 from . import endpoints
@@ -384,16 +389,75 @@ def test_webhooks_are_not_served_by_the_web_process():
     assert served == []
 
 
-def test_the_webhook_listener_serves_admission_reviews_and_probes_only():
+def test_the_webhook_listener_serves_admission_reviews_progress_and_probes_only():
     """Its own URLconf, walked like the web server's: a new endpoint there fails this test until it is
-    classified (the listener is reached by the API server only, through its NetworkPolicy)."""
+    classified (the listener is reached by the API server and, for progress, by training pods proving
+    themselves with a token: `test_only_a_trainjobs_own_pods_report_its_progress`)."""
     served = {endpoint.route: endpoint.key for endpoint in endpoints.endpoints("argoml_site.webhook_urls")}
     assert served == {
         "webhooks/validate": "webhooks-validate",
         "webhooks/mutate": "webhooks-mutate",
+        "apis/trainer.kubeflow.org/v1alpha1/namespaces/<str:namespace>/trainjobs/<str:name>/status": (
+            "trainer-trainjob-status"
+        ),
         "healthz": "healthz",
         "readyz": "readyz",
     }
+
+
+@pytest.fixture
+def trainjob_cluster(kubesim_factory, settings) -> Iterator[Any]:
+    simulator = kubesim_factory(auth=True)
+    settings.KUBECONFIG = str(simulator.kubeconfig_path)
+    settings.KUBE_IN_CLUSTER = False
+    settings.ROOT_URLCONF = settings.WEBHOOK_URLCONF
+    kube.client.reset_client()
+    yield simulator
+    kube.client.reset_client()
+
+
+def test_only_a_trainjobs_own_pods_report_its_progress(trainjob_cluster):
+    """The progress endpoint's callers are pods, not users: anonymous, a pod that is not the job's, a pod
+    of another job (with this job's audience or its own) and a pod of the same-named job of another
+    namespace are all refused, and the TrainJob's status is untouched; the job's own pod is the control."""
+    namespace_a = progress.prepare(trainjob_cluster)
+    namespace_b = progress.namespace(trainjob_cluster)
+    _, [own] = progress.train_job(namespace_a, "zq-alpha-trainjob")
+    _, [sibling_job_pod] = progress.train_job(namespace_a, "zq-other-trainjob")
+    _, [elsewhere] = progress.train_job(namespace_b, "zq-alpha-trainjob")
+    stranger = kube.client.get_client().create(
+        POD, progress.pod(namespace_a, "zq-stranger", {"app": "notebook"}, [])
+    )
+    audience = trainer_statusserver.token_audience(namespace_a, "zq-alpha-trainjob")
+    url = trainer_statusserver.status_path(namespace_a, "zq-alpha-trainjob")
+    body = json.dumps({"trainerStatus": {"progressPercentage": 7, "lastUpdatedTime": "2026-06-12T03:00:00Z"}})
+    attempts = {
+        "anonymous": (None, 401),
+        "a pod that is not the job's": (progress.token(namespace_a, "zq-stranger", audience), 403),
+        "a pod of another job, this job's audience": (
+            progress.token(namespace_a, sibling_job_pod["metadata"]["name"], audience),
+            403,
+        ),
+        "a pod of another job, its own audience": (
+            progress.job_token(namespace_a, "zq-other-trainjob", sibling_job_pod["metadata"]["name"]),
+            401,
+        ),
+        "the same-named job's pod of another namespace": (
+            progress.token(namespace_b, elsewhere["metadata"]["name"], audience),
+            403,
+        ),
+    }
+    assert stranger["metadata"]["name"] == "zq-stranger"
+    for persona, (token, expected) in attempts.items():
+        headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+        response = Client().post(url, body, content_type="application/json", **headers)
+        assert response.status_code == expected, persona
+        assert b"zq-alpha" not in response.content, persona
+    job = kube.client.get_client().get(reporting.TRAIN_JOB, "zq-alpha-trainjob", namespace_a)
+    assert "trainerStatus" not in (job.get("status") or {})
+    token = progress.job_token(namespace_a, "zq-alpha-trainjob", own["metadata"]["name"])
+    response = Client().post(url, body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 200
 
 
 @pytest.mark.parametrize(("endpoint", "rule", "persona", "tried"), list(cases()))

@@ -116,7 +116,7 @@ RECONCILE = "reconcile"  # tasks of the `reconcile` queue
 TASKS = "tasks"  # tasks of the `default` queue: GC, resync, culling
 WATCH = "watch"  # the leader-elected informers of the controller worker
 WEBHOOK_CERTS = "webhook-certs"  # manage.py webhook_certs, run by the chart's Jobs
-WEBHOOKS = "webhooks"  # admission reviews that read the cluster: the scale check, a TrainJob's runtime
+WEBHOOKS = "webhooks"  # the webhook listener's cluster calls: the scale check, a TrainJob's runtime, progress
 INSTALL_RUNTIMES = "install-runtimes"  # manage.py install_runtimes, run by the chart's Job
 NOT_DEPLOYED = "not-deployed"  # development commands: the chart installs the CRDs itself
 
@@ -141,6 +141,7 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("webhooks.scaling:*", frozenset({WEBHOOKS})),
     ("webhooks.trainjobs:*", frozenset({WEBHOOKS})),
     ("trainer.install:*", frozenset({INSTALL_RUNTIMES})),
+    ("trainer.reporting:*", frozenset({WEBHOOKS})),  # pods' progress reports (KEP-2779)
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
     ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
 ]
@@ -148,7 +149,8 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
 #: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.
 PROCESS_AREAS: dict[str, frozenset[str]] = {
     "web": frozenset({WEB}),
-    # Admission reviews: only the scale check reads the cluster (the injection rules are in the database).
+    # Admission reviews: only the scale check reads the cluster (the injection rules are in the database);
+    # TrainJob progress reports: TokenReview, the reporting pod, the TrainJob's status.
     "webhooks": frozenset({WEBHOOKS}),
     "controller": frozenset({WATCH, RECONCILE}),  # queue `reconcile` + the informers
     "worker": frozenset({RECONCILE, TASKS}),  # queues `reconcile` and `default`

@@ -58,6 +58,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     },
     "Kubeflow v1 kinds": {"kubeflow": {"installCRDs": True}},
     "Trainer's kinds and runtimes": {"trainer": {"installCRDs": True, "installRuntimes": True}},
+    "TrainJob progress": {"trainer": {"installCRDs": True, "progress": {"enabled": True}}},
     "metrics token from its own Secret": {
         "metrics": {"token": {"enabled": True}, "serviceMonitor": {"enabled": True}},
         "secrets": {"fromSecrets": {"METRICS_TOKEN": {"secretName": "argoml-metrics-token", "key": "token"}}},
@@ -433,8 +434,10 @@ def test_the_listener_pods_serve_the_webhook_certificate_to_the_hosts_the_api_se
     assert Target("argoml", "argoml-webhooks").host not in env_of(web_pod["containers"][0])["ALLOWED_HOSTS"]
 
 
-def test_the_webhook_listener_may_only_read_pytorchjobs(default_manifests):
-    """Its one cluster call: the scale check reads the job a Scale belongs to (webhooks/scaling.py)."""
+def test_the_webhook_listener_may_only_read_pytorchjobs_and_take_progress_reports(default_manifests):
+    """Its cluster calls: the scale check reads the job a Scale belongs to (webhooks/scaling.py); a TrainJob
+    progress report is checked by TokenReview and the reporting pod, then written to the TrainJob's status
+    (trainer/reporting.py)."""
     pod = named(default_manifests, "Deployment", "argoml-webhooks")["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "argoml-webhooks"
     assert pod["automountServiceAccountToken"] is True
@@ -446,9 +449,54 @@ def test_the_webhook_listener_may_only_read_pytorchjobs(default_manifests):
     ]
     assert bound == ["argoml-webhooks"]
     assert named(default_manifests, "ClusterRole", "argoml-webhooks")["rules"] == [
-        {"apiGroups": ["argoml.io"], "resources": ["pytorchjobs"], "verbs": ["get"]}
+        {"apiGroups": ["argoml.io"], "resources": ["pytorchjobs"], "verbs": ["get"]},
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+        {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs/status"], "verbs": ["patch"]},
     ]
     assert env_of(pod["containers"][0])["KUBE_IN_CLUSTER"] == "true"
+
+
+def test_trainjob_progress_is_off_by_default():
+    """As Trainer's TrainJobStatus feature gate: no status server injected, no pod let in to the listener."""
+    manifests = render_chart()
+    config = named(manifests, "ConfigMap", "argoml-config")["data"]
+    assert "TRAINER_STATUS_SERVER_URL" not in config
+    policy = named(manifests, "NetworkPolicy", "argoml-webhooks")["spec"]
+    assert len(policy["ingress"]) == 1
+    for name in ("argoml-controller", "argoml-worker"):
+        volumes = named(manifests, "Deployment", name)["spec"]["template"]["spec"]["volumes"]
+        assert "trainer-status-ca" not in [volume["name"] for volume in volumes]
+
+
+def test_trainjob_progress_on_points_pods_at_the_listener_and_lets_them_in():
+    manifests = render_chart({"trainer": {"progress": {"enabled": True}}})
+    config = named(manifests, "ConfigMap", "argoml-config")["data"]
+    assert config["TRAINER_STATUS_SERVER_URL"] == "https://argoml-webhooks.argoml.svc:443"
+    assert config["TRAINER_STATUS_CA_CERT_PATH"] == "/var/run/argoml/trainer-status-ca/ca.crt"
+    # The reconciles (controller, workers) read the CA they copy into each TrainJob's ConfigMap: only
+    # ca.crt of the webhook Secret, never its key.
+    for name in ("argoml-controller", "argoml-worker"):
+        pod = named(manifests, "Deployment", name)["spec"]["template"]["spec"]
+        [volume] = [v for v in pod["volumes"] if v["name"] == "trainer-status-ca"]
+        assert volume["secret"]["secretName"] == "argoml-webhook-tls"
+        assert volume["secret"]["items"] == [{"key": "ca.crt", "path": "ca.crt"}]
+        [mount] = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "trainer-status-ca"]
+        assert mount["mountPath"] == "/var/run/argoml/trainer-status-ca"
+        assert "subPath" not in mount, "a subPath mount never sees a renewed CA"
+    for name in ("argoml-web", "argoml-webhooks"):
+        volumes = named(manifests, "Deployment", name)["spec"]["template"]["spec"]["volumes"]
+        assert "trainer-status-ca" not in [volume["name"] for volume in volumes]
+    policy = named(manifests, "NetworkPolicy", "argoml-webhooks")["spec"]
+    assert policy["ingress"][1] == {
+        "ports": [{"port": 8443, "protocol": "TCP"}],
+        "from": [
+            {
+                "namespaceSelector": {},
+                "podSelector": {"matchLabels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+            }
+        ],
+    }
 
 
 def test_the_ingress_never_routes_to_the_webhook_listener(production_manifests):

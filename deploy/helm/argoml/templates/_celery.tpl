@@ -83,7 +83,23 @@ spec:
           volumeMounts:
             {{- include "argoml.scratchMounts" $root | nindent 12 }}
             {{- include "argoml.secretsMount" $root | nindent 12 }}
+            {{- if $root.Values.trainer.progress.enabled }}
+            - name: trainer-status-ca
+              mountPath: /var/run/argoml/trainer-status-ca
+              readOnly: true
+            {{- end }}
       volumes:
         {{- include "argoml.scratchVolumes" $root | nindent 8 }}
         {{- include "argoml.secretsVolume" (dict "root" $root "keys" $keys) | nindent 8 }}
+        {{- if $root.Values.trainer.progress.enabled }}
+        # The CA a TrainJob's pods trust the listener by, copied into each TrainJob's <name>-tls-config
+        # ConfigMap; only ca.crt is projected, and as a directory a renewed CA arrives without a restart.
+        - name: trainer-status-ca
+          secret:
+            secretName: {{ include "argoml.webhookSecret" $root }}
+            items:
+              - key: ca.crt
+                path: ca.crt
+            defaultMode: 0444
+        {{- end }}
 {{- end -}}

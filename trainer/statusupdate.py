@@ -1,0 +1,193 @@
+"""A pod's progress report (KEP-2779's UpdateTrainJobStatusRequest) read once, checked against the limits
+Trainer's CRD puts on `status.trainerStatus`, and turned into the status patch; and whether a pod belongs to
+the TrainJob it reports for.
+
+Pure: the view (`trainer.statusview`) does the HTTP, the token review and the writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from hyperparam.space import errors
+from trainer import constants as c
+
+RawDict = dict[str, Any]
+
+# Trainer's TrainerStatus (pkg/apis/trainer/v1alpha1/trainjob_types.go): int32 fields, kubebuilder limits.
+MAX_PERCENTAGE = 100
+MAX_INT32 = 2**31 - 1
+MAX_METRICS = 256
+MAX_METRIC_TEXT = 64
+ROOT = "trainerStatus"
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class TrainerStatus:
+    """`status.trainerStatus` as a pod reported it; None is "unknown", as Trainer leaves the field out."""
+
+    progress_percentage: int | None
+    estimated_remaining_seconds: int | None
+    metrics: tuple[Metric, ...]
+    last_updated_time: datetime
+
+    def as_status(self) -> RawDict:
+        """The field as the API server stores it and Trainer's server echoes it: unknowns left out, the
+        time in RFC 3339 to the second, UTC (metav1.Time)."""
+        body: RawDict = {}
+        if self.progress_percentage is not None:
+            body["progressPercentage"] = self.progress_percentage
+        if self.estimated_remaining_seconds is not None:
+            body["estimatedRemainingSeconds"] = self.estimated_remaining_seconds
+        if self.metrics:
+            body["metrics"] = [{"name": m.name, "value": m.value} for m in self.metrics]
+        body["lastUpdatedTime"] = format_time(self.last_updated_time)
+        return body
+
+    def status_patch(self) -> RawDict:
+        """A merge patch of the status subresource that replaces `trainerStatus` whole: a field the pod no
+        longer reports is removed (Trainer applies the report with force, so it owns every field)."""
+        replacement: RawDict = {
+            "progressPercentage": None,
+            "estimatedRemainingSeconds": None,
+            "metrics": None,
+            **self.as_status(),
+        }
+        return {"status": {"trainerStatus": replacement}}
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse(body: object) -> TrainerStatus | None:
+    """The report's trainer status, None when it has none (Trainer answers such a report 200 and writes
+    nothing). SpecError names every wrong field, e.g. `trainerStatus.metrics[3].value`."""
+    found = errors.ErrorList()
+    if not isinstance(body, dict):
+        found.add("<body>", f"must be a JSON object, not {_type(body)}")
+        found.raise_if_any()
+    assert isinstance(body, dict)
+    raw = body.get(ROOT)
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        found.add(ROOT, f"must be an object, not {_type(raw)}")
+        found.raise_if_any()
+    progress = _integer(found, f"{ROOT}.progressPercentage", raw.get("progressPercentage"), MAX_PERCENTAGE)
+    remaining = _integer(
+        found, f"{ROOT}.estimatedRemainingSeconds", raw.get("estimatedRemainingSeconds"), MAX_INT32
+    )
+    metrics = _metrics(found, raw.get("metrics"))
+    updated = _time(found, f"{ROOT}.lastUpdatedTime", raw.get("lastUpdatedTime"))
+    found.raise_if_any()
+    assert updated is not None
+    return TrainerStatus(progress, remaining, metrics, updated)
+
+
+def _type(value: object) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+
+
+def _integer(found: errors.ErrorList, path: str, value: object, maximum: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        found.add(path, f"must be an integer, not {value!r}")
+        return None
+    if not 0 <= value <= maximum:
+        found.add(path, f"must be between 0 and {maximum}, not {value}")
+        return None
+    return value
+
+
+def _metrics(found: errors.ErrorList, value: object) -> tuple[Metric, ...]:
+    path = f"{ROOT}.metrics"
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        found.add(path, f"must be an array of {{name, value}}, not {_type(value)}")
+        return ()
+    if len(value) > MAX_METRICS:
+        found.add(path, f"must have at most {MAX_METRICS} items, not {len(value)}")
+        return ()
+    metrics = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            found.add(f"{path}[{index}]", f"must be an object with name and value, not {_type(item)}")
+            continue
+        name = _metric_text(found, f"{path}[{index}].name", item.get("name"))
+        text = _metric_text(found, f"{path}[{index}].value", item.get("value"))
+        if name is not None and text is not None:
+            metrics.append(Metric(name, text))
+    return tuple(metrics)
+
+
+def _metric_text(found: errors.ErrorList, path: str, value: object) -> str | None:
+    if value is None or value == "":
+        found.add(path, "is required")
+        return None
+    if not isinstance(value, str):
+        found.add(path, f'must be a string (send numbers as text, e.g. "0.25"), not {_type(value)}')
+        return None
+    if len(value) > MAX_METRIC_TEXT:
+        found.add(path, f"must have at most {MAX_METRIC_TEXT} characters, not {len(value)}")
+        return None
+    return value
+
+
+def _time(found: errors.ErrorList, path: str, value: object) -> datetime | None:
+    """An RFC 3339 date-time with its offset (what metav1.Time reads)."""
+    if value is None or value == "":
+        # Trainer's CRD: "lastUpdatedTime is required when trainerStatus is present".
+        found.add(path, "is required when trainerStatus is present")
+        return None
+    if not isinstance(value, str):
+        found.add(path, f"must be an RFC 3339 date-time string, not {_type(value)}")
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        moment = None
+    if moment is None or "T" not in value or moment.tzinfo is None:
+        found.add(
+            path, f"must be an RFC 3339 date-time with an offset, e.g. 2026-06-12T03:00:00Z, not {value!r}"
+        )
+        return None
+    return moment
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The TrainJob a pod belongs to, by its controller reference."""
+
+    name: str
+    uid: str
+
+
+def owner_of(pod: RawDict, job_name: str) -> Owner | None:
+    """The TrainJob `job_name` when `pod` is one of its pods: labelled with its JobSet name and controlled
+    by it (both, so neither a copied label nor a stray owner reference is enough); else None."""
+    metadata = pod.get("metadata") or {}
+    if (metadata.get("labels") or {}).get(c.LABEL_JOBSET_NAME) != job_name:
+        return None
+    for reference in metadata.get("ownerReferences") or []:
+        if (
+            reference.get("controller") is True
+            and reference.get("kind") == c.TRAIN_JOB_KIND
+            and str(reference.get("apiVersion", "")).partition("/")[0] == c.GROUP
+            and reference.get("name") == job_name
+            and reference.get("uid")
+        ):
+            return Owner(job_name, str(reference["uid"]))
+    return None

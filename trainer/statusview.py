@@ -1,0 +1,114 @@
+"""`POST /apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status`: a training
+pod pushes its progress and metrics (Kubeflow KEP-2779), answered as Trainer's status server answers: 200
+with the report as stored, or a Kubernetes `Status` (401, 403, 404, 413, 422, 429 with Retry-After, 500).
+
+Served by the webhook listener only (`argoml_site.webhook_urls`, TLS, never routed by the Ingress). The pod
+proves itself with a projected ServiceAccount token of this TrainJob's audience; in order: the body's size
+(unread), the token (TokenReview, then the pod), the pod's rate, the body, the write. No session, no CSRF:
+the token is the only credential.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from hyperparam.space import errors
+from kube import errors as kube_errors
+from kube import names
+from trainer import constants as c
+from trainer import reporting, statusupdate
+
+logger = logging.getLogger(__name__)
+
+
+def status(code: int, reason: str, message: str) -> JsonResponse:
+    """A Kubernetes `Status` (metav1.Status), as Trainer's server and the API server answer errors."""
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    return JsonResponse(body, status=code)
+
+
+def refused(refusal: reporting.Refused) -> JsonResponse:
+    return status(refusal.code, refusal.reason, refusal.message)
+
+
+@csrf_exempt
+def train_job_status(request: HttpRequest, namespace: str, name: str) -> JsonResponse:
+    if request.method != "POST":
+        response = status(405, "MethodNotAllowed", f"{request.method} is not allowed; POST a status update")
+        response["Allow"] = "POST"
+        return response
+    if names.namespace_problems(namespace) or names.name_problems(c.TRAIN_JOB_KIND, name):
+        return status(404, "NotFound", "Not found")
+    too_big = _too_big(request)
+    if too_big:
+        return status(413, "RequestEntityTooLarge", too_big)
+    try:
+        reporter = reporting.authenticate(
+            reporting.bearer_token(request.headers.get("Authorization", "")), namespace, name
+        )
+        wait_ms = reporting.retry_after_ms(reporter)
+        if wait_ms:
+            seconds = max(1, math.ceil(wait_ms / 1000))
+            response = status(
+                429,
+                "TooManyRequests",
+                f"pod {reporter.pod} reported more than {settings.TRAINER_STATUS_REPORTS_PER_WINDOW} times "
+                f"in {settings.TRAINER_STATUS_WINDOW_SECONDS}s; try again in {seconds}s",
+            )
+            response["Retry-After"] = str(seconds)
+            return response
+        report = _parse(request, name)
+        if report is None:
+            return JsonResponse({})  # Trainer: an update without trainerStatus changes nothing
+        reporting.record(reporter, report)
+    except reporting.Refused as refusal:
+        return refused(refusal)
+    except (kube_errors.ApiError, DatabaseError):
+        logger.exception("TrainJob progress of %s/%s: the API server or the database failed", namespace, name)
+        return status(500, "InternalError", "Internal error")
+    return JsonResponse({"trainerStatus": report.as_status()})
+
+
+def _too_big(request: HttpRequest) -> str:
+    limit = settings.TRAINER_STATUS_MAX_BODY_BYTES
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return ""  # Django reads such a body as empty
+    if length > limit:
+        return f"Payload too large: the body is {length} bytes; a status update may have at most {limit}"
+    return ""
+
+
+def _parse(request: HttpRequest, name: str) -> statusupdate.TrainerStatus | None:
+    """The report, or Refused 422 naming the job and every wrong field (as the API server words it)."""
+    try:
+        body = json.loads(request.body, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise reporting.Refused(422, "Invalid", "Invalid payload: the body is not JSON") from None
+    try:
+        return statusupdate.parse(body)
+    except errors.SpecError as error:
+        detail = ", ".join(str(problem) for problem in error.errors)
+        message = f'{c.TRAIN_JOB_KIND}.{c.GROUP} "{name}" is invalid: {detail}'
+        raise reporting.Refused(422, "Invalid", message) from None
+
+
+def _no_constant(word: str) -> None:
+    raise ValueError(f"{word} is not JSON")
