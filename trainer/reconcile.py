@@ -92,11 +92,10 @@ def _from_cache(view: CachedView, job: dict[str, Any]) -> Observed:
     metadata = job["metadata"]
     namespace, name = metadata.get("namespace") or "", metadata["name"]
     kind, runtime_name = _runtime_ref(job)
-    runtimes = view.children_informers.get(kind)
     runtime_namespace = namespace if kind == c.TRAINING_RUNTIME else ""
     return Observed(
         job=job,
-        runtime=runtimes.get(runtime_namespace, runtime_name) if runtimes is not None else None,
+        runtime=view.lookup(kind, runtime_namespace, runtime_name) if kind in RUNTIMES else None,
         pods=view.children("Pod", namespace, name),
         services=view.children("Service", namespace, name),
         config_maps=view.children("ConfigMap", namespace, name),
@@ -172,14 +171,13 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         created_at=parse_time(job["metadata"].get("creationTimestamp")),
         now=jobs_conf.now(),  # the operator's clock (JOBS_CLOCK): tests point it at the simulator's
     )
-    job = _record_runtime_generation(client, job, seen.runtime)
+    written = _record_runtime_generation(client, job, seen.runtime)
     if outcome.status != (job.get("status") or {}):
-        job = client.replace(TRAIN_JOB, {**job, "status": outcome.status}, subresource="status")
-        if view is not None:
-            meta = job["metadata"]
-            view.expect_version(
-                meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or "")
-            )
+        written = client.replace(TRAIN_JOB, {**written, "status": outcome.status}, subresource="status")
+    if view is not None and written is not job:  # the next run waits until the cache shows our last write
+        meta = written["metadata"]
+        view.expect_version(meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or ""))
+    job = written
     creations = _creations(parsed, desired, outcome, seen)
     _apply(client, job, outcome, creations, recorder, view)
     if outcome.requeue_after is None:
