@@ -86,8 +86,9 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
         "KUBECONFIG": str(sim.kubeconfig_path),
     }
     try:
+        # Threads, as the image's controller command runs it: reconciles read the leader's informer cache.
         with leading_controller_worker(
-            "trainer", env, tmp_path_factory.mktemp("trainer-worker"), django_db_blocker
+            "trainer", env, tmp_path_factory.mktemp("trainer-worker"), django_db_blocker, "--pool", "threads"
         ) as running:
             yield running
     finally:
