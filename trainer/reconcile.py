@@ -22,7 +22,7 @@ from jobs.plan import Deletion, Event
 from jobs.reconcile import creation_events, deletion_events, in_parallel
 from kube import expectations
 from kube.client import KubeClient, get_client
-from kube.errors import ApiError, Conflict, NotFound
+from kube.errors import ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import reconciler
 from kube.resources import CONFIGMAP, POD, SECRET, SERVICE, ResourceType
@@ -30,7 +30,7 @@ from kube.runtime import CachedView, cached_view
 from kube.times import parse_time
 from trainer import constants as c
 from trainer import plan as planning
-from trainer import resolution, spec, sshkeys, status
+from trainer import podgroup, resolution, spec, sshkeys, status
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
 from trainer.resources import RUNTIMES, TRAIN_JOB
 
@@ -42,6 +42,8 @@ MIN_REQUEUE_SECONDS = 0.5
 #: A TrainJob whose runtime is missing or refused: look again this much later (a runtime's events do not
 #: enqueue the TrainJobs that name it).
 INVALID_RETRY_SECONDS = 15.0
+#: A PodGroup the cluster refused (its CRD missing, RBAC): look again this much later, pods held back.
+POD_GROUP_RETRY_SECONDS = 30.0
 CHILD_TYPES = {"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET}
 #: What a TrainJob's pods mount first, then what names them, then the pods.
 CREATION_ORDER = ("ConfigMap", "Secret", "Service", "Pod")
@@ -179,10 +181,54 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         view.expect_version(meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or ""))
     job = written
     creations = _creations(parsed, desired, outcome, seen)
+    requeue = outcome.requeue_after
+    group = podgroup.pod_group(resolved, desired) if outcome.create else None
+    if group is not None and not _ensure_pod_group(client, job, group, recorder):
+        # No pods without their PodGroup: a gang scheduler would see them one by one.
+        creations = [m for m in creations if m["kind"] != "Pod"]
+        requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
     _apply(client, job, outcome, creations, recorder, view)
-    if outcome.requeue_after is None:
+    if requeue is None:
         return None
-    return max(outcome.requeue_after, MIN_REQUEUE_SECONDS)
+    return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def _ensure_pod_group(
+    client: KubeClient, job: dict[str, Any], group: dict[str, Any], recorder: EventRecorder
+) -> bool:
+    """Create the TrainJob's PodGroup before the pods it admits, or bring its spec up to date when it
+    exists (only runs that create pods get here: the start, a resume, a recreated pod), as Trainer's plugins
+    rebuild it while a TrainJob is suspended. False when the cluster refuses for good (no CRD, RBAC): a
+    Warning event says what to fix, and no pod is created."""
+    metadata = group["metadata"]
+    name, namespace = metadata["name"], metadata["namespace"]
+    resource = ResourceType(group["apiVersion"], "PodGroup", "podgroups")
+    where = f"{resource.plural}.{resource.group}"
+    try:
+        client.create(resource, group, namespace)
+    except Conflict:
+        try:
+            client.patch(resource, name, {"spec": group["spec"]}, namespace)
+        except NotFound:
+            return False  # deleted meanwhile: the next run creates it
+        return True
+    except NotFound:
+        note = (
+            f"Error creating PodGroup {name}: the cluster has no {where}; install the gang scheduler "
+            "the runtime's podGroupPolicy names"
+        )
+    except Forbidden as error:
+        note = (
+            f"Error creating PodGroup {name}: the controller may not create {where} ({error}); "
+            "grant it in its RBAC"
+        )
+    else:
+        recorder.event(
+            job, "Normal", "SuccessfulCreatePodGroup", f"Created PodGroup: {name}", action="Create"
+        )
+        return True
+    recorder.event(job, "Warning", "FailedCreatePodGroup", note, action="Create")
+    return False
 
 
 def _record_runtime_generation(
