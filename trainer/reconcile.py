@@ -152,6 +152,8 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
     managed_by = (job.get("spec") or {}).get("managedBy")
     if managed_by not in (None, "", c.MANAGED_BY_TRAINER):
         return None  # another controller's (MultiKueue): never touched, as Trainer skips it
+    if job["metadata"].get("deletionTimestamp"):
+        return None  # being deleted: the garbage collector takes its children, none is made again
     try:
         parsed = spec.parse_train_job(job)
         if seen.runtime is None:

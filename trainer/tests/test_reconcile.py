@@ -296,3 +296,15 @@ def test_without_the_schedulers_crd_no_pod_is_created_and_a_warning_says_why(sim
     assert pods(sim, ns) == {}
     assert "nogang" in services(sim, ns)
     assert "FailedCreatePodGroup" in event_reasons(sim, ns, "nogang")
+
+
+def test_a_trainjob_being_deleted_gets_no_pod_again(sim, ns):
+    job = train_job("going", ns, "torch-distributed")
+    job["metadata"]["finalizers"] = ["test.argoml.io/hold"]
+    submit(sim, scripted(job, {"node": {"duration": None}}))
+    sim.store.delete(TRAINJOBS, "going", ns)  # held by the finalizer: deletionTimestamp set
+    sim.store.delete("pods", "going-node-0-0", ns, grace_period_seconds=0)
+    sim.store.wait_idle()
+    assert reconcile_train_job(ns, "going") is None
+    assert live_pods(sim, ns) == {}
+    sim.store.patch(TRAINJOBS, "going", {"metadata": {"finalizers": None}}, namespace=ns)
