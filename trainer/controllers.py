@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from kube.controllers import Owns, register
+from kube.controllers import Controller, Owns, register
 from kube.mirror import mirror_handler
 from kube.resources import CONFIGMAP, POD, SERVICE
 from trainer import constants as c
@@ -22,15 +22,21 @@ def enabled() -> bool:
     return bool(getattr(settings, "TRAINER_ENABLED", False))
 
 
-if enabled():
-    register(
+def declaration() -> Controller:
+    """The controller, as `register` records it (the RBAC test reads it whatever TRAINER_ENABLED says)."""
+    return Controller(
         TRAIN_JOB,
-        owns=[
+        owns=(
             Owns(POD, label_selector=c.LABEL_JOBSET_NAME, mirror=mirror_handler(TrainJobPod)),
             Owns(SERVICE, label_selector=c.LABEL_JOBSET_NAME),
             Owns(CONFIGMAP, label_selector=c.LABEL_JOBSET_NAME),  # MPI's hostfile
             Owns(TRAINING_RUNTIME),
             Owns(CLUSTER_TRAINING_RUNTIME),
-        ],
+        ),
         mirror=mirror_handler(TrainJob),
     )
+
+
+if enabled():
+    _declared = declaration()
+    register(_declared.rtype, owns=_declared.owns, mirror=_declared.mirror)

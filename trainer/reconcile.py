@@ -185,7 +185,12 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
     creations = _creations(parsed, desired, outcome, seen)
     requeue = outcome.requeue_after
     group = podgroup.pod_group(resolved, desired) if outcome.create else None
-    if group is not None and not _ensure_pod_group(client, job, group, recorder):
+    pod_group_type = podgroup.resource_of(resolved)
+    if (
+        group is not None
+        and pod_group_type is not None
+        and not _ensure_pod_group(client, pod_group_type, job, group, recorder)
+    ):
         # No pods without their PodGroup: a gang scheduler would see them one by one.
         creations = [m for m in creations if m["kind"] != "Pod"]
         requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
@@ -196,7 +201,11 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
 
 
 def _ensure_pod_group(
-    client: KubeClient, job: dict[str, Any], group: dict[str, Any], recorder: EventRecorder
+    client: KubeClient,
+    pod_group_type: ResourceType,
+    job: dict[str, Any],
+    group: dict[str, Any],
+    recorder: EventRecorder,
 ) -> bool:
     """Create the TrainJob's PodGroup before the pods it admits, or bring its spec up to date when it
     exists (only runs that create pods get here: the start, a resume, a recreated pod), as Trainer's plugins
@@ -204,13 +213,12 @@ def _ensure_pod_group(
     Warning event says what to fix, and no pod is created."""
     metadata = group["metadata"]
     name, namespace = metadata["name"], metadata["namespace"]
-    resource = ResourceType(group["apiVersion"], "PodGroup", "podgroups")
-    where = f"{resource.plural}.{resource.group}"
+    where = f"{pod_group_type.plural}.{pod_group_type.group}"
     try:
-        client.create(resource, group, namespace)
+        client.create(pod_group_type, group, namespace)
     except Conflict:
         try:
-            client.patch(resource, name, {"spec": group["spec"]}, namespace)
+            client.patch(pod_group_type, name, {"spec": group["spec"]}, namespace)
         except NotFound:
             return False  # deleted meanwhile: the next run creates it
         return True
