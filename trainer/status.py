@@ -107,7 +107,8 @@ def job_states(
 ) -> tuple[JobState, ...]:
     """Each step's Jobs by state, JobSet's way: a Job succeeded when all its pods did, failed when one
     failed (our pods are the Job's only attempt), is ready when its ready and succeeded pods cover it, and
-    active while a pod of it runs. Pods being deleted count only once they finished."""
+    active while a pod of it runs. Pods being deleted count only once they finished. In the order of
+    `replicas` (each replicated job's Job count, in the runtime's order, as JobSet reports them)."""
     by_step: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
     for pod in pods:
         labels = (pod.get("metadata") or {}).get("labels") or {}
@@ -115,8 +116,9 @@ def job_states(
         if isinstance(step, str):
             by_step.setdefault(step, {}).setdefault(_job_index(pod), []).append(pod)
     states = []
-    for step in desired.steps:
-        count = replicas.get(step.name, 1)
+    steps = {step.name: step for step in desired.steps}
+    for name, count in replicas.items():
+        step = steps[name]
         per_job = len(step.pod_names) // count if count else 0
         jobs = by_step.get(step.name, {})
         state = {"ready": 0, "succeeded": 0, "failed": 0, "active": 0}

@@ -129,6 +129,23 @@ def test_replicas_of_a_plain_replicated_job_are_counted_as_separate_jobs():
     assert not state.reached("Ready")
 
 
+def test_jobs_status_follows_the_runtimes_order_not_the_step_order():
+    """A trainer listed before an initializer, with no dependsOn, still waits for it (plan's step order)."""
+    runtime = f.runtime(
+        f.replicated_job("node", f.container(), ancestor=c.ANCESTOR_TRAINER),
+        f.replicated_job(
+            "dataset-initializer", f.container("dataset-initializer"), ancestor=c.DATASET_INITIALIZER
+        ),
+        ml_policy={"numNodes": 1, "torch": {}},
+    )
+    job = f.train_job()
+    _, desired, _, _ = planned(job, runtime)
+    assert [step.name for step in desired.steps] == ["dataset-initializer", "node"]
+    outcome = decide(job, runtime)
+    assert [entry["name"] for entry in outcome.status["jobsStatus"]] == ["node", "dataset-initializer"]
+    assert names(outcome.create) == ["test-job-dataset-initializer-0-0"]
+
+
 def test_a_suspended_job_counts_its_unfinished_jobs_as_suspended():
     job, runtime = torch(2, suspend=True)
     outcome = decide(job, runtime)
