@@ -166,7 +166,9 @@ def test_the_install_adopts_kubeflow_crds_that_are_already_ours(kubesim):
     assert "tfjobs.kubeflow.org" in rendered["argoml/templates/kubeflow-crds.yaml"]
 
 
-@pytest.mark.parametrize("values", ["defaults", "production", "Kubeflow v1 kinds"])
+@pytest.mark.parametrize(
+    "values", ["defaults", "production", "Kubeflow v1 kinds", "Trainer's kinds and runtimes"]
+)
 def test_helm_lint_finds_nothing_wrong(values):
     import helm_python
 
@@ -177,7 +179,14 @@ def test_helm_lint_finds_nothing_wrong(values):
 
 
 @pytest.mark.parametrize(
-    "values", ["defaults", "production", "cert-manager self-signed", "Kubeflow v1 kinds"]
+    "values",
+    [
+        "defaults",
+        "production",
+        "cert-manager self-signed",
+        "Kubeflow v1 kinds",
+        "Trainer's kinds and runtimes",
+    ],
 )
 def test_the_chart_applies_cleanly_to_kubesim_server_side_and_again_unchanged(kubesim, values):
     install_third_party_crds(kubesim)

@@ -4,6 +4,7 @@ deploy/crds/trainer/, and served by a cluster as Trainer's CRDs serve them."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -15,6 +16,7 @@ from django.core.management import call_command
 from kube.client import get_client, reset_client
 from kube.crds import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINER_RESOURCES, TRAINING_RUNTIME
 from kube.crds import render as crd_render
+from kube.crds.definition import Scale
 from kube.crds.install import install, wait_established
 from kube.crds.schema import structural_problems
 from kube.errors import Invalid
@@ -49,6 +51,14 @@ def test_the_three_kinds_have_trainers_names_scopes_and_no_short_names_or_catego
 def test_every_schema_is_structural(resource):
     version = resource.manifest()["spec"]["versions"][0]
     assert structural_problems(version["schema"]["openAPIV3Schema"]) == []
+
+
+def test_a_declaration_with_an_unknown_scope_or_a_scale_without_status_is_refused():
+    with pytest.raises(ValueError, match="scope must be Namespaced or Cluster, not 'Global'"):
+        dataclasses.replace(TRAINING_RUNTIME, scope="Global")
+    scale = Scale(".spec.replicas", ".status.replicas")
+    with pytest.raises(ValueError, match="the scale subresource needs a status"):
+        dataclasses.replace(TRAINING_RUNTIME, scale=scale)
 
 
 def test_only_the_trainjob_has_a_status_subresource():
@@ -243,3 +253,14 @@ def test_the_cluster_refuses_a_trainjob_without_a_runtime_name(cluster):
     with pytest.raises(Invalid) as error:
         client.create(TRAIN_JOB.resource_type, bad)
     assert any("spec.runtimeRef.name" in cause.get("field", "") for cause in error.value.causes)
+
+
+def test_the_crds_names_and_values_agree_with_trainers_constants():
+    from kube.crds import trainer as declared
+    from trainer import constants
+
+    assert declared.TRAINER_GROUP == constants.GROUP
+    assert f"{declared.TRAINER_GROUP}/{declared.TRAINER_VERSION}" == constants.API_VERSION
+    assert declared.MANAGED_BY_VALUES == constants.MANAGED_BY_VALUES
+    assert declared.DEFAULT_RUNTIME_KIND == constants.CLUSTER_TRAINING_RUNTIME
+    assert {r.kind for r in TRAINER_RESOURCES} == {constants.TRAIN_JOB_KIND, *constants.RUNTIME_KINDS}
