@@ -244,7 +244,8 @@ def _ensure_pod_group(
 def _record_runtime_generation(
     client: KubeClient, job: dict[str, Any], runtime: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """Annotate the TrainJob with the runtime generation it started with, once (h3's revisions map it)."""
+    """Annotate the TrainJob with the runtime generation it started with, once: the runtime's revisions
+    (admin) map it to the spec the job ran with."""
     metadata = job["metadata"]
     if runtime is None or RUNTIME_GENERATION_ANNOTATION in (metadata.get("annotations") or {}):
         return job
