@@ -201,7 +201,8 @@ JOBS_GANG_SCHEDULER_NAME = env_str("JOBS_GANG_SCHEDULER_NAME")
 JOBS_KUBEFLOW_V1 = env_bool("JOBS_KUBEFLOW_V1", False)
 # Kubeflow Trainer v2's kinds (TrainJob, TrainingRuntime, ClusterTrainingRuntime, docs/trainer.md) are ours:
 # their CRDs are installed by us (`install_crds --trainer`, the chart's trainer.installCRDs), so our
-# webhooks validate them. Off beside Kubeflow Trainer's own controller and webhooks.
+# webhooks validate them and our controller runs TrainJobs (without it, its informers would fail to list).
+# Off beside Kubeflow Trainer's own controller and webhooks.
 TRAINER_ENABLED = env_bool("TRAINER_ENABLED", False)
 
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------

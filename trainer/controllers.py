@@ -1,21 +1,45 @@
-"""Trainer's controllers. The runtimes: mirrored with their revisions, and reconciled only for the
-`resource-in-use` finalizer, so every TrainJob event reconciles the runtime its runtimeRef names. The
-runtime imports this module."""
+"""Trainer's controllers. TrainJobs are reconciled (trainer/reconcile.py) and mirrored into TrainJob rows;
+their pods, headless Service and MPI hostfile ConfigMap are watched by the JobSet name label JobSet would
+have set (so no unrelated pod is cached), the pods mirrored into TrainJobPod rows. Both runtime kinds are
+mirrored with their revisions and reconciled only for the `resource-in-use` finalizer
+(trainer/runtime_finalizer.py): every TrainJob event reconciles the runtime its runtimeRef names, and the
+TrainJob reconcile reads runtimes from the same informers' cache. The runtime imports this module
+(kube.controllers discovers `<app>/controllers.py`)."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
 from kube.controllers import Controller, Owns, register
+from kube.mirror import mirror_handler
+from kube.resources import CONFIGMAP, POD, SERVICE
+from trainer import constants as c
 from trainer import inuse
 from trainer.mirror import RuntimeMirror
+from trainer.models import TrainJob, TrainJobPod
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
 
 
 def enabled() -> bool:
-    """TRAINER_CONTROLLER: watch Trainer's kinds (off by default, as Trainer's CRDs are installed only on
-    request: without them the informers would fail to list forever)."""
-    return bool(getattr(settings, "TRAINER_CONTROLLER", False))
+    """TRAINER_ENABLED: Trainer's kinds are ours (off by default, as their CRDs are installed only on
+    request: without them the controller's informers would fail to list forever)."""
+    return bool(getattr(settings, "TRAINER_ENABLED", False))
+
+
+def declaration() -> Controller:
+    """The TrainJob controller, as `register` records it (the RBAC test reads it whatever TRAINER_ENABLED
+    says)."""
+    return Controller(
+        TRAIN_JOB,
+        owns=(
+            Owns(POD, label_selector=c.LABEL_JOBSET_NAME, mirror=mirror_handler(TrainJobPod)),
+            Owns(SERVICE, label_selector=c.LABEL_JOBSET_NAME),
+            Owns(CONFIGMAP, label_selector=c.LABEL_JOBSET_NAME),  # MPI's hostfile
+            Owns(TRAINING_RUNTIME),
+            Owns(CLUSTER_TRAINING_RUNTIME),
+        ),
+        mirror=mirror_handler(TrainJob),
+    )
 
 
 def runtime_controllers() -> list[Controller]:
@@ -35,5 +59,5 @@ def runtime_controllers() -> list[Controller]:
 
 
 if enabled():
-    for _controller in runtime_controllers():
+    for _controller in [declaration(), *runtime_controllers()]:
         register(_controller.rtype, owns=_controller.owns, mirror=_controller.mirror)

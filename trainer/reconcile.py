@@ -1,72 +1,369 @@
-"""Trainer's reconciles. A runtime's: keep `trainer.kubeflow.org/resource-in-use` on it exactly while a
-TrainJob references it, so deleting a runtime in use leaves it Terminating until its last TrainJob goes.
+"""The reconcile loop of TrainJobs, without JobSet: read the TrainJob, its runtime and its children, parse →
+resolve → plan, decide with `trainer.status`, then write: the runtime generation annotation (once), the
+status (resourceVersion precondition), pod deletions, then the hostfile ConfigMap, the SSH Secret, the
+headless Service and the pods of every step whose dependencies are met.
 
-Reads the leader's cache when it can (the TrainJobs of a runtime are one index lookup there), else the
-API. The finalizer is written with a merge patch carrying the resourceVersion it was decided from: a
-runtime changed meanwhile answers 409 and the key runs again on the fresh object.
+Every step is safe to repeat: names are deterministic, deletions carry the uid they are meant for, 404 and
+409 are success. In the leader the reads come from the informers' cache, as in `jobs.reconcile`; a stale
+cache is caught by the status write's precondition (409), and only then is the API read.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from hyperparam.space.errors import FieldError, SpecError
+from jobs import conf as jobs_conf
+from jobs.plan import Deletion, Event
+from jobs.reconcile import creation_events, deletion_events, in_parallel
+from kube import expectations
 from kube.client import KubeClient, get_client
-from kube.errors import Conflict, NotFound
+from kube.errors import ApiError, Conflict, Forbidden, NotFound
+from kube.events import EventRecorder, recorder_for
 from kube.queue import reconciler
-from kube.resources import ResourceType
-from kube.runtime import cached_view
+from kube.resources import CONFIGMAP, POD, SECRET, SERVICE, ResourceType
+from kube.runtime import CachedView, cached_view
+from kube.times import parse_time
 from trainer import constants as c
-from trainer import inuse
-from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
-from trainer.usage import jobs_using
+from trainer import plan as planning
+from trainer import podgroup, resolution, spec, sshkeys, status
+from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
+from trainer.resources import RUNTIMES, TRAIN_JOB
 
 logger = logging.getLogger(__name__)
 
-#: Seconds before a runtime whose finalizer write met a newer version runs again.
-CONFLICT_RETRY_SECONDS = 0.5
+KIND = c.TRAIN_JOB_KIND
+EVENT_CONTROLLER = "trainer"
+MIN_REQUEUE_SECONDS = 0.5
+#: A TrainJob whose runtime is missing or refused: look again this much later (a runtime's events do not
+#: enqueue the TrainJobs that name it).
+INVALID_RETRY_SECONDS = 15.0
+#: A PodGroup the cluster refused (its CRD missing, RBAC): look again this much later, pods held back.
+POD_GROUP_RETRY_SECONDS = 30.0
+CHILD_TYPES = {"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET}
+#: What a TrainJob's pods mount first, then what names them, then the pods.
+CREATION_ORDER = ("ConfigMap", "Secret", "Service", "Pod")
+#: Not watched (the controller creates the SSH Secret and never reads it back): no event to expect.
+UNWATCHED_KINDS = ("Secret",)
 
 
-@reconciler(c.TRAINING_RUNTIME)
-def reconcile_training_runtime(namespace: str, name: str) -> float | None:
-    return converge_finalizer(get_client(), TRAINING_RUNTIME, namespace, name)
+@dataclass(frozen=True)
+class Observed:
+    """What a run reads: the TrainJob, its runtime (None: missing) and the children that lead back to it."""
+
+    job: dict[str, Any]
+    runtime: dict[str, Any] | None
+    pods: list[dict[str, Any]]
+    services: list[dict[str, Any]]
+    config_maps: list[dict[str, Any]]
 
 
-@reconciler(c.CLUSTER_TRAINING_RUNTIME)
-def reconcile_cluster_training_runtime(namespace: str, name: str) -> float | None:
-    return converge_finalizer(get_client(), CLUSTER_TRAINING_RUNTIME, "", name)
-
-
-def converge_finalizer(client: KubeClient, rtype: ResourceType, namespace: str, name: str) -> float | None:
-    """One pass: read the runtime and the TrainJobs using it, add or drop our finalizer."""
-    view = cached_view(rtype.kind)
-    runtime = view.get(namespace, name) if view is not None else _read(client, rtype, namespace, name)
-    if runtime is None:
-        return None
+@reconciler(KIND)
+def reconcile_train_job(namespace: str, name: str) -> float | None:
+    """Converge one TrainJob; returns seconds until it must be looked at again (its deadline), or None."""
+    client = get_client()
+    view = cached_view(KIND)
     if view is not None:
-        users = view.children(TRAIN_JOB.kind, namespace, name)
-    else:
-        users = list(jobs_using(client, rtype.kind, namespace, name))
-    metadata = runtime.get("metadata") or {}
-    wanted = inuse.finalizers_wanted(list(metadata.get("finalizers") or ()), in_use=bool(users))
-    if wanted is None:
-        return None
-    patch = {"metadata": {"finalizers": wanted, "resourceVersion": metadata.get("resourceVersion")}}
+        waiting = view.waiting(namespace, name)
+        if waiting is not None:
+            return max(waiting, MIN_REQUEUE_SECONDS)
+        job = view.get(namespace, name)
+        if job is None:
+            return None
+        try:
+            return _converge(client, _from_cache(view, job), view)
+        except (Conflict, NotFound):
+            logger.info("the cached TrainJob %s/%s was stale; reading it from the API", namespace, name)
     try:
-        client.patch(rtype, name, patch, namespace or None)
+        job = client.get(TRAIN_JOB, name, namespace)
     except NotFound:
+        return None  # deleted: the garbage collector removes its children through their ownerReferences
+    return _converge(client, _from_api(client, job), view)
+
+
+def _runtime_ref(job: Mapping[str, Any]) -> tuple[str, str]:
+    ref = (job.get("spec") or {}).get("runtimeRef") or {}
+    return str(ref.get("kind") or c.CLUSTER_TRAINING_RUNTIME), str(ref.get("name") or "")
+
+
+def _from_cache(view: CachedView, job: dict[str, Any]) -> Observed:
+    metadata = job["metadata"]
+    namespace, name = metadata.get("namespace") or "", metadata["name"]
+    kind, runtime_name = _runtime_ref(job)
+    runtime_namespace = namespace if kind == c.TRAINING_RUNTIME else ""
+    return Observed(
+        job=job,
+        runtime=view.lookup(kind, runtime_namespace, runtime_name) if kind in RUNTIMES else None,
+        pods=view.children("Pod", namespace, name),
+        services=view.children("Service", namespace, name),
+        config_maps=view.children("ConfigMap", namespace, name),
+    )
+
+
+def _from_api(client: KubeClient, job: dict[str, Any]) -> Observed:
+    metadata = job["metadata"]
+    namespace, name = metadata.get("namespace") or "", metadata["name"]
+    kind, runtime_name = _runtime_ref(job)
+    runtime = None
+    if kind in RUNTIMES and runtime_name:
+        try:
+            runtime = client.get(
+                RUNTIMES[kind], runtime_name, namespace if kind == c.TRAINING_RUNTIME else None
+            )
+        except NotFound:
+            runtime = None
+    selector = f"{c.LABEL_JOBSET_NAME}={name}"
+    listed = [
+        future.result()
+        for future in in_parallel(
+            [
+                functools.partial(_list, client, rtype, namespace, selector)
+                for rtype in (POD, SERVICE, CONFIGMAP)
+            ]
+        )
+    ]
+    uid = metadata.get("uid")
+    pods, services, config_maps = ([item for item in items if _owned_by(item, uid)] for items in listed)
+    return Observed(job, runtime, pods, services, config_maps)
+
+
+def _owned_by(child: Mapping[str, Any], uid: object) -> bool:
+    return any(
+        ref.get("controller") and ref.get("uid") == uid
+        for ref in child["metadata"].get("ownerReferences") or ()
+    )
+
+
+def _list(client: KubeClient, rtype: ResourceType, namespace: str, selector: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for page in client.list_pages(rtype, namespace, label_selector=selector):
+        items += page.get("items") or []
+    return items
+
+
+def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> float | None:
+    """Decide from what was read, then write; Conflict or NotFound when the TrainJob changed meanwhile."""
+    job = seen.job
+    recorder = recorder_for(EVENT_CONTROLLER)
+    managed_by = (job.get("spec") or {}).get("managedBy")
+    if managed_by not in (None, "", c.MANAGED_BY_TRAINER):
+        return None  # another controller's (MultiKueue): never touched, as Trainer skips it
+    if job["metadata"].get("deletionTimestamp"):
+        return None  # being deleted: the garbage collector takes its children, none is made again
+    try:
+        parsed = spec.parse_train_job(job)
+        if seen.runtime is None:
+            kind, name = _runtime_ref(job)
+            raise SpecError([FieldError("spec.runtimeRef", f"{kind} {name!r} not found")])
+        resolved = resolution.resolve(parsed, spec.parse_runtime(seen.runtime))
+    except SpecError as error:
+        note = f"TrainJob resources reconciliation failed: {error}"[:1000]
+        recorder.event(job, "Warning", "TrainJobResourcesCreationFailed", note, action="Reconciling")
+        return INVALID_RETRY_SECONDS
+    desired = planning.plan(resolved)
+    outcome = status.decide(
+        parsed,
+        desired,
+        {rjob.name: rjob.replicas for rjob in resolved.replicated_jobs},
+        [rjob.name for rjob in resolved.replicated_jobs if rjob.ancestor == c.ANCESTOR_TRAINER],
+        seen.pods,
+        job.get("status") or {},
+        created_at=parse_time(job["metadata"].get("creationTimestamp")),
+        now=jobs_conf.now(),  # the operator's clock (JOBS_CLOCK): tests point it at the simulator's
+    )
+    written = _record_runtime_generation(client, job, seen.runtime)
+    if outcome.status != (job.get("status") or {}):
+        written = client.replace(TRAIN_JOB, {**written, "status": outcome.status}, subresource="status")
+    if view is not None and written is not job:  # the next run waits until the cache shows our last write
+        meta = written["metadata"]
+        view.expect_version(meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or ""))
+    job = written
+    creations = _creations(parsed, desired, outcome, seen)
+    requeue = outcome.requeue_after
+    group = podgroup.pod_group(resolved, desired) if outcome.create else None
+    pod_group_type = podgroup.resource_of(resolved)
+    if (
+        group is not None
+        and pod_group_type is not None
+        and not _ensure_pod_group(client, pod_group_type, job, group, recorder)
+    ):
+        # No pods without their PodGroup: a gang scheduler would see them one by one.
+        creations = [m for m in creations if m["kind"] != "Pod"]
+        requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
+    _apply(client, job, outcome, creations, recorder, view)
+    if requeue is None:
         return None
+    return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def _ensure_pod_group(
+    client: KubeClient,
+    pod_group_type: ResourceType,
+    job: dict[str, Any],
+    group: dict[str, Any],
+    recorder: EventRecorder,
+) -> bool:
+    """Create the TrainJob's PodGroup before the pods it admits, or bring its spec up to date when it
+    exists (only runs that create pods get here: the start, a resume, a recreated pod), as Trainer's plugins
+    rebuild it while a TrainJob is suspended. False when the cluster refuses for good (no CRD, RBAC): a
+    Warning event says what to fix, and no pod is created."""
+    metadata = group["metadata"]
+    name, namespace = metadata["name"], metadata["namespace"]
+    where = f"{pod_group_type.plural}.{pod_group_type.group}"
+    try:
+        client.create(pod_group_type, group, namespace)
     except Conflict:
-        return CONFLICT_RETRY_SECONDS
-    logger.info(
-        "%s %s: %s %s (%d TrainJobs use it)", rtype.kind, name,
-        "added" if users else "removed", inuse.RESOURCE_IN_USE_FINALIZER, len(users),
-    )  # fmt: skip
+        try:
+            client.patch(pod_group_type, name, {"spec": group["spec"]}, namespace)
+        except NotFound:
+            return False  # deleted meanwhile: the next run creates it
+        return True
+    except NotFound:
+        note = (
+            f"Error creating PodGroup {name}: the cluster has no {where}; install the gang scheduler "
+            "the runtime's podGroupPolicy names"
+        )
+    except Forbidden as error:
+        note = (
+            f"Error creating PodGroup {name}: the controller may not create {where} ({error}); "
+            "grant it in its RBAC"
+        )
+    else:
+        recorder.event(
+            job, "Normal", "SuccessfulCreatePodGroup", f"Created PodGroup: {name}", action="Create"
+        )
+        return True
+    recorder.event(job, "Warning", "FailedCreatePodGroup", note, action="Create")
+    return False
+
+
+def _record_runtime_generation(
+    client: KubeClient, job: dict[str, Any], runtime: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Annotate the TrainJob with the runtime generation it started with, once: the runtime's revisions
+    (admin) map it to the spec the job ran with."""
+    metadata = job["metadata"]
+    if runtime is None or RUNTIME_GENERATION_ANNOTATION in (metadata.get("annotations") or {}):
+        return job
+    generation = (runtime.get("metadata") or {}).get("generation")
+    patch = {
+        "metadata": {
+            "resourceVersion": metadata.get("resourceVersion"),
+            "annotations": {RUNTIME_GENERATION_ANNOTATION: str(generation or 0)},
+        }
+    }
+    return client.patch(TRAIN_JOB, metadata["name"], patch, metadata.get("namespace"))
+
+
+def _creations(
+    job: spec.TrainJob, desired: planning.Plan, outcome: status.Outcome, seen: Observed
+) -> list[dict[str, Any]]:
+    """The Service and ConfigMaps the TrainJob lacks, the pods the decision starts, and with MPI pods the
+    SSH Secret (created with its first pods: a 409 says it exists, and it is never regenerated)."""
+    have = {("Service", s["metadata"]["name"]) for s in seen.services}
+    have |= {("ConfigMap", m["metadata"]["name"]) for m in seen.config_maps}
+    wanted = [] if status.finished(outcome.status) else [desired.service, *desired.config_maps]
+    made = [m for m in wanted if (m["kind"], m["metadata"]["name"]) not in have]
+    if outcome.create and desired.ssh_auth_secret_name is not None:
+        private_key, public_key = sshkeys.generate()
+        made.append(sshkeys.secret(job, private_key, public_key))
+    return made + list(outcome.create)
+
+
+def _apply(
+    client: KubeClient,
+    job: dict[str, Any],
+    outcome: status.Outcome,
+    creations: list[dict[str, Any]],
+    recorder: EventRecorder,
+    view: CachedView | None,
+) -> None:
+    """Delete, then create kind by kind; record events. Errors other than 404/409 become Warning events and
+    the first is raised once the rest was tried, so the queue retries the key."""
+    metadata = job["metadata"]
+    namespace, name = metadata.get("namespace") or "", metadata["name"]
+    events: list[tuple[Event, str]] = []
+    failures: list[ApiError] = []
+    deletions = [
+        Deletion("Pod", pod["metadata"]["name"], pod["metadata"]["uid"], "Stop", outcome.delete_reason)
+        for pod in outcome.delete
+    ]
+    _expect(view, namespace, name, [expectations.deleted("Pod", d.name) for d in deletions])
+    results = in_parallel([functools.partial(_delete_pod, client, namespace, d) for d in deletions])
+    deleted = []
+    for deletion, future in zip(deletions, results, strict=True):
+        error = future.result()
+        if error is None:
+            deleted.append(deletion)
+            continue
+        _observe(view, namespace, name, expectations.deleted("Pod", deletion.name))
+        failures.append(error)
+        events.append((Event("Warning", "FailedDeletePod", str(error)), "Delete"))
+    events += [(event, "Delete") for event in deletion_events(deleted)]
+    for kind in CREATION_ORDER:
+        manifests = [m for m in creations if m["kind"] == kind]
+        if kind not in UNWATCHED_KINDS:
+            _expect(
+                view, namespace, name, [expectations.created(kind, m["metadata"]["name"]) for m in manifests]
+            )
+        outcomes = in_parallel([functools.partial(_create, client, namespace, m) for m in manifests])
+        created: list[dict[str, Any]] = []
+        for manifest, outcome_of in zip(manifests, outcomes, strict=True):
+            result = outcome_of.result()
+            if result is True:
+                created.append(manifest)
+                continue
+            if kind not in UNWATCHED_KINDS:
+                _observe(view, namespace, name, expectations.created(kind, manifest["metadata"]["name"]))
+            if isinstance(result, ApiError):
+                failures.append(result)
+                events.append((Event("Warning", f"FailedCreate{kind}", str(result)), "Create"))
+        events += [(event, "Create") for event in creation_events(created)]
+    in_parallel([functools.partial(_record, recorder, job, event, action) for event, action in events])
+    if failures:
+        raise failures[0]
+
+
+def _expect(view: CachedView | None, namespace: str, name: str, items: list[expectations.Item]) -> None:
+    if view is not None and items:
+        view.expect(namespace, name, items)
+
+
+def _observe(view: CachedView | None, namespace: str, name: str, item: expectations.Item) -> None:
+    if view is not None:
+        view.observe(namespace, name, item)
+
+
+def _delete_pod(client: KubeClient, namespace: str, deletion: Deletion) -> ApiError | None:
+    try:
+        client.delete(POD, deletion.name, namespace, uid=deletion.uid)
+    except (NotFound, Conflict):
+        return None
+    except ApiError as error:
+        logger.warning("could not delete pod %s: %s", deletion.name, error)
+        return error
     return None
 
 
-def _read(client: KubeClient, rtype: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
+def _create(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | bool:
+    """True when created, False when it existed (409: a previous run made it), else the error."""
     try:
-        return client.get(rtype, name, namespace or None)
-    except NotFound:
-        return None
+        client.create(CHILD_TYPES[manifest["kind"]], manifest, namespace)
+    except Conflict:
+        return False
+    except ApiError as error:
+        logger.warning("could not create %s %s: %s", manifest["kind"], manifest["metadata"]["name"], error)
+        return error
+    return True
+
+
+def _record(recorder: EventRecorder, job: dict[str, Any], event: Event, action: str) -> None:
+    recorder.event(job, event.type, event.reason, event.message, action=action)
+
+
+# The runtimes' reconcilers (the in-use finalizer) register when the queue discovers this module.
+from trainer import runtime_finalizer  # noqa: E402, F401

@@ -182,6 +182,15 @@ spec:
   runtimeRef: {name: torch-gone}
 """
 
+TRAINJOB = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: smoke, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 2, command: [torchrun, train.py]}
+"""
+
 
 def test_kubectl_apply_of_a_bad_tfjob_is_refused_by_the_stacks_webhooks_with_every_problem(stack):
     process, output, base_url, marker = stack
@@ -228,6 +237,20 @@ def test_kubectl_apply_of_a_bad_tfjob_is_refused_by_the_stacks_webhooks_with_eve
     )  # fmt: skip
     assert refused.returncode == 1, refused.stdout
     assert "spec.runtimeRef.name: ClusterTrainingRuntime 'torch-gone' does not exist" in refused.stderr
+    # A TrainJob on a ready-made runtime runs without JobSet: its two nodes, then Complete.
+    subprocess.run([*kubectl, "apply", "-f", "-"], input=TRAINJOB, text=True, check=True, timeout=60)
+    state, deadline = "", time.monotonic() + 90
+    while state != "Complete" and time.monotonic() < deadline:
+        time.sleep(1)
+        state = subprocess.run(
+            [*kubectl, "get", "trainjobs", "smoke", "-o", latest], capture_output=True, text=True, timeout=60
+        ).stdout
+    assert state == "Complete"
+    nodes = subprocess.run(
+        [*kubectl, "get", "pods", "-l", "jobset.sigs.k8s.io/jobset-name=smoke", "-o", "name"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.split()  # fmt: skip
+    assert sorted(nodes) == ["pod/smoke-node-0-0", "pod/smoke-node-0-1"]
     # The web server does not answer reviews: the listener does, on its own port.
     assert urllib.request.urlopen(f"{base_url}/healthz", timeout=10).status == 200
     review = urllib.request.Request(f"{base_url}/webhooks/validate", data=b"{}")

@@ -57,6 +57,8 @@ APPLIED = [
             ("mpijob", "tensorflow-mnist"),
         ]
     ],
+    ("trainjob-torch.yaml", "trainjob", "mnist-torch", "{.status.conditions[-1:].type}", "Complete"),
+    ("trainjob-deepspeed.yaml", "trainjob", "llm-ds", "{.status.conditions[-1:].type}", "Complete"),
     ("hyperparam-grid.yaml", "hpw", "mnist-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-plain-grid.yaml", "hpw", "shard-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),

@@ -56,7 +56,16 @@ def _controllers() -> list[Any]:
 
     deployed_controllers = [controller for controller in registry.controllers() if deployed(controller)]
     known = {controller.kind for controller in deployed_controllers}
-    return deployed_controllers + [c for c in _kubeflow_controllers() if c.kind not in known]
+    optional = [*_kubeflow_controllers(), _trainer_controller()]
+    return deployed_controllers + [c for c in optional if c.kind not in known]
+
+
+def _trainer_controller() -> Any:
+    """The TrainJob controller, which a deployment runs with TRAINER_ENABLED (the chart's
+    trainer.installCRDs) whatever this test process registered."""
+    from trainer import controllers
+
+    return controllers.declaration()
 
 
 def _pod_group_resources() -> list[Any]:
@@ -83,6 +92,7 @@ HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
     ("jobs.actions", "apigroups.job_resource(framework_class(kind), api_version)"): _job_resources,
     ("jobs.reconcile", "scheduler.resource"): _pod_group_resources,
     ("jobs.reconcile", "change.resource"): _pod_group_resources,
+    ("trainer.reconcile", "pod_group_type"): _pod_group_resources,
 }
 
 #: Kubeflow's group: its jobs are served with the chart's kubeflow.installCRDs (JOBS_KUBEFLOW_V1).

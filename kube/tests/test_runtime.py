@@ -346,3 +346,19 @@ def test_the_resync_is_scheduled_every_ten_minutes_by_a_migration():
     task = PeriodicTask.objects.get(name="kube.resync_all")
     assert (task.task, task.queue, task.enabled) == ("kube.resync_all", "default", True)
     assert (task.interval.every, task.interval.period) == (600, "seconds")
+
+
+def test_a_kind_watched_only_to_be_read_is_found_by_key_and_leads_to_no_owner(sim, client):
+    """As the TrainJob controller reads its runtimes: an Owns whose objects reference no owner."""
+    client.create(CONFIGMAP, configmap("read-only"))
+    controller = Controller(DEPLOYMENT, (Owns(CONFIGMAP), Owns(NAMESPACE)), namespace=TEST_NAMESPACE)
+    leading = ControllerRuntime(client, [controller], enqueue=Enqueued())
+    for informer in leading.informers.values():  # listed here, not by watch threads: nothing is sent on
+        informer.relist()
+    view = leading.view("Deployment")
+    assert view is not None
+    assert view.lookup("ConfigMap", TEST_NAMESPACE, "read-only")["metadata"]["name"] == "read-only"
+    assert view.lookup("Namespace", "", TEST_NAMESPACE)["metadata"]["name"] == TEST_NAMESPACE
+    assert view.lookup("ConfigMap", TEST_NAMESPACE, "missing") is None
+    assert view.lookup("Secret", TEST_NAMESPACE, "read-only") is None  # not a watched kind
+    assert leading.sink.waiting == 0  # no key was put on the way to the queue

@@ -2,5 +2,13 @@
 
 from trainer.models.progress import TrainerStatusUpdate
 from trainer.models.runtimes import RuntimeRevision, TrainingRuntime
+from trainer.models.trainjobs import TrainJob, TrainJobHistory, TrainJobPod
 
-__all__ = ["RuntimeRevision", "TrainerStatusUpdate", "TrainingRuntime"]
+__all__ = [
+    "RuntimeRevision",
+    "TrainJob",
+    "TrainJobHistory",
+    "TrainJobPod",
+    "TrainerStatusUpdate",
+    "TrainingRuntime",
+]

@@ -21,7 +21,7 @@ from trainer import revisions
 from trainer.mirror import mirror_runtime
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, RUNTIMES, TRAIN_JOB, TRAINING_RUNTIME
-from trainer.tests.cluster import job_using, torch_distributed, trainer_cluster
+from trainer.tests.runtime_cluster import job_using, torch_distributed, trainer_cluster
 
 pytestmark = pytest.mark.django_db
 

@@ -21,11 +21,11 @@ from kube.queue import ObjectKey
 from kube.runtime import ControllerRuntime
 from kubesim.simulator import Simulator
 from trainer import constants as c
-from trainer import reconcile
+from trainer import runtime_finalizer as reconcile
 from trainer.controllers import runtime_controllers
 from trainer.inuse import RESOURCE_IN_USE_FINALIZER
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
-from trainer.tests.cluster import job_using, torch_distributed, trainer_cluster
+from trainer.tests.runtime_cluster import job_using, torch_distributed, trainer_cluster
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from trainer.controllers import runtime_controllers
 from trainer.mirror import RuntimeMirror
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB
-from trainer.tests.cluster import job_using, torch_distributed, trainer_cluster
+from trainer.tests.runtime_cluster import job_using, torch_distributed, trainer_cluster
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
