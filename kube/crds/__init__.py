@@ -1,7 +1,8 @@
 """Our custom resource kinds, declared once in Python and rendered into deploy/crds/ (see
 docs/adding-a-resource.md). `CUSTOM_RESOURCES` is the list `render_crds` and `install_crds` work from;
 `KUBEFLOW_RESOURCES` are the training kinds again in Kubeflow's group (`kubeflow.org/v1`), rendered into
-deploy/crds/kubeflow/ and installed only on request."""
+deploy/crds/kubeflow/ and installed only on request; `TRAINER_RESOURCES` are Kubeflow Trainer v2's kinds
+(`trainer.kubeflow.org/v1alpha1`: TrainJob and its runtimes), in deploy/crds/trainer/, likewise on request."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from .definition import GROUP, VERSION, CustomResource, PrinterColumn
 from .hyperparam import HYPERPARAM_WORKFLOW
 from .jobs import JAXJOB, KUBEFLOW_JOBS, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from .tensorboard import TENSORBOARD
+from .trainer import TRAIN_JOB
+from .trainingruntime import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME
 
 CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
     TFJOB,
@@ -22,6 +25,8 @@ CUSTOM_RESOURCES: tuple[CustomResource, ...] = (
     TENSORBOARD,
 )
 KUBEFLOW_RESOURCES: tuple[CustomResource, ...] = KUBEFLOW_JOBS
+#: Installed only on request (`install_crds --trainer`, the chart's `trainer.installCRDs`), like Kubeflow's.
+TRAINER_RESOURCES: tuple[CustomResource, ...] = (TRAIN_JOB, TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)
 
 
 def by_kind(kind: str) -> CustomResource:
@@ -33,6 +38,7 @@ def by_kind(kind: str) -> CustomResource:
 
 
 __all__ = [
+    "CLUSTER_TRAINING_RUNTIME",
     "CUSTOM_RESOURCES",
     "GROUP",
     "HYPERPARAM_WORKFLOW",
@@ -44,6 +50,9 @@ __all__ = [
     "PYTORCHJOB",
     "TENSORBOARD",
     "TFJOB",
+    "TRAINER_RESOURCES",
+    "TRAINING_RUNTIME",
+    "TRAIN_JOB",
     "VERSION",
     "XGBOOSTJOB",
     "CustomResource",

@@ -15,6 +15,7 @@ GROUP = "argoml.io"
 VERSION = "v1alpha1"
 CATEGORY = "argoml"  # `kubectl get argoml` lists every kind of ours
 COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
+NAMESPACED, CLUSTER = "Namespaced", "Cluster"
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _LOWER = re.compile(r"^[a-z][a-z0-9]*$")
 
@@ -76,20 +77,24 @@ class Scale:
 
 @dataclass(frozen=True)
 class CustomResource:
-    """A namespaced kind with the status subresource, in group argoml.io, version v1alpha1 unless given
-    (Kubeflow's kinds are served as `kubeflow.org/v1` too, see `served_as`)."""
+    """A kind in group argoml.io, version v1alpha1 unless given (Kubeflow's kinds are served as
+    `kubeflow.org/v1` too, see `served_as`): namespaced with the status subresource unless told otherwise
+    (Trainer's runtimes are cluster-scoped or have no status)."""
 
     kind: str
     plural: str
     short_names: tuple[str, ...]
     description: str
     spec: Schema
-    status: Schema
+    status: Schema | None  # None: no status field and no status subresource
     columns: tuple[PrinterColumn, ...]
     categories: tuple[str, ...] = (CATEGORY,)
     scale: Scale | None = None
     group: str = GROUP
     version: str = VERSION
+    scope: str = NAMESPACED
+    spec_required: bool = True
+    rules: tuple[dict[str, str], ...] = ()  # CEL rules on the whole object (x-kubernetes-validations)
 
     def __post_init__(self) -> None:
         if not _KIND.match(self.kind):
@@ -97,6 +102,10 @@ class CustomResource:
         for field, value in [("plural", self.plural), *(("short name", name) for name in self.short_names)]:
             if not _LOWER.match(value):
                 raise ValueError(f"{self.kind}: {field} must be lowercase letters and digits, got {value!r}")
+        if self.scope not in (NAMESPACED, CLUSTER):
+            raise ValueError(f"{self.kind}: scope must be {NAMESPACED} or {CLUSTER}, not {self.scope!r}")
+        if self.scale is not None and self.status is None:
+            raise ValueError(f"{self.kind}: the scale subresource needs a status")
         problems = structural_problems(self.open_api_schema())
         if problems:
             raise ValueError(f"{self.kind}: the schema is not structural: {'; '.join(problems)}")
@@ -116,7 +125,7 @@ class CustomResource:
 
     @property
     def resource_type(self) -> ResourceType:
-        return ResourceType(self.api_version, self.kind, self.plural)
+        return ResourceType(self.api_version, self.kind, self.plural, namespaced=self.scope == NAMESPACED)
 
     def served_as(
         self, group: str, version: str, *, short_names: tuple[str, ...] = (), categories: tuple[str, ...] = ()
@@ -128,26 +137,36 @@ class CustomResource:
         )
 
     def open_api_schema(self) -> Schema:
-        return obj(
-            {
-                "apiVersion": string("The versioned schema of this representation of an object."),
-                "kind": string("The REST resource this object represents."),
-                "metadata": {"type": "object"},
-                "spec": self.spec,
-                "status": self.status,
-            },
-            self.description,
-            required=("spec",),
-        )
+        properties = {
+            "apiVersion": string("The versioned schema of this representation of an object."),
+            "kind": string("The REST resource this object represents."),
+            "metadata": {"type": "object"},
+            "spec": self.spec,
+        }
+        if self.status is not None:
+            properties["status"] = self.status
+        schema = obj(properties, self.description, required=("spec",) if self.spec_required else ())
+        if self.rules:
+            schema["x-kubernetes-validations"] = [dict(rule) for rule in self.rules]
+        return schema
 
     def subresources(self) -> dict[str, Any]:
-        subresources: dict[str, Any] = {"status": {}}
+        subresources: dict[str, Any] = {"status": {}} if self.status is not None else {}
         if self.scale is not None:
             subresources["scale"] = self.scale.manifest()
         return subresources
 
     def manifest(self) -> dict[str, Any]:
         """The apiextensions.k8s.io/v1 CustomResourceDefinition, as a plain dict."""
+        version: dict[str, Any] = {
+            "name": self.version,
+            "served": True,
+            "storage": True,
+            "schema": {"openAPIV3Schema": self.open_api_schema()},
+        }
+        if subresources := self.subresources():
+            version["subresources"] = subresources
+        version["additionalPrinterColumns"] = [column.manifest() for column in self.columns]
         return {
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
@@ -165,16 +184,7 @@ class CustomResource:
                     "shortNames": list(self.short_names),
                     "categories": list(self.categories),
                 },
-                "scope": "Namespaced",
-                "versions": [
-                    {
-                        "name": self.version,
-                        "served": True,
-                        "storage": True,
-                        "schema": {"openAPIV3Schema": self.open_api_schema()},
-                        "subresources": self.subresources(),
-                        "additionalPrinterColumns": [column.manifest() for column in self.columns],
-                    }
-                ],
+                "scope": self.scope,
+                "versions": [version],
             },
         }

@@ -173,3 +173,15 @@ def structural_problems(schema: Schema, path: str = "") -> list[str]:
     if isinstance(schema.get("items"), dict):
         problems.extend(structural_problems(schema["items"], f"{path}[*]"))
     return problems
+
+
+def with_rules(schema: Schema, *rules: tuple[str, str]) -> Schema:
+    """`schema` with CEL rules (rule, message) the apiserver checks, as Kubebuilder's XValidation markers
+    render them. (kubesim does not evaluate them; our webhooks check what matters.)"""
+    return {
+        **schema,
+        "x-kubernetes-validations": [{"rule": rule, "message": message} for rule, message in rules],
+    }
+
+
+IMMUTABLE = ("self == oldSelf", "field is immutable")

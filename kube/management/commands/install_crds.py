@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kube.client import get_client
-from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES
+from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES, TRAINER_RESOURCES
 from kube.crds.install import install, wait_established
 from kube.errors import ApiError
 
@@ -15,7 +15,8 @@ from kube.errors import ApiError
 class Command(BaseCommand):
     help = (
         "Create or update the argoml.io CustomResourceDefinitions in the configured cluster (with "
-        "--kubeflow, Kubeflow's kubeflow.org/v1 training kinds too)."
+        "--kubeflow, Kubeflow's kubeflow.org/v1 training kinds too; with --trainer, Kubeflow Trainer v2's "
+        "TrainJob and runtimes)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,9 +32,18 @@ class Command(BaseCommand):
             action="store_true",
             help="Also serve TFJob, MXJob and PyTorchJob as kubeflow.org/v1 (set JOBS_KUBEFLOW_V1 too).",
         )
+        parser.add_argument(
+            "--trainer",
+            action="store_true",
+            help="Also install Kubeflow Trainer v2's TrainJob, TrainingRuntime and ClusterTrainingRuntime.",
+        )
 
-    def handle(self, *args: Any, wait: float, kubeflow: bool, **options: Any) -> None:
-        resources = CUSTOM_RESOURCES + (KUBEFLOW_RESOURCES if kubeflow else ())
+    def handle(self, *args: Any, wait: float, kubeflow: bool, trainer: bool, **options: Any) -> None:
+        resources = (
+            CUSTOM_RESOURCES
+            + (KUBEFLOW_RESOURCES if kubeflow else ())
+            + (TRAINER_RESOURCES if trainer else ())
+        )
         try:
             client = get_client()
             results = install(client, resources)

@@ -8,12 +8,14 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES
+from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES, TRAINER_RESOURCES
 from kube.crds import render as crd_render
 
 #: Kubeflow's group goes into its own folder: the chart installs deploy/crds/ always, these only with
 #: `kubeflow.installCRDs`.
 KUBEFLOW_FOLDER = "kubeflow"
+#: Kubeflow Trainer v2's kinds, likewise installed only with `trainer.installCRDs`.
+TRAINER_FOLDER = "trainer"
 
 
 def default_directory() -> Path:
@@ -23,7 +25,8 @@ def default_directory() -> Path:
 class Command(BaseCommand):
     help = (
         "Render our CustomResourceDefinitions into deploy/crds/ (one YAML file per kind), and the training "
-        "kinds in Kubeflow's group (kubeflow.org/v1) into deploy/crds/kubeflow/."
+        "kinds in Kubeflow's group (kubeflow.org/v1) into deploy/crds/kubeflow/, and Kubeflow Trainer's "
+        "(trainer.kubeflow.org/v1alpha1) into deploy/crds/trainer/."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,7 +37,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, output: Path | None, check: bool, **options: Any) -> None:
         root = output or default_directory()
-        for directory, resources in ((root, CUSTOM_RESOURCES), (root / KUBEFLOW_FOLDER, KUBEFLOW_RESOURCES)):
+        folders = (
+            (root, CUSTOM_RESOURCES),
+            (root / KUBEFLOW_FOLDER, KUBEFLOW_RESOURCES),
+            (root / TRAINER_FOLDER, TRAINER_RESOURCES),
+        )
+        for directory, resources in folders:
             if check:
                 problems = crd_render.stale(directory, resources)
                 if problems:
