@@ -199,6 +199,9 @@ JOBS_GANG_SCHEDULER_NAME = env_str("JOBS_GANG_SCHEDULER_NAME")
 # Also serve TFJob, MXJob and PyTorchJob as Kubeflow does, kubeflow.org/v1 (docs/jobs.md#kubeflow-v1): the
 # kubeflow.org CRDs must be installed (`install_crds --kubeflow`, the chart's kubeflow.installCRDs).
 JOBS_KUBEFLOW_V1 = env_bool("JOBS_KUBEFLOW_V1", False)
+# Run Kubeflow Trainer v2's TrainJobs without JobSet (docs/trainer.md): Trainer's CRDs must be installed
+# (`install_crds --trainer`, the chart's trainer.installCRDs), or the controller's informers fail to list.
+TRAINER_CONTROLLER = env_bool("TRAINER_CONTROLLER", False)
 
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
 # Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.

@@ -440,6 +440,8 @@ def _enforce_mpi(
         "metadata": {
             "name": config_map_name,
             "namespace": resolved.job.namespace,
+            # The controller's informer selects a TrainJob's children by this label, as the Service's.
+            "labels": {c.LABEL_JOBSET_NAME: resolved.name},
             "ownerReferences": [owner_reference(resolved.job)],
         },
         "data": {c.MPI_HOSTFILE_NAME: hostfile(resolved)},

@@ -1,0 +1,197 @@
+"""Mirror rows of TrainJobs, their pods and their history. Only the mirror writes them (kube.mirror, from
+watch events); views and serializers only read."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.db import models
+
+from jobs.models import container_statuses, controller_uid, first_exit_code, last_message
+from kube.models import PHASE_MAX_LENGTH, MirroredResource, MirrorHistory, parse_time
+from trainer import constants as c
+
+SUMMARY_MAX_LENGTH = 255
+REASON_MAX_LENGTH = 128
+#: The runtime's metadata.generation a TrainJob started with (written once by the controller).
+RUNTIME_GENERATION_ANNOTATION = "argoml.io/runtime-generation"
+# The state a TrainJob is in, as Kubeflow's SDK names them (Created, Running, Complete, Failed), plus
+# Suspended, which the SDK shows as a condition.
+TERMINAL_CONDITIONS = ("Failed", "Complete")
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _true(conditions: list[Any], type_: str) -> dict[str, Any] | None:
+    return next(
+        (
+            cond
+            for cond in conditions
+            if isinstance(cond, dict) and cond.get("type") == type_ and cond.get("status") == "True"
+        ),
+        None,
+    )
+
+
+def _first_true(conditions: list[Any], types: tuple[str, ...]) -> dict[str, Any]:
+    """The first of `types` whose condition is True (the state it explains), else {}."""
+    return next((found for t in types if (found := _true(conditions, t)) is not None), {})
+
+
+class TrainJob(MirroredResource):
+    """One TrainJob: its runtime, its steps' counts, its state and the progress its pods report."""
+
+    history_model = "trainer.TrainJobHistory"
+
+    runtime_kind = models.CharField(max_length=64, default=c.CLUSTER_TRAINING_RUNTIME)
+    runtime_name = models.CharField(max_length=253, blank=True)
+    runtime_generation = models.BigIntegerField(
+        null=True, blank=True, help_text="The runtime's metadata.generation the job started with."
+    )
+    steps_summary = models.CharField(
+        max_length=SUMMARY_MAX_LENGTH, blank=True, help_text="Each replicated job's counts, in step order."
+    )
+    state_reason = models.CharField(max_length=REASON_MAX_LENGTH, blank=True)
+    state_message = models.TextField(blank=True)
+    progress_percentage = models.IntegerField(null=True, blank=True)
+    estimated_remaining_seconds = models.BigIntegerField(null=True, blank=True)
+    start_time = models.DateTimeField(null=True, blank=True)
+    completion_time = models.DateTimeField(null=True, blank=True)
+
+    class Meta(MirroredResource.Meta):
+        indexes: ClassVar[list[models.Index]] = [
+            models.Index(fields=["-created_at", "-id"], name="trainer_trainjob_newest"),
+            models.Index(fields=["phase", "-created_at", "-id"], name="trainer_trainjob_phase"),
+            models.Index(fields=["namespace", "-created_at", "-id"], name="trainer_trainjob_namespace"),
+            models.Index(fields=["runtime_kind", "runtime_name"], name="trainer_trainjob_runtime"),
+        ]
+
+    @classmethod
+    def phase_of(cls, status: dict[str, Any]) -> str:
+        """Failed or Complete once finished, else Suspended, Running while a step has active Jobs, else
+        Created."""
+        conditions = status.get("conditions")
+        conditions = conditions if isinstance(conditions, list) else []
+        state = _first_true(conditions, (*TERMINAL_CONDITIONS, "Suspended"))
+        if state:
+            return str(state["type"])[:PHASE_MAX_LENGTH]
+        jobs = status.get("jobsStatus")
+        if isinstance(jobs, list) and any((_int(_dict(j).get("active")) or 0) > 0 for j in jobs):
+            return "Running"
+        return "Created"
+
+    @classmethod
+    def observed_fields(cls, obj: dict[str, Any]) -> dict[str, Any]:
+        fields = super().observed_fields(obj)
+        status, spec = fields["status"], fields["spec"]
+        metadata = _dict(obj.get("metadata"))
+        ref = _dict(_dict(spec).get("runtimeRef"))
+        conditions = fields["conditions"]
+        latest = _first_true(conditions, (*TERMINAL_CONDITIONS, "Suspended"))
+        ended = _first_true(conditions, TERMINAL_CONDITIONS)
+        progress = _dict(status.get("trainerStatus"))
+        generation = str(_dict(metadata.get("annotations")).get(RUNTIME_GENERATION_ANNOTATION) or "")
+        resumed = next((_dict(cond) for cond in conditions if _dict(cond).get("type") == "Suspended"), {})
+        started = parse_time(resumed.get("lastTransitionTime")) if resumed.get("status") == "False" else None
+        return {
+            **fields,
+            "runtime_kind": str(ref.get("kind") or c.CLUSTER_TRAINING_RUNTIME)[:64],
+            "runtime_name": str(ref.get("name") or "")[:253],
+            "runtime_generation": int(generation) if generation.isdigit() else None,
+            "steps_summary": steps_summary(status)[:SUMMARY_MAX_LENGTH],
+            "state_reason": str(latest.get("reason") or "")[:REASON_MAX_LENGTH],
+            "state_message": str(latest.get("message") or ""),
+            "progress_percentage": _int(progress.get("progressPercentage")),
+            "estimated_remaining_seconds": _int(progress.get("estimatedRemainingSeconds")),
+            "start_time": started or fields["created_at"],
+            "completion_time": parse_time(ended.get("lastTransitionTime")),
+        }
+
+    @property
+    def is_finished(self) -> bool:
+        return self.phase in TERMINAL_CONDITIONS
+
+
+def steps_summary(status: dict[str, Any]) -> str:
+    """`node 2 active · launcher 1 succeeded`: each replicated job's non-zero counts, in status order."""
+    parts = []
+    for job in status.get("jobsStatus") or []:
+        job = _dict(job)
+        counts = [
+            f"{_int(job.get(key))} {key}"
+            for key in ("active", "ready", "succeeded", "failed", "suspended")
+            if (_int(job.get(key)) or 0) > 0
+        ]
+        parts.append(f"{job.get('name')} {', '.join(counts) or 'pending'}")
+    return " · ".join(parts)
+
+
+class TrainJobHistory(MirrorHistory):
+    """A transition of a TrainJob: a condition changed (Suspended, Complete, Failed) or it was deleted."""
+
+    resource = models.ForeignKey(TrainJob, on_delete=models.CASCADE, related_name="history")
+
+
+class TrainJobPod(MirroredResource):
+    """One pod of a TrainJob's step, as the pod informer last saw it. A recreated pod is a new row (new uid);
+    the one it replaced stays, marked deleted."""
+
+    # By the TrainJob's uid, from the pod's controller ownerReference: a pod event may arrive before the
+    # TrainJob's own (no database constraint; a join when both exist), as jobs.Replica does.
+    train_job = models.ForeignKey(
+        TrainJob, to_field="uid", db_constraint=False, on_delete=models.DO_NOTHING, related_name="pods"
+    )
+    step = models.CharField(
+        max_length=63, help_text="The replicated job: node, launcher, dataset-initializer…"
+    )
+    job_index = models.IntegerField(null=True, blank=True)
+    completion_index = models.IntegerField(null=True, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    restarts = models.IntegerField(default=0, help_text="In-place container restarts in this pod.")
+    node = models.CharField(max_length=253, blank=True)
+    pod_ip = models.CharField(max_length=64, blank=True)
+    message = models.TextField(blank=True, help_text="The last reason and message the pod reported.")
+
+    class Meta(MirroredResource.Meta):
+        indexes: ClassVar[list[models.Index]] = [
+            models.Index(
+                fields=["train_job", "step", "job_index", "completion_index"], name="trainer_pod_slot"
+            ),
+        ]
+
+    @classmethod
+    def observed_fields(cls, obj: dict[str, Any]) -> dict[str, Any]:
+        """The pod's identity and the few status fields the step table shows (not its spec and status)."""
+        fields = super().observed_fields(obj)
+        labels = _dict(_dict(obj.get("metadata")).get("labels"))
+        status = fields["status"]
+        return {
+            **fields,
+            "spec": {},
+            "status": {},
+            "train_job_id": controller_uid(obj),
+            "step": str(labels.get(c.LABEL_REPLICATED_JOB_NAME) or "")[:63],
+            "job_index": _index(labels.get(c.LABEL_JOB_INDEX)),
+            "completion_index": _index(labels.get(c.LABEL_COMPLETION_INDEX)),
+            "exit_code": first_exit_code(status),
+            "restarts": sum(
+                max(_int(_dict(cs).get("restartCount")) or 0, 0) for cs in container_statuses(status)
+            ),
+            "node": str(_dict(obj.get("spec")).get("nodeName") or ""),
+            "pod_ip": str(status.get("podIP") or ""),
+            "message": last_message(status),
+        }
+
+    @property
+    def slot(self) -> str:
+        return f"{self.step}-{self.job_index}-{self.completion_index}"
+
+
+def _index(value: object) -> int | None:
+    return int(value) if isinstance(value, str) and value.isdigit() else None

@@ -1,0 +1,310 @@
+"""The reconcile loop of TrainJobs, without JobSet: read the TrainJob, its runtime and its children, parse →
+resolve → plan, decide with `trainer.status`, then write: the runtime generation annotation (once), the
+status (resourceVersion precondition), pod deletions, then the hostfile ConfigMap, the SSH Secret, the
+headless Service and the pods of every step whose dependencies are met.
+
+Every step is safe to repeat: names are deterministic, deletions carry the uid they are meant for, 404 and
+409 are success. In the leader the reads come from the informers' cache, as in `jobs.reconcile`; a stale
+cache is caught by the status write's precondition (409), and only then is the API read.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hyperparam.space.errors import FieldError, SpecError
+from jobs import conf as jobs_conf
+from jobs.plan import Deletion, Event
+from jobs.reconcile import creation_events, deletion_events, in_parallel
+from kube import expectations
+from kube.client import KubeClient, get_client
+from kube.errors import ApiError, Conflict, NotFound
+from kube.events import EventRecorder, recorder_for
+from kube.queue import reconciler
+from kube.resources import CONFIGMAP, POD, SECRET, SERVICE, ResourceType
+from kube.runtime import CachedView, cached_view
+from kube.times import parse_time
+from trainer import constants as c
+from trainer import plan as planning
+from trainer import resolution, spec, sshkeys, status
+from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
+from trainer.resources import RUNTIMES, TRAIN_JOB
+
+logger = logging.getLogger(__name__)
+
+KIND = c.TRAIN_JOB_KIND
+EVENT_CONTROLLER = "trainer"
+MIN_REQUEUE_SECONDS = 0.5
+#: A TrainJob whose runtime is missing or refused: look again this much later (a runtime's events do not
+#: enqueue the TrainJobs that name it).
+INVALID_RETRY_SECONDS = 15.0
+CHILD_TYPES = {"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET}
+#: What a TrainJob's pods mount first, then what names them, then the pods.
+CREATION_ORDER = ("ConfigMap", "Secret", "Service", "Pod")
+#: Not watched (the controller creates the SSH Secret and never reads it back): no event to expect.
+UNWATCHED_KINDS = ("Secret",)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a run reads: the TrainJob, its runtime (None: missing) and the children that lead back to it."""
+
+    job: dict[str, Any]
+    runtime: dict[str, Any] | None
+    pods: list[dict[str, Any]]
+    services: list[dict[str, Any]]
+    config_maps: list[dict[str, Any]]
+
+
+@reconciler(KIND)
+def reconcile_train_job(namespace: str, name: str) -> float | None:
+    """Converge one TrainJob; returns seconds until it must be looked at again (its deadline), or None."""
+    client = get_client()
+    view = cached_view(KIND)
+    if view is not None:
+        waiting = view.waiting(namespace, name)
+        if waiting is not None:
+            return max(waiting, MIN_REQUEUE_SECONDS)
+        job = view.get(namespace, name)
+        if job is None:
+            return None
+        try:
+            return _converge(client, _from_cache(view, job), view)
+        except (Conflict, NotFound):
+            logger.info("the cached TrainJob %s/%s was stale; reading it from the API", namespace, name)
+    try:
+        job = client.get(TRAIN_JOB, name, namespace)
+    except NotFound:
+        return None  # deleted: the garbage collector removes its children through their ownerReferences
+    return _converge(client, _from_api(client, job), view)
+
+
+def _runtime_ref(job: Mapping[str, Any]) -> tuple[str, str]:
+    ref = (job.get("spec") or {}).get("runtimeRef") or {}
+    return str(ref.get("kind") or c.CLUSTER_TRAINING_RUNTIME), str(ref.get("name") or "")
+
+
+def _from_cache(view: CachedView, job: dict[str, Any]) -> Observed:
+    metadata = job["metadata"]
+    namespace, name = metadata.get("namespace") or "", metadata["name"]
+    kind, runtime_name = _runtime_ref(job)
+    runtimes = view.children_informers.get(kind)
+    runtime_namespace = namespace if kind == c.TRAINING_RUNTIME else ""
+    return Observed(
+        job=job,
+        runtime=runtimes.get(runtime_namespace, runtime_name) if runtimes is not None else None,
+        pods=view.children("Pod", namespace, name),
+        services=view.children("Service", namespace, name),
+        config_maps=view.children("ConfigMap", namespace, name),
+    )
+
+
+def _from_api(client: KubeClient, job: dict[str, Any]) -> Observed:
+    metadata = job["metadata"]
+    namespace, name = metadata.get("namespace") or "", metadata["name"]
+    kind, runtime_name = _runtime_ref(job)
+    runtime = None
+    if kind in RUNTIMES and runtime_name:
+        try:
+            runtime = client.get(
+                RUNTIMES[kind], runtime_name, namespace if kind == c.TRAINING_RUNTIME else None
+            )
+        except NotFound:
+            runtime = None
+    selector = f"{c.LABEL_JOBSET_NAME}={name}"
+    listed = [
+        future.result()
+        for future in in_parallel(
+            [
+                functools.partial(_list, client, rtype, namespace, selector)
+                for rtype in (POD, SERVICE, CONFIGMAP)
+            ]
+        )
+    ]
+    uid = metadata.get("uid")
+    pods, services, config_maps = ([item for item in items if _owned_by(item, uid)] for items in listed)
+    return Observed(job, runtime, pods, services, config_maps)
+
+
+def _owned_by(child: Mapping[str, Any], uid: object) -> bool:
+    return any(
+        ref.get("controller") and ref.get("uid") == uid
+        for ref in child["metadata"].get("ownerReferences") or ()
+    )
+
+
+def _list(client: KubeClient, rtype: ResourceType, namespace: str, selector: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for page in client.list_pages(rtype, namespace, label_selector=selector):
+        items += page.get("items") or []
+    return items
+
+
+def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> float | None:
+    """Decide from what was read, then write; Conflict or NotFound when the TrainJob changed meanwhile."""
+    job = seen.job
+    recorder = recorder_for(EVENT_CONTROLLER)
+    managed_by = (job.get("spec") or {}).get("managedBy")
+    if managed_by not in (None, "", c.MANAGED_BY_TRAINER):
+        return None  # another controller's (MultiKueue): never touched, as Trainer skips it
+    try:
+        parsed = spec.parse_train_job(job)
+        if seen.runtime is None:
+            kind, name = _runtime_ref(job)
+            raise SpecError([FieldError("spec.runtimeRef", f"{kind} {name!r} not found")])
+        resolved = resolution.resolve(parsed, spec.parse_runtime(seen.runtime))
+    except SpecError as error:
+        note = f"TrainJob resources reconciliation failed: {error}"[:1000]
+        recorder.event(job, "Warning", "TrainJobResourcesCreationFailed", note, action="Reconciling")
+        return INVALID_RETRY_SECONDS
+    desired = planning.plan(resolved)
+    outcome = status.decide(
+        parsed,
+        desired,
+        {rjob.name: rjob.replicas for rjob in resolved.replicated_jobs},
+        [rjob.name for rjob in resolved.replicated_jobs if rjob.ancestor == c.ANCESTOR_TRAINER],
+        seen.pods,
+        job.get("status") or {},
+        created_at=parse_time(job["metadata"].get("creationTimestamp")),
+        now=jobs_conf.now(),  # the operator's clock (JOBS_CLOCK): tests point it at the simulator's
+    )
+    job = _record_runtime_generation(client, job, seen.runtime)
+    if outcome.status != (job.get("status") or {}):
+        job = client.replace(TRAIN_JOB, {**job, "status": outcome.status}, subresource="status")
+        if view is not None:
+            meta = job["metadata"]
+            view.expect_version(
+                meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or "")
+            )
+    creations = _creations(parsed, desired, outcome, seen)
+    _apply(client, job, outcome, creations, recorder, view)
+    if outcome.requeue_after is None:
+        return None
+    return max(outcome.requeue_after, MIN_REQUEUE_SECONDS)
+
+
+def _record_runtime_generation(
+    client: KubeClient, job: dict[str, Any], runtime: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Annotate the TrainJob with the runtime generation it started with, once (h3's revisions map it)."""
+    metadata = job["metadata"]
+    if runtime is None or RUNTIME_GENERATION_ANNOTATION in (metadata.get("annotations") or {}):
+        return job
+    generation = (runtime.get("metadata") or {}).get("generation")
+    patch = {
+        "metadata": {
+            "resourceVersion": metadata.get("resourceVersion"),
+            "annotations": {RUNTIME_GENERATION_ANNOTATION: str(generation or 0)},
+        }
+    }
+    return client.patch(TRAIN_JOB, metadata["name"], patch, metadata.get("namespace"))
+
+
+def _creations(
+    job: spec.TrainJob, desired: planning.Plan, outcome: status.Outcome, seen: Observed
+) -> list[dict[str, Any]]:
+    """The Service and ConfigMaps the TrainJob lacks, the pods the decision starts, and with MPI pods the
+    SSH Secret (created with its first pods: a 409 says it exists, and it is never regenerated)."""
+    have = {("Service", s["metadata"]["name"]) for s in seen.services}
+    have |= {("ConfigMap", m["metadata"]["name"]) for m in seen.config_maps}
+    wanted = [] if status.finished(outcome.status) else [desired.service, *desired.config_maps]
+    made = [m for m in wanted if (m["kind"], m["metadata"]["name"]) not in have]
+    if outcome.create and desired.ssh_auth_secret_name is not None:
+        private_key, public_key = sshkeys.generate()
+        made.append(sshkeys.secret(job, private_key, public_key))
+    return made + list(outcome.create)
+
+
+def _apply(
+    client: KubeClient,
+    job: dict[str, Any],
+    outcome: status.Outcome,
+    creations: list[dict[str, Any]],
+    recorder: EventRecorder,
+    view: CachedView | None,
+) -> None:
+    """Delete, then create kind by kind; record events. Errors other than 404/409 become Warning events and
+    the first is raised once the rest was tried, so the queue retries the key."""
+    metadata = job["metadata"]
+    namespace, name = metadata.get("namespace") or "", metadata["name"]
+    events: list[tuple[Event, str]] = []
+    failures: list[ApiError] = []
+    deletions = [
+        Deletion("Pod", pod["metadata"]["name"], pod["metadata"]["uid"], "Stop", outcome.delete_reason)
+        for pod in outcome.delete
+    ]
+    _expect(view, namespace, name, [expectations.deleted("Pod", d.name) for d in deletions])
+    results = in_parallel([functools.partial(_delete_pod, client, namespace, d) for d in deletions])
+    deleted = []
+    for deletion, future in zip(deletions, results, strict=True):
+        error = future.result()
+        if error is None:
+            deleted.append(deletion)
+            continue
+        _observe(view, namespace, name, expectations.deleted("Pod", deletion.name))
+        failures.append(error)
+        events.append((Event("Warning", "FailedDeletePod", str(error)), "Delete"))
+    events += [(event, "Delete") for event in deletion_events(deleted)]
+    for kind in CREATION_ORDER:
+        manifests = [m for m in creations if m["kind"] == kind]
+        if kind not in UNWATCHED_KINDS:
+            _expect(
+                view, namespace, name, [expectations.created(kind, m["metadata"]["name"]) for m in manifests]
+            )
+        outcomes = in_parallel([functools.partial(_create, client, namespace, m) for m in manifests])
+        created: list[dict[str, Any]] = []
+        for manifest, outcome_of in zip(manifests, outcomes, strict=True):
+            result = outcome_of.result()
+            if result is True:
+                created.append(manifest)
+                continue
+            if kind not in UNWATCHED_KINDS:
+                _observe(view, namespace, name, expectations.created(kind, manifest["metadata"]["name"]))
+            if isinstance(result, ApiError):
+                failures.append(result)
+                events.append((Event("Warning", f"FailedCreate{kind}", str(result)), "Create"))
+        events += [(event, "Create") for event in creation_events(created)]
+    in_parallel([functools.partial(_record, recorder, job, event, action) for event, action in events])
+    if failures:
+        raise failures[0]
+
+
+def _expect(view: CachedView | None, namespace: str, name: str, items: list[expectations.Item]) -> None:
+    if view is not None and items:
+        view.expect(namespace, name, items)
+
+
+def _observe(view: CachedView | None, namespace: str, name: str, item: expectations.Item) -> None:
+    if view is not None:
+        view.observe(namespace, name, item)
+
+
+def _delete_pod(client: KubeClient, namespace: str, deletion: Deletion) -> ApiError | None:
+    try:
+        client.delete(POD, deletion.name, namespace, uid=deletion.uid)
+    except (NotFound, Conflict):
+        return None
+    except ApiError as error:
+        logger.warning("could not delete pod %s: %s", deletion.name, error)
+        return error
+    return None
+
+
+def _create(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | bool:
+    """True when created, False when it existed (409: a previous run made it), else the error."""
+    try:
+        client.create(CHILD_TYPES[manifest["kind"]], manifest, namespace)
+    except Conflict:
+        return False
+    except ApiError as error:
+        logger.warning("could not create %s %s: %s", manifest["kind"], manifest["metadata"]["name"], error)
+        return error
+    return True
+
+
+def _record(recorder: EventRecorder, job: dict[str, Any], event: Event, action: str) -> None:
+    recorder.event(job, event.type, event.reason, event.message, action=action)

@@ -1,0 +1,300 @@
+"""A TrainJob's status from its plan and its pods, as Trainer 2.3 writes it from the JobSet it would have run:
+`conditions` (Suspended, Complete, Failed with Trainer's and JobSet's reasons and messages) and `jobsStatus`
+per replicated job; which steps may start; and which pods must go.
+
+Pure: no cluster, no clock (the caller passes `now`). We have no Job objects, so each (replicated job, job
+index) stands for the Job JobSet would have made: its `count` pods are its completion indexes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from trainer import constants as c
+from trainer import plan as planning
+from trainer import spec
+
+RawDict = dict[str, Any]
+
+SUSPENDED = "Suspended"
+COMPLETE = "Complete"
+FAILED = "Failed"
+# Trainer's reasons and messages (pkg/apis/trainer/v1alpha1/trainjob_types.go, pkg/constants).
+SUSPENDED_REASON, SUSPENDED_MESSAGE = "Suspended", "TrainJob is suspended"
+RESUMED_REASON, RESUMED_MESSAGE = "Resumed", "TrainJob is resumed"
+DEADLINE_REASON, DEADLINE_MESSAGE = "DeadlineExceeded", "TrainJob exceeded its active deadline"
+# JobSet's, which Trainer copies onto the TrainJob (jobset pkg/constants).
+COMPLETED_REASON, COMPLETED_MESSAGE = "AllJobsCompleted", "jobset completed successfully"
+FAILED_JOBS_REASON, FAILED_JOBS_MESSAGE = "FailedJobs", "jobset failed due to one or more job failures"
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What JobSet counts for one replicated job: how many of its Jobs are in each state."""
+
+    name: str
+    ready: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    active: int = 0
+    suspended: int = 0
+    replicas: int = 1
+    created: bool = False  # some pod of it exists or existed
+
+    def reached(self, wanted: str) -> bool:
+        """Whether a `dependsOn` of this job with status `wanted` (Ready or Complete) is satisfied."""
+        if wanted == "Complete":
+            return self.succeeded >= self.replicas
+        return self.ready + self.succeeded >= self.replicas
+
+    def manifest(self) -> RawDict:
+        return {
+            "name": self.name,
+            "ready": self.ready,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "active": self.active,
+            "suspended": self.suspended,
+        }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A reconcile's decision: the status to write, the pods to create and delete, when to look again."""
+
+    status: RawDict
+    create: tuple[RawDict, ...] = ()
+    delete: tuple[Mapping[str, Any], ...] = ()
+    delete_reason: str = ""
+    requeue_after: float | None = None
+    jobs: tuple[JobState, ...] = field(default=())
+
+
+# --- Pods -----------------------------------------------------------------------------------------------
+
+
+def pod_phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def is_terminating(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def is_finished(pod: Mapping[str, Any]) -> bool:
+    return pod_phase(pod) in ("Succeeded", "Failed")
+
+
+def is_ready(pod: Mapping[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return pod_phase(pod) == "Running" and any(
+        isinstance(cond, dict) and cond.get("type") == "Ready" and cond.get("status") == "True"
+        for cond in conditions
+    )
+
+
+def _job_index(pod: Mapping[str, Any]) -> str:
+    return str(((pod.get("metadata") or {}).get("labels") or {}).get(c.LABEL_JOB_INDEX) or "0")
+
+
+def job_states(
+    desired: planning.Plan,
+    replicas: Mapping[str, int],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    suspended: bool,
+) -> tuple[JobState, ...]:
+    """Each step's Jobs by state, JobSet's way: a Job succeeded when all its pods did, failed when one
+    failed (our pods are the Job's only attempt), is ready when its ready and succeeded pods cover it, and
+    active while a pod of it runs. Pods being deleted count only once they finished."""
+    by_step: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        step = labels.get(c.LABEL_REPLICATED_JOB_NAME)
+        if isinstance(step, str):
+            by_step.setdefault(step, {}).setdefault(_job_index(pod), []).append(pod)
+    states = []
+    for step in desired.steps:
+        count = replicas.get(step.name, 1)
+        per_job = len(step.pod_names) // count if count else 0
+        jobs = by_step.get(step.name, {})
+        state = {"ready": 0, "succeeded": 0, "failed": 0, "active": 0}
+        for job_pods in jobs.values():
+            phases = [pod_phase(p) for p in job_pods]
+            live = [p for p in job_pods if not is_terminating(p)]
+            if "Failed" in phases:
+                state["failed"] += 1
+            elif phases.count("Succeeded") >= per_job:
+                state["succeeded"] += 1
+            else:
+                if any(not is_finished(p) for p in live):
+                    state["active"] += 1
+                if sum(1 for p in live if is_ready(p)) + phases.count("Succeeded") >= per_job:
+                    state["ready"] += 1
+        unfinished = count - state["succeeded"] - state["failed"]
+        states.append(
+            JobState(
+                name=step.name,
+                **state,
+                suspended=max(unfinished, 0) if suspended else 0,
+                replicas=count,
+                created=bool(jobs),
+            )
+        )
+    return tuple(states)
+
+
+# --- Conditions -----------------------------------------------------------------------------------------
+
+
+def find(conditions: Sequence[Mapping[str, Any]], type_: str) -> Mapping[str, Any] | None:
+    return next((cond for cond in conditions if cond.get("type") == type_), None)
+
+
+def is_true(conditions: Sequence[Mapping[str, Any]], type_: str) -> bool:
+    cond = find(conditions, type_)
+    return cond is not None and cond.get("status") == "True"
+
+
+def finished(status: Mapping[str, Any]) -> bool:
+    conditions = status.get("conditions") or []
+    return is_true(conditions, COMPLETE) or is_true(conditions, FAILED)
+
+
+def set_condition(
+    conditions: list[RawDict], type_: str, status: str, reason: str, message: str, now: datetime
+) -> None:
+    """apimachinery's meta.SetStatusCondition: a new type goes last; the transition time moves only when
+    the status does."""
+    current = next((cond for cond in conditions if cond.get("type") == type_), None)
+    if current is None:
+        conditions.append(
+            {
+                "type": type_,
+                "status": status,
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": format_time(now),
+            }
+        )
+        return
+    if current.get("status") != status:
+        current["status"] = status
+        current["lastTransitionTime"] = format_time(now)
+    current["reason"] = reason
+    current["message"] = message
+
+
+def deadline(
+    job: spec.TrainJob, conditions: Sequence[Mapping[str, Any]], created_at: datetime | None
+) -> datetime | None:
+    """When `activeDeadlineSeconds` runs out: counted from creation, or from the last resume (Trainer's
+    reconcileDeadline). None without a deadline or while suspended."""
+    if job.active_deadline_seconds is None or job.suspend:
+        return None
+    start = created_at
+    suspended = find(conditions, SUSPENDED)
+    if suspended is not None and suspended.get("status") == "False":
+        start = parse_time(suspended.get("lastTransitionTime")) or start
+    if start is None:
+        return None
+    return start + timedelta(seconds=job.active_deadline_seconds)
+
+
+def format_time(moment: datetime) -> str:
+    """As the API writes a condition's time: RFC 3339 in UTC, to the second."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: object) -> datetime | None:
+    """An API timestamp as an aware datetime; None when absent or malformed (never raises)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# --- The decision ---------------------------------------------------------------------------------------
+
+
+def decide(
+    job: spec.TrainJob,
+    desired: planning.Plan,
+    replicas: Mapping[str, int],
+    trainer_steps: Sequence[str],
+    pods: Sequence[Mapping[str, Any]],
+    previous: Mapping[str, Any],
+    *,
+    created_at: datetime | None,
+    now: datetime,
+) -> Outcome:
+    """The next status and the pod changes. `replicas` is each step's Job count; `trainer_steps` the steps
+    whose success completes the TrainJob (the trainer's ancestor step: MPI's launcher, torch's node).
+
+    A finished TrainJob keeps its conditions and only loses its running pods (JobSet deletes a finished
+    JobSet's active Jobs: MPI's sshd nodes once the launcher is done)."""
+    conditions: list[RawDict] = [
+        dict(cond) for cond in previous.get("conditions") or [] if isinstance(cond, dict)
+    ]
+    live = [pod for pod in pods if not is_terminating(pod)]
+    if job.suspend:
+        set_condition(conditions, SUSPENDED, "True", SUSPENDED_REASON, SUSPENDED_MESSAGE, now)
+    elif is_true(conditions, SUSPENDED):
+        set_condition(conditions, SUSPENDED, "False", RESUMED_REASON, RESUMED_MESSAGE, now)
+    states = job_states(desired, replicas, pods, suspended=job.suspend)
+    done = finished({"conditions": conditions})
+    requeue = None
+    if not done:
+        by_name = {state.name: state for state in states}
+        targets = [by_name[name] for name in trainer_steps if name in by_name] or list(states)
+        ends = deadline(job, conditions, created_at)
+        if any(state.failed for state in states):
+            set_condition(conditions, FAILED, "True", FAILED_JOBS_REASON, FAILED_JOBS_MESSAGE, now)
+        elif all(state.succeeded >= state.replicas for state in targets):
+            set_condition(conditions, COMPLETE, "True", COMPLETED_REASON, COMPLETED_MESSAGE, now)
+        elif ends is not None and now > ends:
+            set_condition(conditions, FAILED, "True", DEADLINE_REASON, DEADLINE_MESSAGE, now)
+        elif ends is not None:
+            requeue = (ends - now).total_seconds()
+        done = finished({"conditions": conditions})
+    status: RawDict = {**previous, "conditions": conditions, "jobsStatus": [s.manifest() for s in states]}
+    if not status["conditions"]:
+        del status["conditions"]
+    if done or job.suspend:
+        reason = _stop_reason(conditions, job.suspend)
+        stopping = tuple(pod for pod in live if not is_finished(pod))
+        return Outcome(status, delete=stopping, delete_reason=reason, requeue_after=requeue, jobs=states)
+    existing = {str((pod.get("metadata") or {}).get("name")) for pod in pods}
+    create = tuple(
+        desired.pod(name)
+        for step in startable(desired, states)
+        for name in step.pod_names
+        if name not in existing
+    )
+    return Outcome(status, create=create, requeue_after=requeue, jobs=states)
+
+
+def startable(desired: planning.Plan, states: Sequence[JobState]) -> list[planning.Step]:
+    """The steps whose every `dependsOn` is satisfied, in step order (JobSet starts a replicated job once
+    the jobs it depends on are Ready or Complete)."""
+    by_name = {state.name: state for state in states}
+    return [
+        step
+        for step in desired.steps
+        if all(dep.name in by_name and by_name[dep.name].reached(dep.status) for dep in step.depends_on)
+    ]
+
+
+def _stop_reason(conditions: Sequence[Mapping[str, Any]], suspended: bool) -> str:
+    if suspended and not finished({"conditions": conditions}):
+        return SUSPENDED_MESSAGE
+    failed = find(conditions, FAILED)
+    if failed is not None and failed.get("status") == "True":
+        return str(failed.get("message") or "")
+    return COMPLETED_MESSAGE

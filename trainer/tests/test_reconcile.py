@@ -1,0 +1,264 @@
+"""The TrainJob reconcile against the simulator, in this process, with the shipped write rate limiter: each
+test calls `reconcile_train_job` until nothing changes and moves simulated time so the kubelet runs the pods.
+(The same through a real Celery worker, its informers' cache and the mirror is in test_operator.py.)"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import count
+
+import pytest
+from django.test.utils import override_settings
+
+from jobs import conf
+from jobs.tests.cluster import env_of, event_reasons, live_pods, pods, services
+from kube.client import reset_client
+from kubesim.simulator import Simulator
+from kubesim.testing import running_simulator
+from trainer import constants as c
+from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
+from trainer.reconcile import reconcile_train_job
+from trainer.tests import factories as f
+from trainer.tests.cluster import (
+    CLUSTER_RUNTIMES,
+    TRAINJOBS,
+    conditions,
+    get_train_job,
+    install_trainer,
+    jobs_status,
+    scripted,
+    train_job,
+)
+
+T0 = datetime(2026, 6, 1, 9, 0, 0, tzinfo=UTC)
+_namespaces = count(1)
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Simulator]:
+    with running_simulator(frozen_clock=True, start_time=T0, kubelet=True) as simulator:
+        install_trainer(simulator)
+        mp = pytest.MonkeyPatch()
+        mp.setattr(conf, "now", simulator.clock.now)
+        with override_settings(KUBECONFIG=str(simulator.kubeconfig_path), KUBE_IN_CLUSTER=False):
+            reset_client()
+            yield simulator
+        mp.undo()
+        reset_client()
+
+
+@pytest.fixture
+def ns(sim: Simulator) -> str:
+    name = f"trainer-{next(_namespaces)}"
+    sim.store.ensure_namespace(name)
+    return name
+
+
+def fingerprint(sim: Simulator, namespace: str, name: str) -> tuple:
+    job = get_train_job(sim, namespace, name)
+    children = sorted(
+        (meta["name"], meta["uid"], bool(meta.get("deletionTimestamp")))
+        for meta in (
+            o["metadata"] for o in [*pods(sim, namespace).values(), *services(sim, namespace).values()]
+        )
+    )
+    return (job and job["metadata"]["resourceVersion"], children)
+
+
+def settle(sim: Simulator, namespace: str, name: str) -> float | None:
+    """Reconcile until a run changes nothing; the last requested requeue."""
+    for _ in range(10):
+        before = fingerprint(sim, namespace, name)
+        requeue = reconcile_train_job(namespace, name)
+        sim.store.wait_idle()
+        if fingerprint(sim, namespace, name) == before:
+            return requeue
+    raise AssertionError(f"TrainJob {namespace}/{name} keeps changing")
+
+
+def play(sim: Simulator, namespace: str, name: str, seconds: int) -> None:
+    for _ in range(seconds):
+        sim.advance(1)
+        settle(sim, namespace, name)
+
+
+def submit(sim: Simulator, manifest: dict) -> dict:
+    created = sim.store.create(manifest)
+    settle(sim, manifest["metadata"]["namespace"], manifest["metadata"]["name"])
+    return created
+
+
+def test_a_torch_trainjob_runs_its_nodes_with_trainers_env_and_labels_and_completes(sim, ns):
+    job = train_job(
+        "mnist", ns, "torch-distributed",
+        trainer={"image": "example.io/train:1", "command": ["torchrun", "train.py"], "numNodes": 2},
+    )  # fmt: skip
+    submit(sim, scripted(job, {"node": {"duration": 3}}))
+
+    found = pods(sim, ns)
+    assert set(found) == {"mnist-node-0-0", "mnist-node-0-1"}
+    pod = found["mnist-node-0-1"]
+    labels = pod["metadata"]["labels"]
+    assert labels[c.LABEL_JOBSET_NAME] == "mnist"
+    assert labels[c.LABEL_REPLICATED_JOB_NAME] == "node"
+    assert labels[c.LABEL_COMPLETION_INDEX] == "1"
+    assert labels[c.LABEL_ANCESTOR] == "trainer"
+    assert pod["spec"]["hostname"] == "mnist-node-0-1"
+    assert pod["spec"]["subdomain"] == "mnist"
+    env = env_of(pod, "node")
+    assert env["PET_NNODES"] == "2"
+    assert env["PET_MASTER_ADDR"] == "mnist-node-0-0.mnist"
+    assert env["PET_MASTER_PORT"] == "29500"
+    assert "PET_NODE_RANK" in env
+    container = pod["spec"]["containers"][0]
+    assert container["image"] == "example.io/train:1"
+    assert container["command"] == ["torchrun", "train.py"]
+    owner = pod["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("TrainJob", "mnist", True)
+    service = services(sim, ns)["mnist"]
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["selector"] == {c.LABEL_JOBSET_NAME: "mnist"}
+
+    stored = get_train_job(sim, ns, "mnist")
+    assert stored["metadata"]["annotations"][RUNTIME_GENERATION_ANNOTATION] == "1"
+    assert jobs_status(stored)["node"]["succeeded"] == 0
+
+    play(sim, ns, "mnist", 1)
+    assert jobs_status(get_train_job(sim, ns, "mnist"))["node"] == {
+        "ready": 1, "succeeded": 0, "failed": 0, "active": 1, "suspended": 0,
+    }  # fmt: skip
+    play(sim, ns, "mnist", 4)
+    done = get_train_job(sim, ns, "mnist")
+    assert conditions(done) == {"Complete": ("True", "AllJobsCompleted")}
+    assert jobs_status(done)["node"]["succeeded"] == 1
+    assert {"SuccessfulCreatePod", "SuccessfulCreateService"} <= set(event_reasons(sim, ns, "mnist"))
+
+
+def test_the_runtime_generation_annotation_is_set_once_and_never_changed(sim, ns):
+    runtime = f.torch_runtime()
+    runtime["metadata"]["name"] = f"torch-{ns}"
+    sim.store.create(runtime)
+    submit(sim, scripted(train_job("gen", ns, f"torch-{ns}"), {"node": {"duration": None}}))
+    assert get_train_job(sim, ns, "gen")["metadata"]["annotations"][RUNTIME_GENERATION_ANNOTATION] == "1"
+
+    sim.store.patch(CLUSTER_RUNTIMES, f"torch-{ns}", {"spec": {"mlPolicy": {"numNodes": 2}}})
+    assert sim.store.get(CLUSTER_RUNTIMES, f"torch-{ns}")["metadata"]["generation"] == 2
+    play(sim, ns, "gen", 1)
+    assert get_train_job(sim, ns, "gen")["metadata"]["annotations"][RUNTIME_GENERATION_ANNOTATION] == "1"
+
+
+def test_an_mpi_trainjob_gets_its_ssh_secret_once_its_hostfile_and_completes_with_its_launcher(sim, ns):
+    job = train_job("ds", ns, "deepspeed-distributed", trainer={"numNodes": 3})
+    submit(sim, scripted(job, {"node": {"duration": None}, "launcher": {"duration": 3}}))
+
+    assert set(pods(sim, ns)) == {"ds-node-0-0", "ds-node-0-1"}  # the launcher waits for its nodes: Ready
+    secret = sim.store.get("secrets", "ds-mpi-ssh-auth", ns)
+    assert secret["type"] == "kubernetes.io/ssh-auth"
+    assert secret["immutable"] is True
+    assert base64.b64decode(secret["data"]["ssh-publickey"]).startswith(b"ecdsa-sha2-nistp521 ")
+    hostfile = sim.store.get("configmaps", "ds-mpi-hostfile", ns)["data"]["hostfile"]
+    assert hostfile.splitlines() == [  # in the runtime's order: node first, then the training launcher
+        "ds-node-0-0.ds slots=1", "ds-node-0-1.ds slots=1", "ds-launcher-0-0.ds slots=1",
+    ]  # fmt: skip
+
+    play(sim, ns, "ds", 1)
+    assert set(pods(sim, ns)) == {"ds-node-0-0", "ds-node-0-1", "ds-launcher-0-0"}
+    launcher = pods(sim, ns)["ds-launcher-0-0"]
+    assert env_of(launcher, "node")["OMPI_MCA_orte_default_hostfile"] == "/etc/mpi/hostfile"
+    assert sim.store.get("secrets", "ds-mpi-ssh-auth", ns)["data"] == secret["data"]  # never regenerated
+
+    play(sim, ns, "ds", 4)
+    done = get_train_job(sim, ns, "ds")
+    assert conditions(done) == {"Complete": ("True", "AllJobsCompleted")}
+    assert live_pods(sim, ns).keys() == {"ds-launcher-0-0"}  # the sshd nodes are stopped once it is done
+    assert "SuccessfulDeletePod" in event_reasons(sim, ns, "ds")
+
+
+def test_the_trainer_starts_only_once_both_initializers_completed(sim, ns):
+    job = train_job(
+        "init", ns, "torch-with-initializers",
+        initializer={"dataset": {"storageUri": "hf://tatsu-lab/alpaca"}, "model": {"storageUri": "hf://gpt2"}},
+    )  # fmt: skip
+    submit(
+        sim,
+        scripted(
+            job,
+            {
+                "dataset-initializer": {"duration": 2},
+                "model-initializer": {"duration": 4},
+                "node": {"duration": 2},
+            },
+        ),
+    )
+    assert set(pods(sim, ns)) == {"init-dataset-initializer-0-0", "init-model-initializer-0-0"}
+    dataset = env_of(pods(sim, ns)["init-dataset-initializer-0-0"], "dataset-initializer")
+    assert dataset["STORAGE_URI"] == "hf://tatsu-lab/alpaca"
+    play(sim, ns, "init", 3)
+    assert "init-node-0-0" not in pods(sim, ns)  # the dataset is done, the model is not
+    assert jobs_status(get_train_job(sim, ns, "init"))["dataset-initializer"]["succeeded"] == 1
+    play(sim, ns, "init", 2)
+    assert "init-node-0-0" in pods(sim, ns)
+    play(sim, ns, "init", 3)
+    assert conditions(get_train_job(sim, ns, "init")) == {"Complete": ("True", "AllJobsCompleted")}
+
+
+def test_suspend_deletes_the_pods_and_keeps_the_service_and_resume_recreates_them(sim, ns):
+    submit(
+        sim,
+        scripted(
+            train_job("sus", ns, "torch-distributed", trainer={"numNodes": 2}), {"node": {"duration": None}}
+        ),
+    )
+    play(sim, ns, "sus", 1)
+    sim.store.patch(TRAINJOBS, "sus", {"spec": {"suspend": True}}, namespace=ns)
+    settle(sim, ns, "sus")
+    play(sim, ns, "sus", 2)
+    suspended = get_train_job(sim, ns, "sus")
+    assert conditions(suspended) == {"Suspended": ("True", "Suspended")}
+    assert live_pods(sim, ns) == {}
+    assert "sus" in services(sim, ns)
+    assert jobs_status(suspended)["node"]["suspended"] == 1
+
+    sim.store.patch(TRAINJOBS, "sus", {"spec": {"suspend": False}}, namespace=ns)
+    settle(sim, ns, "sus")
+    assert conditions(get_train_job(sim, ns, "sus")) == {"Suspended": ("False", "Resumed")}
+    assert set(live_pods(sim, ns)) == {"sus-node-0-0", "sus-node-0-1"}
+
+
+def test_past_active_deadline_seconds_the_job_fails_with_deadline_exceeded_and_its_pods_go(sim, ns):
+    job = train_job("late", ns, "torch-distributed", activeDeadlineSeconds=5)
+    sim.store.create(scripted(job, {"node": {"duration": None}}))
+    assert settle(sim, ns, "late") == 5.0  # looked at again when the deadline runs out
+    play(sim, ns, "late", 6)
+    failed = get_train_job(sim, ns, "late")
+    assert conditions(failed) == {"Failed": ("True", "DeadlineExceeded")}
+    assert live_pods(sim, ns) == {}
+
+
+def test_a_pod_that_fails_fails_the_trainjob_as_a_failed_job_fails_its_jobset(sim, ns):
+    job = train_job("crash", ns, "torch-never-restart", trainer={"numNodes": 2})
+    submit(sim, scripted(job, {"node": {"duration": 2, "exitCode": 1}}))
+    play(sim, ns, "crash", 3)
+    failed = get_train_job(sim, ns, "crash")
+    assert conditions(failed) == {"Failed": ("True", "FailedJobs")}
+    assert jobs_status(failed)["node"]["failed"] == 1
+    message = next(cond["message"] for cond in failed["status"]["conditions"])
+    assert message == "jobset failed due to one or more job failures"
+
+
+def test_a_trainjob_managed_by_multikueue_is_left_alone(sim, ns):
+    submit(sim, train_job("elsewhere", ns, "torch-distributed", managedBy="kueue.x-k8s.io/multikueue"))
+    assert pods(sim, ns) == {}
+    assert (
+        "status" not in get_train_job(sim, ns, "elsewhere")
+        or not get_train_job(sim, ns, "elsewhere")["status"]
+    )
+
+
+def test_a_missing_runtime_is_a_warning_event_and_a_retry_not_a_crash(sim, ns):
+    sim.store.create(train_job("lost", ns, "no-such-runtime"))
+    assert reconcile_train_job(ns, "lost") == 15.0
+    assert pods(sim, ns) == {}
+    assert event_reasons(sim, ns, "lost") == ["TrainJobResourcesCreationFailed"]
