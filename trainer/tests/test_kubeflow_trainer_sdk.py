@@ -28,6 +28,7 @@ from jobs.tests.controller_worker import REPO, leading_controller_worker
 from kube.crds import TRAINER_RESOURCES
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
+from kubesim import eventviews
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
@@ -77,11 +78,11 @@ def sim(redis) -> Iterator[Simulator]:
 
 @pytest.fixture(scope="module")
 def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:
-    """`celery worker -Q reconcile` with the controllers on."""
+    """`celery worker -Q reconcile` with the controllers on, the TrainJob controller among them."""
     with django_db_blocker.unblock():
         env = {
             **os.environ,
-            **controller_worker_env("argoml-trainer-sdk-test"),
+            **controller_worker_env("argoml-trainer-sdk-test", TRAINER_CONTROLLER="true"),
             "DATABASE_URL": database_url(),
             "REDIS_URL": f"redis://{REDIS_HOST}/{REDIS_DB}",
             "KUBECONFIG": str(sim.kubeconfig_path),
@@ -196,16 +197,17 @@ def test_a_training_function_runs_on_its_nodes_through_every_sdk_call(sim, ns):
     assert {"name": "TEAM", "value": "vision"} in node["env"]
     assert node["resources"]["limits"] == {"cpu": 2, "memory": "2Gi"}
 
-    # What a kubelet records about a pod (core v1, firstTimestamp set), and an Event about something else.
+    # What a kubelet records about a pod (core v1, firstTimestamp set), and an Event about something else,
+    # stored as the apiserver stores core Events (events.k8s.io/v1).
     for pod, reason in ((pods["node-0"], "Started"), ("unrelated", "Pulled")):
-        sim.store.create({
+        sim.store.create(eventviews.from_core({
             "apiVersion": "v1", "kind": "Event",
             "metadata": {"name": f"{pod}.{reason.lower()}", "namespace": ns},
             "involvedObject": {"kind": "Pod", "name": pod, "namespace": ns},
             "reason": reason, "message": f"{reason} container node", "type": "Normal",
             "firstTimestamp": "2026-11-28T02:00:00Z", "lastTimestamp": "2026-11-28T02:00:00Z", "count": 1,
             "source": {"component": "kubelet"},
-        })  # fmt: skip
+        }))  # fmt: skip
 
     after = run_sdk(sim, ns, "events_and_delete", name="mnist")
     gone = after.pop("get_job(after delete)")
