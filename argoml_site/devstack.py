@@ -238,14 +238,17 @@ def run(
         if simulated:
             env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env))
             # A real cluster gets our CRDs from its administrator (deploy/); the simulator gets them here,
-            # Kubeflow's group too, so Kubeflow's manifests and SDK work against `make run` unchanged.
+            # Kubeflow's group and Kubeflow Trainer's kinds too, with Trainer's ready-made runtimes, so
+            # Kubeflow's manifests and SDKs work against `make run` unchanged.
             env.setdefault("JOBS_KUBEFLOW_V1", "true")
+            env.setdefault("TRAINER_ENABLED", "true")
             subprocess.run(
-                [python, manage, "install_crds", "--wait", "30", "--kubeflow"],
+                [python, manage, "install_crds", "--wait", "30", "--kubeflow", "--trainer"],
                 env=env,
                 cwd=base_dir,
                 check=True,
             )
+            subprocess.run([python, manage, "install_runtimes"], env=env, cwd=base_dir, check=True)
             # The simulator calls our admission webhooks on the listener's port, trusting a dev CA, so
             # `kubectl apply` of a bad TFJob, sweep or workflow is refused with every problem at once.
             # Registered while the database migrates: each command spends seconds starting Django.

@@ -202,6 +202,10 @@ JOBS_KUBEFLOW_V1 = env_bool("JOBS_KUBEFLOW_V1", False)
 # Run Kubeflow Trainer v2's TrainJobs without JobSet (docs/trainer.md): Trainer's CRDs must be installed
 # (`install_crds --trainer`, the chart's trainer.installCRDs), or the controller's informers fail to list.
 TRAINER_CONTROLLER = env_bool("TRAINER_CONTROLLER", False)
+# Kubeflow Trainer v2's kinds (TrainJob, TrainingRuntime, ClusterTrainingRuntime, docs/trainer.md) are ours:
+# their CRDs are installed by us (`install_crds --trainer`, the chart's trainer.installCRDs), so our
+# webhooks validate them. Off beside Kubeflow Trainer's own controller and webhooks.
+TRAINER_ENABLED = env_bool("TRAINER_ENABLED", False)
 
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------
 # Finished workflow pods are kept this long after they finish; per-namespace overrides are in the admin.
