@@ -25,6 +25,7 @@ import redis as redis_lib
 from django.db import connection
 
 from jobs.tests.controller_worker import REPO, leading_controller_worker
+from kube import ratelimit
 from kube.crds import TRAINER_RESOURCES
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
@@ -78,11 +79,18 @@ def sim(redis) -> Iterator[Simulator]:
 
 @pytest.fixture(scope="module")
 def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:
-    """`celery worker -Q reconcile` with the controllers on, the TrainJob controller among them."""
+    """`celery worker -Q reconcile` with the controllers on, the TrainJob controller among them, writing
+    through the shipped rate limiter."""
     with django_db_blocker.unblock():
         env = {
             **os.environ,
-            **controller_worker_env("argoml-trainer-sdk-test", TRAINER_CONTROLLER="true"),
+            **controller_worker_env(
+                "argoml-trainer-sdk-test",
+                TRAINER_CONTROLLER="true",
+                # The shipped write rate limiter, not the harness's unthrottled one.
+                KUBE_WRITE_QPS=str(ratelimit.DEFAULT_WRITE_QPS),
+                KUBE_WRITE_BURST=str(ratelimit.DEFAULT_WRITE_BURST),
+            ),
             "DATABASE_URL": database_url(),
             "REDIS_URL": f"redis://{REDIS_HOST}/{REDIS_DB}",
             "KUBECONFIG": str(sim.kubeconfig_path),
