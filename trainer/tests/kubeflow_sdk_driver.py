@@ -153,6 +153,30 @@ def container_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, An
     calls("list_jobs", sdk.list_jobs, names)
 
 
+def failing_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:
+    """An image whose training crashes: waiting for Complete stops at Failed, as the SDK promises."""
+    name = calls(
+        "train(CustomTrainerContainer)",
+        lambda: sdk.train(
+            runtime=parameters["runtime"],
+            trainer=CustomTrainerContainer(image=parameters["image"], num_nodes=parameters["num_nodes"]),
+        ),
+    )
+    if name is None:
+        return
+    calls(
+        "wait_for_job_status(Complete)",
+        lambda: sdk.wait_for_job_status(name, timeout=WAIT, polling_interval=1),
+        job,
+    )
+    calls(
+        "wait_for_job_status(Failed)",
+        lambda: sdk.wait_for_job_status(name, status={"Failed"}, timeout=WAIT, polling_interval=1),
+        job,
+    )
+    calls("get_job_logs", lambda: list(sdk.get_job_logs(name)))
+
+
 def events_and_delete(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:
     name = parameters["name"]
     calls(
@@ -185,6 +209,7 @@ SCENARIOS = {
     "runtimes": runtimes,
     "custom_trainer": custom_trainer,
     "container_trainer": container_trainer,
+    "failing_trainer": failing_trainer,
     "events_and_delete": events_and_delete,
 }
 

@@ -11,6 +11,7 @@ simulator runs on the real clock, so the SDK's own polling works as against a cl
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -140,15 +141,21 @@ def steps(job: dict[str, Any]) -> list[tuple[str, str]]:
     return [(step["name"], step["status"]) for step in job["steps"]]
 
 
+def torch_as_a_training_runtime(namespace: str, name: str) -> dict[str, Any]:
+    """The torch-distributed we ship, as a user's TrainingRuntime in `namespace`."""
+    shipped = {runtime["metadata"]["name"]: runtime for runtime in ready_made_runtimes()}
+    runtime = copy.deepcopy(shipped["torch-distributed"])
+    runtime["kind"] = "TrainingRuntime"
+    runtime["metadata"] = {**runtime["metadata"], "name": name, "namespace": namespace}
+    return runtime
+
+
 def node_container(pod: dict[str, Any]) -> dict[str, Any]:
     return next(c for c in pod["spec"]["containers"] if c["name"] == "node")
 
 
 def test_the_sdk_lists_the_runtimes_we_ship_and_prefers_a_namespaced_one(sim, ns):
-    namespaced = next(r for r in ready_made_runtimes() if r["metadata"]["name"] == "torch-distributed")
-    namespaced = {**namespaced, "kind": "TrainingRuntime"}
-    namespaced["metadata"] = {**namespaced["metadata"], "name": "torch-small", "namespace": ns}
-    sim.store.create(namespaced)
+    sim.store.create(torch_as_a_training_runtime(ns, "torch-small"))
 
     calls = run_sdk(sim, ns, "runtimes", runtime="torch-distributed")
     missing = calls.pop("get_runtime(missing)")
@@ -248,3 +255,25 @@ def test_an_image_runs_on_its_nodes_under_the_name_the_sdk_generates(sim, ns):
     assert node["image"] == "example.io/train:1"
     assert {"name": "EPOCHS", "value": "2"} in node["env"]
     assert node["resources"]["limits"] == {"cpu": "500m"}
+
+
+def test_a_crashing_training_stops_the_wait_for_complete_at_failed(sim, ns):
+    """A namespaced runtime whose pods are not restarted in place, so a crash fails the job at once."""
+    runtime = torch_as_a_training_runtime(ns, "torch-once")
+    node = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    node["restartPolicy"] = "Never"
+    sim.store.create(runtime)
+    crash = {"node": {"duration": 1, "exitCode": 1, "output": ["CUDA out of memory"]}}
+    sim.kubelet.script(crash, namespace=ns)
+
+    calls = run_sdk(sim, ns, "failing_trainer", runtime="torch-once", image="example.io/train:1", num_nodes=2)
+    refused = calls.pop("wait_for_job_status(Complete)")
+    seen = values(calls)
+
+    name = seen["train(CustomTrainerContainer)"]
+    assert not refused["ok"]
+    assert refused["error"] == f"RuntimeError: TrainJob {name} is Failed"
+    failed = seen["wait_for_job_status(Failed)"]
+    assert failed["status"] == "Failed"
+    assert "Failed" in {step["status"] for step in failed["steps"]}
+    assert seen["get_job_logs"] == ["CUDA out of memory"]
