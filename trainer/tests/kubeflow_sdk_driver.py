@@ -10,6 +10,8 @@ Every call is recorded, passing or not, so the test can say which calls work.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
 import time
@@ -92,6 +94,22 @@ def runtimes(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> No
     calls("list_runtimes", sdk.list_runtimes, lambda values: [runtime(value) for value in values])
     calls(f"get_runtime({parameters['runtime']})", lambda: sdk.get_runtime(parameters["runtime"]), runtime)
     calls("get_runtime(missing)", lambda: sdk.get_runtime("no-such-runtime"), runtime)
+    calls(
+        "get_runtime_packages",
+        lambda: printed(lambda: sdk.get_runtime_packages(sdk.get_runtime(parameters["runtime"]))),
+    )
+    calls(
+        "list_jobs(after get_runtime_packages)",
+        lambda: _until(lambda: not sdk.list_jobs()),
+        lambda _: "empty",
+    )
+
+
+def printed(call: Callable[[], Any]) -> list[str]:
+    """What `call` prints (the SDK prints some answers), kept off the stdout this driver reports on."""
+    with contextlib.redirect_stdout(io.StringIO()) as output:
+        call()
+    return output.getvalue().splitlines()
 
 
 def custom_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:
@@ -151,6 +169,16 @@ def container_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, An
         job,
     )
     calls("list_jobs", sdk.list_jobs, names)
+    calls(
+        "list_jobs(runtime)",
+        lambda: sdk.list_jobs(runtime=sdk.get_runtime(parameters["runtime"])),
+        names,
+    )
+    calls(
+        "list_jobs(another runtime)",
+        lambda: sdk.list_jobs(runtime=sdk.get_runtime("jax-distributed")),
+        names,
+    )
 
 
 def failing_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:

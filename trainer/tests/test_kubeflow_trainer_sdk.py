@@ -175,6 +175,9 @@ def test_the_sdk_lists_the_runtimes_we_ship_and_prefers_a_namespaced_one(sim, ns
     assert "torchrun" in torch["command"][2]
     assert not missing["ok"]
     assert "Failed to get Runtime: no-such-runtime" in missing["error"]
+    # It trains a one-node job that prints Python's packages, prints the job's log, and deletes the job.
+    assert seen["get_runtime_packages"] == OUTPUT
+    assert seen["list_jobs(after get_runtime_packages)"] == "empty"
 
 
 def test_a_training_function_runs_on_its_nodes_through_every_sdk_call(sim, ns):
@@ -248,6 +251,8 @@ def test_an_image_runs_on_its_nodes_under_the_name_the_sdk_generates(sim, ns):
     done = seen["wait_for_job_status(Complete)"]
     assert steps(done) == [("node-0", "Succeeded"), ("node-1", "Succeeded"), ("node-2", "Succeeded")]
     assert seen["list_jobs"] == [name]
+    assert seen["list_jobs(runtime)"] == [name]
+    assert seen["list_jobs(another runtime)"] == []
 
     trainer = sim.store.get(TRAIN_JOBS, name, ns)["spec"]["trainer"]
     assert "command" not in trainer
