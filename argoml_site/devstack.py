@@ -242,7 +242,6 @@ def run(
             # Kubeflow's manifests and SDKs work against `make run` unchanged.
             env.setdefault("JOBS_KUBEFLOW_V1", "true")
             env.setdefault("TRAINER_ENABLED", "true")
-            env.setdefault("TRAINER_CONTROLLER", "true")
             subprocess.run(
                 [python, manage, "install_crds", "--wait", "30", "--kubeflow", "--trainer"],
                 env=env,

@@ -199,12 +199,10 @@ JOBS_GANG_SCHEDULER_NAME = env_str("JOBS_GANG_SCHEDULER_NAME")
 # Also serve TFJob, MXJob and PyTorchJob as Kubeflow does, kubeflow.org/v1 (docs/jobs.md#kubeflow-v1): the
 # kubeflow.org CRDs must be installed (`install_crds --kubeflow`, the chart's kubeflow.installCRDs).
 JOBS_KUBEFLOW_V1 = env_bool("JOBS_KUBEFLOW_V1", False)
-# Run Kubeflow Trainer v2's TrainJobs without JobSet (docs/trainer.md): Trainer's CRDs must be installed
-# (`install_crds --trainer`, the chart's trainer.installCRDs), or the controller's informers fail to list.
-TRAINER_CONTROLLER = env_bool("TRAINER_CONTROLLER", False)
 # Kubeflow Trainer v2's kinds (TrainJob, TrainingRuntime, ClusterTrainingRuntime, docs/trainer.md) are ours:
 # their CRDs are installed by us (`install_crds --trainer`, the chart's trainer.installCRDs), so our
-# webhooks validate them. Off beside Kubeflow Trainer's own controller and webhooks.
+# webhooks validate them and our controller runs TrainJobs (without it, its informers would fail to list).
+# Off beside Kubeflow Trainer's own controller and webhooks.
 TRAINER_ENABLED = env_bool("TRAINER_ENABLED", False)
 
 # --- Garbage collection (garbage app, docs/gc.md) --------------------------------------------------

@@ -12,6 +12,7 @@
 #   migrate               manage.py migrate
 #   wait-for-migrations   wait until the database has every migration (init containers), then exit 0
 #   webhook-certs ARGS    manage.py webhook_certs ARGS
+#   install-runtimes ARGS manage.py install_runtimes ARGS (Kubeflow Trainer's ready-made runtimes)
 #   manage ARGS           manage.py ARGS
 #
 # Extra arguments after web/webhooks/controller/worker/beat are passed on (e.g. `worker --concurrency 8`).
@@ -96,6 +97,9 @@ case "$command" in
         ;;
     webhook-certs)
         exec "$PYTHON" "$MANAGE" webhook_certs "$@"
+        ;;
+    install-runtimes)
+        exec "$PYTHON" "$MANAGE" install_runtimes "$@"
         ;;
     manage)
         exec "$PYTHON" "$MANAGE" "$@"

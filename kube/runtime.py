@@ -371,6 +371,12 @@ class CachedView:
         """The cached children of one kind that lead back to the object (by their ownerReference or label)."""
         return self.children_informers[kind].by_index(OWNER_INDEX, self.key(namespace, name))
 
+    def lookup(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """A cached object of a watched child kind by its key, whoever owns it: a controller that watches
+        a kind only to read it (a TrainJob's runtime) finds it here ("" is a cluster-scoped namespace)."""
+        informer = self.children_informers.get(kind)
+        return informer.get(namespace, name) if informer is not None else None
+
     def waiting(self, namespace: str, name: str) -> float | None:
         """None when the cache shows every write of the key's earlier runs; else seconds to wait at most."""
         return self.expected.waiting(self.key(namespace, name))

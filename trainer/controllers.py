@@ -17,9 +17,9 @@ from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNT
 
 
 def enabled() -> bool:
-    """TRAINER_CONTROLLER: run TrainJobs (off by default, as Trainer's CRDs are installed only on request:
-    without them the controller's informers would fail to list forever)."""
-    return bool(getattr(settings, "TRAINER_CONTROLLER", False))
+    """TRAINER_ENABLED: Trainer's kinds are ours (off by default, as their CRDs are installed only on
+    request: without them the controller's informers would fail to list forever)."""
+    return bool(getattr(settings, "TRAINER_ENABLED", False))
 
 
 if enabled():

@@ -22,7 +22,7 @@ from jobs.plan import Deletion, Event
 from jobs.reconcile import creation_events, deletion_events, in_parallel
 from kube import expectations
 from kube.client import KubeClient, get_client
-from kube.errors import ApiError, Conflict, NotFound
+from kube.errors import ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import reconciler
 from kube.resources import CONFIGMAP, POD, SECRET, SERVICE, ResourceType
@@ -30,7 +30,7 @@ from kube.runtime import CachedView, cached_view
 from kube.times import parse_time
 from trainer import constants as c
 from trainer import plan as planning
-from trainer import resolution, spec, sshkeys, status
+from trainer import podgroup, resolution, spec, sshkeys, status
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
 from trainer.resources import RUNTIMES, TRAIN_JOB
 
@@ -42,6 +42,8 @@ MIN_REQUEUE_SECONDS = 0.5
 #: A TrainJob whose runtime is missing or refused: look again this much later (a runtime's events do not
 #: enqueue the TrainJobs that name it).
 INVALID_RETRY_SECONDS = 15.0
+#: A PodGroup the cluster refused (its CRD missing, RBAC): look again this much later, pods held back.
+POD_GROUP_RETRY_SECONDS = 30.0
 CHILD_TYPES = {"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET}
 #: What a TrainJob's pods mount first, then what names them, then the pods.
 CREATION_ORDER = ("ConfigMap", "Secret", "Service", "Pod")
@@ -92,11 +94,10 @@ def _from_cache(view: CachedView, job: dict[str, Any]) -> Observed:
     metadata = job["metadata"]
     namespace, name = metadata.get("namespace") or "", metadata["name"]
     kind, runtime_name = _runtime_ref(job)
-    runtimes = view.children_informers.get(kind)
     runtime_namespace = namespace if kind == c.TRAINING_RUNTIME else ""
     return Observed(
         job=job,
-        runtime=runtimes.get(runtime_namespace, runtime_name) if runtimes is not None else None,
+        runtime=view.lookup(kind, runtime_namespace, runtime_name) if kind in RUNTIMES else None,
         pods=view.children("Pod", namespace, name),
         services=view.children("Service", namespace, name),
         config_maps=view.children("ConfigMap", namespace, name),
@@ -151,6 +152,8 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
     managed_by = (job.get("spec") or {}).get("managedBy")
     if managed_by not in (None, "", c.MANAGED_BY_TRAINER):
         return None  # another controller's (MultiKueue): never touched, as Trainer skips it
+    if job["metadata"].get("deletionTimestamp"):
+        return None  # being deleted: the garbage collector takes its children, none is made again
     try:
         parsed = spec.parse_train_job(job)
         if seen.runtime is None:
@@ -172,19 +175,62 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         created_at=parse_time(job["metadata"].get("creationTimestamp")),
         now=jobs_conf.now(),  # the operator's clock (JOBS_CLOCK): tests point it at the simulator's
     )
-    job = _record_runtime_generation(client, job, seen.runtime)
+    written = _record_runtime_generation(client, job, seen.runtime)
     if outcome.status != (job.get("status") or {}):
-        job = client.replace(TRAIN_JOB, {**job, "status": outcome.status}, subresource="status")
-        if view is not None:
-            meta = job["metadata"]
-            view.expect_version(
-                meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or "")
-            )
+        written = client.replace(TRAIN_JOB, {**written, "status": outcome.status}, subresource="status")
+    if view is not None and written is not job:  # the next run waits until the cache shows our last write
+        meta = written["metadata"]
+        view.expect_version(meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or ""))
+    job = written
     creations = _creations(parsed, desired, outcome, seen)
+    requeue = outcome.requeue_after
+    group = podgroup.pod_group(resolved, desired) if outcome.create else None
+    if group is not None and not _ensure_pod_group(client, job, group, recorder):
+        # No pods without their PodGroup: a gang scheduler would see them one by one.
+        creations = [m for m in creations if m["kind"] != "Pod"]
+        requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
     _apply(client, job, outcome, creations, recorder, view)
-    if outcome.requeue_after is None:
+    if requeue is None:
         return None
-    return max(outcome.requeue_after, MIN_REQUEUE_SECONDS)
+    return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def _ensure_pod_group(
+    client: KubeClient, job: dict[str, Any], group: dict[str, Any], recorder: EventRecorder
+) -> bool:
+    """Create the TrainJob's PodGroup before the pods it admits, or bring its spec up to date when it
+    exists (only runs that create pods get here: the start, a resume, a recreated pod), as Trainer's plugins
+    rebuild it while a TrainJob is suspended. False when the cluster refuses for good (no CRD, RBAC): a
+    Warning event says what to fix, and no pod is created."""
+    metadata = group["metadata"]
+    name, namespace = metadata["name"], metadata["namespace"]
+    resource = ResourceType(group["apiVersion"], "PodGroup", "podgroups")
+    where = f"{resource.plural}.{resource.group}"
+    try:
+        client.create(resource, group, namespace)
+    except Conflict:
+        try:
+            client.patch(resource, name, {"spec": group["spec"]}, namespace)
+        except NotFound:
+            return False  # deleted meanwhile: the next run creates it
+        return True
+    except NotFound:
+        note = (
+            f"Error creating PodGroup {name}: the cluster has no {where}; install the gang scheduler "
+            "the runtime's podGroupPolicy names"
+        )
+    except Forbidden as error:
+        note = (
+            f"Error creating PodGroup {name}: the controller may not create {where} ({error}); "
+            "grant it in its RBAC"
+        )
+    else:
+        recorder.event(
+            job, "Normal", "SuccessfulCreatePodGroup", f"Created PodGroup: {name}", action="Create"
+        )
+        return True
+    recorder.event(job, "Warning", "FailedCreatePodGroup", note, action="Create")
+    return False
 
 
 def _record_runtime_generation(

@@ -9,7 +9,7 @@ index) stands for the Job JobSet would have made: its `count` pods are its compl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -42,7 +42,6 @@ class JobState:
     active: int = 0
     suspended: int = 0
     replicas: int = 1
-    created: bool = False  # some pod of it exists or existed
 
     def reached(self, wanted: str) -> bool:
         """Whether a `dependsOn` of this job with status `wanted` (Ready or Complete) is satisfied."""
@@ -70,7 +69,6 @@ class Outcome:
     delete: tuple[Mapping[str, Any], ...] = ()
     delete_reason: str = ""
     requeue_after: float | None = None
-    jobs: tuple[JobState, ...] = field(default=())
 
 
 # --- Pods -----------------------------------------------------------------------------------------------
@@ -141,7 +139,6 @@ def job_states(
                 **state,
                 suspended=max(unfinished, 0) if suspended else 0,
                 replicas=count,
-                created=bool(jobs),
             )
         )
     return tuple(states)
@@ -269,7 +266,7 @@ def decide(
     if done or job.suspend:
         reason = _stop_reason(conditions, job.suspend)
         stopping = tuple(pod for pod in live if not is_finished(pod))
-        return Outcome(status, delete=stopping, delete_reason=reason, requeue_after=requeue, jobs=states)
+        return Outcome(status, delete=stopping, delete_reason=reason, requeue_after=requeue)
     existing = {str((pod.get("metadata") or {}).get("name")) for pod in pods}
     create = tuple(
         desired.pod(name)
@@ -277,7 +274,7 @@ def decide(
         for name in step.pod_names
         if name not in existing
     )
-    return Outcome(status, create=create, requeue_after=requeue, jobs=states)
+    return Outcome(status, create=create, requeue_after=requeue)
 
 
 def startable(desired: planning.Plan, states: Sequence[JobState]) -> list[planning.Step]:

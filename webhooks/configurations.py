@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
+
 from jobs import conf as jobs_conf
 from jobs.apigroups import KUBEFLOW_API_VERSION, KUBEFLOW_GROUP
 from jobs.frameworks import framework_class, kinds
 from jobs.spec import API_GROUP
+from trainer import constants as trainer_constants
 
 from .validating import ARGO_GROUP
 
@@ -116,15 +119,18 @@ class Webhook:
 
 
 KUBEFLOW_VERSION = KUBEFLOW_API_VERSION.partition("/")[2]
+TRAINER_VERSION = trainer_constants.API_VERSION.partition("/")[2]
 
 
-def _rule(group: str, version: str, resources: list[str], operations: list[str]) -> dict[str, Any]:
+def _rule(
+    group: str, version: str, resources: list[str], operations: list[str], scope: str = "Namespaced"
+) -> dict[str, Any]:
     return {
         "apiGroups": [group],
         "apiVersions": [version],
         "operations": operations,
         "resources": resources,
-        "scope": "Namespaced",
+        "scope": scope,
     }
 
 
@@ -143,7 +149,23 @@ def kubeflow_rules(kubeflow: bool | None) -> tuple[dict[str, Any], ...]:
     return (_rule(KUBEFLOW_GROUP, KUBEFLOW_VERSION, job_resources(), ["CREATE", "UPDATE"]),)
 
 
-def validating_webhooks(kubeflow: bool | None = None) -> tuple[Webhook, ...]:
+def trainer_rules(trainer: bool | None) -> tuple[dict[str, Any], ...]:
+    """The rules on Kubeflow Trainer's kinds, only when they are ours (`trainer`, default TRAINER_ENABLED):
+    beside Kubeflow Trainer's own webhooks they are none of our business. A ClusterTrainingRuntime is
+    cluster-scoped, so the namespace selector never skips it."""
+    if trainer is None:
+        trainer = bool(getattr(settings, "TRAINER_ENABLED", False))
+    if not trainer:
+        return ()
+    group, version = trainer_constants.GROUP, TRAINER_VERSION
+    operations = ["CREATE", "UPDATE"]
+    return (
+        _rule(group, version, ["trainjobs", "trainingruntimes"], operations),
+        _rule(group, version, ["clustertrainingruntimes"], operations, scope="Cluster"),
+    )
+
+
+def validating_webhooks(kubeflow: bool | None = None, trainer: bool | None = None) -> tuple[Webhook, ...]:
     ours = _rule(API_GROUP, "v1alpha1", [*job_resources(), "hyperparamworkflows"], ["CREATE", "UPDATE"])
     # `kubectl scale` and autoscalers write a job's Scale, which a rule on the job alone never sees.
     scales = _rule(API_GROUP, "v1alpha1", [f"{plural}/scale" for plural in SCALED_KINDS], ["UPDATE"])
@@ -154,7 +176,12 @@ def validating_webhooks(kubeflow: bool | None = None) -> tuple[Webhook, ...]:
         ARGO_GROUP, "v1alpha1", ["workflowtemplates", "cronworkflows"], ["CREATE", "UPDATE"]
     )
     return (
-        Webhook("validate.argoml.io", VALIDATE_PATH, (ours, *kubeflow_rules(kubeflow), scales), "Fail"),
+        Webhook(
+            "validate.argoml.io",
+            VALIDATE_PATH,
+            (ours, *kubeflow_rules(kubeflow), scales, *trainer_rules(trainer)),
+            "Fail",
+        ),
         Webhook(
             "argo.validate.argoml.io",
             VALIDATE_PATH,
@@ -187,12 +214,13 @@ def configurations(
     *,
     cert_manager_certificate: str = "",
     kubeflow: bool | None = None,
+    trainer: bool | None = None,
 ) -> list[dict[str, Any]]:
     """The ValidatingWebhookConfiguration and the MutatingWebhookConfiguration.
 
     `ca_bundle` (base64 PEM) is what `webhook_certs` writes; `cert_manager_certificate` ("namespace/name")
     instead asks cert-manager's CA injector to fill it in. `kubeflow` (default JOBS_KUBEFLOW_V1) adds the
-    rules on Kubeflow's v1 jobs.
+    rules on Kubeflow's v1 jobs, `trainer` (default TRAINER_ENABLED) those on Kubeflow Trainer's kinds.
     """
     metadata: dict[str, Any] = {"name": CONFIGURATION_NAME, "labels": {"app.kubernetes.io/name": "argoml"}}
     if cert_manager_certificate:
@@ -205,7 +233,7 @@ def configurations(
             "webhooks": [webhook.manifest(target, ca_bundle) for webhook in webhooks],
         }
         for kind, webhooks in (
-            ("ValidatingWebhookConfiguration", validating_webhooks(kubeflow)),
+            ("ValidatingWebhookConfiguration", validating_webhooks(kubeflow, trainer)),
             ("MutatingWebhookConfiguration", mutating_webhooks(kubeflow)),
         )
     ]
@@ -237,7 +265,11 @@ def service_dns_names(target: Target) -> list[str]:
 
 
 def cert_manager_resources(
-    target: Target = DEFAULT_TARGET, secret: str = DEFAULT_SECRET, *, kubeflow: bool | None = None
+    target: Target = DEFAULT_TARGET,
+    secret: str = DEFAULT_SECRET,
+    *,
+    kubeflow: bool | None = None,
+    trainer: bool | None = None,
 ) -> list[dict[str, Any]]:
     """The alternative to `webhook_certs`: a self-signed Issuer, a Certificate, and configurations that
     cert-manager's CA injector fills with the certificate's CA."""
@@ -264,6 +296,9 @@ def cert_manager_resources(
         },
         certificate,
         *configurations(
-            target, cert_manager_certificate=f"{target.namespace}/{target.service}", kubeflow=kubeflow
+            target,
+            cert_manager_certificate=f"{target.namespace}/{target.service}",
+            kubeflow=kubeflow,
+            trainer=trainer,
         ),
     ]

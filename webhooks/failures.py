@@ -9,14 +9,16 @@ exception's text: that goes to the log, where operators read it and tenants do n
 from __future__ import annotations
 
 from jobs import apigroups
+from trainer import constants as trainer_constants
 
 from .review import AdmissionRequest, Verdict
 
 
 def fails_closed(request: AdmissionRequest) -> bool:
-    """Whether the kind's failurePolicy is Fail (our kinds, Kubeflow's v1 jobs, and their subresources, such
-    as a job's Scale) rather than Ignore (Argo's kinds, Pods)."""
-    return any(group in apigroups.GROUPS for group in (request.kind.group, request.resource_group))
+    """Whether the kind's failurePolicy is Fail (our kinds, Kubeflow's v1 jobs and Trainer's kinds, and their
+    subresources, such as a job's Scale) rather than Ignore (Argo's kinds, Pods)."""
+    closed = (*apigroups.GROUPS, trainer_constants.GROUP)
+    return any(group in closed for group in (request.kind.group, request.resource_group))
 
 
 def undecided(request: AdmissionRequest, why: str) -> Verdict:

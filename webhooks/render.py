@@ -19,10 +19,10 @@ HEADER = (
 # or cert-manager.yaml instead of both when cert-manager runs in the cluster.
 FILES: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "service.yaml": lambda: [service()],
-    # Without Kubeflow's group whatever this process's JOBS_KUBEFLOW_V1: the files are the same everywhere;
-    # `webhook_certs` writes the rules of the deployment's own setting.
-    "configurations.yaml": functools.partial(configurations, kubeflow=False),
-    "cert-manager.yaml": functools.partial(cert_manager_resources, kubeflow=False),
+    # Without Kubeflow's group and Trainer's whatever this process's JOBS_KUBEFLOW_V1 and TRAINER_ENABLED:
+    # the files are the same everywhere; `webhook_certs` writes the rules of the deployment's own settings.
+    "configurations.yaml": functools.partial(configurations, kubeflow=False, trainer=False),
+    "cert-manager.yaml": functools.partial(cert_manager_resources, kubeflow=False, trainer=False),
 }
 
 

@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
-from . import failures, mutating, scaling, validating
+from . import failures, mutating, scaling, trainjobs, validating
 from .budget import BudgetExceeded, within_budget
 from .review import AdmissionRequest, MalformedReview, Verdict, parse_review, review_response
 from .rulecache import current_rules
@@ -102,6 +102,8 @@ class ValidateView(AdmissionView):
     def decide(self, review: AdmissionRequest) -> Verdict:
         if scaling.is_scale_request(review):
             return scaling.review(review, scaling.read_job)
+        if trainjobs.is_trainer_request(review):
+            return trainjobs.review(review, trainjobs.read_runtime)
         return validating.review(review)
 
 

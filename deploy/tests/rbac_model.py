@@ -87,16 +87,23 @@ HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
 
 #: Kubeflow's group: its jobs are served with the chart's kubeflow.installCRDs (JOBS_KUBEFLOW_V1).
 KUBEFLOW_GROUP = "kubeflow.org"
+#: Kubeflow Trainer's group: its kinds are ours with the chart's trainer.installCRDs (TRAINER_ENABLED), and
+#: its runtimes are installed with trainer.installRuntimes (the Job's own ServiceAccount).
+TRAINER_GROUP = "trainer.kubeflow.org"
 #: The API group of each gang scheduler's PodGroups (jobs.gangScheduler in the chart).
 GANG_GROUPS = {"volcano": "scheduling.volcano.sh", "scheduler-plugins": "scheduling.x-k8s.io"}
 
 
-def needs_call(group: str, resource: str, gang_scheduler: str, kubeflow: bool = False) -> bool:
+def needs_call(
+    group: str, resource: str, gang_scheduler: str, kubeflow: bool = False, trainer: bool = False
+) -> bool:
     """Whether a deployment with `gang_scheduler` (none, volcano, scheduler-plugins) and Kubeflow's v1 kinds
-    served or not makes a call the code can make: PodGroups only of the scheduler it names, PriorityClasses
-    only with one, Kubeflow's group only when served."""
+    and Trainer's kinds served or not makes a call the code can make: PodGroups only of the scheduler it
+    names, PriorityClasses only with one, Kubeflow's and Trainer's groups only when served."""
     if group == KUBEFLOW_GROUP:
         return kubeflow
+    if group == TRAINER_GROUP:
+        return trainer
     if resource.startswith("podgroups"):
         return GANG_GROUPS.get(gang_scheduler) == group
     if resource == "priorityclasses":
@@ -109,7 +116,8 @@ RECONCILE = "reconcile"  # tasks of the `reconcile` queue
 TASKS = "tasks"  # tasks of the `default` queue: GC, resync, culling
 WATCH = "watch"  # the leader-elected informers of the controller worker
 WEBHOOK_CERTS = "webhook-certs"  # manage.py webhook_certs, run by the chart's Jobs
-WEBHOOKS = "webhooks"  # admission reviews that read the cluster: the scale check
+WEBHOOKS = "webhooks"  # admission reviews that read the cluster: the scale check, a TrainJob's runtime
+INSTALL_RUNTIMES = "install-runtimes"  # manage.py install_runtimes, run by the chart's Job
 NOT_DEPLOYED = "not-deployed"  # development commands: the chart installs the CRDs itself
 
 #: `module:function` patterns (fnmatch, first match wins) → the areas whose processes run that code. A
@@ -131,6 +139,8 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("kube.leader:*", frozenset({WATCH})),
     ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
     ("webhooks.scaling:*", frozenset({WEBHOOKS})),
+    ("webhooks.trainjobs:*", frozenset({WEBHOOKS})),
+    ("trainer.install:*", frozenset({INSTALL_RUNTIMES})),
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
     ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
 ]
@@ -146,4 +156,5 @@ PROCESS_AREAS: dict[str, frozenset[str]] = {
     "migrate": frozenset(),
     "wait-for-migrations": frozenset(),
     "webhook-certs": frozenset({WEBHOOK_CERTS}),
+    "install-runtimes": frozenset({INSTALL_RUNTIMES}),
 }

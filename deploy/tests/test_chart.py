@@ -57,6 +57,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "metrics": {"serviceMonitor": {"enabled": True}},
     },
     "Kubeflow v1 kinds": {"kubeflow": {"installCRDs": True}},
+    "Trainer's kinds and runtimes": {"trainer": {"installCRDs": True, "installRuntimes": True}},
     "metrics token from its own Secret": {
         "metrics": {"token": {"enabled": True}, "serviceMonitor": {"enabled": True}},
         "secrets": {"fromSecrets": {"METRICS_TOKEN": {"secretName": "argoml-metrics-token", "key": "token"}}},
@@ -341,14 +342,20 @@ def test_network_policies_admit_only_the_web_and_metrics_ports(default_manifests
 
 # -- webhooks and TLS ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    ("namespace", "release", "kubeflow"),
-    [("argoml", "argoml", False), ("ml-platform", "prod", False), ("argoml", "argoml", True)],
+    ("namespace", "release", "kubeflow", "trainer"),
+    [
+        ("argoml", "argoml", False, False),
+        ("ml-platform", "prod", False, False),
+        ("argoml", "argoml", True, False),
+        ("argoml", "argoml", False, True),
+    ],
 )
-def test_the_webhook_configurations_are_the_ones_the_code_declares(namespace, release, kubeflow):
-    values = {"kubeflow": {"installCRDs": kubeflow}}
+def test_the_webhook_configurations_are_the_ones_the_code_declares(namespace, release, kubeflow, trainer):
+    values = {"kubeflow": {"installCRDs": kubeflow}, "trainer": {"installCRDs": trainer}}
     manifests = render_chart(values, namespace=namespace, release=release)
     service = f"{release}-argoml" if release != "argoml" else "argoml"
-    declared = configurations(Target(namespace=namespace, service=f"{service}-webhooks"), kubeflow=kubeflow)
+    target = Target(namespace=namespace, service=f"{service}-webhooks")
+    declared = configurations(target, kubeflow=kubeflow, trainer=trainer)
     for expected in declared:
         actual = named(manifests, expected["kind"], expected["metadata"]["name"])
         assert actual["webhooks"] == expected["webhooks"]
@@ -476,8 +483,10 @@ def test_secrets_come_from_files_never_from_environment_values(rendered):
             env = env_of(container)
             for key in ("DATABASE_URL", "REDIS_URL"):
                 assert key not in env, f"{workload['metadata']['name']}: {key} in the environment"
-            if "SECRET_KEY" in env:  # only the webhook-certs Jobs, which sign nothing
-                assert "webhook-certs" in workload["metadata"]["name"]
+            if "SECRET_KEY" in env:  # only the webhook-certs and trainer-runtimes Jobs, which sign nothing
+                name = workload["metadata"]["name"]
+                assert "webhook-certs" in name or name.endswith("-trainer-runtimes"), name
+                assert env["SECRET_KEY"].endswith("-signs-nothing")
 
 
 def test_a_secret_key_can_come_from_another_secret(production_manifests):

@@ -209,6 +209,7 @@ def test_the_entrypoint_is_valid_posix_shell():
             ["webhook-certs", "--namespace", "ml"],
             "python {root}/manage.py webhook_certs --namespace ml",
         ),
+        (["install-runtimes", "--adopt"], "python {root}/manage.py install_runtimes --adopt"),
         (["manage", "createsuperuser"], "python {root}/manage.py createsuperuser"),
         (["echo-args", "a", "b"], "echo-args a b"),
     ],

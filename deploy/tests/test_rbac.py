@@ -41,14 +41,16 @@ def call_sites() -> list[CallSite]:
 
 
 def needed_by_process(
-    sites: Iterable[CallSite], gang_scheduler: str = "none", kubeflow: bool = False
+    sites: Iterable[CallSite], gang_scheduler: str = "none", kubeflow: bool = False, trainer: bool = False
 ) -> dict[str, set[ApiCall]]:
     needed: dict[str, set[ApiCall]] = {process: set() for process in PROCESS_AREAS}
     for site in sites:
         for process, runs in PROCESS_AREAS.items():
             if site.areas & runs:
                 needed[process] |= {
-                    c for c in site.calls if needs_call(c.group, c.resource, gang_scheduler, kubeflow)
+                    c
+                    for c in site.calls
+                    if needs_call(c.group, c.resource, gang_scheduler, kubeflow, trainer)
                 }
     return needed
 
@@ -99,9 +101,14 @@ RENDERINGS = {
     "chart with volcano": lambda: render_chart({"jobs": {"gangScheduler": "volcano"}}),
     "chart with scheduler-plugins": lambda: render_chart({"jobs": {"gangScheduler": "scheduler-plugins"}}),
     "chart with Kubeflow v1 kinds": lambda: render_chart({"kubeflow": {"installCRDs": True}}),
+    "chart with Trainer's kinds and runtimes": lambda: render_chart(
+        {"trainer": {"installCRDs": True, "installRuntimes": True}}
+    ),
 }
 #: The renderings that serve Kubeflow's v1 kinds (kubeflow.installCRDs).
 KUBEFLOW_RENDERINGS = {"chart with Kubeflow v1 kinds"}
+#: The renderings that serve Kubeflow Trainer's kinds (trainer.installCRDs).
+TRAINER_RENDERINGS = {"chart with Trainer's kinds and runtimes"}
 #: The gang scheduler of the renderings that name one (jobs.gangScheduler); the others have none.
 GANG_SCHEDULERS = {"chart with volcano": "volcano", "chart with scheduler-plugins": "scheduler-plugins"}
 
@@ -127,7 +134,10 @@ def test_every_api_call_is_attributed_to_the_processes_that_make_it(call_sites):
 def test_each_process_is_granted_exactly_the_api_calls_its_code_makes(rendering, call_sites):
     manifests = RENDERINGS[rendering]()
     needed = needed_by_process(
-        call_sites, GANG_SCHEDULERS.get(rendering, "none"), kubeflow=rendering in KUBEFLOW_RENDERINGS
+        call_sites,
+        GANG_SCHEDULERS.get(rendering, "none"),
+        kubeflow=rendering in KUBEFLOW_RENDERINGS,
+        trainer=rendering in TRAINER_RENDERINGS,
     )
     granted = grants(manifests)
     mismatches = []

@@ -7,6 +7,9 @@ import copy
 import json
 from typing import Any
 
+import yaml
+
+from jobs.tests.cluster import POD_GROUP_CRDS
 from kube.crds import TRAINER_RESOURCES
 from kubesim.errors import ApiError
 from kubesim.kubelet import SCRIPT_ANNOTATION
@@ -113,3 +116,9 @@ def conditions(job: dict[str, Any] | None) -> dict[str, tuple[str, str]]:
 def jobs_status(job: dict[str, Any] | None) -> dict[str, dict[str, int]]:
     found = ((job or {}).get("status") or {}).get("jobsStatus") or []
     return {entry["name"]: {k: v for k, v in entry.items() if k != "name"} for entry in found}
+
+
+def install_pod_group_crd(sim: Simulator, scheduler: str) -> None:
+    """One gang scheduler's PodGroup CRD (`volcano` or `scheduler-plugins`), vendored in jobs/tests/crds."""
+    path = next(path for path in POD_GROUP_CRDS if path.name.startswith(scheduler))
+    _create(sim, yaml.safe_load(path.read_text()))

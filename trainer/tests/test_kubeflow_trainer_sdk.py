@@ -87,7 +87,7 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
             **os.environ,
             **controller_worker_env(
                 "argoml-trainer-sdk-test",
-                TRAINER_CONTROLLER="true",
+                TRAINER_ENABLED="true",
                 # The shipped write rate limiter, not the harness's unthrottled one.
                 KUBE_WRITE_QPS=str(ratelimit.DEFAULT_WRITE_QPS),
                 KUBE_WRITE_BURST=str(ratelimit.DEFAULT_WRITE_BURST),

@@ -1,5 +1,5 @@
 """The TrainJob controller end to end, with real processes: `kubectl apply` a TrainJob to kubesim → the
-informers of a `celery worker` (TRAINER_CONTROLLER on, leader-elected, the shipped write rate limiter)
+informers of a `celery worker` (TRAINER_ENABLED on, leader-elected, the shipped write rate limiter)
 mirror it into PostgreSQL and enqueue it → a reconcile reads it, its runtime and its children from the
 informers' cache → pods, Service, ConfigMap and Secret in kubesim → the kubelet runs them → the status, the
 pods and the history show in kubectl and the mirror.
@@ -76,7 +76,7 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
             KUBE_QUEUE_LEASE_SECONDS="2.0",
             KUBE_QUEUE_BACKOFF_MAX_SECONDS="5.0",
             JOBS_CLOCK="jobs.tests.simclock.now",
-            TRAINER_CONTROLLER="true",
+            TRAINER_ENABLED="true",
             # The shipped write rate limiter, not the harness's unthrottled one.
             KUBE_WRITE_QPS=str(ratelimit.DEFAULT_WRITE_QPS),
             KUBE_WRITE_BURST=str(ratelimit.DEFAULT_WRITE_BURST),
@@ -86,8 +86,9 @@ def worker(sim, redis, django_db_setup, django_db_blocker, tmp_path_factory) -> 
         "KUBECONFIG": str(sim.kubeconfig_path),
     }
     try:
+        # Threads, as the image's controller command runs it: reconciles read the leader's informer cache.
         with leading_controller_worker(
-            "trainer", env, tmp_path_factory.mktemp("trainer-worker"), django_db_blocker
+            "trainer", env, tmp_path_factory.mktemp("trainer-worker"), django_db_blocker, "--pool", "threads"
         ) as running:
             yield running
     finally:

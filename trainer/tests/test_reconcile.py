@@ -26,6 +26,7 @@ from trainer.tests.cluster import (
     TRAINJOBS,
     conditions,
     get_train_job,
+    install_pod_group_crd,
     install_trainer,
     jobs_status,
     scripted,
@@ -262,3 +263,48 @@ def test_a_missing_runtime_is_a_warning_event_and_a_retry_not_a_crash(sim, ns):
     assert reconcile_train_job(ns, "lost") == 15.0
     assert pods(sim, ns) == {}
     assert event_reasons(sim, ns, "lost") == ["TrainJobResourcesCreationFailed"]
+
+
+def gang_runtime(name: str, policy: dict) -> dict:
+    runtime = f.torch_runtime()
+    runtime["metadata"]["name"] = name
+    runtime["spec"]["podGroupPolicy"] = policy
+    return runtime
+
+
+def test_with_coscheduling_the_podgroup_is_created_before_the_pods_which_carry_its_label(sim, ns):
+    install_pod_group_crd(sim, "scheduler-plugins")
+    sim.store.create(gang_runtime(f"gang-{ns}", {"coscheduling": {"scheduleTimeoutSeconds": 90}}))
+    job = train_job(
+        "gang", ns, f"gang-{ns}", trainer={"numNodes": 2, "resourcesPerNode": {"requests": {"cpu": 2}}}
+    )
+    submit(sim, scripted(job, {"node": {"duration": None}}))
+
+    group = sim.store.get("podgroups.scheduling.x-k8s.io", "gang", ns)
+    assert group["spec"] == {"minMember": 2, "minResources": {"cpu": "4"}, "scheduleTimeoutSeconds": 90}
+    assert group["metadata"]["ownerReferences"][0]["name"] == "gang"
+    assert {p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] for p in pods(sim, ns).values()} == {
+        "gang"
+    }
+    assert "SuccessfulCreatePodGroup" in event_reasons(sim, ns, "gang")
+
+
+def test_without_the_schedulers_crd_no_pod_is_created_and_a_warning_says_why(sim, ns):
+    sim.store.create(gang_runtime(f"volcano-{ns}", {"volcano": {}}))  # Volcano's CRD is not installed
+    sim.store.create(train_job("nogang", ns, f"volcano-{ns}"))
+    assert settle(sim, ns, "nogang") == 30.0
+    assert pods(sim, ns) == {}
+    assert "nogang" in services(sim, ns)
+    assert "FailedCreatePodGroup" in event_reasons(sim, ns, "nogang")
+
+
+def test_a_trainjob_being_deleted_gets_no_pod_again(sim, ns):
+    job = train_job("going", ns, "torch-distributed")
+    job["metadata"]["finalizers"] = ["test.argoml.io/hold"]
+    submit(sim, scripted(job, {"node": {"duration": None}}))
+    sim.store.delete(TRAINJOBS, "going", ns)  # held by the finalizer: deletionTimestamp set
+    sim.store.delete("pods", "going-node-0-0", ns, grace_period_seconds=0)
+    sim.store.wait_idle()
+    assert reconcile_train_job(ns, "going") is None
+    assert live_pods(sim, ns) == {}
+    sim.store.patch(TRAINJOBS, "going", {"metadata": {"finalizers": None}}, namespace=ns)

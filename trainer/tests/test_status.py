@@ -106,7 +106,6 @@ def test_a_replicated_job_counts_its_one_job_by_the_phases_of_its_pods(phases, e
     ]
     (state,) = status.job_states(desired, replicas, pods, suspended=False)
     assert {key: getattr(state, key) for key in expected} == expected
-    assert state.created
 
 
 def test_a_pod_being_deleted_counts_neither_as_active_nor_as_ready():
