@@ -174,6 +174,15 @@ spec:
 """
 
 
+TRAINJOB_ON_A_MISSING_RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: lost, namespace: default}
+spec:
+  runtimeRef: {name: torch-gone}
+"""
+
+
 def test_kubectl_apply_of_a_bad_tfjob_is_refused_by_the_stacks_webhooks_with_every_problem(stack):
     process, output, base_url, marker = stack
     kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
@@ -205,6 +214,20 @@ def test_kubectl_apply_of_a_bad_tfjob_is_refused_by_the_stacks_webhooks_with_eve
             capture_output=True, text=True, timeout=60,
         ).stdout  # fmt: skip
     assert state == "Succeeded"
+    # Kubeflow Trainer's kinds are served, with its ready-made runtimes, and a TrainJob naming a runtime
+    # that does not exist is refused by the webhooks.
+    runtimes = subprocess.run(
+        [*kubectl, "get", "clustertrainingruntimes", "-o", "name"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.split()  # fmt: skip
+    assert "clustertrainingruntime.trainer.kubeflow.org/torch-distributed" in runtimes
+    assert len(runtimes) == 4
+    refused = subprocess.run(
+        [*kubectl, "apply", "-f", "-"], input=TRAINJOB_ON_A_MISSING_RUNTIME, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stdout
+    assert "spec.runtimeRef.name: ClusterTrainingRuntime 'torch-gone' does not exist" in refused.stderr
     # The web server does not answer reviews: the listener does, on its own port.
     assert urllib.request.urlopen(f"{base_url}/healthz", timeout=10).status == 200
     review = urllib.request.Request(f"{base_url}/webhooks/validate", data=b"{}")
