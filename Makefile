@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Kubeflow's v1 SDK in a virtualenv of its own (it needs kubernetes<36; see requirements-kubeflow-sdk.txt).
+# Kubeflow's v1 and v2 SDKs in a virtualenv of their own (they need kubernetes<36; see requirements-kubeflow-sdk.txt).
 SDK_VENV := .venv-kubeflow-sdk
 SDK_STAMP := $(SDK_VENV)/.installed
 PORT ?= 8000

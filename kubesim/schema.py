@@ -16,6 +16,8 @@ from typing import Any
 from kubesim.errors import Cause
 
 _ROOT_META_FIELDS = ("apiVersion", "kind", "metadata")
+# Go's encoding/json writes a float64 below 1e21 in plain decimals: a whole one comes back as an integer.
+_GO_PLAIN_FLOAT_LIMIT = 1e21
 
 
 @dataclass
@@ -229,8 +231,22 @@ def _passes(value: Any, schema: dict[str, Any], path: str) -> bool:
     return not checker.causes
 
 
+def whole_numbers_as_integers(value: Any) -> Any:
+    """`value` as the apiserver stores a custom object: it decodes JSON numbers as int64, else float64, and
+    writes a whole float64 back without its fraction, so `2.0` (what Python clients send for a float, e.g.
+    Kubeflow's SDK for a CPU count) is validated and read back as the integer `2`."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < _GO_PLAIN_FLOAT_LIMIT:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: whole_numbers_as_integers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers_as_integers(item) for item in value]
+    return value
+
+
 def check(obj: dict[str, Any], schema: dict[str, Any] | None) -> Result:
     """Default, prune and validate a whole custom object against its version's openAPIV3Schema."""
+    obj = whole_numbers_as_integers(obj)
     if not schema:
         return Result(obj)
     checker = _Checker()

@@ -35,6 +35,14 @@ def test_a_crd_serves_its_resource(custom, widgets: str, namespace: str) -> None
     assert fetched["spec"] == {"color": "red", "size": 2}
 
 
+def test_a_whole_float_is_stored_and_read_back_as_an_integer(custom, widgets: str, namespace: str) -> None:
+    """Python clients send `2.0` for a float; the apiserver's JSON round trip stores the integer."""
+    created = create(custom, namespace, widget("w2", size=2.0))
+    assert created["spec"]["size"] == 2
+    fetched = custom.get_namespaced_custom_object(WIDGET_GROUP, "v1", namespace, "widgets", "w2")
+    assert type(fetched["spec"]["size"]) is int
+
+
 def test_schema_violations_are_422_with_field_paths(custom, widgets: str, namespace: str) -> None:
     bad = {
         "apiVersion": f"{WIDGET_GROUP}/v1",

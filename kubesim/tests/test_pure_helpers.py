@@ -120,6 +120,29 @@ def test_schema_int_or_string_additional_properties_and_nullable() -> None:
     assert {c.field for c in bad.causes} == {"spec.port", "spec.limits.cpu"}
 
 
+def test_schema_whole_floats_are_the_integers_the_apiserver_stores() -> None:
+    spec_schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "cpu": {"x-kubernetes-int-or-string": True},
+                    "replicas": {"type": "integer"},
+                    "ratio": {"type": "number"},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                },
+            }
+        },
+    }
+    body = {"spec": {"cpu": 2.0, "replicas": 3.0, "ratio": 0.5, "free": {"n": [1.0, 1e21]}}}
+    checked = schema.check(body, spec_schema)
+    assert checked.causes == []
+    assert checked.obj["spec"] == {"cpu": 2, "replicas": 3, "ratio": 0.5, "free": {"n": [1, 1e21]}}
+    assert type(checked.obj["spec"]["cpu"]) is int
+    assert [type(n) for n in checked.obj["spec"]["free"]["n"]] == [int, float]
+
+
 def test_schema_one_of_is_a_value_validation() -> None:
     one_of = {
         "type": "object",
