@@ -56,16 +56,16 @@ def _controllers() -> list[Any]:
 
     deployed_controllers = [controller for controller in registry.controllers() if deployed(controller)]
     known = {controller.kind for controller in deployed_controllers}
-    optional = [*_kubeflow_controllers(), _trainer_controller()]
+    optional = [*_kubeflow_controllers(), *_trainer_controllers()]
     return deployed_controllers + [c for c in optional if c.kind not in known]
 
 
-def _trainer_controller() -> Any:
-    """The TrainJob controller, which a deployment runs with TRAINER_ENABLED (the chart's
+def _trainer_controllers() -> list[Any]:
+    """The TrainJob and runtime controllers, which a deployment runs with TRAINER_ENABLED (the chart's
     trainer.installCRDs) whatever this test process registered."""
     from trainer import controllers
 
-    return controllers.declaration()
+    return [controllers.declaration(), *controllers.runtime_controllers()]
 
 
 def _pod_group_resources() -> list[Any]:
@@ -136,11 +136,14 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("jobs.actions:*", frozenset({WEB})),
     ("hyperparam.actions:*", frozenset({WEB})),
     ("pipelines.actions:*", frozenset({WEB})),
+    ("trainer.actions:*", frozenset({WEB})),  # the runtime admin's edits and deletions
     ("tensorboard.actions:cull_idle", frozenset({TASKS})),
     ("tensorboard.actions:*", frozenset({WEB})),
     ("tensorboard.api.*", frozenset({WEB})),
     ("dashboard.*", frozenset({WEB})),
     ("*.reconcile:*", frozenset({RECONCILE})),
+    ("trainer.runtime_finalizer:*", frozenset({RECONCILE})),
+    ("trainer.usage:*", frozenset({RECONCILE})),
     # Events are recorded by reconciles and by the culling task.
     ("kube.events:*", frozenset({RECONCILE, TASKS})),
     ("garbage.collector:*", frozenset({TASKS})),

@@ -452,9 +452,17 @@ def test_the_webhook_listener_may_only_read_pytorchjobs_and_take_progress_report
         {"apiGroups": ["argoml.io"], "resources": ["pytorchjobs"], "verbs": ["get"]},
         {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
-        {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs/status"], "verbs": ["patch"]},
     ]
     assert env_of(pod["containers"][0])["KUBE_IN_CLUSTER"] == "true"
+    with_trainer = render_chart({"trainer": {"installCRDs": True}})
+    assert named(with_trainer, "ClusterRole", "argoml-webhooks")["rules"][3:] == [
+        {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs/status"], "verbs": ["patch"]},
+        {
+            "apiGroups": ["trainer.kubeflow.org"],
+            "resources": ["trainingruntimes", "clustertrainingruntimes"],
+            "verbs": ["get"],
+        },
+    ]
 
 
 def test_trainjob_progress_is_off_by_default():

@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from jobs.models import Replica, TrainingJob
+from django.apps import apps
+
+from kube.models import MirroredResource
 from kube.tests.queue_harness import Worker, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,6 +44,7 @@ def leading_controller_worker(
     finally:
         running.stop()
         print(logfile.read_text(errors="replace")[-6000:])
-        with django_db_blocker.unblock():
-            Replica.objects.all().delete()
-            TrainingJob.objects.all().delete()
+        with django_db_blocker.unblock():  # every app's mirror rows (their history goes with them)
+            for model in apps.get_models():
+                if issubclass(model, MirroredResource):
+                    model.objects.all().delete()

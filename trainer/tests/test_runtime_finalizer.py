@@ -214,21 +214,21 @@ def test_the_leaders_reconcile_reads_the_trainjobs_of_a_runtime_from_its_cache(s
         leading.join(5)
 
 
-def test_the_runtime_controllers_are_registered_only_with_trainer_controller_on(monkeypatch, settings):
+def test_the_trainer_controllers_are_registered_only_with_trainer_enabled(monkeypatch, settings):
     from trainer import controllers as trainer_controllers
 
     def registered(on: bool) -> list[str]:
         fresh = ControllerRegistry()
         fresh._discovered = True
         monkeypatch.setattr("kube.controllers.register", fresh.register)
-        settings.TRAINER_CONTROLLER = on
+        settings.TRAINER_ENABLED = on
         importlib.reload(trainer_controllers)
         return [ctl.kind for ctl in fresh.controllers()]
 
     try:
         assert registered(False) == []
-        assert registered(True) == [c.CLUSTER_TRAINING_RUNTIME, c.TRAINING_RUNTIME]
+        assert sorted(registered(True)) == [c.CLUSTER_TRAINING_RUNTIME, c.TRAIN_JOB_KIND, c.TRAINING_RUNTIME]
     finally:  # the module as the process imported it: nothing registered in the real registry
-        settings.TRAINER_CONTROLLER = False
+        settings.TRAINER_ENABLED = False
         monkeypatch.undo()
         importlib.reload(trainer_controllers)
