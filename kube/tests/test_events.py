@@ -222,7 +222,7 @@ def test_each_controller_has_one_recorder_per_process():
 
 
 def test_flush_all_writes_every_recorders_pending_repeat_counts(monkeypatch):
-    flushed = []
+    flushed: list[str] = []
     monkeypatch.setattr(
         events_module, "_recorders", {"a": _FlushProbe("a", flushed), "b": _FlushProbe("b", flushed)}
     )
