@@ -75,6 +75,8 @@ EVENT = ResourceType("events.k8s.io/v1", "Event", "events")
 #: client-go's `record` package writes and Kubeflow's SDK reads.
 CORE_EVENT = ResourceType("v1", "Event", "events")
 DEPLOYMENT = ResourceType("apps/v1", "Deployment", "deployments")
+ROLE = ResourceType("rbac.authorization.k8s.io/v1", "Role", "roles")
+ROLE_BINDING = ResourceType("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings")
 LEASE = ResourceType("coordination.k8s.io/v1", "Lease", "leases")
 HORIZONTAL_POD_AUTOSCALER = ResourceType(
     "autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"
