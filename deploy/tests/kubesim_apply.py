@@ -76,8 +76,8 @@ def apply_server_side(simulator: Any, manifests: Iterable[dict[str, Any]], names
         with tempfile.TemporaryDirectory() as scratch:
             path = Path(scratch) / "manifests.yaml"
             path.write_text(yaml.safe_dump_all(group, sort_keys=False))
-            apply = ["apply", "--server-side", "--field-manager=argoml-install", "-n", target, "-f", str(path)]
-            result = kubectl(simulator, *apply)
+            apply = ["apply", "--server-side", "--field-manager=argoml-install", "-n", target]
+            result = kubectl(simulator, *apply, "-f", str(path))
         if result.returncode != 0:
             raise AssertionError(f"kubectl apply --server-side failed:\n{result.stdout}\n{result.stderr}")
         output += result.stdout
