@@ -33,6 +33,7 @@ from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
+from trainer import public
 from trainer.catalog import ready_made_runtimes
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +75,8 @@ def sim(redis) -> Iterator[Simulator]:
             create_once(simulator, resource.manifest())
         for runtime in ready_made_runtimes():
             create_once(simulator, runtime)
+        for manifest in public.manifests():
+            create_once(simulator, manifest)
         yield simulator
 
 
@@ -188,6 +191,8 @@ def test_a_training_function_runs_on_its_nodes_through_every_sdk_call(sim, ns):
     )  # fmt: skip
 
     assert seen["train(CustomTrainer)"] == "mnist"
+    # verify_backend found Trainer's public ConfigMap, so the SDK warned about nothing.
+    assert seen["logged warnings"] == []
     running = seen["wait_for_job_status(Running)"]
     assert running["status"] == "Running"
     assert running["num_nodes"] == 2
