@@ -219,13 +219,13 @@ def test_a_training_function_runs_on_its_nodes_through_every_sdk_call(sim, ns):
     assert {"name": "TEAM", "value": "vision"} in node["env"]
     assert node["resources"]["limits"] == {"cpu": 2, "memory": "2Gi"}
 
-    # An Event about something else in the namespace, which the SDK must leave out.
+    # What a kubelet records about another pod of the namespace, which the SDK must leave out.
     sim.store.create({
-        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": "unrelated.pulled", "namespace": ns},
-        "regarding": {"kind": "Pod", "name": "unrelated", "namespace": ns},
-        "reason": "Pulled", "note": "Pulled image", "type": "Normal",
-        "deprecatedFirstTimestamp": "2026-11-28T02:00:00Z", "deprecatedCount": 1,
+        "involvedObject": {"kind": "Pod", "name": "unrelated", "namespace": ns},
+        "reason": "Pulled", "message": "Pulled image", "type": "Normal", "source": {"component": "kubelet"},
+        "firstTimestamp": "2026-11-28T02:00:00Z", "lastTimestamp": "2026-11-28T02:00:00Z", "count": 1,
     })  # fmt: skip
 
     after = run_sdk(sim, ns, "events_and_delete", name="mnist")
