@@ -70,9 +70,9 @@ def apply_server_side(simulator: Any, manifests: Iterable[dict[str, Any]], names
     for manifest in manifests:
         own = (manifest.get("metadata") or {}).get("namespace") or namespace
         by_namespace.setdefault(own, []).append(manifest)
-    simulator.store.ensure_namespace(namespace)
     output = ""
     for target, group in by_namespace.items():
+        simulator.store.ensure_namespace(target)
         with tempfile.TemporaryDirectory() as scratch:
             path = Path(scratch) / "manifests.yaml"
             path.write_text(yaml.safe_dump_all(group, sort_keys=False))
