@@ -248,7 +248,10 @@ def run(
                 cwd=base_dir,
                 check=True,
             )
-            subprocess.run([python, manage, "install_runtimes"], env=env, cwd=base_dir, check=True)
+            # With Trainer's public ConfigMap, whose version Kubeflow's SDK checks in kubeflow-system.
+            subprocess.run(
+                [python, manage, "install_runtimes", "--public-configmap"], env=env, cwd=base_dir, check=True
+            )
             # The simulator calls our admission webhooks on the listener's port, trusting a dev CA, so
             # `kubectl apply` of a bad TFJob, sweep or workflow is refused with every problem at once.
             # Registered while the database migrates: each command spends seconds starting Django.

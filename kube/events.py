@@ -1,4 +1,9 @@
-"""Kubernetes Events (events.k8s.io/v1) on our resources, for what users must see in `kubectl describe`.
+"""Kubernetes Events on our resources, for what users must see in `kubectl describe`.
+
+Recorded through `events.k8s.io/v1` by default; a recorder made with `api=CORE_EVENT` writes core `v1`
+Events instead, as client-go's `record` package (and so controller-runtime, and Kubeflow Trainer) does:
+`firstTimestamp`, `lastTimestamp` and `count`, which events.k8s.io may not set and clients such as
+Kubeflow's SDK require.
 
 A reconcile may run hundreds of times for one object, so two filters stand between it and the API server,
 as in client-go's event recorders:
@@ -26,7 +31,8 @@ from typing import Any
 
 from .client import KubeClient, get_client
 from .errors import AlreadyExists, ApiError, NotFound
-from .resources import EVENT
+from .resources import CORE_EVENT, EVENT, ResourceType
+from .times import format_time
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +51,7 @@ class _Series:
     """One Event object in the cluster and how often its event happened."""
 
     body: dict[str, Any]  # the Event as first created, to recreate it if it expires
+    subject: str  # the name of the object the Event is about, which the Event's name starts with
     name: str  # set once created
     namespace: str
     count: int
@@ -70,12 +77,17 @@ class _Write:
 
 
 class EventRecorder:
-    """Records Events for one controller; one per controller and process (see `recorder_for`)."""
+    """Records Events for one controller; one per controller and process (see `recorder_for`).
+
+    `api` is EVENT (events.k8s.io/v1: eventTime, series) or CORE_EVENT (core v1: firstTimestamp,
+    lastTimestamp, count, source); the spam filter and the series logic are the same for both.
+    """
 
     def __init__(
         self,
         controller: str,
         *,
+        api: ResourceType = EVENT,
         client: KubeClient | None = None,
         instance: str | None = None,
         burst: int = 25,
@@ -93,6 +105,9 @@ class EventRecorder:
             )
         if burst < 1 or refill_seconds <= 0:
             raise ValueError("the spam filter needs burst >= 1 and refill_seconds > 0")
+        if api not in (EVENT, CORE_EVENT):
+            raise ValueError(f"api must be {EVENT} or {CORE_EVENT}, not {api}")
+        self.api = api
         self.controller = controller
         self.reporting_controller = CONTROLLER_PREFIX + controller
         self.instance = (instance or f"{controller}-{socket.gethostname()}")[:MAX_WORD_LENGTH]
@@ -179,16 +194,27 @@ class EventRecorder:
             self.dropped += 1
             logger.debug("event %s on %s dropped by the spam filter", reason, "/".join(identity))
             return False, None
-        body = {**template, "eventTime": micro_time(wall)}
-        series = _Series(body, "", body["metadata"]["namespace"], 1, now, wall, 1, now)
+        body = {**template, **self._first_occurrence(wall)}
+        subject = (body.get("regarding") or body["involvedObject"])["name"]
+        series = _Series(body, subject, "", body["metadata"]["namespace"], 1, now, wall, 1, now)
         self._remember(self._series, key, series)
         return True, _Write(series)
 
-    @staticmethod
-    def _series_write(series: _Series, now: float) -> _Write:
+    def _first_occurrence(self, wall: datetime) -> dict[str, Any]:
+        if self.api is CORE_EVENT:
+            return {"firstTimestamp": format_time(wall), "lastTimestamp": format_time(wall), "count": 1}
+        return {"eventTime": micro_time(wall)}
+
+    def _series_write(self, series: _Series, now: float) -> _Write:
         series.written_count, series.written_at = series.count, now
-        patch = {"series": {"count": series.count, "lastObservedTime": micro_time(series.last_observed)}}
-        return _Write(series, patch)
+        return _Write(series, self.series_patch(series.count, series.last_observed))
+
+    def series_patch(self, count: int, last_observed: datetime) -> dict[str, Any]:
+        """The patch that brings an Event's repeat count up to `count`: client-go's `count` and
+        `lastTimestamp` for core Events, the `series` of events.k8s.io."""
+        if self.api is CORE_EVENT:
+            return {"count": count, "lastTimestamp": format_time(last_observed)}
+        return {"series": {"count": count, "lastObservedTime": micro_time(last_observed)}}
 
     def _take_token(self, key: tuple[Any, ...], now: float) -> bool:
         bucket = self._buckets.get(key)
@@ -220,6 +246,8 @@ class EventRecorder:
         related: ObjectRef | None,
     ) -> dict[str, Any]:
         """The Event without its name and time, which each new occurrence gets."""
+        if self.api is CORE_EVENT:
+            return self._core_body(ref, type_, reason, note, action, related)
         body: dict[str, Any] = {
             "apiVersion": EVENT.api_version,
             "kind": EVENT.kind,
@@ -237,6 +265,34 @@ class EventRecorder:
             body["related"] = related
         return body
 
+    def _core_body(
+        self,
+        ref: ObjectRef,
+        type_: str,
+        reason: str,
+        note: str,
+        action: str,
+        related: ObjectRef | None,
+    ) -> dict[str, Any]:
+        """A core v1 Event as client-go's recorder makes it: `source.component` is what `kubectl describe`
+        shows as From, `reportingComponent`/`reportingInstance` what newer readers look at."""
+        body: dict[str, Any] = {
+            "apiVersion": CORE_EVENT.api_version,
+            "kind": CORE_EVENT.kind,
+            "metadata": {"namespace": ref.get("namespace") or "default"},
+            "involvedObject": ref,
+            "reason": reason,
+            "message": note,
+            "type": type_,
+            "action": action,
+            "source": {"component": self.reporting_controller},
+            "reportingComponent": self.reporting_controller,
+            "reportingInstance": self.instance,
+        }
+        if related is not None:
+            body["related"] = related
+        return body
+
     def _carry_out(self, write: _Write) -> None:
         series = write.series
         if write.series_patch is not None and not series.name:
@@ -249,31 +305,32 @@ class EventRecorder:
             return
         try:
             if write.series_patch is None:
-                series.name = _create(client, series.body)
+                series.name = _create(client, self.api, series)
                 return
             try:
-                client.patch(EVENT, series.name, write.series_patch, series.namespace)
+                client.patch(self.api, series.name, write.series_patch, series.namespace)
             except NotFound:
                 # The Event expired (the API server keeps them about an hour) or its creation failed:
                 # start anew, carrying the series, as client-go does.
                 series.body = {**series.body, **write.series_patch}
-                series.name = _create(client, series.body)
+                series.name = _create(client, self.api, series)
         except ApiError as error:
             logger.warning("could not record event %s on %s: %s", series.body["reason"], series.name, error)
 
 
-def _create(client: KubeClient, body: dict[str, Any]) -> str:
-    """Create the Event under a fresh name; returns the name it got."""
+def _create(client: KubeClient, api: ResourceType, series: _Series) -> str:
+    """Create the series' Event under a fresh name; returns the name it got."""
+    body = series.body
     for attempt in range(2):
-        name = event_name(body["regarding"]["name"], time.time_ns() + attempt)
+        name = event_name(series.subject, time.time_ns() + attempt)
         body["metadata"] = {**body["metadata"], "name": name}
         try:
-            client.create(EVENT, body)
+            client.create(api, body)
             return name
         except AlreadyExists:
             # Another process chose the same nanosecond for the same object; take the next one.
             continue
-    raise AlreadyExists(f"event names for {body['regarding']['name']} kept colliding")
+    raise AlreadyExists(f"event names for {series.subject} kept colliding")
 
 
 def reference(obj: dict[str, Any] | None) -> ObjectRef:
@@ -319,21 +376,22 @@ def micro_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-_recorders: dict[str, EventRecorder] = {}
+_recorders: dict[tuple[str, ResourceType], EventRecorder] = {}
 _recorders_pid = os.getpid()
 _recorders_lock = threading.Lock()
 
 
-def recorder_for(controller: str) -> EventRecorder:
-    """The process's recorder for `controller`; a forked worker starts with its own, empty filters."""
+def recorder_for(controller: str, api: ResourceType = EVENT) -> EventRecorder:
+    """The process's recorder for `controller` writing through `api` (EVENT or CORE_EVENT); a forked
+    worker starts with its own, empty filters."""
     global _recorders_pid
     with _recorders_lock:
         if _recorders_pid != os.getpid():
             _recorders.clear()
             _recorders_pid = os.getpid()
-        recorder = _recorders.get(controller)
+        recorder = _recorders.get((controller, api))
         if recorder is None:
-            recorder = _recorders[controller] = EventRecorder(controller)
+            recorder = _recorders[controller, api] = EventRecorder(controller, api=api)
         return recorder
 
 

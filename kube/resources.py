@@ -71,7 +71,12 @@ CONFIGMAP = ResourceType("v1", "ConfigMap", "configmaps")
 SECRET = ResourceType("v1", "Secret", "secrets")
 SERVICE_ACCOUNT = ResourceType("v1", "ServiceAccount", "serviceaccounts")
 EVENT = ResourceType("events.k8s.io/v1", "Event", "events")
+#: The same Events in the older core shape (involvedObject, message, firstTimestamp, count), which
+#: client-go's `record` package writes and Kubeflow's SDK reads.
+CORE_EVENT = ResourceType("v1", "Event", "events")
 DEPLOYMENT = ResourceType("apps/v1", "Deployment", "deployments")
+ROLE = ResourceType("rbac.authorization.k8s.io/v1", "Role", "roles")
+ROLE_BINDING = ResourceType("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings")
 LEASE = ResourceType("coordination.k8s.io/v1", "Lease", "leases")
 HORIZONTAL_POD_AUTOSCALER = ResourceType(
     "autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"

@@ -11,6 +11,17 @@ CLUSTER_TRAINING_RUNTIME = "ClusterTrainingRuntime"
 RUNTIME_KINDS = (TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)
 
 # spec.managedBy values Trainer accepts; only the first (or no value) is ours to reconcile.
+#: The Kubeflow Trainer release whose API we serve (CRD schemas, conditions, labels, env: PyPI
+#: kubeflow-trainer-api 2.3.0). The public ConfigMap reports it as `kubeflow_trainer_version`: Kubeflow's SDK
+#: reads that to learn which Trainer it talks to, and our own version would tell it nothing.
+SERVED_TRAINER_VERSION = "2.3.0"
+#: Trainer's public ConfigMap (manifests/overlays/manager: configMapGenerator), readable by every
+#: authenticated user through a Role and RoleBinding of the same name; the SDK's `verify_backend` reads it.
+PUBLIC_CONFIGMAP = "kubeflow-trainer-public"
+PUBLIC_VERSION_KEY = "kubeflow_trainer_version"
+#: Where Trainer is installed; the SDK reads KUBEFLOW_SYSTEM_NAMESPACE with the same default.
+SYSTEM_NAMESPACE = "kubeflow-system"
+
 MANAGED_BY_TRAINER = "trainer.kubeflow.org/trainjob-controller"
 MANAGED_BY_MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 MANAGED_BY_VALUES = (MANAGED_BY_TRAINER, MANAGED_BY_MULTIKUEUE)

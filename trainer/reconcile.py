@@ -25,7 +25,7 @@ from kube.client import KubeClient, get_client
 from kube.errors import ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import reconciler
-from kube.resources import CONFIGMAP, POD, SECRET, SERVICE, ResourceType
+from kube.resources import CONFIGMAP, CORE_EVENT, POD, SECRET, SERVICE, ResourceType
 from kube.runtime import CachedView, cached_view
 from kube.times import parse_time
 from trainer import constants as c
@@ -148,7 +148,9 @@ def _list(client: KubeClient, rtype: ResourceType, namespace: str, selector: str
 def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> float | None:
     """Decide from what was read, then write; Conflict or NotFound when the TrainJob changed meanwhile."""
     job = seen.job
-    recorder = recorder_for(EVENT_CONTROLLER)
+    # Core v1 Events, as Trainer's controller-runtime recorder writes them: Kubeflow's SDK (`get_job_events`)
+    # keeps only Events with a firstTimestamp, which events.k8s.io/v1 may not set.
+    recorder = recorder_for(EVENT_CONTROLLER, CORE_EVENT)
     managed_by = (job.get("spec") or {}).get("managedBy")
     if managed_by not in (None, "", c.MANAGED_BY_TRAINER):
         return None  # another controller's (MultiKueue): never touched, as Trainer skips it

@@ -64,13 +64,21 @@ def kubectl(simulator: Any, *args: str, stdin: str | None = None) -> subprocess.
 def apply_server_side(simulator: Any, manifests: Iterable[dict[str, Any]], namespace: str) -> str:
     """`kubectl apply --server-side` of the manifests into `namespace` (created first); returns kubectl's
     output, or raises with its error."""
-    manifests = list(manifests)
-    simulator.store.ensure_namespace(namespace)
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "manifests.yaml"
-        path.write_text(yaml.safe_dump_all(manifests, sort_keys=False))
-        apply = ["apply", "--server-side", "--field-manager=argoml-install", "-n", namespace, "-f", str(path)]
-        result = kubectl(simulator, *apply)
-    if result.returncode != 0:
-        raise AssertionError(f"kubectl apply --server-side failed:\n{result.stdout}\n{result.stderr}")
-    return result.stdout
+    # kubectl refuses an object of another namespace than -n's (Trainer's public ConfigMap lives in
+    # kubeflow-system): those go in a second apply, after the first created their namespace.
+    by_namespace: dict[str, list[dict[str, Any]]] = {namespace: []}
+    for manifest in manifests:
+        own = (manifest.get("metadata") or {}).get("namespace") or namespace
+        by_namespace.setdefault(own, []).append(manifest)
+    output = ""
+    for target, group in by_namespace.items():
+        simulator.store.ensure_namespace(target)
+        with tempfile.TemporaryDirectory() as scratch:
+            path = Path(scratch) / "manifests.yaml"
+            path.write_text(yaml.safe_dump_all(group, sort_keys=False))
+            apply = ["apply", "--server-side", "--field-manager=argoml-install", "-n", target]
+            result = kubectl(simulator, *apply, "-f", str(path))
+        if result.returncode != 0:
+            raise AssertionError(f"kubectl apply --server-side failed:\n{result.stdout}\n{result.stderr}")
+        output += result.stdout
+    return output

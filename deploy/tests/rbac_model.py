@@ -81,6 +81,19 @@ def _watched_resources() -> list[Any]:
     return owned + _pod_group_resources()
 
 
+def _event_resources() -> list[Any]:
+    """The two APIs a recorder writes Events through (TrainJobs: core v1, see `needs_call`)."""
+    from kube.resources import CORE_EVENT, EVENT
+
+    return [EVENT, CORE_EVENT]
+
+
+def _public_configmap_resources() -> list[Any]:
+    from trainer import public
+
+    return list(public.TYPES.values())
+
+
 HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
     ("kube.informer", "self.rtype"): _watched_resources,
     ("kube.runtime", "registry.controllers()"): lambda: [_controllers()],
@@ -93,6 +106,8 @@ HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
     ("jobs.reconcile", "scheduler.resource"): _pod_group_resources,
     ("jobs.reconcile", "change.resource"): _pod_group_resources,
     ("trainer.reconcile", "pod_group_type"): _pod_group_resources,
+    ("kube.events", "self.api"): lambda: _event_resources(),
+    ("trainer.public", "rtype"): lambda: _public_configmap_resources(),
 }
 
 #: Kubeflow's group: its jobs are served with the chart's kubeflow.installCRDs (JOBS_KUBEFLOW_V1).
@@ -114,6 +129,8 @@ def needs_call(
         return kubeflow
     if group == TRAINER_GROUP:
         return trainer
+    if (group, resource) == ("", "events"):
+        return trainer  # core v1 Events: only the TrainJob controller records them (as Trainer does)
     if resource.startswith("podgroups"):
         return GANG_GROUPS.get(gang_scheduler) == group
     if resource == "priorityclasses":
@@ -154,6 +171,8 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("webhooks.scaling:*", frozenset({WEBHOOKS})),
     ("webhooks.trainjobs:*", frozenset({WEBHOOKS})),
     ("trainer.install:*", frozenset({INSTALL_RUNTIMES})),
+    # install_runtimes --public-configmap: make run's simulator only (the chart renders those objects).
+    ("trainer.public:*", frozenset({NOT_DEPLOYED})),
     ("trainer.reporting:*", frozenset({WEBHOOKS})),  # pods' progress reports (KEP-2779)
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
     ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only

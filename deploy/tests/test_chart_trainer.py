@@ -101,3 +101,39 @@ def test_the_install_adopts_trainer_crds_that_are_already_ours(kubesim):
         kubesim.store.create(resource.manifest())
     rendered = render_against(kubesim, {"trainer": {"installCRDs": True}})
     assert "trainjobs.trainer.kubeflow.org" in rendered["argoml/templates/trainer-crds.yaml"]
+
+
+def public_objects(manifests: list[dict]) -> dict[str, dict]:
+    return {
+        m["kind"]: m
+        for m in manifests
+        if m["metadata"]["name"] in ("kubeflow-trainer-public", "kubeflow-system", "trainer-system")
+    }
+
+
+def test_trainers_public_configmap_comes_with_the_crds_as_install_runtimes_makes_it():
+    """The chart's objects say what `install_runtimes --public-configmap` (trainer/public.py) says."""
+    from trainer import public
+
+    assert public_objects(render_chart()) == {}
+    rendered = public_objects(render_chart({"trainer": {"installCRDs": True}}))
+    assert sorted(rendered) == ["ConfigMap", "Namespace", "Role", "RoleBinding"]
+    for expected in public.manifests():
+        got = rendered[expected["kind"]]
+        assert got["metadata"].get("namespace") == expected["metadata"].get("namespace")
+        for field in ("data", "rules", "roleRef", "subjects"):
+            assert got.get(field) == expected.get(field), (expected["kind"], field)
+
+    elsewhere = public_objects(
+        render_chart(
+            {
+                "trainer": {
+                    "installCRDs": True,
+                    "systemNamespace": "trainer-system",
+                    "createSystemNamespace": False,
+                }
+            }
+        )
+    )
+    assert sorted(elsewhere) == ["ConfigMap", "Role", "RoleBinding"]
+    assert {m["metadata"]["namespace"] for m in elsewhere.values()} == {"trainer-system"}

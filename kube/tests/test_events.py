@@ -1,4 +1,5 @@
-"""Events land on our resources as events.k8s.io/v1 Events; repeats become a series, floods are dropped.
+"""Events land on our resources as events.k8s.io/v1 Events (or, for a recorder made for them, as client-go's
+core v1 Events); repeats become a series, floods are dropped.
 
 Against kubesim over HTTP, with the recorder's clocks injected so time-based behaviour needs no sleeping.
 """
@@ -14,10 +15,11 @@ import pytest
 from kube import events as events_module
 from kube.client import get_client, reset_client
 from kube.events import MAX_NOTE_BYTES, EventRecorder, event_name, recorder_for, truncate_note
-from kube.resources import EVENT, NAMESPACE
+from kube.resources import CORE_EVENT, EVENT, NAMESPACE
 from kubesim.testing import running_simulator
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+CORE_NAME = re.compile(r"^mnist\.[0-9a-f]+$")
 
 
 class Clocks:
@@ -220,7 +222,7 @@ def test_each_controller_has_one_recorder_per_process():
 
 
 def test_flush_all_writes_every_recorders_pending_repeat_counts(monkeypatch):
-    flushed = []
+    flushed: list[str] = []
     monkeypatch.setattr(
         events_module, "_recorders", {"a": _FlushProbe("a", flushed), "b": _FlushProbe("b", flushed)}
     )
@@ -235,3 +237,130 @@ class _FlushProbe:
 
     def flush(self):
         self.flushed.append(self.name)
+
+
+# -- core v1 Events, as client-go's `record` package writes them ----------------------------------------
+
+
+@pytest.fixture
+def core_recorder(client, clocks):
+    return EventRecorder(
+        "trainer",
+        api=CORE_EVENT,
+        client=client,
+        instance="trainer-worker-1",
+        burst=3,
+        refill_seconds=60,
+        series_window=360,
+        series_flush_seconds=30,
+        clock=clocks.monotonic,
+        wall_clock=clocks.wall,
+    )
+
+
+def train_job(namespace: str) -> dict:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "mnist", "namespace": namespace, "uid": "uid-mnist", "resourceVersion": "7"},
+    }
+
+
+def core_events(client, namespace: str) -> list[dict]:
+    return client.list(CORE_EVENT, namespace)["items"]
+
+
+def test_a_core_event_has_the_fields_client_gos_recorder_writes(client, core_recorder, namespace):
+    assert core_recorder.normal(
+        train_job(namespace), "SuccessfulCreatePod", "Created pod: mnist-node-0-0", action="Create"
+    )
+    [event] = core_events(client, namespace)
+    assert event["involvedObject"] == {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "namespace": namespace,
+        "name": "mnist",
+        "uid": "uid-mnist",
+        "resourceVersion": "7",
+    }
+    assert (event["type"], event["reason"], event["message"]) == (
+        "Normal", "SuccessfulCreatePod", "Created pod: mnist-node-0-0"
+    )  # fmt: skip
+    assert event["source"] == {"component": "argoml.io/trainer"}
+    assert (event["reportingComponent"], event["reportingInstance"]) == (
+        "argoml.io/trainer",
+        "trainer-worker-1",
+    )
+    assert event["firstTimestamp"] == event["lastTimestamp"] == "2026-03-01T12:00:00Z"
+    assert event["count"] == 1
+    assert CORE_NAME.match(event["metadata"]["name"])
+    assert event["metadata"]["namespace"] == namespace
+    assert "eventTime" not in event
+    assert "series" not in event
+    # The same object through events.k8s.io, as a real API server serves it.
+    [newer] = events(client, namespace)
+    assert newer["deprecatedFirstTimestamp"] == "2026-03-01T12:00:00Z"
+    assert newer["regarding"]["name"] == "mnist"
+
+
+def test_a_repeated_core_event_patches_its_count_and_last_timestamp(
+    client, simulator, core_recorder, clocks, namespace
+):
+    simulator.counters.reset()
+    for _ in range(5):
+        core_recorder.warning(train_job(namespace), "BackOff", "Restarting mnist-node-0-0", action="Restart")
+        clocks.advance(1)
+    [event] = core_events(client, namespace)
+    assert (event["count"], event["lastTimestamp"]) == (2, "2026-03-01T12:00:01Z")
+    assert event["firstTimestamp"] == "2026-03-01T12:00:00Z"
+    writes = [
+        simulator.counters.count(verb=verb, resource=resource)
+        for verb in ("create", "patch")
+        for resource in ("events", "events.events.k8s.io")
+    ]
+    assert sum(writes) == 2  # one create, one patch: the other repeats are counted in memory
+
+    core_recorder.flush()
+    [event] = core_events(client, namespace)
+    assert (event["count"], event["lastTimestamp"]) == (5, "2026-03-01T12:00:04Z")
+    assert "series" not in event
+
+
+def test_a_repeat_of_an_expired_core_event_creates_it_again_with_its_count(client, core_recorder, namespace):
+    core_recorder.warning(train_job(namespace), "FailedCreatePod", "quota exceeded", action="Create")
+    [first] = core_events(client, namespace)
+    client.delete(CORE_EVENT, first["metadata"]["name"], namespace)
+    core_recorder.warning(train_job(namespace), "FailedCreatePod", "quota exceeded", action="Create")
+    [again] = core_events(client, namespace)
+    assert again["metadata"]["name"] != first["metadata"]["name"]
+    assert again["count"] == 2
+    assert again["firstTimestamp"] == first["firstTimestamp"]
+    assert again["message"] == "quota exceeded"
+
+
+def test_core_events_pass_the_same_spam_filter(client, core_recorder, namespace):
+    recorded = [
+        core_recorder.normal(train_job(namespace), "SuccessfulCreatePod", f"Created pod {i}", action="Create")
+        for i in range(5)
+    ]
+    assert recorded == [True, True, True, False, False]
+    assert len(core_events(client, namespace)) == 3
+
+
+def test_the_series_patch_says_the_count_in_the_shape_of_each_api():
+    moment = datetime(2026, 3, 1, 12, 0, 9, 250000, tzinfo=UTC)
+    core = EventRecorder("trainer", api=CORE_EVENT, client=object())  # type: ignore[arg-type]
+    newer = EventRecorder("trainer", client=object())  # type: ignore[arg-type]
+    assert core.series_patch(3, moment) == {"count": 3, "lastTimestamp": "2026-03-01T12:00:09Z"}
+    assert newer.series_patch(3, moment) == {
+        "series": {"count": 3, "lastObservedTime": "2026-03-01T12:00:09.250000Z"}
+    }
+
+
+def test_a_recorder_writes_through_one_of_the_two_event_apis():
+    assert recorder_for("trainer", CORE_EVENT) is recorder_for("trainer", CORE_EVENT)
+    assert recorder_for("trainer", CORE_EVENT) is not recorder_for("trainer")
+    assert recorder_for("trainer", CORE_EVENT).api is CORE_EVENT
+    assert recorder_for("trainer").api is EVENT
+    with pytest.raises(ValueError, match="api must be"):
+        EventRecorder("trainer", api=NAMESPACE)

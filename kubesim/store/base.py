@@ -83,13 +83,37 @@ class StoreBase:
     # --- resolution ---------------------------------------------------------------------------------
 
     def resource(self, name: str | ResourceType, api_version: str | None = None) -> ResourceType:
-        """A ResourceType from a kubectl-style name (`pods`, `deploy`, `tfjobs.argoml.io`, `Pod`)."""
+        """A ResourceType from a kubectl-style name (`pods`, `deploy`, `tfjobs.argoml.io`, `Pod`). A view
+        (core v1 Events) resolves to the resource that keeps its objects: this Python API reads and writes
+        them in the stored shape (events.k8s.io/v1), where HTTP requests through both APIs find them."""
+        return self._stored(self._registered(name, api_version))
+
+    def _registered(self, name: str | ResourceType, api_version: str | None = None) -> ResourceType:
         if isinstance(name, ResourceType):
             return name
         try:
             return self.registry.resolve(name, api_version)
         except LookupError:
             raise ApiError(404, "NotFound", f"the server doesn't have a resource type {name!r}") from None
+
+    def _stored(self, resource: ResourceType) -> ResourceType:
+        if resource.view is None:
+            return resource
+        stored = self.registry.by_key(resource.view.stored_as)
+        assert stored is not None, (
+            f"{resource.key} is a view of {resource.view.stored_as}, which is not served"
+        )
+        return stored
+
+    def storage_of(
+        self, obj: dict[str, Any], resource: str | ResourceType | None = None
+    ) -> tuple[ResourceType, dict[str, Any]]:
+        """The resource that keeps `obj`, and `obj` in its stored shape: a core v1 Event is kept as the
+        events.k8s.io/v1 Event a real API server stores, as if it had been created over HTTP."""
+        registered = self._registered(resource) if resource is not None else self.resource_for(obj)
+        if registered.view is None:
+            return registered, obj
+        return self._stored(registered), registered.view.from_view(obj)
 
     def resource_for(self, obj: dict[str, Any]) -> ResourceType:
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")

@@ -213,9 +213,8 @@ class WritesMixin(StoreBase):
     ) -> dict[str, Any]:
         """Create an object (POST). The namespace defaults to metadata.namespace, then `default`."""
         options = options or WriteOptions()
-        resource = self.resource(resource) if resource is not None else self.resource_for(obj)
-        obj = clone(obj)
-        return self._create(resource, obj, namespace, options, managed=False)
+        stored, obj = self.storage_of(obj, resource)
+        return self._create(stored, clone(obj), namespace, options, managed=False)
 
     def _create(
         self,
@@ -292,7 +291,7 @@ class WritesMixin(StoreBase):
         options: WriteOptions | None = None,
     ) -> dict[str, Any]:
         """Replace an object (PUT); a stale metadata.resourceVersion answers 409 Conflict."""
-        resource = self.resource(resource) if resource is not None else self.resource_for(obj)
+        resource, obj = self.storage_of(obj, resource)
         body = clone(obj)
         metadata = _metadata(body)
         name = metadata.get("name", "")

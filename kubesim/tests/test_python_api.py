@@ -44,6 +44,31 @@ def test_objects_created_in_python_are_visible_over_http(kubesim: Simulator) -> 
     assert core.read_namespaced_pod("p", "default").spec.containers[0].image == "i"
 
 
+def test_a_core_event_created_in_python_is_stored_where_both_event_apis_read_it(kubesim: Simulator) -> None:
+    """As a real API server stores it: once, as the events.k8s.io/v1 Event (kubesim.eventviews)."""
+    kubesim.store.create({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "p.started", "namespace": "default"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "Started", "message": "Started container c", "type": "Normal",
+        "firstTimestamp": "2026-06-01T08:00:00Z", "count": 1, "source": {"component": "kubelet"},
+    })  # fmt: skip
+    stored = kubesim.store.get("events.events.k8s.io", "p.started", "default")
+    assert (stored["note"], stored["deprecatedFirstTimestamp"]) == (
+        "Started container c",
+        "2026-06-01T08:00:00Z",
+    )
+    assert kubesim.store.get("events", "p.started", "default")["metadata"]["uid"] == stored["metadata"]["uid"]
+    core = client.CoreV1Api(config.new_client_from_config(str(kubesim.kubeconfig_path)))
+    [event] = core.list_namespaced_event("default").items
+    assert (event.message, event.count, event.source.component) == ("Started container c", 1, "kubelet")
+    assert event.first_timestamp.isoformat() == "2026-06-01T08:00:00+00:00"
+
+    updated = {**kubesim.store.get("events", "p.started", "default"), "deprecatedCount": 2}
+    kubesim.store.update(updated)
+    assert core.read_namespaced_event("p.started", "default").count == 2
+
+
 def test_get_returns_copies_that_do_not_change_the_store(kubesim: Simulator) -> None:
     kubesim.store.create(POD)
     copy = kubesim.store.get("pods", "p", "default")

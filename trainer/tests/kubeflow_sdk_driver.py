@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -242,8 +243,21 @@ SCENARIOS = {
 }
 
 
+class Warnings(logging.Handler):
+    """What the SDK logs at WARNING and above (e.g. `verify_backend`'s missing public ConfigMap)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(f"{record.name}: {record.getMessage()}")
+
+
 def main(kubeconfig: str, namespace: str, scenario: str) -> dict[str, Any]:
     parameters = json.load(sys.stdin)
+    warnings = Warnings()
+    logging.getLogger().addHandler(warnings)
     calls = Calls()
     sdk = calls(
         "TrainerClient",
@@ -252,6 +266,7 @@ def main(kubeconfig: str, namespace: str, scenario: str) -> dict[str, Any]:
     )
     if sdk is not None:
         SCENARIOS[scenario](sdk, calls, parameters)
+    calls("logged warnings", lambda: warnings.messages)
     return {"calls": calls.recorded}
 
 

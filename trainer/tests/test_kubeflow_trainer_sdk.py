@@ -30,10 +30,10 @@ from kube import ratelimit
 from kube.crds import TRAINER_RESOURCES
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
-from kubesim import eventviews
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
+from trainer import public
 from trainer.catalog import ready_made_runtimes
 
 pytestmark = pytest.mark.django_db
@@ -75,6 +75,8 @@ def sim(redis) -> Iterator[Simulator]:
             create_once(simulator, resource.manifest())
         for runtime in ready_made_runtimes():
             create_once(simulator, runtime)
+        for manifest in public.manifests():
+            create_once(simulator, manifest)
         yield simulator
 
 
@@ -189,6 +191,8 @@ def test_a_training_function_runs_on_its_nodes_through_every_sdk_call(sim, ns):
     )  # fmt: skip
 
     assert seen["train(CustomTrainer)"] == "mnist"
+    # verify_backend found Trainer's public ConfigMap, so the SDK warned about nothing.
+    assert seen["logged warnings"] == []
     running = seen["wait_for_job_status(Running)"]
     assert running["status"] == "Running"
     assert running["num_nodes"] == 2
@@ -215,22 +219,24 @@ def test_a_training_function_runs_on_its_nodes_through_every_sdk_call(sim, ns):
     assert {"name": "TEAM", "value": "vision"} in node["env"]
     assert node["resources"]["limits"] == {"cpu": 2, "memory": "2Gi"}
 
-    # What a kubelet records about a pod (core v1, firstTimestamp set), and an Event about something else,
-    # stored as the apiserver stores core Events (events.k8s.io/v1).
-    for pod, reason in ((pods["node-0"], "Started"), ("unrelated", "Pulled")):
-        sim.store.create(eventviews.from_core({
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{pod}.{reason.lower()}", "namespace": ns},
-            "involvedObject": {"kind": "Pod", "name": pod, "namespace": ns},
-            "reason": reason, "message": f"{reason} container node", "type": "Normal",
-            "firstTimestamp": "2026-11-28T02:00:00Z", "lastTimestamp": "2026-11-28T02:00:00Z", "count": 1,
-            "source": {"component": "kubelet"},
-        }))  # fmt: skip
+    # What a kubelet records about another pod of the namespace, which the SDK must leave out.
+    sim.store.create({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "unrelated.pulled", "namespace": ns},
+        "involvedObject": {"kind": "Pod", "name": "unrelated", "namespace": ns},
+        "reason": "Pulled", "message": "Pulled image", "type": "Normal", "source": {"component": "kubelet"},
+        "firstTimestamp": "2026-11-28T02:00:00Z", "lastTimestamp": "2026-11-28T02:00:00Z", "count": 1,
+    })  # fmt: skip
 
     after = run_sdk(sim, ns, "events_and_delete", name="mnist")
     gone = after.pop("get_job(after delete)")
     seen = values(after)
-    assert ["Pod", pods["node-0"], "Started", "Started container node"] in seen["get_job_events"]
+    # The controller's own Events about the TrainJob, recorded as Trainer's recorder does (core v1).
+    created = [event for event in seen["get_job_events"] if event[2] == "SuccessfulCreatePod"]
+    assert created
+    assert {(event[0], event[1]) for event in created} == {("TrainJob", "mnist")}
+    named = {name for event in created for name in re.findall(r"mnist-[\w-]+", event[3])}
+    assert set(pods.values()) <= named
     assert all(event[1] != "unrelated" for event in seen["get_job_events"])
     assert "mnist" in seen["list_jobs"]
     assert not gone["ok"]

@@ -1,8 +1,11 @@
 """`manage.py install_runtimes`: apply the ready-made ClusterTrainingRuntimes (trainer/runtimes/) to the
-configured cluster (idempotent; what `make run` and the chart's `trainer.installRuntimes` Job run)."""
+configured cluster (idempotent; what `make run` and the chart's `trainer.installRuntimes` Job run), and
+with `--public-configmap` Trainer's public ConfigMap (`make run`; the chart renders it with
+trainer.installCRDs)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import yaml
@@ -10,7 +13,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kube.client import get_client
 from kube.errors import ApiError
-from trainer import catalog, install
+from trainer import catalog, install, public
+from trainer import constants as c
 
 
 class Command(BaseCommand):
@@ -29,8 +33,28 @@ class Command(BaseCommand):
             action="store_true",
             help="Also update runtimes another installer made (without app.kubernetes.io/part-of=argoml).",
         )
+        parser.add_argument(
+            "--public-configmap",
+            action="store_true",
+            help=f"Also install Trainer's public ConfigMap {c.PUBLIC_CONFIGMAP} (the version Kubeflow's SDK "
+            "checks) with the Role letting every authenticated user read it.",
+        )
+        parser.add_argument(
+            "--system-namespace",
+            default=os.environ.get("KUBEFLOW_SYSTEM_NAMESPACE") or c.SYSTEM_NAMESPACE,
+            help="Where the public ConfigMap goes (default: $KUBEFLOW_SYSTEM_NAMESPACE, as the SDK reads it, "
+            f"or {c.SYSTEM_NAMESPACE}).",
+        )
 
-    def handle(self, *args: Any, dry_run: bool, adopt: bool, **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        dry_run: bool,
+        adopt: bool,
+        public_configmap: bool,
+        system_namespace: str,
+        **options: Any,
+    ) -> None:
         manifests = catalog.ready_made_runtimes()
         if dry_run:
             self.stdout.write(
@@ -42,3 +66,10 @@ class Command(BaseCommand):
             raise CommandError(f"installing the runtimes failed: {error}") from error
         for outcome in outcomes:
             self.stdout.write(("# " if dry_run else "") + str(outcome))
+        if public_configmap and not dry_run:
+            try:
+                done = public.install(get_client(), system_namespace)
+            except (ApiError, RuntimeError, ValueError) as error:
+                raise CommandError(f"installing {c.PUBLIC_CONFIGMAP} failed: {error}") from error
+            for line in done:
+                self.stdout.write(line)
