@@ -218,7 +218,7 @@ def seed() -> Seed:
         "zq-alpha-tj", NAMESPACE_A, runtime_name="zq-alpha-runtime", runtime_kind="TrainingRuntime",
         runtime_generation=1, state_message="zq-alpha-tj-message",
     )  # fmt: skip
-    factories.train_job_pod(train_job, "node", 0, node="zq-alpha-node")
+    train_job_pod = factories.train_job_pod(train_job, "node", 0, node="zq-alpha-node")
     factories.status_updates(train_job, 2, zqalphametric="0.5")
     world.objects = {
         "job": job,
@@ -229,6 +229,7 @@ def seed() -> Seed:
         "gc-run-cluster": cluster_run,
         "rule": rule,
         "trainjob": train_job,
+        "trainjob-pod": train_job_pod,
         "runtime": runtime,
     }
     for row in (job, replica, sweep, tensorboard, train_job, runtime):
@@ -307,6 +308,7 @@ def path_values(endpoint: Endpoint, rule: Rule, world: Seed, variant: str) -> di
     return {
         "pk": by_variant[variant],
         "replica_pk": world.objects["replica"].pk,
+        "pod_pk": world.objects["trainjob-pod"].pk,
         "namespace": NAMESPACE_A,
         "kind": "TFJob",
         "name": "htmx.min.js" if endpoint.name == "dashboard:vendored" else name,

@@ -7,8 +7,7 @@ from rest_framework import serializers
 from kube import names
 from kube.api import MirrorFilterSet, StrictCharField, name_field
 from trainer import constants as c
-
-PHASES = ("Created", "Running", "Suspended", "Complete", "Failed")
+from trainer.models.trainjobs import PHASES
 
 
 class TrainJobFilterSet(MirrorFilterSet):
