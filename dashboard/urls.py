@@ -35,6 +35,7 @@ urlpatterns = [
     path("sweeps/", sweeps.sweep_list, name="sweeps"),
     path("sweeps/<int:pk>/", sweeps.sweep_detail, name="sweep"),
     path("sweeps/<int:pk>/plots.json", sweeps.sweep_plots, name="sweep-plots"),
+    path("sweeps/<int:pk>/trainjobs.json", sweeps.sweep_trainjob_plots, name="sweep-trainjob-plots"),
     path("sweeps/<int:pk>/trials.csv", sweeps.sweep_csv, name="sweep-csv"),
     path("sweeps/<int:pk>/tensorboard/", sweeps.sweep_tensorboard, name="sweep-tensorboard"),
     path("sweeps/<int:pk>/stop/", sweeps.sweep_stop, name="sweep-stop"),

@@ -99,6 +99,7 @@ TABLE: dict[str, Rule] = {
     "dashboard:sweep-tab": Rule(Kind.OBJECT, "sweep"),
     "dashboard:sweep-plots": Rule(Kind.PLOT, "sweep"),
     "dashboard:sweep-csv": Rule(Kind.EXPORT, "sweep"),
+    "dashboard:sweep-trainjob-plots": Rule(Kind.PLOT, "sweep"),
     "dashboard:sweep-tensorboard": Rule(Kind.ACTION, "sweep"),
     "dashboard:sweep-stop": Rule(Kind.ACTION, "sweep"),
     "dashboard:sweep-by-name": Rule(Kind.BY_NAME, "sweep"),

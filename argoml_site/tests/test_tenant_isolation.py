@@ -217,6 +217,7 @@ def seed() -> Seed:
     train_job = factories.train_job(
         "zq-alpha-tj", NAMESPACE_A, runtime_name="zq-alpha-runtime", runtime_kind="TrainingRuntime",
         runtime_generation=1, state_message="zq-alpha-tj-message",
+        labels={"argoml.io/hyperparam-workflow-uid": sweep.uid},  # one of the sweep's trials
     )  # fmt: skip
     train_job_pod = factories.train_job_pod(train_job, "node", 0, node="zq-alpha-node")
     factories.status_updates(train_job, 2, zqalphametric="0.5")

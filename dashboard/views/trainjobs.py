@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,7 +18,10 @@ from dashboard import trainplots
 from dashboard.access import get_readable, readable, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
+from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
+from hyperparam.models import Sweep
 from kube.errors import ApiError
+from kube.names import label_value
 from kube.resources import EVENT
 from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
@@ -38,6 +42,8 @@ POD_COLUMNS = (
 )  # fmt: skip
 #: Progress reports a page plots at most (newest kept): a report every 5 s for four days.
 MAX_REPORTS = 70_000
+#: A sweep's TrainJobs plotted side by side at most (the first ones created): more lines read as noise.
+MAX_SIDE_BY_SIDE = 50
 
 
 class TrainJobFilters(forms.Form):
@@ -195,3 +201,23 @@ def trainjob_pod_logs(request: HttpRequest, pk: int, pod_pk: int) -> HttpRespons
     }
     template = "dashboard/jobs/_logs.html" if is_fragment(request) else "dashboard/trainjobs/logs.html"
     return render(request, template, context)
+
+
+def sweep_train_jobs(sweep: Sweep) -> QuerySet[TrainJob]:
+    """The TrainJobs a sweep's trials created (docs/trainer.md, "A sweep's trials as TrainJobs"): in the
+    sweep's namespace, labelled with the sweep's uid (`argoml.io/hyperparam-workflow-uid`), or with its
+    name (`argoml.io/hyperparam-workflow`) and created since the sweep was (a sweep of the same name
+    before it is another sweep). The labels are the ones the sweep's Workflows carry, copied by the
+    trial's resource template from `{{workflow.labels.…}}`."""
+    by_uid = Q(labels__contains={LABEL_SWEEP_UID: sweep.uid})
+    by_name = Q(labels__contains={LABEL_SWEEP: label_value(sweep.name)}, created_at__gte=sweep.created_at)
+    return TrainJob.objects.filter(by_uid | by_name, namespace=sweep.namespace).order_by("created_at", "id")
+
+
+def sweep_figures(sweep: Sweep) -> dict[str, Any]:
+    """Each metric of the sweep's TrainJobs, one line per TrainJob (named after it), side by side."""
+    jobs = list(sweep_train_jobs(sweep).only("uid", "name")[: MAX_SIDE_BY_SIDE + 1])
+    shown = jobs[:MAX_SIDE_BY_SIDE]
+    reports = reports_of([job.uid for job in shown])
+    body = trainplots.side_by_side({job.name: reports.get(job.uid, []) for job in shown})
+    return {**body, "truncated": len(jobs) > MAX_SIDE_BY_SIDE}

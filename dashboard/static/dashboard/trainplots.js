@@ -45,7 +45,8 @@
         drawMetrics(section.querySelector(".metric-plots"), body);
         var metrics = (body.metrics || []).length;
         state.textContent = body.trials !== undefined
-          ? "Plotted " + metrics + " metrics of " + body.trials + " trials' TrainJobs."
+          ? "Plotted " + metrics + " metrics of " + body.trials + " TrainJobs" +
+            (body.truncated ? " (the first ones created; more exist)." : ".")
           : "Plotted " + body.reports + " progress reports: " + metrics + " numeric metrics.";
         section.dataset.ready = "true";
       })
