@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from dashboard.tests import factories
 from dashboard.views.trainjobs import MAX_SIDE_BY_SIDE, sweep_train_jobs
+from hyperparam import actions
 from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
 
 pytestmark = pytest.mark.django_db
@@ -84,3 +85,47 @@ def test_another_tenants_sweep_trainjobs_are_not_found(as_outsider):
     factories.train_job("trial", labels={LABEL_SWEEP_UID: sweep.uid})
 
     assert as_outsider.get(reverse("dashboard:sweep-trainjob-plots", args=[sweep.pk])).status_code == 404
+
+
+TRIAL_TRAINJOB = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  generateName: lr-sweep-
+  labels:
+    argoml.io/hyperparam-workflow: "{{workflow.labels.argoml.io/hyperparam-workflow}}"
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    image: example.io/train:1
+    args: ["--lr", "{{inputs.parameters.lr}}"]
+"""
+
+
+def sweep_running_trainjobs(label_key: str) -> dict:
+    manifest = TRIAL_TRAINJOB.replace("argoml.io/hyperparam-workflow", label_key)
+    template = {"action": "create", "setOwnerReference": True, "manifest": manifest}
+    return {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "HyperparamWorkflow",
+        "metadata": {"name": "lr-sweep", "namespace": "team-a"},
+        "spec": {
+            "workflow": {
+                "entrypoint": "train",
+                "templates": [
+                    {"name": "train", "inputs": {"parameters": [{"name": "lr"}]}, "resource": template}
+                ],
+            },
+            "hyperparams": [{"name": "lr", "values": ["0.1", "0.01"]}],
+        },
+    }
+
+
+def test_the_documented_trial_template_is_accepted_and_the_uid_label_would_not_be():
+    """docs/trainer.md's recipe passes the sweep's admission (its generated Workflow is linted); the uid
+    label cannot be copied, as the Workflow linted at creation has no uid label yet."""
+    assert actions.check_manifest(sweep_running_trainjobs(LABEL_SWEEP)) == []
+    refused = actions.check_manifest(sweep_running_trainjobs(LABEL_SWEEP_UID))
+    assert any(
+        "failed to resolve {{workflow.labels.argoml.io/hyperparam-workflow-uid}}" in e.message
+        for e in refused
+    )

@@ -205,10 +205,9 @@ def trainjob_pod_logs(request: HttpRequest, pk: int, pod_pk: int) -> HttpRespons
 
 def sweep_train_jobs(sweep: Sweep) -> QuerySet[TrainJob]:
     """The TrainJobs a sweep's trials created (docs/trainer.md, "A sweep's trials as TrainJobs"): in the
-    sweep's namespace, labelled with the sweep's uid (`argoml.io/hyperparam-workflow-uid`), or with its
-    name (`argoml.io/hyperparam-workflow`) and created since the sweep was (a sweep of the same name
-    before it is another sweep). The labels are the ones the sweep's Workflows carry, copied by the
-    trial's resource template from `{{workflow.labels.…}}`."""
+    sweep's namespace, labelled with its name (`argoml.io/hyperparam-workflow`, copied by the trial's
+    resource template from `{{workflow.labels.…}}`) and created since the sweep was (a sweep of the same
+    name before it is another sweep), or with its uid (`argoml.io/hyperparam-workflow-uid`)."""
     by_uid = Q(labels__contains={LABEL_SWEEP_UID: sweep.uid})
     by_name = Q(labels__contains={LABEL_SWEEP: label_value(sweep.name)}, created_at__gte=sweep.created_at)
     return TrainJob.objects.filter(by_uid | by_name, namespace=sweep.namespace).order_by("created_at", "id")
