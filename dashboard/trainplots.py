@@ -74,12 +74,14 @@ def _line(series: Series, name: str, limit: int) -> dict[str, Any]:
 
 
 def _figure(traces: list[dict[str, Any]], y_title: str, **yaxis: Any) -> dict[str, Any]:
+    legend = len(traces) > 1
     layout = {
         "xaxis": {"title": {"text": "reported at"}, "type": "date"},
         "yaxis": {"title": {"text": y_title}, **yaxis},
-        "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
-        "showlegend": len(traces) > 1,
-        "legend": {"orientation": "h"},
+        # The legend goes below the axis title, clear of the dates' second line.
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 90 if legend else 50},
+        "showlegend": legend,
+        "legend": {"orientation": "h", "y": -0.4, "yanchor": "top"},
     }
     return {"data": traces, "layout": layout}
 
