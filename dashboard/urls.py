@@ -31,6 +31,7 @@ urlpatterns = [
     path("trainjobs/<int:pk>/", trainjobs.trainjob_detail, name="trainjob"),
     path("trainjobs/<int:pk>/plots.json", trainjobs.trainjob_plots, name="trainjob-plots"),
     path("trainjobs/<int:pk>/events/", trainjobs.trainjob_events, name="trainjob-events"),
+    path("trainjobs/<int:pk>/stop/", trainjobs.trainjob_stop, name="trainjob-stop"),
     path("trainjobs/<int:pk>/pods/<int:pod_pk>/logs/", trainjobs.trainjob_pod_logs, name="trainjob-pod-logs"),
     path("sweeps/", sweeps.sweep_list, name="sweeps"),
     path("sweeps/<int:pk>/", sweeps.sweep_detail, name="sweep"),

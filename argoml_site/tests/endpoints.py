@@ -93,6 +93,7 @@ TABLE: dict[str, Rule] = {
     "dashboard:trainjob": Rule(Kind.OBJECT, "trainjob"),
     "dashboard:trainjob-plots": Rule(Kind.PLOT, "trainjob"),
     "dashboard:trainjob-events": Rule(Kind.LOGS, "trainjob"),
+    "dashboard:trainjob-stop": Rule(Kind.ACTION, "trainjob"),
     "dashboard:trainjob-pod-logs": Rule(Kind.LOGS, "trainjob"),
     "dashboard:sweeps": Rule(Kind.LIST, "sweep"),
     "dashboard:sweep": Rule(Kind.OBJECT, "sweep"),

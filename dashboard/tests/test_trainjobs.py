@@ -6,10 +6,17 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from django.urls import reverse
 
+from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
-from trainer.models import TrainJobHistory
+from kube.client import get_client
+from trainer.models import TrainJob, TrainJobHistory
+from trainer.resources import TRAIN_JOB
+from trainer.tests import factories as manifests
+from trainer.tests.runtime_cluster import trainer_cluster
 
 pytestmark = pytest.mark.django_db
 
@@ -160,3 +167,37 @@ def test_a_deleted_pods_logs_say_they_went_with_it(as_viewer):
     page = as_viewer.get(reverse("dashboard:trainjob-pod-logs", args=[job.pk, pod.pk])).content.decode()
 
     assert "its logs went with it" in page
+
+
+def test_an_editor_stops_a_trainjob_in_the_cluster_and_a_viewer_may_not():
+    clients = {}
+    for name, role in (("editor", Role.EDITOR), ("viewer", Role.VIEWER)):
+        user = User.objects.create_user(f"stop-{name}")
+        NamespaceGrant.objects.create(user=user, namespace="team-a", role=role)
+        clients[name] = Client()
+        clients[name].force_login(user)
+    with trainer_cluster("team-a"):
+        manifest = manifests.train_job("doomed", "team-a")
+        del manifest["metadata"]["uid"]
+        created = get_client().create(TRAIN_JOB, manifest, "team-a")
+        job = factories.train_job("doomed")
+        TrainJob.objects.filter(pk=job.pk).update(uid=created["metadata"]["uid"])
+        url = reverse("dashboard:trainjob-stop", args=[job.pk])
+
+        assert (
+            "Stop</button>"
+            in clients["editor"].get(reverse("dashboard:trainjob", args=[job.pk])).content.decode()
+        )
+        assert (
+            "Stop</button>"
+            not in clients["viewer"].get(reverse("dashboard:trainjob", args=[job.pk])).content.decode()
+        )
+        assert clients["viewer"].post(url).status_code == 403
+        assert clients["editor"].get(url).status_code == 405
+        get_client().get(TRAIN_JOB, "doomed", "team-a")  # the refusals changed nothing
+        stopped = clients["editor"].post(url, follow=True)
+        again = clients["editor"].post(url, follow=True)
+
+        assert get_client().list(TRAIN_JOB, "team-a")["items"] == []
+    assert "is being stopped" in stopped.content.decode()
+    assert "already gone" in again.content.decode()

@@ -12,10 +12,11 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from argoml_site import csp
 from dashboard import trainplots
-from dashboard.access import get_readable, readable, visible_namespaces
+from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
 from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
@@ -23,6 +24,7 @@ from hyperparam.models import Sweep
 from kube.errors import ApiError
 from kube.names import label_value
 from kube.resources import EVENT
+from trainer import actions
 from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.models.trainjobs import PHASES
@@ -144,6 +146,7 @@ def trainjob_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context.update(runtime_context(job))
     context["manifest"] = manifest_of(job, c.API_VERSION, c.TRAIN_JOB_KIND)
     context["reports"] = TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid).exists()
+    context["can_write"] = request_scope(request).can_write(job.namespace)
     return csp.allow_plots(render(request, "dashboard/trainjobs/detail.html", context))
 
 
@@ -180,6 +183,25 @@ def trainjob_events(request: HttpRequest, pk: int) -> HttpResponse:
     except ApiError as failure:
         error = f"Events are unavailable: {failure}"
     return render(request, "dashboard/jobs/_events.html", {"events": events, "error": error})
+
+
+@page
+@require_POST
+def trainjob_stop(request: HttpRequest, pk: int) -> HttpResponse:
+    """Delete the TrainJob from the cluster (trainer.actions.delete_train_job); its pods go with it."""
+    job = _train_job(request, pk)
+    require_editor(request, job.namespace)
+    try:
+        cluster_client()
+        deleted = actions.delete_train_job(job.namespace, job.name, job.uid)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the stop: {error}")
+    else:
+        if deleted:
+            messages.success(request, f"TrainJob {job.name} is being stopped: it and its pods are deleted.")
+        else:
+            messages.info(request, f"TrainJob {job.name} was already gone from the cluster.")
+    return redirect("dashboard:trainjob", pk=job.pk)
 
 
 @page
