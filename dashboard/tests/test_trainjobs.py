@@ -201,3 +201,15 @@ def test_an_editor_stops_a_trainjob_in_the_cluster_and_a_viewer_may_not():
         assert get_client().list(TRAIN_JOB, "team-a")["items"] == []
     assert "is being stopped" in stopped.content.decode()
     assert "already gone" in again.content.decode()
+
+
+@pytest.mark.parametrize("pods", [1, 16])
+def test_the_trainjob_page_uses_a_constant_number_of_queries(as_viewer, django_assert_num_queries, pods):
+    factories.runtime(generation=1)
+    job = factories.train_job(runtime_generation=1, status={"trainerStatus": None})
+    for index in range(pods):
+        factories.train_job_pod(job, "node", index)
+    # Session, user, grants, the job, its pods, its history, the runtime, its revision, any report.
+    with django_assert_num_queries(9):
+        response = as_viewer.get(reverse("dashboard:trainjob", args=[job.pk]))
+    assert response.status_code == 200

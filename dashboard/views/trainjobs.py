@@ -124,13 +124,12 @@ def runtime_context(job: TrainJob) -> dict[str, Any]:
 def status_context(job: TrainJob) -> dict[str, Any]:
     """What the status fragment shows: state, progress, steps and pods, conditions and history."""
     pods = list(TrainJobPod.objects.filter(train_job=job).only(*POD_COLUMNS).order_by("created_at", "id"))
-    metrics = (
-        (job.status or {}).get("trainerStatus", {}).get("metrics") if isinstance(job.status, dict) else []
-    )
+    reported = job.status.get("trainerStatus") if isinstance(job.status, dict) else None
+    metrics = reported.get("metrics") if isinstance(reported, dict) else None
     return {
         "job": job,
         "steps": steps_of(pods),
-        "metrics": [m for m in metrics or [] if isinstance(m, dict)],
+        "metrics": [m for m in metrics if isinstance(m, dict)] if isinstance(metrics, list) else [],
         "history": list(job.history.all()),
         "live": job.deleted_at is None and not job.is_finished,
         "poll_seconds": POLL_SECONDS,

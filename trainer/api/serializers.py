@@ -143,9 +143,8 @@ class TrainJobDetailSerializer(TrainJobSerializer):
 
     @extend_schema_field(ProgressMetricSerializer(many=True))
     def get_metrics(self, job: TrainJob) -> list[dict[str, str]]:
-        reported = (
-            (job.status.get("trainerStatus") or {}).get("metrics") if isinstance(job.status, dict) else None
-        )
+        trainer_status = job.status.get("trainerStatus") if isinstance(job.status, dict) else None
+        reported = trainer_status.get("metrics") if isinstance(trainer_status, dict) else None
         if not isinstance(reported, list):
             return []
         return [

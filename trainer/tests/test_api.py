@@ -111,9 +111,12 @@ def test_a_trainjob_shows_its_steps_revision_metrics_and_history(teammate):
 
 def test_the_revision_is_null_until_the_controller_recorded_the_generation(teammate):
     factories.runtime(generation=2)
-    job = factories.train_job()
+    job = factories.train_job(status={"trainerStatus": None})
 
-    assert teammate.get(f"/api/trainjobs/{job.pk}/").json()["revision"] is None
+    body = teammate.get(f"/api/trainjobs/{job.pk}/").json()
+
+    assert body["revision"] is None
+    assert body["metrics"] == []
 
 
 def test_the_progress_reports_come_oldest_first_joined_by_uid(teammate, django_assert_num_queries):
