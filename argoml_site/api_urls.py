@@ -10,6 +10,7 @@ from access.api.views import NamespaceGrantViewSet
 from hyperparam.api.views import SweepViewSet
 from jobs.api.views import TrainingJobViewSet
 from tensorboard.api.views import TensorboardViewSet
+from trainer.api.views import TrainingRuntimeViewSet, TrainJobViewSet
 
 from .token import ObtainTokenView
 
@@ -18,6 +19,8 @@ router.register("namespaces", NamespaceGrantViewSet, basename="namespace")
 router.register("jobs", TrainingJobViewSet, basename="job")
 router.register("hyperparams", SweepViewSet, basename="hyperparam")
 router.register("tensorboards", TensorboardViewSet, basename="tensorboard")
+router.register("trainjobs", TrainJobViewSet, basename="trainjob")
+router.register("trainingruntimes", TrainingRuntimeViewSet, basename="trainingruntime")
 
 urlpatterns = [
     path("token/", ObtainTokenView.as_view(), name="api-token"),

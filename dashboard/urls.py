@@ -4,7 +4,7 @@ from django.urls import path, register_converter
 
 from kube.converters import NamespaceConverter, ObjectNameConverter
 
-from .views import assets, auth, gc, jobs, logs, overview, submit, sweeps, tensorboards
+from .views import assets, auth, gc, jobs, logs, overview, submit, sweeps, tensorboards, trainjobs
 
 app_name = "dashboard"
 
@@ -27,9 +27,16 @@ urlpatterns = [
         jobs.job_by_name,
         name="job-by-name",
     ),
+    path("trainjobs/", trainjobs.trainjob_list, name="trainjobs"),
+    path("trainjobs/<int:pk>/", trainjobs.trainjob_detail, name="trainjob"),
+    path("trainjobs/<int:pk>/plots.json", trainjobs.trainjob_plots, name="trainjob-plots"),
+    path("trainjobs/<int:pk>/events/", trainjobs.trainjob_events, name="trainjob-events"),
+    path("trainjobs/<int:pk>/stop/", trainjobs.trainjob_stop, name="trainjob-stop"),
+    path("trainjobs/<int:pk>/pods/<int:pod_pk>/logs/", trainjobs.trainjob_pod_logs, name="trainjob-pod-logs"),
     path("sweeps/", sweeps.sweep_list, name="sweeps"),
     path("sweeps/<int:pk>/", sweeps.sweep_detail, name="sweep"),
     path("sweeps/<int:pk>/plots.json", sweeps.sweep_plots, name="sweep-plots"),
+    path("sweeps/<int:pk>/trainjobs.json", sweeps.sweep_trainjob_plots, name="sweep-trainjob-plots"),
     path("sweeps/<int:pk>/trials.csv", sweeps.sweep_csv, name="sweep-csv"),
     path("sweeps/<int:pk>/tensorboard/", sweeps.sweep_tensorboard, name="sweep-tensorboard"),
     path("sweeps/<int:pk>/stop/", sweeps.sweep_stop, name="sweep-stop"),

@@ -1,6 +1,7 @@
-"""The write paths of runtimes from the admin: change a runtime's spec, delete a runtime. Both go to the
-cluster and never touch the database: the mirror records the change as the next revision (attributed
-through the annotations the edit sets) or marks the row deleted when the watch event arrives.
+"""The write paths of runtimes from the admin (change a runtime's spec, delete a runtime) and of TrainJobs
+from the API and the dashboard (submit, delete). All go to the cluster and never touch the database: the
+mirror records a runtime's change as its next revision (attributed through the annotations the edit sets),
+a new TrainJob as its row, and marks rows deleted when the watch event arrives.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from typing import Any
 from hyperparam.space.errors import FieldError, SpecError
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
+from trainer import constants as c
 from trainer import revisions, spec, usage
-from trainer.resources import RUNTIMES
+from trainer.resources import RUNTIMES, TRAIN_JOB
 from workflows import safeyaml
 
 #: A runtime's spec as typed in the admin: far above Trainer's own runtimes (~2 KB), far below harm.
@@ -118,3 +120,52 @@ def delete_runtime(runtime: RuntimeIdentity) -> bool:
     except (NotFound, Conflict):
         return False
     return True
+
+
+def check_train_job(manifest: Any) -> list[FieldError]:
+    """What is wrong with a TrainJob manifest before it may go to the cluster, by field: its namespace
+    (the API checks access there) and everything `spec.parse_train_job` refuses. What depends on the
+    runtime (it exists, the overrides resolve) is the admission webhook's to say."""
+    if not isinstance(manifest, dict):
+        return [FieldError("", "a TrainJob must be a mapping")]
+    errors = []
+    if manifest.get("kind") != c.TRAIN_JOB_KIND:
+        errors.append(FieldError("kind", f"must be {c.TRAIN_JOB_KIND}, not {manifest.get('kind')!r}"))
+    metadata = manifest.get("metadata")
+    if not isinstance(metadata, dict) or not metadata.get("namespace"):
+        errors.append(FieldError("metadata.namespace", "is required"))
+    try:
+        spec.parse_train_job(manifest)
+    except SpecError as error:
+        errors += list(error.errors)
+    return errors
+
+
+def submit_train_job(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Create the TrainJob in the cluster; returns the object as the API server stored it. Raises
+    TrainJobRejected for an invalid manifest, and kube's errors (AlreadyExists, Invalid from the
+    webhook, e.g. a runtime that does not exist)."""
+    errors = check_train_job(manifest)
+    if errors:
+        raise TrainJobRejected(errors)
+    body = {**manifest, "apiVersion": c.API_VERSION}
+    return get_client().create(TRAIN_JOB, body, body["metadata"]["namespace"])
+
+
+def delete_train_job(namespace: str, name: str, uid: str) -> bool:
+    """Delete the TrainJob from the cluster (its pods, Service and ConfigMaps follow through their
+    ownerReferences). The uid is a precondition, so a newer job of that name is never deleted. False
+    when it was already gone."""
+    try:
+        get_client().delete(TRAIN_JOB, name, namespace, uid=uid)
+    except (NotFound, Conflict):
+        return False
+    return True
+
+
+class TrainJobRejected(ValueError):
+    """The TrainJob cannot be submitted; `errors` name each field."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(map(str, errors)))
+        self.errors = errors

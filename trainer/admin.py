@@ -1,9 +1,12 @@
-"""Runtimes in the admin: listed with framework, scope, generation and whether TrainJobs use them; a
+"""Runtimes in the admin: listed with framework, scope, generation and how many TrainJobs name them; a
 runtime's page shows its revisions with their diffs; its spec is edited as YAML through
-`trainer.actions` (the cluster, never the row); a runtime in use cannot be deleted.
+`trainer.actions` (the cluster, never the row); a runtime in use cannot be deleted. TrainJobs are read
+only: state, runtime and the revision they ran (linked to the runtime's diffs), pods, history and every
+progress report.
 
-Who may do what: a namespace's runtimes are seen by whoever may read the namespace and changed by its
-editors; cluster runtimes are seen by every staff user and changed only by superusers.
+Who may do what: a namespace's runtimes and TrainJobs are seen by whoever may read the namespace (the
+TrainJob counts too) and its runtimes changed by its editors; cluster runtimes are seen by every staff
+user and changed only by superusers.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -21,10 +24,19 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from access.scopes import scope_for
-from kube.admin import LiveFilter, MirrorAdmin, ReadOnlyInline
+from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyInline
 from kube.errors import ApiError
 from trainer import actions, revisions
-from trainer.models import RuntimeRevision, TrainingRuntime
+from trainer import constants as c
+from trainer.models import (
+    RuntimeRevision,
+    TrainerStatusUpdate,
+    TrainingRuntime,
+    TrainJob,
+    TrainJobHistory,
+    TrainJobPod,
+)
+from trainer.models.runtimes import TrainingRuntimeQuerySet
 
 
 def identity(runtime: TrainingRuntime) -> actions.RuntimeIdentity:
@@ -84,7 +96,16 @@ class SpecForm(forms.Form):
 
 @admin.register(TrainingRuntime)
 class TrainingRuntimeAdmin(MirrorAdmin):
-    list_display = ("name", "scope", "framework", "generation", "in_use", "created_at", "deleted_at")
+    list_display = (
+        "name",
+        "scope",
+        "framework",
+        "generation",
+        "train_jobs",
+        "in_use",
+        "created_at",
+        "deleted_at",
+    )
     list_filter = ("kind", "framework", LiveFilter, "in_use")
     search_fields = ("^name",)
     inlines = (RevisionInline,)
@@ -100,11 +121,18 @@ class TrainingRuntimeAdmin(MirrorAdmin):
         css = {"all": ("trainer/admin.css",)}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        queryset = super().get_queryset(request)
+        queryset: TrainingRuntimeQuerySet = super().get_queryset(request)  # type: ignore[assignment]
         scope = scope_for(request.user)
         if scope.everywhere:
-            return queryset
-        return queryset.filter(Q(kind=TrainingRuntime.Kind.CLUSTER) | Q(namespace__in=sorted(scope.readable)))
+            return queryset.with_train_job_counts(None)
+        readable = sorted(scope.readable)
+        queryset = queryset.filter(Q(kind=TrainingRuntime.Kind.CLUSTER) | Q(namespace__in=readable))
+        return queryset.with_train_job_counts(readable)
+
+    @admin.display(description="TrainJobs", ordering="train_jobs")
+    def train_jobs(self, runtime: TrainingRuntime) -> int:
+        """The TrainJob rows (not deleted) naming it, in the namespaces you may read."""
+        return int(getattr(runtime, "train_jobs", 0))
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [*super().get_readonly_fields(request, obj), "spec_yaml", "jobs_using"]
@@ -220,3 +248,150 @@ class TrainingRuntimeAdmin(MirrorAdmin):
             generation = (stored.get("metadata") or {}).get("generation")
             self.message_user(request, f"Saved to the cluster as generation {generation}.", messages.SUCCESS)
         return True
+
+
+# -- TrainJobs: read only --------------------------------------------------------------------------------
+class TrainJobPodInline(ReadOnlyInline):
+    """Every pod of the job's steps; a recreated pod shows the one it replaced as deleted."""
+
+    model = TrainJobPod
+    fk_name = "train_job"
+    fields = readonly_fields = (
+        "step", "job_index", "completion_index", "name", "phase", "exit_code", "restarts", "node", "message",
+        "deleted_at",
+    )  # fmt: skip
+    ordering = ("step", "job_index", "completion_index", "created_at", "id")
+
+
+class TrainJobHistoryInline(HistoryInline):
+    model = TrainJobHistory
+
+
+def runtime_row() -> Subquery:
+    """The pk of the runtime row a TrainJob row names (kind, name; a TrainingRuntime of the job's
+    namespace), the newest created before the job: a name reused later is not the one it ran."""
+    runtimes = TrainingRuntime.objects.filter(
+        Q(kind=c.CLUSTER_TRAINING_RUNTIME, namespace="")
+        | Q(kind=c.TRAINING_RUNTIME, namespace=OuterRef("namespace")),
+        kind=OuterRef("runtime_kind"),
+        name=OuterRef("runtime_name"),
+        created_at__lte=OuterRef("created_at"),
+    )
+    return Subquery(runtimes.order_by("-created_at", "-id").values("pk")[:1])
+
+
+@admin.register(TrainJob)
+class TrainJobAdmin(MirrorAdmin):
+    list_display = (
+        "name", "namespace", "state", "runtime", "revision", "progress", "steps_summary", "created_at",
+        "completion_time",
+    )  # fmt: skip
+    list_filter = ("phase", LiveFilter, "runtime_kind", "namespace")
+    search_fields = ("^name", "^runtime_name")
+    inlines = (TrainJobPodInline, TrainJobHistoryInline)
+    fieldsets = (
+        (None, {"fields": ("namespace", "name", "uid", "phase", "state_reason", "state_message")}),
+        ("Runtime", {"fields": ("runtime_kind", "runtime_name", "revision")}),
+        ("Progress", {"fields": ("steps_summary", "progress", "estimated_remaining_seconds", "reports")}),
+        ("Times", {"fields": ("created_at", "start_time", "completion_time", "updated_at", "deleted_at")}),
+        (
+            "As the cluster holds it",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "labels",
+                    "spec",
+                    "status",
+                    "resource_version",
+                    "generation",
+                    "observed_generation",
+                ),
+            },
+        ),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = super().get_queryset(request).annotate(runtime_pk=runtime_row())
+        scope = scope_for(request.user)
+        return queryset if scope.everywhere else queryset.filter(namespace__in=sorted(scope.readable))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [*super().get_readonly_fields(request, obj), "revision", "progress", "reports"]
+
+    @admin.display(description="state", ordering="phase")
+    def state(self, job: TrainJob) -> str:
+        return f"{job.phase} (deleted)" if job.deleted_at else job.phase
+
+    @admin.display(description="runtime", ordering="runtime_name")
+    def runtime(self, job: TrainJob) -> str:
+        return f"{job.runtime_kind} {job.runtime_name}"
+
+    @admin.display(description="revision ran")
+    def revision(self, job: TrainJob) -> SafeString | str:
+        """The runtime generation it started from, linked to the runtime's page with each revision's diff."""
+        runtime_pk = getattr(job, "runtime_pk", None)
+        if job.runtime_generation is None:
+            return "—"
+        if runtime_pk is None:
+            return f"generation {job.runtime_generation} (runtime not mirrored)"
+        url = reverse("admin:trainer_trainingruntime_change", args=[runtime_pk])
+        return format_html('<a href="{}#revisions-group">generation {}</a>', url, job.runtime_generation)
+
+    @admin.display(description="progress", ordering="progress_percentage")
+    def progress(self, job: TrainJob) -> str:
+        return "—" if job.progress_percentage is None else f"{job.progress_percentage}%"
+
+    @admin.display(description="progress reports")
+    def reports(self, job: TrainJob) -> SafeString | str:
+        count = TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid).count()
+        if not count:
+            return "none"
+        url = reverse("admin:trainer_trainerstatusupdate_changelist")
+        return format_html('<a href="{}?trainjob_uid={}">{} reports</a>', url, job.uid, count)
+
+
+@admin.register(TrainerStatusUpdate)
+class TrainerStatusUpdateAdmin(admin.ModelAdmin):
+    """Every progress report a TrainJob's pods pushed (KEP-2779), read only, in your namespaces."""
+
+    list_display = (
+        "trainjob_name",
+        "namespace",
+        "pod",
+        "progress",
+        "metrics_text",
+        "reported_at",
+        "received_at",
+    )
+    list_filter = ("namespace",)
+    search_fields = ("^trainjob_name",)
+    ordering = ("-received_at", "-id")
+    list_per_page = 100
+    show_full_result_count = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = super().get_queryset(request)
+        scope = scope_for(request.user)
+        return queryset if scope.everywhere else queryset.filter(namespace__in=sorted(scope.readable))
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        return lookup == "trainjob_uid" or super().lookup_allowed(lookup, value, request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="progress", ordering="progress_percentage")
+    def progress(self, update: TrainerStatusUpdate) -> str:
+        return "—" if update.progress_percentage is None else f"{update.progress_percentage}%"
+
+    @admin.display(description="metrics")
+    def metrics_text(self, update: TrainerStatusUpdate) -> str:
+        metrics = update.metrics if isinstance(update.metrics, list) else []
+        shown = (f"{m.get('name')}={m.get('value')}" for m in metrics if isinstance(m, dict))
+        return ", ".join(shown) or "—"

@@ -23,6 +23,7 @@ from argoml_site.wsgi import application
 from kube.client import reset_client
 from kubesim.argo.crd import install_crds
 from kubesim.simulator import Simulator
+from trainer.tests.runtime_cluster import install_trainer_crds
 
 NAMESPACE = "team-a"
 # Bounded so the whole run stays within about two minutes on two cores: examples per operation, and a
@@ -53,6 +54,7 @@ def editor_token(django_user_model: Any) -> str:
 @pytest.fixture
 def cluster(kubesim: Simulator, settings: Any) -> Iterator[Simulator]:
     install_crds(kubesim.store)
+    install_trainer_crds(kubesim)
     kubesim.store.ensure_namespace(NAMESPACE)
     settings.KUBECONFIG = str(kubesim.kubeconfig_path)
     settings.KUBE_IN_CLUSTER = False
@@ -83,12 +85,14 @@ def api_schema(db: None, keep_connection: None, settings: Any, editor_token: str
 # The admission webhooks are the API server's, not the public API's, and leave the web process (issue 16).
 schema = schemathesis.pytest.from_fixture("api_schema").exclude(path_regex="^/webhooks/")
 # Where a body's validity depends on a document inside it, the schema can only describe the envelope, so a
-# schema-valid envelope may rightly be a 400 naming the field at fault: a job's or a sweep's `spec` is the
-# kind's whole CRD schema (checked as the admission webhook checks it), and a pipeline's `parameters` must be
-# the ones its pipeline document declares. Every other check, including invalid-data rejection, runs on them.
+# schema-valid envelope may rightly be a 400 naming the field at fault: a job's, a TrainJob's or a sweep's
+# `spec` is the kind's whole CRD schema (checked as the admission webhook checks it), and a pipeline's
+# `parameters` must be the ones its pipeline document declares. Every other check, including invalid-data
+# rejection, runs on them.
 DOCUMENT_BODIES = {
     ("POST", "/api/jobs/"),
     ("POST", "/api/hyperparams/"),
+    ("POST", "/api/trainjobs/"),
     ("POST", "/api/pipelines/transpile"),
     ("POST", "/api/pipelines/submit"),
 }

@@ -213,6 +213,14 @@ def seed() -> Seed:
     )
     GCRun.objects.filter(pk=cluster_run.pk).update(scanned=987654)
     rule = InjectionRule.objects.create(name="zq-alpha-rule", namespaces=[NAMESPACE_A])
+    runtime = factories.runtime("zq-alpha-runtime", NAMESPACE_A)
+    train_job = factories.train_job(
+        "zq-alpha-tj", NAMESPACE_A, runtime_name="zq-alpha-runtime", runtime_kind="TrainingRuntime",
+        runtime_generation=1, state_message="zq-alpha-tj-message",
+        labels={"argoml.io/hyperparam-workflow-uid": sweep.uid},  # one of the sweep's trials
+    )  # fmt: skip
+    train_job_pod = factories.train_job_pod(train_job, "node", 0, node="zq-alpha-node")
+    factories.status_updates(train_job, 2, zqalphametric="0.5")
     world.objects = {
         "job": job,
         "replica": replica,
@@ -221,8 +229,11 @@ def seed() -> Seed:
         "gc-run": gc_run,
         "gc-run-cluster": cluster_run,
         "rule": rule,
+        "trainjob": train_job,
+        "trainjob-pod": train_job_pod,
+        "runtime": runtime,
     }
-    for row in (job, replica, sweep, tensorboard):
+    for row in (job, replica, sweep, tensorboard, train_job, runtime):
         world.markers |= {row.name, row.uid}
     world.markers |= {
         "zq-alpha-secret-message",
@@ -236,6 +247,9 @@ def seed() -> Seed:
         "zq-alpha-cluster-note",
         "987654",
         "zq-alpha-rule",
+        "zq-alpha-tj-message",
+        "zq-alpha-node",
+        "zqalphametric",
         NAMESPACE_A,
     }
     world.objects["clients"] = {
@@ -295,6 +309,7 @@ def path_values(endpoint: Endpoint, rule: Rule, world: Seed, variant: str) -> di
     return {
         "pk": by_variant[variant],
         "replica_pk": world.objects["replica"].pk,
+        "pod_pk": world.objects["trainjob-pod"].pk,
         "namespace": NAMESPACE_A,
         "kind": "TFJob",
         "name": "htmx.min.js" if endpoint.name == "dashboard:vendored" else name,

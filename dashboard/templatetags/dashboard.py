@@ -18,6 +18,7 @@ register = template.Library()
 # Phase (of a job, replica, sweep, trial, TensorBoard or GC run) → the CSS tone that colours it.
 TONES = {
     "succeeded": "ok",
+    "complete": "ok",
     "ready": "ok",
     "running": "active",
     "restarting": "warn",
@@ -117,6 +118,7 @@ def vendored(name: str) -> str:
 SECTIONS = {
     "overview": ("overview",),
     "jobs": ("jobs", "job", "replica-logs", "job-by-name"),
+    "trainjobs": ("trainjobs", "trainjob", "trainjob-pod-logs"),
     "sweeps": ("sweeps", "sweep", "sweep-tab", "sweep-by-name"),
     "tensorboards": ("tensorboards",),
     "gc": ("gc", "gc-run"),

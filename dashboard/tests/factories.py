@@ -13,6 +13,7 @@ from garbage.models import GCDeletion, GCRun
 from hyperparam.models import Sweep, Trial
 from jobs.models import Replica, TrainingJob
 from tensorboard.models import Tensorboard
+from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 
 T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
 _serial = itertools.count(1)
@@ -182,3 +183,74 @@ def gc_run(namespace: str = "", deletions: list[tuple[str, str]] | None = None, 
     run.scanned = run.deleted + 3
     run.save()
     return run
+
+
+def train_job(
+    name: str = "llama",
+    namespace: str = "team-a",
+    *,
+    phase: str = "Running",
+    runtime_name: str = "torch-distributed",
+    created_at: datetime | None = None,
+    **fields: Any,
+) -> TrainJob:
+    spec = {
+        "runtimeRef": {"name": runtime_name, "kind": fields.get("runtime_kind", "ClusterTrainingRuntime")}
+    }
+    return TrainJob.objects.create(
+        **mirror_fields(name, namespace, created_at),
+        phase=phase,
+        runtime_name=runtime_name,
+        spec=fields.pop("spec", spec),
+        steps_summary=fields.pop("steps_summary", "node 2 active"),
+        start_time=fields.pop("start_time", (created_at or T0) + timedelta(seconds=5)),
+        **fields,
+    )
+
+
+def train_job_pod(parent: TrainJob, step: str = "node", index: int = 0, **fields: Any) -> TrainJobPod:
+    return TrainJobPod.objects.create(
+        **mirror_fields(f"{parent.name}-{step}-0-{index}", parent.namespace, fields.pop("created_at", None)),
+        train_job_id=parent.uid,
+        step=step,
+        job_index=0,
+        completion_index=index,
+        phase=fields.pop("phase", "Running"),
+        **fields,
+    )
+
+
+def status_updates(parent: TrainJob, count: int, **metrics: Any) -> list[TrainerStatusUpdate]:
+    """`count` reports a minute apart: progress rising to 100, loss falling, plus `metrics` as given."""
+    rows = [
+        TrainerStatusUpdate(
+            namespace=parent.namespace,
+            trainjob_name=parent.name,
+            trainjob_uid=parent.uid,
+            pod=f"{parent.name}-node-0-0",
+            progress_percentage=(step + 1) * 100 // count,
+            estimated_remaining_seconds=(count - step - 1) * 60,
+            metrics=[{"name": "loss", "value": f"{1.0 / (step + 1):.4f}"}]
+            + [{"name": key, "value": str(value)} for key, value in metrics.items()],
+            reported_at=T0 + timedelta(minutes=step),
+        )
+        for step in range(count)
+    ]
+    return TrainerStatusUpdate.objects.bulk_create(rows)
+
+
+def runtime(
+    name: str = "torch-distributed", namespace: str = "", *, generation: int = 1, **fields: Any
+) -> TrainingRuntime:
+    kind = "TrainingRuntime" if namespace else "ClusterTrainingRuntime"
+    created_at: datetime = fields.pop("created_at", T0 - timedelta(days=1))
+    row = TrainingRuntime.objects.create(
+        **mirror_fields(name, namespace, created_at),
+        kind=kind,
+        framework=fields.pop("framework", "torch"),
+        generation=generation,
+        spec=fields.pop("spec", {"mlPolicy": {"numNodes": 1, "torch": {}}}),
+        **fields,
+    )
+    RuntimeRevision.objects.create(runtime=row, generation=generation, spec=row.spec, recorded_at=created_at)
+    return row

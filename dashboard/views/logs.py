@@ -12,6 +12,7 @@ from dashboard.cluster import cluster_client
 from jobs.frameworks import UnknownKind, framework_class
 from jobs.models import Replica, TrainingJob
 from kube.errors import ApiError, NotFound
+from kube.models import MirroredResource
 
 from .common import POLL_SECONDS, is_fragment, page
 
@@ -20,8 +21,8 @@ LIMIT_BYTES = 512 * 1024
 FINISHED_POD_PHASES = ("Succeeded", "Failed")
 
 
-def read_logs(replica: Replica, container: str | None) -> tuple[str, str]:
-    """(text, problem): the pod's last lines, or why there are none."""
+def read_logs(replica: MirroredResource, container: str | None) -> tuple[str, str]:
+    """(text, problem): the pod's last lines (a job's Replica or a TrainJob's pod), or why there are none."""
     if replica.deleted_at is not None:
         return (
             "",

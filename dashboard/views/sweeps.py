@@ -32,6 +32,7 @@ from tensorboard.conf import conf_from_settings
 from tensorboard.errors import SpawnError
 
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
+from .trainjobs import sweep_figures, sweep_train_jobs
 
 LIST_COLUMNS = (
     "id", "uid", "namespace", "name", "phase", "algorithm", "goal", "metric_name", "trial_counts",
@@ -110,6 +111,8 @@ def sweep_detail(request: HttpRequest, pk: int, tab: str = "overview") -> HttpRe
         context.update(_trials_context(request, sweep))
     elif tab == "yaml":
         context["manifest"] = manifest_of(sweep, API_VERSION, KIND)
+    else:
+        context["train_jobs"] = sweep_train_jobs(sweep).exists()
     response = render(request, "dashboard/sweeps/detail.html", context)
     return csp.allow_plots(response) if tab == "overview" else response
 
@@ -164,6 +167,12 @@ def sweep_plots(request: HttpRequest, pk: int) -> JsonResponse:
         if sweep.algorithm in ADAPTIVE_ALGORITHMS and names:
             body["importances"] = plots.importance_chart(plots.importances(points, names))
     return JsonResponse(body)
+
+
+@page
+def sweep_trainjob_plots(request: HttpRequest, pk: int) -> JsonResponse:
+    """Each metric of every trial's TrainJob side by side (dashboard.trainplots.side_by_side)."""
+    return JsonResponse(sweep_figures(_sweep(request, pk)))
 
 
 @page

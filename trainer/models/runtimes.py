@@ -11,11 +11,31 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from django.db import models
+from django.db.models.functions import Coalesce
 
 from kube.models import MirroredResource
 from kube.times import parse_time
 from trainer import constants as c
 from trainer import inuse, revisions
+from trainer.models.trainjobs import TrainJob
+
+
+class TrainingRuntimeQuerySet(models.QuerySet["TrainingRuntime"]):
+    def with_train_job_counts(self, namespaces: list[str] | None) -> TrainingRuntimeQuerySet:
+        """Each runtime annotated with `train_jobs`: the TrainJob rows (not deleted) whose runtimeRef names
+        it, counted only in `namespaces` (None: every namespace, for who may see cluster-wide figures).
+        A TrainingRuntime is referenced from its own namespace only; a cluster runtime from any."""
+        jobs = TrainJob.objects.filter(
+            models.Q(runtime_kind=c.CLUSTER_TRAINING_RUNTIME)
+            | models.Q(namespace=models.OuterRef("namespace")),
+            deleted_at__isnull=True,
+            runtime_kind=models.OuterRef("kind"),
+            runtime_name=models.OuterRef("name"),
+        )
+        if namespaces is not None:
+            jobs = jobs.filter(namespace__in=namespaces)
+        counted = jobs.order_by().values("runtime_name").annotate(n=models.Count("id")).values("n")
+        return self.annotate(train_jobs=Coalesce(models.Subquery(counted), 0))
 
 
 class TrainingRuntime(MirroredResource):
@@ -33,6 +53,8 @@ class TrainingRuntime(MirroredResource):
     deleting_since = models.DateTimeField(
         null=True, blank=True, help_text="metadata.deletionTimestamp: deleted, held by a finalizer."
     )
+
+    objects = TrainingRuntimeQuerySet.as_manager()
 
     class Meta(MirroredResource.Meta):
         # A cluster runtime's namespace is "", which no TrainingRuntime has: the inherited live-name

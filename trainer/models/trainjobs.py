@@ -18,6 +18,8 @@ RUNTIME_GENERATION_ANNOTATION = "argoml.io/runtime-generation"
 # The state a TrainJob is in, as Kubeflow's SDK names them (Created, Running, Complete, Failed), plus
 # Suspended, which the SDK shows as a condition.
 TERMINAL_CONDITIONS = ("Failed", "Complete")
+#: Every phase a TrainJob row can hold (TrainJob.phase_of), for filters.
+PHASES = ("Created", "Running", "Suspended", "Complete", "Failed")
 
 
 def _dict(value: object) -> dict[str, Any]:

@@ -1,0 +1,243 @@
+"""TrainJobs (Kubeflow Trainer v2): the list (filters kept in the URL), a TrainJob's page with its live
+status fragment (steps and pods, conditions, history, runtime and the revision it ran), its events read
+from the cluster, a pod's logs, and its progress and metrics over time as Plotly JSON (trainplots)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from argoml_site import csp
+from dashboard import trainplots
+from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.cluster import cluster_client
+from dashboard.pagination import BadCursor, newest_first
+from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
+from hyperparam.models import Sweep
+from kube.errors import ApiError
+from kube.names import label_value
+from kube.resources import EVENT
+from trainer import actions
+from trainer import constants as c
+from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
+from trainer.models.trainjobs import PHASES
+
+from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
+from .jobs import EVENTS_SHOWN, _event_time
+from .logs import FINISHED_POD_PHASES, TAIL_LINES, read_logs
+
+LIST_COLUMNS = (
+    "id", "uid", "namespace", "name", "phase", "state_reason", "runtime_kind", "runtime_name",
+    "steps_summary", "progress_percentage", "estimated_remaining_seconds", "created_at", "start_time",
+    "completion_time", "deleted_at",
+)  # fmt: skip
+POD_COLUMNS = (
+    "id", "uid", "train_job_id", "namespace", "name", "phase", "step", "job_index", "completion_index",
+    "exit_code", "restarts", "node", "message", "created_at", "deleted_at",
+)  # fmt: skip
+#: Progress reports a page plots at most (newest kept): a report every 5 s for four days.
+MAX_REPORTS = 70_000
+#: A sweep's TrainJobs plotted side by side at most (the first ones created): more lines read as noise.
+MAX_SIDE_BY_SIDE = 50
+
+
+class TrainJobFilters(forms.Form):
+    namespace = forms.ChoiceField(required=False)
+    phase = forms.ChoiceField(required=False, choices=[("", "any state")] + [(p, p) for p in PHASES])
+    runtime = forms.CharField(required=False, max_length=253, label="Runtime")
+    name = forms.CharField(required=False, max_length=253, label="Name starts with")
+    deleted = forms.BooleanField(required=False, label="Deleted train jobs")
+
+    def __init__(self, data: Any, namespaces: list[str]) -> None:
+        super().__init__(data)
+        choices(self, "namespace", [("", "all namespaces")] + [(n, n) for n in namespaces])
+
+
+def filtered_train_jobs(request: HttpRequest, filters: TrainJobFilters) -> Any:
+    jobs = readable(request, TrainJob.objects.only(*LIST_COLUMNS))
+    values = filters.cleaned_data if filters.is_valid() else {}
+    jobs = jobs.filter(deleted_at__isnull=not values.get("deleted"))
+    for field in ("namespace", "phase"):
+        if values.get(field):
+            jobs = jobs.filter(**{field: values[field]})
+    if values.get("runtime"):
+        jobs = jobs.filter(runtime_name=values["runtime"])
+    if values.get("name"):
+        jobs = jobs.filter(name__startswith=values["name"])
+    return jobs
+
+
+@page
+def trainjob_list(request: HttpRequest) -> HttpResponse:
+    filters = TrainJobFilters(request.GET, visible_namespaces(request, TrainJob))
+    try:
+        jobs = newest_first(filtered_train_jobs(request, filters), "created_at", request.GET.get("after"))
+    except BadCursor:
+        messages.error(request, "That page link is out of date; here is the first page.")
+        return redirect(reverse("dashboard:trainjobs"))
+    live = any(not job.is_finished and job.deleted_at is None for job in jobs.rows)
+    context = {"filters": filters, "page": jobs, "live": live, "poll_seconds": LIST_POLL_SECONDS}
+    fragment = is_fragment(request)
+    template = "dashboard/trainjobs/_table.html" if fragment else "dashboard/trainjobs/list.html"
+    return render(request, template, context)
+
+
+def _train_job(request: HttpRequest, pk: int) -> TrainJob:
+    return get_readable(request, TrainJob.objects.all(), pk=pk)
+
+
+def steps_of(pods: list[TrainJobPod]) -> list[dict[str, Any]]:
+    """Pods grouped by step (replicated job), in the order the steps first appear; pods of a step by
+    job index and completion index, a recreated pod after the one it replaced."""
+    steps: dict[str, list[TrainJobPod]] = {}
+    for pod in pods:
+        steps.setdefault(pod.step or "?", []).append(pod)
+    return [
+        {"name": name, "pods": sorted(found, key=lambda p: (p.job_index or 0, p.completion_index or 0, p.pk))}
+        for name, found in steps.items()
+    ]
+
+
+def runtime_context(job: TrainJob) -> dict[str, Any]:
+    """The runtime row the job names (None when not mirrored) and the revision it ran (None: unknown)."""
+    namespace = job.namespace if job.runtime_kind == c.TRAINING_RUNTIME else ""
+    runtime = (
+        TrainingRuntime.objects.filter(kind=job.runtime_kind, namespace=namespace, name=job.runtime_name)
+        .filter(created_at__lte=job.created_at)
+        .order_by("-created_at", "-id")
+        .only("id", "kind", "namespace", "name", "generation", "deleted_at")
+        .first()
+    )
+    revision = None
+    if runtime is not None and job.runtime_generation is not None:
+        revision = RuntimeRevision.objects.filter(runtime=runtime, generation=job.runtime_generation).first()
+    return {"runtime": runtime, "revision": revision}
+
+
+def status_context(job: TrainJob) -> dict[str, Any]:
+    """What the status fragment shows: state, progress, steps and pods, conditions and history."""
+    pods = list(TrainJobPod.objects.filter(train_job=job).only(*POD_COLUMNS).order_by("created_at", "id"))
+    reported = job.status.get("trainerStatus") if isinstance(job.status, dict) else None
+    metrics = reported.get("metrics") if isinstance(reported, dict) else None
+    return {
+        "job": job,
+        "steps": steps_of(pods),
+        "metrics": [m for m in metrics if isinstance(m, dict)] if isinstance(metrics, list) else [],
+        "history": list(job.history.all()),
+        "live": job.deleted_at is None and not job.is_finished,
+        "poll_seconds": POLL_SECONDS,
+    }
+
+
+@page
+def trainjob_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = _train_job(request, pk)
+    context = status_context(job)
+    if is_fragment(request):
+        return render(request, "dashboard/trainjobs/_status.html", context)
+    context.update(runtime_context(job))
+    context["manifest"] = manifest_of(job, c.API_VERSION, c.TRAIN_JOB_KIND)
+    context["reports"] = TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid).exists()
+    context["can_write"] = request_scope(request).can_write(job.namespace)
+    return csp.allow_plots(render(request, "dashboard/trainjobs/detail.html", context))
+
+
+def reports_of(uids: list[str]) -> dict[str, list[trainplots.Report]]:
+    """Each TrainJob's progress reports (at most MAX_REPORTS, the newest), by uid, in one query."""
+    rows = (
+        TrainerStatusUpdate.objects.filter(trainjob_uid__in=uids)
+        .order_by("-received_at", "-id")
+        .values_list("trainjob_uid", "reported_at", "progress_percentage", "metrics")[:MAX_REPORTS]
+    )
+    found: dict[str, list[trainplots.Report]] = {uid: [] for uid in uids}
+    for uid, at, progress, metrics in rows.iterator(2000):
+        found.setdefault(str(uid), []).append(trainplots.Report(at, progress, metrics or []))
+    return found
+
+
+@page
+def trainjob_plots(request: HttpRequest, pk: int) -> JsonResponse:
+    """Progress % and each metric over time, from every report the job's pods pushed."""
+    job = _train_job(request, pk)
+    reports = reports_of([job.uid])[job.uid]
+    return JsonResponse(trainplots.job_figures(reports))
+
+
+@page
+def trainjob_events(request: HttpRequest, pk: int) -> HttpResponse:
+    """The TrainJob's Kubernetes Events, read from the cluster (they are not mirrored), lazily."""
+    job = _train_job(request, pk)
+    events: list[dict[str, Any]] = []
+    error = ""
+    try:
+        found = cluster_client().list(EVENT, job.namespace, field_selector=f"regarding.uid={job.uid}")
+        events = sorted(found.get("items") or [], key=_event_time, reverse=True)[:EVENTS_SHOWN]
+    except ApiError as failure:
+        error = f"Events are unavailable: {failure}"
+    return render(request, "dashboard/jobs/_events.html", {"events": events, "error": error})
+
+
+@page
+@require_POST
+def trainjob_stop(request: HttpRequest, pk: int) -> HttpResponse:
+    """Delete the TrainJob from the cluster (trainer.actions.delete_train_job); its pods go with it."""
+    job = _train_job(request, pk)
+    require_editor(request, job.namespace)
+    try:
+        cluster_client()
+        deleted = actions.delete_train_job(job.namespace, job.name, job.uid)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the stop: {error}")
+    else:
+        if deleted:
+            messages.success(request, f"TrainJob {job.name} is being stopped: it and its pods are deleted.")
+        else:
+            messages.info(request, f"TrainJob {job.name} was already gone from the cluster.")
+    return redirect("dashboard:trainjob", pk=job.pk)
+
+
+@page
+def trainjob_pod_logs(request: HttpRequest, pk: int, pod_pk: int) -> HttpResponse:
+    """A step pod's logs, from the container named like its step (as Kubeflow's SDK reads them)."""
+    job = get_readable(request, TrainJob.objects.only("id", "uid", "namespace", "name"), pk=pk)
+    pod = get_readable(request, TrainJobPod.objects.filter(train_job=job), pk=pod_pk)
+    container = pod.step or None
+    text, problem = read_logs(pod, container)
+    context = {
+        "job": job,
+        "replica": pod,
+        "container": container,
+        "text": text,
+        "problem": problem,
+        "following": pod.deleted_at is None and pod.phase not in FINISHED_POD_PHASES,
+        "poll_seconds": POLL_SECONDS,
+        "tail_lines": TAIL_LINES,
+    }
+    template = "dashboard/jobs/_logs.html" if is_fragment(request) else "dashboard/trainjobs/logs.html"
+    return render(request, template, context)
+
+
+def sweep_train_jobs(sweep: Sweep) -> QuerySet[TrainJob]:
+    """The TrainJobs a sweep's trials created (docs/trainer.md, "A sweep's trials as TrainJobs"): in the
+    sweep's namespace, labelled with its name (`argoml.io/hyperparam-workflow`, copied by the trial's
+    resource template from `{{workflow.labels.…}}`) and created since the sweep was (a sweep of the same
+    name before it is another sweep), or with its uid (`argoml.io/hyperparam-workflow-uid`)."""
+    by_uid = Q(labels__contains={LABEL_SWEEP_UID: sweep.uid})
+    by_name = Q(labels__contains={LABEL_SWEEP: label_value(sweep.name)}, created_at__gte=sweep.created_at)
+    return TrainJob.objects.filter(by_uid | by_name, namespace=sweep.namespace).order_by("created_at", "id")
+
+
+def sweep_figures(sweep: Sweep) -> dict[str, Any]:
+    """Each metric of the sweep's TrainJobs, one line per TrainJob (named after it), side by side."""
+    jobs = list(sweep_train_jobs(sweep).only("uid", "name")[: MAX_SIDE_BY_SIDE + 1])
+    shown = jobs[:MAX_SIDE_BY_SIDE]
+    reports = reports_of([job.uid for job in shown])
+    body = trainplots.side_by_side({job.name: reports.get(job.uid, []) for job in shown})
+    return {**body, "truncated": len(jobs) > MAX_SIDE_BY_SIDE}

@@ -1,0 +1,106 @@
+"""/api/trainjobs/: list and read the mirror of TrainJobs with their steps, runtime revision and progress
+reports; submit and delete them in the cluster. /api/trainingruntimes/: the runtimes a TrainJob may name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch, Q, QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.permissions import NamespaceScopedMixin, request_scope
+from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, submit_refusal
+from kube.errors import ApiError
+from trainer import actions
+from trainer.models import TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
+
+from .filters import TrainingRuntimeFilterSet, TrainJobFilterSet
+from .serializers import (
+    TrainerStatusUpdateSerializer,
+    TrainingRuntimeSerializer,
+    TrainJobDetailSerializer,
+    TrainJobManifestSerializer,
+    TrainJobSerializer,
+)
+
+
+class OldestFirst(NewestFirst):
+    """A job's progress reports in the order they arrived, in stable pages."""
+
+    ordering = "id"
+
+
+@extend_schema_view(list=extend_schema(parameters=[TrainJobFilterSet]))
+class TrainJobViewSet(
+    NamespaceScopedMixin,
+    DeleteInClusterMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """TrainJobs as the cluster last reported them. POST submits a manifest to the cluster (202: the row
+    appears once the controller sees the job); DELETE deletes the job from the cluster; …/updates/ lists
+    every progress report its pods pushed (KEP-2779), oldest first."""
+
+    pagination_class = NewestFirst
+
+    def get_queryset(self) -> QuerySet[TrainJob]:
+        queryset = self.scope_queryset(TrainJob.objects.all())
+        if self.action == "list":
+            return TrainJobFilterSet.filter(self.request, queryset.defer("spec", "status", "labels"))
+        if self.action == "updates":
+            return queryset.only("id", "uid", "namespace")
+        pods = TrainJobPod.objects.order_by("step", "job_index", "completion_index", "created_at", "id")
+        return queryset.prefetch_related(Prefetch("pods", queryset=pods), "history")
+
+    def get_serializer_class(self) -> type[Any]:
+        if self.action == "create":
+            return TrainJobManifestSerializer
+        if self.action == "updates":
+            return TrainerStatusUpdateSerializer
+        return TrainJobSerializer if self.action == "list" else TrainJobDetailSerializer
+
+    @extend_schema(
+        request=TrainJobManifestSerializer,
+        responses={202: TrainJobManifestSerializer, 503: CLUSTER_UNAVAILABLE},
+    )
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = TrainJobManifestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            created = actions.submit_train_job(serializer.validated_data)
+        except ApiError as error:
+            raise submit_refusal(error) from error
+        return Response(created, status=status.HTTP_202_ACCEPTED)
+
+    def delete_in_cluster(self, job: TrainJob) -> None:
+        actions.delete_train_job(job.namespace, job.name, job.uid)
+
+    @extend_schema(responses=TrainerStatusUpdateSerializer(many=True))
+    @action(detail=True, methods=["get"], pagination_class=OldestFirst)
+    def updates(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The job's progress reports (progress %, ETA, metrics as text), joined by the job's uid."""
+        job = self.get_object()
+        page = self.paginate_queryset(TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid))
+        return self.get_paginated_response(TrainerStatusUpdateSerializer(page, many=True).data)
+
+
+@extend_schema_view(list=extend_schema(parameters=[TrainingRuntimeFilterSet]))
+class TrainingRuntimeViewSet(mixins.ListModelMixin, NamespaceScopedMixin, viewsets.GenericViewSet):
+    """The runtimes a TrainJob may name: every ClusterTrainingRuntime, and the TrainingRuntimes of the
+    namespaces you may read; `train_jobs` counts the TrainJobs naming each, in those namespaces."""
+
+    pagination_class = NewestFirst
+    serializer_class = TrainingRuntimeSerializer
+
+    def get_queryset(self) -> QuerySet[TrainingRuntime]:
+        scope = request_scope(self.request)
+        runtimes = TrainingRuntime.objects.all()
+        if not scope.everywhere:
+            runtimes = runtimes.filter(Q(namespace="") | Q(namespace__in=sorted(scope.readable)))
+        counted = runtimes.with_train_job_counts(None if scope.everywhere else sorted(scope.readable))
+        return TrainingRuntimeFilterSet.filter(self.request, counted.defer("spec", "status", "labels"))
