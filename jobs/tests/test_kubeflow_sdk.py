@@ -123,6 +123,10 @@ def kubeflow_manifest(
     [
         ("TFJob", {"Chief": 1, "Worker": 2}, "mnist-chief-0"),
         ("PyTorchJob", {"Master": 1, "Worker": 2}, "mnist-master-0"),
+        ("XGBoostJob", {"Master": 1, "Worker": 2}, "mnist-master-0"),
+        ("PaddleJob", {"Master": 1, "Worker": 2}, "mnist-master-0"),
+        ("JAXJob", {"Worker": 2}, "mnist-worker-0"),
+        ("MPIJob", {"Launcher": 1, "Worker": 2}, "mnist-launcher-0"),
     ],
 )
 def test_a_job_from_a_manifest_goes_through_every_sdk_call(sim, ns, kind, replicas, master):
