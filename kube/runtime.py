@@ -25,7 +25,7 @@ from .config import new_api_client, service_account_dir
 from .controllers import Controller, Owns, registry
 from .informer import Informer
 from .leader import LeaderElector, LeaseConfig
-from .logging import log_context
+from .mirror.writer import MirrorWriter, Pending
 from .queue import ObjectKey
 from .queue import enqueue as queue_enqueue
 from .queue import registry as reconcilers
@@ -240,6 +240,7 @@ class ControllerRuntime:
         self.controllers = list(controllers)
         self.conf = conf or RuntimeConf()
         self.sink = KeySink(enqueue)
+        self.mirror_writer = MirrorWriter()
         self.expectations = expectations.Expectations()
         self.informers: dict[WatchSpec, Informer] = {}
         self._routes = plan_watches(self.controllers)
@@ -279,21 +280,21 @@ class ControllerRuntime:
 
         return handle
 
-    @staticmethod
     def _mirror(
-        controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
+        self, controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
     ) -> None:
-        """Mirror before enqueueing; a failing mirror is logged and never blocks the reconcile."""
-        with log_context(controller.kind.lower(), f"{key.namespace}/{key.name}"):
-            try:
-                mirror(event_type, obj)
-            except Exception:
-                logger.exception("mirroring a %s event failed", event_type)
+        """Queue the event for the mirror's writer thread: the watch goes on at once (see kube/mirror/)."""
+        pending = Pending(mirror, event_type, obj, controller.kind.lower(), f"{key.namespace}/{key.name}")
+        self.mirror_writer.put(pending)
 
     def start(self) -> None:
         if self._threads:
             raise RuntimeError("A ControllerRuntime starts once; build a new one to start again.")
-        self._threads.append(threading.Thread(target=self.sink.run, name="controllers-enqueue", daemon=True))
+        for target, name in (
+            (self.sink.run, "controllers-enqueue"),
+            (self.mirror_writer.run, "mirror-writer"),
+        ):
+            self._threads.append(threading.Thread(target=target, name=name, daemon=True))
         for spec, informer in self.informers.items():
             name = f"informer-{spec.rtype.plural}"
             self._threads.append(threading.Thread(target=informer.run, name=name, daemon=True))
@@ -307,6 +308,7 @@ class ControllerRuntime:
         for informer in self.informers.values():
             informer.stop()
         self.sink.stop()
+        self.mirror_writer.stop()
 
     def join(self, timeout: float) -> None:
         for thread in self._threads:

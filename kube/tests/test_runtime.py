@@ -260,6 +260,7 @@ def test_events_of_the_kind_and_of_its_children_become_keys_of_the_owner(client)
         wait_for(lambda: len(enqueued.keys) == 3, 2, "the child's and the update's keys")
 
         assert set(enqueued.keys) == {ObjectKey("ConfigMap", "default", "existing")}
+        assert controllers.mirror_writer.wait_idle(5)
         assert mirrored == [("ADDED", "existing"), ("MODIFIED", "existing")]
         secrets = controllers.informers[WatchSpec(SECRET, TEST_NAMESPACE, "sample.argoml.io/owner")]
         assert secrets.cached_keys() == [("default", "existing-copy")]
