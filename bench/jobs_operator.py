@@ -28,8 +28,8 @@ Both mirror jobs and pods into PostgreSQL (BENCH_DATABASE_URL, default database 
 127.0.0.1:5432; created, migrated, emptied); ours queues on Redis database JOBS_BENCH_REDIS_DB (default 15;
 flushed) of BENCH_REDIS_HOST (default 127.0.0.1:6379). Each run gets a fresh simulator (real-time clock, no
 kubelet: pods stay Pending, so every job ends the run Created), one warm-up job, then all N jobs at once,
-timed from the first submission until every pod exists, every job's status is mirrored into the database
-and every pod is mirrored into the database. Every run's answers are then checked (each job's status in the
+timed from the first submission until every pod exists, every job's status counts its pods (the second
+status write of a new job) and is mirrored into the database, and every pod is mirrored into the database. Every run's answers are then checked (each job's status in the
 cluster and its mirrored state agree, exactly 4 Pods and 4 Services per job, the mirrored pods are the
 cluster's); the script exits non-zero when one is wrong.
 """
@@ -308,9 +308,11 @@ def empty_tables() -> None:
 
 
 def mirrored_jobs(namespaces: list[str]) -> Callable[[], int]:
-    """How many of the jobs have their status mirrored (a row with a state)."""
+    """How many of the jobs have a mirrored status that counts every pod of theirs: the job converged.
+    (A state alone is the first status write, before any pod exists; the run would end with the second
+    write of most jobs still to come when the operator's mirror keeps up with its creates.)"""
     rows = TrainingJob.objects.filter(namespace__in=namespaces, deleted_at=None).exclude(phase="")
-    return rows.count
+    return rows.filter(status__replicaStatuses__Worker__active=REPLICAS).count
 
 
 def mirrored_pods(namespaces: list[str]) -> Callable[[], int]:
