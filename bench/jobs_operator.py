@@ -29,9 +29,10 @@ Both mirror jobs and pods into PostgreSQL (BENCH_DATABASE_URL, default database 
 flushed) of BENCH_REDIS_HOST (default 127.0.0.1:6379). Each run gets a fresh simulator (real-time clock, no
 kubelet: pods stay Pending, so every job ends the run Created), one warm-up job, then all N jobs at once,
 timed from the first submission until every pod exists, every job's status counts its pods (the second
-status write of a new job) and is mirrored into the database, and every pod is mirrored into the database. Every run's answers are then checked (each job's status in the
-cluster and its mirrored state agree, exactly 4 Pods and 4 Services per job, the mirrored pods are the
-cluster's); the script exits non-zero when one is wrong.
+status write of a new job) and is mirrored into the database, and every pod is mirrored into the
+database. Every run's answers are then checked (each job's status in the cluster and its mirrored state
+agree, exactly 4 Pods and 4 Services per job, the mirrored pods are the cluster's); the script exits
+non-zero when one is wrong.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class Run:
             f"   {self.jobs} jobs x {REPLICAS} replicas in {self.seconds:.1f} s: {self.throughput:.1f}"
             f" jobs/s; every pod created after {self.children_seconds:.1f} s"
             f" ({self.jobs / self.children_seconds:.1f} jobs/s)"
-            + (", the rest waiting for the mirror" if self.children_seconds < self.seconds else "")
+            + (", then statuses and mirror" if self.children_seconds < self.seconds else "")
         )
         reads = self.per_job("get", "list")
         print(

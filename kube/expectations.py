@@ -6,8 +6,11 @@ are still on the way. Deciding from that view would create them again (409s) and
 from half the children. So a reconcile records what it expects to observe before it writes (a creation, a
 deletion, the resourceVersion its status write returned); the informers' handler marks each item observed
 when its event arrives; and a reconcile of a key with items still pending waits for them instead of
-deciding. An item never observed (its event lost in a relist gap) expires after `ttl` seconds, so a key
-is never held back for longer than that.
+deciding. A write the server acknowledged always shows up in the watch, however far the cache lags (a
+resumed watch replays every event since the last one seen, and a relist clears every expectation), so an
+item is expected until seen: the `ttl` (5 minutes, client-go's ExpectationsTimeout) is only a backstop
+for an event that can never come (say, a child whose labels no informer selects), never the pace of a
+busy controller: a cache thousands of events behind makes its reconciles wait, not create twice.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from .queue import ObjectKey
 
-DEFAULT_TTL_SECONDS = 30.0
+DEFAULT_TTL_SECONDS = 300.0
 
 Item = tuple[Hashable, ...]
 
