@@ -7,7 +7,8 @@ from django.db import DataError, connection
 from django.test.utils import CaptureQueriesContext
 
 from kube.mirror import Action, apply_event, apply_events
-from kube.tests.test_mirror import T0, T1, condition, mirrorapp, statements, widget, widget_models
+from kube.mirror.decide import Stored, fold
+from kube.tests.test_mirror import T0, T1, condition, fields, mirrorapp, statements, widget, widget_models
 
 __all__ = ["mirrorapp", "widget_models"]  # the fixtures, shared with test_mirror
 
@@ -176,3 +177,38 @@ def test_a_row_the_database_refuses_fails_alone_and_the_rest_of_the_batch_is_wri
     assert "not 'UPSERTED'" in str(outcomes[4])
     assert dict(Widget.objects.values_list("uid", "phase")) == {"a": "Pending", "kept": "Running"}
     assert History.objects.count() == 3
+
+
+# -- the pure fold ------------------------------------------------------------------------------------
+
+
+def test_fold_of_an_unseen_uid_added_then_deleted_is_one_deleted_insert_with_both_history_rows():
+    folded = fold(
+        None, [("ADDED", fields(widget("1", phase="Running"))), ("DELETED", fields(widget("2")))], T0
+    )
+    assert folded.actions == [Action.INSERT, Action.DELETE]
+    assert (folded.inserts, folded.deleted, folded.content["resource_version"]) == (True, True, "2")
+    assert [(row.phase, row.reason, version) for row, version in folded.history] == [
+        ("Running", "", "1"),
+        ("", "", "2"),  # the phase went from Running to none: a transition
+        ("", "Deleted", "2"),
+    ]
+
+
+def test_fold_of_events_that_change_nothing_writes_nothing():
+    held = Stored(7, "5", 2, 2, "Running", [], False)
+    same = fields(widget("5", generation=2, phase="Running", observed=2))
+    older = fields(widget("4", generation=1, phase="Pending", observed=1))
+    folded = fold(held, [("MODIFIED", same), ("MODIFIED", older)], T0)
+    assert folded.actions == [Action.DUPLICATE, Action.STALE]
+    assert (folded.writes, folded.inserts, folded.history) == (False, False, [])
+
+
+def test_fold_of_a_delete_carrying_content_we_hold_marks_the_row_deleted_without_rewriting_it():
+    held = Stored(7, "5", 2, 2, "Running", [], False)
+    folded = fold(held, [("DELETED", fields(widget("5", generation=2, phase="Running", observed=2)))], T0)
+    assert folded.actions == [Action.DELETE]
+    assert (folded.content, folded.deleted) == (None, True)
+    assert [(row.phase, row.reason) for row, _ in folded.history] == [("Running", "Deleted")]
+    after = fold(Stored(7, "5", 2, 2, "Running", [], True), [("MODIFIED", fields(widget("6")))], T0)
+    assert (after.actions, after.writes) == ([Action.STALE], False)
