@@ -274,11 +274,20 @@ class ControllerRuntime:
                     if route.child is None and event_type == "DELETED":
                         self.expectations.drop(key)
                     else:
-                        for item in observed_items(route, event_type, obj):
-                            self.expectations.observe(key, item)
+                        own_write = self._observe(route, key, event_type, obj)
+                        if not self.expectations.take_held(key) and own_write:
+                            continue  # the object as the key's own run wrote it: that run decided already
                     self.sink.put(key)
 
         return handle
+
+    def _observe(self, route: Route, key: ObjectKey, event_type: str, obj: dict[str, Any]) -> bool:
+        """Mark what the event shows the key's runs; True when it is the key's own write of its object."""
+        own_write = False
+        for item in observed_items(route, event_type, obj):
+            own_write = self.expectations.observe(key, item) or own_write
+        # A child the run created still enqueues: the job's status counts its children.
+        return own_write and route.child is None
 
     def _mirror(
         self, controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
