@@ -3,9 +3,10 @@
 A batch reads its rows with `SELECT ... FOR UPDATE` (one query for every uid in it), folds each uid's
 events in order against its row (kube/mirror/decide.py), then writes: one UPDATE per group of changed
 rows, one INSERT of new rows, one INSERT of history. Locking the rows it read is what makes a batch safe
-against another writer of the same uids (a leader being replaced); a row inserted by another writer
-meanwhile fails the insert, and the batch is then applied again uid by uid. A batch that fails for any
-other reason is also applied uid by uid, so one bad row never loses the others' events.
+against another writer of the same uids (a leader being replaced). An insert that fails (the uid inserted
+by another writer meanwhile, or a name still held by a live row whose delete event was missed) fails the
+batch, which is then applied uid by uid: read again, or the name's old row retired first. A batch that
+fails for any other reason is also applied uid by uid, so one bad row never loses the others' events.
 No cluster calls happen here, inside or outside the transaction.
 """
 
@@ -121,21 +122,30 @@ Groups = dict[str, list[tuple[int, str, dict[str, Any]]]]
 def _apply_retrying(
     model: type[MirroredResource], groups: Groups, now: datetime, outcomes: list[Outcome | None]
 ) -> None:
-    """One uid's events: a uid another writer inserted meanwhile is read again and decided again."""
+    """One uid's events: a uid another writer inserted meanwhile is read again and decided again; a name
+    a live row of another uid holds is taken from it (its delete event was missed) on the next try."""
+    retire = False
     for _attempt in range(MAX_ATTEMPTS):
         try:
-            _apply_once(model, groups, now, outcomes)
+            _apply_once(model, groups, now, outcomes, retire=retire)
             return
         except IntegrityError:
             if not model._default_manager.filter(uid__in=list(groups)).exists():
-                raise  # not a race on the uid: a constraint this row breaks, retrying cannot help
+                if retire:
+                    raise  # not the name either: a constraint this row breaks, retrying cannot help
+                retire = True
     raise MirrorRaceLost(
         f"{model.__name__} uid={', '.join(groups)} changed {MAX_ATTEMPTS} times while being mirrored"
     )
 
 
 def _apply_once(
-    model: type[MirroredResource], groups: Groups, now: datetime, outcomes: list[Outcome | None]
+    model: type[MirroredResource],
+    groups: Groups,
+    now: datetime,
+    outcomes: list[Outcome | None],
+    *,
+    retire: bool = False,
 ) -> None:
     history = history_model_of(model)
     with transaction.atomic():
@@ -144,7 +154,7 @@ def _apply_once(
             uid: fold(stored.get(uid), [(event_type, fields) for _, event_type, fields in group], now)
             for uid, group in groups.items()
         }
-        _write(model, history, folded, now)
+        _write(model, history, folded, now, retire=retire)
     for uid, group in groups.items():
         for (index, event_type, _fields), action in zip(group, folded[uid].actions, strict=True):
             outcomes[index] = action
@@ -223,9 +233,12 @@ def _write(
     history: type[MirrorHistory] | None,
     folded: dict[str, Folded],
     now: datetime,
+    *,
+    retire: bool,
 ) -> None:
     """Updates first (a delete in the batch frees its name for an insert in the same batch), then
-    inserts, then every history row at once."""
+    inserts (after retiring the rows holding their names, with `retire`), then every history row at once.
+    """
     transitions: list[tuple[int, Transition, str]] = []
     by_columns: dict[tuple[str, ...], list[MirroredResource]] = {}
     deleted_only: list[int] = []
@@ -253,33 +266,16 @@ def _write(
         manager.filter(pk__in=deleted_only).update(deleted_at=now, updated_at=now)
     inserts = {uid: found for uid, found in folded.items() if found.inserts}
     if inserts:
-        transitions += _insert(model, history, inserts, now)
+        if retire:
+            transitions += _retire_names(model, inserts, now)
+        created = _create(model, inserts, now)
+        transitions += [
+            (row.pk, transition, version)
+            for row, found in zip(created, inserts.values(), strict=True)
+            for transition, version in found.history
+        ]
     if history is not None and transitions:
         _append_history(history, transitions)
-
-
-def _insert(
-    model: type[MirroredResource],
-    history: type[MirrorHistory] | None,
-    inserts: dict[str, Folded],
-    now: datetime,
-) -> list[tuple[int, Transition, str]]:
-    """Insert the new rows; the history rows they and any retired row need."""
-    retired: list[tuple[int, Transition, str]] = []
-    try:
-        created = _create(model, inserts, now)
-    except IntegrityError:
-        # A name belongs to a live row of another uid: that object must be gone, its delete event missed.
-        # (If not, the uid itself was inserted by another writer: the caller reads again and decides again.)
-        retired = _retire_names(model, inserts, now)
-        if not retired:
-            raise
-        created = _create(model, inserts, now)
-    return retired + [
-        (row.pk, transition, version)
-        for row, found in zip(created, inserts.values(), strict=True)
-        for transition, version in found.history
-    ]
 
 
 def _create(model: type[MirroredResource], inserts: dict[str, Folded], now: datetime) -> list[Any]:
@@ -287,8 +283,8 @@ def _create(model: type[MirroredResource], inserts: dict[str, Folded], now: date
         model(uid=uid, **(found.content or {}), updated_at=now, deleted_at=now if found.deleted else None)
         for uid, found in inserts.items()
     ]
-    with transaction.atomic():  # a savepoint, so a lost race leaves the outer transaction usable
-        return model._default_manager.bulk_create(rows)
+    # No savepoint: a name or uid taken fails the whole transaction, and the caller tries again uid by uid.
+    return model._default_manager.bulk_create(rows)
 
 
 def _retire_names(
