@@ -165,9 +165,12 @@ def _apply_once(
 class MirrorHandler:
     """A watch handler `(event_type, obj)` mirroring into `model`, for a controller's `mirror=`.
 
-    Handlers of one model compare equal, so a controllers module imported twice registers the same
-    controller again. Watch threads live for days and never see Django's request signals, so each event
-    first drops a database connection that broke or outlived CONN_MAX_AGE (outside any transaction only).
+    The controller runtime never calls it: its writer thread batches the events of every handler of one
+    model into `apply_events` (kube/mirror/writer.py). Called directly (an Informer's handler, a tool), it
+    writes the one event at once. Handlers of one model compare equal, so a controllers module imported
+    twice registers the same controller again. Threads that live for days never see Django's request
+    signals, so each event first drops a database connection that broke or outlived CONN_MAX_AGE
+    (outside any transaction only).
     """
 
     model: type[MirroredResource]
