@@ -172,8 +172,9 @@ def main() -> None:
                 "TFJob", {"Worker": common.REPLICAS}, name="warmup", namespace="warmup"
             )
             sim.store.create(warmup)
-            common.wait_for(lambda: common.mirrored_jobs(["warmup"])() == 1, 180, "the warm-up job")
-            jobs, pods = common.mirrored_jobs(namespaces), common.mirrored_pods(namespaces)
+            warmed = common.mirrored_jobs(["warmup"], counted=False)
+            common.wait_for(lambda: warmed() == 1, 180, "the warm-up job")
+            jobs, pods = common.mirrored_jobs(namespaces, counted=False), common.mirrored_pods(namespaces)
             services = args.jobs * common.REPLICAS
 
             def converged() -> bool:

@@ -6,8 +6,16 @@ are still on the way. Deciding from that view would create them again (409s) and
 from half the children. So a reconcile records what it expects to observe before it writes (a creation, a
 deletion, the resourceVersion its status write returned); the informers' handler marks each item observed
 when its event arrives; and a reconcile of a key with items still pending waits for them instead of
-deciding. An item never observed (its event lost in a relist gap) expires after `ttl` seconds, so a key
-is never held back for longer than that.
+deciding. A write the server acknowledged always shows up in the watch, however far the cache lags (a
+resumed watch replays every event since the last one seen, and a relist clears every expectation), so an
+item is expected until seen: the `ttl` (5 minutes, client-go's ExpectationsTimeout) is only a backstop
+for an event that can never come (say, a child whose labels no informer selects), never the pace of a
+busy controller: a cache thousands of events behind makes its reconciles wait, not create twice.
+
+The event of a key's own write of its object (the status it wrote) needs no run of its own: the run that
+wrote it decided with it in mind (controller-runtime filters such events with predicates). So `observe`
+says whether an item was one of the key's own, and `take_held` whether a run was held back meanwhile and
+is now free to go: only then does that event enqueue the key (kube/runtime.py).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from .queue import ObjectKey
 
-DEFAULT_TTL_SECONDS = 30.0
+DEFAULT_TTL_SECONDS = 300.0
 
 Item = tuple[Hashable, ...]
 
@@ -47,6 +55,7 @@ class Expectations:
         self.ttl = ttl
         self._clock = clock
         self._pending: dict[ObjectKey, dict[Item, float]] = {}
+        self._held: set[ObjectKey] = set()  # keys whose run found items pending and did nothing
         self._lock = threading.Lock()
 
     def expect(self, key: ObjectKey, items: Iterable[Item]) -> None:
@@ -58,26 +67,41 @@ class Expectations:
             if not pending:
                 del self._pending[key]
 
-    def observe(self, key: ObjectKey, item: Item) -> None:
-        """The item was seen (or will never come: a write that failed). Unknown items are ignored."""
+    def observe(self, key: ObjectKey, item: Item) -> bool:
+        """The item was seen (or will never come: a write that failed). True when the key was waiting for
+        it (the event is of its own write); unknown items are ignored (False)."""
         with self._lock:
             pending = self._pending.get(key)
-            if pending is not None and pending.pop(item, None) is not None and not pending:
+            if pending is None or pending.pop(item, None) is None:
+                return False
+            if not pending:
                 del self._pending[key]
+            return True
+
+    def take_held(self, key: ObjectKey) -> bool:
+        """True (once) when a run of the key was held back by pending items and none is pending now."""
+        with self._lock:
+            if key in self._held and key not in self._pending:
+                self._held.discard(key)
+                return True
+            return False
 
     def drop(self, key: ObjectKey) -> None:
         """Forget everything the key waits for (the object is gone)."""
         with self._lock:
             self._pending.pop(key, None)
+            self._held.discard(key)
 
     def clear(self) -> None:
         """Forget everything: a relist replaced the cache, which now shows every write that was acknowledged
         before the list began; a write still in flight at worst shows up as a 409 on the next run."""
         with self._lock:
             self._pending.clear()
+            self._held.clear()
 
     def waiting(self, key: ObjectKey) -> float | None:
-        """None when the key waits for nothing; else the seconds until its last pending item expires."""
+        """None when the key waits for nothing; else the seconds until its last pending item expires, and
+        the run asking is held back (the event of the last item then enqueues the key, see take_held)."""
         now = self._clock()
         with self._lock:
             pending = self._pending.get(key)
@@ -88,6 +112,7 @@ class Expectations:
             if not pending:
                 del self._pending[key]
                 return None
+            self._held.add(key)
             return max(pending.values()) - now
 
     def __len__(self) -> int:

@@ -25,7 +25,7 @@ from .config import new_api_client, service_account_dir
 from .controllers import Controller, Owns, registry
 from .informer import Informer
 from .leader import LeaderElector, LeaseConfig
-from .logging import log_context
+from .mirror.writer import MirrorWriter, Pending
 from .queue import ObjectKey
 from .queue import enqueue as queue_enqueue
 from .queue import registry as reconcilers
@@ -240,6 +240,7 @@ class ControllerRuntime:
         self.controllers = list(controllers)
         self.conf = conf or RuntimeConf()
         self.sink = KeySink(enqueue)
+        self.mirror_writer = MirrorWriter()
         self.expectations = expectations.Expectations()
         self.informers: dict[WatchSpec, Informer] = {}
         self._routes = plan_watches(self.controllers)
@@ -273,27 +274,36 @@ class ControllerRuntime:
                     if route.child is None and event_type == "DELETED":
                         self.expectations.drop(key)
                     else:
-                        for item in observed_items(route, event_type, obj):
-                            self.expectations.observe(key, item)
+                        own_write = self._observe(route, key, event_type, obj)
+                        if not self.expectations.take_held(key) and own_write:
+                            continue  # the object as the key's own run wrote it: that run decided already
                     self.sink.put(key)
 
         return handle
 
-    @staticmethod
+    def _observe(self, route: Route, key: ObjectKey, event_type: str, obj: dict[str, Any]) -> bool:
+        """Mark what the event shows the key's runs; True when it is the key's own write of its object."""
+        own_write = False
+        for item in observed_items(route, event_type, obj):
+            own_write = self.expectations.observe(key, item) or own_write
+        # A child the run created still enqueues: the job's status counts its children.
+        return own_write and route.child is None
+
     def _mirror(
-        controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
+        self, controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
     ) -> None:
-        """Mirror before enqueueing; a failing mirror is logged and never blocks the reconcile."""
-        with log_context(controller.kind.lower(), f"{key.namespace}/{key.name}"):
-            try:
-                mirror(event_type, obj)
-            except Exception:
-                logger.exception("mirroring a %s event failed", event_type)
+        """Queue the event for the mirror's writer thread: the watch goes on at once (see kube/mirror/)."""
+        pending = Pending(mirror, event_type, obj, controller.kind.lower(), f"{key.namespace}/{key.name}")
+        self.mirror_writer.put(pending)
 
     def start(self) -> None:
         if self._threads:
             raise RuntimeError("A ControllerRuntime starts once; build a new one to start again.")
-        self._threads.append(threading.Thread(target=self.sink.run, name="controllers-enqueue", daemon=True))
+        for target, name in (
+            (self.sink.run, "controllers-enqueue"),
+            (self.mirror_writer.run, "mirror-writer"),
+        ):
+            self._threads.append(threading.Thread(target=target, name=name, daemon=True))
         for spec, informer in self.informers.items():
             name = f"informer-{spec.rtype.plural}"
             self._threads.append(threading.Thread(target=informer.run, name=name, daemon=True))
@@ -307,6 +317,7 @@ class ControllerRuntime:
         for informer in self.informers.values():
             informer.stop()
         self.sink.stop()
+        self.mirror_writer.stop()
 
     def join(self, timeout: float) -> None:
         for thread in self._threads:

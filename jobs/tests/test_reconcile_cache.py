@@ -141,6 +141,38 @@ def test_a_run_waits_for_the_events_of_its_own_writes_instead_of_deciding_from_a
     assert sim.counters.by_verb() == {"update tfjobs.argoml.io/status": 1}
 
 
+def test_a_cache_minutes_behind_its_writes_makes_runs_wait_not_create_again_nor_read(
+    sim, ns, cache, monkeypatch
+):
+    """A busy leader's informers may be thousands of events behind: what a run wrote is expected until
+    the cache shows it, however long that takes, so no run meanwhile creates a child twice (409) or
+    writes a status from a stale job (Conflict, then fresh reads)."""
+    monotonic = [1000.0]
+    monkeypatch.setattr(cache.runtime.expectations, "_clock", lambda: monotonic[0])
+    sim.store.create(job_manifest("TFJob", {"Worker": 3}, name="behind", namespace=ns))
+    cache.catch_up()
+    reconcile_job("TFJob", ns, "behind")
+    sim.store.wait_idle()
+    created = {name: pod["metadata"]["uid"] for name, pod in pods(sim, ns).items()}
+    assert len(created) == 3
+
+    for _ in range(4):  # events of other jobs trigger runs of this key while its own are still queued
+        monotonic[0] += 60
+        sim.counters.reset()
+        requeue = reconcile_job("TFJob", ns, "behind")
+        assert requeue is not None
+        assert requeue > 0
+        assert sim.counters.total() == 0  # no create, no status write, no read
+
+    cache.catch_up()
+    assert cache.view.waiting(ns, "behind") is None
+    sim.counters.reset()
+    assert reconcile_job("TFJob", ns, "behind") is None
+    sim.store.wait_idle()
+    assert sim.counters.by_verb() == {"update tfjobs.argoml.io/status": 1}  # the status counts the pods
+    assert {name: pod["metadata"]["uid"] for name, pod in pods(sim, ns).items()} == created
+
+
 def test_a_stale_job_in_the_cache_is_caught_by_the_status_precondition_and_read_again_once(sim, ns, cache):
     # With its runPolicy, as the webhook stores it: the status write is the first write of the second run.
     manifest = job_manifest(

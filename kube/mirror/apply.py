@@ -1,26 +1,34 @@
-"""Write watch events into mirror rows: upsert by uid and append history, in one transaction.
+"""Write watch events into mirror rows: upsert by uid and append history, a batch in one transaction.
 
-Every write is a compare-and-swap on the state it was decided from (`filter(pk, resource_version,
-deleted_at=None).update(...)`, then the row count is checked); a lost race rereads and decides again.
+A batch reads its rows with `SELECT ... FOR UPDATE` (one query for every uid in it), folds each uid's
+events in order against its row (kube/mirror/decide.py), then writes: one UPDATE per group of changed
+rows, one INSERT of new rows, one INSERT of history. Locking the rows it read is what makes a batch safe
+against another writer of the same uids (a leader being replaced). An insert that fails (the uid inserted
+by another writer meanwhile, or a name still held by a live row whose delete event was missed) fails the
+batch, which is then applied uid by uid: read again, or the name's old row retired first. A batch that
+fails for any other reason is also applied uid by uid, so one bad row never loses the others' events.
 No cluster calls happen here, inside or outside the transaction.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from django.apps import apps
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
-from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from kube.models import MirroredResource, MirrorHistory
 
-from .decide import Action, Decision, Stored, Transition, decide, deletion, transition
+from .decide import EVENT_TYPES, Action, Folded, Stored, Transition, deletion, fold
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +43,11 @@ _STORED_COLUMNS = (
     "deleted_at",
 )
 
+#: A watch event as the informer hands it over: (ADDED | MODIFIED | DELETED, the raw object).
+Event = tuple[str, dict[str, Any]]
+#: What became of one event: an Action, or the error that kept it out of the mirror.
+Outcome = Action | Exception
+
 
 class MirrorRaceLost(RuntimeError):
     """The row kept changing under us (another writer of the same uid) for MAX_ATTEMPTS tries."""
@@ -47,6 +60,51 @@ def apply_event(
 
     Returns what happened: INSERT, UPDATE, DELETE, or DUPLICATE / STALE when nothing changed.
     """
+    outcome = apply_events(model, [(event_type, obj)], now=now)[0]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def apply_events(
+    model: type[MirroredResource], events: Sequence[Event], *, now: datetime | None = None
+) -> list[Outcome]:
+    """Fold a batch of watch events into `model`'s rows, in one transaction when all goes well.
+
+    Events of one uid are applied in their order; every transition among them gets its history row, and
+    the row ends as the last event left it. Returns one outcome per event, in order: an event refused
+    (no uid, no name, an unknown type) or whose uid could not be written gets its error, the rest of
+    the batch is written all the same.
+    """
+    now = now or timezone.now()
+    outcomes: list[Outcome | None] = [None] * len(events)
+    by_uid: dict[str, list[tuple[int, str, dict[str, Any]]]] = {}
+    for index, (event_type, obj) in enumerate(events):
+        try:
+            uid, fields = _identify(model, event_type, obj)
+        except ValueError as error:
+            outcomes[index] = error
+            continue
+        by_uid.setdefault(uid, []).append((index, event_type, fields))
+    if len(by_uid) > 1:
+        try:
+            _apply_once(model, by_uid, now, outcomes)
+            by_uid = {}
+        except DatabaseError as error:
+            logger.warning("mirror: a batch of %d %s rows failed (%s); writing them one by one",
+                           len(by_uid), model.__name__, error)  # fmt: skip
+    for uid, group in by_uid.items():
+        try:
+            _apply_retrying(model, {uid: group}, now, outcomes)
+        except (DatabaseError, MirrorRaceLost) as error:
+            for index, _event_type, _fields in group:
+                outcomes[index] = error
+    return [outcome if outcome is not None else Action.DUPLICATE for outcome in outcomes]
+
+
+def _identify(model: type[MirroredResource], event_type: str, obj: dict[str, Any]) -> tuple[str, dict]:
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"event type must be one of {', '.join(EVENT_TYPES)}, not {event_type!r}")
     uid = (obj.get("metadata") or {}).get("uid")
     if not uid:
         raise ValueError(
@@ -55,27 +113,64 @@ def apply_event(
     fields = model.observed_fields(obj)
     if not fields["name"]:
         raise ValueError(f"metadata.name is missing on {obj.get('kind') or 'object'} uid={uid}")
-    history = history_model_of(model)
-    now = now or timezone.now()
+    return str(uid), fields
+
+
+Groups = dict[str, list[tuple[int, str, dict[str, Any]]]]
+
+
+def _apply_retrying(
+    model: type[MirroredResource], groups: Groups, now: datetime, outcomes: list[Outcome | None]
+) -> None:
+    """One uid's events: a uid another writer inserted meanwhile is read again and decided again; a name
+    a live row of another uid holds is taken from it (its delete event was missed) on the next try."""
+    retire = False
     for _attempt in range(MAX_ATTEMPTS):
-        stored = _read(model, uid)
-        decision = decide(stored, event_type, fields)
-        if decision.action in (Action.DUPLICATE, Action.STALE):
-            logger.debug("mirror %s %s: %s, nothing to do", event_type, uid, decision.action.value)
-            return decision.action
-        if _write(model, history, uid, fields, stored, decision, now):
-            logger.debug("mirror %s %s: %s", event_type, uid, decision.action.value)
-            return decision.action
-    raise MirrorRaceLost(f"{model.__name__} uid={uid} changed {MAX_ATTEMPTS} times while being mirrored")
+        try:
+            _apply_once(model, groups, now, outcomes, retire=retire)
+            return
+        except IntegrityError:
+            if not model._default_manager.filter(uid__in=list(groups)).exists():
+                if retire:
+                    raise  # not the name either: a constraint this row breaks, retrying cannot help
+                retire = True
+    raise MirrorRaceLost(
+        f"{model.__name__} uid={', '.join(groups)} changed {MAX_ATTEMPTS} times while being mirrored"
+    )
+
+
+def _apply_once(
+    model: type[MirroredResource],
+    groups: Groups,
+    now: datetime,
+    outcomes: list[Outcome | None],
+    *,
+    retire: bool = False,
+) -> None:
+    history = history_model_of(model)
+    with transaction.atomic():
+        stored = _read(model, list(groups))
+        folded = {
+            uid: fold(stored.get(uid), [(event_type, fields) for _, event_type, fields in group], now)
+            for uid, group in groups.items()
+        }
+        _write(model, history, folded, now, retire=retire)
+    for uid, group in groups.items():
+        for (index, event_type, _fields), action in zip(group, folded[uid].actions, strict=True):
+            outcomes[index] = action
+            logger.debug("mirror %s %s: %s", event_type, uid, action.value)
 
 
 @dataclass(frozen=True)
 class MirrorHandler:
     """A watch handler `(event_type, obj)` mirroring into `model`, for a controller's `mirror=`.
 
-    Handlers of one model compare equal, so a controllers module imported twice registers the same
-    controller again. Watch threads live for days and never see Django's request signals, so each event
-    first drops a database connection that broke or outlived CONN_MAX_AGE (outside any transaction only).
+    The controller runtime never calls it: its writer thread batches the events of every handler of one
+    model into `apply_events` (kube/mirror/writer.py). Called directly (an Informer's handler, a tool), it
+    writes the one event at once. Handlers of one model compare equal, so a controllers module imported
+    twice registers the same controller again. Threads that live for days never see Django's request
+    signals, so each event first drops a database connection that broke or outlived CONN_MAX_AGE
+    (outside any transaction only).
     """
 
     model: type[MirroredResource]
@@ -122,124 +217,112 @@ def history_model_of(model: type[MirroredResource]) -> type[MirrorHistory] | Non
     return history
 
 
-def _read(model: type[MirroredResource], uid: str) -> Stored | None:
-    row = model._default_manager.filter(uid=uid).values_list(*_STORED_COLUMNS).first()
-    if row is None:
-        return None
-    pk, resource_version, generation, observed_generation, phase, conditions, deleted_at = row
-    return Stored(
-        pk, resource_version, generation, observed_generation, phase, conditions, deleted_at is not None
+def _read(model: type[MirroredResource], uids: list[str]) -> dict[str, Stored]:
+    """The rows of `uids`, locked until the batch's transaction ends (in pk order, as every batch locks)."""
+    rows = (
+        model._default_manager.select_for_update()
+        .filter(uid__in=uids)
+        .order_by("pk")
+        .values_list("uid", *_STORED_COLUMNS)
     )
+    return {
+        uid: Stored(pk, version, generation, observed, phase, conditions, deleted_at is not None)
+        for uid, pk, version, generation, observed, phase, conditions, deleted_at in rows
+    }
 
 
 def _write(
     model: type[MirroredResource],
     history: type[MirrorHistory] | None,
-    uid: str,
-    fields: dict[str, Any],
-    stored: Stored | None,
-    decision: Decision,
+    folded: dict[str, Folded],
     now: datetime,
-) -> bool:
-    """Carry out `decision` in one transaction; False when the row changed since `stored` was read."""
-    with transaction.atomic():
-        if stored is None:
-            pk = _insert(model, history, uid, fields, decision, now)
-        else:
-            pk = _update(model, fields, stored, decision, now)
-        if pk is None:
-            return False
-        if history is not None:
-            rows: list[Transition] = []
-            if decision.transition:
-                rows.append(transition(fields, stored.conditions if stored else None, now))
-            if decision.deleted:
-                phase = stored.phase if stored is not None and not decision.write_content else fields["phase"]
-                rows.append(deletion(phase, now))
-            _append_history(history, pk, rows, fields["resource_version"])
-    return True
-
-
-def _insert(
-    model: type[MirroredResource],
-    history: type[MirrorHistory] | None,
-    uid: str,
-    fields: dict[str, Any],
-    decision: Decision,
-    now: datetime,
-) -> int | None:
-    values = {**fields, "uid": uid, "updated_at": now, "deleted_at": now if decision.deleted else None}
-    try:
-        return _create(model, values)
-    except IntegrityError:
-        if model._default_manager.filter(uid=uid).exists():
-            return None  # another writer inserted this uid first: decide again from its row
-        # The name belongs to a live row of another uid: that object must be gone, its delete event missed.
-        if not _retire_name(model, history, fields, uid, now):
-            raise
-    try:
-        return _create(model, values)
-    except IntegrityError:
-        return None
-
-
-def _create(model: type[MirroredResource], values: dict[str, Any]) -> int:
-    with transaction.atomic():  # a savepoint, so a lost race leaves the outer transaction usable
-        return model._default_manager.create(**values).pk
-
-
-def _retire_name(
-    model: type[MirroredResource],
-    history: type[MirrorHistory] | None,
-    fields: dict[str, Any],
-    uid: str,
-    now: datetime,
-) -> bool:
-    identity = {field: fields[field] for field in model.live_name_fields}
-    live = (
-        model._default_manager.filter(**identity, deleted_at__isnull=True)
-        .exclude(uid=uid)
-        .values_list("pk", "phase", "resource_version")
-        .first()
-    )
-    if live is None:
-        return False
-    pk, phase, resource_version = live
-    if (
-        model._default_manager.filter(pk=pk, deleted_at__isnull=True).update(deleted_at=now, updated_at=now)
-        == 1
-    ):
-        logger.info("mirror: %s has a new uid %s; the old object is marked deleted", identity, uid)
-        if history is not None:
-            _append_history(history, pk, [deletion(phase, now, inferred=True)], resource_version)
-    return True
-
-
-def _update(
-    model: type[MirroredResource], fields: dict[str, Any], stored: Stored, decision: Decision, now: datetime
-) -> int | None:
-    rows = model._default_manager.filter(pk=stored.pk, deleted_at__isnull=True)
-    values: dict[str, Any] = {"updated_at": now}
-    if decision.write_content:
-        rows = rows.filter(resource_version=stored.resource_version)
-        values.update(fields)
-    if decision.deleted:
-        values["deleted_at"] = now
-    return stored.pk if rows.update(**values) == 1 else None
-
-
-def _append_history(
-    history: type[MirrorHistory], pk: int, rows: list[Transition], resource_version: str
+    *,
+    retire: bool,
 ) -> None:
-    if rows:
-        history._default_manager.bulk_create(
-            history(
-                **{f"{HISTORY_OWNER_FIELD}_id": pk},
-                at=row.at,
-                phase=row.phase,
-                reason=row.reason,
-                message=row.message,
-                resource_version=resource_version,
+    """Updates first (a delete in the batch frees its name for an insert in the same batch), then
+    inserts (after retiring the rows holding their names, with `retire`), then every history row at once.
+    """
+    transitions: list[tuple[int, Transition, str]] = []
+    by_columns: dict[tuple[str, ...], list[MirroredResource]] = {}
+    deleted_only: list[int] = []
+    for found in folded.values():
+        if found.stored is None or not found.writes:
+            continue
+        pk = found.stored.pk
+        if found.content is not None:
+            values = {**found.content, "updated_at": now, "deleted_at": now if found.deleted else None}
+            row = model(**values)
+            row.pk = pk
+            by_columns.setdefault(tuple(values), []).append(row)
+        else:
+            deleted_only.append(pk)
+        transitions += [(pk, change, version) for change, version in found.history]
+    manager = model._default_manager
+    for columns, changed in by_columns.items():
+        if len(changed) == 1:
+            manager.filter(pk=changed[0].pk).update(
+                **{column: getattr(changed[0], column) for column in columns}
             )
-            for row in rows
+        else:
+            manager.bulk_update(changed, columns)
+    if deleted_only:
+        manager.filter(pk__in=deleted_only).update(deleted_at=now, updated_at=now)
+    inserts = {uid: found for uid, found in folded.items() if found.inserts}
+    if inserts:
+        if retire:
+            transitions += _retire_names(model, inserts, now)
+        created = _create(model, inserts, now)
+        transitions += [
+            (row.pk, transition, version)
+            for row, found in zip(created, inserts.values(), strict=True)
+            for transition, version in found.history
+        ]
+    if history is not None and transitions:
+        _append_history(history, transitions)
+
+
+def _create(model: type[MirroredResource], inserts: dict[str, Folded], now: datetime) -> list[Any]:
+    rows = [
+        model(uid=uid, **(found.content or {}), updated_at=now, deleted_at=now if found.deleted else None)
+        for uid, found in inserts.items()
+    ]
+    # No savepoint: a name or uid taken fails the whole transaction, and the caller tries again uid by uid.
+    return model._default_manager.bulk_create(rows)
+
+
+def _retire_names(
+    model: type[MirroredResource], inserts: dict[str, Folded], now: datetime
+) -> list[tuple[int, Transition, str]]:
+    """Mark deleted the live rows of other uids holding names the inserts take; their history rows."""
+    names = model.live_name_fields
+    taken = reduce(
+        or_, (Q(**{field: (found.content or {})[field] for field in names}) for found in inserts.values())
+    )
+    live = list(
+        model._default_manager.filter(taken, deleted_at__isnull=True)
+        .exclude(uid__in=list(inserts))
+        .values_list("pk", "phase", "resource_version", *names)
+    )
+    if not live:
+        return []
+    model._default_manager.filter(pk__in=[row[0] for row in live]).update(deleted_at=now, updated_at=now)
+    for row in live:
+        logger.info(
+            "mirror: %s has a new object; the old one is marked deleted",
+            dict(zip(names, row[3:], strict=True)),
         )
+    return [(pk, deletion(phase, now, inferred=True), version) for pk, phase, version, *_ in live]
+
+
+def _append_history(history: type[MirrorHistory], rows: list[tuple[int, Transition, str]]) -> None:
+    history._default_manager.bulk_create(
+        history(
+            **{f"{HISTORY_OWNER_FIELD}_id": pk},
+            at=row.at,
+            phase=row.phase,
+            reason=row.reason,
+            message=row.message,
+            resource_version=resource_version,
+        )
+        for pk, row, resource_version in rows
+    )

@@ -8,7 +8,7 @@ event (or the resync) heals it, as everywhere in a level-triggered system.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -134,3 +134,58 @@ def deletion(phase: str, now: datetime, *, inferred: bool = False) -> Transition
         else "Deleted from the cluster."
     )
     return Transition(now, phase, "Deleted", message)
+
+
+@dataclass
+class Folded:
+    """One uid's events of a batch folded into the write they need: the row as the last event leaves it
+    (`content`: the newest object's column values), whether it ends deleted, and every transition on the
+    way, each with the resourceVersion of the event that made it."""
+
+    stored: Stored | None  # the row as it was read, before the batch
+    actions: list[Action] = field(default_factory=list)  # one per event, in order
+    content: dict[str, Any] | None = None
+    deleted: bool = False
+    history: list[tuple[Transition, str]] = field(default_factory=list)
+
+    @property
+    def inserts(self) -> bool:
+        return self.stored is None and Action.INSERT in self.actions
+
+    @property
+    def writes(self) -> bool:
+        return self.content is not None or self.deleted
+
+
+def fold(stored: Stored | None, events: list[tuple[str, dict[str, Any]]], now: datetime) -> Folded:
+    """Decide each event (type, column values) of one uid in order, against the row as the events before
+    it left it, so a batch writes once what one-at-a-time writes would have left, history included."""
+    folded = Folded(stored)
+    current = stored
+    for event_type, fields in events:
+        decision = decide(current, event_type, fields)
+        folded.actions.append(decision.action)
+        if decision.action in (Action.DUPLICATE, Action.STALE):
+            continue
+        resource_version = fields["resource_version"]
+        if decision.transition:
+            previous = current.conditions if current is not None else None
+            folded.history.append((transition(fields, previous, now), resource_version))
+        if decision.deleted:
+            phase = current.phase if current is not None and not decision.write_content else fields["phase"]
+            folded.history.append((deletion(phase, now), resource_version))
+            folded.deleted = True
+        if decision.write_content:
+            folded.content = fields
+            current = Stored(
+                current.pk if current is not None else 0,
+                resource_version,
+                fields["generation"],
+                fields["observed_generation"],
+                fields["phase"],
+                fields["conditions"],
+                decision.deleted,
+            )
+        elif current is not None:
+            current = replace(current, deleted=current.deleted or decision.deleted)
+    return folded

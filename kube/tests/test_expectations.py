@@ -75,6 +75,38 @@ def test_an_item_never_observed_expires_after_the_ttl(expected, clock):
     assert len(expected) == 0
 
 
+def test_observing_says_whether_the_item_was_one_the_key_waited_for(expected):
+    expected.expect(KEY, [version("7"), created("Pod", "a")])
+    assert expected.observe(KEY, version("7")) is True
+    assert expected.observe(KEY, version("7")) is False  # once
+    assert expected.observe(KEY, version("8")) is False
+    assert expected.observe(OTHER, created("Pod", "a")) is False
+    assert expected.observe(KEY, created("Pod", "a")) is True
+    assert len(expected) == 0
+
+
+def test_a_run_held_back_is_owed_one_run_once_nothing_is_pending(expected):
+    expected.expect(KEY, [version("7"), created("Pod", "a")])
+    assert expected.take_held(KEY) is False  # no run was held back
+    assert expected.waiting(KEY) is not None  # a run found items pending: held
+    expected.observe(KEY, version("7"))
+    assert expected.take_held(KEY) is False  # still waiting for the pod
+    expected.observe(KEY, created("Pod", "a"))
+    assert expected.take_held(KEY) is True
+    assert expected.take_held(KEY) is False  # owed once
+
+
+def test_drop_and_clear_forget_held_runs_too(expected):
+    for key in (KEY, OTHER):
+        expected.expect(key, [version("1")])
+        expected.waiting(key)
+        expected.observe(key, version("1"))
+    expected.drop(KEY)
+    assert expected.take_held(KEY) is False
+    expected.clear()
+    assert expected.take_held(OTHER) is False
+
+
 def test_drop_forgets_one_key_and_clear_forgets_all(expected):
     expected.expect(KEY, [version("1")])
     expected.expect(OTHER, [version("2")])

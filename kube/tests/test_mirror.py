@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext, override_settings
 
 from kube.mirror import Action, apply_event, mirror_handler
@@ -260,25 +260,54 @@ def test_a_new_object_with_the_name_of_a_live_row_retires_the_old_row(widget_mod
     )
 
 
-def test_a_row_changed_between_read_and_write_is_read_again_before_writing(widget_models, monkeypatch):
-    Widget, History = widget_models
+@pytest.mark.django_db(transaction=True)
+def test_a_writer_of_a_row_another_batch_holds_waits_for_it_and_decides_from_its_row(mirrorapp):
+    Widget, History = mirrorapp
     apply_event(Widget, "ADDED", widget("1", phase="Pending"), now=T0)
-    snapshot_before = mirror_apply._read(Widget, "uid-1")
-    apply_event(Widget, "MODIFIED", widget("2", phase="Running"), now=T0)  # the other writer
+    holding, release = threading.Event(), threading.Event()
+    outcomes: list[Action] = []
 
-    reads = []
+    def first_writer() -> None:
+        try:
+            with transaction.atomic():
+                outcomes.append(apply_event(Widget, "MODIFIED", widget("2", phase="Running"), now=T0))
+                holding.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
 
-    def read_once_stale(model, uid):
-        reads.append(uid)
-        return snapshot_before if len(reads) == 1 else real_read(model, uid)
+    def second_writer() -> None:
+        try:
+            outcomes.append(apply_event(Widget, "MODIFIED", widget("3", phase="Succeeded"), now=T1))
+        finally:
+            connection.close()
 
-    real_read = mirror_apply._read
-    monkeypatch.setattr(mirror_apply, "_read", read_once_stale)
-    with CaptureQueriesContext(connection) as queries:
-        assert apply_event(Widget, "MODIFIED", widget("3", phase="Succeeded"), now=T1) is Action.UPDATE
-    assert statements(queries) == ["UPDATE", "SELECT", "UPDATE", "INSERT"]  # the CAS missed, then hit
+    first = threading.Thread(target=first_writer)
+    first.start()
+    assert holding.wait(timeout=30)
+    second = threading.Thread(target=second_writer)
+    second.start()
+    with connection.cursor() as cursor:
+        wait_until(lambda: _lock_waits(cursor) == 1, "the second writer to wait for the first's row lock")
+    release.set()
+    first.join(timeout=30)
+    second.join(timeout=30)
+    assert outcomes == [Action.UPDATE, Action.UPDATE]
     assert Widget.objects.get().phase == "Succeeded"
     assert list(History.objects.values_list("phase", flat=True)) == ["Pending", "Running", "Succeeded"]
+
+
+def _lock_waits(cursor) -> int:
+    cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+    return cursor.fetchone()[0]
+
+
+def wait_until(condition, what: str, attempts: int = 3000) -> None:
+    for _ in range(attempts):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError(f"gave up waiting for {what}")
 
 
 def test_an_object_without_a_uid_is_refused_by_field_name(widget_models):
@@ -305,9 +334,9 @@ def test_two_writers_adding_the_same_object_at_once_leave_one_row(mirrorapp):
     outcomes: list[Action] = []
     real_read = mirror_apply._read
 
-    def read_then_wait(model, uid):
-        found = real_read(model, uid)
-        if found is None:
+    def read_then_wait(model, uids):
+        found = real_read(model, uids)
+        if not found:
             barrier.wait(timeout=10)  # both have seen "no row" before either inserts
         return found
 

@@ -163,6 +163,27 @@ def test_an_event_shows_a_waiting_reconcile_its_child_or_its_own_write():
         assert deleted("Pod", "job-worker-0") in runtime.observed_items(pods, event, obj)
 
 
+def test_the_event_of_a_keys_own_write_enqueues_it_only_for_a_run_held_back_meanwhile():
+    controllers = ControllerRuntime(object(), [Controller(TFJOB, owns=(Owns(POD),))], enqueue=Enqueued())
+    handle = controllers.informers[WatchSpec(TFJOB)].handler
+
+    def job(name: str, resource_version: str) -> dict:
+        metadata = {"name": name, "namespace": "ns", "resourceVersion": resource_version}
+        return {"apiVersion": "argoml.io/v1alpha1", "kind": "TFJob", "metadata": metadata}
+
+    quiet, held = ObjectKey("TFJob", "ns", "quiet"), ObjectKey("TFJob", "ns", "held")
+    controllers.expectations.expect(quiet, [version("7")])
+    handle("MODIFIED", job("quiet", "7"))  # the status its run wrote: that run decided already
+    assert controllers.sink.waiting == 0
+    handle("MODIFIED", job("quiet", "8"))  # someone else's change
+    assert controllers.sink.waiting == 1
+
+    controllers.expectations.expect(held, [version("3")])
+    assert controllers.expectations.waiting(held) is not None  # a run came too early and did nothing
+    handle("MODIFIED", job("held", "3"))
+    assert controllers.sink.waiting == 2
+
+
 def test_a_process_that_does_not_lead_has_no_cached_view():
     assert runtime.cached_view("TFJob") is None
 
@@ -286,6 +307,7 @@ def test_events_of_the_kind_and_of_its_children_become_keys_of_the_owner(client)
         wait_for(lambda: len(enqueued.keys) == 3, 2, "the child's and the update's keys")
 
         assert set(enqueued.keys) == {ObjectKey("ConfigMap", "default", "existing")}
+        assert controllers.mirror_writer.wait_idle(5)
         assert mirrored == [("ADDED", "existing"), ("MODIFIED", "existing")]
         secrets = controllers.informers[WatchSpec(SECRET, TEST_NAMESPACE, "sample.argoml.io/owner")]
         assert secrets.cached_keys() == [("default", "existing-copy")]

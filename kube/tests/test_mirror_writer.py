@@ -1,0 +1,112 @@
+"""The mirror's writer thread: events queued while it writes share the next batch, each model's events go
+to `apply_events` together and in order, a failing event is logged and never stops the others."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kube.mirror import mirror_handler
+from kube.mirror import writer as mirror_writer
+from kube.mirror.writer import MirrorWriter, Pending
+from kube.tests.test_mirror import mirrorapp, widget
+
+__all__ = ["mirrorapp"]  # the fixture, shared with test_mirror
+
+
+def pending(mirror, event_type: str, obj: dict) -> Pending:
+    return Pending(mirror, event_type, obj, "widget", f"team-a/{obj['metadata']['name']}")
+
+
+def run_until_idle(writer: MirrorWriter) -> None:
+    thread = threading.Thread(target=writer.run)
+    thread.start()
+    try:
+        assert writer.wait_idle(30)
+    finally:
+        writer.stop()
+        thread.join(30)
+
+
+def test_the_limits_must_make_sense():
+    with pytest.raises(ValueError, match="max_batch: 0 must be at least 1"):
+        MirrorWriter(max_batch=0)
+    with pytest.raises(ValueError, match=r"max_pending: 5 must be at least max_batch \(10\)"):
+        MirrorWriter(max_batch=10, max_pending=5)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_events_queued_meanwhile_are_written_in_batches_of_at_most_max_batch(mirrorapp, monkeypatch):
+    Widget, History = mirrorapp
+    batches: list[list[tuple[str, str]]] = []
+    real_apply = mirror_writer.apply_events
+
+    def recording(model, events, **kwargs):
+        batches.append([(event_type, obj["metadata"]["resourceVersion"]) for event_type, obj in events])
+        return real_apply(model, events, **kwargs)
+
+    monkeypatch.setattr(mirror_writer, "apply_events", recording)
+    writer = MirrorWriter(max_batch=3, max_pending=10)
+    handler = mirror_handler(Widget)
+    writer.put(pending(handler, "ADDED", widget("1", phase="Pending")))
+    for version in range(2, 8):
+        writer.put(pending(handler, "MODIFIED", widget(str(version), phase=f"P{version}")))
+    run_until_idle(writer)
+    assert batches == [
+        [("ADDED", "1"), ("MODIFIED", "2"), ("MODIFIED", "3")],
+        [("MODIFIED", "4"), ("MODIFIED", "5"), ("MODIFIED", "6")],
+        [("MODIFIED", "7")],
+    ]
+    assert (writer.batches, writer.written, writer.failed) == (3, 7, 0)
+    assert Widget.objects.get().phase == "P7"
+    assert list(History.objects.order_by("pk").values_list("resource_version", flat=True)) == list("1234567")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_event_is_logged_under_its_key_and_the_others_are_written(mirrorapp, caplog):
+    Widget, _ = mirrorapp
+    seen: list[str] = []
+
+    def fussy(event_type: str, obj: dict) -> None:
+        seen.append(obj["metadata"]["name"])
+        if obj["metadata"]["name"] == "bad":
+            raise RuntimeError("no thanks")
+
+    no_uid = widget("1", name="anonymous")
+    del no_uid["metadata"]["uid"]
+    writer = MirrorWriter()
+    handler = mirror_handler(Widget)
+    for event in (
+        pending(fussy, "ADDED", widget("1", name="bad")),
+        pending(handler, "ADDED", no_uid),
+        pending(fussy, "ADDED", widget("1", name="good")),
+        pending(handler, "ADDED", widget("1", uid="u2", name="kept")),
+    ):
+        writer.put(event)
+    run_until_idle(writer)
+    assert seen == ["bad", "good"]
+    assert list(Widget.objects.values_list("name", flat=True)) == ["kept"]
+    assert writer.failed == 2
+    failures = [r.getMessage() for r in caplog.records if r.name == "kube.mirror.writer"]
+    assert failures == [
+        "mirroring a ADDED event failed: no thanks [controller=widget key=team-a/bad]",
+        "mirroring a ADDED event failed: metadata.uid is missing: a Widget cannot be mirrored without it"
+        " [controller=widget key=team-a/anonymous]",
+    ]
+
+
+def test_once_stopped_queued_and_new_events_are_dropped():
+    written: list[str] = []
+    writer = MirrorWriter()
+    writer.put(pending(lambda t, o: written.append(t), "ADDED", widget("1")))
+    writer.stop()
+    writer.put(pending(lambda t, o: written.append(t), "MODIFIED", widget("2")))
+    writer.run()  # returns at once
+    assert (written, writer.waiting) == ([], 0)
+
+
+def test_a_handler_mirrors_one_event_at_once_outside_the_writer(mirrorapp, db):
+    Widget, _ = mirrorapp
+    mirror_handler(Widget)("ADDED", widget("1"))
+    assert Widget.objects.get().resource_version == "1"
