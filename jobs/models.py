@@ -135,18 +135,26 @@ class Replica(MirroredResource):
             "job_id": controller_uid(obj),
             "replica_type": str(labels.get(LABEL_REPLICA_TYPE) or "")[:32],
             "replica_index": int(index) if isinstance(index, str) and index.isdigit() else None,
-            "exit_code": first_exit_code(status),
-            "restarts": sum(
-                max(as_int(as_dict(c).get("restartCount")) or 0, 0) for c in container_statuses(status)
-            ),
-            "node": str(as_dict(obj.get("spec")).get("nodeName") or ""),
-            "pod_ip": str(status.get("podIP") or ""),
-            "message": last_message(status),
+            **pod_observation(obj, status),
         }
 
     @property
     def slot(self) -> str:
         return f"{self.replica_type}-{self.replica_index}"
+
+
+def pod_observation(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """What every pod mirror row shows of a pod: its first exit code, in-place restarts, node, IP and the
+    last reason it gave (replicas of jobs here, a TrainJob's pods in trainer)."""
+    return {
+        "exit_code": _first_exit_code(status),
+        "restarts": sum(
+            max(as_int(as_dict(c).get("restartCount")) or 0, 0) for c in _container_statuses(status)
+        ),
+        "node": str(as_dict(obj.get("spec")).get("nodeName") or ""),
+        "pod_ip": str(status.get("podIP") or ""),
+        "message": _last_message(status),
+    }
 
 
 def controller_uid(obj: dict[str, Any]) -> str:
@@ -174,7 +182,7 @@ def _latest_true_condition(conditions: list[dict[str, Any]]) -> dict[str, Any]:
     return true[-1] if true else {}
 
 
-def container_statuses(status: dict[str, Any]) -> list[Any]:
+def _container_statuses(status: dict[str, Any]) -> list[Any]:
     statuses = []
     for field in ("initContainerStatuses", "containerStatuses"):
         found = status.get(field)
@@ -182,9 +190,9 @@ def container_statuses(status: dict[str, Any]) -> list[Any]:
     return statuses
 
 
-def first_exit_code(status: dict[str, Any]) -> int | None:
+def _first_exit_code(status: dict[str, Any]) -> int | None:
     """The exit code of the first container that terminated (now, else last time), if any."""
-    for container in container_statuses(status):
+    for container in _container_statuses(status):
         container = as_dict(container)
         for state in ("state", "lastState"):
             terminated = as_dict(as_dict(container.get(state)).get("terminated"))
@@ -194,9 +202,9 @@ def first_exit_code(status: dict[str, Any]) -> int | None:
     return None
 
 
-def last_message(status: dict[str, Any]) -> str:
+def _last_message(status: dict[str, Any]) -> str:
     """Why the pod is where it is: a container's waiting or terminated reason and message, else the pod's."""
-    for container in container_statuses(status):
+    for container in _container_statuses(status):
         state = as_dict(as_dict(container).get("state"))
         for detail in (as_dict(state.get("waiting")), as_dict(state.get("terminated"))):
             words = [str(detail.get(key) or "") for key in ("reason", "message")]

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from django.db import models
 
-from jobs.models import container_statuses, controller_uid, first_exit_code, last_message
+from jobs.models import controller_uid, pod_observation
 from kube.models import PHASE_MAX_LENGTH, MirroredResource, MirrorHistory, parse_time
 from trainer import constants as c
 
@@ -181,13 +181,7 @@ class TrainJobPod(MirroredResource):
             "step": str(labels.get(c.LABEL_REPLICATED_JOB_NAME) or "")[:63],
             "job_index": _index(labels.get(c.LABEL_JOB_INDEX)),
             "completion_index": _index(labels.get(c.LABEL_COMPLETION_INDEX)),
-            "exit_code": first_exit_code(status),
-            "restarts": sum(
-                max(_int(_dict(cs).get("restartCount")) or 0, 0) for cs in container_statuses(status)
-            ),
-            "node": str(_dict(obj.get("spec")).get("nodeName") or ""),
-            "pod_ip": str(status.get("podIP") or ""),
-            "message": last_message(status),
+            **pod_observation(obj, status),
         }
 
     @property
