@@ -24,7 +24,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from access.scopes import scope_for
-from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyInline
+from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyAdmin, ReadOnlyInline
 from kube.errors import ApiError
 from trainer import actions, revisions
 from trainer import constants as c
@@ -351,7 +351,7 @@ class TrainJobAdmin(MirrorAdmin):
 
 
 @admin.register(TrainerStatusUpdate)
-class TrainerStatusUpdateAdmin(admin.ModelAdmin):
+class TrainerStatusUpdateAdmin(ReadOnlyAdmin):
     """Every progress report a TrainJob's pods pushed (KEP-2779), read only, in your namespaces."""
 
     list_display = (
@@ -376,15 +376,6 @@ class TrainerStatusUpdateAdmin(admin.ModelAdmin):
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         return lookup == "trainjob_uid" or super().lookup_allowed(lookup, value, request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="progress", ordering="progress_percentage")
     def progress(self, update: TrainerStatusUpdate) -> str:

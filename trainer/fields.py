@@ -4,6 +4,7 @@ field is wrong, so a parser reports every problem at once."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
 from hyperparam.space import errors
@@ -88,3 +89,14 @@ def env(found: errors.ErrorList, path: str, value: object) -> tuple[RawDict, ...
         if text(found, f"{path}[{index}].name", entry.get("name"), required=True) is not None:
             entries.append(copy.deepcopy(entry))
     return tuple(entries)
+
+
+def upsert_by_name(items: list[dict[str, Any]], extra: Iterable[dict[str, Any]]) -> None:
+    """Set each named entry (env variable, volume, volume mount) in `items`, replacing a same-named one in
+    place (Trainer's apply.Upsert*: the order of first appearance is kept, so pod specs do not churn)."""
+    for item in extra:
+        same = next((i for i, old in enumerate(items) if old.get("name") == item["name"]), None)
+        if same is None:
+            items.append(copy.deepcopy(item))
+        else:
+            items[same] = copy.deepcopy(item)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainer import constants as c
-from trainer import resolution, spec, statusserver
+from trainer import fields, resolution, spec, statusserver
 from workflows.pipeline import quantity
 
 RawDict = dict[str, Any]
@@ -442,14 +442,14 @@ def _enforce_mpi(
             continue
         template = templates[rjob.name]
         volumes = [ssh_volume, hostfile_volume] if rjob.name == c.LAUNCHER else [ssh_volume]
-        _upsert_by_name(template.setdefault("spec", {}).setdefault("volumes", []), volumes)
+        fields.upsert_by_name(template.setdefault("spec", {}).setdefault("volumes", []), volumes)
         container = resolution.find_container(template, c.NODE)
         if container is None:
             continue
         mounts = container.setdefault("volumeMounts", [])
-        _upsert_by_name(mounts, [{"name": c.MPI_SSH_AUTH_VOLUME, "mountPath": mpi.ssh_auth_mount_path}])
+        fields.upsert_by_name(mounts, [{"name": c.MPI_SSH_AUTH_VOLUME, "mountPath": mpi.ssh_auth_mount_path}])
         if rjob.name == c.LAUNCHER:
-            _upsert_by_name(mounts, [{"name": c.MPI_HOSTFILE_VOLUME, "mountPath": c.MPI_HOSTFILE_DIR}])
+            fields.upsert_by_name(mounts, [{"name": c.MPI_HOSTFILE_VOLUME, "mountPath": c.MPI_HOSTFILE_DIR}])
             resolution.upsert_env(container, launcher_env)
     return {
         "apiVersion": "v1",
@@ -463,12 +463,3 @@ def _enforce_mpi(
         },
         "data": {c.MPI_HOSTFILE_NAME: hostfile(resolved)},
     }
-
-
-def _upsert_by_name(items: list[RawDict], extra: list[RawDict]) -> None:
-    for item in extra:
-        same = next((i for i, old in enumerate(items) if old.get("name") == item["name"]), None)
-        if same is None:
-            items.append(copy.deepcopy(item))
-        else:
-            items[same] = copy.deepcopy(item)

@@ -12,7 +12,7 @@ from typing import Any
 
 from hyperparam.space import errors
 from trainer import constants as c
-from trainer import spec
+from trainer import fields, spec
 
 RawDict = dict[str, Any]
 
@@ -315,13 +315,7 @@ def _merge_resources(container: RawDict, resources: RawDict) -> None:
 def upsert_env(container: RawDict, env: tuple[RawDict, ...] | list[RawDict]) -> None:
     """Set each variable in the container's env, replacing a same-named one in place (Trainer's
     apply.UpsertEnvVars: order of first appearance is kept, so the pod spec does not churn)."""
-    current = container.setdefault("env", [])
-    for entry in env:
-        same = next((i for i, old in enumerate(current) if old.get("name") == entry["name"]), None)
-        if same is None:
-            current.append(copy.deepcopy(entry))
-        else:
-            current[same] = copy.deepcopy(entry)
+    fields.upsert_by_name(container.setdefault("env", []), env)
 
 
 def find_container(template: RawDict, name: str, *, init: bool = False) -> RawDict | None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from kube import times
 from trainer import constants as c
 from trainer import plan as planning
 from trainer import spec
@@ -176,13 +177,13 @@ def set_condition(
                 "status": status,
                 "reason": reason,
                 "message": message,
-                "lastTransitionTime": format_time(now),
+                "lastTransitionTime": times.format_time(now),
             }
         )
         return
     if current.get("status") != status:
         current["status"] = status
-        current["lastTransitionTime"] = format_time(now)
+        current["lastTransitionTime"] = times.format_time(now)
     current["reason"] = reason
     current["message"] = message
 
@@ -197,26 +198,10 @@ def deadline(
     start = created_at
     suspended = find(conditions, SUSPENDED)
     if suspended is not None and suspended.get("status") == "False":
-        start = parse_time(suspended.get("lastTransitionTime")) or start
+        start = times.parse_time(suspended.get("lastTransitionTime")) or start
     if start is None:
         return None
     return start + timedelta(seconds=job.active_deadline_seconds)
-
-
-def format_time(moment: datetime) -> str:
-    """As the API writes a condition's time: RFC 3339 in UTC, to the second."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: object) -> datetime | None:
-    """An API timestamp as an aware datetime; None when absent or malformed (never raises)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 # --- The decision ---------------------------------------------------------------------------------------

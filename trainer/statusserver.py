@@ -7,12 +7,12 @@ Pure: the plan calls `inject` with the server's base URL and CA given; nothing h
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from trainer import constants as c
+from trainer import fields
 
 RawDict = dict[str, Any]
 
@@ -101,9 +101,9 @@ def inject(pod_templates: Iterable[RawDict], server: StatusServer, namespace: st
     for template in pod_templates:
         pod_spec = template.setdefault("spec", {})
         for container in pod_spec.get("containers") or []:
-            _upsert(container.setdefault("env", []), variables)
-            _upsert(container.setdefault("volumeMounts", []), [volume_mount()])
-        _upsert(pod_spec.setdefault("volumes", []), [volume(namespace, name)])
+            fields.upsert_by_name(container.setdefault("env", []), variables)
+            fields.upsert_by_name(container.setdefault("volumeMounts", []), [volume_mount()])
+        fields.upsert_by_name(pod_spec.setdefault("volumes", []), [volume(namespace, name)])
 
 
 def ca_config_map(server: StatusServer, namespace: str, name: str, owner: RawDict) -> RawDict:
@@ -115,12 +115,3 @@ def ca_config_map(server: StatusServer, namespace: str, name: str, owner: RawDic
         "metadata": {"name": ca_config_map_name(name), "namespace": namespace, "ownerReferences": [owner]},
         "data": {CA_CERT_KEY: server.ca_cert},
     }
-
-
-def _upsert(items: list[RawDict], extra: list[RawDict]) -> None:
-    for item in extra:
-        same = next((i for i, old in enumerate(items) if old.get("name") == item["name"]), None)
-        if same is None:
-            items.append(copy.deepcopy(item))
-        else:
-            items[same] = copy.deepcopy(item)
