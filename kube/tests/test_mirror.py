@@ -82,9 +82,10 @@ def condition(type_: str, status: str = "True", reason: str = "R", message: str 
 
 
 def statements(queries: CaptureQueriesContext) -> list[str]:
-    """The SQL verbs run, leaving out savepoints (the test's own transaction adds those)."""
+    """The SQL verbs run, leaving out savepoints (the test's own transaction adds those); Django logs an
+    executemany as "<n> times: <sql>"."""
     return [
-        query["sql"].split()[0]
+        query["sql"].split(" times: ", 1)[-1].split()[0]
         for query in queries.captured_queries
         if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))
     ]
