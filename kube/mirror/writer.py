@@ -1,8 +1,9 @@
 """The mirror's own thread: watch events wait here and are written in batches (`apply_events`), so a watch
 thread never waits for the database and the informer cache keeps up with the cluster.
 
-A batch is what arrived while the previous one was written, at most `max_batch` events: when events are
-few each goes alone at once (the latency of one write), when they come fast they share a transaction.
+A batch is what arrived within `linger` seconds of its first event or while the previous one was written,
+at most `max_batch` events: a transaction costs the same few round trips whatever its size, so a burst
+shares one instead of paying them per event (a mirror row is a few tens of milliseconds later).
 Events of one object keep their order: one thread writes, batches go in arrival order, and a batch
 applies each uid's events in order. `max_pending` bounds the memory: a watch thread that finds the
 queue full waits for the writer (the cache then lags, as it would have with no queue).
@@ -28,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH = 200
 DEFAULT_MAX_PENDING = 5000
+DEFAULT_LINGER_SECONDS = 0.05
 
 Mirror = Callable[[str, dict[str, Any]], None]
 
@@ -46,13 +48,22 @@ class Pending:
 class MirrorWriter:
     """Writes queued watch events into the mirror on a thread of its own (`run`), batch by batch."""
 
-    def __init__(self, *, max_batch: int = DEFAULT_MAX_BATCH, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+    def __init__(
+        self,
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        linger: float = DEFAULT_LINGER_SECONDS,
+    ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch: {max_batch} must be at least 1.")
         if max_pending < max_batch:
             raise ValueError(f"max_pending: {max_pending} must be at least max_batch ({max_batch}).")
+        if linger < 0:
+            raise ValueError(f"linger: {linger} must be at least 0.")
         self.max_batch = max_batch
         self.max_pending = max_pending
+        self.linger = linger
         self._pending: deque[Pending] = deque()
         self._changed = threading.Condition()
         self._stopping = False
@@ -77,6 +88,9 @@ class MirrorWriter:
                 with self._changed:
                     while not self._pending and not self._stopping:
                         self._changed.wait()
+                    if self.linger:
+                        full = lambda: self._stopping or len(self._pending) >= self.max_batch  # noqa: E731
+                        self._changed.wait_for(full, self.linger)
                     if self._stopping:
                         return
                     count = min(len(self._pending), self.max_batch)

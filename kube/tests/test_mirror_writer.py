@@ -1,9 +1,11 @@
-"""The mirror's writer thread: events queued while it writes share the next batch, each model's events go
-to `apply_events` together and in order, a failing event is logged and never stops the others."""
+"""The mirror's writer thread: events queued while it writes or within its linger share the next batch,
+each model's events go to `apply_events` together and in order, a failing event is logged and never stops
+the others."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -34,6 +36,40 @@ def test_the_limits_must_make_sense():
         MirrorWriter(max_batch=0)
     with pytest.raises(ValueError, match=r"max_pending: 5 must be at least max_batch \(10\)"):
         MirrorWriter(max_batch=10, max_pending=5)
+    with pytest.raises(ValueError, match=r"linger: -0\.1 must be at least 0"):
+        MirrorWriter(linger=-0.1)
+
+
+def test_events_arriving_within_the_linger_share_one_batch_and_a_lone_one_waits_no_longer():
+    batches: list[list[str]] = []
+    writer = MirrorWriter(linger=0.5)
+    writer.write = lambda batch: batches.append([p.obj["metadata"]["resourceVersion"] for p in batch])
+    thread = threading.Thread(target=writer.run)
+    thread.start()
+    try:
+        writer.put(pending(lambda t, o: None, "ADDED", widget("1")))
+        time.sleep(0.1)  # well within the linger: the writer is still gathering
+        writer.put(pending(lambda t, o: None, "MODIFIED", widget("2")))
+        assert writer.wait_idle(5)
+        writer.put(pending(lambda t, o: None, "MODIFIED", widget("3")))
+        began = time.monotonic()
+        assert writer.wait_idle(5)
+        alone_after = time.monotonic() - began
+    finally:
+        writer.stop()
+        thread.join(30)
+    assert batches == [["1", "2"], ["3"]]
+    assert 0.3 < alone_after < 2.0  # the linger, then at once
+
+
+def test_a_full_batch_is_written_without_waiting_out_the_linger():
+    batches: list[int] = []
+    writer = MirrorWriter(max_batch=3, max_pending=10, linger=30)
+    writer.write = lambda batch: batches.append(len(batch))
+    for version in range(1, 4):
+        writer.put(pending(lambda t, o: None, "MODIFIED", widget(str(version))))
+    run_until_idle(writer)  # waits at most 30 s: a linger waited out would fail it
+    assert batches == [3]
 
 
 @pytest.mark.django_db(transaction=True)
