@@ -138,10 +138,7 @@ def _converge(
         decided = replace(decided, create=tuple(completed))
     status = with_summary(job, decided.status, parsed.counts)
     if status != as_dict(job.get("status")):
-        job = _write_status(client, rtype, job, status)
-        if view is not None:
-            metadata = as_dict(job.get("metadata"))
-            view.expect_version(job_namespace(job), job_name(job), str(metadata.get("resourceVersion") or ""))
+        job = _write_status(client, rtype, job, status, view)
     blocked = apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER), view)
     requeue = decided.requeue_after
     if blocked:
@@ -326,10 +323,17 @@ def apply_plan(
         update_error = update.result()
         if update_error is not None:
             failed(update_error, f"FailedUpdate{manifest.get('kind')}", "Update")
+    if not blocked:
+        # Every creation is expected before the first is sent: the event of the last service must not
+        # enqueue a run that finds the pods, created next, not yet expected.
+        watched = [
+            m
+            for m in decided.create
+            if m.get("kind") in CREATION_ORDER and m.get("kind") not in UNWATCHED_KINDS
+        ]
+        expect.items([expectations.created(str(m.get("kind")), name_of(m)) for m in watched])
     for kind in CREATION_ORDER if not blocked else ():
         manifests = [m for m in decided.create if m.get("kind") == kind]
-        if kind not in UNWATCHED_KINDS:
-            expect.items([expectations.created(kind, name_of(m)) for m in manifests])
         creations = in_parallel([functools.partial(_create_child, client, namespace, m) for m in manifests])
         created = []
         for manifest, creation in zip(manifests, creations, strict=True):
@@ -463,12 +467,28 @@ def _list(client: KubeClient, rtype: ResourceType, namespace: str, selector: str
 
 
 def _write_status(
-    client: KubeClient, rtype: ResourceType, job: dict[str, Any], status: dict[str, Any]
+    client: KubeClient,
+    rtype: ResourceType,
+    job: dict[str, Any],
+    status: dict[str, Any],
+    view: CachedView | None,
 ) -> dict[str, Any]:
     """Replace the status (not merge: a field the plan dropped, like startTime while suspended, must go).
     The job's resourceVersion is the precondition: a job changed since we read it gives Conflict, and the
-    retry decides again from what it is now."""
-    return client.replace(rtype, {**job, "status": status}, subresource="status")
+    retry decides again from what it is now. With a `view`, its event is expected (the next run waits for
+    the cache to show it, and the event itself enqueues no run)."""
+    namespace, name = job_namespace(job), job_name(job)
+    expected = view.expect_status(namespace, name, status) if view is not None else None
+    try:
+        written = client.replace(rtype, {**job, "status": status}, subresource="status")
+    except ApiError:
+        if view is not None and expected is not None:
+            view.observe(namespace, name, expected)  # no event will come
+        raise
+    if view is not None:
+        resource_version = str(as_dict(written.get("metadata")).get("resourceVersion") or "")
+        view.expect_version(namespace, name, resource_version, instead_of=expected)
+    return written
 
 
 class _Expecting:

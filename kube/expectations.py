@@ -16,17 +16,28 @@ The event of a key's own write of its object (the status it wrote) needs no run 
 wrote it decided with it in mind (controller-runtime filters such events with predicates). So `observe`
 says whether an item was one of the key's own, and `take_held` whether a run was held back meanwhile and
 is now free to go: only then does that event enqueue the key (kube/runtime.py).
+
+Nor does the event of one of several children a run created: a run it enqueued would find the others
+still pending and do nothing. `observe_awaited` holds the key instead, and the event of the last item
+enqueues it (`take_held`): a job of 4 pods and 4 services costs one run after its creation, not one per
+child event that beats the others to the queue. Should the last item never come, `release_expired` hands
+the held key back once its items expired (the runtime checks every EXPIRED_CHECK_SECONDS).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any
 
 from .queue import ObjectKey
 
 DEFAULT_TTL_SECONDS = 300.0
+#: How often the runtime asks for held keys whose items expired (`release_expired`).
+EXPIRED_CHECK_SECONDS = 30.0
 
 Item = tuple[Hashable, ...]
 
@@ -46,6 +57,16 @@ def version(resource_version: str) -> Item:
     return ("version", resource_version)
 
 
+def status_written(status: Mapping[str, Any]) -> Item:
+    """A status this reconcile is writing, expected before it is sent: the write's event may reach the
+    informer before its answer gives the resourceVersion to expect, and then it is known by its status."""
+    canonical = json.dumps(status, sort_keys=True, separators=(",", ":"), default=str)
+    return (STATUS, hashlib.blake2b(canonical.encode(), digest_size=16).digest())
+
+
+STATUS = "status"
+
+
 class Expectations:
     """Pending items by reconcile key; thread-safe (reconcile threads expect, the watch threads observe)."""
 
@@ -58,10 +79,14 @@ class Expectations:
         self._held: set[ObjectKey] = set()  # keys whose run found items pending and did nothing
         self._lock = threading.Lock()
 
-    def expect(self, key: ObjectKey, items: Iterable[Item]) -> None:
+    def expect(self, key: ObjectKey, items: Iterable[Item], *, instead_of: Item | None = None) -> None:
+        """Expect `items` of the key's writes; `instead_of`, an item they make redundant, is dropped at once
+        (a status write's answer names the resourceVersion its event will carry)."""
         deadline = self._clock() + self.ttl
         with self._lock:
             pending = self._pending.setdefault(key, {})
+            if instead_of is not None:
+                pending.pop(instead_of, None)
             for item in items:
                 pending[item] = deadline
             if not pending:
@@ -77,6 +102,43 @@ class Expectations:
             if not pending:
                 del self._pending[key]
             return True
+
+    def observe_awaited(self, key: ObjectKey, items: Iterable[Item]) -> bool:
+        """Observe a child event's items; True when one was expected and others are still pending: the key
+        is then held (its run is owed once nothing is pending) and the event need not enqueue it."""
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is None:
+                return False
+            expected = False
+            for item in items:
+                expected = pending.pop(item, None) is not None or expected
+            if not pending:
+                del self._pending[key]
+                return False
+            if expected:
+                self._held.add(key)
+            return expected
+
+    def release_expired(self) -> list[ObjectKey]:
+        """The held keys whose pending items all expired, no longer held or waiting: their runs are owed
+        now (the event of an item never came)."""
+        now = self._clock()
+        with self._lock:
+            released = [
+                key
+                for key in self._held
+                if all(deadline <= now for deadline in self._pending.get(key, {}).values())
+            ]
+            for key in released:
+                self._held.discard(key)
+                self._pending.pop(key, None)
+            return released
+
+    def awaits_status(self, key: ObjectKey) -> bool:
+        """Whether a run of the key is writing a status (see `status_written`) not yet observed."""
+        with self._lock:
+            return any(item[0] == STATUS for item in self._pending.get(key, ()))
 
     def take_held(self, key: ObjectKey) -> bool:
         """True (once) when a run of the key was held back by pending items and none is pending now."""

@@ -273,21 +273,36 @@ class ControllerRuntime:
                 for key in keys:
                     if route.child is None and event_type == "DELETED":
                         self.expectations.drop(key)
-                    else:
-                        own_write = self._observe(route, key, event_type, obj)
-                        if not self.expectations.take_held(key) and own_write:
-                            continue  # the object as the key's own run wrote it: that run decided already
+                    elif not self._needs_run(route, key, event_type, obj):
+                        continue
                     self.sink.put(key)
 
         return handle
 
-    def _observe(self, route: Route, key: ObjectKey, event_type: str, obj: dict[str, Any]) -> bool:
-        """Mark what the event shows the key's runs; True when it is the key's own write of its object."""
+    def _needs_run(self, route: Route, key: ObjectKey, event_type: str, obj: dict[str, Any]) -> bool:
+        """Mark what the event shows the key's runs; False when it needs no run of its own: the key's own
+        write of its object (that run decided already), or one of several children a run created while
+        others are still on the way (the last one's event enqueues the key)."""
+        items = observed_items(route, event_type, obj)
+        if route.child is not None:
+            if self.expectations.observe_awaited(key, items):
+                return False
+            self.expectations.take_held(key)  # the run owed is this event's
+            return True  # a child the run created still enqueues: the job's status counts its children
+        if self.expectations.awaits_status(key):  # hashed only while one of its runs writes a status
+            items.append(expectations.status_written(obj.get("status") or {}))
         own_write = False
-        for item in observed_items(route, event_type, obj):
+        for item in items:
             own_write = self.expectations.observe(key, item) or own_write
-        # A child the run created still enqueues: the job's status counts its children.
-        return own_write and route.child is None
+        return self.expectations.take_held(key) or not own_write
+
+    def _release_expired(self) -> None:
+        """Hand back held keys whose awaited events never came, every EXPIRED_CHECK_SECONDS."""
+        while not self._stopped.wait(expectations.EXPIRED_CHECK_SECONDS):
+            for key in self.expectations.release_expired():
+                logger.info("%s waited %.0f s for events of its writes that never came: reconciling it",
+                            key, self.expectations.ttl)  # fmt: skip
+                self.sink.put(key)
 
     def _mirror(
         self, controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
@@ -302,6 +317,7 @@ class ControllerRuntime:
         for target, name in (
             (self.sink.run, "controllers-enqueue"),
             (self.mirror_writer.run, "mirror-writer"),
+            (self._release_expired, "expectations-expired"),
         ):
             self._threads.append(threading.Thread(target=target, name=name, daemon=True))
         for spec, informer in self.informers.items():
@@ -346,7 +362,7 @@ class ControllerRuntime:
                     for child in controller.owns
                 }
                 own = self.informers[WatchSpec.own(controller)]
-                return CachedView(controller, own, children, self.expectations)
+                return CachedView(controller, own, children, self.expectations, self.sink.put)
         return None
 
     def known_keys(self) -> Iterator[ObjectKey]:
@@ -366,6 +382,8 @@ class CachedView:
     own: Informer
     children_informers: dict[str, Informer]
     expected: expectations.Expectations
+    #: Enqueues a key (the runtime's sink): for a held key the run's own `observe` frees.
+    release: Callable[[ObjectKey], None]
 
     def key(self, namespace: str, name: str) -> ObjectKey:
         return ObjectKey(self.controller.kind, namespace, name)
@@ -396,12 +414,26 @@ class CachedView:
         self.expected.expect(self.key(namespace, name), items)
 
     def observe(self, namespace: str, name: str, item: expectations.Item) -> None:
-        self.expected.observe(self.key(namespace, name), item)
-
-    def expect_version(self, namespace: str, name: str, resource_version: str) -> None:
-        """Wait for the event of our own write of the object; its event may have arrived already."""
+        """An item that will never come (its write failed, or found the object there): when it was the last
+        one a held key waited for, no event will enqueue that key, so this does."""
         key = self.key(namespace, name)
-        self.expected.expect(key, [expectations.version(resource_version)])
+        if self.expected.observe(key, item) and self.expected.take_held(key):
+            self.release(key)
+
+    def expect_status(self, namespace: str, name: str, status: dict[str, Any]) -> expectations.Item:
+        """Expect the event of a status write about to be sent (observe the item returned if it fails)."""
+        item = expectations.status_written(status)
+        self.expected.expect(self.key(namespace, name), [item])
+        return item
+
+    def expect_version(
+        self, namespace: str, name: str, resource_version: str, *, instead_of: expectations.Item | None = None
+    ) -> None:
+        """Wait for the event of our own write of the object; its event may have arrived already. A status
+        write's `expect_status` item goes (`instead_of`): from its answer on, the version says it all, and a
+        status the server stored otherwise than sent is never left waiting."""
+        key = self.key(namespace, name)
+        self.expected.expect(key, [expectations.version(resource_version)], instead_of=instead_of)
         cached = self.own.get(namespace, name)
         if cached is not None and (cached.get("metadata") or {}).get("resourceVersion") == resource_version:
             self.expected.observe(key, expectations.version(resource_version))

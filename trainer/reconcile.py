@@ -178,11 +178,13 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         now=jobs_conf.now(),  # the operator's clock (JOBS_CLOCK): tests point it at the simulator's
     )
     written = _record_runtime_generation(client, job, seen.runtime)
+    status_item = None
     if outcome.status != (job.get("status") or {}):
-        written = client.replace(TRAIN_JOB, {**written, "status": outcome.status}, subresource="status")
+        written, status_item = _write_status(client, written, outcome.status, view)
     if view is not None and written is not job:  # the next run waits until the cache shows our last write
         meta = written["metadata"]
-        view.expect_version(meta.get("namespace") or "", meta["name"], str(meta.get("resourceVersion") or ""))
+        namespace, resource_version = meta.get("namespace") or "", str(meta.get("resourceVersion") or "")
+        view.expect_version(namespace, meta["name"], resource_version, instead_of=status_item)
     job = written
     creations = _creations(parsed, desired, outcome, seen)
     requeue = outcome.requeue_after
@@ -241,6 +243,22 @@ def _ensure_pod_group(
         return True
     recorder.event(job, "Warning", "FailedCreatePodGroup", note, action="Create")
     return False
+
+
+def _write_status(
+    client: KubeClient, job: dict[str, Any], new_status: dict[str, Any], view: CachedView | None
+) -> tuple[dict[str, Any], expectations.Item | None]:
+    """Replace the status, its event expected first when reading the cache (see kube.runtime.CachedView);
+    the caller expects the resourceVersion it returns instead of the item returned with it."""
+    meta = job["metadata"]
+    namespace, name = meta.get("namespace") or "", meta["name"]
+    expected = view.expect_status(namespace, name, new_status) if view is not None else None
+    try:
+        return client.replace(TRAIN_JOB, {**job, "status": new_status}, subresource="status"), expected
+    except ApiError:
+        if view is not None and expected is not None:
+            view.observe(namespace, name, expected)  # no event will come
+        raise
 
 
 def _record_runtime_generation(
@@ -306,12 +324,12 @@ def _apply(
         failures.append(error)
         events.append((Event("Warning", "FailedDeletePod", str(error)), "Delete"))
     events += [(event, "Delete") for event in deletion_events(deleted)]
+    # Every creation is expected before the first is sent: the event of the last of one kind must not
+    # enqueue a run that finds those of the next kind not yet expected.
+    watched = [m for m in creations if m["kind"] in CREATION_ORDER and m["kind"] not in UNWATCHED_KINDS]
+    _expect(view, namespace, name, [expectations.created(m["kind"], m["metadata"]["name"]) for m in watched])
     for kind in CREATION_ORDER:
         manifests = [m for m in creations if m["kind"] == kind]
-        if kind not in UNWATCHED_KINDS:
-            _expect(
-                view, namespace, name, [expectations.created(kind, m["metadata"]["name"]) for m in manifests]
-            )
         outcomes = in_parallel([functools.partial(_create, client, namespace, m) for m in manifests])
         created: list[dict[str, Any]] = []
         for manifest, outcome_of in zip(manifests, outcomes, strict=True):

@@ -96,6 +96,39 @@ def test_a_run_held_back_is_owed_one_run_once_nothing_is_pending(expected):
     assert expected.take_held(KEY) is False  # owed once
 
 
+def test_a_child_event_awaited_among_others_holds_the_key_until_the_last_one(expected):
+    pods = [created("Pod", f"a-{i}") for i in range(3)]
+    expected.expect(KEY, [version("7"), *pods])
+    assert expected.observe_awaited(KEY, [pods[0]]) is True  # others still coming: no run of its own
+    assert expected.observe_awaited(KEY, [created("Pod", "stranger")]) is False  # news: a run, as ever
+    assert expected.observe_awaited(KEY, [pods[1]]) is True
+    assert expected.take_held(KEY) is False  # still waiting
+    assert expected.observe(KEY, version("7")) is True  # the key's own write: no run of its own either...
+    assert expected.observe_awaited(KEY, [pods[2]]) is False  # ...but the last item's event runs it
+    assert expected.take_held(KEY) is True
+    assert expected.take_held(KEY) is False  # owed once
+    assert expected.observe_awaited(OTHER, [pods[0]]) is False  # a key that waits for nothing
+
+
+def test_a_held_key_whose_items_never_come_is_released_once_they_expired(expected, clock):
+    expected.expect(KEY, [created("Pod", "a"), created("Pod", "b")])
+    expected.expect(OTHER, [created("Pod", "c"), created("Pod", "d")])
+    assert expected.observe_awaited(KEY, [created("Pod", "a")]) is True
+    assert expected.release_expired() == []  # not expired yet
+    clock.now += 29
+    expected.expect(OTHER, [created("Pod", "e")])  # a later write: OTHER waits longer
+    assert expected.observe_awaited(OTHER, [created("Pod", "c")]) is True
+    clock.now += 2
+    assert expected.release_expired() == [KEY]
+    assert (expected.waiting(KEY), expected.take_held(KEY)) == (
+        None,
+        False,
+    )  # released: neither held nor waiting
+    assert expected.release_expired() == []
+    clock.now += 30
+    assert expected.release_expired() == [OTHER]
+
+
 def test_drop_and_clear_forget_held_runs_too(expected):
     for key in (KEY, OTHER):
         expected.expect(key, [version("1")])
