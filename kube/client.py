@@ -1,14 +1,14 @@
 """The one door to the Kubernetes API: a few verbs over raw dicts.
 
-Hot paths (watches, lists of thousands of pods) decode JSON straight into dicts; the typed models of the
-official client are ~10x slower. The official client is still used for what it is good at: reading
+Hot paths (watches, lists of thousands of pods) decode JSON straight into dicts, with orjson (a few times
+faster than the json module; every call and watch event of the operator goes through it); the typed
+models of the official client are ~10x slower. The official client is still used for what it is good at: reading
 kubeconfigs and in-cluster credentials, TLS and auth headers.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import random
@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
+import orjson
 import urllib3
 from django.conf import settings
 from kubernetes import client as k8s
@@ -95,7 +96,7 @@ class KubeClient:
             url += "?" + urlencode({key: value for key, value in query.items() if value is not None})
         payload = None
         if body is not None:
-            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+            payload = body if isinstance(body, bytes) else orjson.dumps(body)
             content_type = content_type or "application/json"
         timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT_SECONDS, read=read_timeout or self.request_timeout)
         try:
@@ -129,7 +130,7 @@ class KubeClient:
                     logger.info("Waited for %.2fs due to client-side throttling (KUBE_WRITE_QPS)", waited)
             try:
                 response = self._send(method, path, **kwargs)
-                return json.loads(response.data) if response.data else {}
+                return orjson.loads(response.data) if response.data else {}
             except ApiError as error:
                 retryable = error.transient and (method != "POST" or error.status == 429)
                 if not retryable or attempt == self.max_attempts:
@@ -336,13 +337,12 @@ class WatchStream:
         buffer = b""
         try:
             for chunk in self._response.stream(65536, decode_content=True):
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
                     if line.strip():
-                        yield json.loads(line)
+                        yield orjson.loads(line)
             if buffer.strip():
-                yield json.loads(buffer)
+                yield orjson.loads(buffer)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
             if not self.closed:
                 raise ServerError(f"watch of {self._description} interrupted: {exc}", status=0) from exc
