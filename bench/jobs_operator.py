@@ -81,6 +81,7 @@ from kubesim.simulator import Simulator  # noqa: E402
 from kubesim.testing import running_simulator  # noqa: E402
 
 REPLICAS = 4
+EVERY_POD = "every pod created"
 WRITES_PER_JOB_MINIMUM = 2 * REPLICAS + 1  # a pod and a service per replica, one status write
 UNLIMITED_WRITES = "100000"
 KUBESIM_MODE = "kubesim in the benchmark's process, HTTP on loopback, real-time clock, no kubelet"
@@ -110,6 +111,8 @@ class Run:
     load_after: str
     #: when the last pod was created (the cluster's work done); the rest of `seconds` waited for the mirror
     children_seconds: float = 0.0
+    #: when each part of the finish line was first reached (seconds from the first submission)
+    milestones: dict[str, float] = field(default_factory=dict)
     wrong: list[str] = field(default_factory=list)
 
     @property
@@ -134,6 +137,9 @@ class Run:
             f" ({self.jobs / self.children_seconds:.1f} jobs/s)"
             + (", then statuses and mirror" if self.children_seconds < self.seconds else "")
         )
+        if self.milestones:
+            reached = ", ".join(f"{what} {at:.1f} s" for what, at in self.milestones.items())
+            print(f"   reached after: {reached}")
         reads = self.per_job("get", "list")
         print(
             f"   API calls per job: {self.per_job():.1f} (writes {writes:.1f}, reads {reads:.1f}, events"
@@ -253,7 +259,7 @@ def measure(
     conditions: str,
     sim: Simulator,
     jobs: list[dict],
-    done: Callable[[], bool],
+    done: dict[str, Callable[[], bool]],
     group: int,
     timeout: float,
     log: Path,
@@ -262,16 +268,18 @@ def measure(
     load_before = load_average()
     operator_cpu, own_cpu = cpu_seconds(group), time.process_time()
     began = time.monotonic()
-    children_done: list[float] = []
+    reached: dict[str, float] = {}
 
-    def done_noting_children() -> bool:
-        if not children_done and created_pods(sim) >= len(jobs) * REPLICAS:
-            children_done.append(time.monotonic() - began)
-        return done()
+    def done_noting_when() -> bool:
+        """Every part of the finish line reached; each noted the first time it is."""
+        for what, check in done.items():
+            if what not in reached and check():
+                reached[what] = time.monotonic() - began
+        return len(reached) == len(done)
 
     for manifest in jobs:
         sim.store.create(manifest)
-    wait_for(done_noting_children, timeout, f"{name} to create every pod and status", log)
+    wait_for(done_noting_when, timeout, f"{name} to create every pod and status", log)
     seconds = time.monotonic() - began
     operator_cpu, own_cpu = cpu_seconds(group) - operator_cpu, time.process_time() - own_cpu
     calls = Counter({verb: n for verb, n in sim.counters.by_verb().items() if n})
@@ -286,7 +294,8 @@ def measure(
         own_cpu,
         load_before,
         load_average(),
-        children_done[0],
+        reached[EVERY_POD],
+        dict(sorted(reached.items(), key=lambda item: item[1])),
     )
 
 
@@ -428,10 +437,12 @@ def run(
             wait_for(lambda: warmed() == 1, 120, f"{name}: the warm-up job", log)
             mirrored, pods = mirrored_jobs(namespaces, counted=counted), mirrored_pods(namespaces)
 
-            def done() -> bool:
-                children = jobs * REPLICAS
-                return created_pods(sim) >= children and mirrored() >= jobs and pods() >= children
-
+            children = jobs * REPLICAS
+            done = {
+                EVERY_POD: lambda: created_pods(sim) >= children,
+                "every job's status in the database": lambda: mirrored() >= jobs,
+                "every pod in the database": lambda: pods() >= children,
+            }
             result = measure(
                 name, conditions, sim, manifests(jobs, namespaces), done, operator.pid, timeout, log
             )

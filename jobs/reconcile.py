@@ -17,9 +17,10 @@ import contextvars
 import functools
 import logging
 import os
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, TypeVar
 
@@ -139,13 +140,76 @@ def _converge(
     status = with_summary(job, decided.status, parsed.counts)
     if status != as_dict(job.get("status")):
         job = _write_status(client, rtype, job, status, view)
-    blocked = apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER), view)
+    with _running(view, job):
+        applied = apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER), view)
+        # Gang-scheduled jobs and frameworks with more kinds of children (MPI's hostfile) keep the next run.
+        simple = scheduler is None and not framework.extra_child_kinds and not decided.delete_job
+        if applied.created and simple:
+            recount = plan(
+                job,
+                [*pods, *(c for c in applied.created if c.get("kind") == "Pod")],
+                [*services, *(c for c in applied.created if c.get("kind") == "Service")],
+                conf.now(),
+                framework=framework,
+                parsed=parsed,
+                config_maps=config_maps,
+            )
+            if _counts_only(recount):
+                job = _count_created(client, rtype, job, recount, parsed, applied.created, view)
+                decided = recount
+    blocked = applied.blocked
     requeue = decided.requeue_after
     if blocked:
         requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
     if requeue is None:
         return None
     return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def _counts_only(recount: Plan) -> bool:
+    """The plan made with the children just created only updates the status: nothing left to write."""
+    return not (recount.create or recount.delete or recount.update or recount.delete_job or recount.pod_group)
+
+
+def _count_created(
+    client: KubeClient,
+    rtype: ResourceType,
+    job: dict[str, Any],
+    recount: Plan,
+    parsed: jobspec.JobSpec[Any],
+    created: tuple[dict[str, Any], ...],
+    view: CachedView | None,
+) -> dict[str, Any]:
+    """Write the status again, counting the children this run created (as Kubeflow's next reconcile
+    would once their events came), and tell the cache their events owe no run: one run per new job
+    instead of two. The job written is returned."""
+    status = with_summary(job, recount.status, parsed.counts)
+    if status != as_dict(job.get("status")):
+        job = _write_status(client, rtype, job, status, view)
+    recorder = recorder_for(EVENT_CONTROLLER)
+    in_parallel([functools.partial(_record, recorder, job, event, "Reconcile") for event in recount.events])
+    if view is not None:
+        watched = [c for c in created if c.get("kind") not in UNWATCHED_KINDS]
+        items = [expectations.created(str(c["kind"]), name_of(c)) for c in watched]
+        view.count(job_namespace(job), job_name(job), items)
+    return job
+
+
+@contextlib.contextmanager
+def _running(view: CachedView | None, job: dict[str, Any]) -> Iterator[None]:
+    """While the run writes, its key waits for it too: the events of its children, arriving meanwhile,
+    cannot find nothing pending and enqueue a run before the run counts them. At the end, a run those
+    events owe (children it did not count) is enqueued."""
+    if view is None:
+        yield
+        return
+    namespace, name = job_namespace(job), job_name(job)
+    item = ("run", uuid.uuid4().hex)
+    view.expect(namespace, name, [item])
+    try:
+        yield
+    finally:
+        view.observe(namespace, name, item)
 
 
 def _default_run_policy(
@@ -274,10 +338,10 @@ def apply_plan(
     decided: Plan,
     recorder: EventRecorder,
     view: CachedView | None = None,
-) -> bool:
+) -> Applied:
     """Steps 2-4 of the Plan: delete, write the PodGroup, update ConfigMaps, create ConfigMaps and Secrets,
-    services, pods, record events, delete the job. True when the PodGroup could not be written (nothing
-    was created then).
+    services, pods, record events, delete the job. Returns whether the PodGroup could not be written
+    (nothing was created then) and the children created.
 
     Each step's calls run concurrently (they are independent), and a step starts once the one before it
     is done, so services still exist before pods and nothing is created before a deletion it depends on.
@@ -332,14 +396,16 @@ def apply_plan(
             if m.get("kind") in CREATION_ORDER and m.get("kind") not in UNWATCHED_KINDS
         ]
         expect.items([expectations.created(str(m.get("kind")), name_of(m)) for m in watched])
+    made: list[dict[str, Any]] = []
     for kind in CREATION_ORDER if not blocked else ():
         manifests = [m for m in decided.create if m.get("kind") == kind]
         creations = in_parallel([functools.partial(_create_child, client, namespace, m) for m in manifests])
         created = []
         for manifest, creation in zip(manifests, creations, strict=True):
             outcome = creation.result()
-            if outcome == CREATED:
+            if isinstance(outcome, dict):
                 created.append(manifest)
+                made.append(outcome)
                 continue
             if kind not in UNWATCHED_KINDS:
                 expect.not_coming(expectations.created(kind, name_of(manifest)))
@@ -354,7 +420,15 @@ def apply_plan(
         # NotFound: already gone; Conflict: a new job took the name, not ours to delete.
         with contextlib.suppress(NotFound, Conflict):
             client.delete(rtype, str(metadata.get("name")), namespace, uid=str(metadata.get("uid") or ""))
-    return blocked
+    return Applied(blocked, tuple(made))
+
+
+@dataclass(frozen=True)
+class Applied:
+    #: the PodGroup could not be written (nothing was created then)
+    blocked: bool
+    #: the children created, as the API returned them
+    created: tuple[dict[str, Any], ...] = ()
 
 
 def _apply_pod_group(client: KubeClient, change: PodGroupChange) -> tuple[Event, str] | None:
@@ -532,19 +606,20 @@ def _update_child(client: KubeClient, namespace: str, manifest: dict[str, Any]) 
     return None
 
 
-CREATED = "created"
 EXISTED = "existed"  # 409: a previous run made it, and the next plan sees it
 
 
-def _create_child(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | str:
+def _create_child(
+    client: KubeClient, namespace: str, manifest: dict[str, Any]
+) -> dict[str, Any] | ApiError | str:
+    """The child as created, EXISTED, or the error."""
     try:
-        client.create(CHILD_TYPES[str(manifest["kind"])], manifest, namespace)
+        return client.create(CHILD_TYPES[str(manifest["kind"])], manifest, namespace)
     except Conflict:
         return EXISTED
     except ApiError as error:
         logger.warning("could not create %s %s: %s", manifest["kind"], manifest["metadata"]["name"], error)
         return error
-    return CREATED
 
 
 def _record(recorder: EventRecorder, job: dict[str, Any], event: Event, action: str) -> None:

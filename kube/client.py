@@ -2,8 +2,8 @@
 
 Hot paths (watches, lists of thousands of pods) decode JSON straight into dicts, with orjson (a few times
 faster than the json module; every call and watch event of the operator goes through it); the typed
-models of the official client are ~10x slower. The official client is still used for what it is good at: reading
-kubeconfigs and in-cluster credentials, TLS and auth headers.
+models of the official client are ~10x slower. The official client is still used for what it is good at:
+reading kubeconfigs and in-cluster credentials, TLS and auth headers.
 """
 
 from __future__ import annotations

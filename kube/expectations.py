@@ -77,6 +77,10 @@ class Expectations:
         self._clock = clock
         self._pending: dict[ObjectKey, dict[Item, float]] = {}
         self._held: set[ObjectKey] = set()  # keys whose run found items pending and did nothing
+        # Child events that owe the key a run, deferred until nothing is pending (observe_awaited).
+        self._deferred: dict[ObjectKey, set[Item]] = {}
+        # Children a run created and counted in the status it wrote: their events owe no run (count).
+        self._counted: dict[ObjectKey, set[Item]] = {}
         self._lock = threading.Lock()
 
     def expect(self, key: ObjectKey, items: Iterable[Item], *, instead_of: Item | None = None) -> None:
@@ -90,7 +94,7 @@ class Expectations:
             for item in items:
                 pending[item] = deadline
             if not pending:
-                del self._pending[key]
+                self._done(key)
 
     def observe(self, key: ObjectKey, item: Item) -> bool:
         """The item was seen (or will never come: a write that failed). True when the key was waiting for
@@ -99,41 +103,71 @@ class Expectations:
             pending = self._pending.get(key)
             if pending is None or pending.pop(item, None) is None:
                 return False
+            self._counted.get(key, set()).discard(item)
             if not pending:
-                del self._pending[key]
+                self._done(key)
             return True
 
     def observe_awaited(self, key: ObjectKey, items: Iterable[Item]) -> bool:
-        """Observe a child event's items; True when one was expected and others are still pending: the key
-        is then held (its run is owed once nothing is pending) and the event need not enqueue it."""
+        """Observe a child event's items; True when the event needs no run of its own: its child was
+        counted in a status the key's run wrote, or others are still pending (the run it owes is then
+        deferred: the event of the last pending item enqueues the key, see `take_held`)."""
         with self._lock:
             pending = self._pending.get(key)
             if pending is None:
                 return False
-            expected = False
-            for item in items:
-                expected = pending.pop(item, None) is not None or expected
-            if not pending:
-                del self._pending[key]
-                return False
-            if expected:
-                self._held.add(key)
-            return expected
+            expected = [item for item in items if pending.pop(item, None) is not None]
+            if not expected:
+                return False  # news the runs did not cause
+            counted = self._counted.get(key, set())
+            owed = [item for item in expected if item not in counted]
+            counted.difference_update(expected)
+            if pending:
+                if owed:
+                    self._deferred.setdefault(key, set()).update(owed)
+                return True
+            owes = bool(owed) or key in self._held or bool(self._deferred.get(key))
+            self._done(key)
+            self._held.discard(key)
+            self._deferred.pop(key, None)
+            return not owes
+
+    def count(self, key: ObjectKey, items: Iterable[Item]) -> None:
+        """The key's run counted these children (it created them) in the status it wrote: their events
+        owe no run, and those that came already no longer do."""
+        with self._lock:
+            items = set(items)
+            deferred = self._deferred.get(key)
+            if deferred is not None:
+                deferred -= items
+                if not deferred:
+                    del self._deferred[key]
+            pending = self._pending.get(key)
+            if pending is not None:
+                self._counted.setdefault(key, set()).update(item for item in items if item in pending)
 
     def release_expired(self) -> list[ObjectKey]:
-        """The held keys whose pending items all expired, no longer held or waiting: their runs are owed
-        now (the event of an item never came)."""
+        """The keys owed a run (held, or with deferred events) whose pending items all expired, no longer
+        owed or waiting: their runs are due now (the event of an item never came)."""
         now = self._clock()
         with self._lock:
+            owed = self._held | set(self._deferred)
             released = [
                 key
-                for key in self._held
+                for key in owed
                 if all(deadline <= now for deadline in self._pending.get(key, {}).values())
             ]
             for key in released:
                 self._held.discard(key)
+                self._deferred.pop(key, None)
                 self._pending.pop(key, None)
+                self._counted.pop(key, None)
             return released
+
+    def _done(self, key: ObjectKey) -> None:
+        """Nothing of the key is pending any more (under the lock)."""
+        self._pending.pop(key, None)
+        self._counted.pop(key, None)
 
     def awaits_status(self, key: ObjectKey) -> bool:
         """Whether a run of the key is writing a status (see `status_written`) not yet observed."""
@@ -141,18 +175,21 @@ class Expectations:
             return any(item[0] == STATUS for item in self._pending.get(key, ()))
 
     def take_held(self, key: ObjectKey) -> bool:
-        """True (once) when a run of the key was held back by pending items and none is pending now."""
+        """True (once) when the key is owed a run (one was held back by pending items, or child events were
+        deferred) and none is pending now."""
         with self._lock:
-            if key in self._held and key not in self._pending:
-                self._held.discard(key)
-                return True
-            return False
+            if key in self._pending or (key not in self._held and key not in self._deferred):
+                return False
+            self._held.discard(key)
+            self._deferred.pop(key, None)
+            return True
 
     def drop(self, key: ObjectKey) -> None:
         """Forget everything the key waits for (the object is gone)."""
         with self._lock:
-            self._pending.pop(key, None)
+            self._done(key)
             self._held.discard(key)
+            self._deferred.pop(key, None)
 
     def clear(self) -> None:
         """Forget everything: a relist replaced the cache, which now shows every write that was acknowledged
@@ -160,19 +197,22 @@ class Expectations:
         with self._lock:
             self._pending.clear()
             self._held.clear()
+            self._deferred.clear()
+            self._counted.clear()
 
     def waiting(self, key: ObjectKey) -> float | None:
         """None when the key waits for nothing; else the seconds until its last pending item expires, and
         the run asking is held back (the event of the last item then enqueues the key, see take_held)."""
         now = self._clock()
         with self._lock:
-            pending = self._pending.get(key)
-            if pending is None:
-                return None
+            pending = self._pending.get(key, {})
             for item in [item for item, deadline in pending.items() if deadline <= now]:
                 del pending[item]
             if not pending:
-                del self._pending[key]
+                # This run decides with all it waited for: it is the run anything owed the key.
+                self._done(key)
+                self._held.discard(key)
+                self._deferred.pop(key, None)
                 return None
             self._held.add(key)
             return max(pending.values()) - now

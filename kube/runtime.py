@@ -285,10 +285,8 @@ class ControllerRuntime:
         others are still on the way (the last one's event enqueues the key)."""
         items = observed_items(route, event_type, obj)
         if route.child is not None:
-            if self.expectations.observe_awaited(key, items):
-                return False
-            self.expectations.take_held(key)  # the run owed is this event's
-            return True  # a child the run created still enqueues: the job's status counts its children
+            # A child a run created enqueues once nothing else is pending, unless that run counted it.
+            return not self.expectations.observe_awaited(key, items)
         if self.expectations.awaits_status(key):  # hashed only while one of its runs writes a status
             items.append(expectations.status_written(obj.get("status") or {}))
         own_write = False
@@ -412,6 +410,10 @@ class CachedView:
 
     def expect(self, namespace: str, name: str, items: Iterable[expectations.Item]) -> None:
         self.expected.expect(self.key(namespace, name), items)
+
+    def count(self, namespace: str, name: str, items: Iterable[expectations.Item]) -> None:
+        """The run counted the children of these items (it created them) in the status it wrote."""
+        self.expected.count(self.key(namespace, name), items)
 
     def observe(self, namespace: str, name: str, item: expectations.Item) -> None:
         """An item that will never come (its write failed, or found the object there): when it was the last

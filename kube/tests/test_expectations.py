@@ -105,9 +105,41 @@ def test_a_child_event_awaited_among_others_holds_the_key_until_the_last_one(exp
     assert expected.take_held(KEY) is False  # still waiting
     assert expected.observe(KEY, version("7")) is True  # the key's own write: no run of its own either...
     assert expected.observe_awaited(KEY, [pods[2]]) is False  # ...but the last item's event runs it
-    assert expected.take_held(KEY) is True
-    assert expected.take_held(KEY) is False  # owed once
+    assert expected.take_held(KEY) is False  # owed once: that event's run
     assert expected.observe_awaited(OTHER, [pods[0]]) is False  # a key that waits for nothing
+
+
+def test_the_last_pending_item_being_the_keys_own_write_releases_the_deferred_run(expected):
+    expected.expect(KEY, [version("7"), created("Pod", "a")])
+    assert expected.observe_awaited(KEY, [created("Pod", "a")]) is True
+    assert expected.observe(KEY, version("7")) is True
+    assert expected.take_held(KEY) is True  # the status event enqueues the run the pod deferred
+    assert expected.take_held(KEY) is False
+
+
+def test_children_a_run_counted_in_its_status_owe_no_run_whenever_their_events_come(expected):
+    pods = [created("Pod", f"a-{i}") for i in range(3)]
+    expected.expect(KEY, [version("7"), *pods])
+    assert expected.observe_awaited(KEY, [pods[0]]) is True  # came before the run counted it: deferred
+    expected.count(KEY, pods)  # the run wrote a status counting all three
+    assert expected.observe(KEY, version("7")) is True
+    assert expected.observe_awaited(KEY, [pods[1]]) is True
+    assert expected.observe_awaited(KEY, [pods[2]]) is True  # the last one: nothing owed
+    assert (expected.take_held(KEY), len(expected)) == (False, 0)
+    # Counting is for those children only: a child the run did not count still owes its run.
+    expected.expect(KEY, [pods[0], created("Pod", "b")])
+    expected.count(KEY, [pods[0]])
+    assert expected.observe_awaited(KEY, [created("Pod", "b")]) is True  # deferred: a-0 still pending
+    assert expected.observe_awaited(KEY, [pods[0]]) is False  # the last: b's run is owed
+
+
+def test_a_run_that_proceeds_is_the_run_its_key_was_owed(expected, clock):
+    expected.expect(KEY, [created("Pod", "a"), created("Pod", "b")])
+    assert expected.observe_awaited(KEY, [created("Pod", "a")]) is True  # deferred
+    clock.now += 31  # b never came: the next run finds nothing pending
+    assert expected.waiting(KEY) is None
+    assert expected.take_held(KEY) is False
+    assert expected.release_expired() == []
 
 
 def test_a_held_key_whose_items_never_come_is_released_once_they_expired(expected, clock):
