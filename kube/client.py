@@ -67,7 +67,16 @@ class KubeClient:
         self.host = api_client.configuration.host.rstrip("/")
         self.write_limiter = write_limiter
         self.request_timeout = request_timeout
-        self._pool = api_client.rest_client.pool_manager
+        manager = api_client.rest_client.pool_manager
+        if isinstance(manager, urllib3.ProxyManager):  # it rewrites each request for the proxy
+            self._pool: urllib3.PoolManager | urllib3.HTTPConnectionPool = manager
+            self._base = self.host
+        else:
+            # One server: its connection pool (with the manager's TLS settings), asked directly, instead of
+            # a manager that parses the URL and looks the pool up on every request.
+            self._pool = manager.connection_from_url(self.host)
+            self._base = urllib3.util.parse_url(self.host).path or ""  # a server behind a path prefix
+        self._timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT_SECONDS, read=request_timeout)
 
     # -- transport -------------------------------------------------------------------------------
     def _headers(self, method: str, path: str, content_type: str | None) -> dict[str, str]:
@@ -91,14 +100,16 @@ class KubeClient:
         read_timeout: float | None = None,
         stream: bool = False,
     ) -> urllib3.BaseHTTPResponse:
-        url = self.host + path
+        url = self._base + path
         if query:
             url += "?" + urlencode({key: value for key, value in query.items() if value is not None})
         payload = None
         if body is not None:
             payload = body if isinstance(body, bytes) else orjson.dumps(body)
             content_type = content_type or "application/json"
-        timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT_SECONDS, read=read_timeout or self.request_timeout)
+        timeout = self._timeout
+        if read_timeout:
+            timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT_SECONDS, read=read_timeout)
         try:
             response = self._pool.request(
                 method,
