@@ -111,7 +111,8 @@ def _converge(
     view: CachedView | None,
 ) -> float | None:
     """Decide from what was read, then write: the job's missing runPolicy, the HPA (an elastic PyTorchJob),
-    status first (Conflict when the job changed since), the PodGroup (with a gang scheduler), children."""
+    status first (Conflict when the job changed since; a new job's comes after its children), the PodGroup
+    (with a gang scheduler), children, then the status counting the children created."""
     if "runPolicy" not in as_dict(job.get("spec")) and isinstance(job.get("spec"), dict):
         job = _default_run_policy(client, rtype, job, framework)
     if autoscaling.may_have_hpa(job, framework):
@@ -138,25 +139,30 @@ def _converge(
         )
         decided = replace(decided, create=tuple(completed))
     status = with_summary(job, decided.status, parsed.counts)
-    if status != as_dict(job.get("status")):
+    # Gang-scheduled jobs and frameworks with more kinds of children (MPI's hostfile) keep the next run.
+    simple = scheduler is None and not framework.extra_child_kinds and not decided.delete_job
+    # A job never reconciled has no restart ledger to save before anything changes: its status is written
+    # once, after its children are created, counting them (a write, its event and its mirror row saved).
+    new_job = simple and not as_dict(job.get("status")) and bool(decided.create) and _creates_only(decided)
+    if status != as_dict(job.get("status")) and not new_job:
         job = _write_status(client, rtype, job, status, view)
+    recorder = recorder_for(EVENT_CONTROLLER)
     with _running(view, job):
-        applied = apply_plan(client, rtype, job, decided, recorder_for(EVENT_CONTROLLER), view)
-        # Gang-scheduled jobs and frameworks with more kinds of children (MPI's hostfile) keep the next run.
-        simple = scheduler is None and not framework.extra_child_kinds and not decided.delete_job
+        # A new job's condition events wait for its status write: a stale cache's copy (409) records none.
+        applied = apply_plan(
+            client, rtype, job, replace(decided, events=()) if new_job else decided, recorder, view
+        )
+        recount = None
         if applied.created and simple:
-            recount = plan(
-                job,
-                [*pods, *(c for c in applied.created if c.get("kind") == "Pod")],
-                [*services, *(c for c in applied.created if c.get("kind") == "Service")],
-                conf.now(),
-                framework=framework,
-                parsed=parsed,
-                config_maps=config_maps,
-            )
-            if _counts_only(recount):
-                job = _count_created(client, rtype, job, recount, parsed, applied.created, view)
-                decided = recount
+            children = (pods, services, config_maps)
+            recount = _recount({**job, "status": status}, children, applied.created, framework, parsed)
+        if recount is not None:
+            job = _count_created(client, rtype, job, recount, parsed, applied.created, view)
+        elif new_job:  # a creation found its child there (409): the status as planned
+            job = _write_status(client, rtype, job, status, view)
+        if new_job:
+            in_parallel([functools.partial(_record, recorder, job, e, "Reconcile") for e in decided.events])
+    decided = recount or decided
     blocked = applied.blocked
     requeue = decided.requeue_after
     if blocked:
@@ -166,9 +172,32 @@ def _converge(
     return max(requeue, MIN_REQUEUE_SECONDS)
 
 
-def _counts_only(recount: Plan) -> bool:
-    """The plan made with the children just created only updates the status: nothing left to write."""
-    return not (recount.create or recount.delete or recount.update or recount.delete_job or recount.pod_group)
+def _recount(
+    decided_job: dict[str, Any],
+    children: tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]],
+    created: tuple[dict[str, Any], ...],
+    framework: Framework[Any],
+    parsed: jobspec.JobSpec[Any],
+) -> Plan | None:
+    """The plan of the job as this run decided it (`decided_job`: its status) with the children it just
+    created added, when that plan only writes the status; None when it would write more (the next run
+    does that)."""
+    pods, services, config_maps = children
+    recount = plan(
+        decided_job,
+        [*pods, *(c for c in created if c.get("kind") == "Pod")],
+        [*services, *(c for c in created if c.get("kind") == "Service")],
+        conf.now(),
+        framework=framework,
+        parsed=parsed,
+        config_maps=config_maps,
+    )
+    return recount if _creates_only(recount) and not recount.create else None
+
+
+def _creates_only(decided: Plan) -> bool:
+    """The plan writes the status and creates children, if anything: no deletion, update, PodGroup."""
+    return not (decided.delete or decided.update or decided.delete_job or decided.pod_group)
 
 
 def _count_created(
@@ -237,9 +266,10 @@ def _children(
     """The job's pods, services and (when its framework has some) ConfigMaps, listed at once by its name
     label.
 
-    A job without a status has none of ours: its status is written before any child is created, so a job
-    never reconciled this far needs no lists (the first run of every new job; two requests saved). Should
-    someone have wiped a status, the creates answer 409 and the next run lists again.
+    A job without a status has none of ours: the run that creates its children writes its status, so a
+    job never reconciled this far needs no lists (the first run of every new job; two requests saved).
+    Should a run have died between the two, or someone have wiped a status, the creates answer 409, the
+    status is written all the same, and the next run lists again.
     """
     if not as_dict(job.get("status")):
         return [], [], []

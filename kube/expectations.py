@@ -27,11 +27,12 @@ the held key back once its items expired (the runtime checks every EXPIRED_CHECK
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
+
+import orjson
 
 from .queue import ObjectKey
 
@@ -60,8 +61,8 @@ def version(resource_version: str) -> Item:
 def status_written(status: Mapping[str, Any]) -> Item:
     """A status this reconcile is writing, expected before it is sent: the write's event may reach the
     informer before its answer gives the resourceVersion to expect, and then it is known by its status."""
-    canonical = json.dumps(status, sort_keys=True, separators=(",", ":"), default=str)
-    return (STATUS, hashlib.blake2b(canonical.encode(), digest_size=16).digest())
+    canonical = orjson.dumps(status, option=orjson.OPT_SORT_KEYS, default=str)
+    return (STATUS, hashlib.blake2b(canonical, digest_size=16).digest())
 
 
 STATUS = "status"

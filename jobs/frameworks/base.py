@@ -8,6 +8,7 @@ status, policies) is generic and lives outside this package.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, cast
@@ -144,9 +145,15 @@ class Framework(Generic[jobspec.OptionsT]):
         """`worker`, `WORKER` and `Worker` all mean `Worker`; unknown names give None."""
         if not isinstance(name, str):
             return None
-        return next((rt for rt in cls.replica_types if rt.lower() == name.lower()), None)
+        return _replica_types_by_lower_name(cls).get(name.lower())
 
     def fqdn(self, job: jobspec.JobSpec[Any], replica_type: str, index: int) -> str:
         """`<service>.<namespace>.svc`, plus the cluster domain when one is configured."""
         name = f"{job.host(replica_type, index)}.{job.namespace}.svc"
         return f"{name}.{self.cluster_domain}" if self.cluster_domain else name
+
+
+@functools.cache
+def _replica_types_by_lower_name(framework: type[Framework[Any]]) -> dict[str, str]:
+    """A framework's replica types by their lower-case names (asked for every replica of every run)."""
+    return {replica_type.lower(): replica_type for replica_type in framework.replica_types}

@@ -493,19 +493,32 @@ def test_an_invalid_spec_fails_once_with_failed_validation_and_never_raises(sim,
     assert event_reasons(sim, ns, "broken").count("FailedValidation") == 1
 
 
-def test_the_status_is_written_before_any_child_and_a_failed_write_stops_the_run(sim, ns):
+def test_a_new_jobs_status_is_written_once_after_its_children_and_a_failed_write_fails_the_run(sim, ns):
+    """A job never reconciled has no restart ledger to save first: its children are created, then one
+    status write counts them. That write failing (Conflict: the job changed since it was read) fails the
+    run, and the retry decides again from what the job and its children are now, creating nothing twice."""
     sim.store.create(job_manifest("TFJob", {"Worker": 2}, name="first", namespace=ns))
-    # Conflict: the job changed since it was read (the retry decides again from what it is now).
+    sim.counters.reset()
+    reconcile_job("TFJob", ns, "first")
+    assert sim.counters.count(verb="update", resource="tfjobs.argoml.io/status") == 1
+    assert get_job(sim, "TFJob", ns, "first")["status"]["replicaStatuses"]["Worker"]["active"] == 2
+
+    sim.store.create(job_manifest("TFJob", {"Worker": 2}, name="second", namespace=ns))
     fault = sim.faults.fail(409, verb="update", resource="tfjobs.argoml.io/status", times=None)
     try:
         with pytest.raises(Conflict):
-            reconcile_job("TFJob", ns, "first")
-        assert pods(sim, ns) == {}
-        assert services(sim, ns) == {}
+            reconcile_job("TFJob", ns, "second")
+        assert "status" not in get_job(sim, "TFJob", ns, "second")
     finally:
         sim.faults.remove(fault)
-    settle(sim, "TFJob", ns, "first")
-    assert len(pods(sim, ns)) == 2
+    sim.counters.reset()
+    settle(sim, "TFJob", ns, "second")
+    assert sorted(name for name in pods(sim, ns) if name.startswith("second")) == [
+        "second-worker-0",
+        "second-worker-1",
+    ]
+    assert sim.counters.count(verb="create", resource="pods", code=201) == 0
+    assert get_job(sim, "TFJob", ns, "second")["status"]["replicaStatuses"]["Worker"]["active"] == 2
 
 
 def test_children_another_controller_owns_are_never_touched(sim, ns):

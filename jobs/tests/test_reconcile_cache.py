@@ -134,8 +134,8 @@ def test_a_run_waits_for_the_events_of_its_own_writes_instead_of_deciding_from_a
         assert view.waiting(ns, "waits") is not None
         cache.runtime.informers[_spec_of(cache, child["kind"])].apply({"type": "ADDED", "object": child})
     statuses = sim.store.watch("tfjobs.argoml.io", ns, resource_version=before).take(timeout=0)
-    # runPolicy defaulted (the manifest has none), the status Created, then the status counting the pods.
-    assert [event for event, _ in statuses] == ["MODIFIED", "MODIFIED", "MODIFIED"]
+    # runPolicy defaulted (the manifest has none), then the one status: Created, counting the pods.
+    assert [event for event, _ in statuses] == ["MODIFIED", "MODIFIED"]
     for event, job in statuses:
         assert view.waiting(ns, "waits") is not None
         cache.runtime.informers[_spec_of(cache, "TFJob")].apply({"type": event, "object": job})
@@ -196,14 +196,18 @@ def test_a_stale_job_in_the_cache_is_caught_by_the_status_precondition_and_read_
     sim.store.wait_idle()
 
     calls = sim.counters.by_verb()
-    # The cached job had no status: its write was refused (409); one read of the job and its children, and
-    # the status decided from them is the one stored (the first run counted the pods it created).
+    # The cached job had no status, so the run took it for new: its creates found every child there (409),
+    # and its status write was refused (409); then one read of the job and its children, and the status
+    # decided from them is the one stored (the first run counted the pods it created). Nothing was made
+    # twice, and no condition event of the stale copy was recorded.
     assert sim.counters.count(verb="update", code=409) == 1
     assert calls["update tfjobs.argoml.io/status"] == 1
     assert calls["get tfjobs.argoml.io"] == 1
     assert calls["list pods"] == 1
     assert calls["list services"] == 1
-    assert not [verb for verb in calls if verb.startswith("create") and "events" not in verb]
+    assert sim.counters.count(verb="create", resource="pods", code=409) == 2
+    assert sim.counters.count(verb="create", resource="services", code=409) == 2
+    assert not [verb for verb in calls if verb.startswith("create") and "events" in verb]
     assert {name: pod["metadata"]["uid"] for name, pod in pods(sim, ns).items()} == created
 
 
