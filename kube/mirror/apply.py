@@ -296,7 +296,10 @@ def _update_rows(
         for row in rows
     ]
     with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+        if len(params) == 1:
+            cursor.execute(sql, params[0])  # no pipeline to open and sync for one row
+        else:
+            cursor.executemany(sql, params)
 
 
 def _create(model: type[MirroredResource], inserts: dict[str, Folded], now: datetime) -> list[Any]:
