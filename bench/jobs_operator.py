@@ -70,7 +70,7 @@ import django  # noqa: E402
 django.setup()
 
 import redis  # noqa: E402
-from django.core.management import call_command  # noqa: E402
+from benchdb import ensure_database  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from jobs import conf as jobs_conf  # noqa: E402
@@ -297,19 +297,6 @@ def measure(
         reached[EVERY_POD],
         dict(sorted(reached.items(), key=lambda item: item[1])),
     )
-
-
-def ensure_database() -> None:
-    """Create the benchmark's PostgreSQL database when missing, and migrate it."""
-    if connection.vendor == "postgresql":
-        import psycopg
-
-        db = connection.settings_dict
-        params = {"host": db["HOST"] or "127.0.0.1", "port": db["PORT"] or 5432, "user": db["USER"]}
-        with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
-            if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone():
-                admin.execute(f'CREATE DATABASE "{db["NAME"]}"')
-    call_command("migrate", verbosity=0)
 
 
 def empty_tables() -> None:

@@ -39,7 +39,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.core.management import call_command  # noqa: E402
+from benchdb import ensure_database  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from jobs.models import Replica, TrainingJob  # noqa: E402
@@ -50,17 +50,6 @@ REPLICAS = 4
 #: The pace jobs arrive at (the operator benchmark's): a job's events are spread over two seconds, so
 #: a batch holds the events of many jobs and rarely two events of one object.
 JOBS_PER_SECOND = 50
-
-
-def ensure_database() -> None:
-    import psycopg
-
-    db = connection.settings_dict
-    params = {"host": db["HOST"] or "127.0.0.1", "port": db["PORT"] or 5432, "user": db["USER"]}
-    with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
-        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone():
-            admin.execute(f'CREATE DATABASE "{db["NAME"]}"')
-    call_command("migrate", verbosity=0)
 
 
 Timed = tuple[float, str, dict[str, Any]]
