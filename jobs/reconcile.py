@@ -157,7 +157,7 @@ def _converge(
             children = (pods, services, config_maps)
             recount = _recount({**job, "status": status}, children, applied.created, framework, parsed)
         if recount is not None:
-            job = _count_created(client, rtype, job, recount, parsed, applied.created, view)
+            job = _count_created(client, rtype, job, recount, parsed, applied.created, recorder, view)
         elif new_job:  # a creation found its child there (409): the status as planned
             job = _write_status(client, rtype, job, status, view)
         if new_job:
@@ -207,15 +207,15 @@ def _count_created(
     recount: Plan,
     parsed: jobspec.JobSpec[Any],
     created: tuple[dict[str, Any], ...],
+    recorder: EventRecorder,
     view: CachedView | None,
 ) -> dict[str, Any]:
-    """Write the status again, counting the children this run created (as Kubeflow's next reconcile
-    would once their events came), and tell the cache their events owe no run: one run per new job
-    instead of two. The job written is returned."""
+    """Write the status that counts the children this run created (what Kubeflow's next reconcile would
+    write once their events came) and record its condition events; tell the cache their events owe no
+    run: one run per new job instead of two. The job written is returned."""
     status = with_summary(job, recount.status, parsed.counts)
     if status != as_dict(job.get("status")):
         job = _write_status(client, rtype, job, status, view)
-    recorder = recorder_for(EVENT_CONTROLLER)
     in_parallel([functools.partial(_record, recorder, job, event, "Reconcile") for event in recount.events])
     if view is not None:
         watched = [c for c in created if c.get("kind") not in UNWATCHED_KINDS]
@@ -455,6 +455,8 @@ def apply_plan(
 
 @dataclass(frozen=True)
 class Applied:
+    """What `apply_plan` did that the run goes on with."""
+
     #: the PodGroup could not be written (nothing was created then)
     blocked: bool
     #: the children created, as the API returned them

@@ -20,8 +20,10 @@ is now free to go: only then does that event enqueue the key (kube/runtime.py).
 Nor does the event of one of several children a run created: a run it enqueued would find the others
 still pending and do nothing. `observe_awaited` holds the key instead, and the event of the last item
 enqueues it (`take_held`): a job of 4 pods and 4 services costs one run after its creation, not one per
-child event that beats the others to the queue. Should the last item never come, `release_expired` hands
-the held key back once its items expired (the runtime checks every EXPIRED_CHECK_SECONDS).
+child event that beats the others to the queue. A run that writes a status counting the children it
+created says so (`count`): their events then owe no run at all, wherever they arrive. Should the last item
+never come, `release_expired` hands the held key back once its items expired (the runtime checks every
+EXPIRED_CHECK_SECONDS).
 """
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ class Framework(Generic[jobspec.OptionsT]):
         """`worker`, `WORKER` and `Worker` all mean `Worker`; unknown names give None."""
         if not isinstance(name, str):
             return None
-        return _replica_types_by_lower_name(cls).get(name.lower())
+        return _replica_types_by_lower_name(cls.replica_types).get(name.lower())
 
     def fqdn(self, job: jobspec.JobSpec[Any], replica_type: str, index: int) -> str:
         """`<service>.<namespace>.svc`, plus the cluster domain when one is configured."""
@@ -154,6 +154,6 @@ class Framework(Generic[jobspec.OptionsT]):
 
 
 @functools.cache
-def _replica_types_by_lower_name(framework: type[Framework[Any]]) -> dict[str, str]:
+def _replica_types_by_lower_name(replica_types: tuple[str, ...]) -> dict[str, str]:
     """A framework's replica types by their lower-case names (asked for every replica of every run)."""
-    return {replica_type.lower(): replica_type for replica_type in framework.replica_types}
+    return {replica_type.lower(): replica_type for replica_type in replica_types}

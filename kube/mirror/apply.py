@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
 from operator import or_
-from typing import Any
+from typing import Any, cast
 
 from django.apps import apps
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
-from django.db.models import Q
+from django.db.models import Field, Q
 from django.utils import timezone
 
 from kube.models import MirroredResource, MirrorHistory
@@ -287,7 +287,7 @@ def _update_rows(
     """
     meta = model._meta
     quote = connection.ops.quote_name
-    fields = [meta.get_field(column) for column in columns]
+    fields = [cast(Field, meta.get_field(column)) for column in columns]  # concrete columns only
     assignments = ", ".join(f"{quote(field.column)} = %s" for field in fields)
     # Only the model's own table and column names, quoted; every value is a parameter.
     sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608

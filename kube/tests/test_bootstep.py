@@ -148,6 +148,8 @@ def test_when_the_leader_dies_the_other_takes_over_within_the_lease_duration(cli
     # The new leader lists (every object is mirrored again, by it) and keeps reconciling new changes.
     client.create(CONFIGMAP, configmap("after-failover", {"ok": "yes"}, **ENABLED))
     wait_for(lambda: secret_data(client, "after-failover") == {"ok": b64("yes")}, 10, "the copy")
+    # The mirror writes on its own thread, batches gathering for a moment: it may come after the copy.
+    wait_for(lambda: any(record["worker"] == other for record in mirrored(redis)), 10, "the new mirror")
     records = mirrored(redis)
     last_of_old = max(record["time"] for record in records if record["worker"] == leader)
     first_of_new = min(record["time"] for record in records if record["worker"] == other)
