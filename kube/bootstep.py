@@ -13,6 +13,7 @@ parses options before the worker imports task modules); kube/tasks.py adds the b
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,12 @@ CONTROLLERS_OPTION = click.Option(
     help="Run the leader-elected watch loops of the registered controllers in this worker.",
 )
 SHUTDOWN_TIMEOUT_SECONDS = 10.0
+#: The cyclic garbage collector's thresholds in a worker that runs the controllers (CPython's default:
+#: 700, 10, 10). Its heap is the informer caches, hundreds of thousands of long-lived dicts, and its work a
+#: stream of short-lived ones (watch events, requests, plans): a young collection every 700 allocations
+#: and an old one every 100 of them cost about 5 % of its CPU (bench/jobs_operator.py, 1,000 jobs) for
+#: garbage that is almost never cyclic. Collections still run, 70 times less often; peak RSS unchanged.
+CONTROLLER_GC_THRESHOLDS = (50_000, 20, 20)
 
 
 def controllers_enabled(option: bool | None) -> bool:
@@ -56,6 +63,7 @@ class ControllersStep(bootsteps.StartStopStep):
 
         # Built here, in the main thread at start-up, so a controller without a reconciler stops the worker.
         self.manager = manager_from_settings(identity_prefix=getattr(parent, "hostname", None))
+        gc.set_threshold(*CONTROLLER_GC_THRESHOLDS)
 
     def start(self, parent: Any) -> None:
         if self.manager is not None:

@@ -9,6 +9,7 @@ The tests run in order on the same two workers; the last one kills the leader.
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import subprocess
 import sys
@@ -174,3 +175,16 @@ def test_a_worker_runs_no_controllers_unless_asked(settings):
     assert ControllersStep(parent=None, controllers=True).enabled
     settings.KUBE_CONTROLLERS_ENABLED = True
     assert ControllersStep(parent=None).enabled
+
+
+def test_a_worker_with_the_controllers_collects_cyclic_garbage_less_often(monkeypatch):
+    from kube import bootstep, runtime
+
+    monkeypatch.setattr(runtime, "manager_from_settings", lambda identity_prefix=None: object())
+    before = gc.get_threshold()
+    try:
+        bootstep.ControllersStep(parent=None, controllers=True).create(parent=None)
+        assert gc.get_threshold() == bootstep.CONTROLLER_GC_THRESHOLDS
+        assert gc.get_threshold()[0] > before[0]
+    finally:
+        gc.set_threshold(*before)
