@@ -93,7 +93,21 @@ class TrainingJobHistory(MirrorHistory):
     resource = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="history")
 
 
-class Replica(MirroredResource):
+class ObservedPod(MirroredResource):
+    """The columns every pod mirror row has, filled by `pod_observation` (jobs' replicas, trainer's
+    TrainJob pods)."""
+
+    exit_code = models.IntegerField(null=True, blank=True)
+    restarts = models.IntegerField(default=0, help_text="In-place container restarts in this pod.")
+    node = models.CharField(max_length=253, blank=True)
+    pod_ip = models.CharField(max_length=64, blank=True)
+    message = models.TextField(blank=True, help_text="The last reason and message the pod reported.")
+
+    class Meta(MirroredResource.Meta):
+        abstract = True
+
+
+class Replica(ObservedPod):
     """One pod of a job's replica, as the pod informer last saw it. A recreated pod is a new row (new
     uid); the one it replaced stays, marked deleted, so the job page shows every attempt."""
 
@@ -108,13 +122,8 @@ class Replica(MirroredResource):
     )
     replica_type = models.CharField(max_length=32, help_text="Lowercase, as in the pod's label.")
     replica_index = models.IntegerField(null=True, blank=True)
-    exit_code = models.IntegerField(null=True, blank=True)
-    restarts = models.IntegerField(default=0, help_text="In-place container restarts in this pod.")
-    node = models.CharField(max_length=253, blank=True)
-    pod_ip = models.CharField(max_length=64, blank=True)
-    message = models.TextField(blank=True, help_text="The last reason and message the pod reported.")
 
-    class Meta(MirroredResource.Meta):
+    class Meta(ObservedPod.Meta):
         indexes: ClassVar[list[models.Index]] = [
             models.Index(fields=["job", "replica_type", "replica_index"], name="jobs_replica_slot"),
         ]

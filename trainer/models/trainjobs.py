@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from django.db import models
 
-from jobs.models import controller_uid, pod_observation
+from jobs.models import ObservedPod, controller_uid, pod_observation
 from kube.models import PHASE_MAX_LENGTH, MirroredResource, MirrorHistory, parse_time
 from trainer import constants as c
 
@@ -140,7 +140,7 @@ class TrainJobHistory(MirrorHistory):
     resource = models.ForeignKey(TrainJob, on_delete=models.CASCADE, related_name="history")
 
 
-class TrainJobPod(MirroredResource):
+class TrainJobPod(ObservedPod):
     """One pod of a TrainJob's step, as the pod informer last saw it. A recreated pod is a new row (new uid);
     the one it replaced stays, marked deleted."""
 
@@ -154,13 +154,8 @@ class TrainJobPod(MirroredResource):
     )
     job_index = models.IntegerField(null=True, blank=True)
     completion_index = models.IntegerField(null=True, blank=True)
-    exit_code = models.IntegerField(null=True, blank=True)
-    restarts = models.IntegerField(default=0, help_text="In-place container restarts in this pod.")
-    node = models.CharField(max_length=253, blank=True)
-    pod_ip = models.CharField(max_length=64, blank=True)
-    message = models.TextField(blank=True, help_text="The last reason and message the pod reported.")
 
-    class Meta(MirroredResource.Meta):
+    class Meta(ObservedPod.Meta):
         indexes: ClassVar[list[models.Index]] = [
             models.Index(
                 fields=["train_job", "step", "job_index", "completion_index"], name="trainer_pod_slot"
