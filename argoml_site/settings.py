@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+import limits  # every bound on tenant input; no Django in it
 from kube import ratelimit  # the shipped write limit; a module with no Django in it
 
 from .csp import POLICY
@@ -92,6 +93,19 @@ TEMPLATES = [
         },
     },
 ]
+
+# --- Bounds on tenant input (limits package, docs/security.md "Limits") -------------------------------
+# Every count and size a tenant's request, manifest or ConfigMap may reach: MAX_<FIELD> overrides a default
+# (MAX_REPLICAS_PER_JOB, MAX_TRIALS_PER_SWEEP, ...). Configured here so every process (web, webhooks,
+# workers, commands) enforces the same bounds; the pure cores read them with limits.current().
+LIMITS = limits.Limits(
+    **{
+        field: env_int(limits.Limits.setting_name(field), getattr(limits.DEFAULTS, field), minimum=1)
+        for field in limits.fields()
+    }
+)
+limits.configure(LIMITS)
+# --- end of bounds on tenant input --------------------------------------------------------------------
 
 # --- Database -------------------------------------------------------------------------------------
 _database_url = env_str("DATABASE_URL", f"sqlite:///{DEV_DIR / 'db.sqlite3'}")

@@ -65,12 +65,21 @@ def start_django(*argv: str, **overrides: str) -> subprocess.CompletedProcess[st
             {"SECRET_KEY": "k", "TRAINER_STATUS_SERVER_URL": "https://argoml-webhooks.argoml.svc"},
             "TRAINER_STATUS_SERVER_URL needs TRAINER_STATUS_CA_CERT_PATH",
         ),
+        ({"SECRET_KEY": "k", "MAX_REPLICAS_PER_JOB": "x"}, "MAX_REPLICAS_PER_JOB='x' is not an integer"),
+        ({"SECRET_KEY": "k", "MAX_TRIALS_PER_SWEEP": "0"}, "MAX_TRIALS_PER_SWEEP=0 is below its minimum"),
     ],
 )
 def test_bad_configuration_fails_at_start_up_naming_the_variable(overrides, message):
     result = start_django(**overrides)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_a_bound_set_in_the_environment_is_the_one_every_door_reads():
+    script = "import django; django.setup(); import limits; print(limits.current().replicas_per_job)"
+    result = start_django(sys.executable, "-c", script, DEBUG="true", MAX_REPLICAS_PER_JOB="64")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["64"]
 
 
 def test_debug_alone_starts_on_the_embedded_defaults():
