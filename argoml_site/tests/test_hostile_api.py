@@ -1,0 +1,225 @@
+"""Bounded work at every REST API operation: each (operation, content type) of the schema the web process
+serves is sent the hostile corpus of what it reads, by an editor of team-a with the simulator as the
+cluster, and must answer within its budgets — a refusal naming the field, or an acceptance — never a 5xx
+(issue 27; the doors and the corpus are in `hostile/`, the rules in docs/security.md "Bounded work")."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.authtoken.models import Token
+
+from access.models import NamespaceGrant, Role
+from kube.client import reset_client
+from kubesim.argo.crd import install_crds as install_argo_crds
+from kubesim.simulator import Simulator
+from kubesim.testing import running_simulator
+
+from .hostile import corpus, doors
+from .hostile import names as hostile_names
+from .hostile.checks import Answer, Figures, problems
+from .hostile.measure import measured
+
+NAMESPACE = "team-a"
+SCHEMA = SchemaGenerator().get_schema(request=None, public=True)
+#: What a query or path parameter is sent, by the parameter's type: each a few bytes to 300 KB.
+QUERY_VALUES = {
+    "long": "x" * corpus.LONG_STRING,
+    "huge-integer": str(2**70),
+    "negative": "-1",
+    "overflowing-float": "1e999",
+    "not-a-number": "nan",
+    "wrong-type": "abc",
+}
+REPEATED = 10_000
+
+
+def request_documents() -> dict[str, corpus.Document]:
+    """The bodies that are not custom resources, with the schema the API serves for them."""
+    components = SCHEMA["components"]["schemas"]
+    operations = {operation.name: operation for operation in doors.operations(SCHEMA)}
+
+    def schema_of(name: str) -> Any:
+        return operations[name].request_schema[doors.JSON]
+
+    pipeline = corpus.documents()["Pipeline"]
+    config = corpus._example("pipeline/config.yaml")
+    assert components  # the schema resolved its components
+    return {
+        "TensorboardRequest": corpus.Document(
+            "TensorboardRequest",
+            {"namespace": NAMESPACE, "workflow": "mnist-tb"},
+            schema_of("POST /api/tensorboards/"),
+            root="",
+        ),
+        "TokenRequest": corpus.Document(
+            "TokenRequest",
+            {"username": "someone", "password": "not-the-password"},
+            schema_of("POST /api/token/"),
+            root="",
+        ),
+        "PipelineRequest": corpus.Document(
+            "PipelineRequest",
+            {"pipeline": dict(pipeline.base), "config": config, "namespace": NAMESPACE},
+            schema_of("POST /api/pipelines/submit"),
+            root="",
+            embeds=((("pipeline",), pipeline),),
+            yaml_fields=(("pipeline",), ("config",)),
+        ),
+    }
+
+
+def all_documents() -> dict[str, corpus.Document]:
+    return {**corpus.documents(), **request_documents()}
+
+
+def body_cases() -> Iterator[Any]:
+    documents = all_documents()
+    for door, operation in doors.api_doors(SCHEMA):
+        if door.reads is doors.Reads.JSON_DOCUMENT:
+            read = [documents[name] for name in door.documents]
+            for document, case in corpus.distinct(read, text=False):
+                yield pytest.param(door, operation, case, id=f"{door.key} | {document.name} | {case.id}")
+        elif door.reads is doors.Reads.FORM_FIELDS:
+            for case in form_cases(operation):
+                yield pytest.param(door, operation, case, id=f"{door.key} | {case.id}")
+
+
+def form_cases(operation: doors.Operation) -> list[corpus.Case]:
+    """A flat form: every field a megabyte-scale string, and a form of a hundred thousand fields."""
+    schema = next(iter(schema for ctype, schema in operation.request_schema.items() if ctype in doors.FORMS))
+    fields = list(schema.get("properties") or {})
+    made = [
+        corpus.Case(
+            f"{corpus.Family.LONG_STRING.value} {name}",
+            corpus.Family.LONG_STRING,
+            {},
+            (name,),
+            lambda: "x" * corpus.LONG_STRING,
+            names=(name,),
+        )
+        for name in fields
+    ]
+    made.append(
+        corpus.Case(
+            f"{corpus.Family.MANY_KEYS.value} form",
+            corpus.Family.MANY_KEYS,
+            {},
+            ("fields",),
+            lambda: {f"k{i}": "v" for i in range(corpus.MANY)},
+        )
+    )
+    return made
+
+
+def query_cases() -> Iterator[Any]:
+    for door, operation in doors.api_doors(SCHEMA):
+        if door.reads is not doors.Reads.QUERY:
+            continue
+        for parameter in [*operation.parameters, {"name": "unknown", "in": "query"}]:
+            for label, value in QUERY_VALUES.items():
+                yield pytest.param(
+                    door, operation, parameter, label, value, id=f"{door.key} | {parameter['name']}={label}"
+                )
+            if parameter["in"] == "query":
+                yield pytest.param(
+                    door,
+                    operation,
+                    parameter,
+                    "repeated",
+                    None,
+                    id=f"{door.key} | {parameter['name']} x{REPEATED}",
+                )
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Simulator]:
+    """One simulator for the module, with every CRD a submit reaches and team-a."""
+    from jobs.tests.cluster import install_crds
+    from trainer.tests.runtime_cluster import install_trainer_crds
+
+    with running_simulator() as simulator:
+        install_crds(simulator)
+        install_argo_crds(simulator.store)
+        install_trainer_crds(simulator)
+        simulator.store.ensure_namespace(NAMESPACE)
+        yield simulator
+
+
+@pytest.fixture
+def editor(db: None, django_user_model: Any, cluster: Simulator, settings: Any) -> Iterator[Client]:
+    settings.KUBECONFIG = str(cluster.kubeconfig_path)
+    settings.KUBE_IN_CLUSTER = False
+    reset_client()
+    user = django_user_model.objects.create_user("hostile-editor")
+    NamespaceGrant.objects.create(user=user, namespace=NAMESPACE, role=Role.EDITOR)
+    token = Token.objects.create(user=user).key
+    yield Client(HTTP_AUTHORIZATION=f"Token {token}")
+    reset_client()
+
+
+@pytest.fixture(scope="module")
+def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
+    collected = Figures("api")
+    yield collected
+    collected.report(request.config)
+
+
+def _answer(response: Any) -> Answer:
+    text = response.content.decode("utf-8", "replace") if not response.streaming else ""
+    return Answer(response.status_code, text, refused=400 <= response.status_code < 500)
+
+
+def _path(operation: doors.Operation, overrides: dict[str, str] | None = None) -> str:
+    values = {"id": "1", **(overrides or {})}
+    return re.sub(r"\{(\w+)\}", lambda match: values.get(match.group(1), "1"), operation.path)
+
+
+@pytest.mark.parametrize(("door", "operation", "case"), list(body_cases()))
+def test_every_body_is_bounded(editor, figures, door, operation, case):
+    base = hostile_names.renamed(case)
+    content_type = door.key.rsplit(" ", 1)[-1]
+    if content_type == doors.JSON:
+        body: Any = case.as_json(base) if case.yaml_text is None else case.as_yaml()
+    else:
+        fields = case.document(base) or {}
+        body = {key: value if isinstance(value, str) else json.dumps(value) for key, value in fields.items()}
+        if content_type == "application/x-www-form-urlencoded":
+            body = urlencode(body)
+
+    def send() -> Answer:
+        method = getattr(editor, operation.method.lower())
+        if content_type == "multipart/form-data":
+            return _answer(method(_path(operation), body))
+        return _answer(method(_path(operation), body, content_type=content_type))
+
+    cost = measured(send)
+    figures.record(case.family.value, door.key, cost)
+    assert not problems(case, cost), (cost.figures(), problems(case, cost))
+
+
+@pytest.mark.parametrize(("door", "operation", "parameter", "label", "value"), list(query_cases()))
+def test_every_parameter_is_bounded(editor, figures, door, operation, parameter, label, value):
+    name = parameter["name"]
+    if parameter["in"] == "path":
+        path, query = _path(operation, {name: value}), ""
+    elif value is None:
+        path, query = _path(operation), "&".join([f"{name}=1"] * REPEATED)
+    else:
+        path, query = _path(operation), f"{name}={value}"
+    case = corpus.Case(f"{name}={label}", corpus.Family.WRONG_TYPE, names=(name,))
+
+    def send() -> Answer:
+        url = f"{path}?{query}" if query else path
+        return _answer(getattr(editor, operation.method.lower())(url))
+
+    cost = measured(send)
+    figures.record(f"parameter {label}", door.key, cost)
+    assert not problems(case, cost), (cost.figures(), problems(case, cost))
