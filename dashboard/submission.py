@@ -15,9 +15,10 @@ from hyperparam import manifests as sweep_manifests
 from hyperparam.adaptive import ask_round, round_plan
 from hyperparam.space import SpecError
 from jobs import actions as job_actions
+from jobs import manifests as job_manifests
+from jobs import spec as jobspec
 from jobs.conf import cluster_domain
 from jobs.frameworks import framework_for, kinds
-from jobs.manifests import desired_pods, desired_services
 from kube import names
 from kube.errors import AlreadyExists, ApiError, Invalid
 from tensorboard import actions as tensorboard_actions
@@ -30,9 +31,11 @@ TENSORBOARD_KIND = "Tensorboard"
 # One resource is far smaller than the API's documents: a tighter budget for what the page will expand
 # (the text itself is bounded by MAX_UPLOAD_BYTES before it gets here).
 MANIFEST_LIMITS = safeyaml.Limits(max_nodes=100_000, max_depth=64)
-# Children listed by name in a preview; the YAML shows the first few in full.
+# Workflows of a sweep listed by name in a preview.
 PREVIEW_LISTED = 50
-PREVIEW_RENDERED = 3
+# Replicas of each type of a job listed in a preview (the rest are counted), and shown in full as YAML.
+PREVIEW_PER_TYPE = 3
+PREVIEW_RENDERED_PER_TYPE = 1
 
 
 def submittable_kinds() -> list[str]:
@@ -177,12 +180,49 @@ def preview(manifest: dict[str, Any]) -> Preview:
         else:
             summary = f"A TensorBoard {name} of {len(manifest['spec']['logdirs'])} logdir(s) in {namespace}."
         return Preview(kind, namespace, name, summary)
+    return _job_preview(manifest)
+
+
+def _job_preview(manifest: dict[str, Any]) -> Preview:
+    """The first replicas of each type, built by the controller's builders, and a row that counts the rest:
+    every pod of a job at its bound (1000 replicas) would be 1000 TF_CONFIGs naming 1000 replicas each,
+    30 MB to build and far more to render, for pods that differ only by their index. The job was checked
+    first, so its counts are within their bounds."""
+    kind, namespace, name = identity(manifest)
     framework = framework_for(kind, cluster_domain=cluster_domain())
-    children = desired_services(manifest, framework) + desired_pods(manifest, framework)
-    pods = [child for child in children if child["kind"] == "Pod"]
-    listed = [Child(c["kind"], c["metadata"]["name"], _child_detail(c)) for c in children[:PREVIEW_LISTED]]
-    summary = f"{len(pods)} pod(s) and {len(children) - len(pods)} headless service(s)."
-    return Preview(kind, namespace, name, summary, listed, pods[:PREVIEW_RENDERED])
+    job = jobspec.parse(manifest, framework)
+    own_services = [
+        _child(m) for m in job_manifests.extra_children(job, framework, []) if m["kind"] == "Service"
+    ]
+    services: list[Child] = []
+    pods: list[Child] = []
+    rendered: list[dict[str, Any]] = []
+    for replica_type, replica in job.replicas.items():
+        shown = [jobspec.Slot(replica_type, i) for i in range(min(replica.replicas, PREVIEW_PER_TYPE))]
+        hidden = _hidden(job, replica_type, len(shown), replica.replicas)
+        built = [job_manifests.build_pod(job, framework, slot) for slot in shown]
+        pods += [_child(pod) for pod in built] + [Child("Pod", *row) for row in hidden]
+        rendered += built[:PREVIEW_RENDERED_PER_TYPE]
+        if framework.replica_services:
+            services += [_child(job_manifests.build_service(job, framework, slot)) for slot in shown]
+            services += [Child("Service", *row) for row in hidden]
+    pod_count = sum(job.counts.values())
+    service_count = len(own_services) + (pod_count if framework.replica_services else 0)
+    summary = f"{pod_count} pod(s) and {service_count} headless service(s)."
+    return Preview(kind, namespace, name, summary, own_services + services + pods, rendered)
+
+
+def _hidden(job: jobspec.JobSpec[Any], replica_type: str, shown: int, replicas: int) -> list[tuple[str, str]]:
+    """The (names, detail) row of a type's replicas past the first `shown`, or none."""
+    if replicas <= shown:
+        return []
+    first, last = job.host(replica_type, shown), job.host(replica_type, replicas - 1)
+    names = first if replicas - shown == 1 else f"{first} … {last}"
+    return [(names, f"{replicas - shown} more, as {job.host(replica_type, 0)} but for their index")]
+
+
+def _child(manifest: dict[str, Any]) -> Child:
+    return Child(manifest["kind"], manifest["metadata"]["name"], _child_detail(manifest))
 
 
 def _child_detail(child: dict[str, Any]) -> str:

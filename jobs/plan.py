@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from jobs import gang
+from jobs import bounds, gang
 from jobs import spec as jobspec
 from jobs.frameworks import Framework, framework_for
 from jobs.manifests import build_pod, build_service, extra_children, slot_name
@@ -125,10 +125,12 @@ def plan(
     """Decide everything for one reconcile of `job`, given the pods and services listed by its
     `argoml.io/job-name` label (children it does not control are ignored, never touched).
 
-    The job is parsed once here (`parsed`: the caller already did, with `framework`), and every decision
-    below reads that. With a gang `scheduler`, `pod_group` is the job's PodGroup as read (None: there is
-    none) and `priorities` the values of the PriorityClasses `gang.priority_class_names` asked for.
-    `config_maps` are the job's ConfigMaps, for a framework that has some (MPI's hostfile).
+    The job is parsed once here (`parsed`: the caller already did, with `framework` and
+    `bounds.parse_bounded`), and every decision below reads that. A job with a count past its bound
+    (jobs/bounds.py) is never parsed in full nor planned: it fails with FailedValidation naming the field,
+    at a cost its counts do not change. With a gang `scheduler`, `pod_group` is the job's PodGroup as read
+    (None: there is none) and `priorities` the values of the PriorityClasses `gang.priority_class_names`
+    asked for. `config_maps` are the job's ConfigMaps, for a framework that has some (MPI's hostfile).
     """
     framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
     uid = str(as_dict(job.get("metadata")).get("uid") or "")
@@ -138,11 +140,14 @@ def plan(
     previous = as_dict(job.get("status"))
     if as_dict(job.get("metadata")).get("deletionTimestamp"):
         return Plan(status=previous)
-    spec = parsed or jobspec.parse(job, framework)
+    over_bounds = bounds.count_errors(job, framework)
+    if parsed is None:
+        parsed = jobspec.parse_unplanned(job, framework) if over_bounds else jobspec.parse(job, framework)
+    spec = parsed
     gang_step = _GangStep(scheduler, pod_group, priorities, uid)
     if is_finished(previous):
         return gang_step.removed(_finished(spec, previous, framework, pods, services, now))
-    errors = validate(job, framework)
+    errors = over_bounds or validate(job, framework)
     if errors:
         message = f"{framework.kind} {spec.namespace}/{spec.name} is invalid: " + "; ".join(map(str, errors))
         failure = Failure(FAILED_VALIDATION, message)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, TypeVar
 
-from jobs import apigroups, autoscaling, conf, gang
+from jobs import apigroups, autoscaling, bounds, conf, gang
 from jobs import spec as jobspec
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
@@ -118,7 +118,7 @@ def _converge(
     if autoscaling.may_have_hpa(job, framework):
         converge_autoscaler(client, job, framework, recorder_for(EVENT_CONTROLLER))
     scheduler = conf.gang_scheduler()
-    parsed = jobspec.parse(job, framework)
+    parsed = bounds.parse_bounded(job, framework)
     pod_group, priorities = _gang_reads(client, scheduler, job, parsed)
     decided = plan(
         job,

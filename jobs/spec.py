@@ -155,9 +155,9 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
 
     Only the pod templates are copied (one per replica type, not per replica), to add the default port.
     The framework's `parse_options` sees the spec and the job parsed so far (its options still None), so
-    it can also resolve what every replica shares once (TF_CONFIG's cluster).
+    it can also resolve what every replica shares once (TF_CONFIG's cluster). That costs as much as the
+    job has replicas: read a job whose counts may be past their bounds with `bounds.parse_bounded`.
     """
-    metadata = as_dict(job.get("metadata"))
     replicas = {}
     for replica_type, given in replica_specs(job, framework).items():
         template = copy.deepcopy(as_dict(given.get("template")))
@@ -171,7 +171,21 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
             template=template,
             port=_named_port(container, framework.port_name, framework.default_port),
         )
-    common: JobSpec[Any] = JobSpec(
+    unplanned: JobSpec[Any] = parse_unplanned(job, framework)
+    common = dataclasses.replace(
+        unplanned,
+        replicas=replicas,
+        chief_type=next((rt for rt in framework.chief_types if rt in replicas), None),
+    )
+    return dataclasses.replace(common, options=framework.parse_options(job_spec(job), common))
+
+
+def parse_unplanned(job: dict[str, Any], framework: JobKind[Any]) -> JobSpec[None]:
+    """`job` read without its replicas (none) or the framework's options (None): its identity, generation
+    and run policy, which is what deciding the status of a job that will not be planned reads (one past
+    its bounds, jobs/bounds.py), at a cost its replica counts do not change. Never raises."""
+    metadata = as_dict(job.get("metadata"))
+    return JobSpec(
         kind=framework.kind,
         api_version=str(job.get("apiVersion") or ""),
         name=job_name(job),
@@ -179,13 +193,12 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
         uid=str(metadata.get("uid") or ""),
         generation=metadata.get("generation"),
         annotations=as_dict(metadata.get("annotations")),
-        replicas=replicas,
+        replicas={},
         run_policy=run_policy(job, framework),
-        chief_type=next((rt for rt in framework.chief_types if rt in replicas), None),
+        chief_type=None,
         default_port=framework.default_port,
         options=None,
     )
-    return dataclasses.replace(common, options=framework.parse_options(job_spec(job), common))
 
 
 def as_int(value: object) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jobs import apigroups, gang
+from jobs import apigroups, bounds, gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
 from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int, replica_counts
@@ -36,7 +36,11 @@ SCHEDULING_POLICY_FIELDS = (
 
 
 def validate(job: object, framework: Framework | None = None) -> list[FieldError]:
-    """Every problem in `job`, in field order; `framework` defaults to the one handling `job.kind`."""
+    """Every problem in `job`, in field order; `framework` defaults to the one handling `job.kind`.
+
+    A job with a count past its bound (jobs/bounds.py) gets those errors alone: nothing else is looked at
+    until its counts are within their bounds.
+    """
     if not isinstance(job, dict):
         return [FieldError("", "a job must be a mapping")]
     errors: list[FieldError] = []
@@ -45,6 +49,9 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
             framework = framework_class(job.get("kind"))()
         except UnknownKind as unknown:
             return [FieldError("kind", str(unknown.args[0]))]
+    over = bounds.count_errors(job, framework)
+    if over:
+        return over
     if job.get("apiVersion", apigroups.ARGOML_API_VERSION) not in apigroups.API_VERSIONS:
         served = " or ".join(apigroups.API_VERSIONS)
         errors.append(FieldError("apiVersion", f"must be {served}, not {job.get('apiVersion')!r}"))

@@ -1,9 +1,11 @@
 """The validating webhook's check of a scale request: `kubectl scale pytorchjob` or an autoscaler writing the
-job's `scale` subresource must stay within its elastic policy's `[minReplicas, maxReplicas]`.
+job's `scale` subresource must keep the job within its bound on replicas (`replicas_per_job`) and its
+elastic policy's `[minReplicas, maxReplicas]`.
 
 The apiserver shows such a write as an `autoscaling/v1` Scale (`pytorchjobs/scale`), which carries the
 replicas but not the policy, so this check reads the job: one GET, the only cluster call of the webhook
-listener (its ServiceAccount may `get` PyTorchJobs and nothing else). The bounds: `elastic.scale_problem`.
+listener (its ServiceAccount may `get` PyTorchJobs and nothing else). The bounds: `bounds.scale_errors`,
+then `elastic.scale_problem`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jobs import bounds
 from jobs.controllers import job_resource
 from jobs.frameworks import PyTorch, elastic
 from jobs.spec import API_GROUP, as_dict, as_int, job_spec
@@ -43,7 +46,9 @@ def review(request: AdmissionRequest, read_job: JobReader) -> Verdict:
     job = read_job(request.namespace, request.name)  # an error is the view's to answer (fail closed)
     if job is None:
         return Verdict.allow()  # gone: the apiserver answers 404 itself
-    problem = elastic.scale_problem(job_spec(job), replicas)
+    # The job's bound on replicas first (a Scale to 100000 replicas), then an elastic job's own bounds.
+    over_bounds = bounds.scale_errors(job, PyTorch(), replicas)
+    problem = over_bounds[0] if over_bounds else elastic.scale_problem(job_spec(job), replicas)
     if problem is None:
         return Verdict.allow()
     kind = SCALED_KINDS[request.resource]

@@ -9,9 +9,12 @@ import pytest
 import yaml
 from django.urls import reverse
 
+import limits
 from access.models import NamespacePodSecurity
+from dashboard.submission import Child
 from dashboard.tests.factories import GRID_SPEC, job_spec
 from jobs.tests.cluster import install_crds
+from jobs.tests.fakes import peak_memory
 from kube.client import reset_client
 
 pytestmark = pytest.mark.django_db
@@ -241,3 +244,66 @@ def test_create_refuses_a_privileged_job_before_the_cluster_sees_it(as_editor, c
     assert response.status_code == 422
     assert [p.message for p in response.context["problems"]] == ["host namespaces (hostNetwork=true)"]
     assert cluster.store.list("tfjobs.argoml.io", "team-a")["items"] == []
+
+
+# -- the bounds on counts (issue 27): refused before any planning, previewed without every pod ---------------
+def tf_yaml(name: str = "big", **counts: int) -> str:
+    def replica(count: int) -> dict:
+        container = {"name": "tensorflow", "image": "example.io/train:1"}
+        return {"replicas": count, "template": {"spec": {"containers": [container]}}}
+
+    manifest = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": "team-a"},
+        "spec": {"tfReplicaSpecs": {rt: replica(n) for rt, n in counts.items()}},
+    }
+    return yaml.safe_dump(manifest)
+
+
+def test_a_job_one_replica_past_the_bound_is_refused_inline_naming_the_field(as_editor):
+    with limits.overridden(replicas_per_job=4):
+        at = as_editor.post(URL, {"manifest": tf_yaml(Chief=1, Worker=3), "action": "preview"})
+        over = as_editor.post(URL, {"manifest": tf_yaml(Chief=1, Worker=4), "action": "preview"})
+
+    assert at.status_code == 200, at.context["problems"]
+    assert over.status_code == 422
+    [problem] = over.context["problems"]
+    assert str(problem) == (
+        "spec.tfReplicaSpecs.Worker.replicas: "
+        "must be at most 4 replicas (MAX_REPLICAS_PER_JOB), not 5 (Chief 1 + Worker 4)"
+    )
+    assert problem.path.encode() in over.content
+    assert b"Create TFJob" not in over.content
+
+
+def test_the_default_bound_refuses_a_hundred_thousand_workers_cheaply(as_editor):
+    """What took the web process to 22 GB: now one field error, the request's memory a few MiB."""
+    text = tf_yaml(Worker=100_000)
+    with peak_memory() as peak:
+        response = as_editor.post(URL, {"manifest": text, "action": "preview"})
+    assert response.status_code == 422
+    assert [p.path for p in response.context["problems"]] == ["spec.tfReplicaSpecs.Worker.replicas"]
+    assert peak.bytes < 8 * 2**20, f"{peak.mib:.1f} MiB"
+
+
+def test_a_job_at_the_default_bound_is_previewed_by_its_first_replicas_of_each_type(as_editor):
+    """Every pod of it would be 1000 TF_CONFIGs of 1000 replicas each (30 MB before rendering)."""
+    with peak_memory() as peak:
+        response = as_editor.post(URL, {"manifest": tf_yaml(Chief=1, PS=99, Worker=900), "action": "preview"})
+
+    assert response.status_code == 200
+    preview = response.context["preview"]
+    assert preview.summary == "1000 pod(s) and 1000 headless service(s)."
+    listed = [
+        "big-chief-0",
+        *("big-ps-0", "big-ps-1", "big-ps-2", "big-ps-3 … big-ps-98"),
+        *("big-worker-0", "big-worker-1", "big-worker-2", "big-worker-3 … big-worker-899"),
+    ]
+    assert [c.name for c in preview.children if c.kind == "Service"] == listed
+    pods = [c for c in preview.children if c.kind == "Pod"]
+    assert [c.name for c in pods] == listed
+    assert "TF_CONFIG" in pods[0].detail
+    assert pods[-1] == Child("Pod", listed[-1], "897 more, as big-worker-0 but for their index")
+    assert [p["metadata"]["name"] for p in preview.rendered] == ["big-chief-0", "big-ps-0", "big-worker-0"]
+    assert peak.bytes < 32 * 2**20, f"{peak.mib:.1f} MiB"

@@ -1,7 +1,7 @@
 """Framework plugins: one small class per training framework, looked up by custom resource kind."""
 
 from jobs.frameworks import elastic
-from jobs.frameworks.base import Environment, FieldRef, Framework
+from jobs.frameworks.base import Count, Environment, FieldRef, Framework
 from jobs.frameworks.jax import JAX
 from jobs.frameworks.mpi import MPI
 from jobs.frameworks.mxnet import MXNet
@@ -14,6 +14,7 @@ from jobs.frameworks.xgboost import XGBoost
 __all__ = [
     "JAX",
     "MPI",
+    "Count",
     "Environment",
     "FieldRef",
     "Framework",

@@ -24,6 +24,31 @@ class FieldRef:
     field_path: str
 
 
+@dataclass(frozen=True)
+class Count:
+    """A number among a framework's own spec fields that sizes the work of running a job (processes in each
+    pod, the most replicas an elastic job may scale to), with the `limits.Limits` field that bounds it:
+    `jobs.bounds` holds it there before anything is planned."""
+
+    #: The field as written, e.g. `spec.nprocPerNode`.
+    path: str
+    value: int
+    #: What it counts, in the error's words: `processes per node`, `replicas`.
+    what: str
+    #: The bound's field in `limits.Limits`, e.g. `processes_per_node`.
+    limit: str
+
+    @classmethod
+    def of_replicas(cls, path: str, value: int) -> Count:
+        """Replicas (pods) of the job, bounded by `replicas_per_job`."""
+        return cls(path, value, "replicas", "replicas_per_job")
+
+    @classmethod
+    def of_processes(cls, path: str, value: int) -> Count:
+        """Processes in one pod, bounded by `processes_per_node`."""
+        return cls(path, value, "processes per node", "processes_per_node")
+
+
 #: What `environment()` returns: variable name → value, or a `FieldRef` for the kubelet to fill in. Order
 #: matters: a value may refer to an earlier variable as `$(NAME)`.
 Environment = Mapping[str, str | FieldRef]
@@ -90,6 +115,12 @@ class Framework(Generic[jobspec.OptionsT]):
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[jobspec.FieldError]:
         """Check `extra_spec_fields` and `optional_spec_fields`; the default accepts anything."""
+        return []
+
+    def counts(self, spec: Mapping[str, Any]) -> list[Count]:
+        """The framework's own spec fields that size the work (beyond the replicas, which `jobs.bounds`
+        counts for every framework), as written, where they read as whole numbers (validation reports the
+        others); the default: none."""
         return []
 
     def workers_succeeded(

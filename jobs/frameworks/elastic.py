@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jobs.frameworks.base import Count
 from jobs.spec import FieldError, as_dict, as_int
 
 PATH = "spec.elasticPolicy"
@@ -82,6 +83,17 @@ def parse_defaulted(spec: Mapping[str, Any], worker_replicas: int) -> ElasticPol
     defaulted = dict(given)
     with_defaults(defaulted, worker_replicas)
     return parse({"elasticPolicy": defaulted})
+
+
+def replica_bounds(spec: Mapping[str, Any]) -> list[Count]:
+    """`minReplicas` and `maxReplicas` as counts of replicas (PyTorch and Paddle): an autoscaler may scale
+    the job to either, so each is held to the bound on a job's replicas."""
+    policy = as_dict(spec.get("elasticPolicy"))
+    return [
+        Count.of_replicas(f"{PATH}.{field}", number)
+        for field in ("minReplicas", "maxReplicas")
+        if (number := as_int(policy.get(field))) is not None
+    ]
 
 
 def nnodes(policy: ElasticPolicy, worker_replicas: int) -> str:

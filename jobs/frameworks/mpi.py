@@ -19,7 +19,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from jobs.frameworks.base import Framework
+from jobs.frameworks.base import Count, Framework
 from jobs.frameworks.registry import register
 from jobs.spec import FieldError, JobSpec, as_dict, as_int, framework_container
 
@@ -139,6 +139,13 @@ class MPI(Framework[MPIOptions]):
         if not isinstance(path, str) or not path.startswith("/"):
             errors.append(FieldError("spec.sshAuthMountPath", f"must be an absolute path, not {path!r}"))
         return errors
+
+    def counts(self, spec: Mapping[str, Any]) -> list[Count]:
+        """`slotsPerWorker`: the processes mpirun starts in each worker."""
+        slots = as_int(spec.get("slotsPerWorker"))
+        if slots is None:
+            return []
+        return [Count.of_processes("spec.slotsPerWorker", slots)]
 
     # --- the children beyond the pods -------------------------------------------------------------
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jobs.frameworks.base import Framework
@@ -13,8 +15,18 @@ from jobs.spec import FieldError, JobSpec, ReplicaSpec, as_dict
 TUNER_SERVER_KEY = "tuner-server-key"
 
 
+@dataclass(frozen=True)
+class MXOptions:
+    """What every replica's MX_CONFIG shares, as JSON text resolved once per job rather than per pod (a job
+    of 1000 replicas would otherwise build and encode its 1000 addresses 1000 times): the `cluster` and the
+    `labels`."""
+
+    cluster: str = "{}"
+    labels: str = "{}"
+
+
 @register
-class MXNet(Framework[None]):
+class MXNet(Framework[MXOptions]):
     kind = "MXJob"
     plural = "mxjobs"
     short_name = "mxjob"
@@ -28,19 +40,13 @@ class MXNet(Framework[None]):
     default_clean_pod_policy = "None"
     extra_spec_fields = {"jobMode": "MXTrain"}
 
-    def environment(self, job: JobSpec[None], replica_type: str, index: int) -> dict[str, str]:
+    def environment(self, job: JobSpec[MXOptions], replica_type: str, index: int) -> dict[str, str]:
         """DMLC_* for ps-lite and MX_CONFIG; hosts are bare service names, as upstream writes them."""
         counts = job.counts
-        ordered = sorted(counts.items(), key=lambda item: item[0].lower())
-        config = {
-            "cluster": {
-                rt.lower(): [{"url": job.host(rt, i), "port": job.port(rt)} for i in range(count)]
-                for rt, count in ordered
-            },
-            "labels": {rt.lower(): _tuner_server_key(job.replicas[rt]) for rt, _ in ordered},
-            "task": {"type": replica_type.lower(), "index": index},
-        }
-        env = {"MX_CONFIG": json.dumps(config, separators=(",", ":"))}
+        # What json.dumps of {"cluster": ..., "labels": ..., "task": ...} writes, shared parts encoded once.
+        task = json.dumps({"type": replica_type.lower(), "index": index}, separators=(",", ":"))
+        options = job.options
+        env = {"MX_CONFIG": f'{{"cluster":{options.cluster},"labels":{options.labels},"task":{task}}}'}
         if counts.get("Scheduler", 0) > 0:
             env["DMLC_PS_ROOT_URI"] = job.host("Scheduler", 0)
             env["DMLC_PS_ROOT_PORT"] = str(job.port("Scheduler"))
@@ -51,6 +57,18 @@ class MXNet(Framework[None]):
         if replica_type == "Worker":
             env["DMLC_WORKER_ID"] = str(index)
         return env
+
+    def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> MXOptions:
+        ordered = sorted(job.counts.items(), key=lambda item: item[0].lower())
+        cluster = {
+            rt.lower(): [{"url": job.host(rt, i), "port": job.port(rt)} for i in range(count)]
+            for rt, count in ordered
+        }
+        labels = {rt.lower(): _tuner_server_key(job.replicas[rt]) for rt, _ in ordered}
+        return MXOptions(
+            cluster=json.dumps(cluster, separators=(",", ":")),
+            labels=json.dumps(labels, separators=(",", ":")),
+        )
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
         mode = spec.get("jobMode", "MXTrain")

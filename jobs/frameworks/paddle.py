@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobs.frameworks import elastic
-from jobs.frameworks.base import Environment, FieldRef, Framework
+from jobs.frameworks.base import Count, Environment, FieldRef, Framework
 from jobs.frameworks.registry import register
 from jobs.spec import FieldError, JobSpec, as_dict, as_int, replica_count
 
@@ -63,6 +63,10 @@ class Paddle(Framework[None]):
         if isinstance(policy, dict):
             workers = as_dict(as_dict(spec.get(self.spec_key)).get("Worker"))
             elastic.with_defaults(policy, replica_count(workers))
+
+    def counts(self, spec: Mapping[str, Any]) -> list[Count]:
+        """The elastic bounds, as PyTorch's: what an autoscaler may scale the job to."""
+        return elastic.replica_bounds(spec)
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
         """`elasticPolicy` as Kubeflow declares it; it bounds nothing here, as upstream it does not."""

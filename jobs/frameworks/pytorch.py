@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from jobs.frameworks import elastic
-from jobs.frameworks.base import Framework
+from jobs.frameworks.base import Count, Framework
 from jobs.frameworks.registry import register
 from jobs.spec import FieldError, JobSpec, as_dict, as_int, replica_count
 
@@ -80,9 +81,7 @@ class PyTorch(Framework[PyTorchOptions]):
         return env
 
     def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> PyTorchOptions:
-        nproc = spec.get("nprocPerNode", "auto")
-        if isinstance(nproc, str) and nproc.isdigit():
-            nproc = int(nproc)
+        nproc = nproc_per_node(spec)
         return PyTorchOptions(
             nproc_per_node=nproc if isinstance(nproc, int | str) and not isinstance(nproc, bool) else "auto",
             # No Worker reads as 1, as the webhook's defaulting counts it (such a job is invalid anyway).
@@ -91,9 +90,7 @@ class PyTorch(Framework[PyTorchOptions]):
 
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
         errors = []
-        nproc = spec.get("nprocPerNode", "auto")
-        if isinstance(nproc, str) and nproc.isdigit():
-            nproc = int(nproc)
+        nproc = nproc_per_node(spec)
         if nproc not in NPROC_PER_NODE_WORDS and (as_int(nproc) or 0) < 1:
             errors.append(
                 FieldError(
@@ -108,6 +105,20 @@ class PyTorch(Framework[PyTorchOptions]):
         replicas = as_dict(worker_spec).get("replicas")
         worker_replicas = 1 if replicas is None else as_int(replicas)
         return errors + elastic.validate(spec, worker_key, worker_replicas)
+
+    def counts(self, spec: Mapping[str, Any]) -> list[Count]:
+        """The elastic bounds (replicas), and the processes each pod starts: `nprocPerNode`, or the
+        deprecated `elasticPolicy.nProcPerNode`."""
+        found = elastic.replica_bounds(spec)
+        per_node = (
+            ("spec.nprocPerNode", nproc_per_node(spec)),
+            (f"{elastic.PATH}.nProcPerNode", as_dict(spec.get("elasticPolicy")).get("nProcPerNode")),
+        )
+        for path, value in per_node:
+            number = as_int(value)
+            if number is not None:
+                found.append(Count.of_processes(path, number))
+        return found
 
     def workers_succeeded(self, job: JobSpec[PyTorchOptions], succeeded: Mapping[int, bool]) -> bool:
         """Kubeflow's rule for a job of Workers only: every worker exits 0, or with an elastic policy any
@@ -126,3 +137,14 @@ class PyTorch(Framework[PyTorchOptions]):
             if policy.get("nProcPerNode") is not None:
                 return
         super().default_extra_fields(spec)
+
+
+def nproc_per_node(spec: Mapping[str, Any]) -> object:
+    """`nprocPerNode` as written, a string of digits read as its number ("auto" when it is missing). A
+    string `int()` refuses although `isdigit()` accepts it ("²", or more digits than Python converts) stays
+    a string, which validation refuses."""
+    nproc = spec.get("nprocPerNode", "auto")
+    if isinstance(nproc, str) and nproc.isdigit():
+        with contextlib.suppress(ValueError):
+            return int(nproc)
+    return nproc

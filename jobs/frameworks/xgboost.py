@@ -3,13 +3,25 @@ Kubeflow v1.9's XGBoostJob writes them (pkg/controller.v1/xgboost/xgboost.go).""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from jobs.frameworks.base import Environment, Framework
 from jobs.frameworks.registry import register
 from jobs.spec import JobSpec
 
 
+@dataclass(frozen=True)
+class XGBoostOptions:
+    """WORKER_ADDRS, the same for every replica: resolved once per job, one string every pod shares (a job
+    of 1000 replicas would otherwise join its 999 worker names for each of its pods)."""
+
+    worker_addrs: str = ""
+
+
 @register
-class XGBoost(Framework[None]):
+class XGBoost(Framework[XGBoostOptions]):
     kind = "XGBoostJob"
     plural = "xgboostjobs"
     short_name = "xgboostjob"
@@ -24,7 +36,7 @@ class XGBoost(Framework[None]):
     default_restart_policy = "Never"
     default_clean_pod_policy = "None"
 
-    def environment(self, job: JobSpec[None], replica_type: str, index: int) -> Environment:
+    def environment(self, job: JobSpec[XGBoostOptions], replica_type: str, index: int) -> Environment:
         """The Master is rank 0 and workers rank after it; WORLD_SIZE counts every pod. A job of more than
         one pod also gets WORKER_PORT and WORKER_ADDRS (what LightGBM's launcher reads): Kubeflow lists
         `<job>-worker-i` for i below WORLD_SIZE - 1, i.e. every worker of a job with one Master."""
@@ -40,5 +52,9 @@ class XGBoost(Framework[None]):
         }
         if world_size > 1:
             env["WORKER_PORT"] = str(job.port("Worker"))
-            env["WORKER_ADDRS"] = ",".join(job.host("Worker", i) for i in range(world_size - 1))
+            env["WORKER_ADDRS"] = job.options.worker_addrs
         return env
+
+    def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> XGBoostOptions:
+        world_size = sum(job.counts.values())
+        return XGBoostOptions(",".join(job.host("Worker", i) for i in range(world_size - 1)))

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import copy
 import itertools
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -164,3 +168,27 @@ class FakeCluster:
     def status(self) -> dict[str, Any]:
         assert self.job is not None
         return self.job["status"]
+
+
+@dataclass
+class Peak:
+    """The most memory Python held at once inside a `peak_memory()` block, in bytes (set when it ends)."""
+
+    bytes: int = 0
+
+    @property
+    def mib(self) -> float:
+        return self.bytes / 2**20
+
+
+@contextmanager
+def peak_memory() -> Iterator[Peak]:
+    """Measure, with tracemalloc, the peak of what the block allocates: the bound a door's work must keep
+    whatever a count says (a timer would only say how busy the machine was)."""
+    peak = Peak()
+    tracemalloc.start()
+    try:
+        yield peak
+    finally:
+        peak.bytes = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()

@@ -9,10 +9,12 @@ from django.contrib.auth.models import User
 from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
+import limits
 from access import podsecurity
 from access.models import NamespaceGrant, NamespacePodSecurity, Role
 from jobs.models import Replica, TrainingJob
 from jobs.tests.cluster import get_job, install_crds, job_manifest
+from jobs.tests.fakes import peak_memory
 from jobs.tests.test_models import CREATED, RUNNING, pod, tfjob
 from kube.client import reset_client
 from kube.mirror import apply_event
@@ -167,6 +169,33 @@ def test_an_invalid_job_is_a_400_naming_each_field(owner, sim):
     assert response.status_code == 400
     assert set(response.json()) == {"metadata.name", "spec.tfReplicaSpecs.Worker.replicas"}
     assert get_job(sim, "TFJob", "team-a", "bad_name") is None
+
+
+def test_a_job_one_replica_past_the_bound_is_a_400_naming_the_field_and_one_at_it_is_created(owner, sim):
+    over = job_manifest("TFJob", {"Chief": 1, "Worker": 4}, name="over", namespace="team-a")
+    at = job_manifest("TFJob", {"Chief": 1, "Worker": 3}, name="at", namespace="team-a")
+
+    with limits.overridden(replicas_per_job=4):
+        refused = owner.post("/api/jobs/", over, format="json")
+        accepted = owner.post("/api/jobs/", at, format="json")
+
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "spec.tfReplicaSpecs.Worker.replicas": [
+            "must be at most 4 replicas (MAX_REPLICAS_PER_JOB), not 5 (Chief 1 + Worker 4)"
+        ]
+    }
+    assert get_job(sim, "TFJob", "team-a", "over") is None
+    assert accepted.status_code == 202
+
+
+def test_the_default_bound_refuses_a_hundred_thousand_workers_cheaply(owner, sim):
+    huge = job_manifest("TFJob", {"Worker": 100_000}, name="huge", namespace="team-a")
+    with peak_memory() as peak:
+        response = owner.post("/api/jobs/", huge, format="json")
+    assert response.status_code == 400
+    assert list(response.json()) == ["spec.tfReplicaSpecs.Worker.replicas"]
+    assert peak.bytes < 4 * 2**20, f"{peak.mib:.1f} MiB"
 
 
 def test_a_taken_name_is_a_400_on_the_name(owner, sim):

@@ -213,7 +213,9 @@ class TestMXNet:
         assert "DMLC_WORKER_ID" not in env
 
     def test_mx_config_lists_every_replica_with_its_port_as_upstream(self):
-        config = json.loads(env_of(MXNet(), self.job, "Server", 1)["MX_CONFIG"])
+        text = env_of(MXNet(), self.job, "Server", 1)["MX_CONFIG"]
+        config = json.loads(text)
+        assert text == json.dumps(config, separators=(",", ":"))  # compact, in this key order
         assert config == {
             "cluster": {
                 "scheduler": [{"url": "mx-scheduler-0", "port": 9091}],

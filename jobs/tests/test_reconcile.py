@@ -14,6 +14,7 @@ import yaml
 from django.core.management import call_command
 from django.test.utils import override_settings
 
+import limits
 from jobs import conf
 from jobs.reconcile import reconcile_job
 from jobs.tests.cluster import (
@@ -491,6 +492,24 @@ def test_an_invalid_spec_fails_once_with_failed_validation_and_never_raises(sim,
     reconcile_job("TFJob", ns, "broken")
     assert get_job(sim, "TFJob", ns, "broken")["metadata"]["resourceVersion"] == version
     assert event_reasons(sim, ns, "broken").count("FailedValidation") == 1
+
+
+def test_a_job_one_replica_past_the_bound_fails_naming_the_field_and_one_at_it_runs(sim, ns):
+    sim.store.create(job_manifest("TFJob", {"Chief": 1, "Worker": 4}, name="over", namespace=ns))
+    sim.store.create(job_manifest("TFJob", {"Chief": 1, "Worker": 3}, name="at", namespace=ns))
+
+    with limits.overridden(replicas_per_job=4):
+        assert settle(sim, "TFJob", ns, "over") is None
+        settle(sim, "TFJob", ns, "at")
+
+    failed = condition(get_job(sim, "TFJob", ns, "over"), "Failed")
+    assert (failed["status"], failed["reason"]) == ("True", "FailedValidation")
+    assert failed["message"] == (
+        f"TFJob {ns}/over is invalid: spec.tfReplicaSpecs.Worker.replicas: "
+        "must be at most 4 replicas (MAX_REPLICAS_PER_JOB), not 5 (Chief 1 + Worker 4)"
+    )
+    assert sorted(pods(sim, ns)) == ["at-chief-0", "at-worker-0", "at-worker-1", "at-worker-2"]
+    assert event_reasons(sim, ns, "over").count("FailedValidation") == 1
 
 
 def test_a_new_jobs_status_is_written_once_after_its_children_and_a_failed_write_fails_the_run(sim, ns):

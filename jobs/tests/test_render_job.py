@@ -9,7 +9,9 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
+import limits
 from jobs.tests.cluster import job_manifest
+from jobs.tests.fakes import peak_memory
 
 
 def render(tmp_path, manifest: object, *args: str) -> list[dict]:
@@ -170,3 +172,37 @@ def test_replicas_outside_the_elastic_bounds_are_named(tmp_path):
     assert "spec.pytorchReplicaSpecs.Worker.replicas: 5 is outside the elastic policy's [4, 4]" in str(
         error.value
     )
+
+
+def test_a_job_one_replica_past_the_bound_ends_with_exit_code_2_and_one_line_naming_the_field(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job_manifest("TFJob", {"Worker": 5}, name="big", namespace="team-a")))
+
+    with limits.overridden(replicas_per_job=4), pytest.raises(CommandError) as refused:
+        call_command("render_job", str(path), stdout=io.StringIO())
+
+    assert refused.value.returncode == 2
+    assert str(refused.value) == (
+        f"{path}, document 1: spec.tfReplicaSpecs.Worker.replicas: "
+        "must be at most 4 replicas (MAX_REPLICAS_PER_JOB), not 5"
+    )
+
+
+def test_a_job_at_the_bound_is_rendered(tmp_path):
+    manifest = job_manifest("TFJob", {"Worker": 4}, name="big", namespace="team-a")
+    with limits.overridden(replicas_per_job=4):
+        children = render(tmp_path, manifest)
+    assert [child["kind"] for child in children] == ["Service"] * 4 + ["Pod"] * 4
+
+
+def test_the_default_bound_refuses_a_hundred_thousand_workers_cheaply(tmp_path):
+    path = tmp_path / "job.yaml"
+    manifest = job_manifest("TFJob", {"Worker": 100_000}, name="huge", namespace="team-a")
+    path.write_text(yaml.safe_dump(manifest))
+
+    with peak_memory() as peak, pytest.raises(CommandError) as refused:
+        call_command("render_job", str(path), stdout=io.StringIO())
+
+    assert refused.value.returncode == 2
+    assert "spec.tfReplicaSpecs.Worker.replicas: must be at most 1000 replicas" in str(refused.value)
+    assert peak.bytes < 2 * 2**20, f"{peak.mib:.1f} MiB"

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+import limits
 from jobs.frameworks import framework_class
 from jobs.spec import with_defaults
 from webhooks import mutating
@@ -66,6 +67,14 @@ def test_a_job_that_already_has_its_defaults_gets_no_patch():
 def test_an_invalid_job_is_left_as_written_for_the_validating_webhook_to_deny():
     job = tf_job(worker={"template": {"spec": {"containers": [container()]}}}, Wrokers={"replicas": 1})
     assert "patch" not in answer(job)
+
+
+def test_a_job_past_its_bounds_is_left_as_written_and_one_at_them_is_defaulted():
+    job = tf_job(Worker={"replicas": 4, "template": {"spec": {"containers": [container()]}}})
+    with limits.overridden(replicas_per_job=4):
+        assert mutating.defaults_patch(job, "TFJob")
+        job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 5
+        assert mutating.defaults_patch(job, "TFJob") == []
 
 
 def test_defaults_apply_to_an_update_of_the_spec():

@@ -12,6 +12,7 @@ import json
 import pytest
 from django.test import Client
 
+import limits
 from webhooks import failures, scaling, views
 from webhooks.review import Cause, parse_review
 from webhooks.tests.conftest import container, pytorch_job
@@ -80,6 +81,29 @@ def test_a_scale_outside_the_bounds_is_refused_naming_the_field(replicas, bounds
     assert (
         verdict.message
         == f'PyTorchJob "elastic" is invalid: spec.pytorchReplicaSpecs.Worker.replicas: {problem}'
+    )
+
+
+@pytest.mark.parametrize("policy", [{"maxReplicas": 200_000}, None])
+def test_a_scale_past_the_bound_on_replicas_is_refused_naming_the_field(policy):
+    job = elastic_job(**(policy or {}))
+    if policy is None:
+        del job["spec"]["elasticPolicy"]
+    with limits.overridden(replicas_per_job=4):
+        assert decide(4, job).allowed
+        refused = decide(5, job)
+    assert (refused.allowed, refused.code) == (False, 422)
+    problem = "must be at most 4 replicas (MAX_REPLICAS_PER_JOB), not 5"
+    assert refused.causes == (Cause("spec.pytorchReplicaSpecs.Worker.replicas", problem),)
+
+
+def test_the_default_bound_refuses_a_scale_to_a_hundred_thousand_workers():
+    job = elastic_job()
+    del job["spec"]["elasticPolicy"]
+    (cause,) = decide(100_000, job).causes
+    assert cause == Cause(
+        "spec.pytorchReplicaSpecs.Worker.replicas",
+        "must be at most 1000 replicas (MAX_REPLICAS_PER_JOB), not 100000",
     )
 
 

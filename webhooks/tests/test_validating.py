@@ -6,7 +6,9 @@ import copy
 
 import pytest
 
+import limits
 from access import podsecurity
+from jobs.tests.fakes import peak_memory
 from webhooks import validating
 from webhooks.review import Verdict, parse_review
 from webhooks.tests.conftest import (
@@ -331,3 +333,27 @@ def test_a_crash_in_the_linter_lets_argos_kinds_through_with_a_warning(monkeypat
     assert result.warnings == (
         'argoml admitted Workflow "hello-" unchecked: internal error while validating it',
     )
+
+
+# -- the bounds on counts ------------------------------------------------------------------------------
+
+
+def workers(count: int) -> dict:
+    return {"replicas": count, "template": {"spec": {"containers": [container()]}}}
+
+
+def test_a_job_one_replica_past_the_bound_is_denied_naming_the_field_and_one_at_it_is_allowed():
+    with limits.overridden(replicas_per_job=4):
+        assert verdict(tf_job(Worker=workers(4))).allowed
+        refused = verdict(tf_job(Worker=workers(5)))
+    assert (refused.allowed, refused.code) == (False, 422)
+    message = "must be at most 4 replicas (MAX_REPLICAS_PER_JOB), not 5"
+    assert causes(refused) == {"spec.tfReplicaSpecs.Worker.replicas": message}
+    assert refused.message == f'TFJob "mnist" is invalid: spec.tfReplicaSpecs.Worker.replicas: {message}'
+
+
+def test_the_default_bound_denies_a_hundred_thousand_workers_cheaply():
+    with peak_memory() as peak:
+        refused = verdict(tf_job(Worker=workers(100_000)))
+    assert list(causes(refused)) == ["spec.tfReplicaSpecs.Worker.replicas"]
+    assert peak.bytes < 1024 * 1024, f"{peak.mib:.1f} MiB"

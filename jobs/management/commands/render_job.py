@@ -8,9 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from argoml_site import yamlio
-from argoml_site.documents import read_yaml_documents
-from jobs import conf, gang
+from argoml_site import documents, yamlio
+from jobs import bounds, conf, gang
 from jobs import spec as jobspec
 from jobs.autoscaling import desired_hpa
 from jobs.frameworks import UnknownKind, framework_for
@@ -52,10 +51,10 @@ class Command(BaseCommand):
         elif gang_scheduler is not None and (scheduler is None or scheduler.kind != gang_scheduler):
             scheduler = gang.GangScheduler(gang_scheduler, gang.DEFAULT_SCHEDULER_NAMES[gang_scheduler])
         children: list[dict[str, Any]] = []
-        documents = read_yaml_documents(file)
-        if not documents:
+        jobs = documents.read_yaml_documents(file)
+        if not jobs:
             raise CommandError(f"{file}: no job in it")
-        for number, job in enumerate(documents, start=1):
+        for number, job in enumerate(jobs, start=1):
             children += render(job, domain, where=f"{file}, document {number}", scheduler=scheduler)
         self.stdout.write(yamlio.dump_all(children), ending="")
 
@@ -64,13 +63,18 @@ def render(
     job: Any, domain: str, *, where: str, scheduler: gang.GangScheduler | None = None
 ) -> list[dict[str, Any]]:
     """The job's HPA (if any), PodGroup (with a gang scheduler), Services then Pods; CommandError naming every
-    invalid field."""
+    invalid field (exit code 2 and one line for a count past its bound, checked before anything else)."""
     if not isinstance(job, dict):
         raise CommandError(f"{where}: a job must be a mapping, not {type(job).__name__}")
     try:
         framework = framework_for(job.get("kind"), cluster_domain=domain)
     except UnknownKind as error:
         raise CommandError(f"{where}: kind: {error}") from None
+    over_bounds = bounds.count_errors(job, framework)
+    if over_bounds:
+        # One line, exit code 2: a document the command will not read, as one past the YAML reader's limits.
+        problems = "; ".join(map(str, over_bounds))
+        raise CommandError(f"{where}: {problems}", returncode=documents.BAD_INPUT)
     errors = validate(job, framework)
     if errors:
         raise CommandError(f"{where} is not a valid {framework.kind}:\n  " + "\n  ".join(map(str, errors)))
