@@ -201,6 +201,22 @@ def test_a_bad_trainjob_is_refused_naming_every_field(sim, owner):
     assert {"spec.runtimeRef.name", "spec.runtimeRef.kind", "metadata.name"} <= set(response.json())
 
 
+def test_a_trainjob_past_the_node_bound_is_refused_by_field_and_never_reaches_the_cluster(sim, owner):
+    manifest = manifests.train_job("huge", "team-a", runtime_name="torch-distributed")
+    manifest["spec"]["trainer"] = {"numNodes": 100_000, "numProcPerNode": 100_000}
+
+    response = owner.post("/api/trainjobs/", manifest, format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "spec.trainer.numNodes": ["must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000"],
+        "spec.trainer.numProcPerNode": [
+            "must be at most 1024 processes (MAX_PROCESSES_PER_NODE), not 100000"
+        ],
+    }
+    assert get_client().list(TRAIN_JOB, "team-a", field_selector="metadata.name=huge")["items"] == []
+
+
 def test_a_viewer_may_not_submit_or_delete(sim, teammate):
     job = factories.train_job()
     manifest = manifests.train_job("llama-2", "team-a")
