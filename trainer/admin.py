@@ -12,6 +12,7 @@ user and changed only by superusers.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
@@ -343,11 +344,12 @@ class TrainJobAdmin(MirrorAdmin):
 
     @admin.display(description="progress reports")
     def reports(self, job: TrainJob) -> SafeString | str:
-        count = TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid).count()
+        count = TrainerStatusUpdate.objects.of(job).count()
         if not count:
             return "none"
         url = reverse("admin:trainer_trainerstatusupdate_changelist")
-        return format_html('<a href="{}?trainjob_uid={}">{} reports</a>', url, job.uid, count)
+        query = urlencode({"namespace": job.namespace, "trainjob_name": job.name, "trainjob_uid": job.uid})
+        return format_html('<a href="{}?{}">{} reports</a>', url, query, count)
 
 
 @admin.register(TrainerStatusUpdate)
@@ -375,7 +377,7 @@ class TrainerStatusUpdateAdmin(ReadOnlyAdmin):
         return queryset if scope.everywhere else queryset.filter(namespace__in=sorted(scope.readable))
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
-        return lookup == "trainjob_uid" or super().lookup_allowed(lookup, value, request)
+        return lookup in ("trainjob_name", "trainjob_uid") or super().lookup_allowed(lookup, value, request)
 
     @admin.display(description="progress", ordering="progress_percentage")
     def progress(self, update: TrainerStatusUpdate) -> str:

@@ -26,6 +26,8 @@ MAX_INT32 = 2**31 - 1
 MAX_METRICS = 256
 MAX_METRIC_TEXT = 64
 ROOT = "trainerStatus"
+#: The status patch's precondition: the TrainJob's uid (JSON pointer).
+UID_PATH = "/metadata/uid"
 #: An integer literal longer than this is not read as a number: no field takes more than 10 digits, and
 #: Python refuses to convert past 4,300.
 MAX_INTEGER_DIGITS = 20
@@ -61,16 +63,16 @@ class TrainerStatus:
         body["lastUpdatedTime"] = format_time(self.last_updated_time)
         return body
 
-    def status_patch(self) -> RawDict:
-        """A merge patch of the status subresource that replaces `trainerStatus` whole: a field the pod no
-        longer reports is removed (Trainer applies the report with force, so it owns every field)."""
-        replacement: RawDict = {
-            "progressPercentage": None,
-            "estimatedRemainingSeconds": None,
-            "metrics": None,
-            **self.as_status(),
-        }
-        return {"status": {"trainerStatus": replacement}}
+    def status_patch(self, job_uid: str) -> list[RawDict]:
+        """A JSON patch (RFC 6902) of the status subresource that applies only to the TrainJob whose uid is
+        `job_uid`, the one the reporting pod belongs to: its `test` fails on any other (an earlier TrainJob
+        of the same name, or a uid a forged owner reference claims), and nothing is written. Then
+        `trainerStatus` is replaced whole: a field the pod no longer reports is removed (Trainer applies
+        the report with force, so it owns every field)."""
+        return [
+            {"op": "test", "path": UID_PATH, "value": job_uid},
+            {"op": "add", "path": f"/status/{ROOT}", "value": self.as_status()},
+        ]
 
 
 def format_time(moment: datetime) -> str:
@@ -239,7 +241,8 @@ LATEST = format_time(datetime.max.replace(tzinfo=UTC))
 
 @dataclass(frozen=True)
 class Owner:
-    """The TrainJob a pod belongs to, by its controller reference."""
+    """The TrainJob a pod belongs to, by its controller reference: a claim until the status patch's uid
+    test holds (`TrainerStatus.status_patch`)."""
 
     name: str
     uid: str

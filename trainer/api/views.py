@@ -53,7 +53,7 @@ class TrainJobViewSet(
         if self.action == "list":
             return TrainJobFilterSet.filter(self.request, queryset.defer("spec", "status", "labels"))
         if self.action == "updates":
-            return queryset.only("id", "uid", "namespace")
+            return queryset.only("id", "uid", "namespace", "name")
         pods = TrainJobPod.objects.order_by("step", "job_index", "completion_index", "created_at", "id")
         return queryset.prefetch_related(Prefetch("pods", queryset=pods), "history")
 
@@ -83,9 +83,10 @@ class TrainJobViewSet(
     @extend_schema(responses=TrainerStatusUpdateSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=OldestFirst)
     def updates(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """The job's progress reports (progress %, ETA, metrics as text), joined by the job's uid."""
+        """The job's progress reports (progress %, ETA, metrics as text): the reports filed under this
+        TrainJob (its namespace, name and uid), as the progress endpoint verified them."""
         job = self.get_object()
-        page = self.paginate_queryset(TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid))
+        page = self.paginate_queryset(TrainerStatusUpdate.objects.of(job))
         return self.get_paginated_response(TrainerStatusUpdateSerializer(page, many=True).data)
 
 

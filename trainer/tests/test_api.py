@@ -13,7 +13,7 @@ from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
 from kube.client import get_client
 from kubesim.simulator import Simulator
-from trainer.models import TrainJob
+from trainer.models import TrainerStatusUpdate, TrainJob
 from trainer.resources import TRAIN_JOB
 from trainer.tests import factories as manifests
 from trainer.tests.runtime_cluster import trainer_cluster
@@ -134,6 +134,30 @@ def test_the_progress_reports_come_oldest_first_joined_by_uid(teammate, django_a
         {"name": "loss", "value": "1.0000"},
         {"name": "accuracy", "value": "0.9"},
     ]
+
+
+def test_the_reports_are_the_trainjob_rows_not_any_row_naming_its_uid(teammate):
+    """A report filed (before issue 27) in another namespace under this job's uid, as a pod whose owner
+    reference claimed that uid could file it, is not this job's history."""
+    job = factories.train_job()
+    factories.status_updates(job, 2)
+    elsewhere = factories.train_job("tj", "team-b")
+    TrainerStatusUpdate.objects.bulk_create(
+        [
+            TrainerStatusUpdate(
+                namespace=elsewhere.namespace,
+                trainjob_name=elsewhere.name,
+                trainjob_uid=job.uid,
+                pod="forger",
+                progress_percentage=99,
+                reported_at=factories.T0,
+            )
+        ]
+    )
+
+    reports = teammate.get(f"/api/trainjobs/{job.pk}/updates/").json()["results"]
+
+    assert [r["pod"] for r in reports] == ["llama-node-0-0", "llama-node-0-0"]
 
 
 def test_other_tenants_trainjobs_and_reports_are_not_found(outsider):

@@ -241,19 +241,17 @@ class TestHostileValues:
 
 
 class TestStatusPatch:
-    def test_the_report_replaces_the_whole_trainer_status(self):
+    def test_the_report_replaces_the_whole_trainer_status_of_that_trainjob_only(self):
         parsed = statusupdate.parse(report(progressPercentage=30))
         assert parsed is not None
-        assert parsed.status_patch() == {
-            "status": {
-                "trainerStatus": {
-                    "progressPercentage": 30,
-                    "estimatedRemainingSeconds": None,
-                    "metrics": None,
-                    "lastUpdatedTime": WHEN,
-                }
-            }
-        }
+        assert parsed.status_patch("u-1") == [
+            {"op": "test", "path": "/metadata/uid", "value": "u-1"},
+            {
+                "op": "add",
+                "path": "/status/trainerStatus",
+                "value": {"progressPercentage": 30, "lastUpdatedTime": WHEN},
+            },
+        ]
 
     def test_format_time_converts_to_utc(self):
         moment = datetime(2026, 1, 1, 1, 0, 0, 999, tzinfo=timezone(timedelta(hours=1)))

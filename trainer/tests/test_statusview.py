@@ -215,6 +215,63 @@ class TestWhoMayReport:
         assert_status(post(namespace, "tj", REPORT, token), 401, "Unauthorized")
 
 
+class TestWhereAReportIsFiled:
+    """A report is filed under the TrainJob whose status it wrote, never under the uid a pod's owner
+    reference claims (issue 27)."""
+
+    def test_a_pod_claiming_another_namespaces_trainjob_writes_nothing_into_its_history(
+        self, namespace, cluster
+    ):
+        victim, _ = progress.train_job(namespace, "tj")
+        attacker = progress.namespace(cluster)
+        progress.train_job(attacker, "tj")  # a TrainJob of the same name, so its audience is the attacker's
+        forged_owner = {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "name": "tj",
+            "uid": victim["metadata"]["uid"],
+            "controller": True,
+        }
+        labels = {"jobset.sigs.k8s.io/jobset-name": "tj"}
+        get_client().create(POD, progress.pod(attacker, "forger", labels, [forged_owner]))
+        token = progress.job_token(attacker, "tj", "forger")
+
+        assert_status(post(attacker, "tj", REPORT, token), 403, "Forbidden")
+
+        assert not TrainerStatusUpdate.objects.filter(trainjob_uid=victim["metadata"]["uid"]).exists()
+        assert trainer_status(attacker, "tj") is None
+        assert trainer_status(namespace, "tj") is None
+
+    def test_a_pod_of_an_earlier_trainjob_of_the_same_name_is_not_the_new_ones(self, namespace):
+        """The earlier TrainJob is gone and its pod lingers until the garbage collector deletes it."""
+        earlier_owner = {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "name": "tj",
+            "uid": str(uuid.uuid4()),
+            "controller": True,
+        }
+        labels = {"jobset.sigs.k8s.io/jobset-name": "tj"}
+        get_client().create(POD, progress.pod(namespace, "tj-node-0-9", labels, [earlier_owner]))
+        progress.train_job(namespace, "tj")  # the TrainJob of that name now
+        token = progress.job_token(namespace, "tj", "tj-node-0-9")
+
+        assert_status(post(namespace, "tj", REPORT, token), 403, "Forbidden")
+
+        assert trainer_status(namespace, "tj") is None
+        assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
+
+    def test_a_trainjob_its_controller_gave_no_status_yet_is_422_and_nothing_is_kept(self, namespace):
+        """Our controller writes a TrainJob's status before its first pod; the patch adds to it."""
+        job, [pod] = progress.train_job(namespace, "tj")
+        without_status = {key: value for key, value in job.items() if key != "status"}
+        assert "status" not in get_client().replace(reporting.TRAIN_JOB, without_status, subresource="status")
+        token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
+
+        assert_status(post(namespace, "tj", REPORT, token), 422, "Invalid")
+        assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
+
+
 class TestBounds:
     def test_a_pod_past_its_window_gets_429_with_retry_after(self, namespace, settings):
         settings.TRAINER_STATUS_REPORTS_PER_WINDOW = 2
