@@ -93,7 +93,8 @@ class TrainJobViewSet(
 @extend_schema_view(list=extend_schema(parameters=[TrainingRuntimeFilterSet]))
 class TrainingRuntimeViewSet(mixins.ListModelMixin, NamespaceScopedMixin, viewsets.GenericViewSet):
     """The runtimes a TrainJob may name: every ClusterTrainingRuntime, and the TrainingRuntimes of the
-    namespaces you may read; `train_jobs` counts the TrainJobs naming each, in those namespaces."""
+    namespaces you may read; `train_jobs` counts the TrainJobs naming each, and `in_use` says whether one
+    does, in those namespaces (superusers: the cluster's)."""
 
     pagination_class = NewestFirst
     serializer_class = TrainingRuntimeSerializer
@@ -103,5 +104,5 @@ class TrainingRuntimeViewSet(mixins.ListModelMixin, NamespaceScopedMixin, viewse
         runtimes = TrainingRuntime.objects.all()
         if not scope.everywhere:
             runtimes = runtimes.filter(Q(namespace="") | Q(namespace__in=sorted(scope.readable)))
-        counted = runtimes.with_train_job_counts(None if scope.everywhere else sorted(scope.readable))
+        counted = runtimes.seen_from(None if scope.everywhere else sorted(scope.readable))
         return TrainingRuntimeFilterSet.filter(self.request, counted.defer("spec", "status", "labels"))

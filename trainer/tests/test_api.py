@@ -199,6 +199,25 @@ def test_runtimes_list_cluster_ones_and_the_readable_namespaces_with_their_train
     }
 
 
+def test_whether_a_shared_runtime_is_in_use_is_told_from_the_namespaces_the_caller_reads(teammate):
+    """`in_use` follows the finalizer, which any namespace's TrainJob sets: a tenant would watch others
+    start and stop jobs on a shared ClusterTrainingRuntime. What a tenant sees of it comes from the
+    namespaces they may read; superusers see the cluster's."""
+    factories.runtime("torch-distributed", in_use=True)  # a team-b job holds the finalizer
+    factories.train_job("theirs", "team-b")
+    superuser = APIClient()
+    superuser.force_authenticate(User.objects.create_superuser("root"))
+
+    def in_use(client: APIClient) -> tuple[bool, int]:
+        [runtime] = client.get("/api/trainingruntimes/").json()["results"]
+        return runtime["in_use"], runtime["train_jobs"]
+
+    assert in_use(teammate) == (False, 0)
+    assert in_use(superuser) == (True, 1)
+    factories.train_job("mine")
+    assert in_use(teammate) == (True, 1)
+
+
 # -- writing ----------------------------------------------------------------------------------------
 def test_an_editor_submits_a_trainjob_to_the_cluster(sim, owner):
     manifest = manifests.train_job("llama", "team-a", runtime_name="torch-distributed")
