@@ -87,12 +87,13 @@ def count(found: errors.ErrorList, path: str, value: object, *, what: str, bound
     its unit in the error (`must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000`)."""
     number = integer(found, path, value, minimum=1)
     if number is not None and number > getattr(limits.current(), bound):
-        too_many(found, path, limits.too_many(what, number, bound))
+        past_bound(found, path, limits.too_many(what, number, bound))
         return None
     return number
 
 
-def too_many(found: errors.ErrorList, path: str, message: str) -> None:
+def past_bound(found: errors.ErrorList, path: str, message: str) -> None:
+    """Record `message` (`limits.too_many`'s wording) as the field's `TooMany` error."""
     found.extend([TooMany(path, message)])
 
 

@@ -219,7 +219,7 @@ def _runtime(job: dict[str, Any], runtime: dict[str, Any] | None) -> spec.Runtim
 def _fail_past_limits(
     client: KubeClient,
     seen: Observed,
-    problems: list[FieldError],
+    problems: list[fields.TooMany],
     recorder: EventRecorder,
     view: CachedView | None,
 ) -> None:

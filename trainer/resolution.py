@@ -166,9 +166,9 @@ def _check_pod_count(
     if job.trainer is not None and job.trainer.num_nodes is not None and others < limit:
         pods = "pod" if others == 1 else "pods"
         message = f"{bound}: {nodes} nodes and {others} {pods} of the runtime's other steps"
-        fields.too_many(found, "spec.trainer.numNodes", message)
+        fields.past_bound(found, "spec.trainer.numNodes", message)
     else:
-        fields.too_many(
+        fields.past_bound(
             found, "spec.runtimeRef.name", f"{runtime.kind} {runtime.name!r} runs {total} pods: {bound}"
         )
 

@@ -80,6 +80,11 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
+#: The first and last second a time may name: what a datetime holds once moved to UTC.
+EARLIEST = format_time(datetime.min.replace(tzinfo=UTC))
+LATEST = format_time(datetime.max.replace(tzinfo=UTC))
+
+
 @dataclass(frozen=True)
 class HugeInteger:
     """A JSON integer literal too long to be any field's value, kept as its sign and length."""
@@ -233,10 +238,6 @@ def _time(found: errors.ErrorList, path: str, value: object) -> datetime | None:
     except OverflowError:  # in range where written, not once moved to UTC (year 1 ahead of it, 9999 behind)
         found.add(path, f"must be between {EARLIEST} and {LATEST} in UTC, not {_shown(value)}")
         return None
-
-
-EARLIEST = format_time(datetime.min.replace(tzinfo=UTC))
-LATEST = format_time(datetime.max.replace(tzinfo=UTC))
 
 
 @dataclass(frozen=True)
