@@ -6,12 +6,14 @@ progress report.
 
 Who may do what: a namespace's runtimes and TrainJobs are seen by whoever may read the namespace (the
 TrainJob counts too) and its runtimes changed by its editors; cluster runtimes are seen by every staff
-user and changed only by superusers.
+user and changed only by superusers. What staff see of a cluster runtime's use (in use, its TrainJobs, the
+writes its finalizer makes) comes from the namespaces they may read; superusers see the cluster's.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
@@ -23,7 +25,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from access.scopes import scope_for
+from access.scopes import NO_SCOPE, NamespaceScope, scope_for
 from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyAdmin, ReadOnlyInline
 from kube.errors import ApiError
 from trainer import actions, revisions
@@ -86,6 +88,21 @@ class RevisionInline(ReadOnlyInline):
         return diff_html(revision.diff)
 
 
+class InUseFilter(admin.SimpleListFilter):
+    """In use as far as the namespaces you may read tell (`TrainingRuntime.objects.seen_from`)."""
+
+    title = "in use"
+    parameter_name = "in_use"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("1", "Yes"), ("0", "No")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() in ("0", "1"):
+            return queryset.filter(in_use_seen=self.value() == "1")
+        return queryset
+
+
 class SpecForm(forms.Form):
     spec = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 30, "cols": 100, "spellcheck": "false"}),
@@ -106,7 +123,7 @@ class TrainingRuntimeAdmin(MirrorAdmin):
         "created_at",
         "deleted_at",
     )
-    list_filter = ("kind", "framework", LiveFilter, "in_use")
+    list_filter = ("kind", "framework", LiveFilter, InUseFilter)
     search_fields = ("^name",)
     inlines = (RevisionInline,)
     actions = None  # no bulk delete: each deletion checks the TrainJobs using the runtime
@@ -124,15 +141,31 @@ class TrainingRuntimeAdmin(MirrorAdmin):
         queryset: TrainingRuntimeQuerySet = super().get_queryset(request)  # type: ignore[assignment]
         scope = scope_for(request.user)
         if scope.everywhere:
-            return queryset.with_train_job_counts(None)
+            return queryset.seen_from(None)
         readable = sorted(scope.readable)
         queryset = queryset.filter(Q(kind=TrainingRuntime.Kind.CLUSTER) | Q(namespace__in=readable))
-        return queryset.with_train_job_counts(readable)
+        return queryset.seen_from(readable)
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        """Without the cluster's view, a cluster runtime's page leaves out what every write to it moves
+        (`resourceVersion`, `updated_at`): the in-use finalizer follows every namespace's TrainJobs."""
+        if obj is None or obj.kind != TrainingRuntime.Kind.CLUSTER or scope_for(request.user).everywhere:
+            return self.fieldsets
+        moved_by_others = {"updated_at", "resource_version"}
+        return [
+            (title, {**options, "fields": [f for f in options["fields"] if f not in moved_by_others]})
+            for title, options in self.fieldsets
+        ]
 
     @admin.display(description="TrainJobs", ordering="train_jobs")
     def train_jobs(self, runtime: TrainingRuntime) -> int:
         """The TrainJob rows (not deleted) naming it, in the namespaces you may read."""
         return int(getattr(runtime, "train_jobs", 0))
+
+    @admin.display(description="in use", boolean=True, ordering="in_use_seen")
+    def in_use(self, runtime: TrainingRuntime) -> bool:
+        """A TrainJob of a namespace you may read names it (superusers: the in-use finalizer)."""
+        return bool(getattr(runtime, "in_use_seen", False))
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [*super().get_readonly_fields(request, obj), "spec_yaml", "jobs_using"]
@@ -147,13 +180,23 @@ class TrainingRuntimeAdmin(MirrorAdmin):
 
     @admin.display(description="TrainJobs using it now")
     def jobs_using(self, runtime: TrainingRuntime) -> str:
+        """As the cluster says, in the namespaces you may read (a cluster runtime's are anyone's)."""
         if runtime.deleted_at is not None:
             return "—"
         try:
             jobs = actions.jobs_using(identity(runtime))
         except ApiError as error:
             return f"the cluster could not be asked: {error}"
-        return ", ".join(jobs) or "none"
+        scope: NamespaceScope = getattr(runtime, "viewer_scope", NO_SCOPE)
+        readable = [job for job in jobs if scope.can_read(job.partition("/")[0])]
+        return ", ".join(readable) or "none"
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+        """The runtime, carrying the viewer's scope for the fields that must not show other namespaces."""
+        runtime = super().get_object(request, object_id, from_field)
+        if runtime is not None:
+            runtime.viewer_scope = scope_for(request.user)
+        return runtime
 
     # -- deleting: from the cluster, refused while TrainJobs use the runtime ---------------------------
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -343,11 +386,12 @@ class TrainJobAdmin(MirrorAdmin):
 
     @admin.display(description="progress reports")
     def reports(self, job: TrainJob) -> SafeString | str:
-        count = TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid).count()
+        count = TrainerStatusUpdate.objects.of(job).count()
         if not count:
             return "none"
         url = reverse("admin:trainer_trainerstatusupdate_changelist")
-        return format_html('<a href="{}?trainjob_uid={}">{} reports</a>', url, job.uid, count)
+        query = urlencode({"namespace": job.namespace, "trainjob_name": job.name, "trainjob_uid": job.uid})
+        return format_html('<a href="{}?{}">{} reports</a>', url, query, count)
 
 
 @admin.register(TrainerStatusUpdate)
@@ -375,7 +419,7 @@ class TrainerStatusUpdateAdmin(ReadOnlyAdmin):
         return queryset if scope.everywhere else queryset.filter(namespace__in=sorted(scope.readable))
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
-        return lookup == "trainjob_uid" or super().lookup_allowed(lookup, value, request)
+        return lookup in ("trainjob_name", "trainjob_uid") or super().lookup_allowed(lookup, value, request)
 
     @admin.display(description="progress", ordering="progress_percentage")
     def progress(self, update: TrainerStatusUpdate) -> str:

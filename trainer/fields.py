@@ -4,10 +4,14 @@ field is wrong, so a parser reports every problem at once."""
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
+import limits
 from hyperparam.space import errors
+from workflows.pipeline import quantity
 
 RawDict = dict[str, Any]
 
@@ -71,6 +75,53 @@ def integer(found: errors.ErrorList, path: str, value: object, *, minimum: int) 
         found.add(path, f"must be at least {minimum}, not {value}")
         return None
     return value
+
+
+class TooMany(errors.FieldError):
+    """A count past its bound in `limits`: no later reconcile can plan it, so the controller fails the
+    TrainJob on it instead of retrying (other field errors may heal: a runtime created later)."""
+
+
+def count(found: errors.ErrorList, path: str, value: object, *, what: str, bound: str) -> int | None:
+    """A count of at least 1 and at most `limits.current().<bound>`, read when the check runs; `what` names
+    its unit in the error (`must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000`)."""
+    number = integer(found, path, value, minimum=1)
+    if number is not None and number > getattr(limits.current(), bound):
+        past_bound(found, path, limits.too_many(what, number, bound))
+        return None
+    return number
+
+
+def past_bound(found: errors.ErrorList, path: str, message: str) -> None:
+    """Record `message` (`limits.too_many`'s wording) as the field's `TooMany` error."""
+    found.extend([TooMany(path, message)])
+
+
+#: Kubernetes caps a quantity at 2^63-1 (resource.Quantity); so do we, before any arithmetic: rounding up
+#: `1e999999` would build a million-digit integer (32 s of CPU) that no string conversion accepts.
+MAX_QUANTITY = 2**63 - 1
+
+
+def quantity_value(amount: object) -> Decimal | None:
+    """A resource amount (`4`, `"1500m"`, `"2Gi"`) in base units, at most MAX_QUANTITY; None when it is not
+    a quantity (the API server refuses such a pod)."""
+    if amount is None or isinstance(amount, bool):
+        return None
+    if isinstance(amount, int):
+        value = Decimal(amount)
+    else:
+        try:
+            value = quantity.parse_quantity(str(amount))
+        except (ValueError, ArithmeticError):  # not a quantity, or an exponent past what Decimal holds
+            return None
+    return min(value, Decimal(MAX_QUANTITY))
+
+
+def whole_quantity(amount: object) -> int:
+    """A resource amount rounded up to a whole number (a Quantity's Value()), at most MAX_QUANTITY; 0 when
+    it is not a quantity."""
+    value = quantity_value(amount)
+    return 0 if value is None or value <= 0 else math.ceil(value)
 
 
 def flag(found: errors.ErrorList, path: str, value: object) -> bool:

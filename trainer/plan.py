@@ -9,14 +9,12 @@ controller (a key is random, so it cannot be a pure function of the spec).
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trainer import constants as c
 from trainer import fields, resolution, spec, statusserver
-from workflows.pipeline import quantity
 
 RawDict = dict[str, Any]
 
@@ -237,7 +235,7 @@ def gpus_per_node(resources: Mapping[str, Any]) -> int:
     for part in ("requests", "limits"):
         for name, amount in (resources.get(part) or {}).items():
             if "gpu" in name.lower():
-                count = _whole(amount)
+                count = fields.whole_quantity(amount)
                 if count:
                     return count
                 break
@@ -246,21 +244,10 @@ def gpus_per_node(resources: Mapping[str, Any]) -> int:
 
 def cpus_per_node(resources: Mapping[str, Any]) -> int:
     """CPUs a node asks for: its request, else its limit, rounded up (Trainer's getNumCPUPerNode)."""
-    request = _whole((resources.get("requests") or {}).get("cpu"))
+    request = fields.whole_quantity((resources.get("requests") or {}).get("cpu"))
     if request:
         return request
-    return _whole((resources.get("limits") or {}).get("cpu"))
-
-
-def _whole(amount: object) -> int:
-    if amount is None or isinstance(amount, bool):
-        return 0
-    if isinstance(amount, int):
-        return amount
-    try:
-        return math.ceil(quantity.parse_quantity(str(amount)))
-    except quantity.QuantityError:
-        return 0
+    return fields.whole_quantity((resources.get("limits") or {}).get("cpu"))
 
 
 # --- ML policies ----------------------------------------------------------------------------------------

@@ -14,9 +14,8 @@ from typing import Any
 
 from jobs import gang
 from kube.resources import ResourceType
+from trainer import fields, resolution
 from trainer import plan as planning
-from trainer import resolution
-from workflows.pipeline.quantity import QuantityError, parse_quantity
 
 RawDict = dict[str, Any]
 
@@ -94,13 +93,8 @@ def _container_requests(container: RawDict) -> dict[str, tuple[Decimal, bool]]:
     counted = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
     found = {}
     for name, quantity in counted.items():
-        try:
-            amount = (
-                Decimal(quantity)
-                if isinstance(quantity, int) and not isinstance(quantity, bool)
-                else parse_quantity(str(quantity))
-            )
-        except QuantityError:
+        amount = fields.quantity_value(quantity)
+        if amount is None:
             continue  # the apiserver refuses such a pod: it holds nothing
         found[name] = (amount, isinstance(quantity, str) and quantity.strip().endswith("i"))
     return found

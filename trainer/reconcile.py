@@ -29,8 +29,8 @@ from kube.resources import CONFIGMAP, CORE_EVENT, POD, SECRET, SERVICE, Resource
 from kube.runtime import CachedView, cached_view
 from kube.times import parse_time
 from trainer import constants as c
+from trainer import fields, podgroup, resolution, spec, sshkeys, status
 from trainer import plan as planning
-from trainer import podgroup, resolution, spec, sshkeys, status
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
 from trainer.resources import RUNTIMES, TRAIN_JOB
 
@@ -158,11 +158,12 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         return None  # being deleted: the garbage collector takes its children, none is made again
     try:
         parsed = spec.parse_train_job(job)
-        if seen.runtime is None:
-            kind, name = _runtime_ref(job)
-            raise SpecError([FieldError("spec.runtimeRef", f"{kind} {name!r} not found")])
-        resolved = resolution.resolve(parsed, spec.parse_runtime(seen.runtime))
+        resolved = resolution.resolve(parsed, _runtime(job, seen.runtime))
     except SpecError as error:
+        past_limits = [problem for problem in error.errors if isinstance(problem, fields.TooMany)]
+        if past_limits:
+            _fail_past_limits(client, seen, past_limits, recorder, view)
+            return None  # no later run can plan it: its counts are immutable, the bound a setting
         note = f"TrainJob resources reconciliation failed: {error}"[:1000]
         recorder.event(job, "Warning", "TrainJobResourcesCreationFailed", note, action="Reconciling")
         return INVALID_RETRY_SECONDS
@@ -177,15 +178,9 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         created_at=parse_time(job["metadata"].get("creationTimestamp")),
         now=jobs_conf.now(),  # the operator's clock (JOBS_CLOCK): tests point it at the simulator's
     )
-    written = _record_runtime_generation(client, job, seen.runtime)
-    status_item = None
-    if outcome.status != (job.get("status") or {}):
-        written, status_item = _write_status(client, written, outcome.status, view)
-    if view is not None and written is not job:  # the next run waits until the cache shows our last write
-        meta = written["metadata"]
-        namespace, resource_version = meta.get("namespace") or "", str(meta.get("resourceVersion") or "")
-        view.expect_version(namespace, meta["name"], resource_version, instead_of=status_item)
-    job = written
+    job = _store_status(
+        client, job, _record_runtime_generation(client, job, seen.runtime), outcome.status, view
+    )
     creations = _creations(parsed, desired, outcome, seen)
     requeue = outcome.requeue_after
     group = podgroup.pod_group(resolved, desired) if outcome.create else None
@@ -202,6 +197,71 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
     if requeue is None:
         return None
     return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def _runtime(job: dict[str, Any], runtime: dict[str, Any] | None) -> spec.Runtime:
+    """The runtime the TrainJob names, parsed; its problems are named on `spec.runtimeRef.name`, as the
+    admission webhook names them (each keeps its kind: a count past its bound fails the TrainJob)."""
+    kind, name = _runtime_ref(job)
+    if runtime is None:
+        raise SpecError([FieldError("spec.runtimeRef", f"{kind} {name!r} not found")])
+    try:
+        return spec.parse_runtime(runtime)
+    except SpecError as invalid:
+        raise SpecError(
+            [
+                type(problem)("spec.runtimeRef.name", f"{kind} {name!r}: {problem}")
+                for problem in invalid.errors
+            ]
+        ) from None
+
+
+def _fail_past_limits(
+    client: KubeClient,
+    seen: Observed,
+    problems: list[fields.TooMany],
+    recorder: EventRecorder,
+    view: CachedView | None,
+) -> None:
+    """Fail a TrainJob whose counts are past their bounds, before planning any of it: the Failed condition
+    (LimitExceeded) and a Warning event name each field and bound; pods it has (started before the bound
+    was lowered) stop, as a failed TrainJob's do."""
+    job = seen.job
+    message = "; ".join(map(str, problems))
+    new_status = status.failed_past_limits(job.get("status") or {}, message, jobs_conf.now())
+    written = _store_status(client, job, job, new_status, view)
+    if written is not job:
+        recorder.event(job, "Warning", status.LIMIT_EXCEEDED_REASON, message[:1000], action="Reconciling")
+    stopping = tuple(
+        pod for pod in seen.pods if not status.is_terminating(pod) and not status.is_finished(pod)
+    )
+    _apply(
+        client,
+        written,
+        status.Outcome(new_status, delete=stopping, delete_reason=message),
+        [],
+        recorder,
+        view,
+    )
+
+
+def _store_status(
+    client: KubeClient,
+    seen: dict[str, Any],
+    job: dict[str, Any],
+    new_status: dict[str, Any],
+    view: CachedView | None,
+) -> dict[str, Any]:
+    """Write `new_status` on `job` (the TrainJob as read, `seen`, or as this run last wrote it) when it
+    differs; the next run waits until the cache shows this run's last write."""
+    status_item = None
+    if new_status != (job.get("status") or {}):
+        job, status_item = _write_status(client, job, new_status, view)
+    if view is not None and job is not seen:
+        meta = job["metadata"]
+        namespace, resource_version = meta.get("namespace") or "", str(meta.get("resourceVersion") or "")
+        view.expect_version(namespace, meta["name"], resource_version, instead_of=status_item)
+    return job
 
 
 def _ensure_pod_group(

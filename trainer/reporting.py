@@ -148,29 +148,43 @@ def retry_after_ms(reporter: Reporter) -> int:
 
 
 def record(reporter: Reporter, status: statusupdate.TrainerStatus) -> None:
-    """Patch the TrainJob's `status.trainerStatus` (the shipped write limiter applies), then keep the
-    report. Refused 404 when the TrainJob is gone, 422 with the API server's words when it refuses."""
+    """Patch the TrainJob's `status.trainerStatus` (the shipped write limiter applies) if it is the very
+    TrainJob the pod belongs to (uid), then keep the report under the TrainJob the patch wrote, as the API
+    server answered it: never under a uid a caller claimed. Refused 404 when the TrainJob is gone, 403
+    when it is another one than the pod's (its uid differs), 422 with the API server's words when it
+    refuses the status."""
     job = reporter.job
     try:
-        get_client().patch(
+        written = get_client().patch(
             TRAIN_JOB,
             job.name,
-            status.status_patch(),
+            status.status_patch(job.uid),
             reporter.namespace,
+            patch_type="json",
             subresource="status",
             field_manager=FIELD_MANAGER,
         )
     except kube_errors.NotFound:
         raise Refused(404, "NotFound", "Train job not found") from None
     except kube_errors.Invalid as error:
+        if _uid_test_failed(error):
+            raise forbidden() from None
         raise Refused(422, "Invalid", str(error)) from None
+    metadata = written["metadata"]
     TrainerStatusUpdate.objects.create(
-        namespace=reporter.namespace,
-        trainjob_name=job.name,
-        trainjob_uid=job.uid,
+        namespace=metadata["namespace"],
+        trainjob_name=metadata["name"],
+        trainjob_uid=metadata["uid"],
         pod=reporter.pod,
         progress_percentage=status.progress_percentage,
         estimated_remaining_seconds=status.estimated_remaining_seconds,
         metrics=[{"name": m.name, "value": m.value} for m in status.metrics],
         reported_at=status.last_updated_time,
     )
+
+
+def _uid_test_failed(error: kube_errors.Invalid) -> bool:
+    """Whether the API server refused the status patch at its uid test (JSON patch's "testing value
+    /metadata/uid failed"), rather than refusing the status: the only path our patch tests."""
+    words = [str(error), *(str(cause.get("message", "")) for cause in error.causes)]
+    return any(statusupdate.UID_PATH in text for text in words)

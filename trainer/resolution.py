@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import limits
 from hyperparam.space import errors
 from trainer import constants as c
 from trainer import fields, spec
@@ -109,6 +110,8 @@ def resolve(job: spec.TrainJob, runtime: spec.Runtime) -> ResolvedSpec:
                 depends_on=rjob.depends_on,
             )
         )
+    _check_pod_count(found, job, runtime, policy, resolved)
+    found.raise_if_any()
     return ResolvedSpec(
         job=job,
         runtime=runtime,
@@ -133,6 +136,41 @@ def _count(rjob: spec.ReplicatedJob, policy: spec.MLPolicy, job_num_nodes: int |
     if rjob.ancestor == c.ANCESTOR_TRAINER:
         return num_nodes
     return rjob.parallelism if rjob.parallelism is not None else 1
+
+
+def _follows_num_nodes(rjob: spec.ReplicatedJob, policy: spec.MLPolicy) -> bool:
+    """Whether the job's pod count is the TrainJob's numNodes (as `_count` decides it)."""
+    if policy.mpi is not None and rjob.name in (c.NODE, c.LAUNCHER):
+        return rjob.name == c.NODE
+    return rjob.ancestor == c.ANCESTOR_TRAINER
+
+
+def _check_pod_count(
+    found: errors.ErrorList,
+    job: spec.TrainJob,
+    runtime: spec.Runtime,
+    policy: spec.MLPolicy,
+    resolved: list[ResolvedJob],
+) -> None:
+    """Every pod of every step together within `replicas_per_job` (each count was bounded alone when
+    parsed; their products and sums are bounded here), named on what the TrainJob can change: its
+    numNodes when fewer nodes would do, else the runtime it names. Arithmetic only: nothing is planned."""
+    limit = limits.current().replicas_per_job
+    by_nodes = {rjob.name for rjob in runtime.replicated_jobs if _follows_num_nodes(rjob, policy)}
+    nodes = sum(rjob.replicas * rjob.count for rjob in resolved if rjob.name in by_nodes)
+    others = sum(rjob.replicas * rjob.count for rjob in resolved if rjob.name not in by_nodes)
+    total = nodes + others
+    if total <= limit:
+        return
+    bound = limits.too_many("pods", total, "replicas_per_job")
+    if job.trainer is not None and job.trainer.num_nodes is not None and others < limit:
+        pods = "pod" if others == 1 else "pods"
+        message = f"{bound}: {nodes} nodes and {others} {pods} of the runtime's other steps"
+        fields.past_bound(found, "spec.trainer.numNodes", message)
+    else:
+        fields.past_bound(
+            found, "spec.runtimeRef.name", f"{runtime.kind} {runtime.name!r} runs {total} pods: {bound}"
+        )
 
 
 def _check_reference(found: errors.ErrorList, job: spec.TrainJob, runtime: spec.Runtime) -> None:

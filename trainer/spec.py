@@ -2,7 +2,8 @@
 Trainer 2.3's API, as PyPI's kubeflow-trainer-api models it). `trainer.resolution` joins the two.
 
 Pod templates stay plain dicts (they are opaque to us, and copied before anything changes them).
-Every problem is reported with its field path, all at once (`hyperparam.space.errors`).
+Every problem is reported with its field path, all at once (`hyperparam.space.errors`); every count (nodes,
+processes, replicas, parallelism) is bounded by `limits` here, so no door plans what it cannot run.
 """
 
 from __future__ import annotations
@@ -270,9 +271,15 @@ def _trainer(found: errors.ErrorList, raw: object) -> Trainer | None:
         command=fields.texts(found, "spec.trainer.command", spec.get("command")),
         args=fields.texts(found, "spec.trainer.args", spec.get("args")),
         env=fields.env(found, "spec.trainer.env", spec.get("env")),
-        num_nodes=fields.integer(found, "spec.trainer.numNodes", spec.get("numNodes"), minimum=1),
-        num_proc_per_node=fields.integer(
-            found, "spec.trainer.numProcPerNode", spec.get("numProcPerNode"), minimum=1
+        num_nodes=fields.count(
+            found, "spec.trainer.numNodes", spec.get("numNodes"), what="nodes", bound="replicas_per_job"
+        ),
+        num_proc_per_node=fields.count(
+            found,
+            "spec.trainer.numProcPerNode",
+            spec.get("numProcPerNode"),
+            what="processes",
+            bound="processes_per_node",
         ),
         resources_per_node=copy.deepcopy(resources),
     )
@@ -401,8 +408,12 @@ def _ml_policy(found: errors.ErrorList, raw: object) -> MLPolicy | None:
                 "spec.mlPolicy.mpi.mpiImplementation",
                 f"must be one of {', '.join(c.MPI_IMPLEMENTATIONS)}, not {implementation!r}",
             )
-        slots = fields.integer(
-            found, "spec.mlPolicy.mpi.numProcPerNode", mpi_spec.get("numProcPerNode"), minimum=1
+        slots = fields.count(
+            found,
+            "spec.mlPolicy.mpi.numProcPerNode",
+            mpi_spec.get("numProcPerNode"),
+            what="processes",
+            bound="processes_per_node",
         )
         mpi = MPIPolicy(
             num_proc_per_node=1 if slots is None else slots,
@@ -415,7 +426,9 @@ def _ml_policy(found: errors.ErrorList, raw: object) -> MLPolicy | None:
                 found, "spec.mlPolicy.mpi.runLauncherAsNode", mpi_spec.get("runLauncherAsNode")
             ),
         )
-    num_nodes = fields.integer(found, "spec.mlPolicy.numNodes", spec.get("numNodes"), minimum=1)
+    num_nodes = fields.count(
+        found, "spec.mlPolicy.numNodes", spec.get("numNodes"), what="nodes", bound="replicas_per_job"
+    )
     return MLPolicy(
         num_nodes=1 if num_nodes is None else num_nodes, framework=framework, torch=torch, mpi=mpi
     )
@@ -476,13 +489,19 @@ def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJo
             if dep_name and all(job.name != dep_name for job in jobs):
                 found.add(f"{dpath}.name", f"must name an earlier replicated job, not {dep_name!r}")
             depends_on.append(Dependency(dep_name, status))
-        replicas = fields.integer(found, f"{path}.replicas", entry.get("replicas"), minimum=1)
+        replicas = fields.count(
+            found, f"{path}.replicas", entry.get("replicas"), what="replicas", bound="replicas_per_job"
+        )
         jobs.append(
             ReplicatedJob(
                 name=name,
                 replicas=1 if replicas is None else replicas,
-                parallelism=fields.integer(
-                    found, f"{path}.template.spec.parallelism", job_spec.get("parallelism"), minimum=1
+                parallelism=fields.count(
+                    found,
+                    f"{path}.template.spec.parallelism",
+                    job_spec.get("parallelism"),
+                    what="pods",
+                    bound="replicas_per_job",
                 ),
                 ancestor=labels.get(c.LABEL_ANCESTOR),
                 labels=labels,

@@ -30,6 +30,8 @@ DEADLINE_REASON, DEADLINE_MESSAGE = "DeadlineExceeded", "TrainJob exceeded its a
 # JobSet's, which Trainer copies onto the TrainJob (jobset pkg/constants).
 COMPLETED_REASON, COMPLETED_MESSAGE = "AllJobsCompleted", "jobset completed successfully"
 FAILED_JOBS_REASON, FAILED_JOBS_MESSAGE = "FailedJobs", "jobset failed due to one or more job failures"
+# Ours: a count past its bound (`limits`), found before anything was planned; the message names each field.
+LIMIT_EXCEEDED_REASON = "LimitExceeded"
 
 
 @dataclass(frozen=True)
@@ -262,6 +264,18 @@ def decide(
         if name not in existing
     )
     return Outcome(status, create=create, requeue_after=requeue)
+
+
+def failed_past_limits(previous: Mapping[str, Any], message: str, now: datetime) -> RawDict:
+    """The status of a TrainJob that asks for more than `limits` allows: Failed (LimitExceeded, `message`
+    naming each field and bound), nothing else changed. One that already finished keeps its ending."""
+    if finished(previous):
+        return dict(previous)
+    conditions: list[RawDict] = [
+        dict(cond) for cond in previous.get("conditions") or [] if isinstance(cond, dict)
+    ]
+    set_condition(conditions, FAILED, "True", LIMIT_EXCEEDED_REASON, message, now)
+    return {**previous, "conditions": conditions}
 
 
 def startable(desired: planning.Plan, states: Sequence[JobState]) -> list[planning.Step]:

@@ -1,12 +1,16 @@
-"""A pod's progress report (KEP-2779's UpdateTrainJobStatusRequest) read once, checked against the limits
-Trainer's CRD puts on `status.trainerStatus`, and turned into the status patch; and whether a pod belongs to
-the TrainJob it reports for.
+"""A pod's progress report (KEP-2779's UpdateTrainJobStatusRequest) read once, every field checked against
+the limits Trainer's CRD puts on `status.trainerStatus` (and what our database and the API server can
+hold), and turned into the status patch; and whether a pod belongs to the TrainJob it reports for.
+
+Whatever the body, a wrong field is named, never a 5xx: NaN and Infinity, integers longer than Python
+reads, dates outside what UTC can hold, text with NUL or unpaired surrogates.
 
 Pure: the view (`trainer.statusview`) does the HTTP, the token review and the writes.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +26,13 @@ MAX_INT32 = 2**31 - 1
 MAX_METRICS = 256
 MAX_METRIC_TEXT = 64
 ROOT = "trainerStatus"
+#: The status patch's precondition: the TrainJob's uid (JSON pointer).
+UID_PATH = "/metadata/uid"
+#: An integer literal longer than this is not read as a number: no field takes more than 10 digits, and
+#: Python refuses to convert past 4,300.
+MAX_INTEGER_DIGITS = 20
+#: What an error message shows of a wrong value at most.
+SHOWN_CHARACTERS = 40
 
 
 @dataclass(frozen=True)
@@ -52,20 +63,50 @@ class TrainerStatus:
         body["lastUpdatedTime"] = format_time(self.last_updated_time)
         return body
 
-    def status_patch(self) -> RawDict:
-        """A merge patch of the status subresource that replaces `trainerStatus` whole: a field the pod no
-        longer reports is removed (Trainer applies the report with force, so it owns every field)."""
-        replacement: RawDict = {
-            "progressPercentage": None,
-            "estimatedRemainingSeconds": None,
-            "metrics": None,
-            **self.as_status(),
-        }
-        return {"status": {"trainerStatus": replacement}}
+    def status_patch(self, job_uid: str) -> list[RawDict]:
+        """A JSON patch (RFC 6902) of the status subresource that applies only to the TrainJob whose uid is
+        `job_uid`, the one the reporting pod belongs to: its `test` fails on any other (an earlier TrainJob
+        of the same name, or a uid a forged owner reference claims), and nothing is written. Then
+        `trainerStatus` is replaced whole: a field the pod no longer reports is removed (Trainer applies
+        the report with force, so it owns every field)."""
+        return [
+            {"op": "test", "path": UID_PATH, "value": job_uid},
+            {"op": "add", "path": f"/status/{ROOT}", "value": self.as_status()},
+        ]
 
 
 def format_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339 in UTC to the second, the year always four digits (`strftime("%Y")` writes year 1 as "1")."""
+    return moment.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+
+
+#: The first and last second a time may name: what a datetime holds once moved to UTC.
+EARLIEST = format_time(datetime.min.replace(tzinfo=UTC))
+LATEST = format_time(datetime.max.replace(tzinfo=UTC))
+
+
+@dataclass(frozen=True)
+class HugeInteger:
+    """A JSON integer literal too long to be any field's value, kept as its sign and length."""
+
+    digits: int
+    negative: bool
+
+    def __str__(self) -> str:
+        return f"{'a negative' if self.negative else 'an'} integer of {self.digits} digits"
+
+
+def _integer_literal(text: str) -> int | HugeInteger:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INTEGER_DIGITS:
+        return HugeInteger(digits, text.startswith("-"))
+    return int(text)
+
+
+def loads(body: bytes | str) -> object:
+    """The body as JSON, with NaN and ±Infinity read as floats and over-long integers as `HugeInteger`, so
+    the field that holds them is named by `parse`; ValueError (or RecursionError) when it is not JSON."""
+    return json.loads(body, parse_constant=float, parse_int=_integer_literal)
 
 
 def parse(body: object) -> TrainerStatus | None:
@@ -99,11 +140,24 @@ def _type(value: object) -> str:
     )
 
 
+def _shown(value: object) -> str:
+    """A wrong value as an error message quotes it: its repr, cut short."""
+    if isinstance(value, dict | list):
+        return _type(value)
+    shown = repr(value)
+    return (
+        shown if len(shown) <= SHOWN_CHARACTERS else f"{shown[:SHOWN_CHARACTERS]}… ({len(shown)} characters)"
+    )
+
+
 def _integer(found: errors.ErrorList, path: str, value: object, maximum: int) -> int | None:
     if value is None:
         return None
+    if isinstance(value, HugeInteger):
+        found.add(path, f"must be between 0 and {maximum}, not {value}")
+        return None
     if isinstance(value, bool) or not isinstance(value, int):
-        found.add(path, f"must be an integer, not {value!r}")
+        found.add(path, f"must be an integer, not {_shown(value)}")
         return None
     if not 0 <= value <= maximum:
         found.add(path, f"must be between 0 and {maximum}, not {value}")
@@ -143,7 +197,21 @@ def _metric_text(found: errors.ErrorList, path: str, value: object) -> str | Non
     if len(value) > MAX_METRIC_TEXT:
         found.add(path, f"must have at most {MAX_METRIC_TEXT} characters, not {len(value)}")
         return None
+    if not _storable(value):
+        found.add(path, "must be text without NUL characters or unpaired surrogates")
+        return None
     return value
+
+
+def _storable(text: str) -> bool:
+    """Whether PostgreSQL's jsonb (no NUL) and UTF-8 (no lone surrogate) can hold the text."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _time(found: errors.ErrorList, path: str, value: object) -> datetime | None:
@@ -161,15 +229,21 @@ def _time(found: errors.ErrorList, path: str, value: object) -> datetime | None:
         moment = None
     if moment is None or "T" not in value or moment.tzinfo is None:
         found.add(
-            path, f"must be an RFC 3339 date-time with an offset, e.g. 2026-06-12T03:00:00Z, not {value!r}"
+            path,
+            f"must be an RFC 3339 date-time with an offset, e.g. 2026-06-12T03:00:00Z, not {_shown(value)}",
         )
         return None
-    return moment
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # in range where written, not once moved to UTC (year 1 ahead of it, 9999 behind)
+        found.add(path, f"must be between {EARLIEST} and {LATEST} in UTC, not {_shown(value)}")
+        return None
 
 
 @dataclass(frozen=True)
 class Owner:
-    """The TrainJob a pod belongs to, by its controller reference."""
+    """The TrainJob a pod belongs to, by its controller reference: a claim until the status patch's uid
+    test holds (`TrainerStatus.status_patch`)."""
 
     name: str
     uid: str

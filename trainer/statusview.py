@@ -10,7 +10,6 @@ the token is the only credential.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from typing import Any
@@ -99,7 +98,7 @@ def _too_big(request: HttpRequest) -> str:
 def _parse(request: HttpRequest, name: str) -> statusupdate.TrainerStatus | None:
     """The report, or Refused 422 naming the job and every wrong field (as the API server words it)."""
     try:
-        body = json.loads(request.body, parse_constant=_no_constant)
+        body = statusupdate.loads(request.body)
     except (ValueError, RecursionError):
         raise reporting.Refused(422, "Invalid", "Invalid payload: the body is not JSON") from None
     try:
@@ -108,7 +107,3 @@ def _parse(request: HttpRequest, name: str) -> statusupdate.TrainerStatus | None
         detail = ", ".join(str(problem) for problem in error.errors)
         message = f'{c.TRAIN_JOB_KIND}.{c.GROUP} "{name}" is invalid: {detail}'
         raise reporting.Refused(422, "Invalid", message) from None
-
-
-def _no_constant(word: str) -> None:
-    raise ValueError(f"{word} is not JSON")

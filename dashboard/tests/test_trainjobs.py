@@ -13,7 +13,7 @@ from django.urls import reverse
 from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
 from kube.client import get_client
-from trainer.models import TrainJob, TrainJobHistory
+from trainer.models import TrainerStatusUpdate, TrainJob, TrainJobHistory
 from trainer.resources import TRAIN_JOB
 from trainer.tests import factories as manifests
 from trainer.tests.runtime_cluster import trainer_cluster
@@ -137,6 +137,19 @@ def test_the_plots_json_has_progress_and_each_numeric_metric_over_time(as_viewer
     assert body["progress"]["data"][0]["y"] == [25.0, 50.0, 75.0, 100.0]
     assert [m["name"] for m in body["metrics"]] == ["loss", "accuracy"]  # "warmup" is not a number
     assert body["metrics"][0]["figure"]["data"][0]["y"] == [1.0, 0.5, 0.3333, 0.25]
+
+
+def test_a_report_filed_elsewhere_under_this_jobs_uid_is_not_plotted_or_counted(as_viewer):
+    """Before issue 27 a pod's owner reference chose the uid its report was filed under."""
+    job = factories.train_job()
+    forged = factories.status_updates(factories.train_job("tj", "team-b"), 1, forged="1")
+    TrainerStatusUpdate.objects.filter(pk=forged[0].pk).update(trainjob_uid=job.uid)
+
+    page = as_viewer.get(reverse("dashboard:trainjob", args=[job.pk])).content.decode()
+    body = as_viewer.get(reverse("dashboard:trainjob-plots", args=[job.pk])).json()
+
+    assert "No progress report yet" in page
+    assert body["reports"] == 0
 
 
 def test_another_tenants_trainjob_its_plots_and_its_pods_logs_are_not_found(as_outsider):

@@ -144,19 +144,20 @@ def trainjob_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "dashboard/trainjobs/_status.html", context)
     context.update(runtime_context(job))
     context["manifest"] = manifest_of(job, c.API_VERSION, c.TRAIN_JOB_KIND)
-    context["reports"] = TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid).exists()
+    context["reports"] = TrainerStatusUpdate.objects.of(job).exists()
     context["can_write"] = request_scope(request).can_write(job.namespace)
     return csp.allow_plots(render(request, "dashboard/trainjobs/detail.html", context))
 
 
-def reports_of(uids: list[str]) -> dict[str, list[trainplots.Report]]:
-    """Each TrainJob's progress reports (at most MAX_REPORTS, the newest), by uid, in one query."""
+def reports_of(jobs: list[TrainJob]) -> dict[str, list[trainplots.Report]]:
+    """Each TrainJob's progress reports (at most MAX_REPORTS, the newest), by uid, in one query; a report
+    is a job's when filed under its namespace, name and uid (`TrainerStatusUpdate.objects.of`)."""
     rows = (
-        TrainerStatusUpdate.objects.filter(trainjob_uid__in=uids)
+        TrainerStatusUpdate.objects.of_any(jobs)
         .order_by("-received_at", "-id")
         .values_list("trainjob_uid", "reported_at", "progress_percentage", "metrics")[:MAX_REPORTS]
     )
-    found: dict[str, list[trainplots.Report]] = {uid: [] for uid in uids}
+    found: dict[str, list[trainplots.Report]] = {str(job.uid): [] for job in jobs}
     for uid, at, progress, metrics in rows.iterator(2000):
         found.setdefault(str(uid), []).append(trainplots.Report(at, progress, metrics or []))
     return found
@@ -166,7 +167,7 @@ def reports_of(uids: list[str]) -> dict[str, list[trainplots.Report]]:
 def trainjob_plots(request: HttpRequest, pk: int) -> JsonResponse:
     """Progress % and each metric over time, from every report the job's pods pushed."""
     job = _train_job(request, pk)
-    reports = reports_of([job.uid])[job.uid]
+    reports = reports_of([job])[str(job.uid)]
     return JsonResponse(trainplots.job_figures(reports))
 
 
@@ -236,8 +237,8 @@ def sweep_train_jobs(sweep: Sweep) -> QuerySet[TrainJob]:
 
 def sweep_figures(sweep: Sweep) -> dict[str, Any]:
     """Each metric of the sweep's TrainJobs, one line per TrainJob (named after it), side by side."""
-    jobs = list(sweep_train_jobs(sweep).only("uid", "name")[: MAX_SIDE_BY_SIDE + 1])
+    jobs = list(sweep_train_jobs(sweep).only("uid", "namespace", "name")[: MAX_SIDE_BY_SIDE + 1])
     shown = jobs[:MAX_SIDE_BY_SIDE]
-    reports = reports_of([job.uid for job in shown])
-    body = trainplots.side_by_side({job.name: reports.get(job.uid, []) for job in shown})
+    reports = reports_of(shown)
+    body = trainplots.side_by_side({job.name: reports.get(str(job.uid), []) for job in shown})
     return {**body, "truncated": len(jobs) > MAX_SIDE_BY_SIDE}

@@ -164,9 +164,17 @@ class TrainJobDetailSerializer(TrainJobSerializer):
 
 
 class TrainingRuntimeSerializer(serializers.ModelSerializer):
-    """A TrainingRuntime or ClusterTrainingRuntime (namespace ""), with how many TrainJobs name it."""
+    """A TrainingRuntime or ClusterTrainingRuntime (namespace ""), with how many TrainJobs name it and
+    whether one does, as far as the namespaces you may read tell (`TrainingRuntime.objects.seen_from`)."""
 
-    train_jobs = serializers.IntegerField(read_only=True, help_text="TrainJobs (not deleted) naming it.")
+    train_jobs = serializers.IntegerField(
+        read_only=True, help_text="TrainJobs (not deleted) naming it, in the namespaces you may read."
+    )
+    in_use = serializers.BooleanField(
+        source="in_use_seen",
+        read_only=True,
+        help_text="A TrainJob in a namespace you may read names it (superusers: any TrainJob does).",
+    )
 
     class Meta:
         model = TrainingRuntime

@@ -53,7 +53,7 @@ class TrainJobViewSet(
         if self.action == "list":
             return TrainJobFilterSet.filter(self.request, queryset.defer("spec", "status", "labels"))
         if self.action == "updates":
-            return queryset.only("id", "uid", "namespace")
+            return queryset.only("id", "uid", "namespace", "name")
         pods = TrainJobPod.objects.order_by("step", "job_index", "completion_index", "created_at", "id")
         return queryset.prefetch_related(Prefetch("pods", queryset=pods), "history")
 
@@ -83,16 +83,18 @@ class TrainJobViewSet(
     @extend_schema(responses=TrainerStatusUpdateSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=OldestFirst)
     def updates(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """The job's progress reports (progress %, ETA, metrics as text), joined by the job's uid."""
+        """The job's progress reports (progress %, ETA, metrics as text): the reports filed under this
+        TrainJob (its namespace, name and uid), as the progress endpoint verified them."""
         job = self.get_object()
-        page = self.paginate_queryset(TrainerStatusUpdate.objects.filter(trainjob_uid=job.uid))
+        page = self.paginate_queryset(TrainerStatusUpdate.objects.of(job))
         return self.get_paginated_response(TrainerStatusUpdateSerializer(page, many=True).data)
 
 
 @extend_schema_view(list=extend_schema(parameters=[TrainingRuntimeFilterSet]))
 class TrainingRuntimeViewSet(mixins.ListModelMixin, NamespaceScopedMixin, viewsets.GenericViewSet):
     """The runtimes a TrainJob may name: every ClusterTrainingRuntime, and the TrainingRuntimes of the
-    namespaces you may read; `train_jobs` counts the TrainJobs naming each, in those namespaces."""
+    namespaces you may read; `train_jobs` counts the TrainJobs naming each, and `in_use` says whether one
+    does, in those namespaces (superusers: the cluster's)."""
 
     pagination_class = NewestFirst
     serializer_class = TrainingRuntimeSerializer
@@ -102,5 +104,5 @@ class TrainingRuntimeViewSet(mixins.ListModelMixin, NamespaceScopedMixin, viewse
         runtimes = TrainingRuntime.objects.all()
         if not scope.everywhere:
             runtimes = runtimes.filter(Q(namespace="") | Q(namespace__in=sorted(scope.readable)))
-        counted = runtimes.with_train_job_counts(None if scope.everywhere else sorted(scope.readable))
+        counted = runtimes.seen_from(None if scope.everywhere else sorted(scope.readable))
         return TrainingRuntimeFilterSet.filter(self.request, counted.defer("spec", "status", "labels"))

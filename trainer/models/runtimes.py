@@ -21,10 +21,13 @@ from trainer.models.trainjobs import TrainJob
 
 
 class TrainingRuntimeQuerySet(models.QuerySet["TrainingRuntime"]):
-    def with_train_job_counts(self, namespaces: list[str] | None) -> TrainingRuntimeQuerySet:
-        """Each runtime annotated with `train_jobs`: the TrainJob rows (not deleted) whose runtimeRef names
-        it, counted only in `namespaces` (None: every namespace, for who may see cluster-wide figures).
-        A TrainingRuntime is referenced from its own namespace only; a cluster runtime from any."""
+    def seen_from(self, namespaces: list[str] | None) -> TrainingRuntimeQuerySet:
+        """Each runtime with what a reader of `namespaces` may know of its use (None: every namespace, for
+        who may see cluster-wide figures): `train_jobs`, the TrainJob rows (not deleted) whose runtimeRef
+        names it, in those namespaces; `in_use_seen`, whether one does (cluster-wide: the in-use finalizer,
+        `in_use`). A cluster runtime's finalizer follows every namespace's jobs, so a tenant reading it
+        would watch others start and stop theirs. A TrainingRuntime is referenced from its own namespace
+        only; a cluster runtime from any."""
         jobs = TrainJob.objects.filter(
             models.Q(runtime_kind=c.CLUSTER_TRAINING_RUNTIME)
             | models.Q(namespace=models.OuterRef("namespace")),
@@ -35,7 +38,14 @@ class TrainingRuntimeQuerySet(models.QuerySet["TrainingRuntime"]):
         if namespaces is not None:
             jobs = jobs.filter(namespace__in=namespaces)
         counted = jobs.order_by().values("runtime_name").annotate(n=models.Count("id")).values("n")
-        return self.annotate(train_jobs=Coalesce(models.Subquery(counted), 0))
+        annotated = self.annotate(train_jobs=Coalesce(models.Subquery(counted), 0))
+        if namespaces is None:
+            return annotated.annotate(in_use_seen=models.F("in_use"))
+        return annotated.annotate(
+            in_use_seen=models.ExpressionWrapper(
+                models.Q(train_jobs__gt=0), output_field=models.BooleanField()
+            )
+        )
 
 
 class TrainingRuntime(MirroredResource):

@@ -99,13 +99,15 @@ def namespace(sim: Simulator) -> str:
 
 
 def train_job(namespace: str, name: str, pods: int = 1) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A TrainJob and `pods` pods of its trainer step, created through the API."""
+    """A TrainJob with the status its controller writes before any pod, and `pods` pods of its trainer
+    step, created through the API."""
     client = get_client()
     job = client.create(
         TRAIN_JOB,
         {"apiVersion": c.API_VERSION, "kind": c.TRAIN_JOB_KIND, "metadata": {"name": name}, "spec": {}},
         namespace,
     )
+    job = client.patch(TRAIN_JOB, name, {"status": {"jobsStatus": []}}, namespace, subresource="status")
     owner = {
         "apiVersion": c.API_VERSION,
         "kind": c.TRAIN_JOB_KIND,

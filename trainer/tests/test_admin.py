@@ -216,6 +216,36 @@ def test_staff_see_cluster_runtimes_and_those_of_namespaces_they_may_read(sim):
     assert edit(viewer, hidden, hidden.spec).status_code == 404
 
 
+def test_staff_see_of_a_shared_runtime_only_what_their_namespaces_do_with_it(sim):
+    """A cluster runtime's finalizer, its TrainJobs and every write to it (resourceVersion, updated_at)
+    follow every namespace's jobs: staff of team-a see whether team-a uses it, never team-b's jobs."""
+    runtime = cluster_runtime()
+    get_client().create(TRAIN_JOB, job_using("secret-job", "team-b"))
+    held = get_client().get(CLUSTER_TRAINING_RUNTIME, "torch-distributed")
+    held["metadata"]["finalizers"] = ["trainer.kubeflow.org/resource-in-use"]  # as the controller sets it
+    get_client().replace(CLUSTER_TRAINING_RUNTIME, held)
+    runtime = mirrored(c.CLUSTER_TRAINING_RUNTIME, "torch-distributed")
+    assert runtime.in_use
+    viewer = staff("viewer-a", ("team-a", Role.VIEWER), perms=("view",))
+
+    listed = viewer.get(CHANGELIST)
+    page = viewer.get(f"{CHANGELIST}{runtime.pk}/change/").content.decode()
+    in_use_now = viewer.get(f"{CHANGELIST}?in_use=1").context["cl"].result_list
+
+    assert "secret-job" not in page
+    assert "team-b" not in page
+    assert "field-resource_version" not in page
+    assert "field-updated_at" not in page
+    assert [row.in_use_seen for row in listed.context["cl"].result_list] == [False]
+    assert list(in_use_now) == []
+    superuser = Client()
+    superuser.force_login(User.objects.create_superuser("root"))
+    everything = superuser.get(f"{CHANGELIST}{runtime.pk}/change/").content.decode()
+    assert "team-b/secret-job" in everything
+    assert "field-resource_version" in everything
+    assert [row.in_use_seen for row in superuser.get(CHANGELIST).context["cl"].result_list] == [True]
+
+
 def test_an_editor_of_the_namespace_changes_its_runtime_and_a_viewer_cannot(sim):
     runtime = team_runtime("team-a", "a-torch")
     viewer = staff("viewer-a", ("team-a", Role.VIEWER))

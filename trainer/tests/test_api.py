@@ -13,7 +13,7 @@ from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
 from kube.client import get_client
 from kubesim.simulator import Simulator
-from trainer.models import TrainJob
+from trainer.models import TrainerStatusUpdate, TrainJob
 from trainer.resources import TRAIN_JOB
 from trainer.tests import factories as manifests
 from trainer.tests.runtime_cluster import trainer_cluster
@@ -136,6 +136,30 @@ def test_the_progress_reports_come_oldest_first_joined_by_uid(teammate, django_a
     ]
 
 
+def test_the_reports_are_the_trainjob_rows_not_any_row_naming_its_uid(teammate):
+    """A report filed (before issue 27) in another namespace under this job's uid, as a pod whose owner
+    reference claimed that uid could file it, is not this job's history."""
+    job = factories.train_job()
+    factories.status_updates(job, 2)
+    elsewhere = factories.train_job("tj", "team-b")
+    TrainerStatusUpdate.objects.bulk_create(
+        [
+            TrainerStatusUpdate(
+                namespace=elsewhere.namespace,
+                trainjob_name=elsewhere.name,
+                trainjob_uid=job.uid,
+                pod="forger",
+                progress_percentage=99,
+                reported_at=factories.T0,
+            )
+        ]
+    )
+
+    reports = teammate.get(f"/api/trainjobs/{job.pk}/updates/").json()["results"]
+
+    assert [r["pod"] for r in reports] == ["llama-node-0-0", "llama-node-0-0"]
+
+
 def test_other_tenants_trainjobs_and_reports_are_not_found(outsider):
     job = factories.train_job()
     factories.status_updates(job, 1)
@@ -175,6 +199,25 @@ def test_runtimes_list_cluster_ones_and_the_readable_namespaces_with_their_train
     }
 
 
+def test_whether_a_shared_runtime_is_in_use_is_told_from_the_namespaces_the_caller_reads(teammate):
+    """`in_use` follows the finalizer, which any namespace's TrainJob sets: a tenant would watch others
+    start and stop jobs on a shared ClusterTrainingRuntime. What a tenant sees of it comes from the
+    namespaces they may read; superusers see the cluster's."""
+    factories.runtime("torch-distributed", in_use=True)  # a team-b job holds the finalizer
+    factories.train_job("theirs", "team-b")
+    superuser = APIClient()
+    superuser.force_authenticate(User.objects.create_superuser("root"))
+
+    def in_use(client: APIClient) -> tuple[bool, int]:
+        [runtime] = client.get("/api/trainingruntimes/").json()["results"]
+        return runtime["in_use"], runtime["train_jobs"]
+
+    assert in_use(teammate) == (False, 0)
+    assert in_use(superuser) == (True, 1)
+    factories.train_job("mine")
+    assert in_use(teammate) == (True, 1)
+
+
 # -- writing ----------------------------------------------------------------------------------------
 def test_an_editor_submits_a_trainjob_to_the_cluster(sim, owner):
     manifest = manifests.train_job("llama", "team-a", runtime_name="torch-distributed")
@@ -199,6 +242,22 @@ def test_a_bad_trainjob_is_refused_naming_every_field(sim, owner):
 
     assert response.status_code == 400
     assert {"spec.runtimeRef.name", "spec.runtimeRef.kind", "metadata.name"} <= set(response.json())
+
+
+def test_a_trainjob_past_the_node_bound_is_refused_by_field_and_never_reaches_the_cluster(sim, owner):
+    manifest = manifests.train_job("huge", "team-a", runtime_name="torch-distributed")
+    manifest["spec"]["trainer"] = {"numNodes": 100_000, "numProcPerNode": 100_000}
+
+    response = owner.post("/api/trainjobs/", manifest, format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "spec.trainer.numNodes": ["must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000"],
+        "spec.trainer.numProcPerNode": [
+            "must be at most 1024 processes (MAX_PROCESSES_PER_NODE), not 100000"
+        ],
+    }
+    assert get_client().list(TRAIN_JOB, "team-a", field_selector="metadata.name=huge")["items"] == []
 
 
 def test_a_viewer_may_not_submit_or_delete(sim, teammate):

@@ -102,9 +102,11 @@ def listener(django_db_setup, django_db_blocker) -> Iterator[Listener]:
 
 
 def run_planned_job(listener: Listener, namespace: str, name: str) -> dict:
-    """Create the TrainJob, plan it with the listener as its status server, create its pods and CA."""
+    """Create the TrainJob and its first status (the controller writes it before any pod), plan it with
+    the listener as its status server, create its pods and CA."""
     client = get_client()
     job = client.create(reporting.TRAIN_JOB, factories.train_job(name=name, namespace=namespace), namespace)
+    client.patch(reporting.TRAIN_JOB, name, {"status": {"jobsStatus": []}}, namespace, subresource="status")
     resolved = resolution.resolve(spec.parse_train_job(job), spec.parse_runtime(factories.torch_runtime()))
     desired = plan.plan(resolved, listener.server)
     for config_map in desired.config_maps:

@@ -5,6 +5,7 @@ test calls `reconcile_train_job` until nothing changes and moves simulated time 
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import count
@@ -263,6 +264,51 @@ def test_a_missing_runtime_is_a_warning_event_and_a_retry_not_a_crash(sim, ns):
     assert reconcile_train_job(ns, "lost") == 15.0
     assert pods(sim, ns) == {}
     assert event_reasons(sim, ns, "lost") == ["TrainJobResourcesCreationFailed"]
+
+
+def test_a_trainjob_past_the_node_bound_fails_naming_the_field_and_the_bound_with_nothing_planned(
+    sim, ns, monkeypatch
+):
+    # Created behind the webhook's back (or before MAX_REPLICAS_PER_JOB was lowered): the controller
+    # checks again, before planning a single pod.
+    def never(*args, **kwargs):
+        raise AssertionError("a TrainJob past its bounds must not be planned")
+
+    monkeypatch.setattr("trainer.plan.plan", never)
+    sim.store.create(train_job("huge", ns, "torch-distributed", trainer={"numNodes": 100_000}))
+
+    started = time.perf_counter()
+    assert reconcile_train_job(ns, "huge") is None  # nothing to look at again: no reconcile can plan it
+    assert time.perf_counter() - started < 2
+
+    failed = get_train_job(sim, ns, "huge")
+    assert conditions(failed) == {"Failed": ("True", "LimitExceeded")}
+    (condition,) = failed["status"]["conditions"]
+    assert condition["message"] == (
+        "spec.trainer.numNodes: must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000"
+    )
+    assert pods(sim, ns) == {}
+    assert services(sim, ns) == {}
+    assert event_reasons(sim, ns, "huge") == ["LimitExceeded"]
+    settle(sim, ns, "huge")  # and it stays so: no second write, no second event
+    assert event_reasons(sim, ns, "huge") == ["LimitExceeded"]
+
+
+def test_a_runtime_past_its_bounds_fails_the_trainjob_naming_the_runtime(sim, ns):
+    runtime = f.torch_runtime()
+    runtime["metadata"]["name"] = f"wide-{ns}"
+    runtime["spec"]["template"]["spec"]["replicatedJobs"].append(
+        f.replicated_job("worker", replicas=40, parallelism=40)
+    )
+    sim.store.create(runtime)
+    sim.store.create(train_job("wide", ns, f"wide-{ns}"))
+
+    reconcile_train_job(ns, "wide")
+
+    (condition,) = get_train_job(sim, ns, "wide")["status"]["conditions"]
+    assert (condition["type"], condition["reason"]) == ("Failed", "LimitExceeded")
+    assert condition["message"].startswith(f"spec.runtimeRef.name: ClusterTrainingRuntime 'wide-{ns}' runs")
+    assert pods(sim, ns) == {}
 
 
 def gang_runtime(name: str, policy: dict) -> dict:

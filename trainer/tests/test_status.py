@@ -360,3 +360,27 @@ def test_conditions_are_kept_in_the_order_they_first_appeared():
     previous = decide(*torch(1, suspend=True)).status
     done = decide(job, runtime, all_pods(job, runtime, "Succeeded"), previous)
     assert [c["type"] for c in done.status["conditions"]] == ["Suspended", "Complete"]
+
+
+def test_a_job_past_its_bounds_fails_naming_them_and_keeps_what_others_wrote():
+    previous = {"trainerStatus": {"progressPercentage": 5}}
+    message = "spec.trainer.numNodes: must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000"
+
+    failed = status.failed_past_limits(previous, message, NOW)
+
+    assert failed["trainerStatus"] == {"progressPercentage": 5}
+    assert failed["conditions"] == [
+        {
+            "type": "Failed",
+            "status": "True",
+            "reason": "LimitExceeded",
+            "message": message,
+            "lastTransitionTime": "2026-06-01T08:00:00Z",
+        }
+    ]
+    assert status.failed_past_limits(failed, message, NOW + timedelta(hours=1)) == failed
+
+
+def test_a_finished_job_keeps_its_ending_when_a_lowered_bound_is_past():
+    done = {"conditions": [{"type": "Complete", "status": "True", "reason": "AllJobsCompleted"}]}
+    assert status.failed_past_limits(done, "spec.trainer.numNodes: …", NOW) == done

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -162,20 +163,95 @@ class TestParse:
         assert problems(body) == [expected]
 
 
+class TestHostileValues:
+    """What a JSON body can carry that no field takes: each is named with what was wrong, quoted short."""
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            (
+                '{"progressPercentage": NaN}',
+                "trainerStatus.progressPercentage: must be an integer, not nan",
+            ),
+            (
+                '{"estimatedRemainingSeconds": -Infinity}',
+                "trainerStatus.estimatedRemainingSeconds: must be an integer, not -inf",
+            ),
+            (
+                '{"progressPercentage": 1e400}',
+                "trainerStatus.progressPercentage: must be an integer, not inf",
+            ),
+            (
+                '{"progressPercentage": ' + "9" * 5000 + "}",
+                "trainerStatus.progressPercentage: must be between 0 and 100, not an integer of 5000 digits",
+            ),
+            (
+                '{"estimatedRemainingSeconds": -' + "9" * 30 + "}",
+                "trainerStatus.estimatedRemainingSeconds: "
+                "must be between 0 and 2147483647, not a negative integer of 30 digits",
+            ),
+            (
+                '{"progressPercentage": "' + "x" * 60_000 + '"}',
+                "trainerStatus.progressPercentage: must be an integer, not "
+                "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (60002 characters)",
+            ),
+            (
+                '{"metrics": [{"name": "loss", "value": "\\u0000"}]}',
+                "trainerStatus.metrics[0].value: must be text without NUL characters or unpaired surrogates",
+            ),
+            (
+                '{"metrics": [{"name": "\\udc80", "value": "1"}]}',
+                "trainerStatus.metrics[0].name: must be text without NUL characters or unpaired surrogates",
+            ),
+            (
+                '{"lastUpdatedTime": "0001-01-01T00:00:00+01:00"}',
+                "trainerStatus.lastUpdatedTime: must be between 0001-01-01T00:00:00Z and "
+                "9999-12-31T23:59:59Z in UTC, not '0001-01-01T00:00:00+01:00'",
+            ),
+            (
+                '{"lastUpdatedTime": "9999-12-31T23:59:59-00:01"}',
+                "trainerStatus.lastUpdatedTime: must be between 0001-01-01T00:00:00Z and "
+                "9999-12-31T23:59:59Z in UTC, not '9999-12-31T23:59:59-00:01'",
+            ),
+        ],
+    )
+    def test_is_named(self, text, expected):
+        body = statusupdate.loads('{"trainerStatus": ' + text + "}")
+        if "lastUpdatedTime" not in text:
+            body["trainerStatus"]["lastUpdatedTime"] = WHEN  # type: ignore[index]
+        assert problems(body) == [expected]
+
+    def test_loads_keeps_what_json_allows_and_refuses_what_it_does_not(self):
+        assert statusupdate.loads('{"a": 12, "b": -3}') == {"a": 12, "b": -3}
+        assert statusupdate.loads("-" + "1" * 21) == statusupdate.HugeInteger(21, negative=True)
+        with pytest.raises(json.JSONDecodeError):
+            statusupdate.loads("{not json")
+
+    @pytest.mark.parametrize(
+        ("sent", "stored"),
+        [
+            ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00Z"),
+            ("9999-12-31T23:59:59+00:00", "9999-12-31T23:59:59Z"),
+        ],
+    )
+    def test_the_first_and_last_second_utc_holds_are_kept_with_four_digit_years(self, sent, stored):
+        parsed = statusupdate.parse(report(lastUpdatedTime=sent))
+        assert parsed is not None
+        assert parsed.as_status()["lastUpdatedTime"] == stored
+
+
 class TestStatusPatch:
-    def test_the_report_replaces_the_whole_trainer_status(self):
+    def test_the_report_replaces_the_whole_trainer_status_of_that_trainjob_only(self):
         parsed = statusupdate.parse(report(progressPercentage=30))
         assert parsed is not None
-        assert parsed.status_patch() == {
-            "status": {
-                "trainerStatus": {
-                    "progressPercentage": 30,
-                    "estimatedRemainingSeconds": None,
-                    "metrics": None,
-                    "lastUpdatedTime": WHEN,
-                }
-            }
-        }
+        assert parsed.status_patch("u-1") == [
+            {"op": "test", "path": "/metadata/uid", "value": "u-1"},
+            {
+                "op": "add",
+                "path": "/status/trainerStatus",
+                "value": {"progressPercentage": 30, "lastUpdatedTime": WHEN},
+            },
+        ]
 
     def test_format_time_converts_to_utc(self):
         moment = datetime(2026, 1, 1, 1, 0, 0, 999, tzinfo=timezone(timedelta(hours=1)))

@@ -129,7 +129,7 @@ class TestAReportFromAPodOfTheJob:
         assert trainer_status(namespace, "tj") is None
         assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
 
-    @pytest.mark.parametrize("body", ["{not json", "NaN", b"\xff"])
+    @pytest.mark.parametrize("body", ["{not json", b"\xff", "[" * 60_000])
     def test_that_is_not_json_is_422(self, namespace, body):
         _, [pod] = progress.train_job(namespace, "tj")
         token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
@@ -213,6 +213,63 @@ class TestWhoMayReport:
         token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
         cluster.store.delete("pods", pod["metadata"]["name"], namespace)
         assert_status(post(namespace, "tj", REPORT, token), 401, "Unauthorized")
+
+
+class TestWhereAReportIsFiled:
+    """A report is filed under the TrainJob whose status it wrote, never under the uid a pod's owner
+    reference claims (issue 27)."""
+
+    def test_a_pod_claiming_another_namespaces_trainjob_writes_nothing_into_its_history(
+        self, namespace, cluster
+    ):
+        victim, _ = progress.train_job(namespace, "tj")
+        attacker = progress.namespace(cluster)
+        progress.train_job(attacker, "tj")  # a TrainJob of the same name, so its audience is the attacker's
+        forged_owner = {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "name": "tj",
+            "uid": victim["metadata"]["uid"],
+            "controller": True,
+        }
+        labels = {"jobset.sigs.k8s.io/jobset-name": "tj"}
+        get_client().create(POD, progress.pod(attacker, "forger", labels, [forged_owner]))
+        token = progress.job_token(attacker, "tj", "forger")
+
+        assert_status(post(attacker, "tj", REPORT, token), 403, "Forbidden")
+
+        assert not TrainerStatusUpdate.objects.filter(trainjob_uid=victim["metadata"]["uid"]).exists()
+        assert trainer_status(attacker, "tj") is None
+        assert trainer_status(namespace, "tj") is None
+
+    def test_a_pod_of_an_earlier_trainjob_of_the_same_name_is_not_the_new_ones(self, namespace):
+        """The earlier TrainJob is gone and its pod lingers until the garbage collector deletes it."""
+        earlier_owner = {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "name": "tj",
+            "uid": str(uuid.uuid4()),
+            "controller": True,
+        }
+        labels = {"jobset.sigs.k8s.io/jobset-name": "tj"}
+        get_client().create(POD, progress.pod(namespace, "tj-node-0-9", labels, [earlier_owner]))
+        progress.train_job(namespace, "tj")  # the TrainJob of that name now
+        token = progress.job_token(namespace, "tj", "tj-node-0-9")
+
+        assert_status(post(namespace, "tj", REPORT, token), 403, "Forbidden")
+
+        assert trainer_status(namespace, "tj") is None
+        assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
+
+    def test_a_trainjob_its_controller_gave_no_status_yet_is_422_and_nothing_is_kept(self, namespace):
+        """Our controller writes a TrainJob's status before its first pod; the patch adds to it."""
+        job, [pod] = progress.train_job(namespace, "tj")
+        without_status = {key: value for key, value in job.items() if key != "status"}
+        assert "status" not in get_client().replace(reporting.TRAIN_JOB, without_status, subresource="status")
+        token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
+
+        assert_status(post(namespace, "tj", REPORT, token), 422, "Invalid")
+        assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
 
 
 class TestBounds:
@@ -306,3 +363,84 @@ def test_the_configured_server_is_read_from_settings_and_the_ca_file_each_time(s
     server = reporting.configured_server()
     assert server is not None
     assert "renewed" in server.ca_cert
+
+
+def _text(value: str) -> str:
+    return json.dumps(value)
+
+
+#: Every field of a report, with values out of range, of the wrong type, huge or odd, as raw JSON (so
+#: NaN, Infinity and integers longer than Python reads can be sent): (field, JSON text of its value).
+HOSTILE_FIELDS = [
+    *(
+        (field, value)
+        for field in ("progressPercentage", "estimatedRemainingSeconds")
+        for value in (
+            "-1", "2147483648", "45.5", '"45"', "true", "[]", "{}", "NaN", "Infinity", "-Infinity", "1e400",
+            "1" + "0" * 30, "9" * 5000, "-" + "9" * 5000, _text("x" * 60_000),
+        )
+    ),
+    *(
+        ("lastUpdatedTime", value)
+        for value in (
+            _text("0001-01-01T00:00:00+01:00"), _text("9999-12-31T23:59:59-01:00"),
+            _text("0000-01-01T00:00:00Z"), _text("10000-01-01T00:00:00Z"), _text("2026-02-30T00:00:00Z"),
+            _text("2026-06-12T03:00:00+24:00"), _text("2026-06-12T03:00:00"), _text("9" * 60_000),
+            "NaN", "1e400", "9" * 5000, "[]", '""',
+        )
+    ),
+    *(
+        ("metrics", value)
+        for value in (
+            "{}", '"loss"', "NaN", "9" * 5000, "[1]", "[NaN]", '[{"name": NaN, "value": "1"}]',
+            '[{"name": "loss", "value": Infinity}]', '[{"name": "loss", "value": ' + "9" * 5000 + "}]",
+            '[{"name": "loss", "value": ' + _text("v" * 60_000) + "}]",
+            '[{"name": ' + _text("n" * 60_000) + ', "value": "1"}]',
+            '[{"name": "loss", "value": "\\u0000"}]', '[{"name": "\\ud800", "value": "1"}]',
+            "[" + ", ".join(['{"name": "m", "value": "1"}'] * 2000) + "]",
+        )
+    ),
+]  # fmt: skip
+
+
+class TestHostileReports:
+    """Every field of a report, sent out of range, of the wrong type or huge by a pod holding a valid
+    token: a 422 naming that field, never a 5xx, nothing written (issue 27)."""
+
+    @pytest.fixture
+    def sender(self, namespace, settings):
+        settings.TRAINER_STATUS_REPORTS_PER_WINDOW = 10_000
+        _, [pod] = progress.train_job(namespace, "tj")
+        token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
+        return lambda text: post(namespace, "tj", text, token)
+
+    def test_each_bad_field_is_422_naming_it_and_nothing_is_written(self, sender, namespace):
+        for field, value in HOSTILE_FIELDS:
+            fields = {"lastUpdatedTime": _text(WHEN), field: value}
+            text = '{"trainerStatus": {' + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}}"
+            response = sender(text)
+            assert response.status_code == 422, (field, value[:80], response.content[:300])
+            answer = response.json()
+            assert f"trainerStatus.{field}" in answer["message"], (field, value[:80], answer["message"][:300])
+            assert len(answer["message"]) < 2000, (field, value[:80])
+        assert trainer_status(namespace, "tj") is None
+        assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
+
+    @pytest.mark.parametrize(
+        ("text", "named"),
+        [("NaN", "<body>"), ("9" * 5000, "<body>"), ('{"trainerStatus": NaN}', "trainerStatus")],
+    )
+    def test_a_body_or_trainer_status_of_the_wrong_kind_is_422_naming_it(self, sender, text, named):
+        answer = assert_status(sender(text), 422, "Invalid")
+        assert f" {named}: " in answer["message"]
+
+    def test_the_edges_of_the_time_range_are_accepted_and_stored_as_utc(self, sender, namespace):
+        for sent, stored in (
+            ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00Z"),
+            ("0001-01-01T00:00:00-01:00", "0001-01-01T01:00:00Z"),
+            ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z"),
+        ):
+            response = sender(json.dumps({"trainerStatus": {"lastUpdatedTime": sent}}))
+            assert response.status_code == 200, response.content
+            assert response.json() == {"trainerStatus": {"lastUpdatedTime": stored}}
+            assert trainer_status(namespace, "tj") == {"lastUpdatedTime": stored}

@@ -3,6 +3,7 @@ the revision a job ran linked to its runtime's diffs, and namespace grants on ev
 
 from __future__ import annotations
 
+import html
 from datetime import timedelta
 
 import pytest
@@ -67,10 +68,11 @@ def test_a_trainjobs_page_shows_its_pods_history_and_links_its_progress_reports(
     factories.status_updates(job, 3)
 
     page = admin_client.get(f"{TRAINJOBS}{job.pk}/change/").content.decode()
-    reports = admin_client.get(f"{REPORTS}?trainjob_uid={job.uid}").content.decode()
+    link = f"{REPORTS}?namespace=team-a&amp;trainjob_name=llama&amp;trainjob_uid={job.uid}"
+    reports = admin_client.get(html.unescape(link)).content.decode()
 
     assert "gpu-7" in page
-    assert f"{REPORTS}?trainjob_uid={job.uid}" in page
+    assert link in page
     assert "3 reports" in page
     assert 'name="_save"' not in page
     assert "loss=0.3333" in reports

@@ -162,6 +162,29 @@ def test_a_failing_read_denies_without_saying_why_as_trainers_kinds_fail_closed(
     assert failures.fails_closed(review)
 
 
+def test_a_trainjob_past_the_node_and_process_bounds_is_denied_naming_each_field_and_bound():
+    job = f.train_job(trainer={"numNodes": 100_000, "numProcPerNode": 100_000})
+    assert denied_causes(trainjobs.review(request(job), reader(TORCH))) == [
+        Cause("spec.trainer.numNodes", "must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000"),
+        Cause(
+            "spec.trainer.numProcPerNode",
+            "must be at most 1024 processes (MAX_PROCESSES_PER_NODE), not 100000",
+        ),
+    ]
+
+
+def test_a_trainjob_whose_pods_with_its_runtimes_come_past_the_bound_is_denied():
+    runtime = copy.deepcopy(TORCH)
+    runtime["spec"]["template"]["spec"]["replicatedJobs"].insert(
+        0, f.replicated_job("dataset-initializer", ancestor="dataset-initializer")
+    )
+    (cause,) = denied_causes(
+        trainjobs.review(request(f.train_job(trainer={"numNodes": 1000})), reader(runtime))
+    )
+    assert cause.field == "spec.trainer.numNodes"
+    assert "must be at most 1000 pods (MAX_REPLICAS_PER_JOB), not 1001" in cause.message
+
+
 # -- runtimes --------------------------------------------------------------------------------------------
 
 
@@ -174,6 +197,16 @@ def test_a_valid_runtime_is_allowed_and_an_invalid_one_denied_with_every_field()
     fields = {cause.field for cause in denied_causes(trainjobs.review(request(bad), reader()))}
     assert fields
     assert all(field.startswith("spec.") for field in fields)
+
+
+def test_a_runtime_past_the_node_bound_is_denied_and_so_is_a_trainjob_naming_it():
+    huge = f.torch_runtime(num_nodes=100_000)
+    assert denied_causes(trainjobs.review(request(huge), reader())) == [
+        Cause("spec.mlPolicy.numNodes", "must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000")
+    ]
+    (cause,) = denied_causes(trainjobs.review(request(f.train_job()), reader(huge)))
+    assert cause.field == "spec.runtimeRef.name"
+    assert "spec.mlPolicy.numNodes: must be at most 1000 nodes" in cause.message
 
 
 def test_the_ready_made_runtimes_are_all_allowed():
@@ -234,3 +267,12 @@ def test_the_validate_endpoint_reads_the_runtime_from_the_cluster(cluster):
     missing = answer(f.train_job(namespace="ml", runtime_name="gone"))
     assert missing["allowed"] is False
     assert missing["status"]["details"]["causes"][0]["field"] == "spec.runtimeRef.name"
+    huge = answer(f.train_job(namespace="ml", trainer={"numNodes": 100_000}))
+    assert huge["allowed"] is False
+    assert huge["status"]["details"]["causes"] == [
+        {
+            "type": "FieldValueInvalid",
+            "field": "spec.trainer.numNodes",
+            "message": "must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000",
+        }
+    ]
