@@ -9,6 +9,7 @@ condition naming the field and the bound, with nothing created (issue 27)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -40,6 +41,9 @@ SIDE_READS: dict[str, tuple[str, ...]] = {
     "Tensorboard": ("Workflow", "ArtifactRepository"),
     "TrainJob": ("TrainingRuntime",),
 }
+#: Controllers that build nothing from their object's counts: a runtime's are read by the TrainJobs that
+#: use it, which refuse them (`beside: TrainingRuntime`); its own controller keeps the in-use finalizer.
+BUILD_NOTHING = ("TrainingRuntime", "ClusterTrainingRuntime")
 #: Condition types and reasons that mean "this object is refused".
 REFUSALS = ("Failed", "Invalid", "FailedValidation", "InvalidSpec")
 
@@ -147,6 +151,8 @@ def outcome(stored: dict[str, Any]) -> Answer:
 @pytest.mark.parametrize(("kind", "document", "case"), list(cases()))
 def test_every_controller_is_bounded(cluster, figures, monkeypatch, kind, document, case):
     monkeypatch.setattr(jobs_conf, "now", cluster.clock.now)
+    if kind in BUILD_NOTHING:
+        case = dataclasses.replace(case, must_refuse=False)
     side_object = document in SIDE_READS.get(kind, ())
     # A side object keeps the name its reader looks for (Argo's `artifact-repositories`); it is replaced.
     hostile = case.as_object(case.base if side_object else hostile_names.renamed(case), depth=STORED_DEPTH)
@@ -184,7 +190,7 @@ def renamed(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def remove(document: dict[str, Any]) -> None:
-    with contextlib.suppress(kube_errors.NotFound):
+    with contextlib.suppress(kube_errors.ApiError):
         get_client().delete(
             resource_of(document), document["metadata"]["name"], document["metadata"].get("namespace")
         )

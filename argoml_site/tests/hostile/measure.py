@@ -58,8 +58,12 @@ class Runaway(BaseException):
 
 def measured(call: Callable[[], T]) -> Measured[T | str]:
     """Run `call` with tracemalloc on; the heap peak is counted from the call's start. A call that runs
-    away is stopped by a watchdog thread and answers a description of how far it got."""
-    tracemalloc.start()
+    away is stopped by a watchdog thread and answers a description of how far it got.
+
+    Tracing starts with the first call and stays on: stopping it while the simulator's threads allocate
+    can crash CPython 3.11's tracemalloc, and the peak is relative to the call's start anyway."""
+    if not tracemalloc.is_tracing():
+        tracemalloc.start()
     tracemalloc.reset_peak()
     before, _ = tracemalloc.get_traced_memory()
     watchdog = _Watchdog(threading.get_ident(), before)
@@ -74,7 +78,6 @@ def measured(call: Callable[[], T]) -> Measured[T | str]:
         watchdog.stop()
         seconds = time.perf_counter() - started
         _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
     return Measured(result, seconds, max(peak - before, 0))
 
 
@@ -92,7 +95,7 @@ class _Watchdog(threading.Thread):
     def run(self) -> None:
         started = time.perf_counter()
         while not self._done.wait(0.02):
-            traced = tracemalloc.get_traced_memory()[0] - self._baseline if tracemalloc.is_tracing() else 0
+            traced = tracemalloc.get_traced_memory()[0] - self._baseline
             if time.perf_counter() - started > RUNAWAY_SECONDS or traced > RUNAWAY_BYTES:
                 with self._lock:
                     if not self._done.is_set():
