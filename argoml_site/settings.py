@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "argoml_site.csp.ContentSecurityPolicyMiddleware",
+    # Innermost, so the headers above are added to its refusal too (docs/security.md, "Body sizes").
+    "argoml_site.responsesize.ResponseSizeMiddleware",
 ]
 
 ROOT_URLCONF = "argoml_site.urls"
