@@ -10,7 +10,6 @@ the token is the only credential.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from typing import Any
@@ -25,6 +24,7 @@ from kube import errors as kube_errors
 from kube import names
 from trainer import constants as c
 from trainer import reporting, statusupdate
+from workflows import safeyaml
 
 logger = logging.getLogger(__name__)
 
@@ -99,16 +99,13 @@ def _too_big(request: HttpRequest) -> str:
 def _parse(request: HttpRequest, name: str) -> statusupdate.TrainerStatus | None:
     """The report, or Refused 422 naming the job and every wrong field (as the API server words it)."""
     try:
-        body = json.loads(request.body, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
-        raise reporting.Refused(422, "Invalid", "Invalid payload: the body is not JSON") from None
+        body = safeyaml.load_json(request.body)
+    except safeyaml.YamlRefused as refused:
+        problem = "the body is not JSON" if refused.limit == "syntax" else refused.problem
+        raise reporting.Refused(422, "Invalid", f"Invalid payload: {problem}") from None
     try:
         return statusupdate.parse(body)
     except errors.SpecError as error:
         detail = ", ".join(str(problem) for problem in error.errors)
         message = f'{c.TRAIN_JOB_KIND}.{c.GROUP} "{name}" is invalid: {detail}'
         raise reporting.Refused(422, "Invalid", message) from None
-
-
-def _no_constant(word: str) -> None:
-    raise ValueError(f"{word} is not JSON")

@@ -22,7 +22,7 @@ def api(django_user_model):
 @pytest.mark.parametrize("url", ["/api/pipelines/transpile", "/api/jobs/", "/api/tensorboards/"])
 def test_an_api_body_past_the_limit_is_413_naming_it_and_is_never_parsed(api, settings, monkeypatch, url):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
-    monkeypatch.setattr("rest_framework.parsers.json.load", lambda *a, **k: pytest.fail("parsed"))
+    monkeypatch.setattr("workflows.safeyaml.load_json", lambda *a, **k: pytest.fail("parsed"))
     body = json.dumps({"pipeline": "x" * 5000, "config": {}})
     response = api.post(url, body, content_type="application/json")
     assert response.status_code == 413
@@ -33,6 +33,27 @@ def test_an_api_body_within_the_limit_is_parsed(api, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
     response = api.post("/api/pipelines/transpile", {"pipeline": 7}, format="json")
     assert response.status_code == 400  # read, and found wanting: not a 413
+
+
+@pytest.mark.parametrize("url", ["/api/jobs/", "/api/tensorboards/", "/api/hyperparams/"])
+def test_an_api_body_nested_past_the_depth_bound_is_400_naming_it(api, url):
+    body = '{"namespace": "team-a", "spec": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    response = api.post(url, body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["detail"] == (
+        "JSON parse error - line 1: the JSON nests objects and arrays more than 100 levels deep (MAX_YAML_DEPTH)"
+    )
+
+
+def test_an_api_body_that_is_not_json_is_400(api):
+    for body, problem in [
+        (b"{not json", "not valid JSON: line 1: Expecting property name enclosed in double"),
+        (b"\xff", "the body is not utf-8 text"),
+        (b'{"a": NaN}', "not valid JSON: NaN is not a JSON value"),
+    ]:
+        response = api.post("/api/jobs/", body, content_type="application/json")
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith(f"JSON parse error - {problem}")
 
 
 def test_a_form_body_past_the_limit_is_413_in_the_api_too(api, settings):
