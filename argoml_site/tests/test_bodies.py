@@ -41,7 +41,8 @@ def test_an_api_body_nested_past_the_depth_bound_is_400_naming_it(api, url):
     response = api.post(url, body, content_type="application/json")
     assert response.status_code == 400
     assert response.json()["detail"] == (
-        "JSON parse error - line 1: the JSON nests objects and arrays more than 100 levels deep (MAX_YAML_DEPTH)"
+        "JSON parse error - line 1: the JSON nests objects and arrays more than 100 levels deep "
+        "(MAX_YAML_DEPTH)"
     )
 
 
