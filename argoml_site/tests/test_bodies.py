@@ -19,7 +19,9 @@ def api(django_user_model):
     return client
 
 
-@pytest.mark.parametrize("url", ["/api/pipelines/transpile", "/api/jobs/", "/api/tensorboards/"])
+@pytest.mark.parametrize(
+    "url", ["/api/pipelines/transpile", "/api/jobs/", "/api/tensorboards/", "/api/token/"]
+)
 def test_an_api_body_past_the_limit_is_413_naming_it_and_is_never_parsed(api, settings, monkeypatch, url):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
     monkeypatch.setattr("workflows.safeyaml.load_json", lambda *a, **k: pytest.fail("parsed"))
@@ -59,8 +61,14 @@ def test_an_api_body_that_is_not_json_is_400(api):
 
 def test_a_form_body_past_the_limit_is_413_in_the_api_too(api, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
-    response = api.post("/api/tensorboards/", {"namespace": "x" * 5000})
+    response = api.post("/api/token/", {"username": "x" * 5000, "password": "y"})
     assert response.status_code == 413
+
+
+@pytest.mark.parametrize("url", ["/api/jobs/", "/api/hyperparams/", "/api/trainjobs/", "/api/tensorboards/"])
+def test_a_document_endpoint_takes_json_only(api, url):
+    response = api.post(url, {"namespace": "team-a"})  # multipart, as a form would send it
+    assert response.status_code == 415
 
 
 def test_an_upload_past_the_limit_is_a_form_error_naming_it(client, django_user_model, settings):
