@@ -66,6 +66,10 @@ def _workflow(*, required: bool) -> StrictCharField:
     )
 
 
+def _kind() -> serializers.ChoiceField:
+    return serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
+
+
 def _instance_name(*, required: bool) -> StrictCharField:
     # A label, not a subdomain: the instance's Service is named after it.
     return StrictCharField(
@@ -76,16 +80,14 @@ def _instance_name(*, required: bool) -> StrictCharField:
     )
 
 
-class SpawnSerializer(serializers.Serializer):
-    """`{namespace, workflow}`: the TensorBoard of a Workflow's `tensorboard` artifacts. `kind` opens a
-    HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
-    administrator allowed. The schema shows the two shapes apart (`SPAWN_REQUEST`)."""
+def _logdirs(*, required: bool) -> serializers.ListField:
+    return serializers.ListField(child=LogdirSerializer(), required=required, min_length=1)
+
+
+class _SpawnCommon(serializers.Serializer):
+    """What every spawn request carries: where, and how long an unopened instance lives."""
 
     namespace = StrictCharField(max_length=63, validators=[validators.namespace_name])
-    workflow = _workflow(required=False)
-    kind = serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
-    name = _instance_name(required=False)
-    logdirs = serializers.ListField(child=LogdirSerializer(), required=False, min_length=1)
     idleTimeout = StrictCharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")
 
     def validate_idleTimeout(self, value: str) -> Any:
@@ -96,6 +98,17 @@ class SpawnSerializer(serializers.Serializer):
         if duration.total_seconds() < 1:
             raise serializers.ValidationError("must be at least 1s.")
         return duration
+
+
+class SpawnSerializer(_SpawnCommon):
+    """`{namespace, workflow}`: the TensorBoard of a Workflow's `tensorboard` artifacts. `kind` opens a
+    HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
+    administrator allowed. The schema shows the two shapes apart (`SPAWN_REQUEST`)."""
+
+    workflow = _workflow(required=False)
+    kind = _kind()
+    name = _instance_name(required=False)
+    logdirs = _logdirs(required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "logdirs" in attrs:
@@ -116,21 +129,20 @@ class AbsentField(serializers.Field):
 
 
 # The two shapes of a spawn request, for the schema only (SpawnSerializer checks the same rules).
-class SpawnFromSourceSerializer(SpawnSerializer):
+class SpawnFromSourceSerializer(_SpawnCommon):
     """The TensorBoard of a source's `tensorboard` artifacts: a Workflow's, or the kind's `kind` names."""
 
     workflow = _workflow(required=True)
-    name = None
+    kind = _kind()
     logdirs = AbsentField(required=False)
 
 
-class SpawnFromLogdirsSerializer(SpawnSerializer):
+class SpawnFromLogdirsSerializer(_SpawnCommon):
     """A TensorBoard of log directories under paths an administrator allowed."""
 
     workflow = AbsentField(required=False)
-    kind = None
     name = _instance_name(required=True)
-    logdirs = serializers.ListField(child=LogdirSerializer(), min_length=1)
+    logdirs = _logdirs(required=True)
 
 
 # What POST /api/tensorboards/ takes: exactly one of the two shapes (the serializer checks the same rule).
