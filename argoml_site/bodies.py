@@ -2,7 +2,9 @@
 
 - The REST API's parsers (JSON, form, multipart) refuse a body whose Content-Length is past
   DATA_UPLOAD_MAX_MEMORY_SIZE with a 413 naming the limit, before reading a byte of it; DRF on its own
-  reads any JSON body whole (Django checks the limit only on `request.body` and form fields).
+  reads any JSON body whole (Django checks the limit only on `request.body` and form fields). A JSON body
+  is then read by the one bounded reader (`workflows.safeyaml.load_json`): nested past `yaml_depth`, it is
+  a 400 naming the bound, not a RecursionError in the parser or in whatever walks it next.
 - Pages rely on Django for form fields (DATA_UPLOAD_MAX_MEMORY_SIZE), and on `LimitedUploadHandler` for
   uploaded files, which Django does not bound at all: it stops reading a file once it passes
   MAX_UPLOAD_BYTES and records the refusal on the request, so the form can say so (`upload_refused`).
@@ -19,6 +21,8 @@ from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpRequest
 from rest_framework import exceptions, parsers, status
+
+from workflows import safeyaml
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -47,7 +51,20 @@ class _Bounded:
         return super().parse(stream, media_type, parser_context)  # type: ignore[misc]
 
 
-class JSONParser(_Bounded, parsers.JSONParser):
+class _BoundedJSONParser(parsers.JSONParser):
+    """DRF's JSON parser with the bounded reader in place of `json.load`; same media type, same 400."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            return safeyaml.load_json(stream.read().decode(encoding))
+        except UnicodeDecodeError:
+            raise exceptions.ParseError(f"JSON parse error - the body is not {encoding} text") from None
+        except safeyaml.YamlRefused as refused:
+            raise exceptions.ParseError(f"JSON parse error - {refused}") from None
+
+
+class JSONParser(_Bounded, _BoundedJSONParser):
     pass
 
 

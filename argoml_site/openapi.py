@@ -1,8 +1,15 @@
-"""The error answers every API operation can give, added to the OpenAPI schema in one place.
+"""What the OpenAPI schema must say that no view declares, added in one place.
 
-DRF answers them from its own machinery (authentication, permissions, parsers, throttles, lookups), so no
-view declares them; without this hook the schema would promise only success and a client generated from it
-could not tell a refused request from a broken server.
+- The error answers every operation can give: DRF answers them from its own machinery (authentication,
+  permissions, parsers, throttles, lookups), so no view declares them; without them the schema would
+  promise only success and a client generated from it could not tell a refused request from a broken
+  server. Every error answer carries the `Error` body, including those a view declared with a description
+  only (the 503 of an operation that needs the cluster).
+- A request body of several shapes (`oneOf`) is required when every shape requires something: drf-spectacular
+  marks a body required only when one component requires a property.
+
+An operation whose body carries a document checked beyond what a schema can say marks itself with
+`kube.api.document_body` (the `x-document-body` extension, saying why); the contract test reads it there.
 """
 
 from __future__ import annotations
@@ -52,8 +59,33 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
                 continue
             responses = operation["responses"]
             for status, description in answers(operation, method).items():
-                responses.setdefault(
-                    status,
-                    {"description": description, "content": {"application/json": {"schema": reference}}},
-                )
+                responses.setdefault(status, {"description": description})
+            for status, response in responses.items():
+                if status.isdigit() and int(status) >= 400 and "content" not in response:
+                    response["content"] = {"application/json": {"schema": reference}}
     return result
+
+
+def require_bodies_of_every_shape(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: a body every shape of which requires a property is required."""
+    schemas = (result.get("components") or {}).get("schemas") or {}
+    for item in (result.get("paths") or {}).values():
+        for operation in item.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            if not body or body.get("required"):
+                continue
+            shapes = [media.get("schema") or {} for media in (body.get("content") or {}).values()]
+            if shapes and all(_requires_something(shape, schemas) for shape in shapes):
+                body["required"] = True
+    return result
+
+
+def _requires_something(schema: dict[str, Any], schemas: dict[str, Any]) -> bool:
+    reference = schema.get("$ref", "")
+    if reference.startswith("#/components/schemas/"):
+        schema = schemas.get(reference.rsplit("/", 1)[1]) or {}
+    if "oneOf" in schema:
+        return all(_requires_something(shape, schemas) for shape in schema["oneOf"])
+    return bool(schema.get("required"))

@@ -74,6 +74,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "argoml_site.csp.ContentSecurityPolicyMiddleware",
+    # With DEBUG on, Django answers the URL resolver's 404s with an HTML page even under /api/.
+    "argoml_site.apinotfound.ApiNotFoundMiddleware",
+    # Innermost, so the headers above are added to its refusal too (docs/security.md, "Body sizes").
+    "argoml_site.responsesize.ResponseSizeMiddleware",
 ]
 
 ROOT_URLCONF = "argoml_site.urls"
@@ -360,6 +364,8 @@ REST_FRAMEWORK = {
         "argoml_site.throttling.UserThrottle",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # No configured cluster is a 503 naming it, like an unreachable one (kube.api.exception_handler).
+    "EXCEPTION_HANDLER": "kube.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 100,
 }
@@ -381,6 +387,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "argoml_site.openapi.add_error_responses",
+        "argoml_site.openapi.require_bodies_of_every_shape",
     ],
 }
 

@@ -16,7 +16,7 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import signin
+from . import bodies, signin
 from .throttling import AnonThrottle, TokenThrottle
 
 WRONG_CREDENTIALS = _("Unable to log in with provided credentials.")  # DRF's own words
@@ -26,6 +26,8 @@ class ObtainTokenView(ObtainAuthToken):
     throttle_classes = [AnonThrottle, TokenThrottle]
     # Its 401 names the scheme the token is then used with (WWW-Authenticate: Token); no session, no CSRF.
     authentication_classes = [TokenAuthentication]
+    # DRF's view names its own parsers, which read a JSON body whole whatever its size: ours bound it first.
+    parser_classes = [bodies.JSONParser, bodies.FormParser, bodies.MultiPartParser]
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         username = str(request.data.get("username") or "") if hasattr(request.data, "get") else ""

@@ -20,6 +20,7 @@ from .metrics import bearer_matches, exposition_registry
 logger = logging.getLogger(__name__)
 
 READINESS_TIMEOUT_SECONDS = 2.0
+API_PREFIX = "/api/"
 
 
 def _database_ready() -> None:
@@ -43,10 +44,16 @@ def _cluster_ready() -> None:
     cluster_reachable(timeout=READINESS_TIMEOUT_SECONDS)
 
 
+def api_not_found() -> JsonResponse:
+    """The API's 404, in DRF's words."""
+    return JsonResponse({"detail": "Not found."}, status=404)
+
+
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """404 for a path no pattern matches: JSON under /api/ (as every API answer is), the page elsewhere."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "Not found."}, status=404)
+    """404 for a path no pattern matches: JSON under /api/ (as every API answer is), the page elsewhere.
+    With DEBUG on Django skips this handler; `argoml_site.apinotfound` keeps the API's answer JSON then."""
+    if request.path.startswith(API_PREFIX):
+        return api_not_found()
     return defaults.page_not_found(request, exception)
 
 

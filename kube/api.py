@@ -7,15 +7,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from django.core.validators import RegexValidator
 from django.db.models import QuerySet
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
 
 from kube import names, validators
-from kube.errors import AlreadyExists, ApiError, Invalid
+from kube.errors import AlreadyExists, ApiError, ClusterNotConfigured, Invalid
 from kube.models import HISTORY_FIELDS
 
 
@@ -25,6 +28,33 @@ class HistorySerializer(serializers.ModelSerializer):
     class Meta:
         fields = HISTORY_FIELDS
         read_only_fields = HISTORY_FIELDS
+
+
+#: Any text without a NUL character: what DRF's CharField accepts.
+NO_NUL = "^[^\\u0000]*$"
+
+
+class CharFieldRefusesNul(OpenApiSerializerFieldExtension):
+    """The schema of a request's CharField says what DRF refuses in every one of them: a NUL character
+    (ProhibitNullCharactersValidator), unless the field has a pattern of its own. Fields that say their own
+    schema (extend_schema_field) keep it."""
+
+    target_class = "rest_framework.fields.CharField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        # A validator's pattern (a Kubernetes name's) is added after this and already excludes a NUL.
+        patterned = any(isinstance(v, RegexValidator) for v in self.target.validators)
+        plain = isinstance(schema, dict) and schema.get("type") == "string"
+        if (
+            direction == "request"
+            and plain
+            and not patterned
+            and not {"pattern", "enum", "format"} & set(schema)
+        ):
+            schema["pattern"] = NO_NUL
+        return schema
 
 
 class StrictCharField(serializers.CharField):
@@ -161,14 +191,37 @@ class NewestFirst(CursorPagination):
         return parameters
 
 
-# The answer of an operation that calls the cluster and may find it unreachable (schema only).
-CLUSTER_UNAVAILABLE = OpenApiResponse(description="The cluster did not accept the request; try again later.")
+# The answer of an operation that calls the cluster and may find it unreachable, or none configured (schema
+# only; the body is the Error component, added by argoml_site.openapi).
+CLUSTER_UNAVAILABLE = OpenApiResponse(
+    description="The cluster did not accept the request, could not be reached, or none is configured; try "
+    "again later."
+)
+
+#: The OpenAPI extension of an operation whose body carries a document checked beyond what the schema says.
+DOCUMENT_BODY = "x-document-body"
+
+
+def document_body(why: str) -> dict[str, str]:
+    """`extend_schema(extensions=...)` of such an operation: `why` names the document, what checks it and
+    where it is described. A body the schema accepts may then be a 400 naming the field of the document at
+    fault, so the contract test does not hold it to "schema-valid is accepted" (every other check runs)."""
+    return {DOCUMENT_BODY: why}
 
 
 class ClusterUnavailable(exceptions.APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The cluster did not accept the request; try again later."
     default_code = "cluster_unavailable"
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler (REST_FRAMEWORK's EXCEPTION_HANDLER), with no configured cluster answered as an
+    unreachable one: 503 with the sentence that says so, from every operation that needs the cluster,
+    whichever view it is and wherever it first asks for a client."""
+    if isinstance(exc, ClusterNotConfigured):
+        exc = ClusterUnavailable(str(exc))
+    return drf_exception_handler(exc, context)
 
 
 def submit_refusal(error: ApiError) -> exceptions.APIException:

@@ -7,6 +7,8 @@ from pathlib import Path
 from django.conf import settings
 from kubernetes import client, config
 
+from kube.errors import ClusterNotConfigured
+
 #: Connections kept open to the API server per process. The client's default (5 per CPU) is fewer than a
 #: controller worker uses at once — a watch per informer plus each reconcile thread's parallel calls — and
 #: every connection past it is closed after one request and opened again for the next.
@@ -23,7 +25,7 @@ def service_account_dir() -> Path:
 
 
 def new_api_client() -> client.ApiClient:
-    """A fresh ApiClient for the configured cluster; raises when none is configured.
+    """A fresh ApiClient for the configured cluster; ClusterNotConfigured when none is.
 
     In a cluster the address comes from KUBERNETES_SERVICE_HOST/PORT and the credentials from the mounted
     ServiceAccount; the client re-reads the token file every minute, as the kubelet rotates it.
@@ -37,6 +39,6 @@ def new_api_client() -> client.ApiClient:
     elif settings.KUBECONFIG:
         config.load_kube_config(config_file=settings.KUBECONFIG, client_configuration=configuration)
     else:
-        raise RuntimeError("No cluster is configured: set KUBECONFIG or KUBE_IN_CLUSTER=true.")
+        raise ClusterNotConfigured("No cluster is configured: set KUBECONFIG or KUBE_IN_CLUSTER=true.")
     configuration.connection_pool_maxsize = max(CONNECTION_POOL_SIZE, configuration.connection_pool_maxsize)
     return client.ApiClient(configuration)

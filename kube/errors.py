@@ -6,6 +6,12 @@ import json
 from typing import Any
 
 
+class ClusterNotConfigured(RuntimeError):
+    """No cluster is configured (neither KUBECONFIG nor KUBE_IN_CLUSTER): a missing dependency, which the API
+    answers as an unreachable cluster (503 with this message), never a traceback. A RuntimeError, as it was
+    before it had a type of its own."""
+
+
 class ApiError(Exception):
     """An error Status from the API server (or the connection to it)."""
 

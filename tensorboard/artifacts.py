@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+import limits
+from workflows import safeyaml
 
 from .errors import (
     MixedObjectStores,
@@ -43,6 +43,10 @@ REPOSITORIES_CONFIGMAP = "artifact-repositories"
 DEFAULT_REPOSITORY_ANNOTATION = "workflows.argoproj.io/default-artifact-repository"
 
 Json = Mapping[str, Any]
+
+#: One repository of an `artifact-repositories` ConfigMap is a few hundred bytes (a bucket, an endpoint, two
+#: Secret references); Argo's deepest repository field is four levels down.
+REPOSITORY_LIMITS = safeyaml.Limits(max_bytes=64 * 1024, max_nodes=2000, max_depth=16)
 
 
 @dataclass(frozen=True)
@@ -140,9 +144,18 @@ def workflow_nodes(workflow: Json) -> dict[str, Any]:
 
 
 def _decompress(name: str, compressed: object) -> dict[str, Any]:
+    """The nodes in `compressedNodes`, inflated no further than the bounded reader would read: anyone who
+    may edit a Workflow may write its status, and a megabyte of gzip can inflate to a gigabyte."""
+    limit = limits.current().yaml_bytes
     try:
-        raw = zlib.decompress(base64.b64decode(str(compressed), validate=True), wbits=47)
-        nodes = json.loads(raw)
+        inflater = zlib.decompressobj(wbits=47)
+        raw = inflater.decompress(base64.b64decode(_text(compressed), validate=True), limit + 1)
+        if len(raw) > limit:
+            raise ValueError(
+                f"it inflates to more than the limit of {limit} bytes "
+                f"({limits.Limits.setting_name('yaml_bytes')})"
+            )
+        nodes = safeyaml.load_json(raw)
     except (binascii.Error, zlib.error, ValueError) as error:
         raise NodeStatusUnavailable(
             f"Workflow {name} has compressed node status (status.compressedNodes) that is not valid "
@@ -166,17 +179,25 @@ def _ordered(nodes: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 
 # -- repositories --------------------------------------------------------------------------------------
+def _text(value: object) -> str:
+    """A field's text: strings and numbers as written, anything else (a list, a mapping) as absent. str() of
+    a tree is as large as the tree, and a field that should be a name is never a tree."""
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+
+
 def _secret(value: object) -> SecretRef | None:
-    if isinstance(value, Mapping) and value.get("name") and value.get("key"):
-        return SecretRef(str(value["name"]), str(value["key"]))
+    if isinstance(value, Mapping) and _text(value.get("name")) and _text(value.get("key")):
+        return SecretRef(_text(value["name"]), _text(value["key"]))
     return None
 
 
 def _store(s3: Json, fallback: ObjectStore) -> ObjectStore:
     """An artifact's (or a repository's) S3 fields over the fallback's, field by field."""
     return ObjectStore(
-        endpoint=str(s3.get("endpoint") or fallback.endpoint),
-        region=str(s3.get("region") or fallback.region),
+        endpoint=_text(s3.get("endpoint")) or fallback.endpoint,
+        region=_text(s3.get("region")) or fallback.region,
         insecure=bool(s3["insecure"]) if "insecure" in s3 else fallback.insecure,
         access_key=_secret(s3.get("accessKeySecret")) or fallback.access_key,
         secret_key=_secret(s3.get("secretKeySecret")) or fallback.secret_key,
@@ -196,20 +217,21 @@ def repository_ref(workflow: Json) -> tuple[str, str | None]:
     ref = (workflow.get("spec") or {}).get("artifactRepositoryRef")
     if not isinstance(ref, Mapping):
         return REPOSITORIES_CONFIGMAP, None
-    return str(ref.get("configMap") or REPOSITORIES_CONFIGMAP), (str(ref["key"]) if ref.get("key") else None)
+    return _text(ref.get("configMap")) or REPOSITORIES_CONFIGMAP, _text(ref.get("key")) or None
 
 
 def repository_from_configmap(configmap: Json, key: str | None) -> Json | None:
     """The repository under `key` of an `artifact-repositories`-style ConfigMap (a YAML value), or under the
-    key its annotation names as the default; None when there is none or it is not a YAML map."""
+    key its annotation names as the default; None when there is none, or it is not a YAML map the bounded
+    reader reads (a tenant writes this ConfigMap; the controller reads it on every reconcile)."""
     metadata = configmap.get("metadata") or {}
     chosen = key or (metadata.get("annotations") or {}).get(DEFAULT_REPOSITORY_ANNOTATION)
-    text = (configmap.get("data") or {}).get(chosen) if chosen else None
+    text = (configmap.get("data") or {}).get(chosen) if isinstance(chosen, str) else None
     if not isinstance(text, str):
         return None
     try:
-        repository = yaml.safe_load(text)
-    except yaml.YAMLError:
+        repository = safeyaml.load(text, REPOSITORY_LIMITS)
+    except safeyaml.YamlRefused:
         return None
     return repository if isinstance(repository, Mapping) else None
 
@@ -223,9 +245,9 @@ def workflow_repository(workflow: Json, default: Repository, configured: Json | 
     s3 = resolved.get("s3") if isinstance(resolved.get("s3"), Mapping) else None
     gcs = resolved.get("gcs") if isinstance(resolved.get("gcs"), Mapping) else None
     return Repository(
-        s3_bucket=str((s3 or {}).get("bucket") or default.s3_bucket),
+        s3_bucket=_text((s3 or {}).get("bucket")) or default.s3_bucket,
         s3=_store(s3, default.s3) if s3 is not None else default.s3,
-        gcs_bucket=str((gcs or {}).get("bucket") or default.gcs_bucket),
+        gcs_bucket=_text((gcs or {}).get("bucket")) or default.gcs_bucket,
         gcs_key=_secret((gcs or {}).get("serviceAccountKeySecret")) or default.gcs_key,
     )
 
@@ -270,8 +292,8 @@ def _locate(artifact: Json, repository: Repository, workflow: Json) -> Location 
     """(path, S3 store, GCS key Secret) of a readable artifact, or the reason it cannot be read."""
     if isinstance(artifact.get("s3"), Mapping):
         s3 = artifact["s3"]
-        bucket = str(s3.get("bucket") or repository.s3_bucket)
-        key = str(s3.get("key") or "").lstrip("/")
+        bucket = _text(s3.get("bucket")) or repository.s3_bucket
+        key = _text(s3.get("key")).lstrip("/")
         if not key:
             return "no S3 key was recorded"
         if not bucket:
@@ -282,15 +304,15 @@ def _locate(artifact: Json, repository: Repository, workflow: Json) -> Location 
         return f"s3://{bucket}/{key}", _store(s3, repository.s3), None
     if isinstance(artifact.get("gcs"), Mapping):
         gcs = artifact["gcs"]
-        bucket = str(gcs.get("bucket") or repository.gcs_bucket)
-        key = str(gcs.get("key") or "").lstrip("/")
+        bucket = _text(gcs.get("bucket")) or repository.gcs_bucket
+        key = _text(gcs.get("key")).lstrip("/")
         if not key or not bucket:
             return "the GCS bucket or key is unknown"
         # As Argo's GCS driver: the artifact's own key Secret, else the repository's.
         return f"gs://{bucket}/{key}", None, _secret(gcs.get("serviceAccountKeySecret")) or repository.gcs_key
     if isinstance(artifact.get("http"), Mapping):
         http = artifact["http"]
-        url = str(http.get("url") or "")
+        url = _text(http.get("url"))
         if not url.startswith(("http://", "https://")):
             return "no http(s) URL was recorded"
         if http.get("auth") or http.get("headers"):
@@ -306,7 +328,7 @@ def _key(artifact: Json) -> str:
     for storage in READABLE_STORAGES:
         location = artifact.get(storage)
         if isinstance(location, Mapping):
-            return str(location.get("key") or location.get("url") or "").split("?", 1)[0]
+            return (_text(location.get("key")) or _text(location.get("url"))).split("?", 1)[0]
     return ""
 
 

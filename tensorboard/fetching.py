@@ -31,6 +31,8 @@ import urllib3.exceptions
 from minio import Minio
 from minio.error import MinioException, S3Error
 
+from workflows import safeyaml
+
 from . import gcs
 from .fetchplan import Plan, PlanError, RunSource, S3Access, split_gcs_url, split_s3_url
 from .unpack import DEFAULT_LIMITS, Limits, UnsafeArchive, extract, extract_zip, member_path, single_root
@@ -277,8 +279,8 @@ def _no_gcs() -> gcs.Bucket:
 # -- a plan --------------------------------------------------------------------------------------------
 def load_state(dest: Path) -> dict[str, str]:
     try:
-        state = json.loads((dest / STATE_FILE).read_text())
-    except (OSError, ValueError):
+        state = safeyaml.load_json((dest / STATE_FILE).read_bytes())
+    except (OSError, safeyaml.YamlRefused):
         return {}
     return {str(k): str(v) for k, v in state.items()} if isinstance(state, dict) else {}
 

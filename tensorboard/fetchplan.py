@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from workflows import safeyaml
+
 PLAN_ENV = "ARGOML_FETCH_PLAN"
 ACCESS_KEY_ENV = "ARGOML_FETCH_ACCESS_KEY"
 SECRET_KEY_ENV = "ARGOML_FETCH_SECRET_KEY"  # noqa: S105 - the name of a variable, not a secret
@@ -98,8 +100,8 @@ def encode_plan(plan: Plan) -> str:
 def parse_plan(text: str) -> Plan:
     """The plan in `text`, or PlanError naming the first wrong field."""
     try:
-        raw = json.loads(text)
-    except ValueError as error:
+        raw = safeyaml.load_json(text)
+    except safeyaml.YamlRefused as error:
         raise PlanError(f"{PLAN_ENV}: not JSON ({error}).") from error
     if not isinstance(raw, Mapping):
         raise PlanError(f"{PLAN_ENV}: must be an object with `runs` and `s3`.")

@@ -8,7 +8,6 @@ stand in for Google.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
@@ -19,6 +18,8 @@ import google.auth.exceptions
 import google.auth.transport.requests
 import requests
 from google.oauth2 import service_account
+
+from workflows import safeyaml
 
 from .fetchplan import GCS_ENDPOINT, GcsAccess
 
@@ -44,8 +45,8 @@ def credentials(access: GcsAccess, environ: Mapping[str, str]) -> Any:
         found, _project = google.auth.default(scopes=[READ_ONLY_SCOPE])
         return found
     try:
-        info = json.loads(key)
-    except ValueError as error:
+        info = safeyaml.load_json(key)  # from the tenant's Secret
+    except safeyaml.YamlRefused as error:
         raise GcsError(f"{access.key_env}: the service-account key is not JSON ({error})") from error
     if not isinstance(info, dict):
         raise GcsError(f"{access.key_env}: the service-account key must be a JSON object")

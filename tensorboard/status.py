@@ -9,13 +9,13 @@ and the `ArtifactsFetched` condition: the instance stays Ready with the other ru
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from kube.conditions import FALSE, TRUE, find_condition, set_condition
 from kube.models import parse_time
+from workflows import safeyaml
 
 from .conf import TensorboardConf
 from .manifests import ANNOTATION_LAST_ACCESS, FETCH_CONTAINER, url
@@ -77,9 +77,10 @@ def fetch_report(pods: Sequence[Json]) -> dict[str, Any] | None:
             )
             if not terminated:
                 return None  # the newest pod is still fetching: keep what the status says
-            try:
-                report = json.loads(terminated.get("message") or "")
-            except ValueError:
+            message = terminated.get("message")
+            try:  # the pod is in the tenant's namespace: its message is theirs to write
+                report = safeyaml.load_json(message if isinstance(message, str) else "")
+            except safeyaml.YamlRefused:
                 report = None
             if not isinstance(report, dict) or not isinstance(report.get("failed"), list):
                 reason = str(terminated.get("reason") or "")

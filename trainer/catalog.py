@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
+from workflows import safeyaml
 
 RUNTIMES_DIR = Path(__file__).resolve().parent / "runtimes"
 
 
 def ready_made_runtimes() -> list[dict[str, Any]]:
     """Every shipped runtime manifest, sorted by file name."""
-    return [yaml.safe_load(path.read_text()) for path in sorted(RUNTIMES_DIR.glob("*.yaml"))]
+    return [safeyaml.load(path.read_text()) for path in sorted(RUNTIMES_DIR.glob("*.yaml"))]

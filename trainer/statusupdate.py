@@ -105,7 +105,8 @@ def _integer_literal(text: str) -> int | HugeInteger:
 
 def loads(body: bytes | str) -> object:
     """The body as JSON, with NaN and ±Infinity read as floats and over-long integers as `HugeInteger`, so
-    the field that holds them is named by `parse`; ValueError (or RecursionError) when it is not JSON."""
+    the field that holds them is named by `parse`; ValueError when it is not JSON. The caller bounds the
+    text's size and nesting first (`workflows.safeyaml.bounded_json_text`)."""
     return json.loads(body, parse_constant=float, parse_int=_integer_literal)
 
 

@@ -24,6 +24,7 @@ from kube import errors as kube_errors
 from kube import names
 from trainer import constants as c
 from trainer import reporting, statusupdate
+from workflows import safeyaml
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +99,11 @@ def _too_big(request: HttpRequest) -> str:
 def _parse(request: HttpRequest, name: str) -> statusupdate.TrainerStatus | None:
     """The report, or Refused 422 naming the job and every wrong field (as the API server words it)."""
     try:
-        body = statusupdate.loads(request.body)
-    except (ValueError, RecursionError):
+        body = statusupdate.loads(safeyaml.bounded_json_text(request.body))
+    except safeyaml.YamlRefused as refused:
+        problem = "the body is not JSON" if refused.limit == "syntax" else refused.problem
+        raise reporting.Refused(422, "Invalid", f"Invalid payload: {problem}") from None
+    except ValueError:
         raise reporting.Refused(422, "Invalid", "Invalid payload: the body is not JSON") from None
     try:
         return statusupdate.parse(body)

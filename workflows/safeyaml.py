@@ -1,52 +1,80 @@
-"""The one reader of YAML a user hands us (API bodies, dashboard uploads, command files, the transpiler and
-the linter): bounded in size, node count and nesting depth, and refusing aliases of mappings and sequences.
+"""The one reader of YAML and JSON a tenant can influence (API bodies, dashboard uploads, command files, the
+transpiler and the linter, ConfigMaps, Secrets, termination messages, artifacts): bounded in size, node
+count, nesting depth and expanded size, and refusing aliases of mappings and sequences.
 
 Why: ``yaml.safe_load`` expands nothing itself, but an alias makes two places share one object, and the
-code after it (json.dumps, yaml.dump, a linter walk) visits the shared object once per reference. Nine
-levels of ten aliases are 10^9 leaves from under a kilobyte (the "billion laughs"). So before a single
-Python object is built, the document's event stream is scanned with the libyaml parser (no tree, memory
-bounded by one event): an alias to a collection, or a document past a limit, is refused there. Anchors and
-aliases of scalars stay allowed (they cannot grow a document), so does JSON. No Django here: `workflows`
-uses it too.
+code after it (json.dumps, yaml.dump, str(), a linter walk) visits the shared object once per reference.
+Nine levels of ten aliases are 10^9 leaves from under a kilobyte (the "billion laughs"); one 8,000-character
+string named by 24,000 aliases is 190 MB of text from 104 KB. So before a single Python object is built,
+the document's event stream is scanned with the libyaml parser (no tree, memory bounded by one event): an
+alias to a collection, a document past a limit, or one whose scalars come to more than the expansion bound
+once every alias is written out, is refused there. JSON has no aliases; `load_json` bounds its size and
+depth before parsing. No Django here: `workflows` uses it too.
+
+The bounds are the deployment's (`limits.current()`: `yaml_bytes`, `yaml_values`, `yaml_depth`,
+`yaml_expanded_bytes`), read at every call; a caller with a tighter budget passes a `Limits` that can
+tighten them, never loosen them.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+import limits
+
 # libyaml's parser and loader are ~10x faster than the pure-Python ones; both are safe (no object tags).
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-#: A document's text is at most this many bytes (UTF-8).
-MAX_BYTES = 4 * 1024 * 1024
-#: Scalars, mappings, sequences and (scalar) aliases in all documents of one text together.
-MAX_NODES = 500_000
-#: Mappings and sequences nested at most this deep.
-MAX_DEPTH = 100
 
 
 @dataclass(frozen=True)
 class Limits:
-    """How large a YAML text may be; callers with a tighter budget (the dashboard) pass their own."""
+    """A caller's tighter budget (the Submit page's, the runtime editor's). A field left None is the
+    deployment's bound; a field set is used only where it is tighter. The expansion bound, when not given,
+    is `max_bytes` if that is given: an aliased document may not grow past what the caller would accept
+    written out in full."""
 
-    max_bytes: int = MAX_BYTES
-    max_nodes: int = MAX_NODES
-    max_depth: int = MAX_DEPTH
+    max_bytes: int | None = None
+    max_nodes: int | None = None
+    max_depth: int | None = None
+    max_expanded_bytes: int | None = None
 
 
 DEFAULT_LIMITS = Limits()
 
 
-class YamlRefused(ValueError):
-    """The text is not YAML, or it is YAML we will not build. `limit` names the limit it broke ("bytes",
-    "nodes", "depth", "alias", "documents") or is "syntax"; `line` is 1-based where known; `problem` is the
-    message without the line, for callers that place the line themselves. str() says all three."""
+@dataclass(frozen=True)
+class _Bound:
+    """One bound in force, and how an error names it: the deployment's setting, or nothing when the bound
+    is the caller's own (a tenant cannot raise it by asking the operator)."""
 
-    def __init__(self, problem: str, *, limit: str, line: int | None = None) -> None:
-        prefix = "not valid YAML: " if limit == "syntax" else ""
+    value: int
+    setting: str
+
+    @property
+    def note(self) -> str:
+        return f" ({self.setting})" if self.setting else ""
+
+
+def _bound(own: int | None, field: str) -> _Bound:
+    deployment = getattr(limits.current(), field)
+    if own is not None and own < deployment:
+        return _Bound(own, "")
+    return _Bound(deployment, limits.Limits.setting_name(field))
+
+
+class YamlRefused(ValueError):
+    """The text is not YAML (or JSON), or it is a document we will not build. `limit` names the limit it
+    broke ("bytes", "nodes", "depth", "expanded", "alias", "documents") or is "syntax"; `line` is 1-based
+    where known; `problem` is the message without the line, for callers that place the line themselves.
+    str() says all three."""
+
+    def __init__(self, problem: str, *, limit: str, line: int | None = None, language: str = "YAML") -> None:
+        prefix = f"not valid {language}: " if limit == "syntax" else ""
         where = f"line {line}: " if line is not None else ""
         super().__init__(f"{prefix}{where}{problem}")
         self.problem = problem
@@ -67,76 +95,181 @@ class _DateAsStringLoader(_SafeLoader):  # type: ignore[valid-type,misc]
     }
 
 
-def scan(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
-    """YamlRefused unless `text` is within `limits` and has no alias of a mapping or a sequence.
+def scan(text: str, budget: Limits = DEFAULT_LIMITS) -> None:
+    """YamlRefused unless `text` is within the bounds (the deployment's, tightened by `budget`) and has no
+    alias of a mapping or a sequence.
 
-    Reads the event stream only: the cost is linear in the text and nothing is built.
+    Reads the event stream only: the cost is linear in the text and nothing is built. The expanded size is
+    every scalar's length (keys too), plus, for every alias, the length of the scalar it names: what a
+    reader or a serialiser of the loaded tree will handle.
     """
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > limits.max_bytes:
+    max_bytes = _bound(budget.max_bytes, "yaml_bytes")
+    max_nodes = _bound(budget.max_nodes, "yaml_values")
+    max_depth = _bound(budget.max_depth, "yaml_depth")
+    max_expanded = _bound(
+        budget.max_expanded_bytes if budget.max_expanded_bytes is not None else budget.max_bytes,
+        "yaml_expanded_bytes",
+    )
+    size = _utf8_size(text)
+    if size > max_bytes.value:
         raise YamlRefused(
-            f"the YAML text is {size} bytes, more than the limit of {limits.max_bytes} bytes", limit="bytes"
+            f"the YAML text is {size} bytes, more than the limit of {max_bytes.value} bytes{max_bytes.note}",
+            limit="bytes",
         )
     collections: set[str] = set()  # anchors of mappings and sequences
-    nodes = depth = 0
+    scalars: dict[str, int] = {}  # anchors of scalars: the size each alias of them adds
+    nodes = depth = expanded = 0
     try:
         for event in yaml.parse(text, Loader=_SafeLoader):
-            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if isinstance(event, yaml.ScalarEvent):
+                nodes += 1
+                length = _utf8_size(event.value)
+                expanded += length
+                if event.anchor is not None:
+                    scalars[event.anchor] = length
+            elif isinstance(event, yaml.AliasEvent):
+                nodes += 1
+                if event.anchor in collections:
+                    raise YamlRefused(
+                        f"*{event.anchor} is an alias of a mapping or a sequence; such aliases (and << merge "
+                        "keys) are not accepted, write the values out (aliases of plain values are fine)",
+                        limit="alias",
+                        line=_line(event),
+                    )
+                expanded += scalars.get(event.anchor, 0)
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 nodes += 1
                 depth += 1
                 if event.anchor is not None:
                     collections.add(event.anchor)
-                if depth > limits.max_depth:
+                if depth > max_depth.value:
+                    deep = f"more than {max_depth.value} levels deep{max_depth.note}"
                     raise YamlRefused(
-                        f"the YAML nests mappings and sequences more than {limits.max_depth} levels deep",
+                        f"the YAML nests mappings and sequences {deep}",
                         limit="depth",
                         line=_line(event),
                     )
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
-            elif isinstance(event, yaml.ScalarEvent):
-                nodes += 1
-            elif isinstance(event, yaml.AliasEvent):
-                nodes += 1
-                if event.anchor in collections:
-                    raise YamlRefused(
-                        f"*{event.anchor} is an alias of a mapping or a sequence; such "
-                        "aliases (and << merge keys) are not accepted, write the values out (aliases of "
-                        "plain values are fine)",
-                        limit="alias",
-                        line=_line(event),
-                    )
-            if nodes > limits.max_nodes:
+            if nodes > max_nodes.value:
+                many = f"more than {max_nodes.value} values (scalars, mappings and sequences){max_nodes.note}"
                 raise YamlRefused(
-                    f"the YAML has more than {limits.max_nodes} values (scalars, mappings and sequences)",
+                    f"the YAML has {many}",
                     limit="nodes",
+                    line=_line(event),
+                )
+            if expanded > max_expanded.value:
+                raise YamlRefused(
+                    "the YAML's values, with every alias written out in full, come to more than the limit "
+                    f"of {max_expanded.value} bytes{max_expanded.note}",
+                    limit="expanded",
                     line=_line(event),
                 )
     except yaml.YAMLError as error:
         raise _syntax_error(error) from None
 
 
-def load_all(text: str, limits: Limits = DEFAULT_LIMITS) -> list[Any]:
+def load_all(text: str, budget: Limits = DEFAULT_LIMITS) -> list[Any]:
     """Every document of a (multi-document) YAML or JSON text, in order, empty ones included as None;
-    YamlRefused when it is not YAML or breaks a limit. Dates stay strings, as Kubernetes reads them."""
-    scan(text, limits)
+    YamlRefused when it is not YAML or breaks a bound. Dates stay strings, as Kubernetes reads them."""
+    scan(text, budget)
     try:
         return list(yaml.load_all(text, Loader=_DateAsStringLoader))
     except yaml.YAMLError as error:
         raise _syntax_error(error) from None
 
 
-def load_documents(text: str, limits: Limits = DEFAULT_LIMITS) -> list[Any]:
+def load_documents(text: str, budget: Limits = DEFAULT_LIMITS) -> list[Any]:
     """The non-empty documents of `text` (see `load_all`)."""
-    return [document for document in load_all(text, limits) if document is not None]
+    return [document for document in load_all(text, budget) if document is not None]
 
 
-def load(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+def load(text: str, budget: Limits = DEFAULT_LIMITS) -> Any:
     """The one document of `text` (None when empty); YamlRefused when there are several."""
-    documents = load_all(text, limits)
+    documents = load_all(text, budget)
     if len(documents) > 1:
         raise YamlRefused(f"expected one YAML document, found {len(documents)}", limit="documents")
     return documents[0] if documents else None
+
+
+# A JSON string (escapes included; an unterminated one runs to the end of the text) or a bracket: what the
+# depth scan of a JSON text looks at. Possessive, and every quote starts a match, so the scan is linear.
+_JSON_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+
+
+class _NotJson(ValueError):
+    """A constant Python's parser accepts but JSON has not (NaN, Infinity, -Infinity)."""
+
+
+def load_json(text: str | bytes, budget: Limits = DEFAULT_LIMITS) -> Any:
+    """The value of a JSON text (RFC 8259: no NaN or Infinity), within the deployment's byte and depth
+    bounds (tightened by `budget`); YamlRefused naming the bound or the syntax error otherwise.
+
+    JSON has no aliases, so its tree is as large as its text; what remains to bound is the text's size
+    (checked first) and its nesting (scanned before parsing: the parser and every recursive walker after it
+    would otherwise meet a RecursionError, not a refusal).
+    """
+    return _parse_json(bounded_json_text(text, budget))
+
+
+def bounded_json_text(text: str | bytes, budget: Limits = DEFAULT_LIMITS) -> str:
+    """`text` as a str once its size and nesting are within bounds (see `load_json`), for a caller that
+    parses it with decoder options of its own (a progress report names the field holding a NaN)."""
+    if isinstance(text, (bytes, bytearray)):
+        size = len(text)
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as error:
+            _check_json_size(size, budget)
+            raise YamlRefused(f"not UTF-8 ({error.reason})", limit="syntax", language="JSON") from None
+    else:
+        size = _utf8_size(text)
+    _check_json_size(size, budget)
+    max_depth = _bound(budget.max_depth, "yaml_depth")
+    if text.count("[") + text.count("{") <= max_depth.value:
+        return text  # too few brackets to nest past the bound, whatever strings hold them
+    depth = 0
+    for match in _JSON_STRING_OR_BRACKET.finditer(text):
+        bracket = match.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > max_depth.value:
+                deep = f"more than {max_depth.value} levels deep{max_depth.note}"
+                raise YamlRefused(
+                    f"the JSON nests objects and arrays {deep}",
+                    limit="depth",
+                    line=text.count("\n", 0, match.start()) + 1,
+                )
+        elif bracket in "]}":
+            depth -= 1
+    return text
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        raise YamlRefused(error.msg, limit="syntax", line=error.lineno, language="JSON") from None
+    except _NotJson as error:
+        raise YamlRefused(str(error), limit="syntax", language="JSON") from None
+
+
+def _check_json_size(size: int, budget: Limits) -> None:
+    max_bytes = _bound(budget.max_bytes, "yaml_bytes")
+    if size > max_bytes.value:
+        raise YamlRefused(
+            f"the JSON text is {size} bytes, more than the limit of {max_bytes.value} bytes{max_bytes.note}",
+            limit="bytes",
+        )
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not a JSON value")
+
+
+def _utf8_size(text: str) -> int:
+    # str.isascii() is O(1) in CPython (a flag of the string): most texts and scalars are ASCII.
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _line(event: yaml.Event) -> int:

@@ -52,10 +52,13 @@ def test_swagger_ui_loads_its_assets_from_our_own_static_files(admin_client):
     assert not [url for url in asset_urls if url.startswith(("http://", "https://", "//"))]
 
 
-def test_a_path_no_pattern_matches_is_a_json_404_under_api(admin_client):
-    response = admin_client.get("/api/jobs/0.5/")
-    assert response.status_code == 404
-    assert response.json() == {"detail": "Not found."}
+@pytest.mark.parametrize("debug", [False, True], ids=["production", "debug"])
+def test_a_path_no_pattern_matches_is_a_json_404_under_api(admin_client, settings, debug):
+    settings.DEBUG = debug  # with DEBUG on, Django answers the resolver's 404s with its own HTML page
+    for path in ("/api/jobs/0.5/", "/api/tensorboards/abc%2F/open/", "/api/nothing"):
+        response = admin_client.get(path)
+        assert response.status_code == 404
+        assert response.json() == {"detail": "Not found."}
     assert admin_client.get("/dashboard/no-such-page/").headers["Content-Type"].startswith("text/html")
 
 
@@ -96,3 +99,62 @@ def test_the_error_answers_follow_what_an_operation_takes(operation, method, exp
     from argoml_site.openapi import answers
 
     assert set(answers(operation, method)) == expected
+
+
+def served_schema(client):
+    return client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+
+
+def test_every_error_answer_documents_its_json_body(admin_client):
+    schema = served_schema(admin_client)
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if int(status) >= 400:
+                    assert "application/json" in response.get("content", {}), (method, path, status)
+
+
+def test_a_tensorboard_request_is_one_of_two_shapes_and_required(admin_client):
+    schema = served_schema(admin_client)
+    body = schema["paths"]["/api/tensorboards/"]["post"]["requestBody"]
+    assert body["required"] is True
+    assert list(body["content"]) == ["application/json"]
+    shapes = schema["components"]["schemas"]["SpawnRequest"]["oneOf"]
+    components = [schema["components"]["schemas"][shape["$ref"].rsplit("/", 1)[1]] for shape in shapes]
+    assert [sorted(component["required"]) for component in components] == [
+        ["namespace", "workflow"],
+        ["logdirs", "name", "namespace"],
+    ]
+    assert components[0]["properties"]["logdirs"]["not"] == {}
+    assert components[1]["properties"]["workflow"]["not"] == {}
+    assert components[1]["properties"]["logdirs"]["minItems"] == 1
+
+
+def test_the_bodies_checked_beyond_their_schema_say_so_in_the_schema(admin_client):
+    schema = served_schema(admin_client)
+    marked = {
+        (method.upper(), path)
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        if operation.get("x-document-body")
+    }
+    assert marked == {
+        ("POST", "/api/jobs/"),
+        ("POST", "/api/hyperparams/"),
+        ("POST", "/api/trainjobs/"),
+        ("POST", "/api/pipelines/transpile"),
+        ("POST", "/api/pipelines/submit"),
+    }
+    for path in ("/api/jobs/", "/api/hyperparams/", "/api/trainjobs/"):
+        assert list(schema["paths"][path]["post"]["requestBody"]["content"]) == ["application/json"]
+
+
+def test_every_string_a_request_carries_refuses_a_nul_character_as_drf_does(admin_client):
+    schema = served_schema(admin_client)
+    token = schema["components"]["schemas"]["AuthTokenRequest"]["properties"]
+    assert token["username"]["pattern"] == token["password"]["pattern"] == "^[^\\u0000]*$"
+    assert re.fullmatch(token["username"]["pattern"], "alice")
+    assert not re.fullmatch(token["username"]["pattern"], "a\x00")
+    response = APIClient().post("/api/token/", {"username": "a\x00", "password": "b"}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"username": ["Null characters are not allowed."]}

@@ -19,10 +19,12 @@ def api(django_user_model):
     return client
 
 
-@pytest.mark.parametrize("url", ["/api/pipelines/transpile", "/api/jobs/", "/api/tensorboards/"])
+@pytest.mark.parametrize(
+    "url", ["/api/pipelines/transpile", "/api/jobs/", "/api/tensorboards/", "/api/token/"]
+)
 def test_an_api_body_past_the_limit_is_413_naming_it_and_is_never_parsed(api, settings, monkeypatch, url):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
-    monkeypatch.setattr("rest_framework.parsers.json.load", lambda *a, **k: pytest.fail("parsed"))
+    monkeypatch.setattr("workflows.safeyaml.load_json", lambda *a, **k: pytest.fail("parsed"))
     body = json.dumps({"pipeline": "x" * 5000, "config": {}})
     response = api.post(url, body, content_type="application/json")
     assert response.status_code == 413
@@ -35,10 +37,38 @@ def test_an_api_body_within_the_limit_is_parsed(api, settings):
     assert response.status_code == 400  # read, and found wanting: not a 413
 
 
+@pytest.mark.parametrize("url", ["/api/jobs/", "/api/tensorboards/", "/api/hyperparams/"])
+def test_an_api_body_nested_past_the_depth_bound_is_400_naming_it(api, url):
+    body = '{"namespace": "team-a", "spec": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    response = api.post(url, body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["detail"] == (
+        "JSON parse error - line 1: the JSON nests objects and arrays more than 100 levels deep "
+        "(MAX_YAML_DEPTH)"
+    )
+
+
+def test_an_api_body_that_is_not_json_is_400(api):
+    for body, problem in [
+        (b"{not json", "not valid JSON: line 1: Expecting property name enclosed in double"),
+        (b"\xff", "the body is not utf-8 text"),
+        (b'{"a": NaN}', "not valid JSON: NaN is not a JSON value"),
+    ]:
+        response = api.post("/api/jobs/", body, content_type="application/json")
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith(f"JSON parse error - {problem}")
+
+
 def test_a_form_body_past_the_limit_is_413_in_the_api_too(api, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
-    response = api.post("/api/tensorboards/", {"namespace": "x" * 5000})
+    response = api.post("/api/token/", {"username": "x" * 5000, "password": "y"})
     assert response.status_code == 413
+
+
+@pytest.mark.parametrize("url", ["/api/jobs/", "/api/hyperparams/", "/api/trainjobs/", "/api/tensorboards/"])
+def test_a_document_endpoint_takes_json_only(api, url):
+    response = api.post(url, {"namespace": "team-a"})  # multipart, as a form would send it
+    assert response.status_code == 415
 
 
 def test_an_upload_past_the_limit_is_a_form_error_naming_it(client, django_user_model, settings):

@@ -14,9 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin
+from argoml_site.bodies import JSONParser
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
-from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, submit_refusal
+from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, document_body, submit_refusal
 from kube.errors import ApiError
 
 from .export import csv_response
@@ -45,6 +46,8 @@ class SweepViewSet(
     cluster (202: the row appears once the controller sees it); DELETE deletes it from the cluster."""
 
     pagination_class = NewestFirst
+    # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
+    parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[Sweep]:
         queryset = self.scope_queryset(Sweep.objects.all())
@@ -62,7 +65,14 @@ class SweepViewSet(
         return SweepSerializer if self.action == "list" else SweepDetailSerializer
 
     @extend_schema(
-        request=SweepManifestSerializer, responses={202: SweepManifestSerializer, 503: CLUSTER_UNAVAILABLE}
+        request=SweepManifestSerializer,
+        responses={202: SweepManifestSerializer, 503: CLUSTER_UNAVAILABLE},
+        extensions=document_body(
+            "`spec` is a HyperparamWorkflow's spec (its CRD: deploy/crds/), checked as the admission "
+            "webhook checks it: the search space, the objective, and the Argo Workflow it runs, linted as "
+            "`argo lint` would (docs/hyperparam.md): a body this schema accepts may be a 400 naming the "
+            "field at fault."
+        ),
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SweepManifestSerializer(data=request.data)

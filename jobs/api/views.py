@@ -11,9 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin
+from argoml_site.bodies import JSONParser
 from jobs.actions import delete_job, submit_job
 from jobs.models import Replica, TrainingJob
-from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, NewestFirst, submit_refusal
+from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, NewestFirst, document_body, submit_refusal
 from kube.errors import ApiError
 
 from .filters import TrainingJobFilterSet
@@ -32,6 +33,8 @@ class TrainingJobViewSet(
     row appears once the controller sees the job); DELETE deletes the job from the cluster."""
 
     pagination_class = NewestFirst
+    # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
+    parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[TrainingJob]:
         queryset = self.scope_queryset(TrainingJob.objects.all())
@@ -46,7 +49,14 @@ class TrainingJobViewSet(
         return TrainingJobSerializer if self.action == "list" else TrainingJobDetailSerializer
 
     @extend_schema(
-        request=JobManifestSerializer, responses={202: JobManifestSerializer, 503: CLUSTER_UNAVAILABLE}
+        request=JobManifestSerializer,
+        responses={202: JobManifestSerializer, 503: CLUSTER_UNAVAILABLE},
+        extensions=document_body(
+            "`spec` is the kind's spec, whose schema is the kind's CRD (deploy/crds/), and it is checked as "
+            "the admission webhook checks it (replica types and their containers, policies, counts within "
+            "the deployment's limits; docs/jobs.md): a body this schema accepts may be a 400 naming the "
+            "field of `spec` at fault."
+        ),
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = JobManifestSerializer(data=request.data)

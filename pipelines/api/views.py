@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from access.permissions import NamespacePermission
 from argoml_site.bodies import JSONParser
-from kube.api import ClusterUnavailable
+from kube.api import ClusterUnavailable, document_body
 from workflows.pipeline import PipelineError, Problem, Transpiled, dump_workflow
 
 from ..actions import SubmissionFailed, submit_workflow
@@ -35,6 +35,13 @@ EXAMPLE_REQUEST = OpenApiExample(
         "variables": {"tag": "2024.06.1"},
     },
     request_only=True,
+)
+# Why a body this schema accepts may still be a 400 (the contract test reads it from the schema).
+DOCUMENTS = document_body(
+    "`pipeline`, `config` and `parameters_file` are documents (JSON objects, or YAML text read with the "
+    "bounded reader), checked by the transpiler as `manage.py transpile` checks files (docs/pipelines.md): "
+    "a pipeline that does not transpile, a configuration without a `docker_image`, or a parameter a map step "
+    "needs as a list are a 400 listing every problem."
 )
 INVALID = OpenApiResponse(
     ProblemsSerializer,
@@ -61,6 +68,7 @@ class PipelineViewSet(viewsets.ViewSet):
         request=TranspileRequestSerializer,
         responses={200: TranspiledSerializer, 400: INVALID},
         examples=[EXAMPLE_REQUEST],
+        extensions=DOCUMENTS,
     )
     @action(detail=False, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def transpile(self, request: Request) -> Response:
@@ -85,8 +93,9 @@ class PipelineViewSet(viewsets.ViewSet):
                 "(each error names the Workflow's field), or the cluster refused.",
             ),
             403: OpenApiResponse(description="You are not an editor of the namespace."),
-            503: OpenApiResponse(description="The cluster could not be reached."),
+            503: OpenApiResponse(description="The cluster could not be reached, or none is configured."),
         },
+        extensions=DOCUMENTS,
         examples=[
             OpenApiExample(
                 "Submit", value={**EXAMPLE_REQUEST.value, "namespace": "team-a"}, request_only=True

@@ -1,6 +1,7 @@
 """POST /api/pipelines/transpile and /submit: the Workflow or every problem, and submit only as an editor."""
 
 import re
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -154,6 +155,33 @@ def test_an_alias_bomb_is_refused_naming_the_alias_before_it_is_expanded(
     [error] = response.json()["errors"]
     assert (error["where"], error["field"]) == ("pipeline", "line 2")
     assert "*a0 is an alias of a mapping or a sequence" in error["text"]
+
+
+# A 103 KB pipeline gave a 200 MB answer in the review (issue 27): one 8,000-character string, named by
+# 12,000 aliases of it, each written out in full in the Workflow and again in its YAML.
+LONG_STRING = "x" * 8000
+SCALAR_ALIAS_BOMB = (
+    f"parameters:\n  s: &s {LONG_STRING}\n  regions: [{', '.join(['*s'] * 24_000)}]\n"
+    "dag: {start_at: s, steps: {s: {type: task, command: python train.py, next: done}, "
+    "done: {type: success}}}"
+)
+
+
+def test_aliases_of_a_long_string_are_refused_before_they_are_written_out(
+    api: APIClient, outsider: Any
+) -> None:
+    assert len(SCALAR_ALIAS_BOMB) < 110_000
+    tracemalloc.start()
+    try:
+        response = post(api, outsider, TRANSPILE, full_request(pipeline=SCALAR_ALIAS_BOMB))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert (error["where"], error["field"]) == ("pipeline", "line 3")
+    assert "more than the limit of 4194304 bytes (MAX_YAML_EXPANDED_BYTES)" in error["text"]
+    assert peak < 20_000_000  # the answer it used to build was 200 MB
 
 
 def test_a_malformed_request_is_reported_in_the_same_shape(api: APIClient, outsider: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from kube import names, validators
@@ -59,24 +60,34 @@ class LogdirSerializer(serializers.Serializer):
     path = StrictCharField(max_length=2048)
 
 
-class SpawnSerializer(serializers.Serializer):
-    """`{namespace, workflow}`: the TensorBoard of a Workflow's `tensorboard` artifacts. `kind` opens a
-    HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
-    administrator allowed."""
-
-    namespace = StrictCharField(max_length=63, validators=[validators.namespace_name])
-    workflow = StrictCharField(
-        required=False, max_length=253, validators=[validators.object_name], help_text="The source's name."
+def _workflow(*, required: bool) -> StrictCharField:
+    return StrictCharField(
+        required=required, max_length=253, validators=[validators.object_name], help_text="The source's name."
     )
-    kind = serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
+
+
+def _kind() -> serializers.ChoiceField:
+    return serializers.ChoiceField(choices=sorted(SOURCE_KINDS), default="Workflow")
+
+
+def _instance_name(*, required: bool) -> StrictCharField:
     # A label, not a subdomain: the instance's Service is named after it.
-    name = StrictCharField(
+    return StrictCharField(
         max_length=63,
-        required=False,
+        required=required,
         validators=[validators.KubernetesNameValidator(names.NameFormat.LABEL)],
         help_text="With `logdirs` only.",
     )
-    logdirs = LogdirSerializer(many=True, required=False, allow_empty=False)
+
+
+def _logdirs(*, required: bool) -> serializers.ListField:
+    return serializers.ListField(child=LogdirSerializer(), required=required, min_length=1)
+
+
+class _SpawnCommon(serializers.Serializer):
+    """What every spawn request carries: where, and how long an unopened instance lives."""
+
+    namespace = StrictCharField(max_length=63, validators=[validators.namespace_name])
     idleTimeout = StrictCharField(required=False, help_text="A Go duration, e.g. 30m or 4h.")
 
     def validate_idleTimeout(self, value: str) -> Any:
@@ -87,6 +98,17 @@ class SpawnSerializer(serializers.Serializer):
         if duration.total_seconds() < 1:
             raise serializers.ValidationError("must be at least 1s.")
         return duration
+
+
+class SpawnSerializer(_SpawnCommon):
+    """`{namespace, workflow}`: the TensorBoard of a Workflow's `tensorboard` artifacts. `kind` opens a
+    HyperparamWorkflow (one run per trial) or a training job instead; `name` + `logdirs` open paths an
+    administrator allowed. The schema shows the two shapes apart (`SPAWN_REQUEST`)."""
+
+    workflow = _workflow(required=False)
+    kind = _kind()
+    name = _instance_name(required=False)
+    logdirs = _logdirs(required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "logdirs" in attrs:
@@ -99,6 +121,36 @@ class SpawnSerializer(serializers.Serializer):
         elif "workflow" not in attrs:
             raise serializers.ValidationError({"workflow": ["This field is required."]})
         return attrs
+
+
+@extend_schema_field({"not": {}, "description": "Must be left out in this shape of the request."})
+class AbsentField(serializers.Field):
+    """For the schema: a property one shape of a request must not carry (OpenAPI 3.0 has no `false`)."""
+
+
+# The two shapes of a spawn request, for the schema only (SpawnSerializer checks the same rules).
+class SpawnFromSourceSerializer(_SpawnCommon):
+    """The TensorBoard of a source's `tensorboard` artifacts: a Workflow's, or the kind's `kind` names."""
+
+    workflow = _workflow(required=True)
+    kind = _kind()
+    logdirs = AbsentField(required=False)
+
+
+class SpawnFromLogdirsSerializer(_SpawnCommon):
+    """A TensorBoard of log directories under paths an administrator allowed."""
+
+    workflow = AbsentField(required=False)
+    name = _instance_name(required=True)
+    logdirs = _logdirs(required=True)
+
+
+# What POST /api/tensorboards/ takes: exactly one of the two shapes (the serializer checks the same rule).
+SPAWN_REQUEST = PolymorphicProxySerializer(
+    component_name="Spawn",
+    serializers=[SpawnFromSourceSerializer, SpawnFromLogdirsSerializer],
+    resource_type_field_name=None,
+)
 
 
 class SpawnedSerializer(serializers.Serializer):

@@ -23,6 +23,7 @@ from rest_framework.response import Response
 
 from access.models import Role
 from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
+from argoml_site.bodies import JSONParser
 from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, DeleteInClusterMixin, NewestFirst
 from kube.client import get_client
 from kube.errors import ApiError, InvalidName, NotFound
@@ -35,6 +36,7 @@ from tensorboard.status import PENDING, last_access
 
 from .filters import TensorboardFilterSet
 from .serializers import (
+    SPAWN_REQUEST,
     SpawnedSerializer,
     SpawnSerializer,
     TensorboardDetailSerializer,
@@ -73,6 +75,8 @@ class TensorboardViewSet(
     stops it; POST …/open/ records that it was opened (it is culled after idleTimeout without that)."""
 
     pagination_class = NewestFirst
+    # `logdirs` is a list of objects, which form encodings cannot carry: JSON only, as the schema says.
+    parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[Tensorboard]:
         queryset = self.scope_queryset(Tensorboard.objects.all())
@@ -86,7 +90,7 @@ class TensorboardViewSet(
         return TensorboardSerializer if self.action == "list" else TensorboardDetailSerializer
 
     @extend_schema(
-        request=SpawnSerializer,
+        request=SPAWN_REQUEST,
         responses={
             201: SpawnedSerializer,
             200: SpawnedSerializer,

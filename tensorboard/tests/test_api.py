@@ -3,6 +3,7 @@ user's namespaces, open and stop. The simulator is the cluster; rows are written
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -242,6 +243,38 @@ def test_without_a_recorded_repository_the_namespaces_artifact_repositories_conf
         "accessKeySecret": {"name": "team-cred", "key": "ak"},
         "secretKeySecret": {"name": "team-cred", "key": "sk"},
     }
+
+
+# The review's ConfigMap (issue 27): the endpoint is an alias of nested lists, which str() wrote out in full:
+# 7 levels of 9, 4.8 million leaves, a 24 MB endpoint in the Tensorboard from under 500 bytes.
+REPOSITORY_BOMB = (
+    "a0: &a0 [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]\n" for n in range(1, 7))
+    + "s3: {bucket: team-logs, endpoint: *a6}\n"
+)
+
+
+def test_an_alias_bomb_in_the_repository_configmap_is_not_expanded(sim, owner):
+    assert len(REPOSITORY_BOMB) < 500
+    name = "bombed-repo"
+    wf = workflow(name, node(name, "train", s3_artifact("b/tb.tgz", archive=None)), repository=None)
+    wf["spec"] = {**wf.get("spec", {}), "artifactRepositoryRef": {"configMap": "bombed-repos", "key": "team"}}
+    store_workflow(sim, wf)
+    configmap = {"name": "bombed-repos", "namespace": NAMESPACE}
+    sim.store.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": configmap, "data": {"team": REPOSITORY_BOMB}}
+    )
+    tracemalloc.start()
+    try:
+        response = spawn(owner, name)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000  # the endpoint alone was 24 MB
+    # The refused value is no repository, as a broken one is not: the bucket is then unknown.
+    assert response.status_code == 422
+    assert "the S3 bucket is unknown" in response.json()["detail"]
+    assert tensorboard(sim, name, NAMESPACE) is None
 
 
 def test_offloaded_node_status_is_422_saying_where_the_nodes_are(sim, owner):

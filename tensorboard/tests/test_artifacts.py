@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
+import tracemalloc
+
 import pytest
 
+import limits
 from tensorboard.artifacts import (
     ObjectStore,
     Repository,
@@ -177,6 +182,24 @@ def test_a_repository_comes_from_the_configmap_key_or_its_annotated_default():
     assert repository_from_configmap({"data": {"x": "s3: {}"}}, None) is None  # no annotated default
 
 
+def test_a_repository_the_bounded_reader_refuses_is_no_repository():
+    laughs = "a0: &a0 [x, x, x]\na1: &a1 [*a0, *a0, *a0]\ns3: {bucket: b, endpoint: *a1}\n"
+    strings = f"e: &e {'x' * 1000}\ns3: {{bucket: b, endpoint: [{', '.join(['*e'] * 100)}]}}\n"
+    for text in (laughs, strings):  # an alias of a list; 100 KB of aliases of a string from 1.4 KB
+        assert repository_from_configmap({"data": {"team": text}}, "team") is None
+
+
+def test_repository_fields_that_are_not_text_are_absent():
+    configmap = {"data": {"team": "s3: {bucket: [a, b], endpoint: {host: x}, region: 7}\n"}}
+    configured = repository_from_configmap(configmap, "team")
+    default = Repository(s3_bucket="fallback", s3=ObjectStore(endpoint="minio:9000"))
+    [first, *_] = collect(
+        mnist_workflow(repository=None), default_repository=default, configured_repository=configured
+    ).artifacts
+    assert first.path.startswith("s3://fallback/")
+    assert (first.store.endpoint, first.store.region) == ("minio:9000", "7")
+
+
 def test_the_configmap_argo_reads_is_the_workflows_reference_else_artifact_repositories():
     wf = mnist_workflow(repository=None)
     assert repository_ref(wf) == ("artifact-repositories", None)
@@ -234,6 +257,24 @@ def test_a_key_with_a_comma_is_skipped_because_logdir_spec_cannot_express_it():
 
 def test_compressed_node_status_is_decoded():
     assert collect(compressed(mnist_workflow())).artifacts == collect(mnist_workflow()).artifacts
+
+
+def test_compressed_node_status_inflates_no_further_than_the_bound():
+    bomb = base64.b64encode(gzip.compress(b'{"n": "' + b"0" * 50_000_000 + b'"}')).decode()
+    assert len(bomb) < 100_000
+    wf = mnist_workflow()
+    wf["status"] = {"phase": "Succeeded", "compressedNodes": bomb}
+    tracemalloc.start()
+    try:
+        with pytest.raises(NodeStatusUnavailable) as unavailable:
+            workflow_nodes(wf)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "it inflates to more than the limit of 4194304 bytes (MAX_YAML_BYTES)" in str(unavailable.value)
+    assert peak < 10_000_000  # the whole 50 MB, inflated, then parsed, was the old cost
+    with limits.overridden(yaml_bytes=60_000_000):
+        assert workflow_nodes(wf) == {"n": "0" * 50_000_000}
 
 
 def test_unreadable_compressed_node_status_is_reported_clearly():

@@ -171,3 +171,13 @@ def test_a_fetcher_that_ended_without_a_report_is_said_so():
     condition = fetched_condition(status)
     assert (condition["status"], condition["reason"]) == ("False", "FetchFailed")
     assert condition["message"] == "the fetcher ended (OOMKilled) without a report"
+
+
+def test_a_termination_message_nested_past_the_bound_is_no_report():
+    """A pod's termination message is 4 KB at most, but 4,000 brackets were a RecursionError in the loop."""
+    deep = {"exitCode": 1, "reason": "Error", "message": '{"failed": ' + "[" * 2000 + "]" * 2000 + "}"}
+    assert fetch_report([fetcher_pod("t", deep)]) == {
+        "runs": 0,
+        "failed": [],
+        "error": "the fetcher ended (Error) without a report",
+    }

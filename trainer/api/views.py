@@ -13,7 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin, request_scope
-from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, submit_refusal
+from argoml_site.bodies import JSONParser
+from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, document_body, submit_refusal
 from kube.errors import ApiError
 from trainer import actions
 from trainer.models import TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
@@ -47,6 +48,8 @@ class TrainJobViewSet(
     every progress report its pods pushed (KEP-2779), oldest first."""
 
     pagination_class = NewestFirst
+    # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
+    parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[TrainJob]:
         queryset = self.scope_queryset(TrainJob.objects.all())
@@ -67,6 +70,11 @@ class TrainJobViewSet(
     @extend_schema(
         request=TrainJobManifestSerializer,
         responses={202: TrainJobManifestSerializer, 503: CLUSTER_UNAVAILABLE},
+        extensions=document_body(
+            "`spec` is a TrainJob's spec (its CRD: deploy/crds/trainer/), checked as Kubeflow Trainer's "
+            "webhook checks it, against the runtime `spec.runtimeRef` names (docs/trainer.md): a body this "
+            "schema accepts may be a 400 naming the field at fault."
+        ),
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = TrainJobManifestSerializer(data=request.data)

@@ -134,7 +134,16 @@ class TestAReportFromAPodOfTheJob:
         _, [pod] = progress.train_job(namespace, "tj")
         token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
         answer = assert_status(post(namespace, "tj", body, token), 422, "Invalid")
-        assert answer["message"].startswith("Invalid payload")
+        assert answer["message"] == "Invalid payload: the body is not JSON"
+
+    def test_nested_past_the_depth_bound_is_422_naming_it(self, namespace):
+        _, [pod] = progress.train_job(namespace, "tj")
+        token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
+        body = '{"trainerStatus": ' + "[" * 5000 + "]" * 5000 + "}"
+        answer = assert_status(post(namespace, "tj", body, token), 422, "Invalid")
+        assert answer["message"] == (
+            "Invalid payload: the JSON nests objects and arrays more than 100 levels deep (MAX_YAML_DEPTH)"
+        )
 
     def test_for_a_job_deleted_since_is_404(self, namespace):
         """The TrainJob is gone and its pod lingers until the garbage collector deletes it."""

@@ -151,8 +151,8 @@ def _workflow_arguments(
 
 def _is_json_list(text: str) -> bool:
     try:
-        return isinstance(json.loads(text), list)
-    except ValueError:
+        return isinstance(safeyaml.load_json(text), list)
+    except safeyaml.YamlRefused:
         return False
 
 
