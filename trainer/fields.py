@@ -11,6 +11,7 @@ from typing import Any
 
 import limits
 from hyperparam.space import errors
+from kube import names
 from workflows.pipeline import quantity
 
 RawDict = dict[str, Any]
@@ -45,6 +46,18 @@ def text(found: errors.ErrorList, path: str, value: object, *, required: bool = 
         found.add(path, f"must be a string, not {type(value).__name__}")
         return None
     return value
+
+
+def dns_label(found: errors.ErrorList, path: str, value: object, *, required: bool = False) -> str | None:
+    """A name that becomes part of a Service's or a Job's name (a replicated job, the network subdomain):
+    a DNS-1035 label, as JobSet validates it, so a runtime's name cannot fail the controller's own writes."""
+    name = text(found, path, value, required=required)
+    if name is None:
+        return None
+    problems = names.NameFormat.DNS1035_LABEL.problems(name)
+    for problem in problems:
+        found.add(path, f"{name[:40]!r}{'…' if len(name) > 40 else ''}: {problem}")
+    return None if problems else name
 
 
 def texts(found: errors.ErrorList, path: str, value: object) -> tuple[str, ...] | None:

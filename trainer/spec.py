@@ -246,7 +246,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
         annotations_to_propagate=fields.text_map(
             found, "spec.template.metadata.annotations", template_metadata.get("annotations")
         ),
-        subdomain=fields.text(found, "spec.template.spec.network.subdomain", network.get("subdomain")),
+        subdomain=fields.dns_label(found, "spec.template.spec.network.subdomain", network.get("subdomain")),
         # JobSet publishes not-ready addresses unless told otherwise: MPI's launcher must resolve nodes early.
         publish_not_ready_addresses=True if publish is None else bool(publish),
         replicated_jobs=_replicated_jobs(found, template_spec.get("replicatedJobs")),
@@ -465,7 +465,7 @@ def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJo
     for index, item in enumerate(items):
         path = f"spec.template.spec.replicatedJobs[{index}]"
         entry = fields.obj(found, path, item)
-        name = fields.text(found, f"{path}.name", entry.get("name"), required=True) or ""
+        name = fields.dns_label(found, f"{path}.name", entry.get("name"), required=True) or ""
         if any(job.name == name for job in jobs):
             found.add(f"{path}.name", f"{name!r} is used by an earlier replicated job")
         template = fields.obj(found, f"{path}.template", entry.get("template"))

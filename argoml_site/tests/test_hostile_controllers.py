@@ -8,30 +8,25 @@ condition naming the field and the bound, with nothing created (issue 27)."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test.utils import override_settings
 
-from jobs import conf as jobs_conf
 from kube import errors as kube_errors
-from kube.client import get_client, reset_client
+from kube.client import get_client
 from kube.queue.registry import registry as reconcilers
 from kube.resources import ResourceType
-from kubesim.argo.crd import install_crds as install_argo_crds
-from kubesim.simulator import Simulator
-from kubesim.testing import running_simulator
 
+from .hostile import cluster as hostile_cluster
 from .hostile import corpus, doors
 from .hostile import names as hostile_names
 from .hostile.checks import Answer, Figures, problems
 from .hostile.measure import measured
 
-NAMESPACE = "team-a"
 #: How deep the stored objects nest: deeper than anything real and than the bound of the documents we
 #: read ourselves (`limits.yaml_depth`), within what this test's client writes (orjson: 254 levels).
 STORED_DEPTH = 200
@@ -64,26 +59,9 @@ def cases() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Simulator]:
-    from jobs.tests.cluster import install_crds
-    from trainer.tests.runtime_cluster import install_trainer_crds
-
-    with running_simulator(kubelet=False) as simulator:
-        install_crds(simulator)
-        install_argo_crds(simulator.store)
-        install_trainer_crds(simulator)
-        simulator.store.ensure_namespace(NAMESPACE)
-        with override_settings(
-            KUBECONFIG=str(simulator.kubeconfig_path),
-            KUBE_IN_CLUSTER=False,
-            KUBE_WRITE_QPS=10_000.0,
-            KUBE_WRITE_BURST=10_000,
-            JOBS_KUBEFLOW_V1=True,
-            TRAINER_ENABLED=True,
-        ):
-            reset_client()
-            yield simulator
-        reset_client()
+def cluster() -> Iterator[None]:
+    with hostile_cluster.separate_simulator():
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -147,33 +125,49 @@ def outcome(stored: dict[str, Any]) -> Answer:
     return Answer(0, json.dumps(status), refused=refused)
 
 
+_namespaces = itertools.count()
+
+
+def in_namespace(document: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """The document in `namespace` (a cluster-scoped one as it is): each case has a namespace of its own,
+    so what one case left behind never weighs on the next one's lists."""
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict) or str(document.get("kind", "")).startswith("Cluster"):
+        return document
+    return {**document, "metadata": {**metadata, "namespace": namespace}}
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(("kind", "document", "case"), list(cases()))
-def test_every_controller_is_bounded(cluster, figures, monkeypatch, kind, document, case):
-    monkeypatch.setattr(jobs_conf, "now", cluster.clock.now)
-    if kind in BUILD_NOTHING:
-        case = dataclasses.replace(case, must_refuse=False)
+def test_every_controller_is_bounded(cluster, figures, kind, document, case):
     side_object = document in SIDE_READS.get(kind, ())
-    # A side object keeps the name its reader looks for (Argo's `artifact-repositories`); it is replaced.
-    hostile = case.as_object(case.base if side_object else hostile_names.renamed(case), depth=STORED_DEPTH)
+    if kind in BUILD_NOTHING or side_object:
+        # A side object a reader refuses (a bomb in the artifact repository) is read as absent, and its
+        # reader goes on: what it must not do is spend without bound on it, or fail.
+        case = dataclasses.replace(case, must_refuse=False)
+    namespace = f"hostile-{next(_namespaces)}"
+    hostile_cluster.ensure_namespace(namespace)
+    hostile = case.as_object(hostile_names.renamed(case), depth=STORED_DEPTH)
     assert hostile is not None
     if side_object:
-        remove(hostile)
-        stored, _ = store(hostile)
+        # A side object keeps the name its reader looks for (Argo's `artifact-repositories`).
+        hostile = case.as_object(case.base, depth=STORED_DEPTH)
+        assert hostile is not None
+        stored, _ = store(in_namespace(hostile, namespace))
         if stored is None:
             return  # the API server refused it: no controller ever reads it
-        target, why = store(renamed(own_object(kind)))
+        target, why = store(in_namespace(own_object(kind), namespace))
         assert target is not None, why
     else:
-        target, _ = store(in_group(hostile, kind))
+        target, _ = store(in_namespace(in_group(hostile, kind), namespace))
         if target is None:
             return
     reconcile = reconcilers.lookup(kind)
-    namespace, name = target["metadata"].get("namespace") or "", target["metadata"]["name"]
+    name = target["metadata"]["name"]
 
     def run() -> Answer:
         try:
-            reconcile(namespace, name)
+            reconcile(target["metadata"].get("namespace") or "", name)
         except Exception as error:  # an error of the controller's own is what this test looks for
             return Answer(0, "", refused=False, error=f"{type(error).__name__}: {error}")
         return outcome(target)
@@ -181,16 +175,3 @@ def test_every_controller_is_bounded(cluster, figures, monkeypatch, kind, docume
     cost = measured(run)
     figures.record(case.family.value, f"controller {kind}", cost)
     assert not problems(case, cost), (cost.figures(), problems(case, cost))
-
-
-def renamed(document: dict[str, Any]) -> dict[str, Any]:
-    return dict(
-        hostile_names.renamed(corpus.Case("own", corpus.Family.WRONG_TYPE, document, ("spec",))) or document
-    )
-
-
-def remove(document: dict[str, Any]) -> None:
-    with contextlib.suppress(kube_errors.ApiError):
-        get_client().delete(
-            resource_of(document), document["metadata"]["name"], document["metadata"].get("namespace")
-        )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
 from hyperparam.space.errors import SpecError
+from trainer import catalog, spec
 from trainer import constants as c
-from trainer import spec
 from trainer.tests import factories as f
 
 
@@ -278,3 +279,26 @@ class TestParseRuntime:
         runtime = spec.parse_runtime(body)
         assert runtime.subdomain == "mesh"
         assert not runtime.publish_not_ready_addresses
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("spec", "template", "spec", "replicatedJobs", 0, "name"), "x" * 64),
+        (("spec", "template", "spec", "replicatedJobs", 0, "name"), "Node"),
+        (("spec", "template", "spec", "network", "subdomain"), "x" * 300_000),
+        (("spec", "template", "spec", "network", "subdomain"), "not_a_label"),
+    ],
+)
+def test_a_runtime_name_that_would_name_a_service_or_a_job_must_be_a_dns_label(where, value):
+    """A replicated job's name and the network subdomain become Job and Service names: a runtime with one
+    the API server would refuse failed the controller's own writes (issue 27's hostile-input suite)."""
+    runtime = next(r for r in catalog.ready_made_runtimes() if r["metadata"]["name"] == "torch-distributed")
+    node: Any = runtime
+    for part in where[:-1]:
+        node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
+    node[where[-1]] = value
+    with pytest.raises(SpecError) as refused:
+        spec.parse_runtime(runtime)
+    path = ".".join(str(part) for part in where).replace(".0.", "[0].")
+    assert any(problem.path == path for problem in refused.value.errors), refused.value.errors

@@ -22,7 +22,7 @@ T = TypeVar("T")
 #: The budget of one hostile input at one door. Not a speed target (those are benchmarks): a door that
 #: does bounded work answers in milliseconds, so these only catch work that grows with the input.
 SECONDS = 5.0
-HEAP_BYTES = 50 * 1024 * 1024
+HEAP_BYTES = 80 * 1024 * 1024
 
 
 @dataclass(frozen=True)
