@@ -19,6 +19,7 @@ tighten them, never loosen them.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -174,9 +175,15 @@ def load_all(text: str, budget: Limits = DEFAULT_LIMITS) -> list[Any]:
     YamlRefused when it is not YAML or breaks a bound. Dates stay strings, as Kubernetes reads them."""
     scan(text, budget)
     try:
-        return list(yaml.load_all(text, Loader=_DateAsStringLoader))
+        documents = list(yaml.load_all(text, Loader=_DateAsStringLoader))
     except yaml.YAMLError as error:
         raise _syntax_error(error) from None
+    except ValueError as error:  # an integer past Python's 4,300 digits, as the constructor reads it
+        raise YamlRefused(str(error), limit="syntax") from None
+    if _MAYBE_OUT_OF_RANGE.search(text):
+        for index, document in enumerate(documents):
+            _refuse_out_of_range(document, f"document {index + 1}: " if len(documents) > 1 else "")
+    return documents
 
 
 def load_documents(text: str, budget: Limits = DEFAULT_LIMITS) -> list[Any]:
@@ -247,11 +254,46 @@ def bounded_json_text(text: str | bytes, budget: Limits = DEFAULT_LIMITS) -> str
 
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise YamlRefused(error.msg, limit="syntax", line=error.lineno, language="JSON") from None
-    except _NotJson as error:
+    except ValueError as error:  # _NotJson, or an integer past Python's 4,300 digits
         raise YamlRefused(str(error), limit="syntax", language="JSON") from None
+    if _MAYBE_OUT_OF_RANGE.search(text):
+        _refuse_out_of_range(value, "")
+    return value
+
+
+#: Kubernetes stores integers as 64-bit ones and numbers as finite doubles (Go's strconv refuses the
+#: rest): a number past them cannot be sent on (orjson refuses to write one, a 500 before this check), so
+#: it is refused where it is read, naming its field. These texts are the only ones that can hold such a
+#: number (19 digits or more, an exponent of three digits, YAML's .inf and .nan): the tree is walked only
+#: when the text has one.
+_MAYBE_OUT_OF_RANGE = re.compile(r"\d{19}|[eE][-+]?\d{3}|\.(?:inf|Inf|INF|nan|NaN|NAN)\b")
+_INT64 = range(-(2**63), 2**63)
+
+
+def _refuse_out_of_range(tree: Any, where: str) -> None:
+    """YamlRefused naming the first number of `tree` outside what Kubernetes stores (walked with a stack of
+    its own: the tree is already within the depth bound, but no recursion is needed to walk it)."""
+    stack: list[tuple[Any, str]] = [(tree, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((value, f"{path}.{key}" if path else str(key)) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, f"{path}[{index}]") for index, value in enumerate(node))
+        elif isinstance(node, bool):
+            continue
+        elif (isinstance(node, int) and node not in _INT64) or (
+            isinstance(node, float) and not math.isfinite(node)
+        ):
+            shown = str(node) if len(str(node)) <= 40 else f"{str(node)[:20]}… ({len(str(node))} digits)"
+            raise YamlRefused(
+                f"{where}{path or 'the document'}: {shown} is outside the numbers Kubernetes stores "
+                "(64-bit integers and finite numbers)",
+                limit="range",
+            )
 
 
 def _check_json_size(size: int, budget: Limits) -> None:

@@ -17,11 +17,8 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 
 from access.models import NamespaceGrant, Role
-from kube.client import reset_client
-from kubesim.argo.crd import install_crds as install_argo_crds
-from kubesim.simulator import Simulator
-from kubesim.testing import running_simulator
 
+from .hostile import cluster as hostile_cluster
 from .hostile import corpus, doors
 from .hostile import names as hostile_names
 from .hostile.checks import Answer, Figures, problems
@@ -140,29 +137,18 @@ def query_cases() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Simulator]:
-    """One simulator for the module, with every CRD a submit reaches and team-a."""
-    from jobs.tests.cluster import install_crds
-    from trainer.tests.runtime_cluster import install_trainer_crds
-
-    with running_simulator() as simulator:
-        install_crds(simulator)
-        install_argo_crds(simulator.store)
-        install_trainer_crds(simulator)
-        simulator.store.ensure_namespace(NAMESPACE)
-        yield simulator
+def cluster() -> Iterator[None]:
+    """kubesim in its own process, with every CRD a submit reaches and team-a."""
+    with hostile_cluster.separate_simulator(NAMESPACE):
+        yield
 
 
 @pytest.fixture
-def editor(db: None, django_user_model: Any, cluster: Simulator, settings: Any) -> Iterator[Client]:
-    settings.KUBECONFIG = str(cluster.kubeconfig_path)
-    settings.KUBE_IN_CLUSTER = False
-    reset_client()
+def editor(db: None, django_user_model: Any, cluster: None) -> Client:
     user = django_user_model.objects.create_user("hostile-editor")
     NamespaceGrant.objects.create(user=user, namespace=NAMESPACE, role=Role.EDITOR)
     token = Token.objects.create(user=user).key
-    yield Client(HTTP_AUTHORIZATION=f"Token {token}")
-    reset_client()
+    return Client(HTTP_AUTHORIZATION=f"Token {token}")
 
 
 @pytest.fixture(scope="module")

@@ -281,3 +281,39 @@ def test_the_depth_scan_is_linear_in_hostile_strings(text):
     with pytest.raises(safeyaml.YamlRefused, match="not valid JSON"):
         safeyaml.load_json(text)
     assert time.perf_counter() - start < 2  # a scan that retried each quote would take hours
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('{"spec": {"runPolicy": {"backoffLimit": 9223372036854775808}}}', "spec.runPolicy.backoffLimit"),
+        ('{"spec": {"items": [1, -9223372036854775809]}}', "spec.items[1]"),
+        ('{"spec": {"target": 1e999}}', "spec.target"),
+        ('{"spec": {"target": -1E+400}}', "spec.target"),
+        ("spec:\n  replicas: 1180591620717411303424\n", "spec.replicas"),
+        ("spec:\n  target: .inf\n", "spec.target"),
+        ("spec:\n  target: -.Inf\n", "spec.target"),
+        ("spec:\n  target: .nan\n", "spec.target"),
+    ],
+)
+def test_a_number_kubernetes_cannot_store_is_refused_naming_its_field(text, field):
+    """Kubernetes stores 64-bit integers and finite numbers; anything else reached orjson and was a 500
+    (issue 27's hostile-input suite)."""
+    read = safeyaml.load_json if text.startswith("{") else safeyaml.load
+    with pytest.raises(safeyaml.YamlRefused) as refused:
+        read(text)
+    assert refused.value.limit == "range"
+    assert str(refused.value).startswith(f"{field}: ")
+
+
+def test_the_64_bit_integers_and_large_finite_numbers_load():
+    text = '{"a": 9223372036854775807, "b": -9223372036854775808, "c": 1.5e300, "d": 10000000000000000000e-1}'
+    assert safeyaml.load_json(text) == {"a": 2**63 - 1, "b": -(2**63), "c": 1.5e300, "d": 1e18}
+    assert safeyaml.load("a: 9223372036854775807\nb: 1.5e+300\n") == {"a": 2**63 - 1, "b": 1.5e300}
+
+
+@pytest.mark.parametrize("text", ['{"a": ' + "7" * 5000 + "}", "a: " + "7" * 5000 + "\n"])
+def test_an_integer_past_pythons_digit_limit_is_refused_not_raised(text):
+    read = safeyaml.load_json if text.startswith("{") else safeyaml.load
+    with pytest.raises(safeyaml.YamlRefused, match="digits"):
+        read(text)
