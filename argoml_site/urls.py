@@ -18,6 +18,7 @@ admin.site.login_form = signin.LockoutAdminAuthenticationForm
 admin.site.site_url = "/dashboard/"
 
 handler404 = "argoml_site.views.not_found"
+handler400 = "argoml_site.views.bad_request"
 
 urlpatterns = [
     path(

@@ -1,4 +1,4 @@
-"""Health and metrics endpoints: what a kubelet probe and a Prometheus scrape call."""
+"""Health and metrics endpoints, and the answers to requests no view took (404, and the 400 of a bound)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from collections.abc import Callable
 
 import redis
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.utils.html import escape
 from django.views import defaults
 from django.views.decorators.http import require_GET
 from prometheus_client.exposition import choose_encoder
@@ -55,6 +57,23 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return api_not_found()
     return defaults.page_not_found(request, exception)
+
+
+#: Django's refusals of a request too large to read, whose words say which bound and nothing else: the
+#: caller is told which one, as every other refusal of ours names its field or bound.
+_BOUND_REFUSALS = (TooManyFieldsSent, TooManyFilesSent, RequestDataTooBig)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """400 for a request Django refused before any view (too many query or form parameters, too large a
+    form): the bound's words, as JSON under /api/ and as a short page elsewhere; any other suspicious
+    request gets Django's page, which says nothing of why."""
+    if not isinstance(exception, _BOUND_REFUSALS):
+        return defaults.bad_request(request, exception)
+    message = f"The request was refused: {exception}"
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"detail": message}, status=400)
+    return HttpResponseBadRequest(f"<!doctype html><title>Bad Request</title><p>{escape(message)}</p>")
 
 
 @require_GET

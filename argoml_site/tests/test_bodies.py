@@ -89,3 +89,18 @@ def test_pasted_text_past_the_limit_is_a_form_error(client, django_user_model, s
     response = client.post(reverse("dashboard:submit"), {"manifest": "a: b\n" * 1000, "action": "preview"})
     assert response.status_code == 400
     assert "at most 2048 characters" in response.context["form"].errors["manifest"][0]
+
+
+def test_too_many_query_parameters_are_400_naming_the_bound_in_the_api(api, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
+    response = api.get("/api/jobs/?" + "&".join(["name=a"] * 11))
+    assert response.status_code == 400
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in response.json()["detail"]
+
+
+def test_too_many_query_parameters_are_400_naming_the_bound_on_a_page(client, django_user_model, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
+    client.force_login(django_user_model.objects.create_user("many-parameters"))
+    response = client.get(reverse("dashboard:jobs") + "?" + "&".join(["name=a"] * 11))
+    assert response.status_code == 400
+    assert b"DATA_UPLOAD_MAX_NUMBER_FIELDS" in response.content

@@ -292,13 +292,21 @@ def distinct(
 
 
 def _path_names(site: Site) -> tuple[str, ...]:
-    """How an answer may name the site: its path in either notation, or its first two segments (a grid's
-    size is the sweep's `spec.hyperparams`, not one end of one range)."""
+    """How an answer may name the site: its path in either notation, its first two segments (a grid's
+    size is the sweep's `spec.hyperparams`, not one end of one range), or its own key as a reader that
+    places its problems itself words it (`step prepare: parallelism: ...`)."""
     dots = ".".join(str(part) for part in site.path)
     names = {site.dotted, dots}
     if len(site.path) >= 2:
         names.add(".".join(str(part) for part in site.path[:2]))
+    keys = [part for part in site.path if isinstance(part, str)]
+    if keys:
+        names.add(keys[-1])
     return tuple(sorted(names))
+
+
+#: A nesting past the depth bound is refused before any field is read: the answer names the bound.
+NESTING_NAMES = ("levels deep",)
 
 
 def _constant(value: Any) -> Callable[[], Any]:
@@ -320,6 +328,7 @@ def cases(document: Document, *, text: bool) -> list[Case]:
             document.base,
             where,
             _constant(_NESTED),
+            names=NESTING_NAMES,
             nested=True,
         )
     )
@@ -388,7 +397,18 @@ def _site_cases(document: Document, site: Site) -> list[Case]:
         add(Family.COMPRESSION_BOMB, _gzip_bomb, f"{COMPRESSED_BYTES >> 20}-MiB-gzipped")
         add(Family.WRONG_TYPE, _constant(17), "number")
     elif site.type is SiteType.FREE:
-        add(Family.DEEP_NESTING, _constant(_NESTED), f"{DEEP}-deep", nested=True)
+        made.append(
+            Case(
+                f"{Family.DEEP_NESTING.value} {site.dotted}={DEEP}-deep",
+                Family.DEEP_NESTING,
+                document.base,
+                site.path,
+                _constant(_NESTED),
+                names=names + NESTING_NAMES,
+                nested=True,
+                key=f"{Family.DEEP_NESTING.value} {_shared(site.pattern)}",
+            )
+        )
     return made
 
 
