@@ -36,6 +36,13 @@ from hyperparam.space.errors import ErrorList
 
 # Enough digits that min + i * step is exact for any range a person would write.
 _DECIMAL = Context(prec=80)
+# Enough digits for the exact number of values of any range whose bounds and step a 64-bit float holds
+# (at most (2 x 1.8e308) / 5e-324, about 10^632), so counting them never fails.
+_COUNTING = Context(prec=700)
+# A uniform draw has 53 random bits (`space.unit_draw`); a domain larger than a float can multiply takes its
+# index from those bits in integer arithmetic.
+_DRAW_BITS = 53
+_FLOAT_MAX = 2**1023
 
 # Argo accepts these characters in parameter names (its paramOrArtifactNameRegex).
 PARAMETER_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -100,7 +107,11 @@ class FiniteDomain(Domain):
         return (self.value_at(index) for index in range(self.size))
 
     def sample(self, u: float) -> str:
-        return self.value_at(min(int(u * self.size), self.size - 1))
+        size = self.size
+        if size < _FLOAT_MAX:
+            return self.value_at(min(int(u * size), size - 1))
+        # u * size would overflow a float: the same floor, from u's 53 bits, in integers.
+        return self.value_at(min((int(u * 2**_DRAW_BITS) * size) >> _DRAW_BITS, size - 1))
 
 
 @dataclass(frozen=True)
@@ -140,7 +151,7 @@ class Range(FiniteDomain):
 
     @property
     def size(self) -> int:
-        return int(_DECIMAL.divide_int(_DECIMAL.subtract(self.stop, self.start), self.step)) + 1
+        return int(_COUNTING.divide_int(_COUNTING.subtract(self.stop, self.start), self.step)) + 1
 
     @property
     def is_integer(self) -> bool:
@@ -413,13 +424,34 @@ def _reject_unknown(raw: Mapping[str, object], allowed: set[str], path: str, err
 
 
 def _required_number(raw: Mapping[str, object], key: str, path: str, errors: ErrorList) -> Decimal | None:
+    """The number at `key`, which a 64-bit float must hold: samplers and templates read it as one, and a
+    number of a million digits (or an exponent of a million) would make every count and index of the
+    domain a number of that size."""
     if key not in raw:
         errors.add(f"{path}.{key}", "required")
         return None
     number = _as_decimal(raw[key])
     if number is None:
-        errors.add(f"{path}.{key}", f"must be a finite number (got {raw[key]!r})")
+        errors.add(f"{path}.{key}", f"must be a finite number (got {_shown(raw[key])})")
+    elif not _float_holds(number):
+        errors.add(
+            f"{path}.{key}",
+            "must be a number a 64-bit float holds: 0, or between about 5e-324 and 1.8e308 in size "
+            f"(got {_shown(raw[key])})",
+        )
+        return None
     return number
+
+
+def _float_holds(number: Decimal) -> bool:
+    as_float = float(number)
+    return math.isfinite(as_float) and (as_float != 0 or number == 0)
+
+
+def _shown(value: object) -> str:
+    """A value as an error message quotes it, cut short: the message must not grow with the input."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _required_integer(raw: Mapping[str, object], key: str, path: str, errors: ErrorList) -> int | None:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import limits
+
+#: Counts past this are said as "more than 10^100": their digits would tell nothing, and the counts that get
+#: there (a grid's size, a loop count written as a long string of digits) are never computed in full.
+HUGE = 10**100
+
 
 @dataclass(frozen=True)
 class FieldError:
@@ -44,3 +50,10 @@ class ErrorList:
     def raise_if_any(self) -> None:
         if self.errors:
             raise SpecError(self.errors)
+
+
+def too_many(what: str, count: int, field: str) -> str:
+    """`limits.too_many`'s wording, with a count past HUGE said as "more than 10^100"."""
+    if count <= HUGE:
+        return limits.too_many(what, count, field)
+    return limits.too_many(what, HUGE, field).removesuffix(str(HUGE)) + "more than 10^100"

@@ -47,12 +47,6 @@ class Command(BaseCommand):
         except SpecError as error:
             problems = "\n  ".join(map(str, error.errors))
             raise CommandError(f"{file} is not a valid HyperparamWorkflow:\n  {problems}") from None
-        if sweep.algorithm.adaptive:
-            # Imported only here: hyperparam.adaptive loads Optuna and SciPy (half a second of CPU at
-            # start-up), which a grid or random sweep never uses.
-            from hyperparam import adaptive
-
-            plan = adaptive.round_plan(plan, sweep)
         if batch is not None and not 0 <= batch < plan.batch_count:
             raise CommandError(f"--batch {batch}: the sweep has batches 0 to {plan.batch_count - 1}")
         self.stderr.write(
@@ -72,6 +66,8 @@ def _workflows(
 ) -> Iterator[dict[str, Any]]:
     """Each batch's Workflow, built one at a time (a 100,000-trial grid never sits in memory at once)."""
     if sweep.algorithm.adaptive:
+        # Imported only here: hyperparam.adaptive loads Optuna and SciPy (half a second of CPU at start-up),
+        # which a grid or random sweep never uses.
         from hyperparam import adaptive
 
         if batch not in (None, 0):
