@@ -13,6 +13,7 @@ from workflows import safeyaml
 
 from .config import read_config
 from .errors import PipelineError, Problem, Problems
+from .fanout import check_fanout
 from .model import MapStep, Pipeline, TaskStep
 from .parse import PARAMETER_NAME, iter_steps, read_pipeline
 from .render import render_workflow
@@ -53,6 +54,7 @@ def transpile(
         problems.raise_if_any()
         raise AssertionError("read_pipeline returned nothing without reporting a problem")
     arguments = _workflow_arguments(pipeline, parameters, problems)
+    check_fanout(pipeline, parameters, problems)
     check_settings(pipeline, config, problems)
     problems.raise_if_any()
     workflow = render_workflow(pipeline, config, arguments)
