@@ -164,7 +164,7 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
         spec, "parallelism", path, errors, minimum=1, default=DEFAULT_PARALLELISM, bound=PARALLEL_BOUND
     )
     max_trials = _integer(spec, "maxTrials", path, errors, minimum=1, bound=TRIALS_BOUND)
-    max_failed = _integer(spec, "maxFailedTrials", path, errors, minimum=0)
+    max_failed = _integer(spec, "maxFailedTrials", path, errors, minimum=0, bound=TRIALS_BOUND)
     objective = None
     if spec.get("objective") is not None:
         objective = _parse_objective(spec["objective"], f"{path}.objective", errors)
@@ -192,7 +192,8 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
         # A maxTrials written but refused still counts as set: its own error says what to change.
         has_max_trials = spec.get("maxTrials") is not None
         _check_algorithm_fits(spec.get("hyperparams"), domains, algorithm, has_max_trials, path, errors)
-    parallelism_refused = any(error.path == f"{path}.parallelism" for error in errors.errors)
+    # `_integer` answers the default for a value it refused.
+    parallelism_refused = spec.get("parallelism") not in (None, parallelism)
     if algorithm is not None and algorithm.adaptive and max_trials is not None and not parallelism_refused:
         assert parallelism is not None, "parallelism has a default"
         _check_rounds(max_trials, parallelism, path, errors)
@@ -351,7 +352,7 @@ def _parse_algorithm(raw: object, path: str, errors: ErrorList, fallback_seed: i
             "or an object {name, samples, seed}",
         )
         return None
-    count = len(errors.errors)
+    count = errors.count
     for key in sorted(str(key) for key in raw if key not in _ALGORITHM_FIELDS):
         errors.add(f"{path}.{key}", "unknown field; expected " + ", ".join(sorted(_ALGORITHM_FIELDS)))
     name = raw.get("name", GRID)
@@ -361,7 +362,7 @@ def _parse_algorithm(raw: object, path: str, errors: ErrorList, fallback_seed: i
     if samples is not None and name != RANDOM:
         errors.add(f"{path}.samples", "only random search takes samples")
     seed = _integer(raw, "seed", path, errors, minimum=0, maximum=SEED_LIMIT - 1)
-    if len(errors.errors) > count:
+    if errors.count > count:
         return None
     return Algorithm(str(name), seed=fallback_seed if seed is None else seed, samples=samples)
 
@@ -373,7 +374,7 @@ def _parse_objective(raw: object, path: str, errors: ErrorList) -> Objective | N
             "must be an object {metric: <output parameter of the entrypoint>, goal: minimize | maximize}",
         )
         return None
-    count = len(errors.errors)
+    count = errors.count
     for key in sorted(str(key) for key in raw if key not in _OBJECTIVE_FIELDS):
         errors.add(f"{path}.{key}", "unknown field; expected " + ", ".join(sorted(_OBJECTIVE_FIELDS)))
     metric = raw.get("metric")
@@ -387,7 +388,7 @@ def _parse_objective(raw: object, path: str, errors: ErrorList) -> Objective | N
         isinstance(target, bool) or not isinstance(target, int | float) or not math.isfinite(target)
     ):
         errors.add(f"{path}.target", f"must be a finite number (got {target!r})")
-    if len(errors.errors) > count:
+    if errors.count > count:
         return None
     assert isinstance(metric, str), "checked above"
     assert goal in ("minimize", "maximize"), "checked above"

@@ -43,6 +43,8 @@ _COUNTING = Context(prec=700)
 # index from those bits in integer arithmetic.
 _DRAW_BITS = 53
 _FLOAT_MAX = 2**1023
+# JSON integers Kubernetes (and our client) carry: a larger one must be written as a string.
+_INT64 = 2**63
 
 # Argo accepts these characters in parameter names (its paramOrArtifactNameRegex).
 PARAMETER_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -317,13 +319,16 @@ def _parse_choice(name: str, raw: object, path: str, errors: ErrorList) -> Choic
     if not isinstance(raw, list) or not raw:
         errors.add(path, "must be a non-empty list")
         return None
-    count = len(errors.errors)
+    count = errors.count
     rendered: list[str] = []
     first_seen: dict[str, int] = {}
     for index, value in enumerate(raw):
         value_path = f"{path}[{index}]"
         if not isinstance(value, str | int | float | bool):
             errors.add(value_path, "must be a string, number or boolean")
+            continue
+        if not _int64_holds(value):
+            errors.add(value_path, _INT64_MESSAGE)
             continue
         if isinstance(value, float) and not math.isfinite(value):
             errors.add(value_path, "must be a finite number")
@@ -336,7 +341,7 @@ def _parse_choice(name: str, raw: object, path: str, errors: ErrorList) -> Choic
         else:
             first_seen[text] = index
             rendered.append(text)
-    if len(errors.errors) > count:
+    if errors.count > count:
         return None
     return Choice(name, tuple(rendered))
 
@@ -354,7 +359,7 @@ def _parse_range(name: str, raw: object, path: str, errors: ErrorList) -> Range 
         errors.add(path, "must be an object with min, max and step")
         return None
     _reject_unknown(raw, {"min", "max", "step"}, path, errors)
-    count = len(errors.errors)
+    count = errors.count
     start = _required_number(raw, "min", path, errors)
     stop = _required_number(raw, "max", path, errors)
     step: Decimal | None = None
@@ -369,7 +374,7 @@ def _parse_range(name: str, raw: object, path: str, errors: ErrorList) -> Range 
         errors.add(f"{path}.step", f"must be > 0 (got {step})")
     if start is not None and stop is not None and stop < start:
         errors.add(f"{path}.max", f"must be >= min ({stop} < {start})")
-    if len(errors.errors) > count or start is None or stop is None or step is None:
+    if errors.count > count or start is None or stop is None or step is None:
         return None
     return Range(name, start, stop, step)
 
@@ -379,7 +384,7 @@ def _parse_uniform(name: str, raw: object, path: str, errors: ErrorList, *, log:
         errors.add(path, "must be an object with min and max")
         return None
     _reject_unknown(raw, {"min", "max"}, path, errors)
-    count = len(errors.errors)
+    count = errors.count
     low = _required_number(raw, "min", path, errors)
     high = _required_number(raw, "max", path, errors)
     if low is not None and high is not None:
@@ -387,7 +392,7 @@ def _parse_uniform(name: str, raw: object, path: str, errors: ErrorList, *, log:
             errors.add(f"{path}.max", f"must be >= min ({high} < {low})")
         if log and low <= 0:
             errors.add(f"{path}.min", f"must be > 0 for a log scale (got {low})")
-    if len(errors.errors) > count or low is None or high is None:
+    if errors.count > count or low is None or high is None:
         return None
     return Uniform(name, float(low), float(high), log=log)
 
@@ -397,7 +402,7 @@ def _parse_int(name: str, raw: object, path: str, errors: ErrorList) -> IntUnifo
         errors.add(path, "must be an object with min and max (and optional step, log)")
         return None
     _reject_unknown(raw, {"min", "max", "step", "log"}, path, errors)
-    count = len(errors.errors)
+    count = errors.count
     low = _required_integer(raw, "min", path, errors)
     high = _required_integer(raw, "max", path, errors)
     step = _required_integer(raw, "step", path, errors) if "step" in raw else 1
@@ -413,7 +418,7 @@ def _parse_int(name: str, raw: object, path: str, errors: ErrorList) -> IntUnifo
             errors.add(f"{path}.step", "must be 1 when log is true")
         if low is not None and low < 1:
             errors.add(f"{path}.min", f"must be >= 1 when log is true (got {low})")
-    if len(errors.errors) > count or low is None or high is None or step is None:
+    if errors.count > count or low is None or high is None or step is None:
         return None
     return IntUniform(name, low, high, step, log=bool(log))
 
@@ -430,6 +435,9 @@ def _required_number(raw: Mapping[str, object], key: str, path: str, errors: Err
     if key not in raw:
         errors.add(f"{path}.{key}", "required")
         return None
+    if not _int64_holds(raw[key]):
+        errors.add(f"{path}.{key}", _INT64_MESSAGE)
+        return None
     number = _as_decimal(raw[key])
     if number is None:
         errors.add(f"{path}.{key}", f"must be a finite number (got {_shown(raw[key])})")
@@ -441,6 +449,13 @@ def _required_number(raw: Mapping[str, object], key: str, path: str, errors: Err
         )
         return None
     return number
+
+
+_INT64_MESSAGE = "must be an integer of at most 64 bits (write a larger number as a string)"
+
+
+def _int64_holds(value: object) -> bool:
+    return not isinstance(value, int) or isinstance(value, bool) or -_INT64 <= value < _INT64
 
 
 def _float_holds(number: Decimal) -> bool:

@@ -91,7 +91,7 @@ def test_a_grid_of_twenty_parameters_of_a_hundred_values_is_refused_from_the_siz
 
 
 def test_a_grid_whose_size_has_thousands_of_digits_is_refused_without_computing_it():
-    spec = swept([{"name": f"p{i}", "int": {"min": 0, "max": 10**300}} for i in range(100)])
+    spec = swept([{"name": f"p{i}", "int": {"min": 0, "max": "1e300"}} for i in range(100)])
     with measured() as cost:
         found = refusals(spec)
     assert found == {
@@ -201,6 +201,42 @@ def test_a_grid_capped_by_max_trials_lists_few_values_of_its_large_domains():
     assert sum(len(w["spec"]["templates"][-1]["steps"][0][0]["withItems"]) for w in workflows) == 500
     assert sweep.trial_count == 500
     assert_cheap(cost, seconds=2, mib=8)
+
+
+@pytest.mark.parametrize(
+    ("domain", "field"),
+    [
+        ({"int": {"min": 0, "max": 2**63}}, "spec.hyperparams[0].int.max"),
+        ({"values": [1, -(2**63) - 1]}, "spec.hyperparams[0].values[1]"),
+    ],
+)
+def test_an_integer_kubernetes_cannot_carry_is_refused_naming_it(domain, field):
+    spec = swept([{"name": "p", **domain}], algorithm="random", maxTrials=10)
+    assert refusals(spec) == {
+        field: "must be an integer of at most 64 bits (write a larger number as a string)"
+    }
+    spec["hyperparams"][0] = {"name": "p", "int": {"min": 0, "max": str(2**63)}}
+    assert parse_sweep(spec).space.domains[0].size == 2**63 + 1
+
+
+def test_max_failed_trials_is_a_count_of_trials_too():
+    assert refusals(make_spec(maxFailedTrials=2**70)) == {
+        "spec.maxFailedTrials": f"must be at most 100000 trials (MAX_TRIALS_PER_SWEEP), not {2**70}"
+    }
+
+
+def test_a_report_lists_a_hundred_problems_and_counts_the_rest():
+    spec = make_spec()
+    spec["hyperparams"][1]["values"] = [16] * 50_000
+    with pytest.raises(SpecError) as raised, measured() as cost:
+        parse_sweep(spec)
+    errors = raised.value.errors
+    assert len(errors) == 101
+    assert errors[-1].path == "spec.hyperparams[1].values[101]"
+    assert errors[-1].message == (
+        "this and 49898 more problems after it are not listed (a report lists the first 100)"
+    )
+    assert_cheap(cost, seconds=2, mib=2)
 
 
 # -- workflows: batches, and rounds of an adaptive search -------------------------------------------------
