@@ -154,5 +154,5 @@ def _transpile(request: Request, serializer_class: type[serializers.Serializer])
             variables=validated["variables"],
         )
     except PipelineError as error:
-        raise InvalidPipeline(error.problems) from error
+        raise InvalidPipeline(error.problems, count=error.count) from error
     return validated, result

@@ -58,8 +58,9 @@ def transpile(
     check_settings(pipeline, config, problems)
     problems.raise_if_any()
     workflow = render_workflow(pipeline, config, arguments)
-    warnings = (*problems.warnings, *_warnings(pipeline, workflow))
-    return Transpiled(workflow=workflow, output_file=config.output_file, warnings=warnings)
+    for warning in _warnings(pipeline, workflow):
+        problems.warn(warning)
+    return Transpiled(workflow=workflow, output_file=config.output_file, warnings=problems.listed_warnings())
 
 
 def read_parameters_file(document: Any, what: str = "--parameters-file") -> dict[str, str]:

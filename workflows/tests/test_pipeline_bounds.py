@@ -152,3 +152,18 @@ def test_a_workflow_under_its_bound_is_written_whole():
     with limits.overridden(workflow_bytes=100_000):
         workflow = transpile({"dag": around(a_map(leaf(), items=[1, 2]))}, CONFIG).workflow
     assert len(json.dumps(workflow)) < 100_000
+
+
+# -- the report -----------------------------------------------------------------------------------------
+
+
+def test_a_report_lists_a_hundred_problems_and_counts_the_rest():
+    """50,000 broken steps were 50,000 problems in the answer (130 MiB in the web process)."""
+    steps = {f"k{i}": "not a step" for i in range(50_000)}
+    with cheap(seconds=3, mib=48), pytest.raises(PipelineError) as caught:
+        transpile({"dag": {"start_at": "k0", "steps": steps}}, CONFIG)
+    assert caught.value.count == 50_000
+    assert len(caught.value.problems) == 101
+    assert str(caught.value.problems[-1]) == (
+        "pipeline: and 49900 more problems, not listed (a report lists the first 100)"
+    )

@@ -88,7 +88,7 @@ class Command(BaseCommand):
         except PipelineError as error:
             for problem in error.problems:
                 self.stderr.write(str(problem))
-            count = len(error.problems)
+            count = error.count
             raise CommandError(
                 f"{count} problem{'s' if count > 1 else ''} found; nothing was written"
             ) from error
