@@ -41,10 +41,11 @@ class Limits:
     #: Items one pipeline `map` step fans out to (each item is a step, a pod, of the Workflow), counting
     #: the maps around it; and the items of a loop (`withItems`, `withSequence`) of a sweep's workflow.
     map_items: int = 10_000
-    #: The JSON of one Workflow a pipeline transpiles to. etcd stores objects up to 1.5 MiB by default, so
-    #: a larger one could never run; and each step's template repeats the configuration's secrets and the
-    #: items of the maps around it, so the Workflow can grow much faster than the pipeline.
-    workflow_bytes: int = 1536 * 1024
+    #: The JSON of one Workflow a pipeline transpiles to. etcd stores objects up to 1.5 MiB by default and
+    #: Argo writes each node's status into the same object as it runs, so a larger spec could not run; and
+    #: each step's template repeats the configuration's secrets and the items of the maps around it, so the
+    #: Workflow can grow much faster than the pipeline (its YAML costs about 20x its size to write).
+    workflow_bytes: int = 1024 * 1024
     #: A YAML or JSON text a tenant hands us, in bytes (UTF-8).
     yaml_bytes: int = 4 * 1024 * 1024
     #: Scalars, mappings, sequences and aliases in one YAML text.

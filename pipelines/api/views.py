@@ -17,10 +17,11 @@ from rest_framework.response import Response
 from access.permissions import EditorSomewhere, NamespacePermission
 from argoml_site.bodies import JSONParser
 from kube.api import ClusterUnavailable, document_body
-from workflows.pipeline import PipelineError, Problem, Transpiled, dump_workflow
+from workflows.pipeline import PipelineError, Problem, Transpiled
 
 from ..actions import SubmissionFailed, submit_workflow
 from ..documents import transpile_documents
+from ..rendering import workflow_yaml
 from .problems import InvalidPipeline, request_problems
 from .serializers import (
     ProblemsSerializer,
@@ -85,7 +86,7 @@ class PipelineViewSet(viewsets.ViewSet):
         """Transpile a pipeline into an Argo Workflow; nothing is created in the cluster."""
         _, result = _transpile(request, TranspileRequestSerializer)
         data = {
-            "yaml": dump_workflow(result.workflow),
+            "yaml": workflow_yaml(result.workflow),
             "workflow": result.workflow,
             "warnings": result.warnings,
         }

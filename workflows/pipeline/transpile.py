@@ -21,6 +21,8 @@ from .settings import check_settings
 
 # libyaml's safe dumper is ~10x faster than the pure-Python one on large workflows.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+# Lines fold past this many characters in the Workflow's YAML.
+YAML_WIDTH = 120
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,11 @@ def load_document(text: str, what: str) -> Any:
 
 
 def dump_workflow(workflow: Mapping[str, Any]) -> str:
-    """The Workflow as YAML, keys in the order Argo's documentation writes them."""
-    return yaml.dump(dict(workflow), Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=120)
+    """The Workflow as YAML, keys in the order Argo's documentation writes them (`pipelines.rendering`
+    writes the same text with less memory, for the web process and the command)."""
+    return yaml.dump(
+        dict(workflow), Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=YAML_WIDTH
+    )
 
 
 def _list_parameters(pipeline: Pipeline) -> dict[str, str]:

@@ -15,11 +15,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kube import validators
 from kube.config import cluster_configured
 from pipelines.actions import SubmissionFailed, submit_workflow
+from pipelines.rendering import workflow_yaml
 from workflows.pipeline import (
     PipelineError,
     Problem,
     Transpiled,
-    dump_workflow,
     load_document,
     parse_parameter_assignments,
     read_parameters_file,
@@ -103,7 +103,7 @@ class Command(BaseCommand):
             self._submit(result, options["namespace"])
 
     def _write(self, result: Transpiled, output: str) -> None:
-        text = dump_workflow(result.workflow)
+        text = workflow_yaml(result.workflow)
         if output == STDOUT:
             self.stdout.write(text, ending="")
             return
