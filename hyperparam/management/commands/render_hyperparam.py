@@ -86,6 +86,7 @@ def _read(file: str) -> dict[str, Any]:
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise CommandError(f"{file}: expected one HyperparamWorkflow, found {len(documents)} documents")
     hpw = documents[0]
-    if not isinstance(hpw.get("metadata"), dict) or not hpw["metadata"].get("name"):
-        raise CommandError(f"{file}: metadata.name is required (it names the Workflows)")
+    metadata = hpw.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        raise CommandError(f"{file}: metadata.name is required, a string (it names the Workflows)")
     return hpw
