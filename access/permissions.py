@@ -82,6 +82,24 @@ class NamespacePermission(permissions.BasePermission):
         return request_scope(request).allows(namespace, role)
 
 
+class EditorSomewhere(permissions.BasePermission):
+    """Authenticated, and an editor of at least one namespace; decided from the user's grants alone, before
+    the request's body is read. For work that creates nothing but is worth doing only for someone who could
+    submit its result somewhere (transpiling a pipeline is pure, but not cheap); list it before
+    NamespacePermission, which then holds a namespace named in the body to the editor role."""
+
+    message = (
+        "You are an editor of no namespace: pipelines are transpiled (and submitted) only for a user who "
+        "may submit them somewhere."
+    )
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return False
+        scope = request_scope(request)
+        return scope.everywhere or bool(scope.writable)
+
+
 class NamespaceScopedMixin(GenericAPIView):
     """For viewsets over a model with a `namespace` column: list and detail only what the user may read."""
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from dashboard.cluster import cluster_client
 from hyperparam import actions as sweep_actions
 from hyperparam import manifests as sweep_manifests
-from hyperparam.adaptive import ask_round, round_plan
+from hyperparam.adaptive import ask_round
 from hyperparam.space import SpecError
 from jobs import actions as job_actions
 from jobs import manifests as job_manifests
@@ -242,7 +242,6 @@ def _sweep_preview(manifest: dict[str, Any]) -> Preview:
     sweep = sweep_manifests.sweep_of(manifest)
     plan = sweep_manifests.plan_batches(manifest, sweep)
     if sweep.algorithm.adaptive:
-        plan = round_plan(plan, sweep)
         first_round = ask_round(sweep, 0, plan.batch_trials(0), [], {})
         trials = [suggestion.planned for suggestion in first_round.suggestions]
         first = sweep_manifests.build_workflow(manifest, 0, trials, sweep=sweep, plan=plan)

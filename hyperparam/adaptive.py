@@ -31,7 +31,6 @@ from optuna.distributions import (
 from optuna.samplers import BaseSampler, CmaEsSampler, QMCSampler, RandomSampler, TPESampler
 from optuna.trial import TrialState, create_trial
 
-from hyperparam.batching import BatchPlan
 from hyperparam.space import Choice, Domain, IntUniform, Range, Uniform
 from hyperparam.sweep import SEED_LIMIT, PlannedTrial, Sweep
 from hyperparam.trials import FAILED_PHASES, SUCCEEDED
@@ -113,12 +112,6 @@ def ask_round(
         for index, trial in zip(indices, asked, strict=True)
     )
     return Round(number, suggestions, dict(storage.get_study_system_attrs(study_id)))
-
-
-def round_plan(plan: BatchPlan, sweep: Sweep) -> BatchPlan:
-    """An adaptive sweep's batches are its rounds: `parallelism` trials each (or fewer, when that many do
-    not fit a Workflow), one round at a time, so the sampler learns from every round before the next."""
-    return BatchPlan(plan.trial_count, min(plan.trials_per_batch, sweep.parallelism), sweep.parallelism)
 
 
 def sampler_for(sweep: Sweep, number: int, round_size: int) -> BaseSampler:

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hyperparam.space.errors import HUGE
+
 OBJECT_LIMIT_BYTES = 1024 * 1024
 BATCH_BUDGET_BYTES = 640 * 1024
 # Argo's controller slows down on workflows with many thousands of nodes; keep batches modest even when
@@ -43,6 +45,9 @@ STATUS_FIXED_BYTES = 16 * 1024
 ASSUMED_RETRIES = 5
 ASSUMED_FANOUT = 16
 MAX_TEMPLATE_DEPTH = 12
+
+# Strings of more digits than this are read as HUGE + 1 (`as_int`).
+_INT_DIGITS = 100
 
 _LEAF_TYPES = ("container", "script", "resource", "data", "http", "plugin", "suspend")
 _Template = Mapping[str, Any]
@@ -106,108 +111,107 @@ def trials_per_batch(base_spec_bytes: int, item_bytes: int, trial_status_bytes: 
 
 
 def workflow_status_bytes(workflow_spec: _Template, workflow_name_length: int) -> int:
-    """Estimated status of a batch before any trial: our fan-out nodes and the workflow's exit handlers."""
-    templates = _templates_by_name(workflow_spec)
+    """Estimated status of a batch before any trial: our fan-out nodes and the workflow's exit handlers.
+
+    Past BATCH_BUDGET_BYTES the walk stops and answers the figure reached, a number above the budget."""
+    walk = _Walk(_templates_by_name(workflow_spec), BATCH_BUDGET_BYTES)
     total = STATUS_FIXED_BYTES
     for hook in _exit_hooks(workflow_spec):
-        total += _invocation_bytes(templates, hook, workflow_name_length + 16, (), 0)
+        total += walk.invocation(hook, workflow_name_length + 16, (), 0)
+        if total > walk.cap:
+            break
     return total
 
 
 def trial_status_bytes(workflow_spec: _Template, entrypoint: str, trial_node_name_length: int) -> int:
-    """Estimated `status.nodes` bytes of one trial: every node one run of the entrypoint creates."""
-    return _invocation_bytes(_templates_by_name(workflow_spec), entrypoint, trial_node_name_length, (), 0)
+    """Estimated `status.nodes` bytes of one trial: every node one run of the entrypoint creates.
+
+    Past BATCH_BUDGET_BYTES the walk stops and answers the figure reached, a number above the budget: a
+    trial that large fits no Workflow, and templates that call each other ten times a level, twelve levels
+    deep, are 10^12 paths to walk but a few kilobytes of spec."""
+    walk = _Walk(_templates_by_name(workflow_spec), BATCH_BUDGET_BYTES)
+    return walk.invocation(entrypoint, trial_node_name_length, (), 0)
 
 
-def _invocation_bytes(
-    templates: Mapping[str, _Template], name: str | None, name_length: int, stack: tuple[str, ...], depth: int
-) -> int:
-    template = templates.get(name) if name else None
-    if template is None or name in stack or depth > MAX_TEMPLATE_DEPTH:
-        # A templateRef, a missing template or recursion: count one node with generous inputs and outputs.
-        return _node_bytes(name_length, {}) + 4 * VALUE_BYTES
-    assert name is not None
-    retry = template.get("retryStrategy")
-    if isinstance(retry, Mapping):
-        attempts = _retry_attempts(retry)
-        attempt = _single_run_bytes(templates, template, name_length + 4, (*stack, name), depth)
-        return _node_bytes(name_length, template) + attempts * attempt
-    return _single_run_bytes(templates, template, name_length, (*stack, name), depth)
+@dataclass(frozen=True)
+class _Walk:
+    """The static walk of a trial's templates, stopped as soon as its running total passes `cap`.
 
+    Why it stays cheap: every invocation adds at least one node (over 2 KiB) to the total it returns, and a
+    caller adds what a callee returned at least once (a loop of no items is not walked), so the walk makes
+    at most `cap` / 2 KiB invocations before it stops, however the templates call each other."""
 
-def _single_run_bytes(
-    templates: Mapping[str, _Template],
-    template: _Template,
-    name_length: int,
-    stack: tuple[str, ...],
-    depth: int,
-) -> int:
-    own = _node_bytes(name_length, template)
-    if isinstance(template.get("steps"), list):
-        return own + _steps_bytes(templates, template["steps"], name_length, stack, depth)
-    if isinstance(template.get("dag"), Mapping):
-        return own + _dag_bytes(templates, template["dag"], name_length, stack, depth)
-    container_set = template.get("containerSet")
-    if isinstance(container_set, Mapping):
-        containers = container_set.get("containers")
-        count = len(containers) if isinstance(containers, list) else 1
-        return own + count * _node_bytes(name_length + 64, {})
-    return own
+    templates: Mapping[str, _Template]
+    cap: int
 
+    def invocation(self, name: str | None, name_length: int, stack: tuple[str, ...], depth: int) -> int:
+        template = self.templates.get(name) if name else None
+        if template is None or name in stack or depth > MAX_TEMPLATE_DEPTH:
+            # A templateRef, a missing template or recursion: one node with generous inputs and outputs.
+            return _node_bytes(name_length, {}) + 4 * VALUE_BYTES
+        assert name is not None
+        retry = template.get("retryStrategy")
+        if isinstance(retry, Mapping):
+            attempts = _retry_attempts(retry)
+            attempt = self._single_run(template, name_length + 4, (*stack, name), depth)
+            return _node_bytes(name_length, template) + attempts * attempt
+        return self._single_run(template, name_length, (*stack, name), depth)
 
-def _steps_bytes(
-    templates: Mapping[str, _Template],
-    groups: list[Any],
-    name_length: int,
-    stack: tuple[str, ...],
-    depth: int,
-) -> int:
-    total = 0
-    for group in groups:
-        group_name_length = name_length + 6
-        total += _node_bytes(group_name_length, {})
-        for step in group if isinstance(group, list) else []:
-            if isinstance(step, Mapping):
-                total += _call_bytes(templates, step, group_name_length + 1, stack, depth)
-    return total
+    def _single_run(self, template: _Template, name_length: int, stack: tuple[str, ...], depth: int) -> int:
+        own = _node_bytes(name_length, template)
+        if isinstance(template.get("steps"), list):
+            return own + self._steps(template["steps"], name_length, stack, depth)
+        if isinstance(template.get("dag"), Mapping):
+            return own + self._dag(template["dag"], name_length, stack, depth)
+        container_set = template.get("containerSet")
+        if isinstance(container_set, Mapping):
+            containers = container_set.get("containers")
+            count = len(containers) if isinstance(containers, list) else 1
+            return own + count * _node_bytes(name_length + 64, {})
+        return own
 
+    def _steps(self, groups: list[Any], name_length: int, stack: tuple[str, ...], depth: int) -> int:
+        total = 0
+        for group in groups:
+            group_name_length = name_length + 6
+            total += _node_bytes(group_name_length, {})
+            for step in group if isinstance(group, list) else []:
+                if isinstance(step, Mapping):
+                    total += self._call(step, group_name_length + 1, stack, depth)
+                if total > self.cap:
+                    return total
+        return total
 
-def _dag_bytes(
-    templates: Mapping[str, _Template],
-    dag: Mapping[str, Any],
-    name_length: int,
-    stack: tuple[str, ...],
-    depth: int,
-) -> int:
-    total = 0
-    for task in dag.get("tasks") or []:
-        if isinstance(task, Mapping):
-            total += _call_bytes(templates, task, name_length + 1, stack, depth)
-    return total
+    def _dag(self, dag: Mapping[str, Any], name_length: int, stack: tuple[str, ...], depth: int) -> int:
+        total = 0
+        tasks = dag.get("tasks")
+        for task in tasks if isinstance(tasks, list) else []:
+            if isinstance(task, Mapping):
+                total += self._call(task, name_length + 1, stack, depth)
+            if total > self.cap:
+                return total
+        return total
 
-
-def _call_bytes(
-    templates: Mapping[str, _Template],
-    call: Mapping[str, Any],
-    prefix_length: int,
-    stack: tuple[str, ...],
-    depth: int,
-) -> int:
-    """A step or DAG task: its template once per item (plus a group node when it fans out) and its hooks."""
-    call_name_length = prefix_length + len(str(call.get("name", "")))
-    fanout, item_length = _fanout(call)
-    target = call.get("template") if isinstance(call.get("template"), str) else None
-    total = 0
-    if fanout is None:
-        total += _invocation_bytes(templates, target, call_name_length, stack, depth + 1)
-    else:
-        total += _node_bytes(call_name_length, {})
-        child_length = call_name_length + 8 + item_length
-        total += fanout * _invocation_bytes(templates, target, child_length, stack, depth + 1)
-    runs = 1 if fanout is None else fanout
-    for hook in _exit_hooks(call):
-        total += runs * _invocation_bytes(templates, hook, call_name_length + 16, stack, depth + 1)
-    return total
+    def _call(self, call: Mapping[str, Any], prefix_length: int, stack: tuple[str, ...], depth: int) -> int:
+        """A step or DAG task: its template once per item (plus a group node when it fans out) and its
+        hooks. A loop of no items runs nothing, so nothing under it is walked."""
+        call_name_length = prefix_length + len(str(call.get("name", "")))
+        fanout, item_length = _fanout(call)
+        target = call.get("template") if isinstance(call.get("template"), str) else None
+        total = 0
+        if fanout is None:
+            total += self.invocation(target, call_name_length, stack, depth + 1)
+        else:
+            total += _node_bytes(call_name_length, {})
+            child_length = call_name_length + 8 + item_length
+            if fanout:
+                total += fanout * self.invocation(target, child_length, stack, depth + 1)
+        runs = 1 if fanout is None else fanout
+        for hook in _exit_hooks(call) if runs else []:
+            if total > self.cap:
+                break
+            total += runs * self.invocation(hook, call_name_length + 16, stack, depth + 1)
+        return total
 
 
 def _fanout(call: Mapping[str, Any]) -> tuple[int | None, int]:
@@ -224,17 +228,23 @@ def _fanout(call: Mapping[str, Any]) -> tuple[int | None, int]:
 
 
 def _sequence_length(sequence: Mapping[str, Any]) -> int:
-    count = _as_int(sequence.get("count"))
+    length = literal_sequence_length(sequence)
+    return ASSUMED_FANOUT if length is None else length
+
+
+def literal_sequence_length(sequence: Mapping[str, Any]) -> int | None:
+    """How many numbers a `withSequence` yields, or None when its count or end is an expression."""
+    count = as_int(sequence.get("count"))
     if count is not None:
         return max(count, 0)
-    start, end = _as_int(sequence.get("start", 0)), _as_int(sequence.get("end"))
+    start, end = as_int(sequence.get("start", 0)), as_int(sequence.get("end"))
     if start is not None and end is not None:
         return abs(end - start) + 1
-    return ASSUMED_FANOUT
+    return None
 
 
 def _retry_attempts(retry: Mapping[str, Any]) -> int:
-    limit = _as_int(retry.get("limit"))
+    limit = as_int(retry.get("limit"))
     return (ASSUMED_RETRIES if limit is None else max(limit, 0)) + 1
 
 
@@ -283,11 +293,18 @@ def _templates_by_name(workflow_spec: _Template) -> dict[str, _Template]:
     }
 
 
-def _as_int(value: object) -> int | None:
+def as_int(value: object) -> int | None:
+    """An integer as Argo reads one (a number, or a string of digits), or None. A string of more than 100
+    digits is taken as HUGE + 1: its exact value would only make every sum after it a longer number."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str):
+        digits = value.strip()
+        negative = digits.startswith("-")
+        digits = digits.removeprefix("-")
+        if digits.isascii() and digits.isdigit():
+            number = int(digits) if len(digits) <= _INT_DIGITS else HUGE + 1
+            return -number if negative else number
     return None

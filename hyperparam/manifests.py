@@ -10,8 +10,9 @@ Names are deterministic (`<sweep>-<batch>`, shortened with a hash past Argo's 63
 owned by the HyperparamWorkflow (controller reference) and labelled with the sweep's name, uid and batch.
 
 How a reconcile uses this module (everything here is pure; the reconcile does the I/O):
-1. `sweep = sweep_of(hpw)`, then `plan = plan_batches(hpw, sweep)` on the first reconcile; both raise
-   SpecError (a Failed condition). Persist `plan.trials_per_batch` in status and later rebuild
+1. `sweep = sweep_of(hpw)`, then `plan = plan_batches(hpw, sweep)` on the first reconcile (for an adaptive
+   search, its batches are its rounds); both raise SpecError (a Failed condition), and both bound every
+   count before anything grows with it. Persist `plan.trials_per_batch` in status and later rebuild
    `BatchPlan(sweep.trial_count, that_number, sweep.parallelism)`, so a change of the size estimate in a newer
    release never re-slices a running sweep.
 2. List the sweep's Workflows with `sweep_selector(hpw)`; the batch index is the LABEL_BATCH label.
@@ -28,6 +29,7 @@ import copy
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import limits
 from hyperparam.batching import (
     BATCH_BUDGET_BYTES,
     BatchPlan,
@@ -38,6 +40,7 @@ from hyperparam.batching import (
 )
 from hyperparam.space import FieldError, SpecError
 from hyperparam.space.domains import json_width
+from hyperparam.space.errors import too_many
 from hyperparam.sweep import TRIAL_KEY, PlannedTrial, Sweep, parse_sweep, seed_from_uid
 from kube.names import HASH_LENGTH, label_value, short_hash
 from kube.resources import controller_reference
@@ -77,7 +80,10 @@ def sweep_selector(hpw: Mapping[str, Any]) -> dict[str, str]:
 
 
 def plan_batches(hpw: Mapping[str, Any], sweep: Sweep | None = None) -> BatchPlan:
-    """How the sweep's trials split into Workflows; raises SpecError if one trial cannot fit a Workflow."""
+    """How the sweep's trials split into Workflows: as many trials as fit one (grid and random), or the
+    rounds of an adaptive search (`parallelism` trials each, fewer when that many do not fit a Workflow,
+    so the sampler learns from every round before the next). Raises SpecError if one trial cannot fit a
+    Workflow, or if the plan makes more Workflows than a sweep may create."""
     sweep = sweep or sweep_of(hpw)
     item_bytes = _max_item_bytes(sweep)
     skeleton = _workflow(hpw, sweep, "x" * MAX_NAME_LENGTH, 0, parallelism=sweep.parallelism, items=[])
@@ -87,16 +93,35 @@ def plan_batches(hpw: Mapping[str, Any], sweep: Sweep | None = None) -> BatchPla
     base = json_size(skeleton) + workflow_status_bytes(skeleton["spec"], MAX_NAME_LENGTH)
     fit = trials_per_batch(base, item_bytes, per_trial)
     if fit == 0:
+        raise SpecError([FieldError("spec.workflow", _no_fit(per_trial, base))])
+    if sweep.algorithm.adaptive:
+        fit = min(fit, sweep.parallelism)
+    plan = BatchPlan(trial_count=sweep.trial_count, trials_per_batch=fit, parallelism=sweep.parallelism)
+    if plan.batch_count > limits.current().workflows_per_sweep:
+        message = too_many("workflows", plan.batch_count, "workflows_per_sweep")
         raise SpecError(
             [
                 FieldError(
-                    "spec.workflow",
-                    f"one trial's estimated Workflow status ({per_trial:,} bytes) plus the spec "
-                    f"({base:,} bytes) does not fit the {BATCH_BUDGET_BYTES:,}-byte budget of a Workflow",
+                    "spec.maxTrials" if sweep.max_trials is not None else "spec.hyperparams",
+                    f"{message}: {plan.trial_count} trials, {fit} in each Workflow; lower "
+                    f"{'spec.maxTrials' if sweep.max_trials is not None else 'the number of combinations'} "
+                    "(or make a trial's Workflow smaller: spec.workflow)",
                 )
             ]
         )
-    return BatchPlan(trial_count=sweep.trial_count, trials_per_batch=fit, parallelism=sweep.parallelism)
+    return plan
+
+
+def _no_fit(per_trial: int, base: int) -> str:
+    if per_trial > BATCH_BUDGET_BYTES:
+        return (
+            f"one trial's estimated Workflow status is more than {BATCH_BUDGET_BYTES:,} bytes, the budget of "
+            "a whole Workflow (one node per step, task, loop item and retry its templates run)"
+        )
+    return (
+        f"one trial's estimated Workflow status ({per_trial:,} bytes) plus the spec ({base:,} bytes) does "
+        f"not fit the {BATCH_BUDGET_BYTES:,}-byte budget of a Workflow"
+    )
 
 
 def build_workflow(
@@ -163,7 +188,8 @@ def _workflow(
     items: list[dict[str, str]],
 ) -> dict[str, Any]:
     metadata = hpw["metadata"]
-    labels = {LABEL_SWEEP: label_value(metadata["name"]), LABEL_BATCH: str(batch_index)}
+    # A sweep named by generateName has no name yet when admission plans it: the Workflow's stands in.
+    labels = {LABEL_SWEEP: label_value(metadata.get("name") or name), LABEL_BATCH: str(batch_index)}
     workflow_metadata: dict[str, Any] = {"name": name, "labels": labels}
     if metadata.get("namespace"):
         workflow_metadata["namespace"] = metadata["namespace"]

@@ -16,7 +16,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from hyperparam import manifests
-from hyperparam.adaptive import round_plan
 from hyperparam.batching import BatchPlan
 from hyperparam.models import Sweep
 from hyperparam.rounds import round_trials
@@ -183,8 +182,7 @@ class Reconcile:
         frozen = self.previous.get("trialsPerBatch")
         if isinstance(frozen, int) and not isinstance(frozen, bool) and frozen > 0:
             return BatchPlan(spec.trial_count, frozen, spec.parallelism)
-        plan = manifests.plan_batches(self.hpw, spec)
-        return round_plan(plan, spec) if spec.algorithm.adaptive else plan
+        return manifests.plan_batches(self.hpw, spec)
 
     # -- the children ----------------------------------------------------------------------------------
     def _children(self, row: Sweep, spec: SweepSpec, plan: BatchPlan) -> Children:

@@ -6,6 +6,11 @@ search: "run every combination") only needs its trials to succeed; adaptive algo
 objective's metric and require one. Trials are numbered 0..trial_count-1; for grid and random search,
 trial `i`'s parameters are a pure function of the spec (and the seed), so any batch can be computed
 without the others. Adaptive algorithms (tpe, cmaes, qmc) get their trials from Optuna in rounds instead.
+
+Every count the spec carries is checked against `limits.current()` before anything grows with it: trials (a
+grid's size, found by multiplying the domains' sizes only as far as the bound; `samples`; `maxTrials`),
+trials at once (`parallelism`), an adaptive search's rounds, and the loops and parallelism of the embedded
+workflow (`hyperparam.workflow_counts`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import limits
+from hyperparam import workflow_counts
 from hyperparam.space import Domain, ErrorList, FiniteDomain, SearchSpace, parse_hyperparams
+from hyperparam.space.errors import HUGE, too_many
 
 GRID = "grid"
 RANDOM = "random"
@@ -25,8 +33,6 @@ ALGORITHMS = (GRID, RANDOM, *ADAPTIVE_ALGORITHMS)
 
 # Katib's default for parallelTrialCount: people arriving from Katib find the same behaviour.
 DEFAULT_PARALLELISM = 3
-# One row per trial is mirrored into the database; past this a sweep is almost surely a mistake.
-MAX_TRIALS = 10_000_000
 # Optuna's samplers seed numpy, which takes 32-bit seeds.
 SEED_LIMIT = 2**32
 
@@ -112,10 +118,11 @@ class Sweep:
     def trial_count(self) -> int:
         """How many trials the sweep runs if nothing stops it early."""
         if self.algorithm.name == GRID:
-            return min(self.space.grid_size, self.max_trials or MAX_TRIALS)
+            cap = self.max_trials if self.max_trials is not None else limits.current().trials_per_sweep
+            return min(self.space.grid_size_up_to(cap), cap)
         if self.algorithm.name == RANDOM:
-            limits = [n for n in (self.algorithm.samples, self.max_trials) if n is not None]
-            return min(limits)
+            budgets = [n for n in (self.algorithm.samples, self.max_trials) if n is not None]
+            return min(budgets)
         assert self.max_trials is not None, "validation requires maxTrials for adaptive search"
         return self.max_trials
 
@@ -153,9 +160,11 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
         spec.get("hyperparams"), f"{path}.hyperparams", errors, frozenset({TRIAL_KEY})
     )
     algorithm = _parse_algorithm(spec.get("algorithm"), f"{path}.algorithm", errors, fallback_seed)
-    parallelism = _integer(spec, "parallelism", path, errors, minimum=1, default=DEFAULT_PARALLELISM)
-    max_trials = _integer(spec, "maxTrials", path, errors, minimum=1, maximum=MAX_TRIALS)
-    max_failed = _integer(spec, "maxFailedTrials", path, errors, minimum=0)
+    parallelism = _integer(
+        spec, "parallelism", path, errors, minimum=1, default=DEFAULT_PARALLELISM, bound=PARALLEL_BOUND
+    )
+    max_trials = _integer(spec, "maxTrials", path, errors, minimum=1, bound=TRIALS_BOUND)
+    max_failed = _integer(spec, "maxFailedTrials", path, errors, minimum=0, bound=TRIALS_BOUND)
     objective = None
     if spec.get("objective") is not None:
         objective = _parse_objective(spec["objective"], f"{path}.objective", errors)
@@ -168,6 +177,8 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
         )
 
     passthrough: tuple[str, ...] = ()
+    if isinstance(spec.get("workflow"), Mapping):
+        errors.extend(workflow_counts.problems(spec["workflow"], f"{path}.workflow"))
     if entry is not None:
         template_path, template = entry
         _check_declared(
@@ -178,7 +189,14 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
         if objective is not None:
             _check_metric(objective, template, template_path, f"{path}.objective.metric", errors)
     if algorithm is not None:
-        _check_algorithm_fits(spec.get("hyperparams"), domains, algorithm, max_trials, path, errors)
+        # A maxTrials written but refused still counts as set: its own error says what to change.
+        has_max_trials = spec.get("maxTrials") is not None
+        _check_algorithm_fits(spec.get("hyperparams"), domains, algorithm, has_max_trials, path, errors)
+    # `_integer` answers the default for a value it refused.
+    parallelism_refused = spec.get("parallelism") not in (None, parallelism)
+    if algorithm is not None and algorithm.adaptive and max_trials is not None and not parallelism_refused:
+        assert parallelism is not None, "parallelism has a default"
+        _check_rounds(max_trials, parallelism, path, errors)
     errors.raise_if_any()
     assert algorithm is not None, "errors were raised above"
     assert parallelism is not None, "parallelism has a default"
@@ -292,7 +310,7 @@ def _check_algorithm_fits(
     raw: object,
     domains: list[Domain],
     algorithm: Algorithm,
-    max_trials: int | None,
+    has_max_trials: bool,
     path: str,
     errors: ErrorList,
 ) -> None:
@@ -305,18 +323,16 @@ def _check_algorithm_fits(
                 f"grid search needs a finite domain (values, range, int or categorical), not "
                 f"{'loguniform' if getattr(domain, 'log', False) else 'uniform'}",
             )
-        if not infinite and domains and max_trials is None:
-            size = math.prod(domain.size for domain in domains if isinstance(domain, FiniteDomain))
-            if size > MAX_TRIALS:
-                errors.add(
-                    f"{path}.hyperparams",
-                    f"the grid has {size:,} combinations, more than the {MAX_TRIALS:,} a sweep may run: "
-                    "narrow the space or set spec.maxTrials",
-                )
+        if not infinite and domains and not has_max_trials:
+            # Multiplied no further than it must be to tell: 10^100 says "too many" as well as 10^7900.
+            size = SearchSpace(tuple(domains)).grid_size_up_to(HUGE)
+            if size > limits.current().trials_per_sweep:
+                message = too_many("combinations", size, "trials_per_sweep")
+                errors.add(f"{path}.hyperparams", f"{message}: narrow the space or set spec.maxTrials")
     elif algorithm.name == RANDOM:
-        if algorithm.samples is None and max_trials is None:
+        if algorithm.samples is None and not has_max_trials:
             errors.add(f"{path}.algorithm.samples", "required for random search (or set spec.maxTrials)")
-    elif max_trials is None:
+    elif not has_max_trials:
         errors.add(f"{path}.maxTrials", f"required for {algorithm.name} search: it decides when to stop")
 
 
@@ -336,17 +352,17 @@ def _parse_algorithm(raw: object, path: str, errors: ErrorList, fallback_seed: i
             "or an object {name, samples, seed}",
         )
         return None
-    count = len(errors.errors)
+    count = errors.count
     for key in sorted(str(key) for key in raw if key not in _ALGORITHM_FIELDS):
         errors.add(f"{path}.{key}", "unknown field; expected " + ", ".join(sorted(_ALGORITHM_FIELDS)))
     name = raw.get("name", GRID)
     if name not in ALGORITHMS:
         errors.add(f"{path}.name", f"must be one of {', '.join(ALGORITHMS)} (got {name!r})")
-    samples = _integer(raw, "samples", path, errors, minimum=1, maximum=MAX_TRIALS)
+    samples = _integer(raw, "samples", path, errors, minimum=1, bound=TRIALS_BOUND)
     if samples is not None and name != RANDOM:
         errors.add(f"{path}.samples", "only random search takes samples")
     seed = _integer(raw, "seed", path, errors, minimum=0, maximum=SEED_LIMIT - 1)
-    if len(errors.errors) > count:
+    if errors.count > count:
         return None
     return Algorithm(str(name), seed=fallback_seed if seed is None else seed, samples=samples)
 
@@ -358,7 +374,7 @@ def _parse_objective(raw: object, path: str, errors: ErrorList) -> Objective | N
             "must be an object {metric: <output parameter of the entrypoint>, goal: minimize | maximize}",
         )
         return None
-    count = len(errors.errors)
+    count = errors.count
     for key in sorted(str(key) for key in raw if key not in _OBJECTIVE_FIELDS):
         errors.add(f"{path}.{key}", "unknown field; expected " + ", ".join(sorted(_OBJECTIVE_FIELDS)))
     metric = raw.get("metric")
@@ -372,11 +388,29 @@ def _parse_objective(raw: object, path: str, errors: ErrorList) -> Objective | N
         isinstance(target, bool) or not isinstance(target, int | float) or not math.isfinite(target)
     ):
         errors.add(f"{path}.target", f"must be a finite number (got {target!r})")
-    if len(errors.errors) > count:
+    if errors.count > count:
         return None
     assert isinstance(metric, str), "checked above"
     assert goal in ("minimize", "maximize"), "checked above"
     return Objective(metric, goal, None if target is None else float(target))
+
+
+def _check_rounds(max_trials: int, parallelism: int, path: str, errors: ErrorList) -> None:
+    """An adaptive search runs at most `parallelism` trials a round, one Workflow each: at least this many
+    rounds, whatever the batch plan later makes of them (`manifests.plan_batches` counts them exactly)."""
+    rounds = math.ceil(max_trials / parallelism)
+    if rounds > limits.current().workflows_per_sweep:
+        errors.add(
+            f"{path}.maxTrials",
+            f"{too_many('workflows', rounds, 'workflows_per_sweep')}: an adaptive search runs "
+            f"spec.parallelism ({parallelism}) trials a round, one Workflow each; raise spec.parallelism "
+            "or lower spec.maxTrials",
+        )
+
+
+# (what is counted, the `limits` field that bounds it) for `_integer`.
+TRIALS_BOUND = ("trials", "trials_per_sweep")
+PARALLEL_BOUND = ("trials at once", "parallel_trials")
 
 
 def _integer(
@@ -388,7 +422,10 @@ def _integer(
     minimum: int,
     maximum: int | None = None,
     default: int | None = None,
+    bound: tuple[str, str] | None = None,
 ) -> int | None:
+    """The integer at `key`: at least `minimum`, at most `maximum`, and within `bound` (what it counts and
+    the `limits` field that bounds it, read now and refused in that table's words)."""
     if key not in raw or raw[key] is None:
         return default
     value = raw[key]
@@ -398,6 +435,9 @@ def _integer(
     if value < minimum or (maximum is not None and value > maximum):
         bounds = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum:,}"
         errors.add(f"{path}.{key}", f"must be {bounds} (got {value})")
+        return default
+    if bound is not None and value > getattr(limits.current(), bound[1]):
+        errors.add(f"{path}.{key}", too_many(bound[0], value, bound[1]))
         return default
     return value
 

@@ -31,10 +31,21 @@ class Limits:
     processes_per_node: int = 1024
     #: Trials one sweep may run: a grid's combinations, a search's trial budget.
     trials_per_sweep: int = 100_000
-    #: Trials of one sweep running at once (`parallelism`): each is at least one pod.
+    #: Trials of one sweep running at once (`parallelism`): each is at least one pod. Also bounds the
+    #: `parallelism` a sweep's embedded Argo workflow sets (pods at once within a batch).
     parallel_trials: int = 1000
-    #: Items one pipeline `map` step fans out to (each item is a step, a pod, of the Workflow).
+    #: Workflows one sweep creates: its batches, or the rounds of an adaptive search (one each). The
+    #: sweep's status names every one (up to 63 characters each) and must stay well under 1 MiB; each
+    #: adaptive round also rebuilds the sampler's study from every earlier trial.
+    workflows_per_sweep: int = 5000
+    #: Items one pipeline `map` step fans out to (each item is a step, a pod, of the Workflow), counting
+    #: the maps around it; and the items of a loop (`withItems`, `withSequence`) of a sweep's workflow.
     map_items: int = 10_000
+    #: The JSON of one Workflow a pipeline transpiles to. etcd stores objects up to 1.5 MiB by default and
+    #: Argo writes each node's status into the same object as it runs, so a larger spec could not run; and
+    #: each step's template repeats the configuration's secrets and the items of the maps around it, so the
+    #: Workflow can grow much faster than the pipeline (its YAML costs about 20x its size to write).
+    workflow_bytes: int = 1024 * 1024
     #: A YAML or JSON text a tenant hands us, in bytes (UTF-8).
     yaml_bytes: int = 4 * 1024 * 1024
     #: Scalars, mappings, sequences and aliases in one YAML text.

@@ -1,10 +1,10 @@
 """The validating webhook's decisions: which checks an object gets, and how their findings read.
 
 Pure but for the namespaces' Pod Security policies, which come from this process's memory (no query per
-review). Our job kinds are checked by `jobs.validation`, a HyperparamWorkflow by its sweep validation plus
-a lint of the embedded Argo spec (both with their pod templates against the namespace's Pod Security
-policy), and Argo's own kinds by the linter in full (only in namespaces that opted in: the webhook
-configuration's namespaceSelector decides what reaches us).
+review). Our job kinds are checked by `jobs.validation`, a HyperparamWorkflow by its sweep validation (the
+spec and its batch plan, every count bounded) plus a lint of the embedded Argo spec (both with their pod
+templates against the namespace's Pod Security policy), and Argo's own kinds by the linter in full (only in
+namespaces that opted in: the webhook configuration's namespaceSelector decides what reaches us).
 A denial lists every problem with its field path. A bug in a check denies our kinds (the apiserver's
 failurePolicy for them is Fail too) and lets Argo's through with a warning (their policy is Ignore):
 `failures.undecided`.
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from access import podsecurity
+from hyperparam import manifests as sweep_manifests
 from hyperparam.space import SpecError
 from hyperparam.sweep import parse_sweep
 from jobs import apigroups
@@ -110,7 +111,10 @@ def check_hyperparam_workflow(hpw: dict[str, Any]) -> Findings:
     causes: list[Cause] = []
     lines: list[str] = []
     try:
-        parse_sweep(spec)
+        sweep = parse_sweep(spec)
+        # Its plan too, as the controller will make it: whether one trial fits a Workflow, and how many
+        # Workflows the sweep makes (arithmetic on the spec; no trial is planned).
+        sweep_manifests.plan_batches(hpw, sweep)
     except SpecError as invalid:
         causes += [Cause(error.path, error.message) for error in invalid.errors]
         lines += [str(error) for error in invalid.errors]

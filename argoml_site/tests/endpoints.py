@@ -21,7 +21,7 @@ class Kind(enum.Enum):
     ASSET = "asset"  # pinned front-end libraries from Python packages; no tenant data
     SIGN_OUT = "sign-out"  # ends the caller's own session
     SELF = "self"  # the caller's own grants (/api/namespaces/)
-    SIGNED_IN = "signed-in"  # any signed-in user, no tenant data (API root, schema, docs, transpile)
+    SIGNED_IN = "signed-in"  # any signed-in user, no tenant data (API root, schema, docs)
     OPERATOR = "operator"  # Prometheus figures: the metrics token or a staff session only
     TOKEN = "token"  # the API's sign-in: a password for a token; anyone may try (throttled, locked)
     OVERVIEW = "overview"  # counts and recent items over the caller's namespaces
@@ -36,6 +36,9 @@ class Kind(enum.Enum):
     READ_ACTION = "read-action"  # POST on one row that a viewer may do (opening a TensorBoard)
     SUBMIT_FORM = "submit-form"  # the dashboard's Submit page: the namespace is in the posted manifest
     SUBMIT = "submit"  # API verb with the namespace in the body
+    # Work that creates nothing, done only for a caller who may submit its result: an editor of some
+    # namespace, decided before the body is read, and of the one the body names, if any (pipeline transpile)
+    EDITOR_WORK = "editor-work"
     ADMIN = "admin"  # the Django admin: staff only
     NOT_ON_WEB = "not-on-web"  # must not be served by the web process at all (admission webhooks)
 
@@ -73,7 +76,7 @@ TABLE: dict[str, Rule] = {
     "trainjob-detail": Rule(Kind.OBJECT, "trainjob"),
     "trainjob-updates": Rule(Kind.OBJECT, "trainjob"),
     "trainingruntime-list": Rule(Kind.LIST, "runtime"),
-    "pipeline-transpile": Rule(Kind.SIGNED_IN),
+    "pipeline-transpile": Rule(Kind.EDITOR_WORK),
     "pipeline-submit": Rule(Kind.SUBMIT),
     "webhooks-validate": Rule(Kind.NOT_ON_WEB),
     "webhooks-mutate": Rule(Kind.NOT_ON_WEB),

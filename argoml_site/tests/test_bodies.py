@@ -9,13 +9,18 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from access.models import NamespaceGrant, Role
+
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def api(django_user_model):
+    """An editor of some namespace: pipeline transpile refuses anyone else before reading the body."""
+    user = django_user_model.objects.create_user("someone")
+    NamespaceGrant.objects.create(user=user, namespace="team-a", role=Role.EDITOR)
     client = APIClient()
-    client.force_authenticate(django_user_model.objects.create_user("someone"))
+    client.force_authenticate(user)
     return client
 
 

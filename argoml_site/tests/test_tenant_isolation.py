@@ -45,6 +45,8 @@ NAMESPACE_B = "team-b"
 
 # Personas that are not tenant A. `viewer-of-a` may read A's objects, so only its writes are attacks.
 STRANGERS = ("outsider", "viewer-elsewhere", "editor-elsewhere")
+# Editors of team-b: work that names no namespace (Kind.EDITOR_WORK) is theirs to ask for.
+EDITORS_ELSEWHERE = ("editor-elsewhere", "viewer-of-a")
 PERSONAS = ("anonymous", *STRANGERS, "viewer-of-a")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 ANONYMOUS_API = {401, 403}
@@ -72,6 +74,8 @@ HOSTILE_BODY = {
     "pipeline": {},
     "config": {},
 }
+# The same body naming no namespace: for work any editor may ask for (Kind.EDITOR_WORK).
+UNNAMED_BODY = {key: value for key, value in HOSTILE_BODY.items() if key not in ("namespace", "metadata")}
 HOSTILE_MANIFEST = f"""apiVersion: kubeflow.org/v1
 kind: TFJob
 metadata:
@@ -95,7 +99,7 @@ class Attempt:
     method: str
     variant: str = "pk"  # how the path names the target: pk, uid, name, encoded-slash, dot-dot, also
     query: str = ""
-    body: str = ""  # "", "hostile-json", "hostile-form", "move-namespace"
+    body: str = ""  # "", "hostile-json", "unnamed-json", "hostile-form", "move-namespace"
 
 
 @dataclass
@@ -132,7 +136,7 @@ def attempts(endpoint: Endpoint, rule: Rule, persona: str) -> list[Attempt]:
         return reads + _writes(endpoint, rule)
     if kind == Kind.SUBMIT_FORM:
         return [Attempt("get", "GET"), *_writes(endpoint, rule)]
-    if kind in (Kind.SIGN_OUT, Kind.SUBMIT):
+    if kind in (Kind.SIGN_OUT, Kind.SUBMIT, Kind.EDITOR_WORK):
         return _writes(endpoint, rule)
     variants = [variant for variant in OBJECT_VARIANTS if variant != "also" or rule.also]
     reads = [Attempt(f"get-{variant}", "GET", variant=variant) for variant in variants]
@@ -147,6 +151,11 @@ def _writes(endpoint: Endpoint, rule: Rule) -> list[Attempt]:
     kind = rule.kind
     if kind in (Kind.CREATE_LIST, Kind.SUBMIT):
         return [Attempt("post-namespace-in-body", "POST", body="hostile-json")]
+    if kind == Kind.EDITOR_WORK:  # naming A's namespace, and naming none (refused without an editor grant)
+        return [
+            Attempt("post-namespace-in-body", "POST", body="hostile-json"),
+            Attempt("post-no-namespace", "POST", body="unnamed-json"),
+        ]
     if kind == Kind.SUBMIT_FORM:
         return [Attempt("post-manifest", "POST", body="hostile-form")]
     if kind == Kind.ACTION:
@@ -337,6 +346,8 @@ def build_path(endpoint: Endpoint, rule: Rule, world: Seed, attempt: Attempt) ->
 def send(client: Client, method: str, url: str, body: str) -> Any:
     if body == "hostile-json":
         return client.generic(method, url, json.dumps(HOSTILE_BODY), content_type="application/json")
+    if body == "unnamed-json":
+        return client.generic(method, url, json.dumps(UNNAMED_BODY), content_type="application/json")
     if body == "move-namespace":
         moved = {"namespace": NAMESPACE_B, "metadata": {"namespace": NAMESPACE_B}}
         return client.generic(method, url, json.dumps(moved), content_type="application/json")
@@ -520,6 +531,8 @@ def check_attempt(world: Seed, endpoint: Endpoint, rule: Rule, persona: str, att
         assert status in REFUSED | {200}, status
     elif rule.kind == Kind.SUBMIT_FORM:
         assert status in (403, 422), status
+    elif attempt.body == "unnamed-json" and persona in EDITORS_ELSEWHERE:
+        assert status in (200, 400), status  # their own work; the leak check below still applies
     else:
         assert status in REFUSED, status
     found = leaked(world, response, sent)

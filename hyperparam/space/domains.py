@@ -36,6 +36,15 @@ from hyperparam.space.errors import ErrorList
 
 # Enough digits that min + i * step is exact for any range a person would write.
 _DECIMAL = Context(prec=80)
+# Enough digits for the exact number of values of any range whose bounds and step a 64-bit float holds
+# (at most (2 x 1.8e308) / 5e-324, about 10^632), so counting them never fails.
+_COUNTING = Context(prec=700)
+# A uniform draw has 53 random bits (`space.unit_draw`); a domain larger than a float can multiply takes its
+# index from those bits in integer arithmetic.
+_DRAW_BITS = 53
+_FLOAT_MAX = 2**1023
+# JSON integers Kubernetes (and our client) carry: a larger one must be written as a string.
+_INT64 = 2**63
 
 # Argo accepts these characters in parameter names (its paramOrArtifactNameRegex).
 PARAMETER_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -100,7 +109,11 @@ class FiniteDomain(Domain):
         return (self.value_at(index) for index in range(self.size))
 
     def sample(self, u: float) -> str:
-        return self.value_at(min(int(u * self.size), self.size - 1))
+        size = self.size
+        if size < _FLOAT_MAX:
+            return self.value_at(min(int(u * size), size - 1))
+        # u * size would overflow a float: the same floor, from u's 53 bits, in integers.
+        return self.value_at(min((int(u * 2**_DRAW_BITS) * size) >> _DRAW_BITS, size - 1))
 
 
 @dataclass(frozen=True)
@@ -140,7 +153,7 @@ class Range(FiniteDomain):
 
     @property
     def size(self) -> int:
-        return int(_DECIMAL.divide_int(_DECIMAL.subtract(self.stop, self.start), self.step)) + 1
+        return int(_COUNTING.divide_int(_COUNTING.subtract(self.stop, self.start), self.step)) + 1
 
     @property
     def is_integer(self) -> bool:
@@ -306,13 +319,16 @@ def _parse_choice(name: str, raw: object, path: str, errors: ErrorList) -> Choic
     if not isinstance(raw, list) or not raw:
         errors.add(path, "must be a non-empty list")
         return None
-    count = len(errors.errors)
+    count = errors.count
     rendered: list[str] = []
     first_seen: dict[str, int] = {}
     for index, value in enumerate(raw):
         value_path = f"{path}[{index}]"
         if not isinstance(value, str | int | float | bool):
             errors.add(value_path, "must be a string, number or boolean")
+            continue
+        if not _int64_holds(value):
+            errors.add(value_path, _INT64_MESSAGE)
             continue
         if isinstance(value, float) and not math.isfinite(value):
             errors.add(value_path, "must be a finite number")
@@ -325,7 +341,7 @@ def _parse_choice(name: str, raw: object, path: str, errors: ErrorList) -> Choic
         else:
             first_seen[text] = index
             rendered.append(text)
-    if len(errors.errors) > count:
+    if errors.count > count:
         return None
     return Choice(name, tuple(rendered))
 
@@ -343,7 +359,7 @@ def _parse_range(name: str, raw: object, path: str, errors: ErrorList) -> Range 
         errors.add(path, "must be an object with min, max and step")
         return None
     _reject_unknown(raw, {"min", "max", "step"}, path, errors)
-    count = len(errors.errors)
+    count = errors.count
     start = _required_number(raw, "min", path, errors)
     stop = _required_number(raw, "max", path, errors)
     step: Decimal | None = None
@@ -358,7 +374,7 @@ def _parse_range(name: str, raw: object, path: str, errors: ErrorList) -> Range 
         errors.add(f"{path}.step", f"must be > 0 (got {step})")
     if start is not None and stop is not None and stop < start:
         errors.add(f"{path}.max", f"must be >= min ({stop} < {start})")
-    if len(errors.errors) > count or start is None or stop is None or step is None:
+    if errors.count > count or start is None or stop is None or step is None:
         return None
     return Range(name, start, stop, step)
 
@@ -368,7 +384,7 @@ def _parse_uniform(name: str, raw: object, path: str, errors: ErrorList, *, log:
         errors.add(path, "must be an object with min and max")
         return None
     _reject_unknown(raw, {"min", "max"}, path, errors)
-    count = len(errors.errors)
+    count = errors.count
     low = _required_number(raw, "min", path, errors)
     high = _required_number(raw, "max", path, errors)
     if low is not None and high is not None:
@@ -376,7 +392,7 @@ def _parse_uniform(name: str, raw: object, path: str, errors: ErrorList, *, log:
             errors.add(f"{path}.max", f"must be >= min ({high} < {low})")
         if log and low <= 0:
             errors.add(f"{path}.min", f"must be > 0 for a log scale (got {low})")
-    if len(errors.errors) > count or low is None or high is None:
+    if errors.count > count or low is None or high is None:
         return None
     return Uniform(name, float(low), float(high), log=log)
 
@@ -386,7 +402,7 @@ def _parse_int(name: str, raw: object, path: str, errors: ErrorList) -> IntUnifo
         errors.add(path, "must be an object with min and max (and optional step, log)")
         return None
     _reject_unknown(raw, {"min", "max", "step", "log"}, path, errors)
-    count = len(errors.errors)
+    count = errors.count
     low = _required_integer(raw, "min", path, errors)
     high = _required_integer(raw, "max", path, errors)
     step = _required_integer(raw, "step", path, errors) if "step" in raw else 1
@@ -402,7 +418,7 @@ def _parse_int(name: str, raw: object, path: str, errors: ErrorList) -> IntUnifo
             errors.add(f"{path}.step", "must be 1 when log is true")
         if low is not None and low < 1:
             errors.add(f"{path}.min", f"must be >= 1 when log is true (got {low})")
-    if len(errors.errors) > count or low is None or high is None or step is None:
+    if errors.count > count or low is None or high is None or step is None:
         return None
     return IntUniform(name, low, high, step, log=bool(log))
 
@@ -413,13 +429,44 @@ def _reject_unknown(raw: Mapping[str, object], allowed: set[str], path: str, err
 
 
 def _required_number(raw: Mapping[str, object], key: str, path: str, errors: ErrorList) -> Decimal | None:
+    """The number at `key`, which a 64-bit float must hold: samplers and templates read it as one, and a
+    number of a million digits (or an exponent of a million) would make every count and index of the
+    domain a number of that size."""
     if key not in raw:
         errors.add(f"{path}.{key}", "required")
         return None
+    if not _int64_holds(raw[key]):
+        errors.add(f"{path}.{key}", _INT64_MESSAGE)
+        return None
     number = _as_decimal(raw[key])
     if number is None:
-        errors.add(f"{path}.{key}", f"must be a finite number (got {raw[key]!r})")
+        errors.add(f"{path}.{key}", f"must be a finite number (got {_shown(raw[key])})")
+    elif not _float_holds(number):
+        errors.add(
+            f"{path}.{key}",
+            "must be a number a 64-bit float holds: 0, or between about 5e-324 and 1.8e308 in size "
+            f"(got {_shown(raw[key])})",
+        )
+        return None
     return number
+
+
+_INT64_MESSAGE = "must be an integer of at most 64 bits (write a larger number as a string)"
+
+
+def _int64_holds(value: object) -> bool:
+    return not isinstance(value, int) or isinstance(value, bool) or -_INT64 <= value < _INT64
+
+
+def _float_holds(number: Decimal) -> bool:
+    as_float = float(number)
+    return math.isfinite(as_float) and (as_float != 0 or number == 0)
+
+
+def _shown(value: object) -> str:
+    """A value as an error message quotes it, cut short: the message must not grow with the input."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _required_integer(raw: Mapping[str, object], key: str, path: str, errors: ErrorList) -> int | None:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import limits
+
+#: Counts past this are said as "more than 10^100": their digits would tell nothing, and the counts that get
+#: there (a grid's size, a loop count written as a long string of digits) are never computed in full.
+HUGE = 10**100
+
 
 @dataclass(frozen=True)
 class FieldError:
@@ -26,21 +32,55 @@ class SpecError(ValueError):
         super().__init__("; ".join(str(error) for error in errors))
 
 
+#: A report lists this many problems and counts the rest: a spec of 50,000 duplicate values (or entries)
+#: must not become an answer of 50,000 problems (80 MiB in the web process), and the first hundred say
+#: what to fix.
+MAX_LISTED = 100
+
+
 class ErrorList:
-    """Collects field errors while a parser keeps going, then raises them together."""
+    """Collects field errors while a parser keeps going, then raises them together: the first MAX_LISTED,
+    and one more that counts the rest. `count` is every error added (parsers compare it before and after a
+    part to tell whether that part failed)."""
 
     def __init__(self) -> None:
         self.errors: list[FieldError] = []
+        self.count = 0
+        self._first_unlisted = ""
 
     def add(self, path: str, message: str) -> None:
-        self.errors.append(FieldError(path, message))
+        self._keep(FieldError(path, message))
 
     def extend(self, errors: list[FieldError] | tuple[FieldError, ...]) -> None:
-        self.errors.extend(errors)
+        for error in errors:
+            self._keep(error)
+
+    def _keep(self, error: FieldError) -> None:
+        self.count += 1
+        if len(self.errors) < MAX_LISTED:
+            self.errors.append(error)
+        elif self.count == MAX_LISTED + 1:
+            self._first_unlisted = error.path
 
     def __bool__(self) -> bool:
-        return bool(self.errors)
+        return self.count > 0
 
     def raise_if_any(self) -> None:
-        if self.errors:
-            raise SpecError(self.errors)
+        if not self.count:
+            return
+        unlisted = self.count - len(self.errors)
+        summary = [
+            FieldError(
+                self._first_unlisted,
+                f"this and {unlisted - 1} more problems after it are not listed (a report lists the first "
+                f"{MAX_LISTED})",
+            )
+        ]
+        raise SpecError(self.errors + (summary if unlisted else []))
+
+
+def too_many(what: str, count: int, field: str) -> str:
+    """`limits.too_many`'s wording, with a count past HUGE said as "more than 10^100"."""
+    if count <= HUGE:
+        return limits.too_many(what, count, field)
+    return limits.too_many(what, HUGE, field).removesuffix(str(HUGE)) + "more than 10^100"

@@ -2,7 +2,9 @@
 
 Grid order is `itertools.product` order (the last hyperparameter varies fastest), so combination `i` is the
 mixed-radix number `i` with one digit per hyperparameter: any slice of a 100,000-combination grid is computed
-directly, and the count is a product of sizes, known without listing anything.
+directly, and the count is a product of sizes, known without listing anything — and never multiplied out
+past what a caller asks about (`grid_size_up_to`): twenty domains of a hundred values are 10^40
+combinations, a hundred domains of a huge range a number of thousands of digits.
 
 Random points come from a counter-based generator: the draw for (seed, trial, hyperparameter name) is a hash,
 so trial `i` is computed without drawing trials 0..i-1, the same seed gives the same trials in every process
@@ -13,14 +15,14 @@ Draws are with replacement: a random search over a small finite space may repeat
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 from hyperparam.space.domains import Domain, FiniteDomain
 
-# Finite domains up to this many values keep their strings in a tuple (fast lookups, bounded memory); larger
-# ones compute each value on demand.
+# A grid keeps up to this many value strings, over all its domains, in tuples (fast lookups, bounded
+# memory); the domains past it (the first ones, which vary slowest) compute each value on demand.
 _CACHE_LIMIT = 65_536
 
 _UNIT = 2.0**-53
@@ -31,10 +33,6 @@ class SearchSpace:
     """The ordered hyperparameters of a sweep."""
 
     domains: tuple[Domain, ...]
-    _lookups: tuple[Sequence[str], ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_lookups", tuple(_lookup(domain) for domain in self.domains))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -44,15 +42,18 @@ class SearchSpace:
     def is_finite(self) -> bool:
         return all(domain.finite for domain in self.domains)
 
-    @property
-    def grid_size(self) -> int:
-        """The number of combinations, from the domains' sizes alone."""
-        return math.prod(self._finite(domain).size for domain in self.domains)
+    def grid_size_up_to(self, cap: int) -> int:
+        """The number of combinations, or the first partial product past `cap` (so: a number above `cap`)
+        when there are more: the product is never multiplied out further than that."""
+        size = 1
+        for domain in self.domains:
+            size *= self._finite(domain).size
+            if size > cap:
+                return size
+        return size
 
     def grid_point(self, index: int) -> dict[str, str]:
         """Combination `index` of the grid, computed directly from its mixed-radix digits."""
-        if not 0 <= index < self.grid_size:
-            raise IndexError(f"combination {index} outside a grid of {self.grid_size}")
         digits = self._digits(index)
         return {
             name: lookup[digit] for name, lookup, digit in zip(self.names, self._lookups, digits, strict=True)
@@ -60,9 +61,8 @@ class SearchSpace:
 
     def grid_points(self, start: int, stop: int) -> Iterator[dict[str, str]]:
         """Combinations start..stop-1 in order, stepping an odometer instead of re-dividing each index."""
-        size = self.grid_size
-        if not 0 <= start <= stop <= size:
-            raise IndexError(f"slice [{start}, {stop}) outside a grid of {size}")
+        if not 0 <= start <= stop or self.grid_size_up_to(stop) < stop:
+            raise IndexError(f"slice [{start}, {stop}) outside the grid")
         if start == stop:
             return
         names = self.names
@@ -87,10 +87,32 @@ class SearchSpace:
         """Trial `index` of a random search: the same for the same seed, in any process, at any time."""
         return {domain.name: domain.sample(unit_draw(seed, index, domain.name)) for domain in self.domains}
 
+    @cached_property
+    def _lookups(self) -> tuple[Sequence[str], ...]:
+        """Each domain's values by index: listed in a tuple while the grid's budget lasts, from the last
+        domain (which varies fastest) backwards; computed on demand past it. Built on the first grid
+        lookup, so a random or adaptive sweep never lists a value."""
+        budget = _CACHE_LIMIT
+        lookups: list[Sequence[str]] = []
+        for domain in reversed(self.domains):
+            finite = self._finite(domain)
+            if finite.size <= budget:
+                budget -= finite.size
+                lookups.append(tuple(finite.values()))
+            else:
+                lookups.append(_Computed(finite))
+        return tuple(reversed(lookups))
+
     def _digits(self, index: int) -> list[int]:
+        """Combination `index` as one digit per domain; IndexError when the grid has no such combination."""
+        if index < 0:
+            raise IndexError(f"combination {index} outside the grid")
         digits = [0] * len(self.domains)
+        remaining = index
         for position in range(len(self.domains) - 1, -1, -1):
-            index, digits[position] = divmod(index, self._finite(self.domains[position]).size)
+            remaining, digits[position] = divmod(remaining, self._finite(self.domains[position]).size)
+        if remaining:
+            raise IndexError(f"combination {index} outside the grid")
         return digits
 
     @staticmethod
@@ -119,11 +141,3 @@ class _Computed(Sequence[str]):
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
         return self._domain.value_at(index)
-
-
-def _lookup(domain: Domain) -> Sequence[str]:
-    if not isinstance(domain, FiniteDomain):
-        return ()
-    if domain.size <= _CACHE_LIMIT:
-        return tuple(domain.values())
-    return _Computed(domain)

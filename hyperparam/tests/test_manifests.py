@@ -323,7 +323,7 @@ def test_a_trial_that_runs_many_nodes_gets_smaller_batches(spec):
 
 def test_a_trial_too_large_for_any_workflow_is_a_spec_error(spec):
     spec["workflow"]["templates"].append(
-        {"name": "wide", "steps": [[{"name": "s", "template": "train", "withSequence": {"count": "100000"}}]]}
+        {"name": "wide", "steps": [[{"name": "s", "template": "train", "withSequence": {"count": "5000"}}]]}
     )
     spec["workflow"]["templates"][0] = {
         **spec["workflow"]["templates"][0],

@@ -102,3 +102,10 @@ def test_a_grid_renders_without_loading_optuna_the_api_or_hera(tmp_path):
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
     assert "django.urls" in imported  # the import times were read
     assert imported & {"optuna", "scipy", "hera", "hyperparam.api.views"} == set()
+
+
+def test_a_name_that_is_not_a_string_is_refused_in_one_line(tmp_path):
+    hpw = make_hpw(uid="")
+    hpw["metadata"]["name"] = {"a": "b"}
+    with pytest.raises(CommandError, match=r"metadata\.name is required, a string"):
+        render(tmp_path, hpw)

@@ -19,9 +19,11 @@ class InvalidPipeline(APIException):
     status_code = status.HTTP_400_BAD_REQUEST
     default_code = "invalid"
 
-    def __init__(self, problems: Iterable[Problem], detail: str | None = None) -> None:
+    def __init__(
+        self, problems: Iterable[Problem], detail: str | None = None, count: int | None = None
+    ) -> None:
         found = list(problems)
-        count = len(found)
+        count = len(found) if count is None else count
         summary = detail or f"{count} problem{'s' if count != 1 else ''} found; nothing was transpiled"
         super().__init__({"detail": summary, "errors": [problem_data(problem) for problem in found]})
 

@@ -82,6 +82,13 @@ class TranspileRequestSerializer(serializers.Serializer):
         help_text="Values of the configuration's ${var} placeholders (ARGOML_VAR_<var> or MAGNUS_VAR_<var> "
         "for the command).",
     )
+    namespace = StrictCharField(
+        max_length=63,
+        required=False,
+        validators=[validators.namespace_name],
+        help_text="The namespace you mean to submit the Workflow to, if you name one: you need the editor "
+        "role there (without it, in some namespace).",
+    )
 
 
 @extend_schema_serializer(component_name="Submit")

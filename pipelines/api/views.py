@@ -1,21 +1,27 @@
 """``POST /api/pipelines/transpile`` and ``POST /api/pipelines/submit``: thin verbs over the transpiler and
-the one submit action."""
+the one submit action.
+
+Who may: both need the editor role in some namespace, decided from the caller's grants before the body is
+read (`EditorSomewhere`), and in the namespace the body names, if it names one (`NamespacePermission`).
+Transpiling creates nothing, but it is work done for the caller (up to `workflow_bytes` of Workflow, and
+the YAML of it): a user who can submit nothing anywhere has no use for it."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
-from rest_framework import exceptions, permissions, serializers, status, viewsets
+from rest_framework import exceptions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.permissions import NamespacePermission
+from access.permissions import EditorSomewhere, NamespacePermission
 from argoml_site.bodies import JSONParser
 from kube.api import ClusterUnavailable, document_body
-from workflows.pipeline import PipelineError, Problem, Transpiled, dump_workflow
+from workflows.pipeline import PipelineError, Problem, Transpiled
 
 from ..actions import SubmissionFailed, submit_workflow
 from ..documents import transpile_documents
+from ..rendering import workflow_yaml
 from .problems import InvalidPipeline, request_problems
 from .serializers import (
     ProblemsSerializer,
@@ -47,6 +53,11 @@ INVALID = OpenApiResponse(
     ProblemsSerializer,
     description="Every problem of the request, the pipeline and the configuration, one per entry.",
 )
+NOT_AN_EDITOR = OpenApiResponse(
+    description="You are an editor of no namespace, or not of the namespace the body names."
+)
+# Checked in this order: the grants alone (before the body is read), then a namespace the body names.
+EDITORS = [EditorSomewhere, NamespacePermission]
 
 
 class PipelineViewSet(viewsets.ViewSet):
@@ -66,16 +77,16 @@ class PipelineViewSet(viewsets.ViewSet):
         operation_id="pipelines_transpile",
         tags=["pipelines"],
         request=TranspileRequestSerializer,
-        responses={200: TranspiledSerializer, 400: INVALID},
+        responses={200: TranspiledSerializer, 400: INVALID, 403: NOT_AN_EDITOR},
         examples=[EXAMPLE_REQUEST],
         extensions=DOCUMENTS,
     )
-    @action(detail=False, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    @action(detail=False, methods=["post"], permission_classes=EDITORS)
     def transpile(self, request: Request) -> Response:
         """Transpile a pipeline into an Argo Workflow; nothing is created in the cluster."""
         _, result = _transpile(request, TranspileRequestSerializer)
         data = {
-            "yaml": dump_workflow(result.workflow),
+            "yaml": workflow_yaml(result.workflow),
             "workflow": result.workflow,
             "warnings": result.warnings,
         }
@@ -92,7 +103,7 @@ class PipelineViewSet(viewsets.ViewSet):
                 description="The request is invalid, the namespace's pod security refuses the Workflow "
                 "(each error names the Workflow's field), or the cluster refused.",
             ),
-            403: OpenApiResponse(description="You are not an editor of the namespace."),
+            403: NOT_AN_EDITOR,
             503: OpenApiResponse(description="The cluster could not be reached, or none is configured."),
         },
         extensions=DOCUMENTS,
@@ -102,7 +113,7 @@ class PipelineViewSet(viewsets.ViewSet):
             )
         ],
     )
-    @action(detail=False, methods=["post"], permission_classes=[NamespacePermission])
+    @action(detail=False, methods=["post"], permission_classes=EDITORS)
     def submit(self, request: Request) -> Response:
         """Transpile a pipeline and create its Workflow in a namespace where you are an editor."""
         validated, result = _transpile(request, SubmitRequestSerializer)
@@ -144,5 +155,5 @@ def _transpile(request: Request, serializer_class: type[serializers.Serializer])
             variables=validated["variables"],
         )
     except PipelineError as error:
-        raise InvalidPipeline(error.problems) from error
+        raise InvalidPipeline(error.problems, count=error.count) from error
     return validated, result

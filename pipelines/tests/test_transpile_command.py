@@ -67,6 +67,26 @@ def test_every_problem_is_printed_and_nothing_is_written(files: Path) -> None:
     assert not (files / "pipeline.yaml").exists()
 
 
+def test_nested_maps_of_more_pods_than_the_bound_are_refused_and_nothing_is_written(files: Path) -> None:
+    """Five nested maps of a hundred items: 10^10 pods from a 3 KB file (issue 27)."""
+    task = {"type": "task", "command": "echo", "next": "ok"}
+    graph: dict[str, Any] = {"start_at": "t", "steps": {"t": task, "ok": {"type": "success"}}}
+    for level in reversed(range(5)):
+        step = {"type": "map", "items": list(range(100)), "iterate_as": f"i{level}", "branch": graph}
+        graph = {
+            "start_at": f"m{level}",
+            "steps": {f"m{level}": {**step, "next": "ok"}, "ok": {"type": "success"}},
+        }
+    (files / "churn.yaml").write_text(yaml.safe_dump({"dag": graph}, default_flow_style=True))
+    stderr = StringIO()
+    with pytest.raises(CommandError, match="1 problem found; nothing was written"):
+        call_command("transpile", "churn.yaml", "--config", "argo.yaml", stderr=stderr)
+    assert stderr.getvalue().startswith(
+        "step m0.m1.m2: items: must be at most 10000 items (MAX_MAP_ITEMS), not 1000000: with the maps around"
+    )
+    assert not (files / "pipeline.yaml").exists()
+
+
 def test_the_definition_is_never_overwritten_by_the_default_output_file(files: Path) -> None:
     (files / "churn.yaml").rename(files / "pipeline.yaml")
     with pytest.raises(CommandError, match=r"pipeline\.yaml is one of the input files"):

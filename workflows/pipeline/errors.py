@@ -22,11 +22,19 @@ class Problem:
 
 
 class PipelineError(ValueError):
-    """Raised with every problem found, so they are fixed in one round and nothing half-valid is written."""
+    """Raised with every problem found, so they are fixed in one round and nothing half-valid is written.
+    `count` is how many were found (more than `problems` lists when the report was cut short)."""
 
-    def __init__(self, problems: Iterable[Problem]) -> None:
+    def __init__(self, problems: Iterable[Problem], count: int | None = None) -> None:
         self.problems: tuple[Problem, ...] = tuple(problems)
+        self.count = len(self.problems) if count is None else count
         super().__init__("\n".join(str(problem) for problem in self.problems))
+
+
+#: A report lists this many problems (and warnings) and counts the rest: a pipeline of 50,000 broken steps
+#: must not become an answer of 50,000 problems (130 MiB in the web process); the first hundred say what
+#: to fix.
+MAX_LISTED = 100
 
 
 @dataclass
@@ -34,24 +42,42 @@ class Problems:
     """A collector passed through parsing; parsing goes on after a problem so later ones are found too.
 
     ``warnings`` hold what is accepted but worth a second look (a Magnus setting we ignore, a ``fail`` step
-    nothing reaches): they travel with the result and never stop it.
+    nothing reaches): they travel with the result and never stop it. Both keep the first MAX_LISTED and
+    count the rest; `count` is every problem added.
     """
 
     found: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    count: int = 0
+    unlisted_warnings: int = 0
 
     def add(self, where: str, field_name: str, message: str) -> None:
-        self.found.append(Problem(where, field_name, message))
+        self.count += 1
+        if len(self.found) < MAX_LISTED:
+            self.found.append(Problem(where, field_name, message))
 
     def warn(self, message: str) -> None:
-        self.warnings.append(message)
+        if len(self.warnings) < MAX_LISTED:
+            self.warnings.append(message)
+        else:
+            self.unlisted_warnings += 1
+
+    def listed_warnings(self) -> tuple[str, ...]:
+        """The warnings, with one more that counts those not listed."""
+        if not self.unlisted_warnings:
+            return tuple(self.warnings)
+        return (*self.warnings, f"and {self.unlisted_warnings} more warnings, not listed")
 
     def has(self, where: str, field_name: str) -> bool:
         return any(problem.where == where and problem.field == field_name for problem in self.found)
 
     def raise_if_any(self) -> None:
-        if self.found:
-            raise PipelineError(self.found)
+        if not self.count:
+            return
+        unlisted = self.count - len(self.found)
+        message = f"and {unlisted} more problems, not listed (a report lists the first {MAX_LISTED})"
+        summary = Problem("pipeline", "", message)
+        raise PipelineError([*self.found, summary] if unlisted else self.found, self.count)
 
 
 def unknown_key_message(key: str, known: Iterable[str]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from .errors import Problems
 
@@ -32,31 +32,33 @@ def reachable_from(start: str, steps: Mapping[str, object], edges: Edges) -> lis
 
 
 def find_cycle(steps: Mapping[str, object], edges: Edges) -> tuple[list[str], str] | None:
-    """A cycle as (the steps around it, the field that closes it), or None; Argo DAGs cannot loop."""
-    visiting: list[str] = []
+    """A cycle as (the steps around it, the field that closes it), or None; Argo DAGs cannot loop.
+
+    A depth-first walk with its own stack, not Python's: a chain of thousands of steps is a few hundred
+    kilobytes of pipeline, and must not reach the interpreter's recursion limit."""
     state: dict[str, str] = {}
-
-    def visit(name: str) -> tuple[list[str], str] | None:
-        state[name] = "visiting"
-        visiting.append(name)
-        for field_name, target in edges(name):
-            if target not in steps:
-                continue
-            if state.get(target) == "visiting":
-                return [*visiting[visiting.index(target) :], target], field_name
-            if target not in state:
-                found = visit(target)
-                if found:
-                    return found
-        visiting.pop()
-        state[name] = "done"
-        return None
-
-    for name in steps:
-        if name not in state:
-            found = visit(name)
-            if found:
-                return found
+    for root in steps:
+        if root in state:
+            continue
+        path: list[str] = [root]
+        pending: list[Iterator[tuple[str, str]]] = [iter(edges(root))]
+        state[root] = "visiting"
+        while pending:
+            advanced = False
+            for field_name, target in pending[-1]:
+                if target not in steps:
+                    continue
+                if state.get(target) == "visiting":
+                    return [*path[path.index(target) :], target], field_name
+                if target not in state:
+                    state[target] = "visiting"
+                    path.append(target)
+                    pending.append(iter(edges(target)))
+                    advanced = True
+                    break
+            if not advanced:
+                state[path.pop()] = "done"
+                pending.pop()
     return None
 
 

@@ -7,6 +7,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import limits
+
 from .commands import translate_command
 from .config import read_overrides
 from .errors import PipelineError, Problems, unknown_key_message
@@ -55,10 +57,35 @@ def task_name(step_name: str) -> str:
 
 @dataclass(frozen=True)
 class _Scope:
-    """What a step can refer to: pipeline parameters and the items of the maps around it."""
+    """What a step can refer to: pipeline parameters and the items of the maps around it; and how many
+    parallel, map and dag steps it is nested in."""
 
     parameters: Mapping[str, Any]
     items: tuple[str, ...] = ()
+    depth: int = 0
+
+    def inside(self, item: str | None = None) -> _Scope:
+        """The scope of the steps nested in a parallel, map (with its `item`) or dag step."""
+        items = self.items if item is None else (*self.items, item)
+        return _Scope(self.parameters, items, self.depth + 1)
+
+
+def max_nesting() -> int:
+    """How deep parallel, map and dag steps may nest. Each level is at least two levels of the document
+    (the step, then its `tasks` or `branch`), so YAML text within MAX_YAML_DEPTH never gets here; a document
+    sent as a JSON object, which the YAML reader never sees, is held to the same bound (and the parser and
+    renderer, which recurse once per level, to a depth Python can always follow)."""
+    return limits.current().yaml_depth // 2
+
+
+def _too_deep(scope: _Scope, where: str, field_name: str, problems: Problems) -> bool:
+    if scope.depth < max_nesting():
+        return False
+    setting = limits.Limits.setting_name("yaml_depth")
+    problems.add(
+        where, field_name, f"nests parallel, map and dag steps more than {max_nesting()} deep ({setting} / 2)"
+    )
+    return True
 
 
 def parse_pipeline(document: Any) -> Pipeline:
@@ -348,6 +375,8 @@ def _read_parallel(
 ) -> Step:
     branches_doc = raw.get("branches")
     branches: dict[str, Graph] = {}
+    if _too_deep(scope, where, "branches", problems):
+        return ParallelStep(**common)
     if not isinstance(branches_doc, Mapping) or not branches_doc:
         problems.add(where, "branches", "must be a non-empty mapping of branch name: {start_at, steps}")
     else:
@@ -360,7 +389,7 @@ def _read_parallel(
                 where,
                 f"branches.{branch_name}.",
                 f"{common['path']}.{branch_name}.",
-                scope,
+                scope.inside(),
                 problems,
             )
             if graph is not None:
@@ -397,8 +426,10 @@ def _read_map(
     ):
         problems.add(where, "parallelism", f"{parallelism!r} must be a whole number, 1 or more")
         parallelism = None
-    inner = _Scope(scope.parameters, (*scope.items, iterate_as))
-    branch = _read_graph(raw.get("branch"), where, "branch.", f"{common['path']}.", inner, problems)
+    branch = None
+    if not _too_deep(scope, where, "branch", problems):
+        inner = scope.inside(iterate_as)
+        branch = _read_graph(raw.get("branch"), where, "branch.", f"{common['path']}.", inner, problems)
     return MapStep(
         **common,
         branch=branch or Graph(start_at="", steps={}),
@@ -414,11 +445,15 @@ def _read_dag(
 ) -> Step:
     tasks_doc = raw.get("tasks")
     tasks: dict[str, Step] = {}
+    if _too_deep(scope, where, "tasks", problems):
+        return DagStep(**common)
     if not isinstance(tasks_doc, Mapping) or not tasks_doc:
         problems.add(where, "tasks", "must be a non-empty mapping of name: step (with depends)")
         return DagStep(**common)
     for name, task_doc in tasks_doc.items():
-        step = _read_named_step(name, task_doc, f"{common['path']}.", scope, in_dag=True, problems=problems)
+        step = _read_named_step(
+            name, task_doc, f"{common['path']}.", scope.inside(), in_dag=True, problems=problems
+        )
         if step is not None:
             tasks[step.name] = step
     _check_task_name_clashes(list(tasks_doc), f"{common['path']}.", problems)

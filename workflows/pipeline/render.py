@@ -11,6 +11,11 @@ How the pipeline maps onto Argo:
 - a fail step is a container that exits non-zero, so the pipeline's DAG fails when it is reached. A success
   step is only rendered where an ``on_failure`` path may rejoin it: Argo derives a DAG's phase from its leaf
   tasks, and a leaf skipped because of a handled failure would otherwise fail the DAG.
+
+The Workflow is counted as it is written (the JSON of each template once it is complete) and rendering
+stops with a PipelineError once it passes ``limits.current().workflow_bytes``: each step's template repeats
+the configuration's secrets and the items of the maps around it, so 25 KB of pipeline and configuration can
+ask for a Workflow of megabytes, which the cluster could not store anyway.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import limits
+
 from .config import ExecutorConfig, StepSettings, apply_overrides
+from .errors import PipelineError, Problem
 from .model import DagStep, Graph, MapStep, ParallelStep, Pipeline, Step, TaskStep, TerminalStep
 from .parse import task_name
 
@@ -34,9 +42,6 @@ PIPELINE_LABEL = "argoml.io/pipeline"
 
 def render_workflow(pipeline: Pipeline, config: ExecutorConfig, arguments: dict[str, str]) -> dict[str, Any]:
     """The Workflow manifest of a pipeline and configuration that passed every check."""
-    renderer = _Renderer(cache_name=f"{pipeline.name}-step-cache")
-    renderer.names.claim(ENTRYPOINT)
-    renderer.render_graph(pipeline.graph, ENTRYPOINT, "", config.defaults, ())
     metadata: dict[str, Any] = {
         "generateName": f"{pipeline.name}-",
         "labels": {PIPELINE_LABEL: pipeline.name},
@@ -48,6 +53,10 @@ def render_workflow(pipeline: Pipeline, config: ExecutorConfig, arguments: dict[
         spec["arguments"] = {
             "parameters": [{"name": name, "value": value} for name, value in arguments.items()]
         }
+    renderer = _Renderer(cache_name=f"{pipeline.name}-step-cache")
+    renderer.count({"metadata": metadata, "spec": spec}, "pipeline", "its description and parameters")
+    renderer.names.claim(ENTRYPOINT)
+    renderer.render_graph(pipeline.graph, ENTRYPOINT, "", config.defaults, (), "pipeline")
     spec["templates"] = renderer.templates
     return {"apiVersion": API_VERSION, "kind": "Workflow", "metadata": metadata, "spec": spec}
 
@@ -80,9 +89,27 @@ class _Renderer:
     cache_name: str
     names: _TemplateNames = field(default_factory=_TemplateNames)
     templates: list[dict[str, Any]] = field(default_factory=list)
+    written: int = 0
+
+    def count(self, part: dict[str, Any], where: str, what: str) -> None:
+        """Add a finished part of the Workflow to its size; PipelineError once past the bound, naming
+        `where` it got there and `what` that part holds."""
+        size = len(json.dumps(part, separators=(",", ":")))
+        self.written += size
+        if self.written > limits.current().workflow_bytes:
+            message = limits.too_many("bytes of Workflow", self.written, "workflow_bytes")
+            raise PipelineError(
+                [Problem(where, "", f"{message}: it passes the bound here ({size} bytes: {what})")]
+            )
 
     def render_graph(
-        self, graph: Graph, name: str, prefix: str, settings: StepSettings, items: tuple[str, ...]
+        self,
+        graph: Graph,
+        name: str,
+        prefix: str,
+        settings: StepSettings,
+        items: tuple[str, ...],
+        where: str,
     ) -> str:
         """A DAG template for a (sub-)pipeline; ``name`` is already claimed. Returns the template name."""
         template: dict[str, Any] = {"name": name}
@@ -99,6 +126,7 @@ class _Renderer:
                 task["depends"] = " || ".join(depends[step.name])
             tasks.append(task)
         template["dag"] = {"tasks": tasks}
+        self.count(template, where, _graph_parts(len(tasks), items))
         return name
 
     def _task(
@@ -118,7 +146,9 @@ class _Renderer:
         settings = apply_overrides(parent, step.overrides)
         name = self.names.claim(wanted)
         if isinstance(step, TaskStep | TerminalStep):
-            self.templates.append(self._container_template(step, name, settings, items))
+            template = self._container_template(step, name, settings, items)
+            self.templates.append(template)
+            self.count(template, f"step {step.path}", _container_parts(settings, items))
         elif isinstance(step, ParallelStep):
             self._parallel_template(step, name, settings, items)
         elif isinstance(step, MapStep):
@@ -181,12 +211,14 @@ class _Renderer:
         tasks = []
         for branch_name, branch in step.branches.items():
             branch_template = self.names.claim(f"{name}-{task_name(branch_name)}")
-            self.render_graph(branch, branch_template, f"{branch_template}-", settings, items)
+            where = f"step {step.path}"
+            self.render_graph(branch, branch_template, f"{branch_template}-", settings, items, where)
             task: dict[str, Any] = {"name": task_name(branch_name), "template": branch_template}
             if items:
                 task["arguments"] = {"parameters": _pass_items(items)}
             tasks.append(task)
         template["dag"] = {"failFast": False, "tasks": tasks}
+        self.count(template, f"step {step.path}", _graph_parts(len(tasks), items))
 
     def _map_template(self, step: MapStep, name: str, settings: StepSettings, items: tuple[str, ...]) -> None:
         template: dict[str, Any] = {"name": name}
@@ -196,7 +228,9 @@ class _Renderer:
             template["parallelism"] = step.parallelism
         inner_items = (*items, step.iterate_as)
         branch_template = self.names.claim(f"{name}-branch")
-        self.render_graph(step.branch, branch_template, f"{name}-", settings, inner_items)
+        self.render_graph(
+            step.branch, branch_template, f"{name}-", settings, inner_items, f"step {step.path}"
+        )
         arguments = [*_pass_items(items), {"name": step.iterate_as, "value": "{{item}}"}]
         task: dict[str, Any] = {
             "name": "each",
@@ -208,6 +242,7 @@ class _Renderer:
         else:
             task["withItems"] = list(step.items or ())
         template["dag"] = {"failFast": False, "tasks": [task]}
+        self.count(template, f"step {step.path}", f"{len(step.items or ())} items")
 
     def _dag_template(self, step: DagStep, name: str, settings: StepSettings, items: tuple[str, ...]) -> None:
         template: dict[str, Any] = {"name": name}
@@ -222,6 +257,17 @@ class _Renderer:
                 )
             tasks.append(task)
         template["dag"] = {"tasks": tasks}
+        self.count(template, f"step {step.path}", _graph_parts(len(tasks), items))
+
+
+def _container_parts(settings: StepSettings, items: tuple[str, ...]) -> str:
+    """What makes a step's template large, for the message of `_Renderer.count`."""
+    secrets = len(settings.secrets_from_k8s)
+    return f"{secrets} secret env vars (secrets_from_k8s), {len(items)} inputs from the maps around it"
+
+
+def _graph_parts(tasks: int, items: tuple[str, ...]) -> str:
+    return f"{tasks} tasks, each passing {len(items)} items of the maps around it"
 
 
 def _walk_order(graph: Graph) -> list[Step]:

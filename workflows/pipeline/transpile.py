@@ -13,6 +13,7 @@ from workflows import safeyaml
 
 from .config import read_config
 from .errors import PipelineError, Problem, Problems
+from .fanout import check_fanout
 from .model import MapStep, Pipeline, TaskStep
 from .parse import PARAMETER_NAME, iter_steps, read_pipeline
 from .render import render_workflow
@@ -20,6 +21,8 @@ from .settings import check_settings
 
 # libyaml's safe dumper is ~10x faster than the pure-Python one on large workflows.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+# Lines fold past this many characters in the Workflow's YAML.
+YAML_WIDTH = 120
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,13 @@ def transpile(
         problems.raise_if_any()
         raise AssertionError("read_pipeline returned nothing without reporting a problem")
     arguments = _workflow_arguments(pipeline, parameters, problems)
+    check_fanout(pipeline, parameters, problems)
     check_settings(pipeline, config, problems)
     problems.raise_if_any()
     workflow = render_workflow(pipeline, config, arguments)
-    warnings = (*problems.warnings, *_warnings(pipeline, workflow))
-    return Transpiled(workflow=workflow, output_file=config.output_file, warnings=warnings)
+    for warning in _warnings(pipeline, workflow):
+        problems.warn(warning)
+    return Transpiled(workflow=workflow, output_file=config.output_file, warnings=problems.listed_warnings())
 
 
 def read_parameters_file(document: Any, what: str = "--parameters-file") -> dict[str, str]:
@@ -107,8 +112,11 @@ def load_document(text: str, what: str) -> Any:
 
 
 def dump_workflow(workflow: Mapping[str, Any]) -> str:
-    """The Workflow as YAML, keys in the order Argo's documentation writes them."""
-    return yaml.dump(dict(workflow), Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=120)
+    """The Workflow as YAML, keys in the order Argo's documentation writes them (`pipelines.rendering`
+    writes the same text with less memory, for the web process and the command)."""
+    return yaml.dump(
+        dict(workflow), Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=YAML_WIDTH
+    )
 
 
 def _list_parameters(pipeline: Pipeline) -> dict[str, str]:

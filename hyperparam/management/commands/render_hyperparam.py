@@ -47,12 +47,6 @@ class Command(BaseCommand):
         except SpecError as error:
             problems = "\n  ".join(map(str, error.errors))
             raise CommandError(f"{file} is not a valid HyperparamWorkflow:\n  {problems}") from None
-        if sweep.algorithm.adaptive:
-            # Imported only here: hyperparam.adaptive loads Optuna and SciPy (half a second of CPU at
-            # start-up), which a grid or random sweep never uses.
-            from hyperparam import adaptive
-
-            plan = adaptive.round_plan(plan, sweep)
         if batch is not None and not 0 <= batch < plan.batch_count:
             raise CommandError(f"--batch {batch}: the sweep has batches 0 to {plan.batch_count - 1}")
         self.stderr.write(
@@ -72,6 +66,8 @@ def _workflows(
 ) -> Iterator[dict[str, Any]]:
     """Each batch's Workflow, built one at a time (a 100,000-trial grid never sits in memory at once)."""
     if sweep.algorithm.adaptive:
+        # Imported only here: hyperparam.adaptive loads Optuna and SciPy (half a second of CPU at start-up),
+        # which a grid or random sweep never uses.
         from hyperparam import adaptive
 
         if batch not in (None, 0):
@@ -90,6 +86,7 @@ def _read(file: str) -> dict[str, Any]:
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise CommandError(f"{file}: expected one HyperparamWorkflow, found {len(documents)} documents")
     hpw = documents[0]
-    if not isinstance(hpw.get("metadata"), dict) or not hpw["metadata"].get("name"):
-        raise CommandError(f"{file}: metadata.name is required (it names the Workflows)")
+    metadata = hpw.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        raise CommandError(f"{file}: metadata.name is required, a string (it names the Workflows)")
     return hpw

@@ -15,11 +15,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kube import validators
 from kube.config import cluster_configured
 from pipelines.actions import SubmissionFailed, submit_workflow
+from pipelines.rendering import workflow_yaml
 from workflows.pipeline import (
     PipelineError,
     Problem,
     Transpiled,
-    dump_workflow,
     load_document,
     parse_parameter_assignments,
     read_parameters_file,
@@ -88,7 +88,7 @@ class Command(BaseCommand):
         except PipelineError as error:
             for problem in error.problems:
                 self.stderr.write(str(problem))
-            count = len(error.problems)
+            count = error.count
             raise CommandError(
                 f"{count} problem{'s' if count > 1 else ''} found; nothing was written"
             ) from error
@@ -103,7 +103,7 @@ class Command(BaseCommand):
             self._submit(result, options["namespace"])
 
     def _write(self, result: Transpiled, output: str) -> None:
-        text = dump_workflow(result.workflow)
+        text = workflow_yaml(result.workflow)
         if output == STDOUT:
             self.stdout.write(text, ending="")
             return
