@@ -6,6 +6,7 @@ time-budget answer, never a 5xx, within the budgets of `hostile.measure` (issue 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Iterator
@@ -73,6 +74,9 @@ def _review_answer(response: Any, caplog: pytest.LogCaptureFixture) -> Answer:
 
 @pytest.mark.parametrize(("endpoint", "case"), list(review_cases()))
 def test_every_review_is_bounded(figures, caplog, endpoint, case):
+    if endpoint.key == "webhooks-mutate":
+        # Defaulting refuses nothing: the API server asks the validating webhook next, which does.
+        case = dataclasses.replace(case, must_refuse=False)
     path = "/" + endpoint.route
     body = case.as_json()
 
