@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable
 
 from django.conf import settings
+from rest_framework.exceptions import UnsupportedMediaType
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.permissions import AllowAny
@@ -23,6 +24,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
+
+from workflows import safeyaml
 
 from . import failures, mutating, scaling, trainjobs, validating
 from .budget import BudgetExceeded, within_budget
@@ -70,10 +73,14 @@ class AdmissionView(APIView):
         too_big = _body_too_big(request)
         if too_big:
             return Response({"detail": too_big}, status=413)
+        if request.body and self.get_content_negotiator().select_parser(request, self.get_parsers()) is None:
+            raise UnsupportedMediaType(request.content_type)  # as DRF's parsing would: an empty body is {}
         try:
-            body = request.data
-        except RecursionError:
-            return Response({"detail": "JSON parse error - the body is nested too deeply"}, status=400)
+            # The bounded reader, as every other body is read: its nesting past MAX_YAML_DEPTH, or a
+            # number no API server stores, is a 400 naming the bound or the field.
+            body = safeyaml.load_json(request.body) if request.body else {}
+        except safeyaml.YamlRefused as refused:
+            return Response({"detail": f"JSON parse error - {refused}"}, status=400)
         try:
             review = parse_review(body)
         except MalformedReview as malformed:

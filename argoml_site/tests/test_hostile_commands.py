@@ -55,8 +55,8 @@ def run(name: str, path: Path) -> Answer:
     out, err = io.StringIO(), io.StringIO()
     try:
         call_command(name, str(path), *ARGUMENTS[name], stdout=out, stderr=err)
-    except CommandError as error:
-        return Answer(0, str(error), refused=True)
+    except CommandError as error:  # its problems may be on stderr, one per line, before the summary
+        return Answer(0, f"{err.getvalue()[:10_000]}\n{error}", refused=True)
     except SystemExit as exit_:
         return Answer(0, err.getvalue() + out.getvalue()[:10_000], refused=exit_.code not in (0, None))
     except Exception as error:  # an error of the command's own is what this test looks for

@@ -512,3 +512,23 @@ def test_no_stray_exception_reaches_the_thread_after_a_budget_ends():
     for _ in range(100):  # a stray asynchronous exception would surface in this loop
         time.sleep(0.001)
     assert answered <= 200
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_review_nested_past_the_depth_bound_is_400_naming_it(apiserver, path, db):
+    """The bounded reader, as for every other body: not a RecursionError caught after the fact."""
+    review = admission_review(tf_job())
+    review["request"]["object"]["spec"]["deep"] = "NESTED"
+    body = json.dumps(review).replace('"NESTED"', "[" * 500 + "]" * 500)
+    response = apiserver.post(path, data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert "MAX_YAML_DEPTH" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_review_with_a_number_no_api_server_stores_is_400_naming_its_field(apiserver, path, db):
+    review = admission_review(tf_job())
+    review["request"]["object"]["spec"]["runPolicy"] = {"backoffLimit": 2**70}
+    response = apiserver.post(path, data=json.dumps(review), content_type="application/json")
+    assert response.status_code == 400
+    assert "request.object.spec.runPolicy.backoffLimit" in response.json()["detail"]
