@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import limits
 from jobs import apigroups, bounds, gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
@@ -67,7 +68,20 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
     errors += _validate_replica_specs(spec.get(framework.spec_key), framework, checked_name)
     errors += _validate_run_policy(spec.get("runPolicy"), sum(replica_counts(job, framework).values()))
     errors += framework.validate_extra_fields(spec)
-    return errors
+    return listed(errors)
+
+
+def listed(errors: list[FieldError]) -> list[FieldError]:
+    """The first PROBLEMS_LISTED errors and one that counts the rest: every door answers this list, and a
+    job of 50,000 unknown replica types must not become an answer of 50,000 problems."""
+    if len(errors) <= limits.PROBLEMS_LISTED:
+        return errors
+    unlisted = len(errors) - limits.PROBLEMS_LISTED
+    first = errors[limits.PROBLEMS_LISTED]
+    return [
+        *errors[: limits.PROBLEMS_LISTED],
+        FieldError(first.path, f"this and {unlisted - 1} more problems after it are not listed"),
+    ]
 
 
 def _validate_name(name: object) -> list[FieldError]:
@@ -103,11 +117,13 @@ def _validate_replica_specs(specs: object, framework: Framework, name: str | Non
     errors: list[FieldError] = []
     seen: dict[str, str] = {}
     counts: dict[str, int] = {}
+    allowed = ", ".join(framework.replica_types)
     for key, replica_spec in specs.items():
         replica_type = framework.canonical_replica_type(key)
         if replica_type is None:
-            allowed = ", ".join(framework.replica_types)
             errors.append(FieldError(f"{path}.{key}", f"unknown replica type; expected one of {allowed}"))
+            if len(errors) > limits.PROBLEMS_LISTED:
+                break  # `listed` counts no further: neither need this loop
             continue
         if replica_type in seen:
             errors.append(

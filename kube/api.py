@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+import limits
 from kube import names, validators
 from kube.errors import AlreadyExists, ApiError, ClusterNotConfigured, Invalid
 from kube.models import HISTORY_FIELDS
@@ -230,7 +231,12 @@ def submit_refusal(error: ApiError) -> exceptions.APIException:
     if isinstance(error, AlreadyExists):
         return exceptions.ValidationError({"metadata.name": [str(error)]})
     if isinstance(error, Invalid):
-        causes = {cause.get("field") or "non_field_errors": [cause.get("message")] for cause in error.causes}
+        # An object refused for 50,000 fields is answered with the first PROBLEMS_LISTED, and a count.
+        listed = error.causes[: limits.PROBLEMS_LISTED]
+        causes = {cause.get("field") or "non_field_errors": [cause.get("message")] for cause in listed}
+        unlisted = len(error.causes) - len(listed)
+        if unlisted:
+            causes["non_field_errors"] = [f"and {unlisted} more problems, not listed"]
         return exceptions.ValidationError(causes or {"non_field_errors": [str(error)]})
     return ClusterUnavailable(str(error))
 

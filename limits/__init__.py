@@ -65,6 +65,11 @@ class Limits:
         return f"MAX_{field.upper()}"
 
 
+#: The most problems one answer lists; it counts the rest. A spec of 50,000 duplicate values (or a
+#: manifest the API server refuses for 50,000 fields) must not become an answer of 50,000 problems (80 MiB
+#: in the web process), and the first hundred say what to fix. A constant: no one needs more to act on.
+PROBLEMS_LISTED = 100
+
 DEFAULTS = Limits()
 _current = DEFAULTS
 

@@ -28,11 +28,23 @@ def obj(found: errors.ErrorList, path: str, value: object, *, required: bool = F
     return value
 
 
-def items(found: errors.ErrorList, path: str, value: object) -> list:
+#: Trainer's CRDs' `maxItems`, which the API server enforces on what it stores: the lists read here
+#: honour them too, so a TrainJob that never went through the API server (the webhook's review, the REST
+#: API's body) is refused as a cluster would refuse it, before each item is read.
+MAX_ENV = 128
+MAX_ARGUMENTS = 128
+MAX_RUNTIME_PATCHES = 16
+MAX_REPLICATED_JOBS = 100
+
+
+def items(found: errors.ErrorList, path: str, value: object, *, max_items: int | None = None) -> list:
     if value is None:
         return []
     if not isinstance(value, list):
         found.add(path, f"must be a list, not {type(value).__name__}")
+        return []
+    if max_items is not None and len(value) > max_items:
+        found.add(path, f"must have at most {max_items} items, not {len(value)}")
         return []
     return value
 
@@ -63,7 +75,7 @@ def dns_label(found: errors.ErrorList, path: str, value: object, *, required: bo
 def texts(found: errors.ErrorList, path: str, value: object) -> tuple[str, ...] | None:
     if value is None:
         return None
-    entries = items(found, path, value)
+    entries = items(found, path, value, max_items=MAX_ARGUMENTS)
     if not all(isinstance(item, str) for item in entries):
         found.add(path, "must be a list of strings")
         return None
@@ -148,7 +160,7 @@ def flag(found: errors.ErrorList, path: str, value: object) -> bool:
 
 def env(found: errors.ErrorList, path: str, value: object) -> tuple[RawDict, ...]:
     entries = []
-    for index, item in enumerate(items(found, path, value)):
+    for index, item in enumerate(items(found, path, value, max_items=MAX_ENV)):
         entry = obj(found, f"{path}[{index}]", item)
         if text(found, f"{path}[{index}].name", entry.get("name"), required=True) is not None:
             entries.append(copy.deepcopy(entry))

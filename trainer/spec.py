@@ -262,10 +262,7 @@ def _trainer(found: errors.ErrorList, raw: object) -> Trainer | None:
     if raw is None:
         return None
     spec = fields.obj(found, "spec.trainer", raw)
-    resources = spec.get("resourcesPerNode")
-    if resources is not None and not isinstance(resources, dict):
-        found.add("spec.trainer.resourcesPerNode", "must be an object with limits and/or requests")
-        resources = None
+    resources = _resources(found, "spec.trainer.resourcesPerNode", spec.get("resourcesPerNode"))
     return Trainer(
         image=fields.text(found, "spec.trainer.image", spec.get("image")),
         command=fields.texts(found, "spec.trainer.command", spec.get("command")),
@@ -285,6 +282,31 @@ def _trainer(found: errors.ErrorList, raw: object) -> Trainer | None:
     )
 
 
+def _resources(found: errors.ErrorList, path: str, raw: object) -> RawDict | None:
+    """`resourcesPerNode` as a pod's resources: `limits` and `requests` each a map of resource names to
+    amounts (text or numbers), `claims` a list; anything else is named and left out."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        found.add(path, "must be an object with limits and/or requests")
+        return None
+    for part in ("limits", "requests"):
+        amounts = fields.obj(found, f"{path}.{part}", raw.get(part))
+        wrong = next((name for name, amount in amounts.items() if not _amount(amount)), None)
+        if wrong is not None:
+            found.add(f"{path}.{part}.{wrong}", "must be a quantity (a string or a number)")
+            return None
+    if raw.get("limits") is not None and not isinstance(raw["limits"], dict):
+        return None
+    if raw.get("requests") is not None and not isinstance(raw["requests"], dict):
+        return None
+    return raw
+
+
+def _amount(value: object) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
 def _initializer(found: errors.ErrorList, path: str, raw: object) -> Initializer | None:
     if raw is None:
         return None
@@ -302,7 +324,9 @@ def _initializer(found: errors.ErrorList, path: str, raw: object) -> Initializer
 def _runtime_patches(found: errors.ErrorList, raw: object) -> tuple[RuntimePatch, ...]:
     patches = []
     managers: set[str] = set()
-    for index, item in enumerate(fields.items(found, "spec.runtimePatches", raw)):
+    for index, item in enumerate(
+        fields.items(found, "spec.runtimePatches", raw, max_items=fields.MAX_RUNTIME_PATCHES)
+    ):
         path = f"spec.runtimePatches[{index}]"
         entry = fields.obj(found, path, item)
         manager = fields.text(found, f"{path}.manager", entry.get("manager"), required=True) or ""
@@ -316,7 +340,12 @@ def _runtime_patches(found: errors.ErrorList, raw: object) -> tuple[RuntimePatch
         tspec = fields.obj(found, f"{tpath}.spec", template.get("spec"))
         jobs = []
         for jindex, rjob in enumerate(
-            fields.items(found, f"{tpath}.spec.replicatedJobs", tspec.get("replicatedJobs"))
+            fields.items(
+                found,
+                f"{tpath}.spec.replicatedJobs",
+                tspec.get("replicatedJobs"),
+                max_items=fields.MAX_REPLICATED_JOBS,
+            )
         ):
             jpath = f"{tpath}.spec.replicatedJobs[{jindex}]"
             rdict = fields.obj(found, jpath, rjob)
@@ -458,7 +487,9 @@ def _pod_group_policy(found: errors.ErrorList, raw: object) -> PodGroupPolicy | 
 
 
 def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJob, ...]:
-    items = fields.items(found, "spec.template.spec.replicatedJobs", raw)
+    items = fields.items(
+        found, "spec.template.spec.replicatedJobs", raw, max_items=fields.MAX_REPLICATED_JOBS
+    )
     if not items:
         found.add("spec.template.spec.replicatedJobs", "must list at least one replicated job")
     jobs: list[ReplicatedJob] = []

@@ -22,6 +22,7 @@ from trainer import statusserver
 from trainer.tests import progress
 from webhooks import mutating, validating, views
 
+from .hostile import cluster as hostile_cluster
 from .hostile import corpus, doors
 from .hostile.checks import Answer, Figures, problems
 from .hostile.measure import measured
@@ -72,8 +73,15 @@ def _review_answer(response: Any, caplog: pytest.LogCaptureFixture) -> Answer:
     return Answer(422 if not verdict["allowed"] else 200, said, refused=not verdict["allowed"], error=error)
 
 
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """The cluster a review may read (a TrainJob's runtime, a scaled job), kubesim in its own process."""
+    with hostile_cluster.separate_simulator("team-a"):
+        yield
+
+
 @pytest.mark.parametrize(("endpoint", "case"), list(review_cases()))
-def test_every_review_is_bounded(figures, caplog, endpoint, case):
+def test_every_review_is_bounded(cluster, figures, caplog, endpoint, case):
     if endpoint.key == "webhooks-mutate":
         # Defaulting refuses nothing: the API server asks the validating webhook next, which does.
         case = dataclasses.replace(case, must_refuse=False)

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
+import limits
 from dashboard.tests import factories
 from hyperparam.models import Sweep, Trial
 
@@ -70,6 +71,21 @@ def test_the_trials_can_be_sorted_by_metric_descending_and_paged(as_viewer, fini
     assert metrics == sorted(metrics, reverse=True)
     assert not response.context["has_next"]
     assert b'aria-sort="descending"' in response.content
+
+
+@pytest.mark.parametrize(
+    ("page", "shown"), [(str(2**70), 101), ("7" * 5000, 101), ("102", 101), ("²", 1), ("-3", 1), ("0", 1)]
+)
+def test_a_page_number_past_the_last_or_not_a_number_shows_a_page_never_an_error(
+    as_viewer, finished_sweep, page, shown
+):
+    """A page past any sweep's last is the last possible one (its offset stays a number the database takes:
+    2^70 was a 500, bigint out of range); what is not a page number is page 1 (issue 27)."""
+    url = reverse("dashboard:sweep-tab", args=[finished_sweep.pk, "trials"])
+    with limits.overridden(trials_per_sweep=5000):
+        response = as_viewer.get(url, {"page": page})
+    assert response.status_code == 200
+    assert response.context["page_number"] == shown
 
 
 def test_the_yaml_tab_shows_the_spec(as_viewer, finished_sweep):

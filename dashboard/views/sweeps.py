@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+import limits
 from argoml_site import csp
 from dashboard import plots
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
@@ -117,6 +118,16 @@ def sweep_detail(request: HttpRequest, pk: int, tab: str = "overview") -> HttpRe
     return csp.allow_plots(response) if tab == "overview" else response
 
 
+def _page_number(text: str, last: int) -> int:
+    """`?page=`, from 1 to `last` (no sweep has more pages: a page past it is empty anyway, and its offset
+    must stay a number the database takes); anything else is page 1."""
+    if not (text.isascii() and text.isdigit()):
+        return 1
+    if len(text) > len(str(last)):
+        return last  # more digits than the last page has: past it (and never a 4,300-digit int())
+    return min(max(int(text), 1), last)
+
+
 def _trials_context(request: HttpRequest, sweep: Sweep) -> dict[str, Any]:
     # A sweep without an objective has no metric to order by: its trials come in index order.
     orderings = TRIAL_ORDERINGS if sweep.metric_name else INDEX_ORDERINGS
@@ -129,7 +140,7 @@ def _trials_context(request: HttpRequest, sweep: Sweep) -> dict[str, Any]:
     if phase in TRIAL_PHASES:
         trials = trials.filter(phase=phase)
     number = request.GET.get("page", "1")
-    page_number = int(number) if number.isdigit() and int(number) > 0 else 1
+    page_number = _page_number(number, limits.current().trials_per_sweep // TRIAL_PAGE_SIZE + 1)
     start = (page_number - 1) * TRIAL_PAGE_SIZE
     rows = list(trials.order_by(*trial_ordering(ordering, sweep.goal))[start : start + TRIAL_PAGE_SIZE + 1])
     names = sweep.parameter_names

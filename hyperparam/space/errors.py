@@ -32,10 +32,8 @@ class SpecError(ValueError):
         super().__init__("; ".join(str(error) for error in errors))
 
 
-#: A report lists this many problems and counts the rest: a spec of 50,000 duplicate values (or entries)
-#: must not become an answer of 50,000 problems (80 MiB in the web process), and the first hundred say
-#: what to fix.
-MAX_LISTED = 100
+#: A report lists this many problems and counts the rest (the one figure every report uses).
+MAX_LISTED = limits.PROBLEMS_LISTED
 
 
 class ErrorList:

@@ -293,3 +293,13 @@ def test_pod_views_name_each_replica_template_under_the_key_the_user_wrote():
         "spec.tfReplicaSpecs.PS.template.spec.containers[0].securityContext.privileged",
         "spec.tfReplicaSpecs.PS.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/x]",
     ]
+
+
+def test_a_job_of_fifty_thousand_unknown_replica_types_lists_the_first_hundred_problems_and_counts_the_rest():
+    job = tf_job()
+    job["spec"]["tfReplicaSpecs"].update({f"k{i}": {"replicas": 1} for i in range(50_000)})
+    errors = validate(job)
+    assert len(errors) == 101
+    assert errors[0].path == "spec.tfReplicaSpecs.k0"
+    assert errors[0].message.startswith("unknown replica type")
+    assert errors[-1].message.endswith("more problems after it are not listed")

@@ -6,6 +6,8 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import limits
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -31,10 +33,8 @@ class PipelineError(ValueError):
         super().__init__("\n".join(str(problem) for problem in self.problems))
 
 
-#: A report lists this many problems (and warnings) and counts the rest: a pipeline of 50,000 broken steps
-#: must not become an answer of 50,000 problems (130 MiB in the web process); the first hundred say what
-#: to fix.
-MAX_LISTED = 100
+#: A report lists this many problems (and warnings) and counts the rest (the one figure every report uses).
+MAX_LISTED = limits.PROBLEMS_LISTED
 
 
 @dataclass
