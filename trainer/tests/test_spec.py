@@ -302,3 +302,27 @@ def test_a_runtime_name_that_would_name_a_service_or_a_job_must_be_a_dns_label(w
         spec.parse_runtime(runtime)
     path = ".".join(str(part) for part in where).replace(".0.", "[0].")
     assert any(problem.path == path for problem in refused.value.errors), refused.value.errors
+
+
+@pytest.mark.parametrize(
+    ("resources", "path"),
+    [
+        ({"limits": ["cpu"]}, "spec.trainer.resourcesPerNode.limits"),
+        ({"requests": {"cpu": "lots"}}, "spec.trainer.resourcesPerNode.requests.cpu"),
+        ({"limits": {f"r{i}": "v" for i in range(50_000)}}, "spec.trainer.resourcesPerNode.limits.r0"),
+        ({"limits": {"cpu": True}}, "spec.trainer.resourcesPerNode.limits.cpu"),
+    ],
+)
+def test_resources_per_node_must_be_maps_of_quantities(resources, path):
+    """A list was a ValueError in the webhook's resolution; 50,000 bad amounts went on to the API server,
+    which named every one (issue 27's hostile-input suite). The first wrong one is named."""
+    with pytest.raises(SpecError) as refused:
+        spec.parse_train_job(f.train_job(trainer={"resourcesPerNode": resources}))
+    assert [problem.path for problem in refused.value.errors] == [path]
+
+
+def test_resources_per_node_of_quantities_are_read():
+    resources = {"limits": {"cpu": 2, "memory": "4Gi", "nvidia.com/gpu": "1"}, "requests": {"cpu": "1500m"}}
+    job = spec.parse_train_job(f.train_job(trainer={"resourcesPerNode": resources}))
+    assert job.trainer is not None
+    assert job.trainer.resources_per_node == resources
