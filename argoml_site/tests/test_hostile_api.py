@@ -162,11 +162,9 @@ def editor(db: None, django_user_model: Any, cluster: None) -> Client:
     return Client(HTTP_AUTHORIZATION=f"Token {token}")
 
 
-@pytest.fixture(scope="module")
-def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
-    collected = Figures("api")
-    yield collected
-    collected.report(request.config)
+@pytest.fixture
+def figures(hostile_figures: dict[str, Figures]) -> Figures:
+    return hostile_figures.setdefault("api", Figures("api"))
 
 
 def _answer(response: Any) -> Answer:

@@ -44,11 +44,9 @@ def test_every_command_is_classified():
     )
 
 
-@pytest.fixture(scope="module")
-def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
-    collected = Figures("commands")
-    yield collected
-    collected.report(request.config)
+@pytest.fixture
+def figures(hostile_figures: dict[str, Figures]) -> Figures:
+    return hostile_figures.setdefault("commands", Figures("commands"))
 
 
 def run(name: str, path: Path) -> Answer:

@@ -64,11 +64,9 @@ def cluster() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="module")
-def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
-    collected = Figures("controllers")
-    yield collected
-    collected.report(request.config)
+@pytest.fixture
+def figures(hostile_figures: dict[str, Figures]) -> Figures:
+    return hostile_figures.setdefault("controllers", Figures("controllers"))
 
 
 def resource_of(document: dict[str, Any]) -> ResourceType:

@@ -52,11 +52,9 @@ def editor(seeded: dict[str, Any]) -> Client:
     return client
 
 
-@pytest.fixture(scope="module")
-def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
-    collected = Figures("pages")
-    yield collected
-    collected.report(request.config)
+@pytest.fixture
+def figures(hostile_figures: dict[str, Figures]) -> Figures:
+    return hostile_figures.setdefault("pages", Figures("pages"))
 
 
 @contextmanager

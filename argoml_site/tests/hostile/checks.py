@@ -52,26 +52,31 @@ def problems(case: Case, cost: Measured[Answer | str]) -> list[str]:
 
 
 class Figures:
-    """The worst cost seen per (door group, family), printed at the end of the module and written to
-    `.dev/hostile-figures-<group>.md`, where a closing note can quote them."""
+    """The slowest case and the largest heap growth per (door group, family), printed when the session ends
+    and written to `.dev/hostile-figures-<group>.md`, where a closing note or the docs can quote them."""
 
     def __init__(self, group: str) -> None:
         self.group = group
-        self.worst: dict[str, tuple[float, int, str]] = defaultdict(lambda: (0.0, 0, ""))
+        self.slowest: dict[str, tuple[float, str]] = defaultdict(lambda: (0.0, ""))
+        self.largest: dict[str, tuple[int, str]] = defaultdict(lambda: (0, ""))
         self.count = 0
 
     def record(self, family: str, door: str, cost: Measured[Answer | str]) -> None:
         self.count += 1
-        seconds, peak, _ = self.worst[family]
-        if cost.peak_bytes > peak or (cost.peak_bytes == peak and cost.seconds > seconds):
-            self.worst[family] = (max(seconds, cost.seconds), cost.peak_bytes, door)
-        else:
-            self.worst[family] = (max(seconds, cost.seconds), peak, self.worst[family][2])
+        if cost.seconds >= self.slowest[family][0]:
+            self.slowest[family] = (cost.seconds, door)
+        if cost.peak_bytes >= self.largest[family][0]:
+            self.largest[family] = (cost.peak_bytes, door)
 
     def lines(self) -> list[str]:
-        rows = [f"| {self.group}: family | slowest | largest heap peak | at |", "|---|---|---|---|"]
-        for family, (seconds, peak, door) in sorted(self.worst.items()):
-            rows.append(f"| {family} | {seconds * 1000:.0f} ms | {peak / 2**20:.1f} MiB | {door} |")
+        rows = [
+            f"| {self.group}: family | slowest | at | largest heap growth | at |",
+            "|---|---|---|---|---|",
+        ]
+        for family in sorted(self.slowest):
+            seconds, slow = self.slowest[family]
+            peak, large = self.largest[family]
+            rows.append(f"| {family} | {seconds * 1000:.0f} ms | {slow} | {peak / 2**20:.1f} MiB | {large} |")
         rows.append(f"({self.count} cases)")
         return rows
 

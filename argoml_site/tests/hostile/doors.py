@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from django.apps import apps
@@ -220,24 +221,11 @@ COMMANDS: dict[str, Door] = {
     "render_webhooks": Door("render_webhooks", Reads.NOTHING, why="writes our webhook configurations"),
     "webhook_certs": Door("webhook_certs", Reads.NOTHING, why="makes the listener's certificates"),
 }
-OUR_APPS = (
-    "argoml_site",
-    "access",
-    "jobs",
-    "hyperparam",
-    "tensorboard",
-    "webhooks",
-    "garbage",
-    "pipelines",
-    "dashboard",
-    "kube",
-    "trainer",
-)
 
 
 def command_doors() -> Iterator[Door]:
-    """Every management command of our apps."""
-    ours = {config.name for config in apps.get_app_configs() if config.name in OUR_APPS} | {"argoml_site"}
+    """Every management command of our apps (the apps at the top of this repository)."""
+    ours = {config.name for config in apps.get_app_configs() if Path(config.path).parent == corpus.REPO}
     for command, app in sorted(get_commands().items()):
         if app in ours:
             yield _classified(command, COMMANDS, "COMMANDS")
