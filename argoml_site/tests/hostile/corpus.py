@@ -38,7 +38,7 @@ CRDS = REPO / "deploy" / "crds"
 #: How big "huge" is. Each is a small text (well under the 2.5 MB body limit) that would be a lot of work
 #: for anything that expands it.
 LONG_STRING = 300_000
-MANY = 50_000
+MANY = 20_000
 DEEP = 100_000
 ABSURD_COUNT = 10**9
 COMPRESSED_BYTES = 256 * 1024 * 1024

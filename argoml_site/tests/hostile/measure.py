@@ -1,6 +1,11 @@
-"""What one call into a door cost: its wall time and the peak growth of the Python heap while it ran,
-measured in this process, which is the process that did the work (the web application, the webhook
-listener, a management command and a reconcile are all called in-process).
+"""What one call into a door cost: the CPU time its thread spent, its wall time, and the peak growth of
+the Python heap while it ran, measured in this process, which is the process that did the work (the web
+application, the webhook listener, a management command and a reconcile are all called in-process; the
+simulator runs in a process of its own).
+
+The budget is on CPU time, not wall time: on the 2-core machine `make test` runs four pytest processes and
+mypy at once, so a case's wall time says more about its neighbours than about the door. The wall time is
+printed beside it and bounds only a case that runs away.
 
 tracemalloc counts every Python object and buffer (the parsed trees, strings and responses that made the
 web process grow to 22 GB in issue 27); memory a C library keeps to itself is not counted, which is why
@@ -19,8 +24,10 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
-#: The budget of one hostile input at one door. Not a speed target (those are benchmarks): a door that
-#: does bounded work answers in milliseconds, so these only catch work that grows with the input.
+#: The budget of one hostile input at one door, in CPU seconds of its thread (with tracemalloc on, which
+#: makes allocating work a few times slower) and in heap growth. Not a speed target (those are benchmarks):
+#: a door that does bounded work answers in milliseconds, so these only catch work that grows with the
+#: input.
 SECONDS = 5.0
 HEAP_BYTES = 80 * 1024 * 1024
 
@@ -28,13 +35,14 @@ HEAP_BYTES = 80 * 1024 * 1024
 @dataclass(frozen=True)
 class Measured(Generic[T]):
     result: T
-    seconds: float
+    seconds: float  # CPU time of the thread that ran the call
     peak_bytes: int
+    wall_seconds: float = 0.0
 
     def over_budget(self) -> list[str]:
         problems = []
         if self.seconds > SECONDS:
-            problems.append(f"took {self.seconds:.1f} s (budget {SECONDS:.0f} s)")
+            problems.append(f"took {self.seconds:.1f} s of CPU (budget {SECONDS:.0f} s)")
         if self.peak_bytes > HEAP_BYTES:
             problems.append(
                 f"grew the heap by {self.peak_bytes / 2**20:.0f} MiB (budget {HEAP_BYTES // 2**20} MiB)"
@@ -42,12 +50,16 @@ class Measured(Generic[T]):
         return problems
 
     def figures(self) -> str:
-        return f"{self.seconds * 1000:.0f} ms, {self.peak_bytes / 2**20:.1f} MiB"
+        return (
+            f"{self.seconds * 1000:.0f} ms of CPU ({self.wall_seconds * 1000:.0f} ms wall), "
+            f"{self.peak_bytes / 2**20:.1f} MiB"
+        )
 
 
 #: Past these a case is stopped where it stands (a count of 10^9 pods would otherwise take the test
-#: process down, as it took the web process down in issue 27): it has failed its budget either way.
-RUNAWAY_SECONDS = 4 * SECONDS
+#: process down, as it took the web process down in issue 27): it has failed its budget either way. Wall
+#: time, generously: a thread's CPU time cannot be read from the watchdog's thread.
+RUNAWAY_SECONDS = 12 * SECONDS
 RUNAWAY_BYTES = 8 * HEAP_BYTES
 
 
@@ -67,7 +79,7 @@ def measured(call: Callable[[], T]) -> Measured[T | str]:
     tracemalloc.reset_peak()
     before, _ = tracemalloc.get_traced_memory()
     watchdog = _Watchdog(threading.get_ident(), before)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.thread_time()
     watchdog.start()
     result: T | str
     try:
@@ -76,9 +88,9 @@ def measured(call: Callable[[], T]) -> Measured[T | str]:
         result = "stopped by the watchdog"
     finally:
         watchdog.stop()
-        seconds = time.perf_counter() - started
+        cpu_seconds, wall_seconds = time.thread_time() - cpu_started, time.perf_counter() - started
         _, peak = tracemalloc.get_traced_memory()
-    return Measured(result, seconds, max(peak - before, 0))
+    return Measured(result, cpu_seconds, max(peak - before, 0), wall_seconds)
 
 
 class _Watchdog(threading.Thread):
