@@ -122,8 +122,6 @@ def _validate_replica_specs(specs: object, framework: Framework, name: str | Non
         replica_type = framework.canonical_replica_type(key)
         if replica_type is None:
             errors.append(FieldError(f"{path}.{key}", f"unknown replica type; expected one of {allowed}"))
-            if len(errors) > limits.PROBLEMS_LISTED:
-                break  # `listed` counts no further: neither need this loop
             continue
         if replica_type in seen:
             errors.append(
