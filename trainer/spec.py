@@ -292,17 +292,14 @@ def _resources(found: errors.ErrorList, path: str, raw: object) -> RawDict | Non
     if not isinstance(raw, dict):
         found.add(path, "must be an object with limits and/or requests")
         return None
+    before = found.count
     for part in ("limits", "requests"):
         amounts = fields.obj(found, f"{path}.{part}", raw.get(part))
         wrong = next((name for name, amount in amounts.items() if not _amount(amount)), None)
         if wrong is not None:
             found.add(f"{path}.{part}.{wrong}", "must be a quantity (a string or a number)")
-            return None
-    if raw.get("limits") is not None and not isinstance(raw["limits"], dict):
-        return None
-    if raw.get("requests") is not None and not isinstance(raw["requests"], dict):
-        return None
-    return raw
+            break
+    return raw if found.count == before else None
 
 
 def _amount(value: object) -> bool:

@@ -16,10 +16,8 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 
-from access.models import NamespaceGrant, Role
-
 from .hostile import cluster as hostile_cluster
-from .hostile import corpus, doors
+from .hostile import corpus, doors, world
 from .hostile import names as hostile_names
 from .hostile.checks import Answer, Figures, problems
 from .hostile.measure import measured
@@ -154,12 +152,17 @@ def cluster() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="module")
+def seeded(django_db_setup: None, django_db_blocker: Any) -> Iterator[dict[str, Any]]:
+    """One of every row, so that a path's id names a real one and a hostile query reaches its filters."""
+    with world.seeded(django_db_blocker) as rows:
+        yield rows
+
+
 @pytest.fixture
-def editor(db: None, django_user_model: Any, cluster: None) -> Client:
-    user = django_user_model.objects.create_user("hostile-editor")
-    NamespaceGrant.objects.create(user=user, namespace=NAMESPACE, role=Role.EDITOR)
-    token = Token.objects.create(user=user).key
-    return Client(HTTP_AUTHORIZATION=f"Token {token}")
+def editor(seeded: dict[str, Any], db: None, cluster: None) -> Client:
+    token, _ = Token.objects.get_or_create(user=seeded["editor"])
+    return Client(HTTP_AUTHORIZATION=f"Token {token.key}")
 
 
 @pytest.fixture
@@ -172,13 +175,19 @@ def _answer(response: Any) -> Answer:
     return Answer(response.status_code, text, refused=400 <= response.status_code < 500)
 
 
-def _path(operation: doors.Operation, overrides: dict[str, str] | None = None) -> str:
-    values = {"id": "1", **(overrides or {})}
-    return re.sub(r"\{(\w+)\}", lambda match: values.get(match.group(1), "1"), operation.path)
+def _path(operation: doors.Operation, rows: dict[str, Any], overrides: dict[str, str] | None = None) -> str:
+    """The operation's path naming the seeded row of its collection (`/api/hyperparams/{id}/` the sweep)."""
+    collection = operation.path.removeprefix("/api/").split("/", 1)[0]
+    values = {
+        key: str(value)
+        for key, value in world.path_values(rows, world.API_TARGETS.get(collection, "")).items()
+    }
+    values.update(overrides or {})
+    return re.sub(r"\{(\w+)\}", lambda match: values[match.group(1)], operation.path)
 
 
 @pytest.mark.parametrize(("door", "operation", "case"), list(body_cases()))
-def test_every_body_is_bounded(editor, figures, door, operation, case):
+def test_every_body_is_bounded(seeded, editor, figures, door, operation, case):
     base = hostile_names.renamed(case)
     content_type = door.key.rsplit(" ", 1)[-1]
     if content_type == doors.JSON:
@@ -192,8 +201,8 @@ def test_every_body_is_bounded(editor, figures, door, operation, case):
     def send() -> Answer:
         method = getattr(editor, operation.method.lower())
         if content_type == "multipart/form-data":
-            return _answer(method(_path(operation), body))
-        return _answer(method(_path(operation), body, content_type=content_type))
+            return _answer(method(_path(operation, seeded), body))
+        return _answer(method(_path(operation, seeded), body, content_type=content_type))
 
     cost = measured(send)
     figures.record(case.family.value, door.key, cost)
@@ -209,14 +218,14 @@ def parameter_names(operation: doors.Operation, name: str, label: str) -> tuple[
 
 
 @pytest.mark.parametrize(("door", "operation", "parameter", "label", "value"), list(query_cases()))
-def test_every_parameter_is_bounded(editor, figures, door, operation, parameter, label, value):
+def test_every_parameter_is_bounded(seeded, editor, figures, door, operation, parameter, label, value):
     name = parameter["name"]
     if parameter["in"] == "path":
-        path, query = _path(operation, {name: value}), ""
+        path, query = _path(operation, seeded, {name: value}), ""
     elif value is None:
-        path, query = _path(operation), "&".join([f"{name}=1"] * REPEATED)
+        path, query = _path(operation, seeded), "&".join([f"{name}=1"] * REPEATED)
     else:
-        path, query = _path(operation), f"{name}={value}"
+        path, query = _path(operation, seeded), f"{name}={value}"
     case = corpus.Case(
         f"{name}={label}", corpus.Family.WRONG_TYPE, names=parameter_names(operation, name, label)
     )

@@ -67,10 +67,6 @@ class Family(enum.Enum):
     COMPRESSION_BOMB = "compression-bomb"  # a few hundred kilobytes of gzip that inflate to 256 MiB
 
 
-#: Families only a YAML text can carry.
-YAML_ONLY = frozenset({Family.SCALAR_ALIAS_BOMB, Family.COLLECTION_ALIAS_BOMB})
-
-
 class SiteType(enum.Enum):
     INTEGER = "integer"
     NUMBER = "number"
@@ -102,7 +98,6 @@ class Site:
 
 # Every integer field of every document, by schema pattern (`*` matches one path segment): the `limits`
 # field that bounds it, or None and why a large value costs no work.
-COUNT = "count"
 INTEGERS: dict[str, str | None] = {
     # Kubeflow v1 training jobs.
     ".spec.*ReplicaSpecs.*.replicas": "replicas_per_job",

@@ -18,8 +18,6 @@ def renamed(case: Case) -> Mapping[str, Any] | None:
     base = case.base
     if base is None or not isinstance(base.get("metadata"), dict) or case.path[:2] == ("metadata", "name"):
         return base
-    if case.path[:1] == ("metadata",) and len(case.path) == 1:
-        return base
     name = base["metadata"].get("name")
     if not isinstance(name, str):
         return base
