@@ -201,11 +201,9 @@ class Agent:
         uid = _text(request, "uid")
         with self.lock:
             pod = self.pods.pop(uid, None)
-            if pod is None:
-                return {}, []  # removing what is not there is done
-            for process_id in pod.processes:
-                self.processes.pop(process_id, None)
-        self._end_pod(pod)
+        if pod is None:
+            return {}, []  # removing what is not there is done
+        self._end_pod(pod)  # its processes' statuses wait for wait() as ever
         return {}, []
 
     def _end_pod(self, pod: Pod) -> None:
@@ -341,7 +339,7 @@ class Agent:
         with self.lock:
             process = self.processes.get(process_id)
         if process is None or (kind is not None and process.kind != kind):
-            raise RequestError(f"no {kind or 'process'} {process_id} on this node")
+            raise RequestError(f"no {kind or 'process'} {process_id} on this node (or it has ended)")
         return process
 
     def signal(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
@@ -360,12 +358,11 @@ class Agent:
             if not self.reaper.condition.wait_for(lambda: process.status is not None, timeout=timeout):
                 return {"running": True}, []
             code, oom_killed = process.status  # type: ignore[misc]
-        if process.kind == "exec":  # execs are many (probes) and waited for once
-            with self.lock:
-                self.processes.pop(process.id, None)
-                pod = self.pods.get(process.pod)
-                if pod is not None:
-                    pod.processes.pop(process.id, None)
+        with self.lock:  # a status is told once (the kubelet's handle keeps it): execs for probes are many
+            self.processes.pop(process.id, None)
+            pod = self.pods.get(process.pod)
+            if pod is not None:
+                pod.processes.pop(process.id, None)
         return {"exit_code": code, "oom_killed": oom_killed}, []
 
     # The node's network --------------------------------------------------------------------------------
@@ -379,8 +376,8 @@ class Agent:
             connection = socket.create_connection(address, timeout=timeout)
         except TimeoutError:
             raise OSError(errno.ETIMEDOUT, f"connect to {address[0]}:{address[1]}: timed out") from None
-        # the descriptor travels; this copy is closed once the answer is sent
-        return {}, [connection.detach()]
+        connection.settimeout(None)  # blocking again: the descriptor's flags travel with it
+        return {}, [connection.detach()]  # our copy is closed once the answer is sent
 
     def expose(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
         path = _path(request, "socket")

@@ -452,7 +452,7 @@ def _streams(*, stdin: bool, tty: bool) -> Iterator[tuple[dict[str, int | None],
             ours.extend(fd for fd in (keep_stdin,) if fd is not None)
             pty = os.dup(master)
             ours.append(pty)
-            stdio: dict[str, int | None] = {"stdin": 0 if stdin else None, "stdout": 0, "stderr": 0}
+            stdio: dict[str, int | None] = {"stdin": 0, "stdout": 0, "stderr": 0}  # a terminal is all three
             handle = {"stdout": master, "stderr": None, "stdin": keep_stdin, "pty": pty}
         else:
             out_read, out_write = os.pipe()

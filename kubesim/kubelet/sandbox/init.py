@@ -88,11 +88,16 @@ def _join(fds: list[int], config: dict[str, Any], kinds: Sequence[str]) -> None:
 def _container(channel: Channel, config: dict[str, Any], fds: list[int]) -> None:
     _join(fds, config, ("net", "uts", "ipc", "mnt"))
     linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWPID)
+    told_read, told = os.pipe()  # the init's answers must come after ours
     init = os.fork()
     if init:
         channel.send({"pid": init})
+        os.close(told)
         channel.receive()  # the agent has adopted the init: our exit hands it over
         os._exit(0)
+    os.close(told)
+    os.read(told_read, 1)
+    os.close(told_read)
     mounts = [rootfs.BindMount(source, target, read_only) for source, target, read_only in config["mounts"]]
     rootfs.build(config["staging"], config["shm"], mounts, config["masked"], config["working_dir"])
     signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)

@@ -35,7 +35,8 @@ class Channel:
     def send(self, message: dict[str, Any], fds: list[int] | tuple[int, ...] = ()) -> None:
         data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
         sent = socket.send_fds(self.sock, [data], list(fds)) if fds else 0
-        self.sock.sendall(data[sent:])
+        if sent < len(data):  # sendall(b"") still calls send(): EPIPE once the other end has answered
+            self.sock.sendall(data[sent:])
 
     def receive(self) -> tuple[dict[str, Any], list[int]]:
         """The next message and the descriptors that came with it (the caller owns and closes them)."""
