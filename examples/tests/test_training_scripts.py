@@ -169,8 +169,10 @@ def run_replicas(replicas: list[Replica], python: Path, cwd: Path) -> list[Finis
         try:
             process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            for _, other, _ in running:
-                other.kill()
+            for other_replica, other, _ in running:
+                if other.poll() is None:
+                    print(f"{other_replica.name}: still running after {RUN_TIMEOUT_SECONDS:.0f} s, killed")
+                    other.kill()
             process.wait()
         log.seek(0)
         finished.append(Finished(replica.name, process.returncode, log.read()))
