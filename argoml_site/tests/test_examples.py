@@ -64,6 +64,10 @@ APPLIED = [
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
     ("hyperparam-tpe.yaml", "hpw", "mnist-tpe", "{.status.phase}", "Succeeded"),
     ("tensorboard-workflow.yaml", "workflow", "mnist-tb", "{.status.phase}", "Succeeded"),
+    # Real training code (examples/training) on `make run`; here, on the scripted kubelet, its pods exit 0.
+    ("tfjob-train.yaml", "tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("jaxjob-train.yaml", "jaxjob", "jax-train", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("xgboostjob-train.yaml", "xgboostjob", "xgb-train", "{.status.conditions[-1:].type}", "Succeeded"),
 ]
 END_STATE_TIMEOUT_SECONDS = 300.0
 
