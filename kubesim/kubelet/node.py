@@ -292,7 +292,12 @@ class Kubelet:
         index = next(self._ips)
         node_name, host_ip = self._pick_node(spec)
         annotations = metadata.get("annotations") or {}
-        process = self.processes is not None and not scripts and OUTPUTS_ANNOTATION not in annotations
+        process = (
+            self.processes is not None
+            and not scripts
+            and OUTPUTS_ANNOTATION not in annotations
+            and not self.processes.simulates(pod)
+        )
         run = PodRun(
             namespace=metadata.get("namespace", ""),
             name=metadata["name"],

@@ -256,3 +256,17 @@ def test_image_map_file_is_written_with_defaults_and_checked(tmp_path: Path) -> 
     path.write_text("images:\n- image: x\n  env: {A: 1}\n")
     with pytest.raises(ImageMapError, match=r"images\[0\]\.env"):
         ImageMap.load(path, tmp_path)
+
+
+def test_simulated_images_make_the_whole_pod_scripted(tmp_path: Path) -> None:
+    images = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml")
+    kubeflow = {"spec": {"containers": [{"image": "docker.io/kubeflow/xgboost-dist-iris:latest"}]}}
+    mixed = {
+        "spec": {"initContainers": [{"image": "argoml/argoml:latest"}], "containers": [{"image": "python:3"}]}
+    }
+    real = {"spec": {"containers": [{"image": "tensorflow/tensorflow:2.21.0"}, {"image": "busybox"}]}}
+    assert images.simulates(kubeflow)
+    assert images.simulates(mixed)
+    assert not images.simulates(real)
+    with pytest.raises(ImageMapError, match=r"images\[0\]\.simulate: must be true or false"):
+        ImageMap.parse({"images": [{"image": "x", "simulate": "yes"}]}, tmp_path, "map.yaml")

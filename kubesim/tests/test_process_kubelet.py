@@ -29,8 +29,10 @@ NAMESPACE = "team-a"
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     root = tmp_path_factory.mktemp("process-kubelet")
     options = ProcessOptions(root=root / "pods", image_map=root / "image-map.yaml", base=Path.cwd())
+    # kubectl caches discovery per host and port; a port reused from an earlier run must not answer for us
+    os.environ["KUBECACHEDIR"] = str(root / "kubectl-cache")
     with running_simulator(
-        kubelet=True, https=True, auth=True, namespaces=[NAMESPACE], processes=options
+        argo=True, https=True, auth=True, namespaces=[NAMESPACE], processes=options
     ) as sim:
         assert sim.kubelet.processes is not None, "the process kubelet did not start (see the warning above)"
         yield sim
@@ -336,3 +338,79 @@ def test_probes_run_for_real(cluster: Simulator) -> None:
     assert ("Unhealthy", "Liveness probe failed: ") in notes
     assert ("Killing", "Container main failed liveness probe, will be restarted") in notes
     kubectl(cluster, "delete", "pod", "web", "unhealthy", "--wait=false")
+
+
+def test_argo_steps_run_for_real_with_outputs_from_files(cluster: Simulator) -> None:
+    workflow = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"name": "real-steps", "namespace": NAMESPACE},
+        "spec": {
+            "entrypoint": "main",
+            "templates": [
+                {
+                    "name": "main",
+                    "steps": [
+                        [{"name": "produce", "template": "produce"}],
+                        [
+                            {
+                                "name": "consume",
+                                "template": "consume",
+                                "arguments": {
+                                    "parameters": [
+                                        {
+                                            "name": "metric",
+                                            "value": "{{steps.produce.outputs.parameters.metric}}",
+                                        }
+                                    ]
+                                },
+                            }
+                        ],
+                    ],
+                },
+                {
+                    "name": "produce",
+                    "script": {
+                        "image": "python:3.11",
+                        "command": ["python"],
+                        "source": (
+                            "import os\n"
+                            "os.makedirs('/out/logs')\n"
+                            "open('/out/logs/events.txt', 'w').write('epoch 1')\n"
+                            "open('/tmp/metric', 'w').write(str(sum(range(10))))\n"
+                            "print('produced')\n"
+                        ),
+                    },
+                    "outputs": {
+                        "parameters": [{"name": "metric", "valueFrom": {"path": "/tmp/metric"}}],
+                        "artifacts": [{"name": "tensorboard", "path": "/out/logs"}],
+                    },
+                },
+                {
+                    "name": "consume",
+                    "inputs": {"parameters": [{"name": "metric"}]},
+                    "container": {
+                        "image": "busybox",
+                        "command": ["sh", "-c", "echo got {{inputs.parameters.metric}}"],
+                    },
+                },
+            ],
+        },
+    }
+    apply(cluster, workflow)
+    phase = wait_for(
+        lambda: (cluster.store.get("workflows", "real-steps", NAMESPACE).get("status") or {}).get("phase")
+        in ("Succeeded", "Failed", "Error")
+        and cluster.store.get("workflows", "real-steps", NAMESPACE)["status"],
+        "the workflow to finish",
+    )
+    nodes = phase["nodes"].values()
+    assert phase["phase"] == "Succeeded", [n.get("message") for n in nodes]
+    produce = next(n for n in nodes if n.get("displayName") == "produce")
+    assert produce["outputs"]["parameters"][0]["value"] == "45"
+    assert produce["outputs"]["result"] == "produced"
+    key = produce["outputs"]["artifacts"][0]["s3"]["key"]
+    root = cluster.processes.root if cluster.processes else Path()
+    assert (root / "artifacts" / key).is_file()
+    consume = next(n for n in nodes if n.get("displayName") == "consume")
+    assert kubectl(cluster, "logs", consume["podName" if "podName" in consume else "id"]).strip() == "got 45"

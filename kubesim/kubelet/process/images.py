@@ -12,6 +12,12 @@ command (the image's ENTRYPOINT/CMD) and a few variables (the image's ENV). The 
       env: {PYTHONUNBUFFERED: "1"}
       requires: ".venv-frameworks/.installed"   # optional: the image "cannot be pulled" until this exists
 
+An entry may instead say `simulate: true`: the image's code cannot run here (it lives inside the image, or
+needs a framework the machine lacks), so a pod using it runs as the scripted kubelet runs pods (each
+container exits 0 after two seconds, or serves until deleted under restartPolicy Always). The defaults
+simulate the images of Kubeflow's own examples and of the frameworks the frameworks virtualenv does not
+hold (PyTorch, MXNet, Paddle, MPI), so their manifests still reach their end state on `make run`.
+
 An image no entry matches is not pullable: the container waits in ErrImagePull, then ImagePullBackOff,
 with a message that names the image and the file to map it in, as a real kubelet does with an unreachable
 registry.
@@ -31,6 +37,20 @@ import yaml
 SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 #: where every container finds `python`/`python3` shims for the machine's own Python (see runtime.py)
 PYTHON_SHIMS = "/opt/kubesim/python/bin"
+
+#: images whose code cannot run on this machine: pods using them stay scripted (see the module docstring)
+SIMULATED = (
+    "pytorch/pytorch:*",  # no CPU-only PyTorch wheel on PyPI for this platform (docs/training.md)
+    "mxnet/*",
+    "kubeflow/*",  # Kubeflow's example images: their code is inside them
+    "kubeflowkatib/*",
+    "docker.io/sandipanify/jaxgoogle:*",  # the image of Kubeflow's JAXJob example
+    "registry.baidubce.com/paddlepaddle/*",
+    "paddlepaddle/*",
+    "mpioperator/*",
+    "horovod/*",
+    "argoml/argoml:*",  # our own image (the TensorBoard log fetcher): it needs the dev stack's settings
+)
 
 DEFAULT_MAP: dict[str, Any] = {
     "images": [
@@ -60,6 +80,7 @@ DEFAULT_MAP: dict[str, Any] = {
             {"image": pattern, "path": [], "command": ["sh"]}
             for pattern in ("busybox", "busybox:*", "alpine:*", "debian:*", "ubuntu:*", "bash:*")
         ),
+        *({"image": pattern, "simulate": True} for pattern in SIMULATED),
     ]
 }
 
@@ -77,6 +98,7 @@ class LocalImage:
     command: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     requires: str = ""  # an absolute file that must exist before the image "pulls"
+    simulate: bool = False  # pods using it are scripted, not run
 
     def environment(self) -> dict[str, str]:
         """The image's own variables (ENV), PATH first."""
@@ -121,11 +143,13 @@ class ImageMap:
             where = f"{source}: images[{index}]"
             if not isinstance(entry, Mapping) or not isinstance(entry.get("image"), str):
                 raise ImageMapError(f"{where}.image: must be a string (an image glob)")
-            unknown = sorted(set(entry) - {"image", "path", "command", "env", "requires"})
+            unknown = sorted(set(entry) - {"image", "path", "command", "env", "requires", "simulate"})
             if unknown:
                 raise ImageMapError(
-                    f"{where}.{unknown[0]}: unknown field (image, path, command, env, requires)"
+                    f"{where}.{unknown[0]}: unknown field (image, path, command, env, requires, simulate)"
                 )
+            if not isinstance(entry.get("simulate", False), bool):
+                raise ImageMapError(f"{where}.simulate: must be true or false")
             _strings(entry.get("path", []), f"{where}.path")
             _strings(entry.get("command", []), f"{where}.command")
             env = entry.get("env", {})
@@ -166,8 +190,18 @@ class ImageMap:
                     command=tuple(entry.get("command", [])),
                     env=dict(entry.get("env", {})),
                     requires=self._absolute(entry["requires"]) if entry.get("requires") else "",
+                    simulate=bool(entry.get("simulate", False)),
                 )
         return None
+
+    def simulates(self, pod: Mapping[str, Any]) -> bool:
+        """Whether a container of the pod uses an image the map simulates (then the whole pod is scripted)."""
+        spec = pod.get("spec") or {}
+        for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+            found = self.resolve(str(container.get("image", "")))
+            if found is not None and found.simulate:
+                return True
+        return False
 
     def unmapped_message(self, reference: str) -> str:
         return (

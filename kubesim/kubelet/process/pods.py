@@ -8,6 +8,7 @@ are recorded as a real kubelet records them.
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import threading
@@ -15,9 +16,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kubesim.errors import ApiError
+from kubesim.kubelet.process import argoexec
 from kubesim.kubelet.process.probes import ContainerProbes, Prober, http_get, tcp_socket
 from kubesim.kubelet.process.runtime import ContainerWaiting, ProcessRuntime
 from kubesim.kubelet.sandbox import ExitStatus, SandboxUnavailable
+from kubesim.kubelet.script import OUTPUTS_ANNOTATION
 from kubesim.kubelet.state import RUNNING, WAITING, ContainerRun, PodRun, settled_phase
 
 if TYPE_CHECKING:
@@ -42,6 +45,10 @@ class ProcessPods:
 
     def stop(self) -> None:
         self.runtime.stop()
+
+    def simulates(self, pod: dict[str, Any]) -> bool:
+        """Whether the image map says this pod's images cannot run here (the kubelet scripts it instead)."""
+        return self.runtime.settings.image_map.simulates(pod)
 
     # --- sandbox -------------------------------------------------------------------------------------
 
@@ -170,6 +177,8 @@ class ProcessPods:
                 self.kubelet._killed(run, container, status.exit_code)
                 return
             reason = "OOMKilled" if status.oom_killed else ""
+            if container.name == argoexec.MAIN and not container.init and argoexec.declared(run.pod):
+                self._record_argo_outputs(run)
             self.kubelet._container_exited(run, container, status.exit_code, reason, "")
             if container.state.get(WAITING, {}).get("reason") == "CrashLoopBackOff":
                 message = (
@@ -179,6 +188,26 @@ class ProcessPods:
                 self.event(run, "Warning", "BackOff", message, container)
             if run.finished:
                 self.removed(run)
+
+    def _record_argo_outputs(self, run: PodRun) -> None:
+        """As Argo's wait container: the step's outputs on the pod, before its exit is reported."""
+        outputs = self.runtime.argo_outputs(run.pod)
+        if not outputs:
+            return
+
+        def annotate(pod: dict[str, Any]) -> dict[str, Any] | None:
+            if pod["metadata"]["uid"] != run.uid:
+                return None
+            pod["metadata"].setdefault("annotations", {})[OUTPUTS_ANNOTATION] = json.dumps(outputs)
+            return pod
+
+        try:
+            pods = self.kubelet.store.resource("pods")
+            self.kubelet.store.mutate(
+                pods, run.name, annotate, namespace=run.namespace, field_manager="argoexec"
+            )
+        except ApiError as error:
+            log.warning("kubesim kubelet: outputs of %s/%s not recorded: %s", run.namespace, run.name, error)
 
     # --- probes --------------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from kubesim.errors import ApiError
 from kubesim.kubelet.logs import LogStore
-from kubesim.kubelet.process import hosts, volumes
+from kubesim.kubelet.process import argoexec, hosts, volumes
 from kubesim.kubelet.process.environment import (
     ConfigError,
     PodContext,
@@ -32,7 +32,7 @@ from kubesim.kubelet.process.environment import (
 )
 from kubesim.kubelet.process.images import PYTHON_SHIMS, ImageMap, LocalImage
 from kubesim.kubelet.process.provisioner import claim_directory_reader
-from kubesim.kubelet.sandbox import Container, ContainerLaunch, ExitStatus, Node, SandboxError
+from kubesim.kubelet.sandbox import Container, ContainerLaunch, ExitStatus, Mount, Node, SandboxError
 from kubesim.store import DELETED, Store, Subscription
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,7 @@ class PodSandboxState:
     volumes: dict[str, str] = field(default_factory=dict)
     handles: dict[str, Container] = field(default_factory=dict)  # container name → its current process
     launches: dict[str, ContainerLaunch] = field(default_factory=dict)  # container name → how it was started
+    output_mounts: list[Mount] = field(default_factory=list)  # an Argo step's output directories
 
 
 @dataclass(frozen=True)
@@ -257,10 +258,15 @@ class ProcessRuntime:
             mounts = volumes.container_mounts(container, state.volumes)
         except volumes.VolumeError as error:
             raise ContainerWaiting("CreateContainerConfigError", str(error)) from None
+        name = str(container.get("name", ""))
+        mounts += argoexec.staging_mounts(state.directory / "argo" / name, environment, argv)
+        if name == argoexec.MAIN and argoexec.declared(pod):
+            state.output_mounts = argoexec.output_mounts(pod, state.directory / "argo" / "outputs")
+            mounts += state.output_mounts
         mounts += [
-            volumes.Mount(str(state.hosts_file), "/etc/hosts", True),
-            volumes.Mount(str(self._resolv_conf(state)), "/etc/resolv.conf", True),
-            volumes.Mount(str(self._shims), PYTHON_SHIMS, True),
+            Mount(str(state.hosts_file), "/etc/hosts", True),
+            Mount(str(self._resolv_conf(state)), "/etc/resolv.conf", True),
+            Mount(str(self._shims), PYTHON_SHIMS, True),
         ]
         limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
         launch = ContainerLaunch(
@@ -274,7 +280,6 @@ class ProcessRuntime:
             tty=bool(container.get("tty")),
         )
         handle = self.node.start_container(uid, launch)
-        name = str(container.get("name", ""))
         with self._lock:
             state.handles[name] = handle
             state.launches[name] = launch
@@ -327,6 +332,14 @@ class ProcessRuntime:
         with self._lock:
             state = self._pods.get(uid)
             return state.handles.get(container) if state else None
+
+    def argo_outputs(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+        """What an Argo step's main container left at its output paths (argoexec.collect)."""
+        with self._lock:
+            state = self._pods.get(str(pod["metadata"]["uid"]))
+        if state is None or not state.output_mounts:
+            return {}
+        return argoexec.collect(pod, state.output_mounts, self.settings.root / "artifacts")
 
     def pod_ip(self, uid: str) -> str:
         with self._lock:
