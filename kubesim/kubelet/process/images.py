@@ -50,6 +50,8 @@ SIMULATED = (
     "mpioperator/*",
     "horovod/*",
     "argoml/argoml:*",  # our own image (the TensorBoard log fetcher): it needs the dev stack's settings
+    "example.com/*",  # RFC 2606 example registries: placeholders in examples (the pipeline example's)
+    "*.example.com/*",
 )
 
 DEFAULT_MAP: dict[str, Any] = {
