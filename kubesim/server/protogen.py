@@ -2,15 +2,16 @@
 sources of k8s.io/api and k8s.io/apimachinery at the release kubesim serves.
 
 The kinds are those of the OpenAPI definitions kubesim serves (`kubesim.openapi.catalog`) that these
-packages define. Each message's fields come from the package's `generated.proto` (field numbers, wire types, maps, repeated
-fields, message references) and from the Go struct it was generated from (`types.go`: the JSON name from
+packages define. Each message's fields come from the package's `generated.proto` (field numbers, wire
+types, maps, repeated fields, message references) and from the Go struct it was generated from (`types.go`: the JSON name from
 the `json` tag, inline embedding, `omitempty`, pointer or not), matched by message name and field number;
 a field the two disagree on stops the generation, so no field is left out silently. Run by hand when the
 release changes (the sources are not needed at run time or in tests):
 
     git -C <k8s.io/api checkout> archive v0.37.0 | tar -x -C /tmp/api
     git -C <k8s.io/apimachinery checkout> archive v0.37.0 pkg | tar -x -C /tmp/apimachinery
-    .venv/bin/python -m kubesim.server.protogen /tmp/api /tmp/apimachinery > kubesim/server/protobuf_messages.json
+    .venv/bin/python -m kubesim.server.protogen /tmp/api /tmp/apimachinery \
+        > kubesim/server/protobuf_messages.json
 """
 
 from __future__ import annotations
@@ -23,24 +24,26 @@ from pathlib import Path
 
 from kubesim.openapi import catalog
 
-#: the API packages kubesim serves kinds of (and autoscaling/v1, whose Scale the scale subresource speaks)
-API_PACKAGES = (
-    "admissionregistration/v1",
-    "apps/v1",
-    "authentication/v1",
-    "authorization/v1",
-    "autoscaling/v1",
-    "autoscaling/v2",
-    "batch/v1",
-    "coordination/v1",
-    "core/v1",
-    "discovery/v1",
-    "events/v1",
-    "networking/v1",
-    "policy/v1",
-    "rbac/v1",
-    "scheduling/v1",
-    "storage/v1",
+#: the group-versions whose kinds kubesim serves (and autoscaling/v1, whose Scale the scale subresource speaks)
+_SERVED_GROUP_VERSIONS = frozenset(
+    {
+        ("admissionregistration.k8s.io", "v1"),
+        ("apps", "v1"),
+        ("authentication.k8s.io", "v1"),
+        ("authorization.k8s.io", "v1"),
+        ("autoscaling", "v1"),
+        ("autoscaling", "v2"),
+        ("batch", "v1"),
+        ("coordination.k8s.io", "v1"),
+        ("", "v1"),
+        ("discovery.k8s.io", "v1"),
+        ("events.k8s.io", "v1"),
+        ("networking.k8s.io", "v1"),
+        ("policy", "v1"),
+        ("rbac.authorization.k8s.io", "v1"),
+        ("scheduling.k8s.io", "v1"),
+        ("storage.k8s.io", "v1"),
+    }
 )
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 #: messages whose JSON is not their fields (custom MarshalJSON upstream)
@@ -129,9 +132,10 @@ def parse_go(text: str) -> tuple[dict[str, dict[int, GoField]], dict[str, str]]:
             number = int(tags["protobuf"].split(",")[1])
             words = declaration.split()
             json_tag = tags.get("json", "").split(",")
-            inline = len(words) == 1 or "inline" in json_tag[1:]
             current[number] = GoField(
-                "" if inline else json_tag[0], "omitempty" in json_tag[1:] or "omitzero" in json_tag[1:], words[-1].startswith("*")
+                json_tag[0],  # "" for a struct Go's JSON inlines (embedded, `json:""` or `json:",inline"`)
+                "omitempty" in json_tag[1:] or "omitzero" in json_tag[1:],
+                words[-1].startswith("*"),
             )
     return structs, slices
 
@@ -141,7 +145,8 @@ def generate(api: Path, apimachinery: Path) -> dict[str, object]:
     go: dict[str, dict[int, GoField]] = {}
     slices: dict[str, str] = {}
     kinds: dict[str, str] = {}
-    package_dirs = [(api / p, f"k8s.io.api.{p.replace('/', '.')}") for p in API_PACKAGES]
+    packages = sorted(str(p.parent.relative_to(api)) for p in api.glob("*/*/generated.proto"))
+    package_dirs = [(api / p, f"k8s.io.api.{p.replace('/', '.')}") for p in packages]
     package_dirs.append((apimachinery / "pkg/apis/meta/v1", _META))
     for directory, prefix in package_dirs:
         proto.update(parse_proto((directory / "generated.proto").read_text(encoding="utf-8")))
@@ -155,7 +160,8 @@ def generate(api: Path, apimachinery: Path) -> dict[str, object]:
         name = "k8s.io." + definition.removeprefix("io.k8s.")
         for gvk in schema.get("x-kubernetes-group-version-kind") or ():
             api_version = f"{gvk['group']}/{gvk['version']}" if gvk.get("group") else gvk["version"]
-            if name in proto and name.startswith("k8s.io.api.") and not gvk["kind"].endswith("List"):
+            served = (gvk.get("group", ""), gvk["version"]) in _SERVED_GROUP_VERSIONS
+            if served and name in proto and not gvk["kind"].endswith("List"):
                 kinds[f"{api_version}/{gvk['kind']}"] = name
     messages: dict[str, object] = {}
     pending = sorted(set(kinds.values()))
@@ -166,7 +172,12 @@ def generate(api: Path, apimachinery: Path) -> dict[str, object]:
         messages[name] = _message_table(name, proto, go, slices)
         for field in proto[name]:
             for referenced in (field.type, field.map_value):
-                if referenced and referenced not in _SCALARS and referenced != "map" and referenced not in messages:
+                if (
+                    referenced
+                    and referenced not in _SCALARS
+                    and referenced != "map"
+                    and referenced not in messages
+                ):
                     pending.append(referenced)
     return {"kinds": dict(sorted(kinds.items())), "messages": dict(sorted(messages.items()))}
 
@@ -200,7 +211,10 @@ def _message_table(
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m kubesim.server.protogen <k8s.io/api dir> <k8s.io/apimachinery dir>", file=sys.stderr)
+        print(
+            "usage: python -m kubesim.server.protogen <k8s.io/api dir> <k8s.io/apimachinery dir>",
+            file=sys.stderr,
+        )
         return 2
     table = generate(Path(argv[0]), Path(argv[1]))
     json.dump(table, sys.stdout, separators=(",", ":"), sort_keys=False)
