@@ -3,8 +3,9 @@ sources of k8s.io/api and k8s.io/apimachinery at the release kubesim serves.
 
 The kinds are those of the OpenAPI definitions kubesim serves (`kubesim.openapi.catalog`) that these
 packages define. Each message's fields come from the package's `generated.proto` (field numbers, wire
-types, maps, repeated fields, message references) and from the Go struct it was generated from (`types.go`: the JSON name from
-the `json` tag, inline embedding, `omitempty`, pointer or not), matched by message name and field number;
+types, maps, repeated fields, message references) and from the Go struct it was generated from (`types.go`:
+the JSON name from the `json` tag, inline embedding, `omitempty`, pointer or not), matched by message name
+and field number;
 a field the two disagree on stops the generation, so no field is left out silently. Run by hand when the
 release changes (the sources are not needed at run time or in tests):
 
@@ -24,7 +25,8 @@ from pathlib import Path
 
 from kubesim.openapi import catalog
 
-#: the group-versions whose kinds kubesim serves (and autoscaling/v1, whose Scale the scale subresource speaks)
+#: the group-versions whose kinds kubesim serves (and autoscaling/v1, whose Scale the scale subresource
+#: speaks)
 _SERVED_GROUP_VERSIONS = frozenset(
     {
         ("admissionregistration.k8s.io", "v1"),

@@ -105,7 +105,8 @@ def test_create_job_from_a_cronjob_keeps_the_whole_template(secured: Simulator) 
         "app": template["metadata"]["labels"]["app"]
     }  # minus the generated ones
     assert template == wanted
-    assert job["spec"]["backoffLimit"] == 2 and job["spec"]["activeDeadlineSeconds"] == 600
+    assert job["spec"]["backoffLimit"] == 2
+    assert job["spec"]["activeDeadlineSeconds"] == 600
     assert job["metadata"]["labels"] == {"team": "data"}
     assert job["metadata"]["annotations"] == {"note": "kept", "cronjob.kubernetes.io/instantiate": "manual"}
     (owner,) = job["metadata"]["ownerReferences"]
@@ -195,7 +196,5 @@ def test_a_deployment_template_is_validated_at_its_path(secured: Simulator) -> N
         'spec.template.spec.containers[0].name: Invalid value: "Web": a lowercase RFC 1123 label'
         in refused.stderr
     )
-    assert (
-        "spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and "
-        "65535, inclusive"
-    ) in refused.stderr
+    port = "spec.template.spec.containers[0].ports[0].containerPort"
+    assert f"{port}: Invalid value: 70000: must be between 1 and 65535, inclusive" in refused.stderr
