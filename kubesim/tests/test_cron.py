@@ -77,7 +77,7 @@ def test_the_first_bad_field_is_the_one_reported() -> None:
 
 
 def test_tz_prefixes_are_refused_in_the_schedule_since_1_27() -> None:
-    """"cannot use TZ or CRON_TZ in schedule, use timeZone field instead" — robfig still parses them (a bad
+    """ "cannot use TZ or CRON_TZ in schedule, use timeZone field instead" — robfig still parses them (a bad
     location is its own error) and batch validation refuses the "TZ" after it."""
     refused = "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
     assert cron.schedule_problems("CRON_TZ=UTC 0 3 * * *") == [refused]
