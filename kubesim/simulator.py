@@ -77,6 +77,8 @@ class Simulator:
         self.kubelet.settings.node_count = nodes  # Ready Nodes the kubelet registers when it starts
         self.webhooks = self.controllers.webhooks
         self.argo = self.controllers.argo
+        #: exec, attach, port-forward: `simulator.streams.backend = kubelet` serves them (server/streams)
+        self.streams = self.controllers.streams
         self.state_dir = state_dir
         self.kubeconfig_path = kubeconfig_path
         # Created at start besides the built-in ones, before the kubeconfig says the cluster is up.
