@@ -189,6 +189,13 @@ def test_a_header_block_inflating_past_its_bound_ends_the_spdy_connection(sim: S
     connection.close()
 
 
+def test_an_idle_spdy_connection_is_closed(sim: Simulator) -> None:
+    sim.streams.idle_timeout = 1.0
+    connection = spdy_upgrade(sim, "/api/v1/namespaces/default/pods/shell/portforward", "portforward.k8s.io")
+    assert connection.recv(16) == b""  # nothing moved either way: the server hung up
+    connection.close()
+
+
 # --- refused before any upgrade -----------------------------------------------------------------------------
 
 

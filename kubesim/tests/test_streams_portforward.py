@@ -184,6 +184,36 @@ def test_a_port_nothing_listens_on_ends_the_forward_with_the_kubelets_error(sim:
     assert "lost connection to pod" in stderr
 
 
+def test_without_create_on_pods_portforward_the_forward_is_forbidden(sim: Simulator) -> None:
+    """`get` on pods/portforward is not enough: the WebSocket GET also needs `create`, and the SPDY POST
+    kubectl falls back to needs it too."""
+    group = "rbac.authorization.k8s.io"
+    rules = [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+        {"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["get"]},
+    ]
+    sim.store.create(
+        {"apiVersion": f"{group}/v1", "kind": "Role", "metadata": {"name": "viewer", "namespace": "default"},
+         "rules": rules}
+    )  # fmt: skip
+    sim.store.create(
+        {"apiVersion": f"{group}/v1", "kind": "RoleBinding",
+         "metadata": {"name": "viewer", "namespace": "default"},
+         "roleRef": {"apiGroup": group, "kind": "Role", "name": "viewer"},
+         "subjects": [{"kind": "User", "name": "viewer", "apiGroup": group}]}
+    )  # fmt: skip
+    environment = {**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)}
+    refused = subprocess.run(
+        [str(KUBECTL), "--as", "viewer", "port-forward", "pod/web", f":{HTTP_PORT}"],
+        env=environment, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'error: error upgrading connection: unable to upgrade connection: pods "web" is forbidden: '
+        'User "viewer" cannot create resource "pods/portforward" in API group "" in the namespace "default"'
+    )
+
+
 # --- the Python client ------------------------------------------------------------------------------------
 
 

@@ -38,7 +38,9 @@ class StreamSession(Protocol):
     `stderr` until end of file (EIO from a pty master counts as end of file), writes `stdin`, and closes
     all three when the stream ends; closing `stdin` is how a client's end of input reaches the process.
     With a tty, `stdout` carries the terminal's output and `stderr` may be any descriptor at end of file.
-    `stdin` is None when the client did not ask for input or the container takes none.
+    `stdin` is None when the client did not ask for input or the container takes none. For attach, what
+    closing it does is the backend's choice: a duplicate of the container's input keeps it open for the
+    next client; the container's own end gives `stdinOnce` semantics.
     """
 
     stdout: int
