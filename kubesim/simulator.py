@@ -81,6 +81,8 @@ class Simulator:
         self.kubelet.settings.node_count = nodes  # Ready Nodes the kubelet registers when it starts
         self.webhooks = self.controllers.webhooks
         self.argo = self.controllers.argo
+        #: exec, attach, port-forward: `simulator.streams.backend = kubelet` serves them (server/streams)
+        self.streams = self.controllers.streams
         self.state_dir = state_dir
         #: run pods' containers as local processes (`make run`); None keeps every pod scripted
         self.processes = processes

@@ -142,7 +142,7 @@ def builtin_types() -> list[ResourceType]:
             columns={"*": POD_COLUMNS},
             patch_meta=pod_meta,
             return_deleted_object=True,
-            # The streaming ones answer "not supported by the simulator" (kubesim.kubelet.streams).
+            # The streaming ones are served by kubesim.server.streams (400 without a stream backend).
             extra_subresources=("log", "exec", "attach", "portforward"),
             field_labels=POD_FIELD_LABELS,
         ),

@@ -23,6 +23,7 @@ from kubesim.__main__ import _arguments
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from kubesim.tests import protobuf_wire as wire
+from kubesim.tests.local_backend import LocalBackend, running_pod
 from kubesim.tests.webhook_server import WebhookServer, make_certificates, running_webhook_server
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "kubesim.md"
@@ -490,6 +491,25 @@ def test_exec_answers_400_naming_the_simulator(http: Http) -> None:
     response = http("POST", f"{PODS}/p/exec?command=ls&container=main")
     assert response.status_code == 400
     assert "not supported by the simulator (kubesim)" in response.json()["message"]
+
+
+@documents("D-stream-protocols")
+def test_channel_protocols_older_than_v4_are_refused(sim: Simulator, http: Http, tmp_path: Path) -> None:
+    sim.streams.backend = LocalBackend(tmp_path)
+    running_pod(sim, "shell")
+    exec_path = f"{PODS}/shell/exec?command=true&stdout=1"
+    websocket = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13"}
+    key = base64.b64encode(b"sixteen byte key").decode()
+    for old in ("channel.k8s.io", "base64.channel.k8s.io", "v4.base64.channel.k8s.io"):
+        answer = http(
+            "GET", exec_path, headers={**websocket, "Sec-WebSocket-Key": key, "Sec-WebSocket-Protocol": old}
+        )
+        assert answer.status_code == 400
+        assert answer.json()["message"].startswith(f"requested protocol(s) are not supported: [{old}]")
+    spdy = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "v3.channel.k8s.io"}
+    answer = http("POST", exec_path, headers=spdy)
+    assert answer.status_code == 403
+    assert "unable to negotiate protocol: client supports [v3.channel.k8s.io]" in answer.json()["message"]
 
 
 @documents("D-no-proxy")
