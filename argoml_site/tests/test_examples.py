@@ -267,3 +267,39 @@ def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
         assert result["world_size"] == 3
         assert result["logloss_last"] < result["logloss_first"]
     assert len({result["model_sha256"] for result in results}) == 1, results
+
+
+def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(stack, tmp_path):
+    """The chief's event files on the claim, a real TensorBoard spawned on them, opened as a user opens it."""
+    assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    chief = training_results(stack, "tf-train-chief-0")["tf-train-chief-0"]
+    board = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "Tensorboard",
+        "metadata": {"name": "tf-train", "namespace": NAMESPACE},
+        "spec": {"logdirs": [{"name": "tf-train", "path": "pvc://training-logs/tf-train"}]},
+    }
+    manifest = tmp_path / "tensorboard.yaml"
+    manifest.write_text(yaml.safe_dump(board))
+    stack.kubectl("apply", "-f", str(manifest))
+    assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
+    forward = subprocess.Popen(
+        [str(KUBECTL), "--kubeconfig", stack.kubeconfig, "-n", NAMESPACE,
+         "port-forward", "svc/tb-tf-train", ":80"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        port = int(forward.stdout.readline().split("127.0.0.1:")[1].split()[0])
+        base = f"http://127.0.0.1:{port}/tensorboards/{NAMESPACE}/tf-train"
+        with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
+            runs = json.load(response)
+        assert "tf-train/train" in runs, runs
+        query = "run=tf-train%2Ftrain&tag=loss"
+        with urllib.request.urlopen(f"{base}/data/plugin/scalars/scalars?{query}", timeout=30) as response:
+            scalars = {step: value for _wall, step, value in json.load(response)}
+    finally:
+        forward.terminate()
+        forward.wait(timeout=10)
+    assert sorted(scalars) == [1, 2, 3, 4, 5]
+    assert scalars[1] == pytest.approx(chief["loss_first"], rel=1e-6)
+    assert scalars[5] == pytest.approx(chief["loss_last"], rel=1e-6)

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -414,3 +415,37 @@ def test_argo_steps_run_for_real_with_outputs_from_files(cluster: Simulator) -> 
     assert (root / "artifacts" / key).is_file()
     consume = next(n for n in nodes if n.get("displayName") == "consume")
     assert kubectl(cluster, "logs", consume["podName" if "podName" in consume else "id"]).strip() == "got 45"
+
+
+def test_exec_cp_and_port_forward_reach_the_real_process(cluster: Simulator, tmp_path: Path) -> None:
+    apply(
+        cluster,
+        pod("served", ["python", "-m", "http.server", "8000", "--directory", "/tmp"], restartPolicy="Always"),
+    )
+    wait_for(lambda: status(cluster, "served").get("phase") == "Running", "the pod to run")
+    exec_result = subprocess.run(
+        [str(KUBECTL), "--kubeconfig", str(cluster.kubeconfig_path), "-n", NAMESPACE, "exec", "served", "--",
+         "sh", "-c", "echo $HOSTNAME; exit 3"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert exec_result.stdout.strip() == "served"
+    assert exec_result.returncode == 3
+    local = tmp_path / "page.html"
+    local.write_text("<h1>copied in</h1>")
+    kubectl(cluster, "cp", str(local), f"{NAMESPACE}/served:/tmp/page.html")
+    assert kubectl(cluster, "exec", "served", "--", "cat", "/tmp/page.html") == "<h1>copied in</h1>"
+    forward = subprocess.Popen(
+        [str(KUBECTL), "--kubeconfig", str(cluster.kubeconfig_path), "-n", NAMESPACE, "port-forward",
+         "pod/served", ":8000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert forward.stdout is not None
+        line = forward.stdout.readline()
+        port = int(line.split("127.0.0.1:")[1].split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/page.html", timeout=10) as response:
+            assert response.read() == b"<h1>copied in</h1>"
+    finally:
+        forward.terminate()
+        forward.wait(timeout=10)
+    kubectl(cluster, "delete", "pod", "served", "--wait=false")

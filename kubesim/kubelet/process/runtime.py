@@ -341,6 +341,14 @@ class ProcessRuntime:
             return {}
         return argoexec.collect(pod, state.output_mounts, self.settings.root / "artifacts")
 
+    def running(self, uid: str, container: str) -> tuple[Container | None, ContainerLaunch | None]:
+        """The container's current process and how it was launched (None, None when it is not running)."""
+        with self._lock:
+            state = self._pods.get(uid)
+            if state is None:
+                return None, None
+            return state.handles.get(container), state.launches.get(container)
+
     def pod_ip(self, uid: str) -> str:
         with self._lock:
             state = self._pods.get(uid)

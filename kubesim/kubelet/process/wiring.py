@@ -13,6 +13,7 @@ from kubesim.errors import ApiError
 from kubesim.kubelet.process.images import ImageMap
 from kubesim.kubelet.process.provisioner import Provisioner
 from kubesim.kubelet.process.runtime import ProcessRuntime, RuntimeSettings
+from kubesim.kubelet.process.streams import ProcessStreams
 from kubesim.kubelet.process.volumes import TokenIssuer, VolumeError
 from kubesim.kubelet.sandbox import SandboxUnavailable
 
@@ -88,6 +89,7 @@ def enable(simulator: Simulator, options: ProcessOptions) -> Provisioner | None:
         log.warning("kubesim: pods stay scripted, the process kubelet cannot run here: %s", error)
         return None
     simulator.kubelet.run_processes(runtime)
+    simulator.streams.backend = ProcessStreams(simulator.store, runtime, simulator.kubelet.logs)
     provisioner = Provisioner(simulator.store, options.root)
     provisioner.start()
     return provisioner
