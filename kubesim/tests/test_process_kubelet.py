@@ -449,3 +449,32 @@ def test_exec_cp_and_port_forward_reach_the_real_process(cluster: Simulator, tmp
         forward.terminate()
         forward.wait(timeout=10)
     kubectl(cluster, "delete", "pod", "served", "--wait=false")
+
+
+def test_a_cluster_ip_service_reaches_its_pods(cluster: Simulator) -> None:
+    server = pod(
+        "backend",
+        ["python", "-m", "http.server", "8000"],
+        restartPolicy="Always",
+        labels={"app": "backend"},
+        container={"ports": [{"name": "http", "containerPort": 8000}]},
+    )
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "backend", "namespace": NAMESPACE},
+        "spec": {"selector": {"app": "backend"}, "ports": [{"port": 80, "targetPort": "http"}]},
+    }
+    client = (
+        "import time, urllib.request\n"
+        "for _ in range(100):\n"
+        "    try:\n"
+        "        print(urllib.request.urlopen('http://backend.team-a.svc/', timeout=2).status); break\n"
+        "    except OSError: time.sleep(0.2)\n"
+    )
+    apply(cluster, server, service)
+    wait_for(lambda: status(cluster, "backend").get("phase") == "Running", "the backend to run")
+    apply(cluster, pod("caller", ["python", "-c", client]))
+    assert finished(cluster, "caller")["phase"] == "Succeeded"
+    assert kubectl(cluster, "logs", "caller").strip() == "200"
+    kubectl(cluster, "delete", "pod", "backend", "--wait=false")

@@ -106,6 +106,7 @@ class ProcessRuntime:
         self._lock = threading.RLock()
         self._subscriptions: list[Subscription] = []
         self._stopping = False
+        self._programmed: dict[str, dict[tuple[str, int], list[tuple[str, int]]]] = {}  # namespace → proxies
         self._claims = claim_directory_reader(store, settings.root)
         self._shims = settings.root / "images" / "python" / "bin"
 
@@ -426,10 +427,35 @@ class ProcessRuntime:
         with open(state.hosts_file, "w") as handle:
             handle.write(text)
 
+    def _program_services(self, namespace: str) -> None:
+        """kube-proxy's part: each ClusterIP Service of the namespace proxied to its ready pods."""
+        pods = self.store.list("pods", namespace)["items"]
+        addresses = [_address(p) for p in pods]
+        containers = {
+            (namespace, p["metadata"]["name"]): (p.get("spec") or {}).get("containers") or [] for p in pods
+        }
+        wanted: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        for service in self.store.list("services", namespace)["items"]:
+            ip = str((service.get("spec") or {}).get("clusterIP") or "")
+            if ip == MASTER_SERVICE_IP:
+                continue
+            for port, backends in hosts.service_backends(service, addresses, containers).items():
+                wanted[(ip, port)] = backends
+        with self._lock:
+            previous = self._programmed.get(namespace, {})
+            self._programmed[namespace] = wanted
+        for (ip, port), backends in wanted.items():
+            if previous.get((ip, port)) != backends:
+                self.node.set_service(ip, port, backends)
+        for key in set(previous) - set(wanted):
+            self.node.set_service(key[0], key[1], [])
+
     def _on_cluster_change(self, event_type: str, obj: dict[str, Any]) -> None:
+        namespace = obj["metadata"].get("namespace", "")
+        with contextlib.suppress(SandboxError, OSError):
+            self._program_services(namespace)
         if obj.get("kind") == "Pod" and event_type != DELETED and not (obj.get("status") or {}).get("podIP"):
             return
-        namespace = obj["metadata"].get("namespace", "")
         with self._lock:
             states = [
                 s for s in self._pods.values() if s.namespace == namespace or obj.get("kind") == "Service"
