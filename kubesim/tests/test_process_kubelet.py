@@ -478,3 +478,23 @@ def test_a_cluster_ip_service_reaches_its_pods(cluster: Simulator) -> None:
     assert finished(cluster, "caller")["phase"] == "Succeeded"
     assert kubectl(cluster, "logs", "caller").strip() == "200"
     kubectl(cluster, "delete", "pod", "backend", "--wait=false")
+
+
+def test_a_native_sidecar_serves_the_pods_container_and_stops_with_it(cluster: Simulator) -> None:
+    client = (
+        "import time, urllib.request\n"
+        "for _ in range(100):\n"
+        "    try:\n"
+        "        print(urllib.request.urlopen('http://127.0.0.1:9000/', timeout=2).status); break\n"
+        "    except OSError: time.sleep(0.1)\n"
+    )
+    manifest = pod("with-sidecar", ["python", "-c", client])
+    manifest["spec"]["initContainers"] = [
+        {"name": "server", "image": "python:3.11", "restartPolicy": "Always",
+         "command": ["python", "-m", "http.server", "9000"]},
+    ]  # fmt: skip
+    apply(cluster, manifest)
+    final = finished(cluster, "with-sidecar")
+    assert final["phase"] == "Succeeded"
+    assert kubectl(cluster, "logs", "with-sidecar", "-c", "main").strip() == "200"
+    assert "terminated" in final["initContainerStatuses"][0]["state"]
