@@ -7,9 +7,11 @@ image map's ErrImagePull, SIGTERM on deletion and OOMKilled past a memory limit.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -19,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kubesim.kubelet.process.runtime import HostService
 from kubesim.kubelet.process.wiring import ProcessOptions
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL, running_simulator
@@ -498,3 +501,33 @@ def test_a_native_sidecar_serves_the_pods_container_and_stops_with_it(cluster: S
     assert final["phase"] == "Succeeded"
     assert kubectl(cluster, "logs", "with-sidecar", "-c", "main").strip() == "200"
     assert "terminated" in final["initContainerStatuses"][0]["state"]
+
+
+def test_pods_reach_a_service_served_on_this_machine(tmp_path: Path) -> None:
+    """--expose-host: the dev stack's webhook listener (Trainer's progress endpoint) is off the cluster."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"from the host")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    exposed = HostService("infra", "listener", 443, "127.0.0.1", server.server_address[1])
+    options = ProcessOptions(
+        root=tmp_path / "pods", image_map=tmp_path / "image-map.yaml", base=Path.cwd(), exposed=(exposed,)
+    )
+    script = "import urllib.request; print(urllib.request.urlopen('http://listener.infra.svc:443/').read().decode())"
+    try:
+        with running_simulator(kubelet=True, namespaces=[NAMESPACE], processes=options) as sim:
+            sim.store.create(pod("caller", ["python", "-c", script]), NAMESPACE)
+            assert finished(sim, "caller")["phase"] == "Succeeded", sim.kubelet.logs.text(
+                NAMESPACE, "caller", "main"
+            )
+            assert sim.kubelet.logs.text(NAMESPACE, "caller", "main") == "from the host\n"
+    finally:
+        server.shutdown()

@@ -85,6 +85,18 @@ class PodSandboxState:
 
 
 @dataclass(frozen=True)
+class HostService:
+    """A Service whose pods are not in the cluster: pods connecting to it reach `host:host_port` on this
+    machine (the dev stack's webhook listener, which also serves Trainer's progress endpoint)."""
+
+    namespace: str
+    name: str
+    port: int
+    host: str
+    host_port: int
+
+
+@dataclass(frozen=True)
 class RuntimeSettings:
     root: Path  # the sandbox root: pods' directories, volumes and hostPath are confined to it
     image_map: ImageMap
@@ -92,6 +104,7 @@ class RuntimeSettings:
     ca_certificate: str
     api_address: tuple[str, int] | None  # where pods' in-cluster config reaches the API server
     masked_paths: tuple[str, ...] = ()  # host paths no pod may read (the dev stack's state and keys)
+    exposed: tuple[HostService, ...] = ()
 
 
 class ProcessRuntime:
@@ -118,6 +131,8 @@ class ProcessRuntime:
         if self.settings.api_address is not None:
             self.node.expose_host_port(MASTER_SERVICE_IP, 443, self.settings.api_address)
         self._write_python_shims()
+        for exposed in self.settings.exposed:
+            self._expose(exposed)
         for resource in ("services", "pods"):
             self._subscriptions.append(self.store.subscribe(self._on_cluster_change, resource=resource))
 
@@ -138,6 +153,22 @@ class ProcessRuntime:
                 with contextlib.suppress(FileNotFoundError):
                     link.unlink()
                 link.symlink_to(interpreter)
+
+    def _expose(self, exposed: HostService) -> None:
+        """The Service (made if missing, selector-less as for an external backend) and its relay."""
+        self.store.ensure_namespace(exposed.namespace)
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": exposed.name, "namespace": exposed.namespace},
+            "spec": {"ports": [{"name": "https", "port": exposed.port, "targetPort": exposed.host_port}]},
+        }
+        with contextlib.suppress(ApiError):
+            self.store.create(service, exposed.namespace)
+        found = self.store.get("services", exposed.name, exposed.namespace)
+        ip = str((found.get("spec") or {}).get("clusterIP") or "")
+        if ip and ip != "None":
+            self.node.expose_host_port(ip, exposed.port, (exposed.host, exposed.host_port))
 
     def _ensure_master_service(self) -> None:
         """The `default/kubernetes` Service pods read KUBERNETES_SERVICE_* from, as every cluster has."""

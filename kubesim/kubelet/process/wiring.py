@@ -12,7 +12,7 @@ from kubesim.auth.tokens import Claims
 from kubesim.errors import ApiError
 from kubesim.kubelet.process.images import ImageMap
 from kubesim.kubelet.process.provisioner import Provisioner
-from kubesim.kubelet.process.runtime import ProcessRuntime, RuntimeSettings
+from kubesim.kubelet.process.runtime import HostService, ProcessRuntime, RuntimeSettings
 from kubesim.kubelet.process.streams import ProcessStreams
 from kubesim.kubelet.process.volumes import TokenIssuer, VolumeError
 from kubesim.kubelet.sandbox import SandboxUnavailable
@@ -34,6 +34,7 @@ class ProcessOptions:
     image_map: Path
     base: Path
     masked_paths: tuple[str, ...] = ()
+    exposed: tuple[HostService, ...] = ()  # Services pods reach that listen on this machine
 
 
 def token_issuer(simulator: Simulator) -> TokenIssuer:
@@ -81,6 +82,7 @@ def enable(simulator: Simulator, options: ProcessOptions) -> Provisioner | None:
             ca_certificate=ca.certificate.decode() if ca is not None else "",
             api_address=("127.0.0.1", int(simulator.server.address.rsplit(":", 1)[1])),
             masked_paths=options.masked_paths,
+            exposed=options.exposed,
         ),
     )
     try:
