@@ -106,18 +106,18 @@ def read_line(fd: int) -> str:
     return line.decode().rstrip("\r\n")
 
 
-def processes_with(argument: str) -> list[int]:
-    """Host pids of processes that have `argument` among their arguments."""
+def sleeping(seconds: str) -> list[int]:
+    """Host pids of the processes running exactly `sleep <seconds>` (a number unique to one test)."""
+    wanted = b"sleep\0" + seconds.encode() + b"\0"
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+            if (entry / "cmdline").read_bytes() == wanted:
+                found.append(int(entry.name))
         except OSError:
             continue
-        if argument.encode() in arguments:
-            found.append(int(entry.name))
     return found
 
 
