@@ -23,10 +23,13 @@ import signal
 import socket
 import termios
 from collections.abc import Sequence
-from typing import Any, NoReturn
 
 from kubesim.kubelet.sandbox import linux, rootfs
 from kubesim.kubelet.sandbox.protocol import Channel
+
+TYPE_CHECKING = False  # typing costs every container's init a MiB; the names below are for mypy only
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 FORWARDED = (
     signal.SIGHUP,
