@@ -242,6 +242,21 @@ def test_the_host_filesystem_is_visible_read_only(node: Node, pod: str) -> None:
     ]
 
 
+def test_a_process_cannot_remount_its_view_of_the_host_writable(node: Node, pod: str) -> None:
+    """It keeps Docker's default capabilities only; in a user namespace of its own, the mounts are locked."""
+    remount = "mount -o remount,bind,rw /var 2>/dev/null && echo remounted"
+    script = (
+        "grep CapEff /proc/self/status; "
+        f"{remount}; "
+        f"unshare --user --map-root-user --mount sh -c '{remount}; umount /var 2>/dev/null || echo locked'; "
+        f"{PYTHON} -c '{WRITE}' /var/tmp/x"
+    )
+
+    _, out, _ = run(node, pod, "sh", "-c", script)
+
+    assert out.splitlines() == ["CapEff:\t00000000a80425fb", "locked", "/var/tmp/x EROFS"]
+
+
 def test_masked_paths_and_the_nodes_own_directory_are_hidden(node: Node, pod: str) -> None:
     assert os.listdir("/usr/share")
     assert Path("/etc/hostname").read_text()

@@ -154,6 +154,7 @@ def _spawn(config: dict[str, Any], fds: list[int]) -> int:
         os.closerange(3, 1 << 20)
         if config.get("rlimit_as"):
             resource.setrlimit(resource.RLIMIT_AS, (config["rlimit_as"], config["rlimit_as"]))
+        linux.limit_capabilities(linux.CONTAINER_CAPABILITIES)
         os.chdir(config["working_dir"])
     except OSError as error:
         os.write(2, f"kubesim: cannot start the process: {error}\n".encode())
