@@ -28,6 +28,7 @@ from typing import Any
 from kubesim.kubelet.sandbox import boot, cgroup, network, relay
 from kubesim.kubelet.sandbox.protocol import Channel, ProtocolError, close_all
 from kubesim.kubelet.sandbox.spec import (
+    ContainerHandle,
     ContainerLaunch,
     ExitStatus,
     SandboxError,
@@ -335,7 +336,7 @@ class Node:
     def exec(
         self,
         pod_uid: str,
-        container: Container,
+        container: ContainerHandle,
         argv: Sequence[str],
         *,
         env: Mapping[str, str],
