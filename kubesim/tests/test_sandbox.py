@@ -365,6 +365,7 @@ def test_a_process_killed_by_sigterm_exits_143(node: Node, pod: str) -> None:
     sleeper.signal(signal.SIGTERM)
 
     assert finish(sleeper)[0] == ExitStatus(143)
+    sleeper.kill()  # signalling what has ended does nothing
 
 
 def test_kill_ends_a_grandchild_that_left_the_session(node: Node, pod: str) -> None:
@@ -464,6 +465,26 @@ def test_removing_a_pod_ends_its_containers(node: Node) -> None:
         launch(node, uid, "true")
     node.create_pod(uid, "again")
     node.remove_pod(uid)
+
+
+def test_pods_made_from_many_threads_at_once_get_their_own_addresses(node: Node) -> None:
+    uids = [new_uid() for _ in range(8)]
+    results: dict[str, tuple[str, str]] = {}
+
+    def start(uid: str) -> None:
+        address = node.create_pod(uid, f"pod-{uid}")
+        results[uid] = (address, run(node, uid, "hostname")[1].strip())
+
+    threads = [threading.Thread(target=start, args=(uid,)) for uid in uids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for uid in uids:
+        node.remove_pod(uid)
+
+    assert {uid: hostname for uid, (_, hostname) in results.items()} == {uid: f"pod-{uid}" for uid in uids}
+    assert len({address for address, _ in results.values()}) == len(uids)
 
 
 def test_a_pod_uid_is_used_once(node: Node, pod: str) -> None:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import termios
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -116,8 +117,12 @@ class Container:
         self._waiting = threading.Lock()
 
     def signal(self, signum: int) -> None:
-        """Sends `signum` to the container's init, which forwards it to the process (an exec's: to it)."""
-        self.node._request({"op": "signal", "id": self.id, "signal": int(signum)})
+        """Sends `signum` to the container's init, which forwards it to the process (an exec's: to it).
+
+        Signalling a process that has ended does nothing.
+        """
+        if self._status is None:
+            self.node._request({"op": "signal", "id": self.id, "signal": int(signum)})
 
     def kill(self) -> None:
         """SIGKILL: for a container, its init, so the kernel ends every process of its pid namespace."""
@@ -125,13 +130,15 @@ class Container:
 
     def wait(self, timeout: float | None = None) -> ExitStatus | None:
         """The exit status, once the process has ended; None if it still runs after `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         if not self._waiting.acquire(timeout=-1 if timeout is None else timeout):
             return None
         try:
             if self._status is None:
+                left = None if deadline is None else max(deadline - time.monotonic(), 0)
                 reply, _ = self.node._request(
-                    {"op": "wait", "id": self.id, "timeout": timeout},
-                    timeout=None if timeout is None else timeout + REQUEST_TIMEOUT,
+                    {"op": "wait", "id": self.id, "timeout": left},
+                    timeout=None if left is None else left + REQUEST_TIMEOUT,
                 )
                 if reply.get("running"):
                     return None
