@@ -33,14 +33,13 @@ CONTROL_TIMEOUT = 120.0  # a launcher building a root that mirrors large directo
 class Process:
     """A container's init or an exec: what to signal, and its exit status once it has ended."""
 
-    __slots__ = ("cgroup", "group", "id", "kind", "pod", "rlimit", "signal_pid", "status", "wait_pid")
+    __slots__ = ("cgroup", "group", "id", "kind", "pod", "rlimit", "signal_pid", "status")
 
     def __init__(self, id: str, pod: str, kind: str) -> None:
         self.id, self.pod, self.kind = id, pod, kind
         self.cgroup: str | None = None  # the container's memory cgroup, which its execs join
         self.rlimit: int | None = None  # RLIMIT_AS where no cgroup is writable
-        self.signal_pid: int | None = None
-        self.wait_pid: int | None = None
+        self.signal_pid: int | None = None  # a container's init; an exec's process (its launcher waits)
         self.group = kind == "exec"  # an exec's process leads a session: signal its whole group
         self.status: tuple[int, bool] | None = None
 
@@ -188,8 +187,11 @@ class Agent:
             answer, _ = channel.receive()
         if "error" in answer:
             raise fields.RequestError(f"pod sandbox: {answer['error']}")
-        for kind in NAMESPACES:
-            pod.namespaces[kind] = os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC)
+        namespaces = {
+            kind: os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC) for kind in NAMESPACES
+        }
+        with self.lock:  # all at once: a container may start as soon as the pod has namespaces
+            pod.namespaces = namespaces
 
     def remove_pod(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
         uid = fields.text(request, "uid")
@@ -219,24 +221,31 @@ class Agent:
             with self.lock:
                 self.pool.release(pod.address)
 
-    def _pod(self, request: dict[str, Any]) -> Pod:
+    def _pod(self, request: dict[str, Any]) -> tuple[Pod, list[int]]:
+        """The pod, and copies of its namespaces' descriptors (remove_pod may close the pod's own)."""
         uid = fields.text(request, "pod")
         with self.lock:
             pod = self.pods.get(uid)
-        if pod is None or not pod.namespaces:
-            raise fields.RequestError(f"pod {uid} has no sandbox")
-        return pod
+            if pod is None or not pod.namespaces:
+                raise fields.RequestError(f"pod {uid} has no sandbox")
+            return pod, [os.dup(pod.namespaces[kind]) for kind in NAMESPACES]
 
     # Containers and execs ------------------------------------------------------------------------------
 
     def start_container(self, request: dict[str, Any], fds: list[int]) -> tuple[dict[str, Any], list[int]]:
-        pod = self._pod(request)
+        pod, namespaces = self._pod(request)
+        try:
+            return self._start_container(request, fds, pod, namespaces)
+        finally:
+            close_all(namespaces)
+
+    def _start_container(
+        self, request: dict[str, Any], fds: list[int], pod: Pod, namespaces: list[int]
+    ) -> tuple[dict[str, Any], list[int]]:
         order = fields.order(request, fds, NAMESPACES)
         order["mounts"] = fields.mounts(request)
-        order["masked"] = [
-            *fields.paths(request, "masked"),
-            self.run_dir,
-        ]  # the node's sockets stay out of reach
+        # the node's own directory (its sockets) stays out of every container's reach
+        order["masked"] = [*fields.paths(request, "masked"), self.run_dir]
         order["staging"] = os.path.join(self.run_dir, "root")
         order["shm"] = os.path.join(self.run_dir, "shm")
         limit = fields.optional_integer(request, "memory_limit_bytes")
@@ -252,12 +261,12 @@ class Agent:
             self._finish(process, 1)
             raise
         with channel.sock:
-            channel.send(order, [*[pod.namespaces[kind] for kind in NAMESPACES], *fds])
+            channel.send(order, [*namespaces, *fds])
             answer, _ = channel.receive()
             if "error" in answer:
                 self._finish(process, 1)
                 raise fields.RequestError(f"container: {answer['error']}")
-            process.signal_pid = process.wait_pid = fields.pid(answer)
+            process.signal_pid = fields.pid(answer)
             self.reaper.adopt(process.signal_pid, lambda code: self._finish(process, code))
             channel.send({"adopted": True})
             answer, _ = channel.receive()
@@ -281,7 +290,7 @@ class Agent:
                 namespaces.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
         process = Process(f"e{next(self.numbers)}", container.pod, "exec")
         try:
-            channel, process.wait_pid = self._launch("exec", on_exit=lambda code: self._finish(process, code))
+            channel, _launcher = self._launch("exec", on_exit=lambda code: self._finish(process, code))
             with channel.sock:
                 channel.send(order, [*namespaces, *fds])
                 answer, _ = channel.receive()
