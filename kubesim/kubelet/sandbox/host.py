@@ -115,6 +115,7 @@ class Container:
         self._pty = pty  # our own descriptor of the terminal, for resize(); closed with the exit status
         self._status: ExitStatus | None = None
         self._waiting = threading.Lock()
+        self._terminal = threading.Lock()  # resize() against the close of _pty
 
     def signal(self, signum: int) -> None:
         """Sends `signum` to the container's init, which forwards it to the process (an exec's: to it).
@@ -143,18 +144,20 @@ class Container:
                 if reply.get("running"):
                     return None
                 self._status = ExitStatus(int(reply["exit_code"]), bool(reply["oom_killed"]))
-                if self._pty is not None:
-                    os.close(self._pty)
-                    self._pty = None
+                with self._terminal:
+                    if self._pty is not None:
+                        os.close(self._pty)
+                        self._pty = None
             return self._status
         finally:
             self._waiting.release()
 
     def resize(self, columns: int, rows: int) -> None:
         """Sets the terminal's size; the kernel sends SIGWINCH to its foreground process group."""
-        if self._pty is None:
-            raise SandboxError(f"{self.id} has no terminal to resize, or has ended")
-        fcntl.ioctl(self._pty, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        with self._terminal:
+            if self._pty is None:
+                raise SandboxError(f"{self.id} has no terminal to resize, or has ended")
+            fcntl.ioctl(self._pty, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
 
 
 class Node:

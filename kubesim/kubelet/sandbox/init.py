@@ -53,7 +53,7 @@ def main(args: Sequence[str]) -> None:
 
 
 def _pause(channel: Channel, config: dict[str, Any], _fds: list[int]) -> None:
-    import subprocess
+    import subprocess  # here only: the containers' inits have no use for it
 
     linux.unshare(linux.CLONE_NEWNET | linux.CLONE_NEWNS | linux.CLONE_NEWUTS | linux.CLONE_NEWIPC)
     linux.mount("none", "/", None, linux.MS_REC | linux.MS_PRIVATE)
