@@ -30,9 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kubesim.kubelet.sandbox import ContainerLaunch, Node
 from kubesim.tests.sandbox_support import (
-    identity,
-    pid_namespace,
-    process_tree,
+    node_processes,
     read_line,
     sleeping,
     survivors,
@@ -110,8 +108,7 @@ def main() -> int:
         agent_memory = memory_kib(node.agent_pid)
         pause_memory = [memory_kib(pid) for pid in pauses]
         init_memory = [memory_kib(pid) for pid in inits]
-        tree = [found for found in map(identity, process_tree(node.agent_pid)) if found is not None]
-        namespaces = {pid_namespace(pid) for pid, _ in tree} - {None}
+        tree, namespaces = node_processes(node.agent_pid)
         enforcement = node.memory_enforcement
         node.stop()
         left = survivors(tree, namespaces)

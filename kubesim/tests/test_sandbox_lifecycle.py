@@ -20,10 +20,8 @@ from kubesim.kubelet.sandbox import ContainerLaunch, Node, SandboxError, boot
 from kubesim.tests.sandbox_support import (
     ENV,
     PYTHON,
-    identity,
     new_uid,
-    pid_namespace,
-    process_tree,
+    node_processes,
     sleeping,
     survivors,
     wait_for,
@@ -58,8 +56,7 @@ for name in ("kubesim", "kubesim.kubelet"):
     sys.modules[name] = package
 from kubesim.kubelet.sandbox import ExitStatus, Mount, Node
 from kubesim.tests.sandbox_support import (
-    CLIENT, ENV, PYTHON, SERVER, finish, identity, launch, pid_namespace, process_tree, read_line, run,
-    survivors,
+    CLIENT, ENV, PYTHON, SERVER, finish, launch, node_processes, read_line, run, survivors,
 )
 results = {"uid": os.getuid()}
 node = Node(run_dir)
@@ -82,8 +79,7 @@ sleeper = launch(node, "first", "sh", "-c", "echo mine > /tmp/mine; echo ready; 
 read_line(sleeper.stdout)
 execute = node.exec("first", sleeper, ["cat", "/tmp/mine"], env=ENV, working_dir="/", stdin=False, tty=False)
 results["exec"] = finish(execute)[1]
-tree = [identity(pid) for pid in process_tree(node.agent_pid)]
-namespaces = {pid_namespace(pid) for pid, _ in tree}
+tree, namespaces = node_processes(node.agent_pid)
 node.stop()
 results["survivors"] = survivors(tree, namespaces)
 print(json.dumps(results))
@@ -116,12 +112,12 @@ def test_stop_leaves_no_process_of_any_pod(run_dir: Path) -> None:
         node.start_container(uid, ContainerLaunch(argv=("sh", "-c", command), env=ENV))
     assert node.agent_pid is not None
     wait_for(lambda: len(sleeping(mark)) == 4, "the pods' four sleeps")
-    tree = [found for found in map(identity, process_tree(node.agent_pid)) if found is not None]
+    tree, namespaces = node_processes(node.agent_pid)
     assert set(sleeping(mark)) <= {pid for pid, _ in tree}
 
     node.stop()
 
-    assert survivors(tree, {pid_namespace(pid) for pid, _ in tree} - {None}) == []
+    assert survivors(tree, namespaces) == []
     assert not (run_dir / "agent.sock").exists()
 
 
@@ -134,8 +130,7 @@ def test_the_node_ends_with_the_process_that_owns_it(run_dir: Path) -> None:
         assert owner.stdout is not None
         agent = json.loads(owner.stdout.readline())["agent"]
         wait_for(lambda: len(sleeping(mark)) == 4, "the pods' four sleeps")
-        tree = [found for found in map(identity, process_tree(agent)) if found is not None]
-        namespaces = {pid_namespace(pid) for pid, _ in tree} - {None}
+        tree, namespaces = node_processes(agent)
         assert set(sleeping(mark)) <= {pid for pid, _ in tree}
     finally:
         owner.kill()  # SIGKILL: no Python code of the owner runs
