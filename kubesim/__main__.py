@@ -14,8 +14,8 @@ from pathlib import Path
 from types import FrameType
 
 from kubesim.kubelet.process.runtime import HostService
-from kubesim.kubelet.process.wiring import ProcessOptions
 from kubesim.podsecurity.config import ConfigError, PodSecurityConfig, load_admission_configuration
+from kubesim.processes import ProcessOptions
 from kubesim.simulator import Simulator
 
 

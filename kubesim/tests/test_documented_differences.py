@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from kubesim.__main__ import _arguments
-from kubesim.kubelet.process.wiring import ProcessOptions
+from kubesim.processes import ProcessOptions
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from kubesim.tests import protobuf_wire as wire

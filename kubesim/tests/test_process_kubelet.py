@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from kubesim.kubelet.process.runtime import HostService
-from kubesim.kubelet.process.wiring import ProcessOptions
+from kubesim.processes import ProcessOptions
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL, running_simulator
 
