@@ -598,16 +598,6 @@ def test_a_restored_running_pod_starts_its_containers_again(tmp_path: Path) -> N
         assert started() != first
 
 
-@documents("D-kubelet-sidecars")
-def test_a_sidecar_init_container_must_exit_before_the_main_container_starts(running: Simulator) -> None:
-    sidecar = {"name": "proxy", "image": "envoy", "restartPolicy": "Always"}
-    body = pod("p", restartPolicy="Never", initContainers=[sidecar])
-    running.store.create({"apiVersion": "v1", "kind": "Pod", **body})
-    assert running.run_until(lambda: phase(running, "p") == "Running", within=60)
-    status = running.store.get("pods", "p", "default")["status"]
-    assert "terminated" in status["initContainerStatuses"][0]["state"]  # a cluster keeps it running
-
-
 @documents("D-deployments-recreate")
 def test_a_paused_deployment_replaces_every_pod_at_once(running: Simulator) -> None:
     http = http_for(running)
