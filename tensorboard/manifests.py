@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kube import names
+from kube import names, podresources
 from kube.names import HASH_LENGTH, label_value, short_hash
 from kube.resources import controller_reference
 
@@ -343,8 +343,12 @@ def plan_of_configmap(configmap: Json | None) -> Plan | None:
 
 # -- the Deployment ------------------------------------------------------------------------------------
 def _resources(tensorboard: Json, conf: TensorboardConf) -> dict[str, dict[str, Any]]:
-    """Settings' requests and limits, overridden per resource by the spec's."""
+    """Settings' requests and limits, overridden per resource by the spec's; SpecError names the first
+    amount the API server would refuse (before a Deployment is built with them)."""
     spec_resources = (tensorboard.get("spec") or {}).get("resources") or {}
+    problem = podresources.first_problem(spec_resources, "spec.resources")
+    if problem is not None:
+        raise SpecError(f"{problem[0]}: {problem[1]}.")
     result = {}
     for kind, defaults in (("requests", conf.requests), ("limits", conf.limits)):
         merged = {**defaults, **(spec_resources.get(kind) or {})}

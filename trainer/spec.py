@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hyperparam.space import errors
+from kube import podresources
 from trainer import constants as c
 from trainer import fields
 
@@ -315,6 +316,10 @@ def _resources(found: errors.ErrorList, path: str, raw: object) -> RawDict | Non
         if wrong is not None:
             found.add(f"{path}.{part}.{wrong}", "must be a quantity (a string or a number)")
             break
+    if found.count == before:  # well-formed: now what the API server checks (no negative, requests ≤ limits)
+        problem = podresources.first_problem({k: v for k, v in raw.items() if k != "claims"}, path)
+        if problem is not None:
+            found.add(*problem)
     return raw if found.count == before else None
 
 

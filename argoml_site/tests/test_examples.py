@@ -16,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -227,6 +228,18 @@ def test_a_fixture_example_loads_into_the_stacks_database(stack, example, model,
     ]
 
 
+def job_seconds(stack: Stack, resource: str, name: str) -> float:
+    """How long the job ran, from its status (`startTime` to `completionTime`): the figure docs/training.md
+    cites, printed with `-s`."""
+    times = stack.kubectl(
+        "get", resource, name, "-o", "jsonpath={.status.startTime} {.status.completionTime}"
+    )
+    started, completed = (datetime.fromisoformat(value.replace("Z", "+00:00")) for value in times.split())
+    seconds = (completed - started).total_seconds()
+    print(f"{resource}/{name}: {seconds:.0f} s from start to completion")
+    return seconds
+
+
 def training_results(stack: Stack, *pods: str) -> dict[str, dict]:
     """The closing `RESULT {json}` line each pod's training script printed, as `kubectl logs` shows it."""
     found = {}
@@ -246,6 +259,7 @@ def test_the_tfjob_trains_one_keras_model_for_real(stack):
         assert result["replicas_in_sync"] == 3, "MultiWorkerMirroredStrategy found every replica in TF_CONFIG"
         assert result["loss_last"] < result["loss_first"] / 2
     assert len({result["weights_sha256"] for result in results.values()}) == 1, results
+    assert job_seconds(stack, "tfjob", "tf-train") > 0
 
 
 def test_the_jaxjob_sums_across_its_processes_for_real(stack):
@@ -256,6 +270,7 @@ def test_the_jaxjob_sums_across_its_processes_for_real(stack):
         assert result["processes"] == 2
         assert result["psum"] == result["expected_psum"] == 1.0 + 2.0
     assert len({result["weights_sha256"] for result in results}) == 1, results
+    assert job_seconds(stack, "jaxjob", "jax-train") > 0
 
 
 def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
@@ -269,6 +284,7 @@ def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
         assert result["world_size"] == 3
         assert result["logloss_last"] < result["logloss_first"]
     assert len({result["model_sha256"] for result in results}) == 1, results
+    assert job_seconds(stack, "xgboostjob", "xgb-train") > 0
 
 
 def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(stack, tmp_path):

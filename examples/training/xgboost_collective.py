@@ -21,6 +21,7 @@ import json
 import os
 import socket
 import sys
+import time
 from typing import Any
 
 FEATURES = 6
@@ -31,6 +32,8 @@ SAMPLES = 1200
 # forever.
 CONNECT_RETRIES = 10
 TRACKER_TIMEOUT_SECONDS = 300
+#: how long a worker waits for the master's Service name to resolve
+RESOLVE_SECONDS = 300
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -48,6 +51,20 @@ def required(name: str) -> str:
     if not value:
         raise SystemExit(f"error: {name} is not set (an XGBoostJob's operator writes it into every pod)")
     return value
+
+
+def wait_for_name(name: str, within: float = RESOLVE_SECONDS) -> None:
+    """Wait until the master's Service name resolves: cluster DNS names a pod only once it is ready, and a
+    worker may start first (XGBoost gives up at once on a name it cannot resolve)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            socket.gethostbyname(name)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         tracker.start()
         print(f"tracker listening on {socket.gethostbyname(master_addr)}:{master_port}", flush=True)
+
+    else:
+        wait_for_name(master_addr)
 
     rng = np.random.default_rng(args.seed)
     features = rng.normal(size=(SAMPLES, FEATURES))

@@ -140,11 +140,17 @@ def test_kubectl_cp_copies_a_file_into_the_pod_and_back(sim: Simulator, home: Pa
 def test_a_client_that_disconnects_ends_its_exec(sim: Simulator, backend: LocalBackend, home: Path) -> None:
     pid_file = home / "sleeper.pid"
     env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)}
-    client = subprocess.Popen(
-        [str(KUBECTL), "exec", "shell", "--", "sh", "-c", f"echo $$ > {pid_file}; exec sleep 600"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the exec to start")
+    said = home / "disconnecting-kubectl.err"
+    with said.open("wb") as stderr:
+        client = subprocess.Popen(
+            [str(KUBECTL), "exec", "shell", "--", "sh", "-c", f"echo $$ > {pid_file}; exec sleep 600"],
+            env=env, stdout=subprocess.DEVNULL, stderr=stderr,
+        )  # fmt: skip
+    # a loaded machine (make test runs five processes on two cores) can take a while to start kubectl
+    try:
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the exec to start", within=90)
+    except AssertionError:
+        raise AssertionError(f"the exec did not start; kubectl said: {said.read_text()!r}") from None
     session = next(s for s in reversed(backend.execs) if s.command[-1].startswith("echo $$"))
     client.send_signal(signal.SIGKILL)
     client.wait()
