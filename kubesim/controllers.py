@@ -1,5 +1,5 @@
-"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments and Jobs, Argo,
-webhooks, and the `default` ServiceAccount of every namespace.
+"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments, ReplicaSets and
+Jobs, Argo, webhooks, and the `default` ServiceAccount of every namespace.
 
 Admission webhooks are on by default (they do nothing until a WebhookConfiguration is registered); the
 kubelet and Argo are opt-in, so contract tests that play the kubelet themselves are not raced by one.
@@ -14,6 +14,7 @@ from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
 from kubesim.kubelet.jobs import JobController
 from kubesim.kubelet.logs import log_handler
+from kubesim.kubelet.replicasets import ReplicaSetController
 from kubesim.kubelet.streams import STREAMS, unsupported_stream_handler
 from kubesim.server.app import ApiServer
 from kubesim.store import Store
@@ -27,6 +28,7 @@ class Controllers:
         self.server = server
         self.kubelet = Kubelet(store, store.clock)
         self.deployments = DeploymentController(store)
+        self.replica_sets = ReplicaSetController(store)
         self.jobs = JobController(store)
         self.webhooks = Webhooks(store)
         self.service_accounts = ServiceAccounts(store)
@@ -43,6 +45,7 @@ class Controllers:
             self.webhooks.start()
         if self.enabled["kubelet"]:
             self.kubelet.start()
+            self.replica_sets.start()
             self.deployments.start()
             self.jobs.start()
         if self.enabled["argo"]:
@@ -51,6 +54,7 @@ class Controllers:
     def stop(self) -> None:
         self.argo.stop()
         self.deployments.stop()
+        self.replica_sets.stop()
         self.jobs.stop()
         self.kubelet.stop()
         self.webhooks.stop()

@@ -20,6 +20,7 @@ import pytest
 import requests
 
 from kubesim.__main__ import _arguments
+from kubesim.kubelet import rollout
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from kubesim.tests.webhook_server import WebhookServer, make_certificates, running_webhook_server
@@ -398,29 +399,28 @@ def test_apply_through_the_core_event_view_is_unsupported(http: Http) -> None:
 @documents("D-no-builtin-controllers")
 def test_stored_workloads_run_nothing(running: Simulator) -> None:
     http = http_for(running)
-    template = {"metadata": {"labels": {"app": "rs"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    replicas = {"replicas": 2, "selector": {"matchLabels": {"app": "rs"}}, "template": template}
-    created(
-        http(
-            "POST",
-            "/apis/apps/v1/namespaces/default/replicasets",
-            json={"metadata": {"name": "rs"}, "spec": replicas},
-        )
-    )
-    service = {"metadata": {"name": "svc"}, "spec": {"selector": {"app": "rs"}, "ports": [{"port": 80}]}}
+    template = {"metadata": {"labels": {"app": "ds"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    service = {"metadata": {"name": "svc"}, "spec": {"selector": {"app": "ds"}, "ports": [{"port": 80}]}}
     created(http("POST", "/api/v1/namespaces/default/services", json=service))
     claim = {
         "metadata": {"name": "data"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
     }
     created(http("POST", "/api/v1/namespaces/default/persistentvolumeclaims", json=claim))
-    created(http("POST", DEPLOYMENTS, json=_deployment()))
-    daemons = {"selector": {"matchLabels": {"app": "rs"}}, "template": template}
+    daemons = {"selector": {"matchLabels": {"app": "ds"}}, "template": template}
     created(
         http(
             "POST",
             "/apis/apps/v1/namespaces/default/daemonsets",
             json={"metadata": {"name": "ds"}, "spec": daemons},
+        )
+    )
+    sets = {"selector": {"matchLabels": {"app": "ds"}}, "serviceName": "svc", "template": template}
+    created(
+        http(
+            "POST",
+            "/apis/apps/v1/namespaces/default/statefulsets",
+            json={"metadata": {"name": "sts"}, "spec": sets},
         )
     )
     job_template = {
@@ -435,11 +435,8 @@ def test_stored_workloads_run_nothing(running: Simulator) -> None:
         )
     )
     running.advance(180)
-    assert running.store.list("pods", "default", label_selector="app=rs")["items"] == []
+    assert running.store.list("pods", "default", label_selector="app=ds")["items"] == []
     assert running.store.list("jobs.batch", "default")["items"] == []
-    assert (
-        running.store.list("replicasets.apps", "default")["items"][0]["metadata"]["name"] == "rs"
-    )  # only ours
     assert running.store.list("endpoints", "default")["items"] == []
     assert running.store.list("endpointslices.discovery.k8s.io", "default")["items"] == []
     assert running.store.get("persistentvolumeclaims", "data", "default").get("status") is None
@@ -553,28 +550,13 @@ def test_a_sidecar_init_container_must_exit_before_the_main_container_starts(run
     assert "terminated" in status["initContainerStatuses"][0]["state"]  # a cluster keeps it running
 
 
-@documents("D-deployments-recreate")
-def test_a_paused_deployment_replaces_every_pod_at_once(running: Simulator) -> None:
-    http = http_for(running)
-    created(
-        http(
-            "POST",
-            DEPLOYMENTS,
-            json={**_deployment(replicas=2), "spec": {**_deployment(replicas=2)["spec"], "paused": True}},
-        )
-    )
-    running.advance(5)
-    before = {p["metadata"]["name"] for p in running.store.list("pods", "default")["items"]}
-    assert len(before) == 2
-    merge(
-        http,
-        f"{DEPLOYMENTS}/web",
-        {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "web:2"}]}}}},
-    )
-    running.advance(5)
-    after = running.store.list("pods", "default")["items"]
-    assert not before & {p["metadata"]["name"] for p in after}
-    assert running.store.list("replicasets.apps", "default")["items"] == []
+@documents("D-template-hash")
+def test_the_pod_template_hash_hashes_the_templates_json(running: Simulator) -> None:
+    created(http_for(running)("POST", DEPLOYMENTS, json=_deployment()))
+    running.store.wait_idle()
+    web = running.store.get("deployments.apps", "web", "default")
+    (replica_set,) = running.store.list("replicasets.apps", "default")["items"]
+    assert replica_set["metadata"]["name"] == f"web-{rollout.template_hash(web['spec']['template'])}"
 
 
 @documents("D-jobs-subset")
