@@ -12,6 +12,8 @@ from kubesim.admission import Webhooks
 from kubesim.argo import ArgoController
 from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
+from kubesim.kubelet.disruption import DisruptionController
+from kubesim.kubelet.eviction import Evictions
 from kubesim.kubelet.jobs import JobController
 from kubesim.kubelet.logs import log_handler
 from kubesim.kubelet.replicasets import ReplicaSetController
@@ -29,6 +31,7 @@ class Controllers:
         self.kubelet = Kubelet(store, store.clock)
         self.deployments = DeploymentController(store)
         self.replica_sets = ReplicaSetController(store)
+        self.disruption = DisruptionController(store)
         self.jobs = JobController(store)
         self.webhooks = Webhooks(store)
         self.service_accounts = ServiceAccounts(store)
@@ -40,6 +43,7 @@ class Controllers:
         self.server.add_subresource("pods", "log", logs)
         for stream in STREAMS:
             self.server.add_subresource("pods", stream, unsupported_stream_handler(self.store, stream))
+        self.server.add_subresource("pods", "eviction", Evictions(self.store).serve)
         self.service_accounts.start()
         if self.enabled["webhooks"]:
             self.webhooks.start()
@@ -47,6 +51,7 @@ class Controllers:
             self.kubelet.start()
             self.replica_sets.start()
             self.deployments.start()
+            self.disruption.start()
             self.jobs.start()
         if self.enabled["argo"]:
             self.argo.start()
@@ -54,6 +59,7 @@ class Controllers:
     def stop(self) -> None:
         self.argo.stop()
         self.deployments.stop()
+        self.disruption.stop()
         self.replica_sets.stop()
         self.jobs.stop()
         self.kubelet.stop()

@@ -449,6 +449,20 @@ def test_a_quota_of_no_pods_admits_a_pod(http: Http) -> None:
     created(http("POST", PODS, json=pod("p")))
 
 
+@documents("D-eviction-admission")
+def test_an_eviction_reaches_admission_only_as_the_pods_deletion(running: Simulator) -> None:
+    seen: list[tuple[str, str, str]] = []
+    running.store.add_admission(lambda r: seen.append((r.operation, r.resource.key, r.subresource)))
+    http = http_for(running)
+    created(http("POST", PODS, json=pod("p")))
+    assert running.run_until(lambda: phase(running, "p") == "Running", within=60)
+    seen.clear()
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}
+    assert http("POST", f"{PODS}/p/eviction", json=eviction).status_code == 201
+    assert ("DELETE", "pods", "") in seen
+    assert not [request for request in seen if request[2] == "eviction"]
+
+
 @documents("D-no-streams")
 def test_exec_answers_400_naming_the_simulator(http: Http) -> None:
     created(http("POST", PODS, json=pod("p")))
@@ -472,6 +486,7 @@ def test_proxy_subresources_are_not_found(http: Http) -> None:
 @documents("D-static-nodes")
 def test_nodes_never_heartbeat_again_nor_carry_taints(running: Simulator) -> None:
     node = running.store.get("nodes", "kubesim-node")
+    running.store.patch("nodes", "kubesim-node", {"spec": {"unschedulable": True}})  # kubectl cordon
     running.advance(3600)
     later = running.store.get("nodes", "kubesim-node")
     assert later["status"]["conditions"] == node["status"]["conditions"]
