@@ -37,7 +37,9 @@ def present(obj: dict[str, Any], resource: ResourceType, version: str) -> dict[s
         return resource.view.to_view(obj)
     if version == resource.storage_version:
         return obj
-    return {**obj, "apiVersion": resource.api_version(version)}
+    conversion = resource.conversions.get(version)
+    shown = conversion.to_version(obj) if conversion is not None else obj
+    return {**shown, "apiVersion": resource.api_version(version)}
 
 
 def _stored(server: Backend, resource: ResourceType) -> ResourceType:

@@ -323,6 +323,25 @@ def _deployment(name: str = "web", replicas: int = 1) -> dict[str, Any]:
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 
 
+@documents("D-hpa-v1-apply")
+def test_apply_through_autoscaling_v1_answers_415(http: Http) -> None:
+    hpa = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3},
+    }
+    path = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    created(http("POST", path, json=hpa))
+    response = http(
+        "PATCH",
+        f"{path}/web?fieldManager=me",
+        data=json.dumps(hpa),
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert response.status_code == 415
+
+
 @documents("D-scale-no-apply")
 def test_scale_refuses_apply_patches(http: Http) -> None:
     created(http("POST", DEPLOYMENTS, json=_deployment()))
