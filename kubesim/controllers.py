@@ -13,6 +13,8 @@ from kubesim.argo import ArgoController
 from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
 from kubesim.kubelet.disruption import DisruptionController
+from kubesim.kubelet.ephemeral import SUBRESOURCE as EPHEMERAL_CONTAINERS
+from kubesim.kubelet.ephemeral import EphemeralContainers
 from kubesim.kubelet.eviction import Evictions
 from kubesim.kubelet.jobs import JobController
 from kubesim.kubelet.logs import log_handler
@@ -44,6 +46,7 @@ class Controllers:
         for stream in STREAMS:
             self.server.add_subresource("pods", stream, unsupported_stream_handler(self.store, stream))
         self.server.add_subresource("pods", "eviction", Evictions(self.store).serve)
+        self.server.add_subresource("pods", EPHEMERAL_CONTAINERS, EphemeralContainers(self.store).serve)
         self.service_accounts.start()
         if self.enabled["webhooks"]:
             self.webhooks.start()

@@ -143,8 +143,8 @@ def builtin_types() -> list[ResourceType]:
             patch_meta=pod_meta,
             return_deleted_object=True,
             # The streaming ones answer "not supported by the simulator" (kubesim.kubelet.streams);
-            # eviction is kubesim.kubelet.eviction.
-            extra_subresources=("log", "exec", "attach", "portforward", "eviction"),
+            # eviction and ephemeralcontainers are kubesim.kubelet.eviction and .ephemeral.
+            extra_subresources=("log", "exec", "attach", "portforward", "eviction", "ephemeralcontainers"),
             field_labels=POD_FIELD_LABELS,
         ),
         ResourceType(

@@ -29,6 +29,7 @@ _SUBRESOURCE_VERBS = {
     "attach": ["create", "get"],
     "portforward": ["create", "get"],
     "eviction": ["create"],
+    "ephemeralcontainers": ["get", "patch", "update"],
 }
 # Subresources whose requests and answers are another kind than their resource's (group, version, kind).
 _SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "eviction": ("policy", "v1", "Eviction")}

@@ -141,6 +141,21 @@ def test_a_cordoned_node_takes_no_new_pods_until_uncordoned(frozen: Simulator) -
     )
 
 
+def test_discovery_lists_the_eviction_subresource_as_drain_looks_for_it(frozen: Simulator) -> None:
+    """kubectl drain's CheckEvictionSupport looks in /api/v1 for `pods/eviction` of kind Eviction with a
+    group and version; a real API server lists it as policy/v1, verb create."""
+    listed = json.loads(kubectl(frozen, "get", "--raw", "/api/v1").stdout)["resources"]
+    assert {
+        "name": "pods/eviction",
+        "singularName": "",
+        "namespaced": True,
+        "group": "policy",
+        "version": "v1",
+        "kind": "Eviction",
+        "verbs": ["create"],
+    } in listed
+
+
 def test_drain_evicts_the_pods_and_their_replacements_wait_for_a_node(live: Simulator) -> None:
     """ "kubectl drain --ignore-daemonsets <node name>" cordons the node and evicts its pods through the
     Eviction API; pods using emptyDir need `--delete-emptydir-data` ("cannot delete Pods with local

@@ -574,6 +574,23 @@ def test_a_restored_running_pod_starts_its_containers_again(tmp_path: Path) -> N
         assert started() != first
 
 
+@documents("D-kubelet-no-ephemeral")
+def test_an_ephemeral_container_is_never_started(running: Simulator) -> None:
+    http = http_for(running)
+    created(http("POST", PODS, json=pod("p", restartPolicy="Always")))
+    assert running.run_until(lambda: phase(running, "p") == "Running", within=60)
+    debugger = {"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}}
+    response = http(
+        "PATCH",
+        f"{PODS}/p/ephemeralcontainers",
+        data=json.dumps(debugger),
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
+    assert response.status_code == 200, response.text
+    running.advance(60)
+    assert "ephemeralContainerStatuses" not in running.store.get("pods", "p", "default")["status"]
+
+
 @documents("D-kubelet-sidecars")
 def test_a_sidecar_init_container_must_exit_before_the_main_container_starts(running: Simulator) -> None:
     sidecar = {"name": "proxy", "image": "envoy", "restartPolicy": "Always"}
