@@ -137,6 +137,10 @@ def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) 
     kubeconfig.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "kubesim", "--port", "0", "--kubeconfig", str(kubeconfig),
             "--state-dir", str(dev_dir / "kubesim"),
+            # pods run for real: their files under .dev/pods, images mapped by .dev/image-map.yaml, and
+            # nothing else of .dev (tokens, keys, the database) visible to them
+            "--run-processes", str(dev_dir / "pods"), "--image-map", str(dev_dir / "image-map.yaml"),
+            "--mask", str(dev_dir),
             *(f"--namespace={namespace}" for namespace in DEV_NAMESPACES)]  # fmt: skip
     supervisor.start("kubesim", argv, env)
     wait_until(kubeconfig.exists, "The Kubernetes simulator")

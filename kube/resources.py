@@ -70,6 +70,7 @@ SERVICE = ResourceType("v1", "Service", "services")
 CONFIGMAP = ResourceType("v1", "ConfigMap", "configmaps")
 SECRET = ResourceType("v1", "Secret", "secrets")
 SERVICE_ACCOUNT = ResourceType("v1", "ServiceAccount", "serviceaccounts")
+PERSISTENT_VOLUME_CLAIM = ResourceType("v1", "PersistentVolumeClaim", "persistentvolumeclaims")
 EVENT = ResourceType("events.k8s.io/v1", "Event", "events")
 #: The same Events in the older core shape (involvedObject, message, firstTimestamp, count), which
 #: client-go's `record` package writes and Kubeflow's SDK reads.

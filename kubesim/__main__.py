@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from kubesim.kubelet.process.wiring import ProcessOptions
 from kubesim.podsecurity.config import ConfigError, PodSecurityConfig, load_admission_configuration
 from kubesim.simulator import Simulator
 
@@ -49,6 +50,28 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-kubelet", action="store_true", help="do not run pods (no simulated kubelet)")
     parser.add_argument("--no-argo", action="store_true", help="do not run Argo Workflows")
     parser.add_argument(
+        "--run-processes",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run pods' containers as local processes (the process kubelet), keeping their files under DIR",
+    )
+    parser.add_argument(
+        "--image-map",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the process kubelet's image map (default DIR/image-map.yaml, written with defaults if missing)",
+    )
+    parser.add_argument(
+        "--mask",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="a host path no process pod may read (repeatable; the dev stack masks its .dev directory)",
+    )
+    parser.add_argument(
         "--webhook-service",
         action="append",
         default=[],
@@ -72,6 +95,19 @@ def _pod_security(path: Path | None) -> PodSecurityConfig | None:
         return load_admission_configuration(path)
     except (OSError, ConfigError) as error:
         raise SystemExit(f"--admission-control-config-file: {error}") from None
+
+
+def _processes(arguments: argparse.Namespace) -> ProcessOptions | None:
+    root = arguments.run_processes
+    if root is None:
+        return None
+    root = root.resolve()
+    return ProcessOptions(
+        root=root,
+        image_map=(arguments.image_map or root / "image-map.yaml").resolve(),
+        base=Path.cwd(),
+        masked_paths=tuple(str(path.resolve()) for path in arguments.mask),
+    )
 
 
 def _route_webhooks(simulator: Simulator, routes: list[str]) -> None:
@@ -100,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         auth=not arguments.insecure,
         anonymous=arguments.anonymous,
         pod_security=_pod_security(arguments.admission_control_config_file),
+        processes=_processes(arguments),
     )
     _route_webhooks(simulator, arguments.webhook_service)
     simulator.start()

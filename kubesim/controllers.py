@@ -19,8 +19,8 @@ from kubesim.kubelet.eviction import Evictions
 from kubesim.kubelet.jobs import JobController
 from kubesim.kubelet.logs import log_handler
 from kubesim.kubelet.replicasets import ReplicaSetController
-from kubesim.kubelet.streams import STREAMS, unsupported_stream_handler
 from kubesim.server.app import ApiServer
+from kubesim.server.streams.handler import STREAMS, PodStreams
 from kubesim.store import Store
 
 
@@ -38,13 +38,15 @@ class Controllers:
         self.webhooks = Webhooks(store)
         self.service_accounts = ServiceAccounts(store)
         self.argo = ArgoController(store, self.kubelet)
+        #: exec, attach and port-forward; they answer 400 until a kubelet that runs containers sets `backend`
+        self.streams = PodStreams(store, server.gate)
         self.enabled = {"kubelet": kubelet or argo, "argo": argo, "webhooks": webhooks}
 
     def start(self) -> None:
         logs = log_handler(self.store, self.kubelet.logs, self.store.clock.time)
         self.server.add_subresource("pods", "log", logs)
         for stream in STREAMS:
-            self.server.add_subresource("pods", stream, unsupported_stream_handler(self.store, stream))
+            self.server.add_subresource("pods", stream, self.streams.handler(stream))
         self.server.add_subresource("pods", "eviction", Evictions(self.store).serve)
         self.server.add_subresource("pods", EPHEMERAL_CONTAINERS, EphemeralContainers(self.store).serve)
         self.service_accounts.start()
@@ -60,6 +62,7 @@ class Controllers:
             self.argo.start()
 
     def stop(self) -> None:
+        self.streams.stop()
         self.argo.stop()
         self.deployments.stop()
         self.disruption.stop()

@@ -105,12 +105,17 @@ def gone(message: str) -> ApiError:
     return ApiError(410, "Expired", message)
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
+_ACCEPTED_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+
+
+def unsupported_media_type(content_type: str, accepted: tuple[str, ...] = _ACCEPTED_MEDIA_TYPES) -> ApiError:
+    """415; `accepted` lists what the endpoint takes (custom resources and kinds without a protobuf form
+    leave protobuf out, as the apiserver's negotiation does)."""
     return ApiError(
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: "
-        f'application/json, application/yaml, application/vnd.kubernetes.protobuf; got "{content_type}"',
+        f'{", ".join(accepted)}; got "{content_type}"',
     )
 
 

@@ -17,6 +17,9 @@ from kubesim.controllers import Controllers
 from kubesim.counters import Counters
 from kubesim.faults import Faults
 from kubesim.kubeconfig import write_kubeconfig
+from kubesim.kubelet.process import wiring as process_wiring
+from kubesim.kubelet.process.provisioner import Provisioner
+from kubesim.kubelet.process.wiring import ProcessOptions
 from kubesim.podsecurity.admission import PodSecurity
 from kubesim.podsecurity.config import PodSecurityConfig
 from kubesim.server.app import ApiServer
@@ -51,6 +54,7 @@ class Simulator:
         anonymous: bool = False,
         admin_token: str | None = None,
         pod_security: PodSecurityConfig | None = None,
+        processes: ProcessOptions | None = None,
     ) -> None:
         self.clock = clock or Clock()
         self.store = Store(self.clock, event_log_size=event_log_size)
@@ -77,7 +81,12 @@ class Simulator:
         self.kubelet.settings.node_count = nodes  # Ready Nodes the kubelet registers when it starts
         self.webhooks = self.controllers.webhooks
         self.argo = self.controllers.argo
+        #: exec, attach, port-forward: `simulator.streams.backend = kubelet` serves them (server/streams)
+        self.streams = self.controllers.streams
         self.state_dir = state_dir
+        #: run pods' containers as local processes (`make run`); None keeps every pod scripted
+        self.processes = processes
+        self._provisioner: Provisioner | None = None
         self.kubeconfig_path = kubeconfig_path
         # Created at start besides the built-in ones, before the kubeconfig says the cluster is up.
         self.namespaces = (*DEFAULT_NAMESPACES, *namespaces)
@@ -107,6 +116,8 @@ class Simulator:
                 cluster=self.security.kubeconfig_cluster(),
                 user=self.security.kubeconfig_user(),
             )
+        if self.processes is not None:
+            self._provisioner = process_wiring.enable(self, self.processes)
         self.controllers.start()
         self.server.start()
         if self.state_dir is not None:
@@ -121,6 +132,8 @@ class Simulator:
     def stop(self) -> None:
         self._stopping.set()
         self.server.stop()
+        if self._provisioner is not None:
+            self._provisioner.stop()
         self.controllers.stop()
         self.aggregator.stop()
         self.store.close()

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainer import claims as volume_claims
 from trainer import constants as c
 from trainer import fields, resolution, spec, statusserver
 
@@ -37,6 +38,8 @@ class Plan:
     pods: tuple[RawDict, ...]
     service: RawDict
     config_maps: tuple[RawDict, ...]
+    # The PersistentVolumeClaims the runtime's volumeClaimPolicies ask for (created with the first pods).
+    claims: tuple[RawDict, ...]
     ssh_auth_secret_name: str | None
     # Pods the PodGroup must admit together (every step's, initializers included, as Trainer counts them);
     # None when the runtime asks for no gang scheduling.
@@ -63,6 +66,7 @@ def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusSe
     elif policy.framework == "mpi":
         ssh_secret = resolved.name + c.MPI_SSH_AUTH_SECRET_SUFFIX
         config_maps.append(_enforce_mpi(resolved, templates, ssh_secret))
+    volume_claims.attach(resolved.name, resolved.runtime, templates.values())
     if status_server is not None:
         _enforce_status_server(resolved, templates, status_server)
         config_maps.append(
@@ -85,6 +89,7 @@ def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusSe
         pods=() if resolved.job.suspend else tuple(pods),
         service=_service(resolved),
         config_maps=tuple(config_maps),
+        claims=volume_claims.claims(resolved.job, resolved.runtime, owner_reference(resolved.job)),
         ssh_auth_secret_name=ssh_secret,
         gang_size=len(pods) if resolved.runtime.pod_group_policy else None,
     )

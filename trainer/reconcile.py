@@ -25,7 +25,7 @@ from kube.client import KubeClient, get_client
 from kube.errors import ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import reconciler
-from kube.resources import CONFIGMAP, CORE_EVENT, POD, SECRET, SERVICE, ResourceType
+from kube.resources import CONFIGMAP, CORE_EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE, ResourceType
 from kube.runtime import CachedView, cached_view
 from kube.times import parse_time
 from trainer import constants as c
@@ -44,11 +44,18 @@ MIN_REQUEUE_SECONDS = 0.5
 INVALID_RETRY_SECONDS = 15.0
 #: A PodGroup the cluster refused (its CRD missing, RBAC): look again this much later, pods held back.
 POD_GROUP_RETRY_SECONDS = 30.0
-CHILD_TYPES = {"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET}
+CHILD_TYPES = {
+    "Pod": POD,
+    "Service": SERVICE,
+    "ConfigMap": CONFIGMAP,
+    "Secret": SECRET,
+    "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIM,
+}
 #: What a TrainJob's pods mount first, then what names them, then the pods.
-CREATION_ORDER = ("ConfigMap", "Secret", "Service", "Pod")
-#: Not watched (the controller creates the SSH Secret and never reads it back): no event to expect.
-UNWATCHED_KINDS = ("Secret",)
+CREATION_ORDER = ("ConfigMap", "Secret", "PersistentVolumeClaim", "Service", "Pod")
+#: Not watched (the controller creates the SSH Secret and the volume claims and never reads them back):
+#: no event to expect.
+UNWATCHED_KINDS = ("Secret", "PersistentVolumeClaim")
 
 
 @dataclass(frozen=True)
@@ -342,12 +349,15 @@ def _record_runtime_generation(
 def _creations(
     job: spec.TrainJob, desired: planning.Plan, outcome: status.Outcome, seen: Observed
 ) -> list[dict[str, Any]]:
-    """The Service and ConfigMaps the TrainJob lacks, the pods the decision starts, and with MPI pods the
-    SSH Secret (created with its first pods: a 409 says it exists, and it is never regenerated)."""
+    """The Service and ConfigMaps the TrainJob lacks, the pods the decision starts, and with them the volume
+    claims of the runtime's volumeClaimPolicies and, with MPI pods, the SSH Secret (created with the pods
+    that need them: a 409 says they exist, and the key is never regenerated)."""
     have = {("Service", s["metadata"]["name"]) for s in seen.services}
     have |= {("ConfigMap", m["metadata"]["name"]) for m in seen.config_maps}
     wanted = [] if status.finished(outcome.status) else [desired.service, *desired.config_maps]
     made = [m for m in wanted if (m["kind"], m["metadata"]["name"]) not in have]
+    if outcome.create:
+        made += desired.claims
     if outcome.create and desired.ssh_auth_secret_name is not None:
         private_key, public_key = sshkeys.generate()
         made.append(sshkeys.secret(job, private_key, public_key))

@@ -156,6 +156,20 @@ class ReplicatedJob:
 
 
 @dataclass(frozen=True)
+class ClaimTemplate:
+    """One `template.spec.volumeClaimPolicies[].templates[]` entry: a PersistentVolumeClaim the TrainJob's
+    pods share (JobSet's volume claim policies; Trainer's torchtune runtimes keep their initializers'
+    downloads in one). `owned`: deleted with the TrainJob (`retentionPolicy.whenDeleted: Delete`, the
+    default) rather than kept (`Retain`)."""
+
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    spec: RawDict
+    owned: bool
+
+
+@dataclass(frozen=True)
 class Runtime:
     kind: str
     name: str
@@ -168,6 +182,7 @@ class Runtime:
     subdomain: str | None
     publish_not_ready_addresses: bool
     replicated_jobs: tuple[ReplicatedJob, ...]
+    volume_claims: tuple[ClaimTemplate, ...] = ()
 
     def job(self, name: str) -> ReplicatedJob | None:
         return next((job for job in self.replicated_jobs if job.name == name), None)
@@ -250,6 +265,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
         # JobSet publishes not-ready addresses unless told otherwise: MPI's launcher must resolve nodes early.
         publish_not_ready_addresses=True if publish is None else bool(publish),
         replicated_jobs=_replicated_jobs(found, template_spec.get("replicatedJobs")),
+        volume_claims=_volume_claims(found, template_spec.get("volumeClaimPolicies")),
     )
     found.raise_if_any()
     return runtime
@@ -483,6 +499,44 @@ def _pod_group_policy(found: errors.ErrorList, raw: object) -> PodGroupPolicy | 
         )
     topology = source.get("networkTopology")
     return PodGroupPolicy(scheduler="volcano", network_topology=copy.deepcopy(topology) if topology else None)
+
+
+def _volume_claims(found: errors.ErrorList, raw: object) -> tuple[ClaimTemplate, ...]:
+    """JobSet's `volumeClaimPolicies`: each policy's claim templates, with its retention policy."""
+    claims: list[ClaimTemplate] = []
+    for index, item in enumerate(fields.items(found, "spec.template.spec.volumeClaimPolicies", raw)):
+        path = f"spec.template.spec.volumeClaimPolicies[{index}]"
+        policy = fields.obj(found, path, item)
+        retention = fields.obj(found, f"{path}.retentionPolicy", policy.get("retentionPolicy"))
+        when_deleted = fields.text(found, f"{path}.retentionPolicy.whenDeleted", retention.get("whenDeleted"))
+        if when_deleted not in (None, "Delete", "Retain"):
+            found.add(
+                f"{path}.retentionPolicy.whenDeleted", f"must be Delete or Retain, not {when_deleted!r}"
+            )
+        templates = fields.items(found, f"{path}.templates", policy.get("templates"))
+        if not templates:
+            found.add(f"{path}.templates", "must list at least one claim template")
+        for tindex, template_item in enumerate(templates):
+            tpath = f"{path}.templates[{tindex}]"
+            template = fields.obj(found, tpath, template_item)
+            metadata = fields.obj(found, f"{tpath}.metadata", template.get("metadata"))
+            name = (
+                fields.dns_label(found, f"{tpath}.metadata.name", metadata.get("name"), required=True) or ""
+            )
+            if any(claim.name == name for claim in claims):
+                found.add(f"{tpath}.metadata.name", f"{name!r} is used by an earlier claim template")
+            claims.append(
+                ClaimTemplate(
+                    name=name,
+                    labels=fields.text_map(found, f"{tpath}.metadata.labels", metadata.get("labels")),
+                    annotations=fields.text_map(
+                        found, f"{tpath}.metadata.annotations", metadata.get("annotations")
+                    ),
+                    spec=fields.obj(found, f"{tpath}.spec", template.get("spec")),
+                    owned=when_deleted != "Retain",
+                )
+            )
+    return tuple(claims)
 
 
 def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJob, ...]:

@@ -64,6 +64,10 @@ APPLIED = [
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
     ("hyperparam-tpe.yaml", "hpw", "mnist-tpe", "{.status.phase}", "Succeeded"),
     ("tensorboard-workflow.yaml", "workflow", "mnist-tb", "{.status.phase}", "Succeeded"),
+    # Real training code (examples/training) on `make run`; here, on the scripted kubelet, its pods exit 0.
+    ("tfjob-train.yaml", "tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("jaxjob-train.yaml", "jaxjob", "jax-train", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("xgboostjob-train.yaml", "xgboostjob", "xgb-train", "{.status.conditions[-1:].type}", "Succeeded"),
 ]
 END_STATE_TIMEOUT_SECONDS = 300.0
 
@@ -83,7 +87,7 @@ class Stack:
     def kubectl(self, *args: str) -> str:
         result = subprocess.run(
             [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", NAMESPACE, *args],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True, text=True, timeout=60, cwd=REPO,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         return result.stdout
@@ -134,6 +138,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
         output.wait_for(r"Argo-ML is up", timeout=180)
         stack = Stack(f"http://127.0.0.1:{port}", dev_dir, kubeconfig)
+        # the training examples' code, as their headers say, before the jobs that mount it
+        create_code = header_command(EXAMPLES / "tfjob-train.yaml", "kubectl create configmap").split()
+        assert create_code[:3] == ["kubectl", "create", "configmap"], create_code
+        stack.kubectl(*[word for word in create_code[1:] if word not in ("-n", NAMESPACE)])
         for example, *_ in APPLIED:
             assert f"kubectl apply -f examples/{example}" in (EXAMPLES / example).read_text()
             stack.kubectl("apply", "-f", str(EXAMPLES / example))
@@ -215,3 +223,83 @@ def test_a_fixture_example_loads_into_the_stacks_database(stack, example, model,
     assert key in [
         row["fields"].get("name") or row["fields"].get("namespace") for row in json.loads(dumped.stdout)
     ]
+
+
+def training_results(stack: Stack, *pods: str) -> dict[str, dict]:
+    """The closing `RESULT {json}` line each pod's training script printed, as `kubectl logs` shows it."""
+    found = {}
+    for pod in pods:
+        lines = [line for line in stack.kubectl("logs", pod).splitlines() if line.startswith("RESULT ")]
+        assert lines, f"{pod} printed no RESULT line:\n{stack.kubectl('logs', pod)[-3000:]}"
+        found[pod] = json.loads(lines[-1].removeprefix("RESULT "))
+    return found
+
+
+def test_the_tfjob_trains_one_keras_model_for_real(stack):
+    """TF_CONFIG as the operator wrote it, read by TensorFlow's MultiWorkerMirroredStrategy in real pods."""
+    assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    results = training_results(stack, "tf-train-chief-0", "tf-train-worker-0", "tf-train-worker-1")
+    assert sorted(result["task"] for result in results.values()) == ["chief:0", "worker:0", "worker:1"]
+    for result in results.values():
+        assert result["replicas_in_sync"] == 3, "MultiWorkerMirroredStrategy found every replica in TF_CONFIG"
+        assert result["loss_last"] < result["loss_first"] / 2
+    assert len({result["weights_sha256"] for result in results.values()}) == 1, results
+
+
+def test_the_jaxjob_sums_across_its_processes_for_real(stack):
+    assert stack.wait_for("jaxjob", "jax-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    results = list(training_results(stack, "jax-train-worker-0", "jax-train-worker-1").values())
+    assert sorted(result["process"] for result in results) == [0, 1]
+    for result in results:
+        assert result["processes"] == 2
+        assert result["psum"] == result["expected_psum"] == 1.0 + 2.0
+    assert len({result["weights_sha256"] for result in results}) == 1, results
+
+
+def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
+    wanted = "Succeeded"
+    assert stack.wait_for("xgboostjob", "xgb-train", "{.status.conditions[-1:].type}", wanted) == wanted
+    results = list(
+        training_results(stack, "xgb-train-master-0", "xgb-train-worker-0", "xgb-train-worker-1").values()
+    )
+    assert sorted(result["rank"] for result in results) == [0, 1, 2]
+    for result in results:
+        assert result["world_size"] == 3
+        assert result["logloss_last"] < result["logloss_first"]
+    assert len({result["model_sha256"] for result in results}) == 1, results
+
+
+def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(stack, tmp_path):
+    """The chief's event files on the claim, a real TensorBoard spawned on them, opened as a user opens it."""
+    assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    chief = training_results(stack, "tf-train-chief-0")["tf-train-chief-0"]
+    board = {
+        "apiVersion": "argoml.io/v1alpha1",
+        "kind": "Tensorboard",
+        "metadata": {"name": "tf-train", "namespace": NAMESPACE},
+        "spec": {"logdirs": [{"name": "tf-train", "path": "pvc://training-logs/tf-train"}]},
+    }
+    manifest = tmp_path / "tensorboard.yaml"
+    manifest.write_text(yaml.safe_dump(board))
+    stack.kubectl("apply", "-f", str(manifest))
+    assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
+    forward = subprocess.Popen(
+        [str(KUBECTL), "--kubeconfig", stack.kubeconfig, "-n", NAMESPACE,
+         "port-forward", "svc/tb-tf-train", ":80"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        port = int(forward.stdout.readline().split("127.0.0.1:")[1].split()[0])
+        base = f"http://127.0.0.1:{port}/tensorboards/{NAMESPACE}/tf-train"
+        with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
+            runs = json.load(response)
+        assert "tf-train/train" in runs, runs
+        query = "run=tf-train%2Ftrain&tag=loss"
+        with urllib.request.urlopen(f"{base}/data/plugin/scalars/scalars?{query}", timeout=30) as response:
+            scalars = {step: value for _wall, step, value in json.load(response)}
+    finally:
+        forward.terminate()
+        forward.wait(timeout=10)
+    assert sorted(scalars) == [1, 2, 3, 4, 5]
+    assert scalars[1] == pytest.approx(chief["loss_first"], rel=1e-6)
+    assert scalars[5] == pytest.approx(chief["loss_last"], rel=1e-6)

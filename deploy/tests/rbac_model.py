@@ -131,6 +131,8 @@ def needs_call(
         return trainer
     if (group, resource) == ("", "events"):
         return trainer  # core v1 Events: only the TrainJob controller records them (as Trainer does)
+    if (group, resource) == ("", "persistentvolumeclaims"):
+        return trainer  # the claims of a runtime's volumeClaimPolicies (trainer/claims.py)
     if resource.startswith("podgroups"):
         return GANG_GROUPS.get(gang_scheduler) == group
     if resource == "priorityclasses":

@@ -98,7 +98,8 @@ def test_a_job_applied_with_kubectl_gets_its_pod_group_first_then_pods_marked_fo
 ):
     manifest = job_manifest("TFJob", {"Chief": 1, "Worker": 2}, name="gang", namespace=ns)
     manifest["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
-        "requests": {"cpu": "2", "nvidia.com/gpu": 1}
+        "requests": {"cpu": "2", "nvidia.com/gpu": 1},
+        "limits": {"nvidia.com/gpu": 1},  # an extended resource's limit must be set, equal to its request
     }
     apply(sim, manifest)
     until(lambda: pod_group(sim, scheduler, ns, "gang") is not None, "the PodGroup")

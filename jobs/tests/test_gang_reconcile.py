@@ -128,8 +128,12 @@ def start(sim: Simulator, scheduler: str, manifest: dict[str, Any]) -> None:
 
 
 def set_requests(manifest: dict[str, Any], replica_type: str, requests: dict[str, Any]) -> None:
+    """Requests, and the limits an extended resource must have equal to them (the API server refuses a
+    pod requesting `nvidia.com/gpu` without: "Limit must be set for non overcommitable resources")."""
     template = manifest["spec"]["tfReplicaSpecs"][replica_type]["template"]
-    template["spec"]["containers"][0]["resources"] = {"requests": requests}
+    limits = {name: amount for name, amount in requests.items() if "/" in name}
+    resources = {"requests": requests, **({"limits": limits} if limits else {})}
+    template["spec"]["containers"][0]["resources"] = resources
 
 
 def scale(sim: Simulator, namespace: str, name: str, workers: int) -> None:

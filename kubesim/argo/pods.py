@@ -8,9 +8,11 @@ container's log (`outputs.result`).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubesim.argo.scripting import scripted_outputs
+from kubesim.kubelet.process.argoexec import OUTPUT_PATHS_ANNOTATION, output_paths
 
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 COMPLETED_LABEL = "workflows.argoproj.io/completed"
@@ -78,6 +80,7 @@ def pod_manifest(
                 **(template_metadata.get("annotations") or {}),
                 NODE_NAME_ANNOTATION: node_name,
                 NODE_ID_ANNOTATION: node_id,
+                **_output_paths(template),
             },
             "ownerReferences": [
                 {
@@ -92,6 +95,12 @@ def pod_manifest(
         },
         "spec": pod_spec,
     }
+
+
+def _output_paths(template: dict[str, Any]) -> dict[str, str]:
+    """Where the process kubelet, as Argo's executor, reads the step's outputs (nothing when none)."""
+    paths = output_paths(template)
+    return {OUTPUT_PATHS_ANNOTATION: json.dumps(paths, sort_keys=True)} if paths else {}
 
 
 def _container(pod: dict[str, Any], name: str) -> dict[str, Any]:

@@ -15,9 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim.kubelet.script import SCRIPT_ANNOTATION, ScriptError, parse_container_script
-
-OUTPUTS_ANNOTATION = "kubesim.argoml.io/outputs"
+from kubesim.kubelet.script import OUTPUTS_ANNOTATION, SCRIPT_ANNOTATION, ScriptError, parse_container_script
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,8 @@ class CertificateAuthority:
             x509.DNSName("kubernetes.default.svc"),
             x509.DNSName("kubernetes.default.svc.cluster.local"),
             x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+            # the `kubernetes` Service's cluster IP: in-cluster clients of process pods connect to it
+            x509.IPAddress(ipaddress.ip_address("10.96.0.1")),
         ]
         try:
             address = ipaddress.ip_address(host)

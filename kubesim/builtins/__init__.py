@@ -142,8 +142,8 @@ def builtin_types() -> list[ResourceType]:
             columns={"*": POD_COLUMNS},
             patch_meta=pod_meta,
             return_deleted_object=True,
-            # The streaming ones answer "not supported by the simulator" (kubesim.kubelet.streams);
-            # eviction and ephemeralcontainers are kubesim.kubelet.eviction and .ephemeral.
+            # The streaming ones are served by kubesim.server.streams (400 without a stream backend);
+            # eviction and ephemeralcontainers by kubesim.kubelet.eviction and .ephemeral.
             extra_subresources=("log", "exec", "attach", "portforward", "eviction", "ephemeralcontainers"),
             field_labels=POD_FIELD_LABELS,
         ),

@@ -75,7 +75,7 @@ def pod_spec(spec: dict[str, Any]) -> None:
     spec.setdefault("schedulerName", "default-scheduler")
     if spec.get("serviceAccountName"):
         spec["serviceAccount"] = spec["serviceAccountName"]  # the deprecated alias, kept equal on read
-    for key in ("containers", "initContainers"):
+    for key in ("containers", "initContainers", "ephemeralContainers"):
         for each in spec.get(key) or []:
             if isinstance(each, dict):
                 container(each)

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import Clock, format_timestamp
 from kubesim.errors import ApiError, Cause, invalid
@@ -25,6 +25,7 @@ from kubesim.jsonutil import clone
 from kubesim.kubelet import nodes
 from kubesim.kubelet.logs import LogStore
 from kubesim.kubelet.script import (
+    OUTPUTS_ANNOTATION,
     SCRIPT_ANNOTATION,
     ContainerScript,
     Run,
@@ -45,6 +46,10 @@ from kubesim.kubelet.state import (
 )
 from kubesim.selectors import match_labels_selector
 from kubesim.store import DELETED, AdmissionRequest, Store, Subscription
+
+if TYPE_CHECKING:
+    from kubesim.kubelet.process.pods import ProcessPods
+    from kubesim.kubelet.process.runtime import ProcessRuntime
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +105,14 @@ class Kubelet:
         self._pods = store.resource("pods")
         self._node_ips: dict[str, str] = {}
         self._next_node = itertools.count()
+        self.processes: ProcessPods | None = None
+
+    def run_processes(self, runtime: ProcessRuntime) -> None:
+        """Run pods' containers as local processes on `runtime` (before `start()`); pods carrying the script
+        annotation, or matched by a script rule, keep their scripted behaviour."""
+        from kubesim.kubelet.process.pods import ProcessPods
+
+        self.processes = ProcessPods(self, runtime)
 
     # --- life cycle ----------------------------------------------------------------------------------
 
@@ -151,6 +164,8 @@ class Kubelet:
         with self._lock:
             for run in self._runs.values():
                 run.cancel_timers()
+        if self.processes is not None:
+            self.processes.stop()
         self.logs.close()
 
     # --- Python API ----------------------------------------------------------------------------------
@@ -200,6 +215,8 @@ class Kubelet:
     def _fail_pod(self, run: PodRun, reason: str, message: str) -> None:
         """The node gives up on the pod (eviction, deadline): containers killed, phase Failed."""
         run.cancel_timers()
+        if run.process and self.processes is not None:
+            self.processes.kill_all(run)
         for container in run.init + run.main:
             if container.running:
                 self._stop_container(run, container, SIGKILL_EXIT, "Error")
@@ -237,6 +254,8 @@ class Kubelet:
                 if run is not None:
                     run.cancel_timers()
                     del self._runs[uid]
+                    if run.process and self.processes is not None:
+                        self.processes.removed(run)
                     self.logs.drop_pod(run.namespace, run.name)
                 return
             if run is None:
@@ -293,17 +312,26 @@ class Kubelet:
             return None
         node_name, host_ip = picked
         index = next(self._ips)
+        annotations = metadata.get("annotations") or {}
+        process = (
+            self.processes is not None
+            and not scripts
+            and OUTPUTS_ANNOTATION not in annotations
+            and not self.processes.simulates(pod)
+        )
         run = PodRun(
             namespace=metadata.get("namespace", ""),
             name=metadata["name"],
             uid=metadata["uid"],
             restart_policy=restart_policy,
             node_name=node_name,
-            pod_ip=f"10.244.{index // 250 % 250}.{index % 250 + 1}",
+            pod_ip="" if process else f"10.244.{index // 250 % 250}.{index % 250 + 1}",
             host_ip=host_ip,
             start_time=self.clock.timestamp(),
             init=containers("initContainers", True),
             main=containers("containers", False),
+            process=process,
+            pod=clone(pod) if process else {},
         )
         if run.init:
             for container in run.main:
@@ -313,7 +341,7 @@ class Kubelet:
             del self._runs[run.uid]
             return None
         self._write_status(run)
-        self._later(run, self.settings.start_delay, lambda: self._start_pod(run))
+        self._later(run, 0.0 if process else self.settings.start_delay, lambda: self._start_pod(run))
         deadline = spec.get("activeDeadlineSeconds")
         if isinstance(deadline, int) and deadline > 0:
             message = "Pod was active on the node longer than the specified deadline"
@@ -347,6 +375,9 @@ class Kubelet:
     def _start_pod(self, run: PodRun) -> None:
         if run.terminating or run.finished:
             return
+        if run.process and not run.pod_ip and self.processes is not None:
+            self.processes.start_pod(run)  # comes back here once the sandbox has its IP
+            return
         if run.init:
             self._start_container(run, run.init[0])
         else:
@@ -355,6 +386,12 @@ class Kubelet:
             self._write_status(run)
 
     def _start_container(self, run: PodRun, container: ContainerRun, *, write: bool = True) -> None:
+        if run.process and self.processes is not None:
+            self.processes.start_container(run, container)
+            run.phase = settled_phase(run)
+            if write:
+                self._write_status(run)
+            return
         behaviour = container.run
         if behaviour.waiting:
             container.state = {WAITING: {"reason": behaviour.waiting}}
@@ -468,6 +505,9 @@ class Kubelet:
         running = [c for c in run.init + run.main if c.running]
         if not running:
             self._finish_deletion(run.namespace, run.name, run.uid)
+            return
+        if run.process and self.processes is not None:
+            self.processes.terminate(run, running, grace)
             return
         for container in running:
             delay = container.run.termination_delay

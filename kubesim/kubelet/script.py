@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 SCRIPT_ANNOTATION = "kubesim.argoml.io/script"
+#: an Argo step's scripted outputs (kubesim/argo/scripting.py); a pod carrying it is scripted, never run
+OUTPUTS_ANNOTATION = "kubesim.argoml.io/outputs"
 ANY_CONTAINER = "*"
 _KEYS = frozenset({"duration", "exitCode", "reason", "message", "output", "waiting", "terminationDelay"})
 

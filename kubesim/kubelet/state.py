@@ -24,6 +24,9 @@ class ContainerRun:
     state: dict[str, Any] = field(default_factory=lambda: {WAITING: {"reason": "ContainerCreating"}})
     last_state: dict[str, Any] = field(default_factory=dict)
     done: bool = False  # exited for good: no restart will follow
+    #: what its startup and readiness probes say (process pods; True when it declares none)
+    probe_started: bool = True
+    probe_ready: bool = True
 
     @property
     def run(self) -> Run:
@@ -61,6 +64,9 @@ class PodRun:
     reason: str = ""
     message: str = ""
     terminating: bool = False
+    #: its containers run as processes (the process kubelet), not scripts; `pod` is the object as admitted
+    process: bool = False
+    pod: dict[str, Any] = field(default_factory=dict)
     timers: list[Timer] = field(default_factory=list)
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)  # condition → (status, since)
 
@@ -103,19 +109,19 @@ def settled_phase(run: PodRun) -> str:
 
 
 def _container_status(container: ContainerRun, pod_uid: str) -> dict[str, Any]:
-    started = container.running
+    started = container.running and container.probe_started
     status: dict[str, Any] = {
         "name": container.name,
         "image": container.image,
         "imageID": f"docker.io/library/{container.image.split(':')[0]}@sha256:"
         + hashlib.sha256(container.image.encode()).hexdigest(),
-        "ready": started and not container.init,
+        "ready": started and not container.init and container.probe_ready,
         "started": started,
         "restartCount": container.restarts,
         "state": container.state,
         "lastState": container.last_state,
     }
-    if started or TERMINATED in container.state:
+    if container.running or TERMINATED in container.state:
         status["containerID"] = container.container_id(pod_uid)
     return status
 
@@ -134,15 +140,18 @@ _KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "Con
 def render_status(run: PodRun, old_status: dict[str, Any], now: str) -> dict[str, Any]:
     """The pod's `status` as the kubelet reports it; fields and conditions the kubelet does not own
     (qosClass, DisruptionTarget) are kept."""
-    ready = run.phase == "Running" and bool(run.main) and all(c.running for c in run.main)
+    ready = (
+        run.phase == "Running"
+        and bool(run.main)
+        and all(c.running and c.probe_started and c.probe_ready for c in run.main)
+    )
     foreign = [c for c in old_status.get("conditions") or [] if c.get("type") not in _KUBELET_CONDITIONS]
     status: dict[str, Any] = {
         **{k: v for k, v in old_status.items() if k in ("qosClass", "nominatedNodeName")},
         "phase": run.phase,
         "hostIP": run.host_ip,
         "hostIPs": [{"ip": run.host_ip}],
-        "podIP": run.pod_ip,
-        "podIPs": [{"ip": run.pod_ip}],
+        **({"podIP": run.pod_ip, "podIPs": [{"ip": run.pod_ip}]} if run.pod_ip else {}),
         "startTime": run.start_time,
         "conditions": [
             _condition(run, "PodReadyToStartContainers", True, now),

@@ -14,6 +14,7 @@ import ssl
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -25,7 +26,7 @@ from kubesim.jsonutil import dumps
 from kubesim.resources import ResourceType
 from kubesim.server import discovery, routing, verbs
 from kubesim.server.negotiation import Query, parse_accept
-from kubesim.server.types import ApiRequest, Gate, Response, SubresourceHandler, json_response
+from kubesim.server.types import ApiRequest, Gate, Response, SubresourceHandler, Upgraded, json_response
 from kubesim.server.watchstream import DropConnection
 from kubesim.store import Store
 
@@ -190,6 +191,25 @@ class _HTTPServer(ThreadingHTTPServer):
         log.exception("kubesim: error on connection from %s", client_address)
 
 
+def _header_map(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Header names lower-cased; a header sent on several lines becomes one comma-separated value (RFC 9110
+    5.3), so none is lost (SPDY clients send one X-Stream-Protocol-Version line per protocol)."""
+    headers: dict[str, str] = {}
+    for name, value in items:
+        key = name.lower()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return headers
+
+
+def _buffered(rfile: Any, connection: socket.socket) -> bytes:
+    """What the request's reader holds past the request, without waiting for more."""
+    connection.setblocking(False)
+    try:
+        return bytes(rfile.read(len(rfile.peek(1 << 16))))
+    except (BlockingIOError, ssl.SSLWantReadError):
+        return b""
+
+
 def _status_response(error: ApiError) -> Response:
     return Response(error.code, dumps(error.status()), headers=list(error.headers.items()))
 
@@ -233,9 +253,10 @@ class _Handler(BaseHTTPRequestHandler):
             parts.path,
             route,
             Query(dict(parse_qsl(parts.query, keep_blank_values=True))),
-            {k.lower(): v for k, v in self.headers.items()},
+            _header_map(self.headers.items()),
             b"",
             peer_certificate=self._peer_certificate(),
+            query_string=parts.query,
         )
         try:
             request.body = self._read_body()
@@ -252,6 +273,18 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self._write(response)
 
+    def _switch(self, response: Response, upgrade: Callable[[Upgraded | None], None]) -> None:
+        """Write the 101 head, then hand the connection to `upgrade` for as long as the stream lasts."""
+        self.close_connection = True
+        lines = [f"HTTP/1.1 {response.status} {self.responses.get(response.status, ('',))[0]}"]
+        lines += [f"{name}: {value}" for name, value in response.headers]
+        try:
+            self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace"))
+        except OSError:
+            upgrade(None)
+            return
+        upgrade(Upgraded(self.connection, _buffered(self.rfile, self.connection)))
+
     def _peer_certificate(self) -> dict[str, Any] | None:
         getpeercert = getattr(self.connection, "getpeercert", None)
         return getpeercert() or None if getpeercert is not None else None
@@ -266,6 +299,9 @@ class _Handler(BaseHTTPRequestHandler):
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
     def _write(self, response: Response) -> None:
+        if response.upgrade is not None:
+            self._switch(response, response.upgrade)
+            return
         try:
             if isinstance(response.body, bytes):
                 body = b"" if self.command == "HEAD" else response.body

@@ -96,8 +96,8 @@ def decode_body(raw: bytes, content_type: str | None, *, patch: bool = False) ->
         kind = PATCH_TYPES[media]
     elif media == protobuf.MEDIA_TYPE:
         document = protobuf.decode(raw)
-        if document is None:
-            raise unsupported_media_type(media)
+        if document is None:  # a kind with no protobuf form here (custom resources, CRDs): JSON or YAML
+            raise unsupported_media_type(media, ("application/json", "application/yaml"))
         return Body(document)
     else:
         if media not in ("application/json", "application/yaml", ""):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -29,6 +30,8 @@ class ApiRequest:
     peer_certificate: dict[str, Any] | None = None
     #: who sent it, once the gate authenticated it (None when the server runs without a gate)
     user: User | None = None
+    #: the raw query, for the parameters that repeat (exec's `command`, port-forward's `ports`)
+    query_string: str = ""
 
     @property
     def facts(self) -> RequestFacts:
@@ -61,14 +64,28 @@ class ApiRequest:
         }.get(self.method, self.method.lower())
 
 
+@dataclass(frozen=True)
+class Upgraded:
+    """The connection after `101 Switching Protocols`: the socket, and what the HTTP layer had already read
+    past the request (a client may send its first frames right behind the handshake)."""
+
+    socket: socket.socket
+    pending: bytes
+
+
 @dataclass
 class Response:
-    """A status and a body: bytes, or an iterator of chunks for streamed responses (watch, follow)."""
+    """A status and a body: bytes, or an iterator of chunks for streamed responses (watch, follow).
+
+    With `upgrade`, the status is 101 and the connection is handed over once the head is written: the HTTP
+    layer calls `upgrade(Upgraded)` on the connection's thread and closes the socket when it returns, or
+    `upgrade(None)` if the client is gone before the switch (so the handler releases what it holds)."""
 
     status: int
     body: bytes | Iterable[bytes]
     content_type: str = "application/json"
     headers: list[tuple[str, str]] = field(default_factory=list)
+    upgrade: Callable[[Upgraded | None], None] | None = None
 
 
 def json_response(status: int, document: Any, headers: list[tuple[str, str]] | None = None) -> Response:

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from kubesim.builtins import defaults
+from kubesim.builtins import defaults, validation
 from kubesim.errors import Cause
 from kubesim.resources import ResourceType
 
@@ -127,19 +127,18 @@ def _allocate_service(spec: dict[str, Any]) -> None:
                 port["nodePort"] = 30000 + next(_node_ports) % 2768
 
 
-def builtin_causes(resource: ResourceType, obj: dict[str, Any]) -> list[Cause]:
-    """The few built-in validations our controllers would trip over (a real cluster checks far more)."""
+def builtin_causes(
+    resource: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None = None
+) -> list[Cause]:
+    """The built-in validations the simulator runs (`old` is the stored object on an update): pods and pod
+    templates in full (kubesim.builtins.validation), a Deployment's selector, a Job's selector rules, data
+    keys of ConfigMaps and Secrets."""
     group_kind = (resource.group, resource.kind)
-    causes = []
-    if group_kind == ("", "Pod"):
-        causes += _containers_causes((obj.get("spec") or {}), "spec")
-    elif group_kind in (("apps", "Deployment"), ("batch", "Job")):
-        template_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
-        causes += _containers_causes(template_spec, "spec.template.spec")
-        if group_kind == ("apps", "Deployment") and not (obj.get("spec") or {}).get("selector"):
-            causes.append(Cause("spec.selector", "Required value", "FieldValueRequired"))
-        if group_kind == ("batch", "Job"):
-            causes += _job_causes(obj)
+    causes = validation.workload_causes(resource.group, resource.kind, obj, old)
+    if group_kind == ("apps", "Deployment") and not (obj.get("spec") or {}).get("selector"):
+        causes.append(Cause("spec.selector", "Required value", "FieldValueRequired"))
+    elif group_kind == ("batch", "Job"):
+        causes += _job_causes(obj)
     elif group_kind in (("", "ConfigMap"), ("", "Secret")):
         causes += data_key_causes(obj)
     return causes
@@ -204,8 +203,8 @@ _ROLE_REF_FIELDS = (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name")
 
 
 def _job_causes(job: dict[str, Any]) -> list[Cause]:
-    """The Job registry's rules: a manual selector must be given, a generated one must be the one
-    generated, and pods restart Never or OnFailure (the apiserver's words)."""
+    """The Job registry's selector rules: a manual selector must be given, a generated one must be the one
+    generated (the apiserver's words)."""
     spec = job.get("spec") or {}
     selector = spec.get("selector")
     causes = []
@@ -215,32 +214,4 @@ def _job_causes(job: dict[str, Any]) -> list[Cause]:
     elif "uid" in job["metadata"] and selector != generated_job_selector(job):
         message = f"Invalid value: {json.dumps(selector)}: `selector` not auto-generated"
         causes.append(Cause("spec.selector", message))
-    restart = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy")
-    if restart not in ("Never", "OnFailure"):
-        message = f'Unsupported value: "{restart or "Always"}": supported values: "OnFailure", "Never"'
-        causes.append(Cause("spec.template.spec.restartPolicy", message, "FieldValueNotSupported"))
-    return causes
-
-
-def _containers_causes(pod_spec: dict[str, Any], path: str) -> list[Cause]:
-    containers = pod_spec.get("containers")
-    if not containers:
-        return [Cause(f"{path}.containers", "Required value", "FieldValueRequired")]
-    causes = []
-    names = set()
-    for index, container in enumerate(containers):
-        for required in ("name", "image"):
-            if not container.get(required):
-                causes.append(
-                    Cause(f"{path}.containers[{index}].{required}", "Required value", "FieldValueRequired")
-                )
-        if container.get("name") in names:
-            causes.append(
-                Cause(
-                    f"{path}.containers[{index}].name",
-                    f'Duplicate value: "{container["name"]}"',
-                    "FieldValueDuplicate",
-                )
-            )
-        names.add(container.get("name"))
     return causes

@@ -129,7 +129,11 @@ class WritesMixin(StoreBase):
         return {"metadata": {}, **ssa.schema_patch_meta(resource.schema())}
 
     def _validated(
-        self, resource: ResourceType, obj: dict[str, Any], options: WriteOptions
+        self,
+        resource: ResourceType,
+        obj: dict[str, Any],
+        options: WriteOptions,
+        old: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Defaults, pruning and validation; raises 422 (or 400 for unknown fields under Strict)."""
         default_on_write(resource, obj)
@@ -137,7 +141,7 @@ class WritesMixin(StoreBase):
         causes = meta.name_causes(metadata["name"], resource.kind) + meta.label_causes(metadata)
         if resource.builtin:
             obj = _decoded(resource, obj, options)
-            causes += builtin_causes(resource, obj)
+            causes += builtin_causes(resource, obj, old)
             if _is_crd(resource):
                 causes += crd_causes(obj)
         else:
@@ -174,7 +178,7 @@ class WritesMixin(StoreBase):
             options.user,
         )
         obj = self._run_admission(request, self._mutating) or obj
-        obj = self._validated(resource, obj, options)
+        obj = self._validated(resource, obj, options, old)
         if old is not None and resource.builtin:
             causes = update_causes(resource, obj, old)
             if causes:

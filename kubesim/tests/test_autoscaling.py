@@ -172,10 +172,6 @@ def test_a_v2_hpa_without_metrics_targets_80_percent_cpu(sim: Simulator) -> None
     assert get(sim, V1, "web")["spec"]["targetCPUUtilizationPercentage"] == 80
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kubectl autoscale sends an autoscaling/v2 HPA as protobuf: needs i28-fidelity-a's decoder",
-)
 def test_kubectl_autoscale_creates_a_v2_hpa(kubesim_factory: Factory) -> None:
     """ "kubectl autoscale deployment foo --min=2 --max=10 --cpu=80%" creates an autoscaling/v2 HPA."""
     sim = kubesim_factory(https=True, auth=True)

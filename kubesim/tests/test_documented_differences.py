@@ -23,6 +23,8 @@ from kubesim.__main__ import _arguments
 from kubesim.kubelet import rollout
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
+from kubesim.tests import protobuf_wire as wire
+from kubesim.tests.local_backend import LocalBackend, running_pod
 from kubesim.tests.webhook_server import WebhookServer, make_certificates, running_webhook_server
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "kubesim.md"
@@ -211,15 +213,46 @@ def test_cbor_bodies_are_unsupported(http: Http) -> None:
 
 
 @documents("D-protobuf-kinds")
-def test_protobuf_bodies_of_other_kinds_are_unsupported(http: Http) -> None:
-    body = b"k8s\x00\x0a\x09\x0a\x02v1\x12\x03Pod"
+def test_protobuf_crds_and_unknown_field_numbers_are_refused(http: Http) -> None:
+    """A CRD sent as protobuf is a 415 offering JSON and YAML; a field number the decoding table lacks is
+    a 400 naming it (the apiserver would skip it)."""
+    crd = wire.envelope("apiextensions.k8s.io/v1", "CustomResourceDefinition", b"")
     response = http(
         "POST",
-        "/api/v1/namespaces/default/pods",
-        data=body,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        data=crd,
         headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
     )
     assert response.status_code == 415
+    assert "accepted media types include: application/json, application/yaml;" in response.json()["message"]
+    config_map = wire.envelope("v1", "ConfigMap", wire.field(9, 1))
+    response = http(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        data=config_map,
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
+    assert response.status_code == 400
+    assert "field 9 of k8s.io.api.core.v1.ConfigMap" in response.json()["message"]
+
+
+@documents("D-pod-validation-subset")
+def test_a_pod_with_an_unknown_affinity_operator_is_accepted(http: Http) -> None:
+    term = {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "near"},
+        "spec": {
+            "containers": [{"name": "main", "image": "busybox"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+                }
+            },
+        },
+    }
+    assert http("POST", "/api/v1/namespaces/default/pods", json=pod).status_code == 201
 
 
 def _crd(versions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -488,6 +521,25 @@ def test_exec_answers_400_naming_the_simulator(http: Http) -> None:
     response = http("POST", f"{PODS}/p/exec?command=ls&container=main")
     assert response.status_code == 400
     assert "not supported by the simulator (kubesim)" in response.json()["message"]
+
+
+@documents("D-stream-protocols")
+def test_channel_protocols_older_than_v4_are_refused(sim: Simulator, http: Http, tmp_path: Path) -> None:
+    sim.streams.backend = LocalBackend(tmp_path)
+    running_pod(sim, "shell")
+    exec_path = f"{PODS}/shell/exec?command=true&stdout=1"
+    websocket = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13"}
+    key = base64.b64encode(b"sixteen byte key").decode()
+    for old in ("channel.k8s.io", "base64.channel.k8s.io", "v4.base64.channel.k8s.io"):
+        answer = http(
+            "GET", exec_path, headers={**websocket, "Sec-WebSocket-Key": key, "Sec-WebSocket-Protocol": old}
+        )
+        assert answer.status_code == 400
+        assert answer.json()["message"].startswith(f"requested protocol(s) are not supported: [{old}]")
+    spdy = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "v3.channel.k8s.io"}
+    answer = http("POST", exec_path, headers=spdy)
+    assert answer.status_code == 403
+    assert "unable to negotiate protocol: client supports [v3.channel.k8s.io]" in answer.json()["message"]
 
 
 @documents("D-no-proxy")

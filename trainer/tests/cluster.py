@@ -31,13 +31,15 @@ def _create(sim: Simulator, manifest: dict[str, Any]) -> None:
 
 
 def install_trainer(sim: Simulator) -> None:
-    """Trainer's three CRDs (`install_crds --trainer`), the ready-made runtimes, and the test runtimes."""
+    """Trainer's three CRDs (`install_crds --trainer`), the ready-made runtimes, and the test runtimes
+    (`torchtune-test` shaped as Trainer's torchtune runtimes, with a shared claim)."""
     for resource in TRAINER_RESOURCES:
         _create(sim, resource.manifest())
     for runtime in catalog.ready_made_runtimes():
         _create(sim, runtime)
     _create(sim, initializer_runtime())
     _create(sim, never_restart_runtime())
+    _create(sim, f.torchtune_runtime())
 
 
 def initializer_runtime() -> dict[str, Any]:

@@ -60,6 +60,40 @@ def torch_runtime(num_nodes: int = 1, **torch: Any) -> dict[str, Any]:
     )
 
 
+def torchtune_runtime(name: str = "torchtune-test", **policy: Any) -> dict[str, Any]:
+    """Shaped as Kubeflow Trainer's torchtune runtimes (manifests/base/runtimes/torchtune): both
+    initializers and the trainer mount `initializer`, a claim of the runtime's volumeClaimPolicies, and
+    declare no volume of that name."""
+    mount = [{"name": "initializer", "mountPath": "/workspace"}]
+    claim = {
+        "metadata": {"name": "initializer", "labels": {"app": "torchtune"}},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}},
+    }
+    built = runtime(
+        replicated_job(
+            c.DATASET_INITIALIZER,
+            container(c.DATASET_INITIALIZER, volumeMounts=mount),
+            ancestor=c.DATASET_INITIALIZER,
+        ),
+        replicated_job(
+            c.MODEL_INITIALIZER,
+            container(c.MODEL_INITIALIZER, volumeMounts=mount),
+            ancestor=c.MODEL_INITIALIZER,
+            depends_on=[(c.DATASET_INITIALIZER, "Complete")],
+        ),
+        replicated_job(
+            "node",
+            container(command=["tune", "run"], volumeMounts=mount),
+            ancestor=c.ANCESTOR_TRAINER,
+            depends_on=[(c.MODEL_INITIALIZER, "Complete")],
+        ),
+        ml_policy={"numNodes": 1, "torch": {}},
+        name=name,
+    )
+    built["spec"]["template"]["spec"]["volumeClaimPolicies"] = [{"templates": [claim], **policy}]
+    return built
+
+
 def mpi_runtime(
     num_nodes: int = 1, *, launcher_first: bool = False, node: bool = True, launcher: bool = True, **mpi: Any
 ) -> dict[str, Any]:

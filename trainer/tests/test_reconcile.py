@@ -206,6 +206,29 @@ def test_the_trainer_starts_only_once_both_initializers_completed(sim, ns):
     assert conditions(get_train_job(sim, ns, "init")) == {"Complete": ("True", "AllJobsCompleted")}
 
 
+def test_a_torchtune_runtime_gets_its_shared_claim_and_every_step_mounts_it(sim, ns):
+    """Trainer's torchtune runtimes mount `initializer` without declaring it: JobSet's volumeClaimPolicies
+    create the claim `initializer-<trainjob>` and give it to each step that mounts it. Without that, the API
+    server refuses every pod (`spec.containers[0].volumeMounts[0].name: Not found: "initializer"`)."""
+    job = train_job("tune", ns, "torchtune-test")
+    steps = {
+        "dataset-initializer": {"duration": 1},
+        "model-initializer": {"duration": 1},
+        "node": {"duration": 1},
+    }
+    submit(sim, scripted(job, steps))
+    claim = sim.store.get("persistentvolumeclaims", "initializer-tune", ns)
+    assert claim["spec"]["resources"] == {"requests": {"storage": "20Gi"}}
+    assert claim["metadata"]["ownerReferences"][0]["uid"] == get_train_job(sim, ns, "tune")["metadata"]["uid"]
+    play(sim, ns, "tune", 8)
+    assert conditions(get_train_job(sim, ns, "tune")) == {"Complete": ("True", "AllJobsCompleted")}
+    made = pods(sim, ns)
+    assert set(made) == {"tune-dataset-initializer-0-0", "tune-model-initializer-0-0", "tune-node-0-0"}
+    for pod in made.values():
+        volumes = pod["spec"]["volumes"]
+        assert {"name": "initializer", "persistentVolumeClaim": {"claimName": "initializer-tune"}} in volumes
+
+
 def test_suspend_deletes_the_pods_and_keeps_the_service_and_resume_recreates_them(sim, ns):
     submit(
         sim,

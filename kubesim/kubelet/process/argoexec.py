@@ -1,0 +1,131 @@
+"""What Argo's executor (`argoexec` init and wait containers) does for a step that runs as a process pod.
+
+kubesim's Argo creates a step's pod with only the user's containers. For a process pod this module does the
+executor's part: it stages a script template's source at `/argo/staging/script`, gives the main
+container's output paths a directory the kubelet can read after it exits (a fresh one, as a new container
+layer would be), and reads them back: an output parameter's file becomes its value, an output artifact is
+archived as Argo archives it (tar + gzip unless `archive: {none: {}}`) into the dev stack's local artifact
+repository under the key Argo would use. The outputs go on the pod as the `kubesim.argoml.io/outputs`
+annotation, which the Argo simulation reads as it reads scripted outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import shutil
+import tarfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kubesim.kubelet.sandbox import Mount
+
+#: set by kubesim's Argo on a step's pod: {"parameters": {name: path}, "artifacts": {name: {path, archive}}}
+OUTPUT_PATHS_ANNOTATION = "kubesim.argoml.io/output-paths"
+SCRIPT_PATH = "/argo/staging/script"
+MAIN = "main"
+MAX_PARAMETER_BYTES = 256 * 1024  # Argo's limit on an output parameter read from a file
+
+
+def output_paths(template: Mapping[str, Any]) -> dict[str, Any]:
+    """The annotation's value for a template (empty when it declares no output read from a path)."""
+    outputs = template.get("outputs") or {}
+    parameters = {
+        str(p["name"]): str(p["valueFrom"]["path"])
+        for p in outputs.get("parameters") or []
+        if (p.get("valueFrom") or {}).get("path")
+    }
+    artifacts = {
+        str(a["name"]): {"path": str(a["path"]), "archive": a.get("archive") or {}}
+        for a in outputs.get("artifacts") or []
+        if a.get("path")
+    }
+    return {key: value for key, value in (("parameters", parameters), ("artifacts", artifacts)) if value}
+
+
+def declared(pod: Mapping[str, Any]) -> dict[str, Any]:
+    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(OUTPUT_PATHS_ANNOTATION)
+    return json.loads(text) if text else {}
+
+
+def staging_mounts(directory: Path, env: Mapping[str, str], argv: list[str]) -> list[Mount]:
+    """A script template's source where its command reads it, as argoexec's init container writes it."""
+    if "ARGO_TEMPLATE_SCRIPT" not in env or SCRIPT_PATH not in argv:
+        return []
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "script"
+    script.write_text(env["ARGO_TEMPLATE_SCRIPT"])
+    return [Mount(str(script), SCRIPT_PATH, True)]
+
+
+def _directories(paths: list[str]) -> list[str]:
+    """The outermost directories holding `paths` (a directory inside another is covered by it)."""
+    found: list[str] = []
+    for directory in sorted({posixpath.dirname(posixpath.normpath(p)) for p in paths}):
+        if directory != "/" and not any(directory.startswith(outer.rstrip("/") + "/") for outer in found):
+            found.append(directory)
+    return found
+
+
+def output_mounts(pod: Mapping[str, Any], directory: Path) -> list[Mount]:
+    """A fresh host directory at each directory the main container writes its outputs into."""
+    wanted = declared(pod)
+    paths = [
+        *wanted.get("parameters", {}).values(),
+        *(a["path"] for a in wanted.get("artifacts", {}).values()),
+    ]
+    mounts = []
+    for index, container_dir in enumerate(_directories(paths)):
+        host = directory / str(index)
+        shutil.rmtree(host, ignore_errors=True)
+        host.mkdir(parents=True)
+        mounts.append(Mount(str(host), container_dir, False))
+    return mounts
+
+
+def _host_path(container_path: str, mounts: list[Mount]) -> Path | None:
+    """Where a container path of an output is on the host (None for a file right under `/`, which has no
+    directory of its own to mount: Argo's controller then reports the output as missing)."""
+    normalized = posixpath.normpath(container_path)
+    for mount in mounts:
+        prefix = mount.container_path.rstrip("/") + "/"
+        if normalized.startswith(prefix):
+            return Path(mount.host_path) / normalized[len(prefix) :]
+    return None
+
+
+def collect(pod: Mapping[str, Any], mounts: list[Mount], repository: Path) -> dict[str, Any]:
+    """The step's outputs in the `kubesim.argoml.io/outputs` format, artifacts saved in `repository`."""
+    wanted = declared(pod)
+    metadata = pod.get("metadata") or {}
+    workflow = str((metadata.get("labels") or {}).get("workflows.argoproj.io/workflow", ""))
+    found: dict[str, Any] = {}
+    parameters: dict[str, str] = {}
+    for name, path in wanted.get("parameters", {}).items():
+        source = _host_path(path, mounts)
+        if source is not None and source.is_file():
+            parameters[name] = source.read_bytes()[:MAX_PARAMETER_BYTES].decode("utf-8", "replace")
+    if parameters:
+        found["parameters"] = parameters
+    artifacts: dict[str, Any] = {}
+    for name, artifact in wanted.get("artifacts", {}).items():
+        source = _host_path(artifact["path"], mounts)
+        if source is None or not source.exists():
+            continue
+        archived = "none" not in (artifact.get("archive") or {})
+        key = f"{workflow}/{metadata.get('name', '')}/{name}" + (".tgz" if archived else "")
+        target = repository / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if archived:
+            with tarfile.open(target, "w:gz") as archive:
+                archive.add(source, arcname=source.name)
+        elif source.is_dir():
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target)
+        else:
+            shutil.copyfile(source, target)
+        artifacts[name] = {"s3": {"key": key}}
+    if artifacts:
+        found["artifacts"] = artifacts
+    return found

@@ -1,0 +1,212 @@
+"""The image map of the process kubelet: which local runtime runs each image.
+
+A real kubelet pulls an image and runs its filesystem; the process kubelet runs every container on the
+machine's own filesystem (read-only) and an image only decides what comes first on PATH, the default
+command (the image's ENTRYPOINT/CMD) and a few variables (the image's ENV). The map is a YAML file
+(`make run` writes `.dev/image-map.yaml` with the defaults below on its first run, for you to edit):
+
+    images:
+    - image: "tensorflow/tensorflow:*"    # a glob on the image reference; the first entry that matches wins
+      path: [".venv-frameworks/bin"]      # directories put first on PATH (relative to kubesim's directory)
+      command: ["python"]                 # the image's ENTRYPOINT + CMD when the container gives no command
+      env: {PYTHONUNBUFFERED: "1"}
+      requires: ".venv-frameworks/.installed"   # optional: the image "cannot be pulled" until this exists
+
+An entry may instead say `simulate: true`: the image's code cannot run here (it lives inside the image, or
+needs a framework the machine lacks), so a pod using it runs as the scripted kubelet runs pods (each
+container exits 0 after two seconds, or serves until deleted under restartPolicy Always). The defaults
+simulate the images of Kubeflow's own examples and of the frameworks the frameworks virtualenv does not
+hold (PyTorch, MXNet, Paddle, MPI), so their manifests still reach their end state on `make run`.
+
+An image no entry matches is not pullable: the container waits in ErrImagePull, then ImagePullBackOff,
+with a message that names the image and the file to map it in, as a real kubelet does with an unreachable
+registry.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: PATH after an image's own directories, as in the usual Debian-based images
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+#: where every container finds `python`/`python3` shims for the machine's own Python (see runtime.py)
+PYTHON_SHIMS = "/opt/kubesim/python/bin"
+
+#: images whose code cannot run on this machine: pods using them stay scripted (see the module docstring)
+SIMULATED = (
+    "pytorch/pytorch:*",  # no CPU-only PyTorch wheel on PyPI for this platform (docs/training.md)
+    "mxnet/*",
+    "kubeflow/*",  # Kubeflow's example images: their code is inside them
+    "kubeflowkatib/*",
+    "docker.io/sandipanify/jaxgoogle:*",  # the image of Kubeflow's JAXJob example
+    "registry.baidubce.com/paddlepaddle/*",
+    "paddlepaddle/*",
+    "mpioperator/*",
+    "horovod/*",
+    "argoml/argoml:*",  # our own image (the TensorBoard log fetcher): it needs the dev stack's settings
+    "example.com/*",  # RFC 2606 example registries: placeholders in examples (the pipeline example's)
+    "*.example.com/*",
+)
+
+DEFAULT_MAP: dict[str, Any] = {
+    "images": [
+        {
+            "image": "python",
+            "path": [PYTHON_SHIMS],
+            "command": ["python3"],
+            "env": {"PYTHONUNBUFFERED": "1"},
+        },
+        {
+            "image": "python:*",
+            "path": [PYTHON_SHIMS],
+            "command": ["python3"],
+            "env": {"PYTHONUNBUFFERED": "1"},
+        },
+        *(
+            {
+                "image": pattern,
+                "path": [".venv-frameworks/bin"],
+                "command": ["python"],
+                "env": {"PYTHONUNBUFFERED": "1"},
+                "requires": ".venv-frameworks/.installed",
+            }
+            for pattern in ("tensorflow/tensorflow:*", "argoml.local/frameworks:*")
+        ),
+        *(
+            {"image": pattern, "path": [], "command": ["sh"]}
+            for pattern in ("busybox", "busybox:*", "alpine:*", "debian:*", "ubuntu:*", "bash:*")
+        ),
+        *({"image": pattern, "simulate": True} for pattern in SIMULATED),
+    ]
+}
+
+
+class ImageMapError(ValueError):
+    """An image map file that cannot be used; the message names the entry and the field."""
+
+
+@dataclass(frozen=True)
+class LocalImage:
+    """What an image runs as on this machine."""
+
+    reference: str
+    path: tuple[str, ...]  # absolute directories, first on PATH
+    command: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    requires: str = ""  # an absolute file that must exist before the image "pulls"
+    simulate: bool = False  # pods using it are scripted, not run
+
+    def environment(self) -> dict[str, str]:
+        """The image's own variables (ENV), PATH first."""
+        return {"PATH": ":".join((*self.path, *SYSTEM_PATH)), **self.env}
+
+    def missing(self) -> str:
+        """Why the image cannot be pulled now ('' when it can)."""
+        if self.requires and not Path(self.requires).exists():
+            return f"{self.requires} does not exist"
+        return ""
+
+
+def normalize(reference: str) -> str:
+    """The short form of an image reference: no `docker.io/library/` or `docker.io/`, no digest."""
+    name = reference.split("@", 1)[0]
+    for prefix in ("docker.io/library/", "index.docker.io/library/", "docker.io/", "index.docker.io/"):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ImageMapError(f"{where}: must be a list of strings")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class ImageMap:
+    """The parsed map; `base` is the directory relative paths are resolved against."""
+
+    entries: tuple[Mapping[str, Any], ...]
+    base: Path
+    source: str  # the file the map came from (named in ErrImagePull messages)
+
+    @classmethod
+    def parse(cls, document: Any, base: Path, source: str) -> ImageMap:
+        if not isinstance(document, Mapping) or not isinstance(document.get("images"), list):
+            raise ImageMapError(f"{source}: must be a mapping with a list `images`")
+        entries = []
+        for index, entry in enumerate(document["images"]):
+            where = f"{source}: images[{index}]"
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("image"), str):
+                raise ImageMapError(f"{where}.image: must be a string (an image glob)")
+            unknown = sorted(set(entry) - {"image", "path", "command", "env", "requires", "simulate"})
+            if unknown:
+                raise ImageMapError(
+                    f"{where}.{unknown[0]}: unknown field (image, path, command, env, requires, simulate)"
+                )
+            if not isinstance(entry.get("simulate", False), bool):
+                raise ImageMapError(f"{where}.simulate: must be true or false")
+            _strings(entry.get("path", []), f"{where}.path")
+            _strings(entry.get("command", []), f"{where}.command")
+            env = entry.get("env", {})
+            if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
+                raise ImageMapError(f"{where}.env: must map names to strings")
+            if not isinstance(entry.get("requires", ""), str):
+                raise ImageMapError(f"{where}.requires: must be a path")
+            entries.append(entry)
+        return cls(tuple(entries), base, source)
+
+    @classmethod
+    def load(cls, path: Path, base: Path) -> ImageMap:
+        """The map in `path`, written with the defaults first if it does not exist."""
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            header = (
+                "# The process kubelet's image map: see kubesim/kubelet/process/images.py and README.md.\n"
+            )
+            path.write_text(header + yaml.safe_dump(DEFAULT_MAP, sort_keys=False))
+        try:
+            document = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as error:
+            raise ImageMapError(f"{path}: not valid YAML: {error}") from None
+        return cls.parse(document, base, str(path))
+
+    def _absolute(self, text: str) -> str:
+        return str(text if text.startswith("/") else self.base / text)
+
+    def resolve(self, reference: str) -> LocalImage | None:
+        """The local runtime of `reference`, or None when nothing maps it."""
+        short = normalize(reference)
+        for entry in self.entries:
+            pattern = str(entry["image"])
+            if fnmatch.fnmatchcase(short, pattern) or fnmatch.fnmatchcase(reference, pattern):
+                return LocalImage(
+                    reference=reference,
+                    path=tuple(self._absolute(p) for p in entry.get("path", [])),
+                    command=tuple(entry.get("command", [])),
+                    env=dict(entry.get("env", {})),
+                    requires=self._absolute(entry["requires"]) if entry.get("requires") else "",
+                    simulate=bool(entry.get("simulate", False)),
+                )
+        return None
+
+    def simulates(self, pod: Mapping[str, Any]) -> bool:
+        """Whether a container of the pod uses an image the map simulates (then the whole pod is scripted)."""
+        spec = pod.get("spec") or {}
+        for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+            found = self.resolve(str(container.get("image", "")))
+            if found is not None and found.simulate:
+                return True
+        return False
+
+    def unmapped_message(self, reference: str) -> str:
+        return (
+            f'Failed to pull image "{reference}": the process kubelet runs local runtimes only and no entry '
+            f"of {self.source} maps this image; add one (image glob, path, command) and delete the pod"
+        )
