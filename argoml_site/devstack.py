@@ -131,7 +131,11 @@ def start_embedded_redis(supervisor: Supervisor, dev_dir: Path, env: dict[str, s
     return url
 
 
-def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) -> Path:
+#: the webhook listener as pods see it: a Service in front of the listener on this machine, as in a cluster
+WEBHOOK_SERVICE_NAMESPACE, WEBHOOK_SERVICE, WEBHOOK_SERVICE_PORT = "argoml", "argoml-webhooks", 443
+
+
+def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str], webhook_port: int) -> Path:
     """Start kubesim as the cluster, keeping its objects in .dev/kubesim across runs."""
     kubeconfig = dev_dir / "kubeconfig"
     kubeconfig.unlink(missing_ok=True)
@@ -141,6 +145,8 @@ def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) 
             # nothing else of .dev (tokens, keys, the database) visible to them
             "--run-processes", str(dev_dir / "pods"), "--image-map", str(dev_dir / "image-map.yaml"),
             "--mask", str(dev_dir),
+            "--expose-host", f"{WEBHOOK_SERVICE_NAMESPACE}/{WEBHOOK_SERVICE}:{WEBHOOK_SERVICE_PORT}"
+            f"=127.0.0.1:{webhook_port}",
             *(f"--namespace={namespace}" for namespace in DEV_NAMESPACES)]  # fmt: skip
     supervisor.start("kubesim", argv, env)
     wait_until(kubeconfig.exists, "The Kubernetes simulator")
@@ -240,7 +246,14 @@ def run(
         simulated = not (os.environ.get("KUBECONFIG") or os.environ.get("KUBE_IN_CLUSTER"))
         webhook_tls = dev_dir / "webhook-tls"
         if simulated:
-            env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env))
+            env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env, webhook_port))
+            # Trainer's progress endpoint (on the webhook listener) is what TrainJob pods report to: they
+            # reach it by its Service, whose name the dev certificate carries (dev_webhooks --dns-name).
+            env.setdefault(
+                "TRAINER_STATUS_SERVER_URL",
+                f"https://{WEBHOOK_SERVICE}.{WEBHOOK_SERVICE_NAMESPACE}.svc:{WEBHOOK_SERVICE_PORT}",
+            )
+            env.setdefault("TRAINER_STATUS_CA_CERT_PATH", str(webhook_tls / "ca.crt"))
             # A real cluster gets our CRDs from its administrator (deploy/); the simulator gets them here,
             # Kubeflow's group and Kubeflow Trainer's kinds too, with Trainer's ready-made runtimes, so
             # Kubeflow's manifests and SDKs work against `make run` unchanged.
@@ -261,7 +274,8 @@ def run(
             # Registered while the database migrates: each command spends seconds starting Django.
             registering = subprocess.Popen(
                 [python, manage, "dev_webhooks", "--url", f"https://{host}:{webhook_port}",
-                 "--write-dir", str(webhook_tls)],
+                 "--write-dir", str(webhook_tls),
+                 "--dns-name", f"{WEBHOOK_SERVICE}.{WEBHOOK_SERVICE_NAMESPACE}.svc"],
                 env=env, cwd=base_dir, stdout=subprocess.DEVNULL,
             )  # fmt: skip
             print(

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from kubesim.kubelet.process.wiring import ProcessOptions
+from kubesim.kubelet.process.runtime import HostService
 from kubesim.podsecurity.config import ConfigError, PodSecurityConfig, load_admission_configuration
+from kubesim.processes import ProcessOptions
 from kubesim.simulator import Simulator
 
 
@@ -64,6 +65,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="the process kubelet's image map (default DIR/image-map.yaml, written with defaults if missing)",
     )
     parser.add_argument(
+        "--expose-host",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME:PORT=HOST:PORT",
+        help="a Service process pods reach that is served on this machine (repeatable), e.g. "
+        "argoml/argoml-webhooks:443=127.0.0.1:8443",
+    )
+    parser.add_argument(
         "--mask",
         action="append",
         type=Path,
@@ -107,7 +116,18 @@ def _processes(arguments: argparse.Namespace) -> ProcessOptions | None:
         image_map=(arguments.image_map or root / "image-map.yaml").resolve(),
         base=Path.cwd(),
         masked_paths=tuple(str(path.resolve()) for path in arguments.mask),
+        exposed=tuple(_exposed(route) for route in arguments.expose_host),
     )
+
+
+def _exposed(route: str) -> HostService:
+    service, _, address = route.partition("=")
+    namespace, _, name = service.partition("/")
+    name, _, port = name.partition(":")
+    host, _, host_port = address.rpartition(":")
+    if not (namespace and name and port.isdigit() and host and host_port.isdigit()):
+        raise SystemExit(f"--expose-host {route!r}: expected NAMESPACE/NAME:PORT=HOST:PORT")
+    return HostService(namespace, name, int(port), host, int(host_port))
 
 
 def _route_webhooks(simulator: Simulator, routes: list[str]) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from kubesim import processes as process_kubelet
 from kubesim import timeline
 from kubesim.auth.aggregation import Aggregator
 from kubesim.auth.security import Security
@@ -17,11 +18,10 @@ from kubesim.controllers import Controllers
 from kubesim.counters import Counters
 from kubesim.faults import Faults
 from kubesim.kubeconfig import write_kubeconfig
-from kubesim.kubelet.process import wiring as process_wiring
 from kubesim.kubelet.process.provisioner import Provisioner
-from kubesim.kubelet.process.wiring import ProcessOptions
 from kubesim.podsecurity.admission import PodSecurity
 from kubesim.podsecurity.config import PodSecurityConfig
+from kubesim.processes import ProcessOptions
 from kubesim.server.app import ApiServer
 from kubesim.store import Store
 
@@ -117,7 +117,7 @@ class Simulator:
                 user=self.security.kubeconfig_user(),
             )
         if self.processes is not None:
-            self._provisioner = process_wiring.enable(self, self.processes)
+            self._provisioner = process_kubelet.enable(self, self.processes)
         self.controllers.start()
         self.server.start()
         if self.state_dir is not None:

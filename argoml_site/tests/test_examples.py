@@ -28,6 +28,7 @@ from argoml_site.tests.test_devstack import (
     processes_started_with,
     start_stack,
 )
+from examples.tests.closed_form import validation_loss
 from kubesim.testing import KUBECTL
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,6 +64,7 @@ APPLIED = [
     ("hyperparam-plain-grid.yaml", "hpw", "shard-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
     ("hyperparam-tpe.yaml", "hpw", "mnist-tpe", "{.status.phase}", "Succeeded"),
+    ("hyperparam-train.yaml", "hpw", "ridge-grid", "{.status.phase}", "Succeeded"),
     ("tensorboard-workflow.yaml", "workflow", "mnist-tb", "{.status.phase}", "Succeeded"),
     # Real training code (examples/training) on `make run`; here, on the scripted kubelet, its pods exit 0.
     ("tfjob-train.yaml", "tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded"),
@@ -303,3 +305,12 @@ def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(s
     assert sorted(scalars) == [1, 2, 3, 4, 5]
     assert scalars[1] == pytest.approx(chief["loss_first"], rel=1e-6)
     assert scalars[5] == pytest.approx(chief["loss_last"], rel=1e-6)
+
+
+def test_the_training_sweeps_best_trial_is_the_one_computed_directly(stack):
+    """Real trials, their metric read from the file each wrote: the best is what the closed form says."""
+    assert stack.wait_for("hpw", "ridge-grid", "{.status.phase}", "Succeeded") == "Succeeded"
+    best = json.loads(stack.kubectl("get", "hpw", "ridge-grid", "-o", "jsonpath={.status.bestTrial}"))
+    parameters = {name: float(value) for name, value in best["parameters"].items()}
+    assert parameters == {"lr": 0.1, "l2": 0.0}
+    assert float(best["metric"]) == pytest.approx(validation_loss(0.1, 0.0, 50), rel=1e-9)

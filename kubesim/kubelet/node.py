@@ -298,11 +298,13 @@ class Kubelet:
         def containers(field: str, init: bool) -> list[ContainerRun]:
             found = []
             for container in spec.get(field) or []:
-                script = for_container(scripts, container.get("name", "")) or self._default_script(
-                    "Never" if init else restart_policy
-                )
+                sidecar = init and container.get("restartPolicy") == "Always"
+                policy = "Always" if sidecar else ("Never" if init else restart_policy)
+                script = for_container(scripts, container.get("name", "")) or self._default_script(policy)
                 found.append(
-                    ContainerRun(container.get("name", ""), container.get("image", ""), script, init)
+                    ContainerRun(
+                        container.get("name", ""), container.get("image", ""), script, init, sidecar=sidecar
+                    )
                 )
             return found
 
@@ -388,6 +390,7 @@ class Kubelet:
     def _start_container(self, run: PodRun, container: ContainerRun, *, write: bool = True) -> None:
         if run.process and self.processes is not None:
             self.processes.start_container(run, container)
+            self._sidecar_started(run, container)
             run.phase = settled_phase(run)
             if write:
                 self._write_status(run)
@@ -408,6 +411,7 @@ class Kubelet:
                     behaviour.duration,
                     lambda: self._scripted_exit(run, container, restarts),
                 )
+        self._sidecar_started(run, container)
         run.phase = settled_phase(run)
         if write:
             self._write_status(run)
@@ -457,22 +461,50 @@ class Kubelet:
     ) -> None:
         self._stop_container(run, container, exit_code, reason, message)
         policy = "Never" if container.init and run.restart_policy == "Never" else run.restart_policy
-        if container.init and exit_code == 0:
-            container.done = True
-            following = run.init.index(container) + 1
-            if following < len(run.init):
-                self._start_container(run, run.init[following], write=False)
+        if container.sidecar:  # restarted whatever its exit, until the pod's containers are done
+            if all(c.done for c in run.main) and any(c.started_once for c in run.main):
+                container.done = True
             else:
-                for main in run.main:
-                    self._start_container(run, main, write=False)
+                self._back_off(run, container)
+        elif container.init and exit_code == 0:
+            container.done = True
+            self._advance_init(run, container)
         elif (container.init and policy != "Never") or (
             not container.init and should_restart(policy, exit_code)
         ):
             self._back_off(run, container)
         else:
             container.done = True
+        if not container.init and all(c.done for c in run.main):
+            self._stop_sidecars(run)
         run.phase = settled_phase(run)
         self._write_status(run)
+
+    def _advance_init(self, run: PodRun, container: ContainerRun) -> None:
+        """The init container is through (exited 0, or a sidecar started): the next one, or the containers."""
+        following = run.init.index(container) + 1
+        if following < len(run.init):
+            self._start_container(run, run.init[following], write=False)
+        else:
+            for main in run.main:
+                self._start_container(run, main, write=False)
+
+    def _sidecar_started(self, run: PodRun, container: ContainerRun) -> None:
+        if container.running and not container.started_once:
+            container.started_once = True
+            if container.sidecar:
+                self._advance_init(run, container)
+
+    def _stop_sidecars(self, run: PodRun) -> None:
+        """The pod's containers are done: its sidecars are stopped, last started first, as kubelets do."""
+        for sidecar in reversed(run.sidecars):
+            if sidecar.running and run.process and self.processes is not None:
+                self.processes.terminate(run, [sidecar], 30)
+            elif sidecar.running:
+                self._stop_container(run, sidecar, 0, "Completed")
+                sidecar.done = True
+            else:
+                sidecar.done = True
 
     def _back_off(self, run: PodRun, container: ContainerRun) -> None:
         delay = min(

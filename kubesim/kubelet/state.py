@@ -20,6 +20,9 @@ class ContainerRun:
     image: str
     script: ContainerScript
     init: bool = False
+    #: an init container with `restartPolicy: Always` (a native sidecar): it runs beside the containers
+    sidecar: bool = False
+    started_once: bool = False
     restarts: int = 0
     state: dict[str, Any] = field(default_factory=lambda: {WAITING: {"reason": "ContainerCreating"}})
     last_state: dict[str, Any] = field(default_factory=dict)
@@ -87,7 +90,12 @@ class PodRun:
         return next((c for c in self.init + self.main if c.name == name), None)
 
     def initialized(self) -> bool:
-        return all(c.done and c.exit_code == 0 for c in self.init)
+        """Every regular init container succeeded and every sidecar has started."""
+        return all(c.started_once if c.sidecar else (c.done and c.exit_code == 0) for c in self.init)
+
+    @property
+    def sidecars(self) -> list[ContainerRun]:
+        return [c for c in self.init if c.sidecar]
 
 
 def should_restart(restart_policy: str, exit_code: int) -> bool:
@@ -99,11 +107,13 @@ def settled_phase(run: PodRun) -> str:
     """The pod phase from its containers, as the kubelet computes it (evictions set `run.phase` directly)."""
     if run.phase == "Failed" and run.reason:
         return "Failed"
-    if any(c.done and c.exit_code != 0 for c in run.init):
+    if any(c.done and c.exit_code != 0 for c in run.init if not c.sidecar):
         return "Failed"
     if not run.initialized() or not any(c.running or c.last_state or c.done for c in run.main):
         return "Pending"
     if all(c.done for c in run.main):
+        if any(c.running for c in run.sidecars):  # the pod ends once its sidecars have stopped
+            return "Running"
         return "Succeeded" if all(c.exit_code == 0 for c in run.main) else "Failed"
     return "Running"
 
@@ -115,7 +125,7 @@ def _container_status(container: ContainerRun, pod_uid: str) -> dict[str, Any]:
         "image": container.image,
         "imageID": f"docker.io/library/{container.image.split(':')[0]}@sha256:"
         + hashlib.sha256(container.image.encode()).hexdigest(),
-        "ready": started and not container.init and container.probe_ready,
+        "ready": started and (container.sidecar or not container.init) and container.probe_ready,
         "started": started,
         "restartCount": container.restarts,
         "state": container.state,
@@ -143,7 +153,7 @@ def render_status(run: PodRun, old_status: dict[str, Any], now: str) -> dict[str
     ready = (
         run.phase == "Running"
         and bool(run.main)
-        and all(c.running and c.probe_started and c.probe_ready for c in run.main)
+        and all(c.running and c.probe_started and c.probe_ready for c in run.main + run.sidecars)
     )
     foreign = [c for c in old_status.get("conditions") or [] if c.get("type") not in _KUBELET_CONDITIONS]
     status: dict[str, Any] = {

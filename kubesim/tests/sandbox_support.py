@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from kubesim.kubelet.sandbox import Container, ContainerLaunch, ExitStatus, Node
 
@@ -44,11 +45,9 @@ def new_uid() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def launch(
-    node: Node, pod: str, *argv: str, env: dict[str, str] | None = None, **fields: object
-) -> Container:
-    spec = ContainerLaunch(argv=argv, env=ENV if env is None else env, **fields)  # type: ignore[arg-type]
-    return node.start_container(pod, spec)
+def launch(node: Node, pod: str, *argv: str, **fields: Any) -> Container:
+    """Starts argv in the pod; `fields` are ContainerLaunch's (env defaults to ENV)."""
+    return node.start_container(pod, ContainerLaunch(argv=argv, **{"env": ENV, **fields}))
 
 
 def finish(handle: Container) -> tuple[ExitStatus, str, str]:
@@ -85,7 +84,7 @@ def finish(handle: Container) -> tuple[ExitStatus, str, str]:
     return status, out, err
 
 
-def run(node: Node, pod: str, *argv: str, **fields: object) -> tuple[ExitStatus, str, str]:
+def run(node: Node, pod: str, *argv: str, **fields: Any) -> tuple[ExitStatus, str, str]:
     return finish(launch(node, pod, *argv, **fields))
 
 
@@ -106,18 +105,18 @@ def read_line(fd: int) -> str:
     return line.decode().rstrip("\r\n")
 
 
-def processes_with(argument: str) -> list[int]:
-    """Host pids of processes that have `argument` among their arguments."""
+def sleeping(seconds: str) -> list[int]:
+    """Host pids of the processes running exactly `sleep <seconds>` (a number unique to one test)."""
+    wanted = b"sleep\0" + seconds.encode() + b"\0"
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+            if (entry / "cmdline").read_bytes() == wanted:
+                found.append(int(entry.name))
         except OSError:
             continue
-        if argument.encode() in arguments:
-            found.append(int(entry.name))
     return found
 
 
@@ -161,6 +160,13 @@ def pid_namespace(pid: int) -> str | None:
         return os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
         return None
+
+
+def node_processes(agent: int) -> tuple[list[tuple[int, str]], set[str]]:
+    """The node's processes (the agent and its descendants, by identity) and their pid namespaces."""
+    tree = [found for found in map(identity, process_tree(agent)) if found is not None]
+    namespaces = {namespace for pid, _ in tree if (namespace := pid_namespace(pid)) is not None}
+    return tree, namespaces
 
 
 def survivors(before: list[tuple[int, str]], namespaces: set[str]) -> list[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import inspect
 import json
+import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +23,7 @@ import requests
 
 from kubesim.__main__ import _arguments
 from kubesim.kubelet import rollout
+from kubesim.processes import ProcessOptions
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from kubesim.tests import protobuf_wire as wire
@@ -643,16 +646,6 @@ def test_an_ephemeral_container_is_never_started(running: Simulator) -> None:
     assert "ephemeralContainerStatuses" not in running.store.get("pods", "p", "default")["status"]
 
 
-@documents("D-kubelet-sidecars")
-def test_a_sidecar_init_container_must_exit_before_the_main_container_starts(running: Simulator) -> None:
-    sidecar = {"name": "proxy", "image": "envoy", "restartPolicy": "Always"}
-    body = pod("p", restartPolicy="Never", initContainers=[sidecar])
-    running.store.create({"apiVersion": "v1", "kind": "Pod", **body})
-    assert running.run_until(lambda: phase(running, "p") == "Running", within=60)
-    status = running.store.get("pods", "p", "default")["status"]
-    assert "terminated" in status["initContainerStatuses"][0]["state"]  # a cluster keeps it running
-
-
 @documents("D-template-hash")
 def test_the_pod_template_hash_hashes_the_templates_json(running: Simulator) -> None:
     created(http_for(running)("POST", DEPLOYMENTS, json=_deployment()))
@@ -765,6 +758,39 @@ def test_webhooks_see_the_simulators_own_writes_as_the_fixed_user(
         "username": "kubernetes-admin",
         "groups": ["system:masters", "system:authenticated"],
     }
+
+
+@documents("D-process-pods")
+def test_process_pods_run_as_the_invoking_user_and_their_config_files_are_written_once(
+    tmp_path: Path,
+) -> None:
+    options = ProcessOptions(root=tmp_path / "pods", image_map=tmp_path / "image-map.yaml", base=Path.cwd())
+    with running_simulator(kubelet=True, processes=options) as sim:
+        sim.store.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "1"}}
+        )
+        watcher = pod(
+            "as-user",
+            securityContext={"runAsUser": 4242},
+            volumes=[{"name": "cm", "configMap": {"name": "cm"}}],
+        )
+        watcher["spec"]["containers"][0].update(
+            image="busybox",
+            command=["sh", "-c", "id -u; sleep 3; cat /etc/cm/k"],
+            volumeMounts=[{"name": "cm", "mountPath": "/etc/cm"}],
+        )
+        watcher["spec"]["restartPolicy"] = "Never"
+        sim.store.create({"apiVersion": "v1", "kind": "Pod", **watcher})
+        logs = sim.kubelet.logs
+        deadline = time.monotonic() + 30
+        while "\n" not in logs.text("default", "as-user", "main") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        configmaps = sim.store.resource("configmaps")
+        sim.store.mutate(configmaps, "cm", lambda cm: {**cm, "data": {"k": "2"}}, namespace="default")
+        while (sim.store.get("pods", "as-user", "default").get("status") or {}).get("phase") != "Succeeded":
+            assert time.monotonic() < deadline, logs.text("default", "as-user", "main")
+            time.sleep(0.1)
+        assert logs.text("default", "as-user", "main").split() == [str(os.getuid()), "1"]
 
 
 # --- the list and the tests stay in step ------------------------------------------------------------------

@@ -181,6 +181,41 @@ def test_init_containers_run_first_and_one_failing_fails_a_never_pod(
     assert read(core, "init")["status"]["phase"] == "Failed"
 
 
+def test_native_sidecars_start_before_the_containers_restart_and_stop_with_them(
+    sim: Simulator, core: client.CoreV1Api
+) -> None:
+    """An init container with restartPolicy Always (Kubernetes 1.29+): the next one starts once it runs, it
+    restarts whatever its exit, and the pod ends when its containers have, the sidecar stopped then."""
+    script = {
+        "proxy": [{"duration": 1, "exitCode": 1}, {"duration": None}],
+        "setup": {"duration": 1},
+        "main": {"duration": 30},
+    }
+    manifest = pod("sidecars", script=script)
+    manifest["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "busybox", "restartPolicy": "Always"},
+        {"name": "setup", "image": "busybox"},
+    ]
+    core.create_namespaced_pod("default", manifest)
+    sim.advance(1)
+    proxy, setup = read(core, "sidecars")["status"]["initContainerStatuses"]
+    assert "running" in proxy["state"]
+    assert proxy["ready"] is True
+    assert "running" in setup["state"], "the next init container starts once the sidecar runs"
+    sim.advance(1.5)
+    assert "running" in main_status(core, "sidecars")["state"]
+    assert read(core, "sidecars")["status"]["phase"] == "Running"
+    sim.advance(10)  # the sidecar exited 1: restarted after its back-off, though the pod's policy is Never
+    proxy = read(core, "sidecars")["status"]["initContainerStatuses"][0]
+    assert proxy["restartCount"] == 1
+    assert proxy["lastState"]["terminated"]["exitCode"] == 1
+    assert "running" in proxy["state"]
+    sim.advance(20)
+    status = read(core, "sidecars")["status"]
+    assert status["phase"] == "Succeeded", "a sidecar's exit codes do not count: main exited 0"
+    assert "terminated" in status["initContainerStatuses"][0]["state"], "stopped with the containers"
+
+
 def test_a_pod_past_its_active_deadline_fails(sim: Simulator, core: client.CoreV1Api) -> None:
     manifest = pod("bounded", script={"main": {"duration": None}})
     manifest["spec"]["activeDeadlineSeconds"] = 30

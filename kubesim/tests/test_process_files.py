@@ -263,3 +263,34 @@ def test_probe_ports_by_number_or_name(port: Any, found: int) -> None:
 def test_an_unknown_named_port_is_an_error() -> None:
     with pytest.raises(ValueError, match="not a number nor a named port"):
         resolve_port("grpc", {"ports": []})
+
+
+def test_a_cluster_ip_service_proxies_to_its_ready_pods_target_ports() -> None:
+    service = {
+        "metadata": {"name": "web", "namespace": "ns"},
+        "spec": {
+            "clusterIP": "10.96.0.9",
+            "selector": {"app": "web"},
+            "ports": [
+                {"port": 80, "targetPort": "http"},
+                {"port": 81, "targetPort": 9000},
+                {"port": 53, "protocol": "UDP"},
+            ],
+        },
+    }
+    pods = [
+        _pod("a", "10.244.0.2", {"app": "web"}),
+        _pod("b", "10.244.0.3", {"app": "web"}, ready=False),
+        _pod("c", "10.244.0.4", {"app": "other"}),
+        _pod("d", "10.244.0.5", {"app": "web"}),
+    ]
+    containers = {("ns", "a"): [{"ports": [{"name": "http", "containerPort": 8000}]}], ("ns", "d"): []}
+    assert hosts.service_backends(service, pods, containers) == {
+        80: [("10.244.0.2", 8000)],  # d has no port named http; b is not ready; c is not selected
+        81: [("10.244.0.2", 9000), ("10.244.0.5", 9000)],
+    }
+    headless = {
+        "metadata": {"name": "h", "namespace": "ns"},
+        "spec": {"clusterIP": "None", "selector": {"a": "b"}},
+    }
+    assert hosts.service_backends(headless, pods, containers) == {}

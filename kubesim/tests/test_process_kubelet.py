@@ -7,9 +7,11 @@ image map's ErrImagePull, SIGTERM on deletion and OOMKilled past a memory limit.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -19,7 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesim.kubelet.process.wiring import ProcessOptions
+from kubesim.kubelet.process.runtime import HostService
+from kubesim.processes import ProcessOptions
 from kubesim.simulator import Simulator
 from kubesim.testing import KUBECTL, running_simulator
 
@@ -449,3 +452,82 @@ def test_exec_cp_and_port_forward_reach_the_real_process(cluster: Simulator, tmp
         forward.terminate()
         forward.wait(timeout=10)
     kubectl(cluster, "delete", "pod", "served", "--wait=false")
+
+
+def test_a_cluster_ip_service_reaches_its_pods(cluster: Simulator) -> None:
+    server = pod(
+        "backend",
+        ["python", "-m", "http.server", "8000"],
+        restartPolicy="Always",
+        labels={"app": "backend"},
+        container={"ports": [{"name": "http", "containerPort": 8000}]},
+    )
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "backend", "namespace": NAMESPACE},
+        "spec": {"selector": {"app": "backend"}, "ports": [{"port": 80, "targetPort": "http"}]},
+    }
+    client = (
+        "import time, urllib.request\n"
+        "for _ in range(100):\n"
+        "    try:\n"
+        "        print(urllib.request.urlopen('http://backend.team-a.svc/', timeout=2).status); break\n"
+        "    except OSError: time.sleep(0.2)\n"
+    )
+    apply(cluster, server, service)
+    wait_for(lambda: status(cluster, "backend").get("phase") == "Running", "the backend to run")
+    apply(cluster, pod("caller", ["python", "-c", client]))
+    assert finished(cluster, "caller")["phase"] == "Succeeded"
+    assert kubectl(cluster, "logs", "caller").strip() == "200"
+    kubectl(cluster, "delete", "pod", "backend", "--wait=false")
+
+
+def test_a_native_sidecar_serves_the_pods_container_and_stops_with_it(cluster: Simulator) -> None:
+    client = (
+        "import time, urllib.request\n"
+        "for _ in range(100):\n"
+        "    try:\n"
+        "        print(urllib.request.urlopen('http://127.0.0.1:9000/', timeout=2).status); break\n"
+        "    except OSError: time.sleep(0.1)\n"
+    )
+    manifest = pod("with-sidecar", ["python", "-c", client])
+    manifest["spec"]["initContainers"] = [
+        {"name": "server", "image": "python:3.11", "restartPolicy": "Always",
+         "command": ["python", "-m", "http.server", "9000"]},
+    ]  # fmt: skip
+    apply(cluster, manifest)
+    final = finished(cluster, "with-sidecar")
+    assert final["phase"] == "Succeeded"
+    assert kubectl(cluster, "logs", "with-sidecar", "-c", "main").strip() == "200"
+    assert "terminated" in final["initContainerStatuses"][0]["state"]
+
+
+def test_pods_reach_a_service_served_on_this_machine(tmp_path: Path) -> None:
+    """--expose-host: the dev stack's webhook listener (Trainer's progress endpoint) is off the cluster."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"from the host")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    exposed = HostService("infra", "listener", 443, "127.0.0.1", server.server_address[1])
+    options = ProcessOptions(
+        root=tmp_path / "pods", image_map=tmp_path / "image-map.yaml", base=Path.cwd(), exposed=(exposed,)
+    )
+    script = "import urllib.request; print(urllib.request.urlopen('http://listener.infra.svc:443/').read().decode())"
+    try:
+        with running_simulator(kubelet=True, namespaces=[NAMESPACE], processes=options) as sim:
+            sim.store.create(pod("caller", ["python", "-c", script]), NAMESPACE)
+            assert finished(sim, "caller")["phase"] == "Succeeded", sim.kubelet.logs.text(
+                NAMESPACE, "caller", "main"
+            )
+            assert sim.kubelet.logs.text(NAMESPACE, "caller", "main") == "from the host\n"
+    finally:
+        server.shutdown()

@@ -26,9 +26,9 @@ from kubesim.tests.sandbox_support import (
     finish,
     launch,
     new_uid,
-    processes_with,
     read_line,
     run,
+    sleeping,
 )
 
 
@@ -82,7 +82,7 @@ def test_a_pod_has_its_hostname_eth0_and_a_default_route(node: Node, pod: str) -
     hostname, proc_hostname, *routes = out.splitlines()
     assert (hostname, proc_hostname, status) == ("web-0", "web-0", ExitStatus(0))
     default = [line.split() for line in routes if line.split()[1:2] == ["00000000"]]
-    assert default and default[0][0] == "eth0"
+    assert [route[0] for route in default] == ["eth0"]
 
 
 def test_connect_reaches_a_pod_from_the_node_and_refusals_are_oserrors(node: Node, pod: str) -> None:
@@ -114,7 +114,7 @@ def test_an_exposed_host_port_reaches_a_server_on_the_hosts_loopback(node: Node,
         status, out, err = run(node, pod, PYTHON, "-c", CLIENT, "10.96.0.1", "443")
 
     assert (status, out) == (ExitStatus(0), greeting.decode()), err
-    with pytest.raises(ValueError, match="host_address: 10.0.0.1 is not on the host's loopback"):
+    with pytest.raises(ValueError, match=r"host_address: 10\.0\.0\.1 is not on the host's loopback"):
         node.expose_host_port("10.96.0.2", 443, ("10.0.0.1", 80))
 
 
@@ -174,7 +174,7 @@ def test_a_read_only_mount_is_readable_and_refuses_writes_with_erofs(
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "settings.yaml").write_text("answer: 42\n")
 
-    status, out, _ = run(
+    _, out, _ = run(
         node,
         pod,
         "sh",
@@ -194,7 +194,8 @@ def test_mounts_at_paths_the_host_lacks_keep_the_hosts_entries_beside_them(
     token.mkdir()
     (token / "token").write_text("a-token")
     (tmp_path / "workspace").mkdir()
-    assert not Path("/var/run/secrets/kubernetes.io").exists() and not Path("/etc/config").exists()
+    assert not Path("/var/run/secrets/kubernetes.io").exists()
+    assert not Path("/etc/config").exists()
     mounts = (
         Mount(str(token), "/var/run/secrets/kubernetes.io/serviceaccount", read_only=True),
         Mount(str(tmp_path / "workspace"), "/etc/config/deep/er"),
@@ -205,7 +206,7 @@ def test_mounts_at_paths_the_host_lacks_keep_the_hosts_entries_beside_them(
         f"ls /run | grep -c . ; {PYTHON} -c '{WRITE}' /etc/new /run/new /workspace/ok /etc/config/deep/er/ok"
     )
 
-    status, out, _ = run(node, pod, "sh", "-c", script, mounts=mounts)
+    _, out, _ = run(node, pod, "sh", "-c", script, mounts=mounts)
 
     token_text, passwd, run_entries, *writes = out.splitlines()
     assert (token_text, passwd) == ("a-token", "root:")
@@ -223,7 +224,7 @@ def test_a_single_file_mount_replaces_etc_hosts(node: Node, pod: str, tmp_path: 
 
 
 def test_the_host_filesystem_is_visible_read_only(node: Node, pod: str) -> None:
-    status, out, _ = run(
+    _, out, _ = run(
         node,
         pod,
         "sh",
@@ -241,8 +242,24 @@ def test_the_host_filesystem_is_visible_read_only(node: Node, pod: str) -> None:
     ]
 
 
+def test_a_process_cannot_remount_its_view_of_the_host_writable(node: Node, pod: str) -> None:
+    """It keeps Docker's default capabilities only; in a user namespace of its own, the mounts are locked."""
+    remount = "mount -o remount,bind,rw /var 2>/dev/null && echo remounted"
+    script = (
+        "grep CapEff /proc/self/status; "
+        f"{remount}; "
+        f"unshare --user --map-root-user --mount sh -c '{remount}; umount /var 2>/dev/null || echo locked'; "
+        f"{PYTHON} -c '{WRITE}' /var/tmp/x"
+    )
+
+    _, out, _ = run(node, pod, "sh", "-c", script)
+
+    assert out.splitlines() == ["CapEff:\t00000000a80425fb", "locked", "/var/tmp/x EROFS"]
+
+
 def test_masked_paths_and_the_nodes_own_directory_are_hidden(node: Node, pod: str) -> None:
-    assert os.listdir("/usr/share") and Path("/etc/hostname").read_text()
+    assert os.listdir("/usr/share")
+    assert Path("/etc/hostname").read_text()
 
     _, out, _ = run(
         node,
@@ -348,19 +365,20 @@ def test_a_process_killed_by_sigterm_exits_143(node: Node, pod: str) -> None:
     sleeper.signal(signal.SIGTERM)
 
     assert finish(sleeper)[0] == ExitStatus(143)
+    sleeper.kill()  # signalling what has ended does nothing
 
 
 def test_kill_ends_a_grandchild_that_left_the_session(node: Node, pod: str) -> None:
     mark = f"{uuid.uuid4().int % 10**6}.5"
     container = launch(node, pod, "sh", "-c", f"setsid sleep {mark} & sleep 0.2; echo started; wait")
     assert read_line(container.stdout) == "started"
-    grandchildren = processes_with(mark)
+    grandchildren = sleeping(mark)
     assert len(grandchildren) == 1
 
     container.kill()
 
     assert finish(container)[0] == ExitStatus(137)
-    assert processes_with(mark) == []
+    assert sleeping(mark) == []
 
 
 def test_running_out_of_memory_is_reported(node: Node, pod: str) -> None:
@@ -388,17 +406,18 @@ def test_a_terminal_carries_both_streams_and_follows_resizes(node: Node, pod: st
     shell = launch(
         node, pod, "sh", "-c", "echo ready; read go; stty size; tty; echo to-stderr >&2", stdin=True, tty=True
     )
-    assert shell.stderr is None and shell.stdin is not None
+    assert shell.stderr is None
+    assert shell.stdin is not None
     assert read_line(shell.stdout) == "ready"
 
     shell.resize(100, 40)
     os.write(shell.stdin, b"go\n")
 
     status, out, _ = finish(shell)
-    lines = out.splitlines()
+    echoed, size, terminal, to_stderr = out.splitlines()
     assert status == ExitStatus(0)
-    assert lines[0] == "go" and lines[1] == "40 100"  # the terminal echoes what was typed
-    assert lines[2].startswith("/dev/pts/") and lines[3] == "to-stderr"
+    assert (echoed, size, to_stderr) == ("go", "40 100", "to-stderr")  # the terminal echoes what was typed
+    assert terminal.startswith("/dev/pts/")
 
 
 # Exec ------------------------------------------------------------------------------------------------------
@@ -446,6 +465,26 @@ def test_removing_a_pod_ends_its_containers(node: Node) -> None:
         launch(node, uid, "true")
     node.create_pod(uid, "again")
     node.remove_pod(uid)
+
+
+def test_pods_made_from_many_threads_at_once_get_their_own_addresses(node: Node) -> None:
+    uids = [new_uid() for _ in range(8)]
+    results: dict[str, tuple[str, str]] = {}
+
+    def start(uid: str) -> None:
+        address = node.create_pod(uid, f"pod-{uid}")
+        results[uid] = (address, run(node, uid, "hostname")[1].strip())
+
+    threads = [threading.Thread(target=start, args=(uid,)) for uid in uids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for uid in uids:
+        node.remove_pod(uid)
+
+    assert {uid: hostname for uid, (_, hostname) in results.items()} == {uid: f"pod-{uid}" for uid in uids}
+    assert len({address for address, _ in results.values()}) == len(uids)
 
 
 def test_a_pod_uid_is_used_once(node: Node, pod: str) -> None:

@@ -91,3 +91,50 @@ def render(own: PodAddress, services: Iterable[Mapping[str, Any]], pods: Iterabl
             by_ip[ip].append(name)
     lines.extend(f"{ip}\t{' '.join(names)}\n" for ip, names in sorted(by_ip.items()))
     return "".join(lines)
+
+
+def service_backends(
+    service: Mapping[str, Any], pods: Iterable[PodAddress], containers: Mapping[tuple[str, str], Any]
+) -> dict[int, list[tuple[str, int]]]:
+    """What kube-proxy would program for a ClusterIP Service: service port → (pod IP, target port) of each
+    ready pod its selector matches. A named targetPort is looked up in the pod's containers' ports
+    (`containers` maps (namespace, pod name) → its container list); a pod without that name is skipped."""
+    metadata, spec = service.get("metadata") or {}, service.get("spec") or {}
+    selector = spec.get("selector")
+    cluster_ip = spec.get("clusterIP")
+    if not selector or not cluster_ip or cluster_ip == "None":
+        return {}
+    matcher = match_labels_selector({"matchLabels": dict(selector)})
+    namespace = str(metadata.get("namespace", ""))
+    ready = [
+        p
+        for p in pods
+        if p.namespace == namespace
+        and p.ip
+        and p.ready
+        and matcher.matches({"metadata": {"labels": dict(p.labels)}})
+    ]
+    found: dict[int, list[tuple[str, int]]] = {}
+    for port in spec.get("ports") or []:
+        if str(port.get("protocol", "TCP")) != "TCP":
+            continue
+        target = port.get("targetPort", port.get("port"))
+        backends = []
+        for pod in ready:
+            number = _target_port(target, containers.get((pod.namespace, pod.name)) or [])
+            if number is not None:
+                backends.append((pod.ip, number))
+        found[int(port["port"])] = backends
+    return found
+
+
+def _target_port(target: Any, containers: Iterable[Mapping[str, Any]]) -> int | None:
+    if isinstance(target, int):
+        return target
+    if str(target).isdigit():
+        return int(str(target))
+    for container in containers:
+        for declared in container.get("ports") or []:
+            if declared.get("name") == target:
+                return int(declared["containerPort"])
+    return None

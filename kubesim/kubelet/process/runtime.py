@@ -85,6 +85,18 @@ class PodSandboxState:
 
 
 @dataclass(frozen=True)
+class HostService:
+    """A Service whose pods are not in the cluster: pods connecting to it reach `host:host_port` on this
+    machine (the dev stack's webhook listener, which also serves Trainer's progress endpoint)."""
+
+    namespace: str
+    name: str
+    port: int
+    host: str
+    host_port: int
+
+
+@dataclass(frozen=True)
 class RuntimeSettings:
     root: Path  # the sandbox root: pods' directories, volumes and hostPath are confined to it
     image_map: ImageMap
@@ -92,6 +104,7 @@ class RuntimeSettings:
     ca_certificate: str
     api_address: tuple[str, int] | None  # where pods' in-cluster config reaches the API server
     masked_paths: tuple[str, ...] = ()  # host paths no pod may read (the dev stack's state and keys)
+    exposed: tuple[HostService, ...] = ()
 
 
 class ProcessRuntime:
@@ -106,6 +119,7 @@ class ProcessRuntime:
         self._lock = threading.RLock()
         self._subscriptions: list[Subscription] = []
         self._stopping = False
+        self._programmed: dict[str, dict[tuple[str, int], list[tuple[str, int]]]] = {}  # namespace → proxies
         self._claims = claim_directory_reader(store, settings.root)
         self._shims = settings.root / "images" / "python" / "bin"
 
@@ -117,6 +131,8 @@ class ProcessRuntime:
         if self.settings.api_address is not None:
             self.node.expose_host_port(MASTER_SERVICE_IP, 443, self.settings.api_address)
         self._write_python_shims()
+        for exposed in self.settings.exposed:
+            self._expose(exposed)
         for resource in ("services", "pods"):
             self._subscriptions.append(self.store.subscribe(self._on_cluster_change, resource=resource))
 
@@ -137,6 +153,22 @@ class ProcessRuntime:
                 with contextlib.suppress(FileNotFoundError):
                     link.unlink()
                 link.symlink_to(interpreter)
+
+    def _expose(self, exposed: HostService) -> None:
+        """The Service (made if missing, selector-less as for an external backend) and its relay."""
+        self.store.ensure_namespace(exposed.namespace)
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": exposed.name, "namespace": exposed.namespace},
+            "spec": {"ports": [{"name": "https", "port": exposed.port, "targetPort": exposed.host_port}]},
+        }
+        with contextlib.suppress(ApiError):
+            self.store.create(service, exposed.namespace)
+        found = self.store.get("services", exposed.name, exposed.namespace)
+        ip = str((found.get("spec") or {}).get("clusterIP") or "")
+        if ip and ip != "None":
+            self.node.expose_host_port(ip, exposed.port, (exposed.host, exposed.host_port))
 
     def _ensure_master_service(self) -> None:
         """The `default/kubernetes` Service pods read KUBERNETES_SERVICE_* from, as every cluster has."""
@@ -426,10 +458,35 @@ class ProcessRuntime:
         with open(state.hosts_file, "w") as handle:
             handle.write(text)
 
+    def _program_services(self, namespace: str) -> None:
+        """kube-proxy's part: each ClusterIP Service of the namespace proxied to its ready pods."""
+        pods = self.store.list("pods", namespace)["items"]
+        addresses = [_address(p) for p in pods]
+        containers = {
+            (namespace, p["metadata"]["name"]): (p.get("spec") or {}).get("containers") or [] for p in pods
+        }
+        wanted: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        for service in self.store.list("services", namespace)["items"]:
+            ip = str((service.get("spec") or {}).get("clusterIP") or "")
+            if ip == MASTER_SERVICE_IP:
+                continue
+            for port, backends in hosts.service_backends(service, addresses, containers).items():
+                wanted[(ip, port)] = backends
+        with self._lock:
+            previous = self._programmed.get(namespace, {})
+            self._programmed[namespace] = wanted
+        for (ip, port), backends in wanted.items():
+            if previous.get((ip, port)) != backends:
+                self.node.set_service(ip, port, backends)
+        for key in set(previous) - set(wanted):
+            self.node.set_service(key[0], key[1], [])
+
     def _on_cluster_change(self, event_type: str, obj: dict[str, Any]) -> None:
+        namespace = obj["metadata"].get("namespace", "")
+        with contextlib.suppress(SandboxError, OSError):
+            self._program_services(namespace)
         if obj.get("kind") == "Pod" and event_type != DELETED and not (obj.get("status") or {}).get("podIP"):
             return
-        namespace = obj["metadata"].get("namespace", "")
         with self._lock:
             states = [
                 s for s in self._pods.values() if s.namespace == namespace or obj.get("kind") == "Service"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import ipaddress
 import itertools
 import json
 import os
@@ -23,30 +22,24 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kubesim.kubelet.sandbox import boot, cgroup, linux, network, relay
+from kubesim.kubelet.sandbox import boot, cgroup, fields, linux, network, relay
 from kubesim.kubelet.sandbox.protocol import Channel, ProtocolError, close_all
 from kubesim.kubelet.sandbox.reaper import Reaper
 
 NAMESPACES = ("net", "uts", "ipc", "mnt")
 CONTROL_TIMEOUT = 120.0  # a launcher building a root that mirrors large directories
-MAX_FIELD = 4096
-
-
-class RequestError(Exception):
-    """The request cannot be done; its message is the answer."""
 
 
 class Process:
     """A container's init or an exec: what to signal, and its exit status once it has ended."""
 
-    __slots__ = ("cgroup", "group", "id", "kind", "pod", "rlimit", "signal_pid", "status", "wait_pid")
+    __slots__ = ("cgroup", "group", "id", "kind", "pod", "rlimit", "signal_pid", "status")
 
     def __init__(self, id: str, pod: str, kind: str) -> None:
         self.id, self.pod, self.kind = id, pod, kind
         self.cgroup: str | None = None  # the container's memory cgroup, which its execs join
         self.rlimit: int | None = None  # RLIMIT_AS where no cgroup is writable
-        self.signal_pid: int | None = None
-        self.wait_pid: int | None = None
+        self.signal_pid: int | None = None  # a container's init; an exec's process (its launcher waits)
         self.group = kind == "exec"  # an exec's process leads a session: signal its whole group
         self.status: tuple[int, bool] | None = None
 
@@ -101,7 +94,7 @@ class Agent:
     def _ip(self, arguments: list[str], script: str = "") -> None:
         code, errors = self.reaper.run([self.config["ip"], *arguments], script)
         if code != 0:
-            raise RequestError(f"ip {' '.join(arguments)}: {errors or f'exit code {code}'}")
+            raise fields.RequestError(f"ip {' '.join(arguments)}: {errors or f'exit code {code}'}")
 
     # The request loop ------------------------------------------------------------------------------------
 
@@ -122,9 +115,9 @@ class Agent:
         try:
             handler = self.handlers.get(request.get("op"))  # type: ignore[arg-type]
             if handler is None:
-                raise RequestError(f"op: unknown operation {request.get('op')!r}")
+                raise fields.RequestError(f"op: unknown operation {request.get('op')!r}")
             reply, reply_fds = handler(request, fds)
-        except (RequestError, ProtocolError, network.PoolExhausted) as error:
+        except (fields.RequestError, ProtocolError, network.PoolExhausted) as error:
             reply = {"error": str(error)}
         except OSError as error:
             reply = {"error": str(error), "errno": error.errno or errno.EIO}
@@ -158,11 +151,11 @@ class Agent:
     # Pods ----------------------------------------------------------------------------------------------
 
     def create_pod(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
-        uid = _text(request, "uid")
-        hostname = _text(request, "hostname", limit=64)
+        uid = fields.text(request, "uid")
+        hostname = fields.text(request, "hostname", limit=64)
         with self.lock:
             if uid in self.pods:
-                raise RequestError(f"pod {uid} already has a sandbox")
+                raise fields.RequestError(f"pod {uid} already has a sandbox")
             pod = Pod(uid, self.pool.allocate(), f"veth{next(self.numbers)}")
             self.pods[uid] = pod
         try:
@@ -193,12 +186,15 @@ class Agent:
             )
             answer, _ = channel.receive()
         if "error" in answer:
-            raise RequestError(f"pod sandbox: {answer['error']}")
-        for kind in NAMESPACES:
-            pod.namespaces[kind] = os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC)
+            raise fields.RequestError(f"pod sandbox: {answer['error']}")
+        namespaces = {
+            kind: os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC) for kind in NAMESPACES
+        }
+        with self.lock:  # all at once: a container may start as soon as the pod has namespaces
+            pod.namespaces = namespaces
 
     def remove_pod(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
-        uid = _text(request, "uid")
+        uid = fields.text(request, "uid")
         with self.lock:
             pod = self.pods.pop(uid, None)
         if pod is None:
@@ -225,24 +221,34 @@ class Agent:
             with self.lock:
                 self.pool.release(pod.address)
 
-    def _pod(self, request: dict[str, Any]) -> Pod:
-        uid = _text(request, "pod")
+    def _pod(self, request: dict[str, Any]) -> tuple[Pod, list[int]]:
+        """The pod, and copies of its namespaces' descriptors (remove_pod may close the pod's own)."""
+        uid = fields.text(request, "pod")
         with self.lock:
             pod = self.pods.get(uid)
-        if pod is None or not pod.namespaces:
-            raise RequestError(f"pod {uid} has no sandbox")
-        return pod
+            if pod is None or not pod.namespaces:
+                raise fields.RequestError(f"pod {uid} has no sandbox")
+            return pod, [os.dup(pod.namespaces[kind]) for kind in NAMESPACES]
 
     # Containers and execs ------------------------------------------------------------------------------
 
     def start_container(self, request: dict[str, Any], fds: list[int]) -> tuple[dict[str, Any], list[int]]:
-        pod = self._pod(request)
-        order = _order(request, fds, NAMESPACES)
-        order["mounts"] = _mounts(request)
-        order["masked"] = [*_paths(request, "masked"), self.run_dir]  # the node's sockets stay out of reach
+        pod, namespaces = self._pod(request)
+        try:
+            return self._start_container(request, fds, pod, namespaces)
+        finally:
+            close_all(namespaces)
+
+    def _start_container(
+        self, request: dict[str, Any], fds: list[int], pod: Pod, namespaces: list[int]
+    ) -> tuple[dict[str, Any], list[int]]:
+        order = fields.order(request, fds, NAMESPACES)
+        order["mounts"] = fields.mounts(request)
+        # the node's own directory (its sockets) stays out of every container's reach
+        order["masked"] = [*fields.paths(request, "masked"), self.run_dir]
         order["staging"] = os.path.join(self.run_dir, "root")
         order["shm"] = os.path.join(self.run_dir, "shm")
-        limit = _optional_int(request, "memory_limit_bytes")
+        limit = fields.optional_integer(request, "memory_limit_bytes")
         process = Process(f"c{next(self.numbers)}", pod.uid, "container")
         if limit is not None and self.memory is not None:
             version, node_cgroup = self.memory
@@ -255,49 +261,49 @@ class Agent:
             self._finish(process, 1)
             raise
         with channel.sock:
-            channel.send(order, [*[pod.namespaces[kind] for kind in NAMESPACES], *fds])
+            channel.send(order, [*namespaces, *fds])
             answer, _ = channel.receive()
             if "error" in answer:
                 self._finish(process, 1)
-                raise RequestError(f"container: {answer['error']}")
-            process.signal_pid = process.wait_pid = _pid(answer)
+                raise fields.RequestError(f"container: {answer['error']}")
+            process.signal_pid = fields.pid(answer)
             self.reaper.adopt(process.signal_pid, lambda code: self._finish(process, code))
             channel.send({"adopted": True})
             answer, _ = channel.receive()
         if "error" in answer:
-            raise RequestError(f"container: {answer['error']}")
+            raise fields.RequestError(f"container: {answer['error']}")
         self._register(pod, process)
         return {"id": process.id}, []
 
     def exec(self, request: dict[str, Any], fds: list[int]) -> tuple[dict[str, Any], list[int]]:
         container = self._process(request, "container")
-        if container.pod != _text(request, "pod"):
-            raise RequestError(f"container {container.id} is not in pod {request['pod']}")
-        order = _order(request, fds, ("pid", *NAMESPACES))
+        if container.pod != fields.text(request, "pod"):
+            raise fields.RequestError(f"container {container.id} is not in pod {request['pod']}")
+        order = fields.order(request, fds, ("pid", *NAMESPACES))
         order["cgroup"], order["rlimit_as"] = container.cgroup, container.rlimit
         namespaces: list[int] = []
         with self.reaper.condition:  # the init's pid is still its own while it has no status
             if container.status is not None:
-                raise RequestError(f"container {container.id} is not running")
+                raise fields.RequestError(f"container {container.id} is not running")
             for kind in ("pid", *NAMESPACES):
                 path = f"/proc/{container.signal_pid}/ns/{kind}"
                 namespaces.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
         process = Process(f"e{next(self.numbers)}", container.pod, "exec")
         try:
-            channel, process.wait_pid = self._launch("exec", on_exit=lambda code: self._finish(process, code))
+            channel, _launcher = self._launch("exec", on_exit=lambda code: self._finish(process, code))
             with channel.sock:
                 channel.send(order, [*namespaces, *fds])
                 answer, _ = channel.receive()
         finally:
             close_all(namespaces)
         if "error" in answer:
-            raise RequestError(f"exec: {answer['error']}")
-        process.signal_pid = _pid(answer)
+            raise fields.RequestError(f"exec: {answer['error']}")
+        process.signal_pid = fields.pid(answer)
         with self.lock:
             pod = self.pods.get(container.pod)
         if pod is None:
             _signal(process, signal.SIGKILL)
-            raise RequestError(f"pod {container.pod} was removed")
+            raise fields.RequestError(f"pod {container.pod} was removed")
         self._register(pod, process)
         return {"id": process.id}, []
 
@@ -323,7 +329,7 @@ class Agent:
                 return
         with self.reaper.condition:
             _signal(process, signal.SIGKILL)
-        raise RequestError(f"pod {pod.uid} was removed")
+        raise fields.RequestError(f"pod {pod.uid} was removed")
 
     def _finish(self, process: Process, code: int) -> None:
         """Records how a process ended (on the reaper's thread), and removes its cgroup."""
@@ -335,16 +341,16 @@ class Agent:
         process.status = (code, oom_killed)
 
     def _process(self, request: dict[str, Any], kind: str | None = None) -> Process:
-        process_id = _text(request, "id" if kind is None else kind)
+        process_id = fields.text(request, "id" if kind is None else kind)
         with self.lock:
             process = self.processes.get(process_id)
         if process is None or (kind is not None and process.kind != kind):
-            raise RequestError(f"no {kind or 'process'} {process_id} on this node (or it has ended)")
+            raise fields.RequestError(f"no {kind or 'process'} {process_id} on this node (or it has ended)")
         return process
 
     def signal(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
         process = self._process(request)
-        signum = _int(request, "signal", 1, signal.NSIG - 1)
+        signum = fields.integer(request, "signal", 1, signal.NSIG - 1)
         with self.reaper.condition:
             _signal(process, signum)
         return {}, []
@@ -353,7 +359,7 @@ class Agent:
         process = self._process(request)
         timeout = request.get("timeout")
         if timeout is not None and (not isinstance(timeout, int | float) or timeout < 0):
-            raise RequestError("timeout: must be a non-negative number or null")
+            raise fields.RequestError("timeout: must be a non-negative number or null")
         with self.reaper.condition:
             if not self.reaper.condition.wait_for(lambda: process.status is not None, timeout=timeout):
                 return {"running": True}, []
@@ -368,10 +374,10 @@ class Agent:
     # The node's network --------------------------------------------------------------------------------
 
     def connect(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
-        address = (_address(request, "ip"), _int(request, "port", 1, 65535))
+        address = (fields.address(request, "ip"), fields.integer(request, "port", 1, 65535))
         timeout = request.get("timeout", 5.0)
         if not isinstance(timeout, int | float) or timeout <= 0:
-            raise RequestError("timeout: must be a positive number")
+            raise fields.RequestError("timeout: must be a positive number")
         try:
             connection = socket.create_connection(address, timeout=timeout)
         except TimeoutError:
@@ -380,7 +386,7 @@ class Agent:
         return {}, [connection.detach()]  # our copy is closed once the answer is sent
 
     def expose(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
-        path = _path(request, "socket")
+        path = fields.path(request, "socket")
 
         def dial() -> socket.socket:
             connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -391,17 +397,17 @@ class Agent:
                 raise
             return connection
 
-        self._listen(_address(request, "ip"), _int(request, "port", 1, 65535), dial, None)
+        self._listen(fields.address(request, "ip"), fields.integer(request, "port", 1, 65535), dial, None)
         return {}, []
 
     def service(self, request: dict[str, Any], _fds: list[int]) -> tuple[dict[str, Any], list[int]]:
-        ip, port = _address(request, "ip"), _int(request, "port", 1, 65535)
+        ip, port = fields.address(request, "ip"), fields.integer(request, "port", 1, 65535)
         backends = request.get("backends")
         if not isinstance(backends, list) or len(backends) > 10000:
-            raise RequestError("backends: must be a list of [ip, port] pairs")
+            raise fields.RequestError("backends: must be a list of [ip, port] pairs")
         pairs = [
-            (_address({"ip": address}, "ip"), _int({"port": backend_port}, "port", 1, 65535))
-            for address, backend_port in _pairs(backends)
+            (fields.address({"ip": address}, "ip"), fields.integer({"port": backend_port}, "port", 1, 65535))
+            for address, backend_port in fields.pairs(backends)
         ]
         if not pairs:
             self._unlisten(ip, port)
@@ -451,9 +457,6 @@ class Agent:
             self._ip(["addr", "del", f"{ip}/32", "dev", "lo"])
 
 
-# Reading requests --------------------------------------------------------------------------------------
-
-
 def _signal(process: Process, signum: int) -> None:
     """Signals a process that has not ended (call under the reaper's condition: its pid is still its own)."""
     if process.status is not None or process.signal_pid is None:
@@ -465,108 +468,6 @@ def _signal(process: Process, signum: int) -> None:
             os.kill(process.signal_pid, signum)
     except ProcessLookupError:
         pass
-
-
-def _text(request: dict[str, Any], name: str, limit: int = MAX_FIELD) -> str:
-    value = request.get(name)
-    if not isinstance(value, str) or not value or len(value) > limit or "\0" in value:
-        raise RequestError(f"{name}: must be a non-empty string of at most {limit} characters")
-    return value
-
-
-def _path(request: dict[str, Any], name: str) -> str:
-    value = _text(request, name)
-    if not value.startswith("/"):
-        raise RequestError(f"{name}: must be an absolute path")
-    return value
-
-
-def _paths(request: dict[str, Any], name: str) -> list[str]:
-    values = request.get(name, [])
-    if not isinstance(values, list):
-        raise RequestError(f"{name}: must be a list of absolute paths")
-    return [_path({name: value}, name) for value in values]
-
-
-def _int(request: dict[str, Any], name: str, low: int, high: int) -> int:
-    value = request.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise RequestError(f"{name}: must be an integer from {low} to {high}")
-    return value
-
-
-def _optional_int(request: dict[str, Any], name: str) -> int | None:
-    return None if request.get(name) is None else _int(request, name, 1, 1 << 62)
-
-
-def _address(request: dict[str, Any], name: str) -> str:
-    value = _text(request, name, limit=64)
-    try:
-        return str(ipaddress.IPv4Address(value))
-    except ValueError:
-        raise RequestError(f"{name}: {value!r} is not an IPv4 address") from None
-
-
-def _pairs(values: list[Any]) -> list[list[Any]]:
-    if not all(isinstance(value, list) and len(value) == 2 for value in values):
-        raise RequestError("backends: must be a list of [ip, port] pairs")
-    return values
-
-
-def _pid(answer: dict[str, Any]) -> int:
-    pid = answer.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:
-        raise RequestError(f"the launcher answered {answer!r}")
-    return pid
-
-
-def _mounts(request: dict[str, Any]) -> list[list[Any]]:
-    mounts = request.get("mounts", [])
-    if not isinstance(mounts, list):
-        raise RequestError("mounts: must be a list")
-    checked = []
-    for index, mount in enumerate(mounts):
-        if not (isinstance(mount, list) and len(mount) == 3 and isinstance(mount[2], bool)):
-            raise RequestError(f"mounts[{index}]: must be [host_path, container_path, read_only]")
-        checked.append([_path({"m": mount[0]}, "m"), _path({"m": mount[1]}, "m"), mount[2]])
-    return checked
-
-
-def _order(request: dict[str, Any], fds: list[int], namespaces: Sequence[str]) -> dict[str, Any]:
-    """What a container's and an exec's orders share: argv, env, working_dir, tty, and where each of the
-    descriptors is in what the launcher receives (the namespaces to join, then the request's stdio)."""
-    argv = request.get("argv")
-    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and "\0" not in a for a in argv):
-        raise RequestError("argv: must be a non-empty list of strings")
-    env = request.get("env")
-    if not isinstance(env, dict) or not all(
-        isinstance(key, str) and isinstance(value, str) and key and "=" not in key
-        for key, value in env.items()
-    ):
-        raise RequestError("env: must map variable names to strings")
-    tty = request.get("tty")
-    if not isinstance(tty, bool):
-        raise RequestError("tty: must be true or false")
-    stdio = request.get("stdio")
-    if not isinstance(stdio, dict) or set(stdio) != {"stdin", "stdout", "stderr"}:
-        raise RequestError("stdio: must name the descriptors of stdin, stdout and stderr")
-    for name, index in stdio.items():
-        valid = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(fds)
-        if index is not None and not valid:
-            raise RequestError(f"stdio.{name}: must be the index of a descriptor sent with the request")
-    if stdio["stdout"] is None:
-        raise RequestError("stdio.stdout: is required")
-    offset = len(namespaces)
-    return {
-        "argv": argv,
-        "env": env,
-        "working_dir": _path(request, "working_dir"),
-        "tty": tty,
-        "fds": {
-            **{kind: index for index, kind in enumerate(namespaces)},
-            **{name: None if index is None else index + offset for name, index in stdio.items()},
-        },
-    }
 
 
 def main(args: Sequence[str]) -> None:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import termios
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 from kubesim.kubelet.sandbox import boot, cgroup, network, relay
 from kubesim.kubelet.sandbox.protocol import Channel, ProtocolError, close_all
 from kubesim.kubelet.sandbox.spec import (
+    ContainerHandle,
     ContainerLaunch,
     ExitStatus,
     SandboxError,
@@ -113,10 +115,15 @@ class Container:
         self._pty = pty  # our own descriptor of the terminal, for resize(); closed with the exit status
         self._status: ExitStatus | None = None
         self._waiting = threading.Lock()
+        self._terminal = threading.Lock()  # resize() against the close of _pty
 
     def signal(self, signum: int) -> None:
-        """Sends `signum` to the container's init, which forwards it to the process (an exec's: to it)."""
-        self.node._request({"op": "signal", "id": self.id, "signal": int(signum)})
+        """Sends `signum` to the container's init, which forwards it to the process (an exec's: to it).
+
+        Signalling a process that has ended does nothing.
+        """
+        if self._status is None:
+            self.node._request({"op": "signal", "id": self.id, "signal": int(signum)})
 
     def kill(self) -> None:
         """SIGKILL: for a container, its init, so the kernel ends every process of its pid namespace."""
@@ -124,29 +131,33 @@ class Container:
 
     def wait(self, timeout: float | None = None) -> ExitStatus | None:
         """The exit status, once the process has ended; None if it still runs after `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         if not self._waiting.acquire(timeout=-1 if timeout is None else timeout):
             return None
         try:
             if self._status is None:
+                left = None if deadline is None else max(deadline - time.monotonic(), 0)
                 reply, _ = self.node._request(
-                    {"op": "wait", "id": self.id, "timeout": timeout},
-                    timeout=None if timeout is None else timeout + REQUEST_TIMEOUT,
+                    {"op": "wait", "id": self.id, "timeout": left},
+                    timeout=None if left is None else left + REQUEST_TIMEOUT,
                 )
                 if reply.get("running"):
                     return None
                 self._status = ExitStatus(int(reply["exit_code"]), bool(reply["oom_killed"]))
-                if self._pty is not None:
-                    os.close(self._pty)
-                    self._pty = None
+                with self._terminal:
+                    if self._pty is not None:
+                        os.close(self._pty)
+                        self._pty = None
             return self._status
         finally:
             self._waiting.release()
 
     def resize(self, columns: int, rows: int) -> None:
         """Sets the terminal's size; the kernel sends SIGWINCH to its foreground process group."""
-        if self._pty is None:
-            raise SandboxError(f"{self.id} has no terminal to resize, or has ended")
-        fcntl.ioctl(self._pty, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        with self._terminal:
+            if self._pty is None:
+                raise SandboxError(f"{self.id} has no terminal to resize, or has ended")
+            fcntl.ioctl(self._pty, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
 
 
 class Node:
@@ -335,7 +346,7 @@ class Node:
     def exec(
         self,
         pod_uid: str,
-        container: Container,
+        container: ContainerHandle,
         argv: Sequence[str],
         *,
         env: Mapping[str, str],

@@ -6,6 +6,7 @@ Imported by the processes inside the node (agent, pause, container init), so it 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import platform
 
@@ -26,6 +27,7 @@ MS_PRIVATE = 0x40000
 
 MNT_DETACH = 0x2
 PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 
@@ -109,6 +111,40 @@ def make_read_only(target: str, *, recursive: bool) -> None:
         ctypes.c_size_t(ctypes.sizeof(attr)),
     )
     _check(result, f"make {target} read-only")
+
+
+# Docker's default capabilities: a container's process keeps these and no others (CAP_SYS_ADMIN, for one,
+# would let it remount its read-only view of the host read-write).
+CONTAINER_CAPABILITIES = frozenset(
+    {
+        0,  # CHOWN
+        1,  # DAC_OVERRIDE
+        3,  # FOWNER
+        4,  # FSETID
+        5,  # KILL
+        6,  # SETGID
+        7,  # SETUID
+        8,  # SETPCAP
+        10,  # NET_BIND_SERVICE
+        13,  # NET_RAW
+        18,  # SYS_CHROOT
+        27,  # MKNOD
+        29,  # AUDIT_WRITE
+        31,  # SETFCAP
+    }
+)
+
+
+def limit_capabilities(keep: frozenset[int]) -> None:
+    """Drops every capability but `keep` from the bounding set: what an exec'd program can ever have."""
+    for capability in range(64):
+        if capability in keep:
+            continue
+        if _libc.prctl(ctypes.c_int(PR_CAPBSET_DROP), ctypes.c_ulong(capability), 0, 0, 0) < 0:
+            number = ctypes.get_errno()
+            if number == errno.EINVAL:  # past the kernel's last capability
+                return
+            raise OSError(number, f"drop capability {capability}: {os.strerror(number)}")
 
 
 def set_parent_death_signal(signum: int) -> None:

@@ -13,7 +13,10 @@ import contextlib
 import json
 import os
 import socket
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs every container's init a MiB; the names below are for mypy only
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_MESSAGE_BYTES = 8 << 20  # an environment and mounts; exec's argument list is capped at a few MiB anyway
 MAX_FDS = 16

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 
 class SandboxUnavailable(RuntimeError):
@@ -89,3 +90,17 @@ def check_env(env: object, name: str) -> None:
 class ExitStatus:
     exit_code: int  # 128+signal when killed by a signal, as a container runtime reports
     oom_killed: bool = False
+
+
+class ContainerHandle(Protocol):
+    """What the runtime holds of a running container or exec (host.Container is the implementation)."""
+
+    id: str  # the node's name for it (c<n> for containers, e<n> for execs)
+    stdout: int  # read end; with tty=True it carries both streams
+    stderr: int | None  # None with tty=True
+    stdin: int | None
+
+    def signal(self, signum: int) -> None: ...
+    def kill(self) -> None: ...
+    def wait(self, timeout: float | None = None) -> ExitStatus | None: ...
+    def resize(self, columns: int, rows: int) -> None: ...

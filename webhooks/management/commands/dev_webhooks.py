@@ -31,6 +31,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--write-dir", type=Path, required=True, help="Where ca.crt, tls.crt, tls.key go."
         )
+        parser.add_argument(
+            "--dns-name",
+            action="append",
+            default=[],
+            help="A DNS name the certificate also carries (the Service pods reach the listener by).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         host = urlsplit(options["url"]).hostname or ""
@@ -43,6 +49,7 @@ class Command(BaseCommand):
             "webhook_certs",
             url=options["url"],
             ip=[host] if host.replace(".", "").isdigit() else [],
+            dns_name=options["dns_name"],
             write_dir=options["write_dir"],
             stdout=self.stdout,
         )

@@ -6,24 +6,36 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from kubesim.auth.security import Security
 from kubesim.auth.tokens import Claims
 from kubesim.errors import ApiError
+from kubesim.kubelet.node import Kubelet
 from kubesim.kubelet.process.images import ImageMap
 from kubesim.kubelet.process.provisioner import Provisioner
-from kubesim.kubelet.process.runtime import ProcessRuntime, RuntimeSettings
+from kubesim.kubelet.process.runtime import HostService, ProcessRuntime, RuntimeSettings
 from kubesim.kubelet.process.streams import ProcessStreams
 from kubesim.kubelet.process.volumes import TokenIssuer, VolumeError
 from kubesim.kubelet.sandbox import SandboxUnavailable
-
-if TYPE_CHECKING:
-    from kubesim.simulator import Simulator
+from kubesim.server.app import ApiServer
+from kubesim.server.streams.handler import PodStreams
+from kubesim.store import Store
 
 log = logging.getLogger(__name__)
 
 #: what the API server grants a kubelet asking for 3607 s (service-account-extend-token-expiration)
 EXTENDED_EXPIRATION = 365 * 24 * 3600
+
+
+class Cluster(Protocol):
+    """What of a Simulator the process kubelet is wired into."""
+
+    store: Store
+    security: Security
+    kubelet: Kubelet
+    streams: PodStreams
+    server: ApiServer
 
 
 @dataclass(frozen=True)
@@ -34,9 +46,10 @@ class ProcessOptions:
     image_map: Path
     base: Path
     masked_paths: tuple[str, ...] = ()
+    exposed: tuple[HostService, ...] = ()  # Services pods reach that listen on this machine
 
 
-def token_issuer(simulator: Simulator) -> TokenIssuer:
+def token_issuer(simulator: Cluster) -> TokenIssuer:
     """Pods' ServiceAccount tokens, signed as TokenRequest signs them and bound to the pod."""
 
     def issue(
@@ -67,7 +80,7 @@ def token_issuer(simulator: Simulator) -> TokenIssuer:
     return issue
 
 
-def enable(simulator: Simulator, options: ProcessOptions) -> Provisioner | None:
+def enable(simulator: Cluster, options: ProcessOptions) -> Provisioner | None:
     """Run pods as processes from now on; None (and one warning line) when this machine cannot."""
     image_map = ImageMap.load(options.image_map, options.base)
     ca = simulator.security.ca
@@ -81,6 +94,7 @@ def enable(simulator: Simulator, options: ProcessOptions) -> Provisioner | None:
             ca_certificate=ca.certificate.decode() if ca is not None else "",
             api_address=("127.0.0.1", int(simulator.server.address.rsplit(":", 1)[1])),
             masked_paths=options.masked_paths,
+            exposed=options.exposed,
         ),
     )
     try:
