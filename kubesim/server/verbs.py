@@ -17,8 +17,8 @@ from kubesim.errors import (
 from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesim.resources import ResourceType, View
 from kubesim.selectors import Selector, parse_field_selector, parse_label_selector
-from kubesim.server import scale
-from kubesim.server.negotiation import decode_body
+from kubesim.server import protobuf, scale
+from kubesim.server.negotiation import decode_body, media_type
 from kubesim.server.types import ApiRequest, Backend, Response, json_response
 from kubesim.server.watchstream import error_event, stream_events
 from kubesim.store import BACKGROUND, DELETED, WriteOptions
@@ -362,12 +362,17 @@ def _patch_view(
 
 
 def _delete_options(request: ApiRequest) -> dict[str, Any]:
+    """The DeleteOptions body: JSON, or protobuf as typed clients send it (`kubectl drain
+    --disable-eviction`); a body without a content type is read as JSON."""
     if not request.body.strip():
         return {}
-    try:
-        body = json.loads(request.body)
-    except ValueError as error:
-        raise bad_request(f"DeleteOptions: could not decode the body: {error}") from None
+    if media_type(request.headers.get("content-type")) == protobuf.MEDIA_TYPE:
+        body = decode_body(request.body, request.headers.get("content-type")).document
+    else:
+        try:
+            body = json.loads(request.body)
+        except ValueError as error:
+            raise bad_request(f"DeleteOptions: could not decode the body: {error}") from None
     if not isinstance(body, dict):
         raise bad_request("DeleteOptions must be a JSON object")
     return body

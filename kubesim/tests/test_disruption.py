@@ -191,6 +191,21 @@ def test_drain_evicts_the_pods_and_their_replacements_wait_for_a_node(live: Simu
     assert all(p["status"]["phase"] == "Pending" and not p["spec"].get("nodeName") for p in replacements)
 
 
+def test_drain_without_eviction_deletes_the_pods(live: Simulator) -> None:
+    """`kubectl drain --disable-eviction` "force drain to use delete, even if eviction is supported"; kubectl
+    sends the DeleteOptions as protobuf."""
+    kubectl(live, "apply", "-f", "-", stdin=web(2))
+    kubectl(live, "rollout", "status", "deployment/web", "--timeout=60s")
+    deleted = [p["metadata"]["name"] for p in running_pods(live)]
+    drained = kubectl(
+        live, "drain", "kubesim-node", "--ignore-daemonsets", "--disable-eviction", "--timeout=60s"
+    )
+    assert sorted(line for line in drained.stdout.splitlines() if line.endswith(" deleted")) == sorted(
+        f"pod/{name} deleted" for name in deleted
+    )
+    assert not any(live.store.exists("pods", name, "default") for name in deleted)
+
+
 def test_a_budget_that_allows_no_disruption_stops_the_drain(live: Simulator) -> None:
     """ "If the eviction would violate the budget, the API server returns 429 Too Many Requests"; kubectl
     drain retries ("error when evicting pods/... (will retry after 5s): Cannot evict pod as it would violate
