@@ -1,5 +1,5 @@
-"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments and Jobs, Argo,
-webhooks, and the `default` ServiceAccount of every namespace.
+"""The simulated controllers a Simulator runs besides its apiserver: kubelet + Deployments, ReplicaSets and
+Jobs, Argo, webhooks, and the `default` ServiceAccount of every namespace.
 
 Admission webhooks are on by default (they do nothing until a WebhookConfiguration is registered); the
 kubelet and Argo are opt-in, so contract tests that play the kubelet themselves are not raced by one.
@@ -12,8 +12,13 @@ from kubesim.admission import Webhooks
 from kubesim.argo import ArgoController
 from kubesim.kubelet import Kubelet
 from kubesim.kubelet.deployments import DeploymentController
+from kubesim.kubelet.disruption import DisruptionController
+from kubesim.kubelet.ephemeral import SUBRESOURCE as EPHEMERAL_CONTAINERS
+from kubesim.kubelet.ephemeral import EphemeralContainers
+from kubesim.kubelet.eviction import Evictions
 from kubesim.kubelet.jobs import JobController
 from kubesim.kubelet.logs import log_handler
+from kubesim.kubelet.replicasets import ReplicaSetController
 from kubesim.server.app import ApiServer
 from kubesim.server.streams.handler import STREAMS, PodStreams
 from kubesim.store import Store
@@ -27,6 +32,8 @@ class Controllers:
         self.server = server
         self.kubelet = Kubelet(store, store.clock)
         self.deployments = DeploymentController(store)
+        self.replica_sets = ReplicaSetController(store)
+        self.disruption = DisruptionController(store)
         self.jobs = JobController(store)
         self.webhooks = Webhooks(store)
         self.service_accounts = ServiceAccounts(store)
@@ -40,12 +47,16 @@ class Controllers:
         self.server.add_subresource("pods", "log", logs)
         for stream in STREAMS:
             self.server.add_subresource("pods", stream, self.streams.handler(stream))
+        self.server.add_subresource("pods", "eviction", Evictions(self.store).serve)
+        self.server.add_subresource("pods", EPHEMERAL_CONTAINERS, EphemeralContainers(self.store).serve)
         self.service_accounts.start()
         if self.enabled["webhooks"]:
             self.webhooks.start()
         if self.enabled["kubelet"]:
             self.kubelet.start()
+            self.replica_sets.start()
             self.deployments.start()
+            self.disruption.start()
             self.jobs.start()
         if self.enabled["argo"]:
             self.argo.start()
@@ -54,6 +65,8 @@ class Controllers:
         self.streams.stop()
         self.argo.stop()
         self.deployments.stop()
+        self.disruption.stop()
+        self.replica_sets.stop()
         self.jobs.stop()
         self.kubelet.stop()
         self.webhooks.stop()

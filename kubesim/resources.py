@@ -29,6 +29,15 @@ class View:
 
 
 @dataclass(frozen=True)
+class Conversion:
+    """How a served version that is not the storage version converts (autoscaling/v1 HorizontalPodAutoscalers
+    are stored as autoscaling/v2): the stored object as that version shows it, and back."""
+
+    to_version: Convert
+    to_storage: Convert
+
+
+@dataclass(frozen=True)
 class Column:
     """A printer column: built-ins compute the cell in Python, CRDs by JSONPath (`json_path`)."""
 
@@ -86,6 +95,8 @@ class ResourceType:
     #: declared, the kind serves `/scale` (autoscaling/v1 Scale) from these paths (kubesim.scale)
     scale: ScalePaths | None = None
     view: View | None = None  # served from another resource's storage (see View)
+    #: versions other than the storage version whose objects have another shape (see Conversion)
+    conversions: dict[str, Conversion] = field(default_factory=dict)
     #: the verbs discovery lists; empty for the full set. Review kinds are create-only and never stored:
     #: a handler registered for the resource answers them (`ApiServer.add_subresource(resource, "", …)`).
     verbs: tuple[str, ...] = ()

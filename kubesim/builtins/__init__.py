@@ -142,8 +142,9 @@ def builtin_types() -> list[ResourceType]:
             columns={"*": POD_COLUMNS},
             patch_meta=pod_meta,
             return_deleted_object=True,
-            # The streaming ones are served by kubesim.server.streams (400 without a stream backend).
-            extra_subresources=("log", "exec", "attach", "portforward"),
+            # The streaming ones are served by kubesim.server.streams (400 without a stream backend);
+            # eviction and ephemeralcontainers by kubesim.kubelet.eviction and .ephemeral.
+            extra_subresources=("log", "exec", "attach", "portforward", "eviction", "ephemeralcontainers"),
             field_labels=POD_FIELD_LABELS,
         ),
         ResourceType(
@@ -247,7 +248,14 @@ def builtin_types() -> list[ResourceType]:
             False,
             ("no",),
             has_status=True,
-            columns=columns_with_name(Column("Status", cell=_node_ready), AGE),
+            columns=columns_with_name(
+                Column("Status", cell=_node_status),
+                Column("Roles", cell=_node_roles),
+                AGE,
+                Column(
+                    "Version", cell=lambda n: (status_of(n).get("nodeInfo") or {}).get("kubeletVersion", "")
+                ),
+            ),
             patch_meta=with_metadata({}),
             field_labels=("spec.unschedulable",),
         ),
@@ -443,8 +451,17 @@ def _role_ref(binding: dict[str, Any]) -> str:
     return f"{reference.get('kind', '')}/{reference.get('name', '')}"
 
 
-def _node_ready(node: dict[str, Any]) -> str:
+def _node_status(node: dict[str, Any]) -> str:
+    """STATUS as the API server prints it: Ready/NotReady/Unknown, `,SchedulingDisabled` once cordoned."""
+    ready = "Unknown"
     for condition in status_of(node).get("conditions") or []:
         if condition.get("type") == "Ready":
-            return "Ready" if condition.get("status") == "True" else "NotReady"
-    return "Unknown"
+            ready = "Ready" if condition.get("status") == "True" else "NotReady"
+    return f"{ready},SchedulingDisabled" if spec_of(node).get("unschedulable") else ready
+
+
+def _node_roles(node: dict[str, Any]) -> str:
+    """ROLES: the `node-role.kubernetes.io/<role>` labels, `<none>` without any."""
+    prefix = "node-role.kubernetes.io/"
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    return ",".join(sorted(k[len(prefix) :] for k in labels if k.startswith(prefix))) or "<none>"

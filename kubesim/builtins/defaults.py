@@ -153,6 +153,27 @@ def replica_set(spec: dict[str, Any]) -> None:
     template(spec)
 
 
+def horizontal_pod_autoscaler(spec: dict[str, Any]) -> None:
+    """autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: one replica at least, 80% CPU utilization when
+    no metric is given, and a behavior, once given, completed with the default scaling rules."""
+    spec.setdefault("minReplicas", 1)
+    if not spec.get("metrics"):
+        target = {"type": "Utilization", "averageUtilization": 80}
+        spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        up = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": _SCALE_UP_POLICIES}
+        down = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+        behavior["scaleUp"] = {**up, **(behavior.get("scaleUp") or {})}
+        behavior["scaleDown"] = {**down, **(behavior.get("scaleDown") or {})}
+
+
+_SCALE_UP_POLICIES = [
+    {"type": "Pods", "value": 4, "periodSeconds": 15},
+    {"type": "Percent", "value": 100, "periodSeconds": 15},
+]
+
+
 def replication_controller(obj: dict[str, Any]) -> None:
     """SetDefaults_ReplicationController: selector and labels from the template's labels, one replica."""
     spec = obj.setdefault("spec", {})

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesim.builtins.common import AGE, TEMPLATE_META, columns_with_name, spec_of, status_of, with_metadata
+from kubesim.hpaviews import HPA_V1
 from kubesim.resources import Column, ListMeta, ResourceType, ScalePaths
 
 # `kubectl scale` on the replica-keeping kinds, as on Deployments (autoscaling/v1 Scale).
@@ -278,9 +279,9 @@ def stored_kinds() -> list[ResourceType]:
             ),
             patch_meta=plain,
         ),
-        ResourceType(
+        ResourceType(  # stored as autoscaling/v2; v1 is converted both ways (kubesim.hpaviews)
             "autoscaling",
-            ("v2",),
+            ("v2", "v1"),
             "HorizontalPodAutoscaler",
             "horizontalpodautoscalers",
             "horizontalpodautoscaler",
@@ -290,12 +291,14 @@ def stored_kinds() -> list[ResourceType]:
             has_status=True,
             columns=columns_with_name(
                 Column("Reference", cell=_scale_target),
-                Column("MinPods", "integer", cell=lambda h: int(spec_of(h).get("minReplicas", 1))),
+                Column("Targets", cell=hpa_targets),
+                Column("MinPods", cell=lambda h: str(spec_of(h).get("minReplicas", "<unset>"))),
                 Column("MaxPods", "integer", cell=lambda h: int(spec_of(h).get("maxReplicas", 0))),
                 Column("Replicas", "integer", cell=_count("currentReplicas")),
                 AGE,
             ),
             patch_meta=with_metadata({"spec": {"metrics": ListMeta(strategy="replace")}}),
+            conversions={"v1": HPA_V1},
         ),
         ResourceType(
             "scheduling.k8s.io",
@@ -345,6 +348,48 @@ def _endpoints(endpoints: dict[str, Any]) -> str:
         for port in subset.get("ports") or [{}]
     ]
     return _joined(addresses)
+
+
+def hpa_targets(hpa: dict[str, Any]) -> str:
+    """TARGETS as the API server prints it (formatHPAMetrics): `cpu: <unknown>/80%` per metric, the
+    current value from the status at the same index, at most two then `+ N more...`."""
+    specs = spec_of(hpa).get("metrics") or []
+    if not specs:
+        return "<none>"
+    statuses = status_of(hpa).get("currentMetrics") or []
+    shown = [_hpa_target(spec, statuses[i] if i < len(statuses) else {}) for i, spec in enumerate(specs)]
+    if len(shown) > 2:
+        return f"{', '.join(shown[:2])} + {len(shown) - 2} more..."
+    return ", ".join(shown)
+
+
+def _hpa_target(spec: dict[str, Any], status: dict[str, Any]) -> str:
+    kind = spec.get("type", "")
+    field = {
+        "External": "external",
+        "Pods": "pods",
+        "Object": "object",
+        "Resource": "resource",
+        "ContainerResource": "containerResource",
+    }.get(kind)
+    if field is None:
+        return "<unknown type>"
+    target = (spec.get(field) or {}).get("target") or {}
+    current = (status.get(field) or {}).get("current") if status.get(field) else None
+    if kind in ("Resource", "ContainerResource"):
+        name = (spec.get(field) or {}).get("name", "")
+        if target.get("averageValue") is not None:
+            value = (current or {}).get("averageValue", "<unknown>")
+            return f"{name}: {value}/{target['averageValue']}"
+        utilization = (current or {}).get("averageUtilization")
+        shown = "<unknown>" if utilization is None else f"{utilization}%"
+        goal = "<auto>" if target.get("averageUtilization") is None else f"{target['averageUtilization']}%"
+        return f"{name}: {shown}/{goal}"
+    if kind == "Pods":
+        return f"{(current or {}).get('averageValue', '<unknown>')}/{target.get('averageValue', '')}"
+    if target.get("averageValue") is not None:
+        return f"{(current or {}).get('averageValue', '<unknown>')}/{target['averageValue']} (avg)"
+    return f"{(current or {}).get('value', '<unknown>')}/{target.get('value', '')}"
 
 
 def _scale_target(hpa: dict[str, Any]) -> str:

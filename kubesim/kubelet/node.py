@@ -100,6 +100,7 @@ class Kubelet:
         self._rules: list[ScriptRule] = []
         self._ips = itertools.count(2)
         self._subscription: Subscription | None = None
+        self._node_subscription: Subscription | None = None
         self._remove_admission: Callable[[], None] | None = None
         self._pods = store.resource("pods")
         self._node_ips: dict[str, str] = {}
@@ -120,6 +121,7 @@ class Kubelet:
         self._remove_admission = self.store.add_admission(self._validate_script)
         self.store.graceful_deletion.add("pods")
         self._subscription = self.store.subscribe(self._on_pod, resource="pods")
+        self._node_subscription = self.store.subscribe(self._on_node, resource="nodes")
         for pod in self.store.list("pods")["items"]:
             self._on_pod("ADDED", pod)
 
@@ -130,18 +132,33 @@ class Kubelet:
         self._node_ips = {name: str(first + index) for index, name in enumerate(names)}
         nodes.register(self.store, self._node_ips, self.clock.timestamp())
 
-    def _pick_node(self, spec: dict[str, Any]) -> tuple[str, str]:
-        """(node name, host IP) of a pod: the node it names, or the next of ours in turn."""
+    def _pick_node(self, spec: dict[str, Any]) -> tuple[str, str] | None:
+        """(node name, host IP) of a pod: the node it names, or the next of ours in turn that is not
+        cordoned (`spec.unschedulable`, unless the pod tolerates it); None when no node can take it."""
         if spec.get("nodeName"):
             name = str(spec["nodeName"])
             return name, self._node_ips.get(name, self.settings.host_ip)
         names = list(self._node_ips) or [self.settings.node_name]
+        if not nodes.tolerates_unschedulable(spec):
+            cordoned = nodes.cordoned(self.store)
+            names = [name for name in names if name not in cordoned]
+        if not names:
+            return None
         name = names[next(self._next_node) % len(names)]
         return name, self._node_ips.get(name, self.settings.host_ip)
 
+    def _on_node(self, event_type: str, node: dict[str, Any]) -> None:
+        """A node became schedulable (uncordoned, added): the pods no node could take try again."""
+        if event_type == DELETED or (node.get("spec") or {}).get("unschedulable"):
+            return
+        for pod in self.store.list("pods")["items"]:
+            if not (pod.get("spec") or {}).get("nodeName") and pod["metadata"]["uid"] not in self._runs:
+                self._on_pod("MODIFIED", pod)
+
     def stop(self) -> None:
-        if self._subscription is not None:
-            self._subscription.cancel()
+        for subscription in (self._subscription, self._node_subscription):
+            if subscription is not None:
+                subscription.cancel()
         if self._remove_admission is not None:
             self._remove_admission()
         with self._lock:
@@ -291,8 +308,12 @@ class Kubelet:
                 )
             return found
 
+        picked = self._pick_node(spec)
+        if picked is None:
+            nodes.report_unschedulable(self.store, pod, len(self._node_ips) or 1, self.clock.timestamp())
+            return None
+        node_name, host_ip = picked
         index = next(self._ips)
-        node_name, host_ip = self._pick_node(spec)
         annotations = metadata.get("annotations") or {}
         process = (
             self.processes is not None

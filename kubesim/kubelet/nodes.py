@@ -1,11 +1,13 @@
 """The Node objects of the simulated kubelet: Ready, with capacity, allocatable, addresses and nodeInfo, as
 `kubectl get nodes` and a scheduler-aware client expect to find them.
 
-Nothing reads their capacity back: the simulated scheduler binds each pod to the next node in turn.
+Nothing reads their capacity back: the simulated scheduler binds each pod to the next node in turn that is
+not cordoned (`spec.unschedulable`).
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from kubesim.errors import ApiError
@@ -107,3 +109,71 @@ def register(store: Store, addresses: dict[str, str], now: str) -> None:
             return stored
 
         store.mutate("nodes", name, with_status, subresource="status", field_manager="kubelet")
+
+
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+def cordoned(store: Store) -> set[str]:
+    """The nodes `kubectl cordon` marked `spec.unschedulable`."""
+    return {
+        n["metadata"]["name"]
+        for n in store.list("nodes")["items"]
+        if (n.get("spec") or {}).get("unschedulable")
+    }
+
+
+def tolerates_unschedulable(pod_spec: dict[str, Any]) -> bool:
+    """Whether the pod tolerates the unschedulable taint (the NodeUnschedulable plugin's test; DaemonSet
+    pods do): a toleration of that key (or of every key, `operator: Exists`) with effect NoSchedule or any."""
+    for toleration in pod_spec.get("tolerations") or []:
+        key, operator = toleration.get("key", ""), toleration.get("operator", "Equal")
+        if toleration.get("effect") not in (None, "", "NoSchedule"):
+            continue
+        if (key == UNSCHEDULABLE_TAINT and operator in ("Exists", "Equal")) or (
+            not key and operator == "Exists"
+        ):
+            return True
+    return False
+
+
+def report_unschedulable(store: Store, pod: dict[str, Any], node_count: int, now: str) -> None:
+    """Write PodScheduled False, Unschedulable, on a pod every node refuses (once: an unchanged condition
+    is not written again, so the pod's own event does not loop)."""
+    condition = unschedulable_condition(node_count, now)
+
+    def change(current: dict[str, Any]) -> dict[str, Any] | None:
+        if current["metadata"]["uid"] != pod["metadata"]["uid"] or current["spec"].get("nodeName"):
+            return None
+        status = current.setdefault("status", {})
+        old = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+        if old is not None and old.get("status") == "False" and old.get("message") == condition["message"]:
+            return None
+        kept = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        status["conditions"] = [*kept, condition]
+        return current
+
+    metadata = pod["metadata"]
+    with contextlib.suppress(ApiError):  # the pod went away meanwhile
+        store.mutate(
+            "pods",
+            metadata["name"],
+            change,
+            namespace=metadata.get("namespace", ""),
+            subresource="status",
+            field_manager="kube-scheduler",
+        )
+
+
+def unschedulable_condition(node_count: int, now: str) -> dict[str, Any]:
+    """The PodScheduled condition the scheduler writes when every node is cordoned."""
+    return {
+        "type": "PodScheduled",
+        "status": "False",
+        "lastProbeTime": None,
+        "lastTransitionTime": now,
+        "reason": "Unschedulable",
+        "message": f"0/{node_count} nodes are available: {node_count} node(s) were unschedulable. "
+        f"preemption: 0/{node_count} nodes are available: {node_count} Preemption is not helpful for "
+        "scheduling.",
+    }

@@ -144,13 +144,18 @@ def _condition(run: PodRun, kind: str, ok: bool, now: str) -> dict[str, Any]:
     return {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": since}
 
 
+_KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+
+
 def render_status(run: PodRun, old_status: dict[str, Any], now: str) -> dict[str, Any]:
-    """The pod's `status` as the kubelet reports it; fields the kubelet does not own (qosClass) are kept."""
+    """The pod's `status` as the kubelet reports it; fields and conditions the kubelet does not own
+    (qosClass, DisruptionTarget) are kept."""
     ready = (
         run.phase == "Running"
         and bool(run.main)
         and all(c.running and c.probe_started and c.probe_ready for c in run.main + run.sidecars)
     )
+    foreign = [c for c in old_status.get("conditions") or [] if c.get("type") not in _KUBELET_CONDITIONS]
     status: dict[str, Any] = {
         **{k: v for k, v in old_status.items() if k in ("qosClass", "nominatedNodeName")},
         "phase": run.phase,
@@ -164,6 +169,7 @@ def render_status(run: PodRun, old_status: dict[str, Any], now: str) -> dict[str
             _condition(run, "Ready", ready, now),
             _condition(run, "ContainersReady", ready, now),
             _condition(run, "PodScheduled", True, now),
+            *foreign,
         ],
         "containerStatuses": [_container_status(c, run.uid) for c in run.main],
     }

@@ -28,7 +28,11 @@ _SUBRESOURCE_VERBS = {
     "exec": ["create", "get"],
     "attach": ["create", "get"],
     "portforward": ["create", "get"],
+    "eviction": ["create"],
+    "ephemeralcontainers": ["get", "patch", "update"],
 }
+# Subresources whose requests and answers are another kind than their resource's (group, version, kind).
+_SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "eviction": ("policy", "v1", "Eviction")}
 
 
 def version_info() -> dict[str, str]:
@@ -83,8 +87,9 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
                 "kind": resource.kind,
                 "verbs": verbs,
             }
-            if sub == "scale":  # kubectl's scale client reads the Scale kind from here
-                entry.update(group="autoscaling", version="v1", kind="Scale")
+            if sub in _SUBRESOURCE_KINDS:  # kubectl's scale client and drain read the kind from here
+                group_name, kind_version, kind = _SUBRESOURCE_KINDS[sub]
+                entry.update(group=group_name, version=kind_version, kind=kind)
             resources.append(entry)
     return {
         "kind": "APIResourceList",

@@ -17,8 +17,8 @@ from kubesim.errors import (
 from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesim.resources import ResourceType, View
 from kubesim.selectors import Selector, parse_field_selector, parse_label_selector
-from kubesim.server import scale
-from kubesim.server.negotiation import decode_body
+from kubesim.server import protobuf, scale
+from kubesim.server.negotiation import decode_body, media_type
 from kubesim.server.types import ApiRequest, Backend, Response, json_response
 from kubesim.server.watchstream import error_event, stream_events
 from kubesim.store import BACKGROUND, DELETED, WriteOptions
@@ -37,7 +37,9 @@ def present(obj: dict[str, Any], resource: ResourceType, version: str) -> dict[s
         return resource.view.to_view(obj)
     if version == resource.storage_version:
         return obj
-    return {**obj, "apiVersion": resource.api_version(version)}
+    conversion = resource.conversions.get(version)
+    shown = conversion.to_version(obj) if conversion is not None else obj
+    return {**shown, "apiVersion": resource.api_version(version)}
 
 
 def _stored(server: Backend, resource: ResourceType) -> ResourceType:
@@ -360,12 +362,17 @@ def _patch_view(
 
 
 def _delete_options(request: ApiRequest) -> dict[str, Any]:
+    """The DeleteOptions body: JSON, or protobuf as typed clients send it (`kubectl drain
+    --disable-eviction`); a body without a content type is read as JSON."""
     if not request.body.strip():
         return {}
-    try:
-        body = json.loads(request.body)
-    except ValueError as error:
-        raise bad_request(f"DeleteOptions: could not decode the body: {error}") from None
+    if media_type(request.headers.get("content-type")) == protobuf.MEDIA_TYPE:
+        body = decode_body(request.body, request.headers.get("content-type")).document
+    else:
+        try:
+            body = json.loads(request.body)
+        except ValueError as error:
+            raise bad_request(f"DeleteOptions: could not decode the body: {error}") from None
     if not isinstance(body, dict):
         raise bad_request("DeleteOptions must be a JSON object")
     return body

@@ -64,6 +64,8 @@ def default_on_write(resource: ResourceType, obj: dict[str, Any]) -> None:
         _TEMPLATE_DEFAULTS[group_kind](obj.setdefault("spec", {}))
     elif group_kind == ("", "ReplicationController"):
         defaults.replication_controller(obj)
+    elif group_kind == ("autoscaling", "HorizontalPodAutoscaler"):
+        defaults.horizontal_pod_autoscaler(obj.setdefault("spec", {}))
     elif group_kind == ("batch", "Job"):
         spec = obj.setdefault("spec", {})
         defaults.template(spec)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -185,6 +186,22 @@ class WritesMixin(StoreBase):
         request.object = obj
         return self._run_admission(request, self._admission) or obj
 
+    def _in_storage_shape(
+        self, resource: ResourceType, obj: dict[str, Any], options: WriteOptions
+    ) -> dict[str, Any]:
+        """A body sent in a version stored in another shape (an autoscaling/v1 HorizontalPodAutoscaler):
+        decoded against its own version (unknown fields reported in its terms), then converted to the
+        storage version's shape, in which the write goes on (`options.version` says so). The version is
+        the request's, or the body's `apiVersion` from Python."""
+        version = options.version or str(obj.get("apiVersion", "")).rpartition("/")[2]
+        conversion = resource.conversions.get(version)
+        if conversion is None:
+            return obj
+        obj = _decoded(resource, obj, dataclasses.replace(options, version=version))
+        options.duplicate_fields = []
+        options.version = resource.storage_version
+        return conversion.to_storage(obj)
+
     def _namespace_for(self, resource: ResourceType, namespace: str | None) -> str:
         if not resource.namespaced:
             return ""
@@ -218,7 +235,8 @@ class WritesMixin(StoreBase):
         """Create an object (POST). The namespace defaults to metadata.namespace, then `default`."""
         options = options or WriteOptions()
         stored, obj = self.storage_of(obj, resource)
-        return self._create(stored, clone(obj), namespace, options, managed=False)
+        obj = self._in_storage_shape(stored, clone(obj), options)
+        return self._create(stored, obj, namespace, options, managed=False)
 
     def _create(
         self,
@@ -296,15 +314,14 @@ class WritesMixin(StoreBase):
     ) -> dict[str, Any]:
         """Replace an object (PUT); a stale metadata.resourceVersion answers 409 Conflict."""
         resource, obj = self.storage_of(obj, resource)
-        body = clone(obj)
+        options = options or WriteOptions()
+        body = self._in_storage_shape(resource, clone(obj), options)
         metadata = _metadata(body)
         name = metadata.get("name", "")
         namespace = self._namespace_for(
             resource, namespace if namespace is not None else metadata.get("namespace")
         )
-        return self._update(
-            resource, namespace, name, lambda _old: body, options or WriteOptions(), subresource
-        )
+        return self._update(resource, namespace, name, lambda _old: body, options, subresource)
 
     def update_status(self, obj: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         return self.update(obj, subresource="status", **kwargs)
@@ -327,19 +344,33 @@ class WritesMixin(StoreBase):
         if patch_type == "strategic" and not resource.builtin:
             raise unsupported_media_type("application/strategic-merge-patch+json")
         if patch_type == "apply":
+            if options.version in resource.conversions:
+                raise unsupported_media_type(
+                    f"application/apply-patch+yaml (through {resource.api_version(options.version)})"
+                )
             return self._apply(resource, namespace, name, patch, options, subresource)
         if patch_type not in PATCH_TYPES:
             raise unsupported_media_type(patch_type)
         if patch_type == "merge" and not isinstance(patch, dict):
             raise bad_request("merge patch: the patch must be a JSON object")
 
-        def compute(old: dict[str, Any]) -> dict[str, Any]:
-            if patch_type == "json":
-                return json_patch(old, patch)
-            if patch_type == "strategic":
-                return strategic_merge_patch(old, patch, resource.patch_meta)
-            return merge_patch(old, patch)
+        conversion = resource.conversions.get(options.version)
+        version = options.version  # the version the patch is written against
 
+        def compute(old: dict[str, Any]) -> dict[str, Any]:
+            shown = conversion.to_version(old) if conversion is not None else old
+            if patch_type == "json":
+                patched = json_patch(shown, patch)
+            elif patch_type == "strategic":
+                patched = strategic_merge_patch(shown, patch, resource.patch_meta)
+            else:
+                patched = merge_patch(shown, patch)
+            if conversion is None:
+                return patched
+            return self._in_storage_shape(resource, patched, dataclasses.replace(options, version=version))
+
+        if conversion is not None:
+            options.version = resource.storage_version
         return self._update(resource, namespace, name, compute, options, subresource)
 
     def mutate(

@@ -22,6 +22,7 @@ import pytest
 import requests
 
 from kubesim.__main__ import _arguments
+from kubesim.kubelet import rollout
 from kubesim.processes import ProcessOptions
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
@@ -358,6 +359,25 @@ def _deployment(name: str = "web", replicas: int = 1) -> dict[str, Any]:
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 
 
+@documents("D-hpa-v1-apply")
+def test_apply_through_autoscaling_v1_answers_415(http: Http) -> None:
+    hpa = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3},
+    }
+    path = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    created(http("POST", path, json=hpa))
+    response = http(
+        "PATCH",
+        f"{path}/web?fieldManager=me",
+        data=json.dumps(hpa),
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert response.status_code == 415
+
+
 @documents("D-scale-no-apply")
 def test_scale_refuses_apply_patches(http: Http) -> None:
     created(http("POST", DEPLOYMENTS, json=_deployment()))
@@ -434,29 +454,28 @@ def test_apply_through_the_core_event_view_is_unsupported(http: Http) -> None:
 @documents("D-no-builtin-controllers")
 def test_stored_workloads_run_nothing(running: Simulator) -> None:
     http = http_for(running)
-    template = {"metadata": {"labels": {"app": "rs"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    replicas = {"replicas": 2, "selector": {"matchLabels": {"app": "rs"}}, "template": template}
-    created(
-        http(
-            "POST",
-            "/apis/apps/v1/namespaces/default/replicasets",
-            json={"metadata": {"name": "rs"}, "spec": replicas},
-        )
-    )
-    service = {"metadata": {"name": "svc"}, "spec": {"selector": {"app": "rs"}, "ports": [{"port": 80}]}}
+    template = {"metadata": {"labels": {"app": "ds"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    service = {"metadata": {"name": "svc"}, "spec": {"selector": {"app": "ds"}, "ports": [{"port": 80}]}}
     created(http("POST", "/api/v1/namespaces/default/services", json=service))
     claim = {
         "metadata": {"name": "data"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
     }
     created(http("POST", "/api/v1/namespaces/default/persistentvolumeclaims", json=claim))
-    created(http("POST", DEPLOYMENTS, json=_deployment()))
-    daemons = {"selector": {"matchLabels": {"app": "rs"}}, "template": template}
+    daemons = {"selector": {"matchLabels": {"app": "ds"}}, "template": template}
     created(
         http(
             "POST",
             "/apis/apps/v1/namespaces/default/daemonsets",
             json={"metadata": {"name": "ds"}, "spec": daemons},
+        )
+    )
+    sets = {"selector": {"matchLabels": {"app": "ds"}}, "serviceName": "svc", "template": template}
+    created(
+        http(
+            "POST",
+            "/apis/apps/v1/namespaces/default/statefulsets",
+            json={"metadata": {"name": "sts"}, "spec": sets},
         )
     )
     job_template = {
@@ -471,11 +490,8 @@ def test_stored_workloads_run_nothing(running: Simulator) -> None:
         )
     )
     running.advance(180)
-    assert running.store.list("pods", "default", label_selector="app=rs")["items"] == []
+    assert running.store.list("pods", "default", label_selector="app=ds")["items"] == []
     assert running.store.list("jobs.batch", "default")["items"] == []
-    assert (
-        running.store.list("replicasets.apps", "default")["items"][0]["metadata"]["name"] == "rs"
-    )  # only ours
     assert running.store.list("endpoints", "default")["items"] == []
     assert running.store.list("endpointslices.discovery.k8s.io", "default")["items"] == []
     assert running.store.get("persistentvolumeclaims", "data", "default").get("status") is None
@@ -486,6 +502,20 @@ def test_a_quota_of_no_pods_admits_a_pod(http: Http) -> None:
     quota = {"metadata": {"name": "none"}, "spec": {"hard": {"pods": "0"}}}
     created(http("POST", "/api/v1/namespaces/default/resourcequotas", json=quota))
     created(http("POST", PODS, json=pod("p")))
+
+
+@documents("D-eviction-admission")
+def test_an_eviction_reaches_admission_only_as_the_pods_deletion(running: Simulator) -> None:
+    seen: list[tuple[str, str, str]] = []
+    running.store.add_admission(lambda r: seen.append((r.operation, r.resource.key, r.subresource)))
+    http = http_for(running)
+    created(http("POST", PODS, json=pod("p")))
+    assert running.run_until(lambda: phase(running, "p") == "Running", within=60)
+    seen.clear()
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}
+    assert http("POST", f"{PODS}/p/eviction", json=eviction).status_code == 201
+    assert ("DELETE", "pods", "") in seen
+    assert not [request for request in seen if request[2] == "eviction"]
 
 
 @documents("D-no-streams")
@@ -530,6 +560,7 @@ def test_proxy_subresources_are_not_found(http: Http) -> None:
 @documents("D-static-nodes")
 def test_nodes_never_heartbeat_again_nor_carry_taints(running: Simulator) -> None:
     node = running.store.get("nodes", "kubesim-node")
+    running.store.patch("nodes", "kubesim-node", {"spec": {"unschedulable": True}})  # kubectl cordon
     running.advance(3600)
     later = running.store.get("nodes", "kubesim-node")
     assert later["status"]["conditions"] == node["status"]["conditions"]
@@ -598,28 +629,30 @@ def test_a_restored_running_pod_starts_its_containers_again(tmp_path: Path) -> N
         assert started() != first
 
 
-@documents("D-deployments-recreate")
-def test_a_paused_deployment_replaces_every_pod_at_once(running: Simulator) -> None:
+@documents("D-kubelet-no-ephemeral")
+def test_an_ephemeral_container_is_never_started(running: Simulator) -> None:
     http = http_for(running)
-    created(
-        http(
-            "POST",
-            DEPLOYMENTS,
-            json={**_deployment(replicas=2), "spec": {**_deployment(replicas=2)["spec"], "paused": True}},
-        )
+    created(http("POST", PODS, json=pod("p", restartPolicy="Always")))
+    assert running.run_until(lambda: phase(running, "p") == "Running", within=60)
+    debugger = {"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}}
+    response = http(
+        "PATCH",
+        f"{PODS}/p/ephemeralcontainers",
+        data=json.dumps(debugger),
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
     )
-    running.advance(5)
-    before = {p["metadata"]["name"] for p in running.store.list("pods", "default")["items"]}
-    assert len(before) == 2
-    merge(
-        http,
-        f"{DEPLOYMENTS}/web",
-        {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "web:2"}]}}}},
-    )
-    running.advance(5)
-    after = running.store.list("pods", "default")["items"]
-    assert not before & {p["metadata"]["name"] for p in after}
-    assert running.store.list("replicasets.apps", "default")["items"] == []
+    assert response.status_code == 200, response.text
+    running.advance(60)
+    assert "ephemeralContainerStatuses" not in running.store.get("pods", "p", "default")["status"]
+
+
+@documents("D-template-hash")
+def test_the_pod_template_hash_hashes_the_templates_json(running: Simulator) -> None:
+    created(http_for(running)("POST", DEPLOYMENTS, json=_deployment()))
+    running.store.wait_idle()
+    web = running.store.get("deployments.apps", "web", "default")
+    (replica_set,) = running.store.list("replicasets.apps", "default")["items"]
+    assert replica_set["metadata"]["name"] == f"web-{rollout.template_hash(web['spec']['template'])}"
 
 
 @documents("D-jobs-subset")
