@@ -119,7 +119,6 @@ class ProcessPods:
         container.probe_started = not spec.get("startupProbe")
         container.probe_ready = not spec.get("readinessProbe")
         self._start_probes(run, container, spec, attempt)
-        self.kubelet.logs.start_run((run.namespace, run.name, container.name))
         image = container.image
         self.event(
             run, "Normal", "Pulled", f'Container image "{image}" already present on machine', container

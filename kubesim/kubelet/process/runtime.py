@@ -311,11 +311,13 @@ class ProcessRuntime:
             stdin=bool(container.get("stdin")),
             tty=bool(container.get("tty")),
         )
+        key = (state.namespace, state.name, name)
+        # a new run of the log before the process can print: its first lines belong to this run
+        self.logs.start_run(key)
         handle = self.node.start_container(uid, launch)
         with self._lock:
             state.handles[name] = handle
             state.launches[name] = launch
-        key = (state.namespace, state.name, name)
         threading.Thread(
             target=self._follow,
             args=(handle, key, on_exit),
