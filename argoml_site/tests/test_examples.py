@@ -106,6 +106,16 @@ class Stack:
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
 
+    def explain(self, resource: str, name: str) -> str:
+        """What a person would look at when a job did not end as expected: it, and its pods' last lines."""
+        found = self.kubectl("get", resource, name, "-o", "yaml")
+        logs = subprocess.run(
+            [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", NAMESPACE, "logs", "--prefix", "--tail=40",
+             "--all-containers", "-l", f"argoml.io/job-name={name}"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        return f"{found}\n--- its pods' logs ---\n{logs.stdout}{logs.stderr}"
+
     def wait_for(self, resource: str, name: str, jsonpath: str, wanted: str) -> str:
         deadline = time.monotonic() + END_STATE_TIMEOUT_SECONDS
         state = ""
@@ -167,9 +177,7 @@ def test_every_example_is_covered_here():
     ("example", "resource", "name", "jsonpath", "wanted"), APPLIED, ids=[a[0] for a in APPLIED]
 )
 def test_an_applied_example_reaches_its_end_state(stack, example, resource, name, jsonpath, wanted):
-    assert stack.wait_for(resource, name, jsonpath, wanted) == wanted, stack.kubectl(
-        "get", resource, name, "-o", "yaml"
-    )
+    assert stack.wait_for(resource, name, jsonpath, wanted) == wanted, stack.explain(resource, name)
     if resource == "hpw":
         best = stack.kubectl("get", "hpw", name, "-o", "jsonpath={.status.bestTrial}")
         if "objective" in yaml.safe_load((EXAMPLES / example).read_text())["spec"]:
@@ -252,7 +260,10 @@ def training_results(stack: Stack, *pods: str) -> dict[str, dict]:
 
 def test_the_tfjob_trains_one_keras_model_for_real(stack):
     """TF_CONFIG as the operator wrote it, read by TensorFlow's MultiWorkerMirroredStrategy in real pods."""
-    assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    wanted = "Succeeded"
+    assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", wanted) == wanted, (
+        stack.explain("tfjob", "tf-train")
+    )
     results = training_results(stack, "tf-train-chief-0", "tf-train-worker-0", "tf-train-worker-1")
     assert sorted(result["task"] for result in results.values()) == ["chief:0", "worker:0", "worker:1"]
     for result in results.values():
@@ -263,7 +274,10 @@ def test_the_tfjob_trains_one_keras_model_for_real(stack):
 
 
 def test_the_jaxjob_sums_across_its_processes_for_real(stack):
-    assert stack.wait_for("jaxjob", "jax-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
+    wanted = "Succeeded"
+    assert stack.wait_for("jaxjob", "jax-train", "{.status.conditions[-1:].type}", wanted) == wanted, (
+        stack.explain("jaxjob", "jax-train")
+    )
     results = list(training_results(stack, "jax-train-worker-0", "jax-train-worker-1").values())
     assert sorted(result["process"] for result in results) == [0, 1]
     for result in results:
@@ -275,7 +289,9 @@ def test_the_jaxjob_sums_across_its_processes_for_real(stack):
 
 def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
     wanted = "Succeeded"
-    assert stack.wait_for("xgboostjob", "xgb-train", "{.status.conditions[-1:].type}", wanted) == wanted
+    assert stack.wait_for("xgboostjob", "xgb-train", "{.status.conditions[-1:].type}", wanted) == wanted, (
+        stack.explain("xgboostjob", "xgb-train")
+    )
     results = list(
         training_results(stack, "xgb-train-master-0", "xgb-train-worker-0", "xgb-train-worker-1").values()
     )

@@ -12,6 +12,7 @@ from kubesim.kubelet.process import hosts
 from kubesim.kubelet.process.environment import PodContext
 from kubesim.kubelet.process.pods import host_access
 from kubesim.kubelet.process.probes import ProbeSettings, ProbeState, resolve_port
+from kubesim.kubelet.process.runtime import replace_in_place
 from kubesim.kubelet.process.volumes import (
     SERVICE_ACCOUNT_DIR,
     VolumeError,
@@ -294,3 +295,15 @@ def test_a_cluster_ip_service_proxies_to_its_ready_pods_target_ports() -> None:
         "spec": {"clusterIP": "None", "selector": {"a": "b"}},
     }
     assert hosts.service_backends(headless, pods, containers) == {}
+
+
+def test_a_bind_mounted_file_is_rewritten_on_its_own_inode_and_only_when_it_changes(tmp_path: Path) -> None:
+    path = tmp_path / "hosts"
+    replace_in_place(path, b"10.0.0.1 a\n10.0.0.2 b\n")
+    inode = path.stat().st_ino
+    modified = path.stat().st_mtime_ns
+    replace_in_place(path, b"10.0.0.1 a\n10.0.0.2 b\n")
+    assert path.stat().st_mtime_ns == modified, "unchanged content is not written"
+    replace_in_place(path, b"10.0.0.1 a\n")
+    assert path.read_bytes() == b"10.0.0.1 a\n"
+    assert path.stat().st_ino == inode

@@ -455,10 +455,7 @@ class ProcessRuntime:
         )
         services = self.store.list("services")["items"]
         addresses = [_address(p) for p in self.store.list("pods")["items"]]
-        text = hosts.render(own, services, addresses)
-        # rewritten in place: the file is bind-mounted, and a rename would leave the pod the old inode
-        with open(state.hosts_file, "w") as handle:
-            handle.write(text)
+        replace_in_place(state.hosts_file, hosts.render(own, services, addresses).encode())
 
     def _program_services(self, namespace: str) -> None:
         """kube-proxy's part: each ClusterIP Service of the namespace proxied to its ready pods."""
@@ -496,6 +493,24 @@ class ProcessRuntime:
         for state in states:
             with contextlib.suppress(OSError):
                 self._write_hosts(state)
+
+
+def replace_in_place(path: Path, content: bytes) -> None:
+    """Rewrite a bind-mounted file (a rename would leave the pod the old inode) without the moment a
+    truncating open leaves it empty: the pod's resolver reads it on every lookup, and an empty /etc/hosts
+    fails a peer's name mid-connect. Unchanged content is not written at all (most pod events change no
+    record); new content is written over the old, then the file is cut to its length."""
+    try:
+        if path.read_bytes() == content:
+            return
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, content, 0)
+        os.ftruncate(fd, len(content))
+    finally:
+        os.close(fd)
 
 
 def _drain(fd: int, into: bytearray) -> None:
