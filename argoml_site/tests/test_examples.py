@@ -71,6 +71,7 @@ APPLIED = [
     ("tfjob-train.yaml", "tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded"),
     ("jaxjob-train.yaml", "jaxjob", "jax-train", "{.status.conditions[-1:].type}", "Succeeded"),
     ("xgboostjob-train.yaml", "xgboostjob", "xgb-train", "{.status.conditions[-1:].type}", "Succeeded"),
+    ("tensorboard-train.yaml", "tensorboard", "tf-train", "{.status.phase}", "Ready"),
 ]
 END_STATE_TIMEOUT_SECONDS = 300.0
 
@@ -303,19 +304,11 @@ def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
     assert job_seconds(stack, "xgboostjob", "xgb-train") > 0
 
 
-def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(stack, tmp_path):
-    """The chief's event files on the claim, a real TensorBoard spawned on them, opened as a user opens it."""
+def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(stack):
+    """The chief's event files on the claim, the real TensorBoard of examples/tensorboard-train.yaml on
+    them, opened as its header says: `kubectl port-forward`, then TensorBoard's own JSON API."""
     assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
     chief = training_results(stack, "tf-train-chief-0")["tf-train-chief-0"]
-    board = {
-        "apiVersion": "argoml.io/v1alpha1",
-        "kind": "Tensorboard",
-        "metadata": {"name": "tf-train", "namespace": NAMESPACE},
-        "spec": {"logdirs": [{"name": "tf-train", "path": "pvc://training-logs/tf-train"}]},
-    }
-    manifest = tmp_path / "tensorboard.yaml"
-    manifest.write_text(yaml.safe_dump(board))
-    stack.kubectl("apply", "-f", str(manifest))
     assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
     forward = subprocess.Popen(
         [str(KUBECTL), "--kubeconfig", stack.kubeconfig, "-n", NAMESPACE,
@@ -325,8 +318,12 @@ def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(s
     try:
         port = int(forward.stdout.readline().split("127.0.0.1:")[1].split()[0])
         base = f"http://127.0.0.1:{port}/tensorboards/{NAMESPACE}/tf-train"
-        with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
-            runs = json.load(response)
+        deadline = time.monotonic() + 60
+        runs: list[str] = []
+        while "tf-train/train" not in runs and time.monotonic() < deadline:  # it reloads every few seconds
+            with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
+                runs = json.load(response)
+            time.sleep(1)
         assert "tf-train/train" in runs, runs
         query = "run=tf-train%2Ftrain&tag=loss"
         with urllib.request.urlopen(f"{base}/data/plugin/scalars/scalars?{query}", timeout=30) as response:
