@@ -10,9 +10,9 @@ import pytest
 
 from kubesim.kubelet.process import hosts
 from kubesim.kubelet.process.environment import PodContext
+from kubesim.kubelet.process.network import replace_in_place
 from kubesim.kubelet.process.pods import host_access
 from kubesim.kubelet.process.probes import ProbeSettings, ProbeState, resolve_port
-from kubesim.kubelet.process.runtime import replace_in_place
 from kubesim.kubelet.process.volumes import (
     SERVICE_ACCOUNT_DIR,
     VolumeError,

@@ -22,7 +22,7 @@ from typing import Any
 
 from kubesim.errors import ApiError
 from kubesim.kubelet.logs import LogStore
-from kubesim.kubelet.process import argoexec, hosts, volumes
+from kubesim.kubelet.process import argoexec, volumes
 from kubesim.kubelet.process.environment import (
     ConfigError,
     PodContext,
@@ -31,14 +31,13 @@ from kubesim.kubelet.process.environment import (
     quantity,
 )
 from kubesim.kubelet.process.images import PYTHON_SHIMS, ImageMap, LocalImage
+from kubesim.kubelet.process.network import MASTER_SERVICE_IP, ClusterNetwork, PodFiles
 from kubesim.kubelet.process.provisioner import claim_directory_reader
 from kubesim.kubelet.sandbox import Container, ContainerLaunch, ExitStatus, Mount, Node, SandboxError
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.store import Store, Subscription
 
 log = logging.getLogger(__name__)
 
-#: the `kubernetes` Service's cluster IP, as on a real cluster (the first address of the service range)
-MASTER_SERVICE_IP = "10.96.0.1"
 _MAX_LINE = 16 * 1024  # a log line longer than this is split, as containerd splits at 16 KiB
 
 
@@ -119,7 +118,7 @@ class ProcessRuntime:
         self._lock = threading.RLock()
         self._subscriptions: list[Subscription] = []
         self._stopping = False
-        self._programmed: dict[str, dict[tuple[str, int], list[tuple[str, int]]]] = {}  # namespace → proxies
+        self.network = ClusterNetwork(store, self.node)
         self._claims = claim_directory_reader(store, settings.root)
         self._shims = settings.root / "images" / "python" / "bin"
 
@@ -134,7 +133,7 @@ class ProcessRuntime:
         for exposed in self.settings.exposed:
             self._expose(exposed)
         for resource in ("services", "pods"):
-            self._subscriptions.append(self.store.subscribe(self._on_cluster_change, resource=resource))
+            self._subscriptions.append(self.store.subscribe(self.network.on_change, resource=resource))
 
     def stop(self) -> None:
         self._stopping = True
@@ -206,7 +205,8 @@ class ProcessRuntime:
             )
             with self._lock:
                 self._pods[uid] = state
-            self._write_hosts(state, pod)
+            files = PodFiles(state.namespace, state.name, ip, state.hosts_file)
+            self.network.add_pod(uid, files, pod)
         if not state.volumes:
             context = self._context(pod, state)
             host = volumes.VolumeHost(
@@ -226,6 +226,7 @@ class ProcessRuntime:
         with self._lock:
             state = self._pods.pop(uid, None)
         if state is not None:
+            self.network.remove_pod(uid)
             self.node.remove_pod(uid)
 
     def _context(self, pod: Mapping[str, Any], state: PodSandboxState) -> PodContext:
@@ -297,7 +298,7 @@ class ProcessRuntime:
             mounts += state.output_mounts
         mounts += [
             Mount(str(state.hosts_file), "/etc/hosts", True),
-            Mount(str(self._resolv_conf(state)), "/etc/resolv.conf", True),
+            Mount(str(self.network.resolv_conf(state.directory, state.namespace)), "/etc/resolv.conf", True),
             Mount(str(self._shims), PYTHON_SHIMS, True),
         ]
         limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
@@ -424,93 +425,9 @@ class ProcessRuntime:
             with contextlib.suppress(ProcessLookupError, OSError):
                 handle.kill()
 
-    # --- DNS -----------------------------------------------------------------------------------------
-
-    def _resolv_conf(self, state: PodSandboxState) -> Path:
-        path = state.directory / "resolv.conf"
-        if not path.exists():
-            search = f"{state.namespace}.svc.{hosts.DOMAIN} svc.{hosts.DOMAIN} {hosts.DOMAIN}"
-            path.write_text(f"search {search}\nnameserver 127.0.0.1\noptions ndots:5\n")
-        return path
-
     def _masked_paths(self) -> tuple[str, ...]:
         """What no pod may read although it is on the machine: the dev stack's state (tokens, keys)."""
         return (str(self.settings.root), str(Path.home() / ".kube"), *self.settings.masked_paths)
-
-    def _write_hosts(self, state: PodSandboxState, pod: Mapping[str, Any] | None = None) -> None:
-        if pod is None:
-            try:
-                pod = self.store.get("pods", state.name, state.namespace)
-            except ApiError:
-                return
-        spec = pod.get("spec") or {}
-        own = hosts.PodAddress(
-            state.namespace,
-            state.name,
-            state.ip,
-            {},
-            str(spec.get("hostname") or ""),
-            str(spec.get("subdomain") or ""),
-            True,
-        )
-        services = self.store.list("services")["items"]
-        addresses = [_address(p) for p in self.store.list("pods")["items"]]
-        replace_in_place(state.hosts_file, hosts.render(own, services, addresses).encode())
-
-    def _program_services(self, namespace: str) -> None:
-        """kube-proxy's part: each ClusterIP Service of the namespace proxied to its ready pods."""
-        pods = self.store.list("pods", namespace)["items"]
-        addresses = [_address(p) for p in pods]
-        containers = {
-            (namespace, p["metadata"]["name"]): (p.get("spec") or {}).get("containers") or [] for p in pods
-        }
-        wanted: dict[tuple[str, int], list[tuple[str, int]]] = {}
-        for service in self.store.list("services", namespace)["items"]:
-            ip = str((service.get("spec") or {}).get("clusterIP") or "")
-            if ip == MASTER_SERVICE_IP:
-                continue
-            for port, backends in hosts.service_backends(service, addresses, containers).items():
-                wanted[(ip, port)] = backends
-        with self._lock:
-            previous = self._programmed.get(namespace, {})
-            self._programmed[namespace] = wanted
-        for (ip, port), backends in wanted.items():
-            if previous.get((ip, port)) != backends:
-                self.node.set_service(ip, port, backends)
-        for key in set(previous) - set(wanted):
-            self.node.set_service(key[0], key[1], [])
-
-    def _on_cluster_change(self, event_type: str, obj: dict[str, Any]) -> None:
-        namespace = obj["metadata"].get("namespace", "")
-        with contextlib.suppress(SandboxError, OSError):
-            self._program_services(namespace)
-        if obj.get("kind") == "Pod" and event_type != DELETED and not (obj.get("status") or {}).get("podIP"):
-            return
-        with self._lock:
-            states = [
-                s for s in self._pods.values() if s.namespace == namespace or obj.get("kind") == "Service"
-            ]
-        for state in states:
-            with contextlib.suppress(OSError):
-                self._write_hosts(state)
-
-
-def replace_in_place(path: Path, content: bytes) -> None:
-    """Rewrite a bind-mounted file (a rename would leave the pod the old inode) without the moment a
-    truncating open leaves it empty: the pod's resolver reads it on every lookup, and an empty /etc/hosts
-    fails a peer's name mid-connect. Unchanged content is not written at all (most pod events change no
-    record); new content is written over the old, then the file is cut to its length."""
-    try:
-        if path.read_bytes() == content:
-            return
-    except FileNotFoundError:
-        pass
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        os.pwrite(fd, content, 0)
-        os.ftruncate(fd, len(content))
-    finally:
-        os.close(fd)
 
 
 def _drain(fd: int, into: bytearray) -> None:
@@ -518,22 +435,6 @@ def _drain(fd: int, into: bytearray) -> None:
         while chunk := os.read(fd, 65536):
             into.extend(chunk[: max(0, 10240 - len(into))])  # a probe's output is cut at 10 KiB
         os.close(fd)
-
-
-def _address(pod: Mapping[str, Any]) -> hosts.PodAddress:
-    metadata, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
-    ready = any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
-    )
-    return hosts.PodAddress(
-        str(metadata.get("namespace", "")),
-        str(metadata["name"]),
-        str(status.get("podIP") or ""),
-        metadata.get("labels") or {},
-        str(spec.get("hostname") or ""),
-        str(spec.get("subdomain") or ""),
-        ready and status.get("phase") == "Running",
-    )
 
 
 def _bytes(limit: Any) -> int | None:
