@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -38,3 +40,27 @@ def running_simulator(
         simulator = Simulator(clock=clock, kubeconfig_path=path, **options)
         with simulator:
             yield simulator
+
+
+def run_kubectl(
+    sim: Simulator,
+    *args: str,
+    stdin: str | None = None,
+    check: bool = True,
+    namespace: str = "default",
+    timeout: float = 90.0,
+) -> subprocess.CompletedProcess[str]:
+    """The real kubectl against `sim` (through its kubeconfig) in `namespace`; with `check`, a non-zero exit
+    fails the test, naming the command and what kubectl said."""
+    done = subprocess.run(
+        [str(KUBECTL), "--namespace", namespace, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)},
+        check=False,
+        timeout=timeout,
+    )
+    if check:
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+    return done

@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from kubesim.clock import Timer
 from kubesim.errors import ApiError
 from kubesim.jsonutil import clone
 from kubesim.kubelet import ownership, progress, rollout
+from kubesim.kubelet.resyncs import Resyncs
 from kubesim.kubelet.rollout import Rollout
 from kubesim.store import DELETED, Store, Subscription
 
 log = logging.getLogger(__name__)
 
 DEPLOYMENTS, REPLICA_SETS = "deployments.apps", "replicasets.apps"
-_FIRST_RETRY, _MAX_RETRY = 1.0, 300.0
 
 
 class _Requeue(Exception):
@@ -42,8 +42,7 @@ class DeploymentController:
         self.store = store
         self._lock = threading.RLock()
         self._subscriptions: list[Subscription] = []
-        self._timers: dict[str, Timer] = {}  # by Deployment uid: the progress-deadline check or a retry
-        self._backoff: dict[str, float] = {}
+        self._resyncs = Resyncs(store.clock)  # by Deployment uid: the progress-deadline check or a retry
 
     def start(self) -> None:
         self._subscriptions = [
@@ -57,20 +56,14 @@ class DeploymentController:
     def stop(self) -> None:
         for subscription in self._subscriptions:
             subscription.cancel()
-        with self._lock:
-            for timer in self._timers.values():
-                timer.cancel()
-            self._timers.clear()
+        self._resyncs.cancel_all()
 
     # --- events --------------------------------------------------------------------------------------
 
     def _on_deployment(self, event_type: str, deployment: dict[str, Any]) -> None:
         metadata = deployment["metadata"]
         if event_type == DELETED:
-            with self._lock:
-                self._backoff.pop(metadata["uid"], None)
-                if (timer := self._timers.pop(metadata["uid"], None)) is not None:
-                    timer.cancel()
+            self._resyncs.forget(metadata["uid"])
             return
         self.reconcile(metadata.get("namespace", ""), metadata["name"])
 
@@ -194,7 +187,7 @@ class DeploymentController:
                         progress.PROGRESSING, "True", progress.NEW_RS_CREATED, message, self._now()
                     ),
                 )
-        self._backoff.pop(deployment["metadata"]["uid"], None)
+        self._resyncs.succeeded(deployment["metadata"]["uid"])
         deployment = self._record(deployment, plan, str(revision), status)
         return deployment, created
 
@@ -214,10 +207,7 @@ class DeploymentController:
                 progress.condition(progress.PROGRESSING, "False", "FailedRSCreate", message, self._now()),
             )
             self._write_status(deployment, plan, status)
-        uid = deployment["metadata"]["uid"]
-        delay = self._backoff.get(uid, _FIRST_RETRY)
-        self._backoff[uid] = min(delay * 2, _MAX_RETRY)
-        self._arm(deployment, delay)
+        self._resyncs.retry(deployment["metadata"]["uid"], self._resync(deployment))
         raise _Requeue from None
 
     def _existing(self, wanted: dict[str, Any]) -> dict[str, Any] | None:
@@ -347,7 +337,7 @@ class DeploymentController:
         self._write_status(deployment, plan, status)
         delay = progress.recheck_after(plan, status, now)
         if delay is not None:
-            self._arm(deployment, delay)
+            self._resyncs.arm(deployment["metadata"]["uid"], delay, self._resync(deployment))
 
     # --- writes --------------------------------------------------------------------------------------
 
@@ -475,14 +465,9 @@ class DeploymentController:
             log.debug("kubesim deployments: status of %s not written: %s", metadata["name"], error)
             raise _Requeue from None
 
-    def _arm(self, deployment: dict[str, Any], delay: float) -> None:
-        metadata = deployment["metadata"]
-        namespace, name = metadata.get("namespace", ""), metadata["name"]
-        if (old := self._timers.pop(metadata["uid"], None)) is not None:
-            old.cancel()
-        self._timers[metadata["uid"]] = self.store.clock.call_later(
-            delay, lambda: self.reconcile(namespace, name)
-        )
+    def _resync(self, deployment: dict[str, Any]) -> Callable[[], None]:
+        namespace, name = deployment["metadata"].get("namespace", ""), deployment["metadata"]["name"]
+        return lambda: self.reconcile(namespace, name)
 
     def _now(self) -> datetime:
         return self.store.clock.now()

@@ -18,9 +18,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from kubesim.clock import Timer, parse_timestamp
+from kubesim.clock import parse_timestamp
 from kubesim.errors import ApiError
 from kubesim.kubelet import ownership
+from kubesim.kubelet.resyncs import Resyncs
 from kubesim.selectors import match_labels_selector
 from kubesim.store import DELETED, Store, Subscription
 
@@ -29,7 +30,6 @@ log = logging.getLogger(__name__)
 REPLICA_FAILURE = "ReplicaFailure"
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
-_FIRST_RETRY, _MAX_RETRY = 1.0, 300.0
 
 
 def is_active(pod: dict[str, Any]) -> bool:
@@ -137,8 +137,7 @@ class ReplicaSetController:
         self.store = store
         self._lock = threading.RLock()
         self._subscriptions: list[Subscription] = []
-        self._timers: dict[str, Timer] = {}  # by ReplicaSet uid: a minReadySeconds re-check or a retry
-        self._backoff: dict[str, float] = {}  # by ReplicaSet uid: the next retry delay after a failed create
+        self._resyncs = Resyncs(store.clock)  # by ReplicaSet uid: a minReadySeconds re-check or a retry
 
     def start(self) -> None:
         self._subscriptions = [
@@ -151,18 +150,12 @@ class ReplicaSetController:
     def stop(self) -> None:
         for subscription in self._subscriptions:
             subscription.cancel()
-        with self._lock:
-            for timer in self._timers.values():
-                timer.cancel()
-            self._timers.clear()
+        self._resyncs.cancel_all()
 
     def _on_replica_set(self, event_type: str, replica_set: dict[str, Any]) -> None:
         metadata = replica_set["metadata"]
         if event_type == DELETED:
-            with self._lock:
-                self._backoff.pop(metadata["uid"], None)
-                if (timer := self._timers.pop(metadata["uid"], None)) is not None:
-                    timer.cancel()
+            self._resyncs.forget(metadata["uid"])
             return
         self.reconcile(metadata.get("namespace", ""), metadata["name"])
 
@@ -211,7 +204,7 @@ class ReplicaSetController:
                 pods.append(self.store.create(pod_for(replica_set)))
             except ApiError as error:
                 log.debug("kubesim replicasets: could not create a pod of %s: %s", uid, error)
-                self._retry_later(replica_set)
+                self._resyncs.retry(uid, self._resync(replica_set))
                 now = self.store.clock.timestamp()
                 return pods, {
                     "type": REPLICA_FAILURE,
@@ -220,14 +213,8 @@ class ReplicaSetController:
                     "message": error.message,
                     "lastTransitionTime": now,
                 }
-        self._backoff.pop(uid, None)
+        self._resyncs.succeeded(uid)
         return pods, None
-
-    def _retry_later(self, replica_set: dict[str, Any]) -> None:
-        metadata = replica_set["metadata"]
-        delay = self._backoff.get(metadata["uid"], _FIRST_RETRY)
-        self._backoff[metadata["uid"]] = min(delay * 2, _MAX_RETRY)
-        self._arm(metadata["uid"], delay, self._resync(metadata.get("namespace", ""), metadata["name"]))
 
     def _recheck_availability(self, replica_set: dict[str, Any], pods: list[dict[str, Any]]) -> None:
         """With `minReadySeconds`, sync again when the next ready pod becomes available."""
@@ -239,18 +226,12 @@ class ReplicaSetController:
             if (since := ready_since(p)) is not None and since + min_ready > now
         ]
         metadata = replica_set["metadata"]
-        if min_ready and pending and metadata["uid"] not in self._backoff:
-            self._arm(
-                metadata["uid"], min(pending), self._resync(metadata.get("namespace", ""), metadata["name"])
-            )
+        if min_ready and pending and not self._resyncs.retrying(metadata["uid"]):
+            self._resyncs.arm(metadata["uid"], min(pending), self._resync(replica_set))
 
-    def _resync(self, namespace: str, name: str) -> Callable[[], None]:
+    def _resync(self, replica_set: dict[str, Any]) -> Callable[[], None]:
+        namespace, name = replica_set["metadata"].get("namespace", ""), replica_set["metadata"]["name"]
         return lambda: self.reconcile(namespace, name)
-
-    def _arm(self, uid: str, delay: float, action: Callable[[], None]) -> None:
-        if (old := self._timers.pop(uid, None)) is not None:
-            old.cancel()
-        self._timers[uid] = self.store.clock.call_later(delay, action)
 
     def _delete(self, pod: dict[str, Any]) -> None:
         metadata = pod["metadata"]

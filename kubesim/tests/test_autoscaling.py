@@ -5,8 +5,6 @@ conversion rules themselves (pure)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +12,7 @@ import pytest
 
 from kubesim import hpaviews
 from kubesim.simulator import Simulator
-from kubesim.testing import KUBECTL
+from kubesim.testing import run_kubectl as kubectl
 
 Factory = Callable[..., Simulator]
 V1 = "horizontalpodautoscalers.v1.autoscaling"
@@ -24,23 +22,6 @@ V2 = "horizontalpodautoscalers.v2.autoscaling"
 @pytest.fixture
 def sim(kubesim_factory: Factory) -> Simulator:
     return kubesim_factory(https=True, auth=True)
-
-
-def kubectl(
-    sim: Simulator, *args: str, stdin: str | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(KUBECTL), "--namespace", "default", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)},
-        check=False,
-        timeout=60,
-    )
-    if check:
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-    return done
 
 
 def get(sim: Simulator, resource: str, name: str) -> Any:

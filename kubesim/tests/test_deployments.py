@@ -9,8 +9,6 @@ freeze it and move it with `sim.run_until`, so the steps of a rollout are observ
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -19,26 +17,9 @@ import pytest
 from kubesim.kubelet import progress, rollout
 from kubesim.simulator import Simulator
 from kubesim.store import ADDED
-from kubesim.testing import KUBECTL
+from kubesim.testing import run_kubectl as kubectl
 
 Factory = Callable[..., Simulator]
-
-
-def kubectl(
-    sim: Simulator, *args: str, stdin: str | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(KUBECTL), "--namespace", "default", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)},
-        check=False,
-        timeout=90,
-    )
-    if check:
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-    return done
 
 
 def get(sim: Simulator, *args: str) -> Any:

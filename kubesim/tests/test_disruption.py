@@ -8,7 +8,6 @@ Eviction; Specifying a Disruption Budget for your Application) and kubectl's ref
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -18,28 +17,11 @@ import pytest
 from kubesim.errors import ApiError
 from kubesim.kubelet import disruption, eviction
 from kubesim.simulator import Simulator
-from kubesim.testing import KUBECTL
+from kubesim.testing import run_kubectl as kubectl
 
 Factory = Callable[..., Simulator]
 STAMP = "2026-01-01T12:00:00Z"
 NOW = 1767268800.0  # STAMP as epoch seconds
-
-
-def kubectl(
-    sim: Simulator, *args: str, stdin: str | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(KUBECTL), "--namespace", "default", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)},
-        check=False,
-        timeout=90,
-    )
-    if check:
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-    return done
 
 
 def web(replicas: int, *, volumes: bool = False) -> str:

@@ -5,30 +5,11 @@ subresource (Debug Running Pods: "Debugging with an ephemeral debug container");
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable
 
 from kubesim.kubelet.ephemeral import update_causes
 from kubesim.simulator import Simulator
-from kubesim.testing import KUBECTL
-
-
-def kubectl(
-    sim: Simulator, *args: str, stdin: str | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(KUBECTL), "--namespace", "default", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)},
-        check=False,
-        timeout=60,
-    )
-    if check:
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-    return done
+from kubesim.testing import run_kubectl as kubectl
 
 
 def test_kubectl_debug_adds_an_ephemeral_container(kubesim_factory: Callable[..., Simulator]) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from kubesim.simulator import Simulator
-from kubesim.testing import KUBECTL
+from kubesim.testing import run_kubectl
 
 CRON_JOB = """
 apiVersion: batch/v1
@@ -69,16 +68,7 @@ spec:
 
 
 def _kubectl(sim: Simulator, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig_path)}
-    return subprocess.run(
-        [str(KUBECTL), "--namespace", "default", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+    return run_kubectl(sim, *args, stdin=stdin, check=False)
 
 
 def _json(sim: Simulator, *args: str) -> Any:
