@@ -17,10 +17,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from kubesim.clock import Timer, format_timestamp, parse_timestamp
+from kubesim.clock import format_timestamp, parse_timestamp
 from kubesim.errors import ApiError
 from kubesim.kubelet import ownership, rollout
 from kubesim.kubelet.replicasets import ready_since
+from kubesim.kubelet.resyncs import Resyncs
 from kubesim.scale import scale_of
 from kubesim.selectors import match_labels_selector
 from kubesim.store import Store, Subscription
@@ -181,7 +182,7 @@ class DisruptionController:
         self.store = store
         self._lock = threading.RLock()
         self._subscriptions: list[Subscription] = []
-        self._timers: dict[str, Timer] = {}  # by budget uid: when a recorded eviction expires
+        self._resyncs = Resyncs(store.clock)  # by budget uid: when a recorded eviction expires
 
     def start(self) -> None:
         self._subscriptions = [
@@ -195,10 +196,7 @@ class DisruptionController:
     def stop(self) -> None:
         for subscription in self._subscriptions:
             subscription.cancel()
-        with self._lock:
-            for timer in self._timers.values():
-                timer.cancel()
-            self._timers.clear()
+        self._resyncs.cancel_all()
 
     def _on_budget(self, event_type: str, budget: dict[str, Any]) -> None:
         if event_type != "DELETED":
@@ -284,15 +282,14 @@ class DisruptionController:
     def _recheck(self, budget: dict[str, Any], status: dict[str, Any]) -> None:
         """Sync again when the oldest recorded eviction expires (a pod that was not deleted after all)."""
         metadata = budget["metadata"]
-        if (old := self._timers.pop(metadata["uid"], None)) is not None:
-            old.cancel()
+        self._resyncs.forget(metadata["uid"])
         recorded = status.get("disruptedPods") or {}
         if not recorded:
             return
         due = min(parse_timestamp(when).timestamp() for when in recorded.values()) + DELETION_TIMEOUT
         namespace, name = metadata.get("namespace", ""), metadata["name"]
         delay = max(0.0, due - self.store.clock.time()) + 1.0
-        self._timers[metadata["uid"]] = self.store.clock.call_later(delay, lambda: self.sync(namespace, name))
+        self._resyncs.arm(metadata["uid"], delay, lambda: self.sync(namespace, name))
 
 
 def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
