@@ -43,7 +43,7 @@ class ClusterNetwork:
     def add_pod(self, uid: str, files: PodFiles, pod: Mapping[str, Any]) -> None:
         with self._lock:
             self._pods[uid] = files
-        self._write_hosts(files, pod)
+        self._write_hosts(files, self._cluster(), pod)
 
     def remove_pod(self, uid: str) -> None:
         with self._lock:
@@ -58,7 +58,17 @@ class ClusterNetwork:
             path.write_text(f"search {search}\nnameserver 127.0.0.1\noptions ndots:5\n")
         return path
 
-    def _write_hosts(self, files: PodFiles, pod: Mapping[str, Any] | None = None) -> None:
+    def _cluster(self) -> tuple[list[dict[str, Any]], list[hosts.PodAddress]]:
+        """Every Service and every pod's address: what the name files are rendered from."""
+        services = self.store.list("services")["items"]
+        return services, [address_of(p) for p in self.store.list("pods")["items"]]
+
+    def _write_hosts(
+        self,
+        files: PodFiles,
+        cluster: tuple[list[dict[str, Any]], list[hosts.PodAddress]],
+        pod: Mapping[str, Any] | None = None,
+    ) -> None:
         if pod is None:
             try:
                 pod = self.store.get("pods", files.name, files.namespace)
@@ -74,8 +84,7 @@ class ClusterNetwork:
             str(spec.get("subdomain") or ""),
             True,
         )
-        services = self.store.list("services")["items"]
-        addresses = [address_of(p) for p in self.store.list("pods")["items"]]
+        services, addresses = cluster
         replace_in_place(files.hosts_file, hosts.render(own, services, addresses).encode())
 
     def _program_services(self, namespace: str) -> None:
@@ -112,9 +121,12 @@ class ClusterNetwork:
             affected = [
                 f for f in self._pods.values() if f.namespace == namespace or obj.get("kind") == "Service"
             ]
+        if not affected:
+            return
+        cluster = self._cluster()  # listed once for every pod it rewrites
         for files in affected:
             with contextlib.suppress(OSError):
-                self._write_hosts(files)
+                self._write_hosts(files, cluster)
 
 
 def replace_in_place(path: Path, content: bytes) -> None:
