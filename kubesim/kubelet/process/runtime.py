@@ -296,6 +296,7 @@ class ProcessRuntime:
         if name == argoexec.MAIN and argoexec.declared(pod):
             state.output_mounts = argoexec.output_mounts(pod, state.directory / "argo" / "outputs")
             mounts += state.output_mounts
+        mounts += self._image_mounts(image)
         mounts += [
             Mount(str(state.hosts_file), "/etc/hosts", True),
             Mount(str(self.network.resolv_conf(state.directory, state.namespace)), "/etc/resolv.conf", True),
@@ -424,6 +425,29 @@ class ProcessRuntime:
         if handle is not None:
             with contextlib.suppress(ProcessLookupError, OSError):
                 handle.kill()
+
+    def _image_mounts(self, image: LocalImage) -> list[Mount]:
+        """The image map's read-only mounts (files the image would carry); a mount of a masked path, or of
+        one inside it, would hand pods what the mask hides: the container waits with the reason."""
+        mounts = []
+        for host, container in image.mounts:
+            resolved = os.path.realpath(host)
+            for masked in self._masked_paths():
+                hidden = os.path.realpath(masked)
+                if resolved == hidden or resolved.startswith(hidden.rstrip("/") + "/"):
+                    raise ContainerWaiting(
+                        "CreateContainerConfigError",
+                        f"{self.settings.image_map.source}: image {image.reference} mounts {host}, which the "
+                        f"kubelet hides from pods ({masked})",
+                    )
+            if not os.path.exists(resolved):
+                raise ContainerWaiting(
+                    "CreateContainerConfigError",
+                    f"{self.settings.image_map.source}: image {image.reference} mounts {host}, which "
+                    "does not exist",
+                )
+            mounts.append(Mount(resolved, container, True))
+        return mounts
 
     def _masked_paths(self) -> tuple[str, ...]:
         """What no pod may read although it is on the machine: the dev stack's state (tokens, keys)."""
