@@ -39,7 +39,13 @@ from kubesim.argo.pods import (
     running_sidecars,
 )
 from kubesim.argo.scripting import NodeContext, Scripting
-from kubesim.argo.values import WorkflowError, resolve_inputs, substitute
+from kubesim.argo.values import (
+    WorkflowError,
+    input_artifact_scope,
+    resolve_input_artifacts,
+    resolve_inputs,
+    substitute,
+)
 from kubesim.clock import format_timestamp, parse_timestamp
 from kubesim.jsonutil import clone
 
@@ -281,14 +287,18 @@ class Operation(NodeBook):
         }[kind]
         try:
             inputs = resolve_inputs(template, arguments)
+            artifacts = resolve_input_artifacts(template, arguments)
         except WorkflowError as error:
             return existing or self.init_node(name, node_kind, template_name, boundary_id, ERROR, str(error))
         scope = {**self.scope, **{f"inputs.parameters.{p['name']}": p["value"] for p in inputs}}
+        scope.update(input_artifact_scope(artifacts))
         if kind in _LEAF_KINDS:
             scope["pod.name"] = pod_name(self.name, name, template_name)
         if attempt is not None:
             scope["retries"] = str(attempt)
         resolved = substitute(template, scope)
+        if artifacts:
+            resolved["inputs"] = {**(resolved.get("inputs") or {}), "artifacts": artifacts}
         if resolved.get("retryStrategy") and attempt is None:
             return self._execute_retry(name, resolved, template_name, arguments, boundary_id, inputs)
         if existing is None and "__shutdown__" in self.scope:
@@ -321,6 +331,8 @@ class Operation(NodeBook):
             if limit is not None and active >= int(limit):
                 return None
             node = self.init_node(name, "Pod", template_name, boundary_id, PENDING, inputs=inputs)
+            if (template.get("inputs") or {}).get("artifacts"):
+                node.setdefault("inputs", {})["artifacts"] = template["inputs"]["artifacts"]
             self._create_pod(node, template, template_name, inputs, attempt)
             return node
         pod = self.pods.get(node["id"])

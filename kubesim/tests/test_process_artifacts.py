@@ -4,6 +4,7 @@ masks that stay in force inside them), our own image running the repository at /
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,3 +113,80 @@ def test_an_image_mount_of_what_the_kubelet_hides_is_refused_with_the_reason(tmp
     assert waiting["reason"] == "CreateContainerConfigError"
     assert "which the kubelet hides from pods" in waiting["message"]
     assert os.path.isdir(hidden)
+
+
+GEN = {
+    "name": "gen",
+    "container": {"image": "python:3.11", "command": ["python3", "-c",
+                  "import os; os.makedirs('/tmp/out/d'); open('/tmp/out/d/x.txt', 'w').write('42')"]},
+    "outputs": {"artifacts": [{"name": "data", "path": "/tmp/out/d"}]},
+}  # fmt: skip
+USE = {
+    "name": "use",
+    "inputs": {"artifacts": [{"name": "data", "path": "/tmp/in"}]},
+    "container": {
+        "image": "python:3.11",
+        "command": ["python3", "-c", "print(open('/tmp/in/x.txt').read())"],
+    },
+}
+
+
+def workflow(stack: Stack, name: str, templates: list[dict]) -> dict:
+    body = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"entrypoint": "main", "templates": templates},
+    }
+    stack.sim.store.create(body, NAMESPACE)
+
+    def done() -> dict | None:
+        found = stack.sim.store.get("workflows.argoproj.io", name, NAMESPACE)
+        return found if (found.get("status") or {}).get("phase") in ("Succeeded", "Failed", "Error") else None
+
+    return wait_for(done, f"workflow {name} to finish", within=120)
+
+
+def node_named(found: dict, display: str) -> dict:
+    return next(n for n in found["status"]["nodes"].values() if n["displayName"] == display)
+
+
+@pytest.mark.parametrize(
+    ("kind", "main"),
+    [
+        ("steps", {"name": "main", "steps": [
+            [{"name": "gen", "template": "gen"}],
+            [{"name": "use", "template": "use", "arguments": {"artifacts": [
+                {"name": "data", "from": "{{steps.gen.outputs.artifacts.data}}"}]}}],
+        ]}),
+        ("dag", {"name": "main", "dag": {"tasks": [
+            {"name": "gen", "template": "gen"},
+            {"name": "use", "template": "use", "dependencies": ["gen"], "arguments": {"artifacts": [
+                {"name": "data", "from": "{{tasks.gen.outputs.artifacts.data}}"}]}},
+        ]}}),
+    ],
+)  # fmt: skip
+def test_a_steps_output_artifact_is_the_next_steps_input_through_the_repository(stack, kind, main):
+    found = workflow(stack, f"pass-{kind}", [main, GEN, USE])
+    assert found["status"]["phase"] == "Succeeded", json.dumps(found["status"], indent=1)
+    use = node_named(found, "use")
+    [data] = use["inputs"]["artifacts"]
+    assert data["path"] == "/tmp/in"
+    assert data["s3"]["key"].endswith("/data.tgz")
+    assert (stack.root / "artifacts" / data["s3"]["key"]).is_file()
+    assert stack.sim.kubelet.logs.text(NAMESPACE, use["podName"], "main") == "42\n"
+
+
+def test_an_input_artifact_missing_from_the_repository_errors_the_node_as_argo_does(stack):
+    missing = {
+        **USE,
+        "inputs": {"artifacts": [{"name": "data", "path": "/tmp/in", "s3": {"key": "nope/x.tgz"}}]},
+    }
+    main = {"name": "main", "steps": [[{"name": "use", "template": "use"}]]}
+    found = workflow(stack, "missing-input", [main, missing])
+    assert found["status"]["phase"] == "Failed"
+    use = node_named(found, "use")
+    assert use["phase"] == "Error"
+    assert use["message"] == (
+        "init: Error (exit code 1): artifact data failed to load: The specified key does not exist."
+    )

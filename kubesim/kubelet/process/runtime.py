@@ -22,7 +22,7 @@ from typing import Any
 
 from kubesim.errors import ApiError
 from kubesim.kubelet.logs import LogStore
-from kubesim.kubelet.process import argoexec, volumes
+from kubesim.kubelet.process import argoexec, argoinputs, volumes
 from kubesim.kubelet.process.environment import (
     ConfigError,
     PodContext,
@@ -293,6 +293,11 @@ class ProcessRuntime:
             raise ContainerWaiting("CreateContainerConfigError", str(error)) from None
         name = str(container.get("name", ""))
         mounts += argoexec.staging_mounts(state.directory / "argo" / name, environment, argv)
+        if name == argoexec.MAIN and argoinputs.declared(pod):
+            # argoexec's init: a load that fails is the pod's failure (InputArtifactError to the kubelet)
+            mounts += argoinputs.load(
+                pod, state.directory / "argo" / "inputs", self.settings.root / "artifacts"
+            )
         if name == argoexec.MAIN and argoexec.declared(pod):
             state.output_mounts = argoexec.output_mounts(pod, state.directory / "argo" / "outputs")
             mounts += state.output_mounts
