@@ -190,3 +190,38 @@ def test_an_input_artifact_missing_from_the_repository_errors_the_node_as_argo_d
     assert use["message"] == (
         "init: Error (exit code 1): artifact data failed to load: The specified key does not exist."
     )
+
+
+def test_outputs_at_the_top_level_are_saved_and_a_steps_symlinks_are_never_followed(stack, tmp_path):
+    secret = tmp_path / "host-secret"
+    secret.write_text("host only")
+    script = (
+        "import os\n"
+        "os.makedirs('/logs/run'); open('/logs/run/events', 'w').write('scalars')\n"
+        "os.makedirs('/tmp/out', exist_ok=True); open('/tmp/out/loss', 'w').write('0.5')\n"
+        f"os.symlink('{secret}', '/tmp/out/leak'); os.symlink('{tmp_path}', '/tmp/out/dir')\n"
+    )
+    step = {
+        "name": "main",
+        "container": {"image": "python:3.11", "command": ["python3", "-c", script]},
+        "outputs": {
+            "parameters": [
+                {"name": "loss", "valueFrom": {"path": "/tmp/out/loss"}},
+                {"name": "leaked", "valueFrom": {"path": "/tmp/out/leak", "default": "none"}},
+            ],
+            "artifacts": [
+                {"name": "logs", "path": "/logs", "archive": {"none": {}}},
+                {"name": "leak", "path": "/tmp/out/leak", "archive": {"none": {}}},
+                {"name": "through", "path": "/tmp/out/dir/host-secret", "archive": {"none": {}}},
+            ],
+        },
+    }
+    found = workflow(stack, "top-level", [step])
+    assert found["status"]["phase"] == "Succeeded", json.dumps(found["status"], indent=1)
+    outputs = node_named(found, "top-level")["outputs"]
+    assert {p["name"]: p["value"] for p in outputs["parameters"]} == {"loss": "0.5", "leaked": "none"}
+    pod_dir = stack.root / "artifacts" / "top-level" / "top-level"
+    assert (pod_dir / "logs" / "run" / "events").read_text() == "scalars"
+    assert not (pod_dir / "leak").exists()
+    assert not (pod_dir / "through").exists()
+    assert "host only" not in "".join(p.read_text() for p in pod_dir.rglob("*") if p.is_file())

@@ -76,10 +76,13 @@ def staging_mounts(directory: Path, env: Mapping[str, str], argv: list[str]) -> 
     return [Mount(str(script), SCRIPT_PATH, True)]
 
 
-def _directories(paths: list[str]) -> list[str]:
-    """The outermost directories holding `paths` (a directory inside another is covered by it)."""
+def _directories(paths: list[str], artifacts: list[str]) -> list[str]:
+    """The outermost directories holding `paths` (a directory inside another is covered by it); an
+    artifact right under `/` (`/logs`) is a directory of its own (a parameter file there has none)."""
     found: list[str] = []
-    for directory in sorted({posixpath.dirname(posixpath.normpath(p)) for p in paths}):
+    holders = {posixpath.dirname(posixpath.normpath(p)) for p in paths}
+    holders |= {posixpath.normpath(p) for p in artifacts if posixpath.dirname(posixpath.normpath(p)) == "/"}
+    for directory in sorted(holders):
         if directory != "/" and not any(directory.startswith(outer.rstrip("/") + "/") for outer in found):
             found.append(directory)
     return found
@@ -88,12 +91,10 @@ def _directories(paths: list[str]) -> list[str]:
 def output_mounts(pod: Mapping[str, Any], directory: Path) -> list[Mount]:
     """A fresh host directory at each directory the main container writes its outputs into."""
     wanted = declared(pod)
-    paths = [
-        *wanted.get("parameters", {}).values(),
-        *(a["path"] for a in wanted.get("artifacts", {}).values()),
-    ]
+    artifacts = [a["path"] for a in wanted.get("artifacts", {}).values()]
+    paths = [*wanted.get("parameters", {}).values(), *artifacts]
     mounts = []
-    for index, container_dir in enumerate(_directories(paths)):
+    for index, container_dir in enumerate(_directories(paths, artifacts)):
         host = directory / str(index)
         shutil.rmtree(host, ignore_errors=True)
         host.mkdir(parents=True)
@@ -107,6 +108,8 @@ def _host_path(container_path: str, mounts: list[Mount]) -> Path | None:
     normalized = posixpath.normpath(container_path)
     for mount in mounts:
         prefix = mount.container_path.rstrip("/") + "/"
+        if normalized == mount.container_path:
+            return Path(mount.host_path)
         if normalized.startswith(prefix):
             candidate = Path(mount.host_path) / normalized[len(prefix) :]
             inside = os.path.realpath(mount.host_path).rstrip("/") + "/"
@@ -143,7 +146,7 @@ def collect(pod: Mapping[str, Any], mounts: list[Mount], repository: Path) -> di
         except stores.StoreError:
             continue  # a key the repository cannot hold: the output is missing, as Argo's upload failing
         try:
-            _save(source, target, archived)
+            _save(source, target, archived, posixpath.basename(posixpath.normpath(artifact["path"])))
         except OSError as error:  # e.g. a key under another object's name: the output is missing
             log.warning(
                 "kubesim argoexec: artifact %s of %s not saved: %s", name, metadata.get("name"), error
@@ -155,11 +158,13 @@ def collect(pod: Mapping[str, Any], mounts: list[Mount], repository: Path) -> di
     return found
 
 
-def _save(source: Path, target: Path, archived: bool) -> None:
+def _save(source: Path, target: Path, archived: bool, name: str) -> None:
+    """Into the repository as Argo's executor saves it: a tar+gzip whose one entry is named as the path's
+    last part, or the file or folder as it is."""
     target.parent.mkdir(parents=True, exist_ok=True)
     if archived:
         with tarfile.open(target, "w:gz") as archive:
-            archive.add(source, arcname=source.name)
+            archive.add(source, arcname=name)
     elif source.is_dir():
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(source, target, symlinks=True)  # links kept as links, never followed

@@ -182,7 +182,8 @@ class ProcessPods:
             reason = "OOMKilled" if status.oom_killed else ""
             if container.name == argoexec.MAIN and not container.init and argoexec.declared(run.pod):
                 self._record_argo_outputs(run)
-            self.kubelet._container_exited(run, container, status.exit_code, reason, "")
+            message = self.runtime.termination_message(run.pod, container.name, status.exit_code)
+            self.kubelet._container_exited(run, container, status.exit_code, reason, message)
             if container.state.get(WAITING, {}).get("reason") == "CrashLoopBackOff":
                 message = (
                     f"Back-off restarting failed container {container.name} in pod "
