@@ -457,7 +457,7 @@ class ProcessRuntime:
             descriptor = os.open(state.directory / "termination" / name, os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(descriptor, "rb") as file:
                 message = file.read(MAX_TERMINATION_MESSAGE).decode("utf-8", "replace")
-        spec = next(
+        spec: Mapping[str, Any] = next(
             (c for kind in ("initContainers", "containers") for c in (pod.get("spec") or {}).get(kind) or []
              if c.get("name") == name),
             {},
