@@ -41,9 +41,12 @@ from kubesim.argo.pods import (
 from kubesim.argo.scripting import NodeContext, Scripting
 from kubesim.argo.values import (
     WorkflowError,
+    backoff_seconds,
     input_artifact_scope,
+    parse_duration,
     resolve_input_artifacts,
     resolve_inputs,
+    retries,
     substitute,
 )
 from kubesim.clock import format_timestamp, parse_timestamp
@@ -433,12 +436,12 @@ class Operation(NodeBook):
                 return self.mark(node, SUCCEEDED)
             limit = strategy.get("limit")
             exhausted = limit is not None and len(attempts) > int(str(limit))
-            if exhausted or not _retries(strategy.get("retryPolicy") or "OnFailure", last["phase"]):
+            if exhausted or not retries(strategy.get("retryPolicy") or "OnFailure", last["phase"]):
                 if last.get("outputs"):
                     node["outputs"] = last["outputs"]
                 message = "No more retries left" if exhausted else last.get("message", "")
                 return self.mark(node, last["phase"], message)
-            wait = _backoff(strategy.get("backoff") or {}, len(attempts))
+            wait = backoff_seconds(strategy.get("backoff") or {}, len(attempts))
             ready_at = parse_timestamp(last["finishedAt"]).timestamp() + wait
             if ready_at > self.now:
                 self.requeue(ready_at - self.now)
@@ -455,47 +458,6 @@ class Operation(NodeBook):
 
 def _workflow_phase(root: dict[str, Any]) -> str:
     return {SKIPPED: SUCCEEDED, OMITTED: SUCCEEDED}.get(root["phase"], root["phase"])
-
-
-def _retries(policy: str, phase: str) -> bool:
-    return {
-        "Always": True,
-        "OnFailure": phase == FAILED,
-        "OnError": phase == ERROR,
-        "OnTransientError": phase == ERROR,
-    }.get(policy, phase == FAILED)
-
-
-def parse_duration(text: str) -> float:
-    """Argo durations: a number of seconds, or Go style (`30s`, `2m`, `1h30m`)."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    total, number = 0.0, ""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
-    for char in text.strip():
-        if char.isdigit() or char == ".":
-            number += char
-        elif char in units and number:
-            total += float(number) * units[char]
-            number = ""
-        else:
-            raise WorkflowError(f"invalid duration {text!r}")
-    if number:
-        raise WorkflowError(f"invalid duration {text!r}: missing unit")
-    return total
-
-
-def _backoff(backoff: dict[str, Any], attempts: int) -> float:
-    if not backoff.get("duration"):
-        return 0.0
-    base = parse_duration(str(backoff["duration"]))
-    factor = float(str(backoff.get("factor") or 1))
-    wait = base * factor ** (attempts - 1)
-    if backoff.get("maxDuration"):
-        wait = min(wait, parse_duration(str(backoff["maxDuration"])))
-    return wait
 
 
 def progress_by_node(nodes: dict[str, dict[str, Any]]) -> dict[str, str]:

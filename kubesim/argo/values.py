@@ -195,3 +195,44 @@ def input_artifact_scope(artifacts: list[dict[str, Any]]) -> dict[str, str]:
         if artifact.get("path"):
             scope[f"inputs.artifacts.{artifact['name']}.path"] = str(artifact["path"])
     return scope
+
+
+def retries(policy: str, phase: str) -> bool:
+    return {
+        "Always": True,
+        "OnFailure": phase == "Failed",
+        "OnError": phase == "Error",
+        "OnTransientError": phase == "Error",
+    }.get(policy, phase == "Failed")
+
+
+def parse_duration(text: str) -> float:
+    """Argo durations: a number of seconds, or Go style (`30s`, `2m`, `1h30m`)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    total, number = 0.0, ""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    for char in text.strip():
+        if char.isdigit() or char == ".":
+            number += char
+        elif char in units and number:
+            total += float(number) * units[char]
+            number = ""
+        else:
+            raise WorkflowError(f"invalid duration {text!r}")
+    if number:
+        raise WorkflowError(f"invalid duration {text!r}: missing unit")
+    return total
+
+
+def backoff_seconds(backoff: dict[str, Any], attempts: int) -> float:
+    if not backoff.get("duration"):
+        return 0.0
+    base = parse_duration(str(backoff["duration"]))
+    factor = float(str(backoff.get("factor") or 1))
+    wait = base * factor ** (attempts - 1)
+    if backoff.get("maxDuration"):
+        wait = min(wait, parse_duration(str(backoff["maxDuration"])))
+    return wait
