@@ -222,6 +222,15 @@ def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
     assert stack.wait_for("workflow", "mnist-tb", "{.status.phase}", "Succeeded") == "Succeeded"
     name = spawn_as_the_header_says(stack, "tensorboard-workflow.yaml")
     assert stack.wait_for("tensorboard", name, "{.status.phase}", "Ready") == "Ready"
+    assert fetch_report(stack, name) == {"runs": 1, "failed": []}, "the step's plain files, fetched over S3"
+
+
+def fetch_report(stack: Stack, tensorboard: str) -> dict:
+    """What the TensorBoard pod's `fetch-logs` init container (our image, run for real) reported."""
+    selector = f"argoml.io/tensorboard={tensorboard}"
+    [pod] = json.loads(stack.kubectl("get", "pods", "-l", selector, "-o", "json"))["items"]
+    [fetcher] = pod["status"]["initContainerStatuses"]
+    return json.loads(fetcher["state"]["terminated"]["message"])
 
 
 def test_the_pipeline_example_is_submitted_and_succeeds(stack, tmp_path):
@@ -385,12 +394,7 @@ def test_a_sweeps_tensorboard_fetches_every_trials_artifact_from_the_dev_reposit
     assert stack.wait_for("tensorboard", name, "{.status.phase}", "Ready") == "Ready", stack.kubectl(
         "get", "tensorboard", name, "-o", "yaml"
     )
-    [pod] = json.loads(stack.kubectl("get", "pods", "-l", f"argoml.io/tensorboard={name}", "-o", "json"))[
-        "items"
-    ]
-    [fetcher] = pod["status"]["initContainerStatuses"]
-    report = json.loads(fetcher["state"]["terminated"]["message"])
-    assert report == {"runs": 2, "failed": []}, "the fetcher read both trials' artifacts over S3"
+    assert fetch_report(stack, name) == {"runs": 2, "failed": []}, "both trials' .tgz, fetched over S3"
     with port_forward(stack, name) as base:
         runs = wait_for_runs(base, lambda runs: len(runs) == 2)
         assert len(runs) == 2, runs
