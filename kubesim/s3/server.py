@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import hmac
-import io
 import re
 import secrets
 import threading
@@ -27,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from xml.sax.saxutils import escape
 
-from kubesim.s3 import sigv4
+from kubesim.s3 import bodies, sigv4
 from kubesim.s3.stores import MemoryStore, ObjectInfo, ObjectStore, StoreError
 
 REGION = "us-east-1"
@@ -36,20 +34,11 @@ MAX_KEYS = 1000  # S3's page size, and the most max-keys may ask for
 DEFAULT_MAX_OBJECT_BYTES = 1024**3
 MAX_CONNECTIONS = 64
 IDLE_SECONDS = 60.0  # a connection silent this long is closed
-MAX_CHUNK_LINE = 4096
-READ_SIZE = 1024 * 1024
 # Sub-resources of buckets and objects this server does not implement (multipart, versions, policies…).
 UNSUPPORTED_SUBRESOURCES = frozenset(
     ("uploads", "uploadId", "versionId", "versions", "acl", "policy", "tagging", "delete", "lifecycle",
      "cors", "website", "select", "retention", "legal-hold", "encryption", "replication", "notification")
 )  # fmt: skip
-_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
-
-
-class S3Failure(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code = status, code
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -78,7 +67,7 @@ class Handler(BaseHTTPRequestHandler):
         document = '<?xml version="1.0" encoding="UTF-8"?>\n' + body
         self._send(status, document.encode(), {"Content-Type": "application/xml"})
 
-    def _error(self, failure: S3Failure | StoreError | sigv4.SignatureError) -> None:
+    def _error(self, failure: bodies.S3Failure | StoreError | sigv4.SignatureError) -> None:
         status = getattr(failure, "status", 403)
         resource = escape(urlsplit(self.path).path)
         self._xml(
@@ -109,7 +98,7 @@ class Handler(BaseHTTPRequestHandler):
         self._body_read = False
         try:
             self._dispatch()
-        except (S3Failure, StoreError, sigv4.SignatureError) as failure:
+        except (bodies.S3Failure, StoreError, sigv4.SignatureError) as failure:
             self._error(failure)
         if not self._body_read and self._content_length() > 0:
             self.close_connection = True  # the unread body would be taken for the next request
@@ -130,15 +119,15 @@ class Handler(BaseHTTPRequestHandler):
         unsupported = sorted(set(query) & UNSUPPORTED_SUBRESOURCES)
         if self.command == "POST" or unsupported:
             what = ", ".join(unsupported) or "POST"
-            raise S3Failure(501, "NotImplemented", f"this dev server does not implement {what}")
+            raise bodies.S3Failure(501, "NotImplemented", f"this dev server does not implement {what}")
         if not bucket:
             if self.command != "GET":
-                raise S3Failure(405, "MethodNotAllowed", "only GET (ListBuckets) is allowed on /")
+                raise bodies.S3Failure(405, "MethodNotAllowed", "only GET (ListBuckets) is allowed on /")
             return self._list_buckets()
         if not key:
             return self._bucket(bucket, query)
         if not store.has_bucket(bucket):
-            raise S3Failure(404, "NoSuchBucket", f"the bucket {bucket} does not exist")
+            raise bodies.S3Failure(404, "NoSuchBucket", f"the bucket {bucket} does not exist")
         if self.command == "PUT":
             return self._put(bucket, key, headers, signing_key, credential)
         if self.command == "DELETE":
@@ -150,13 +139,17 @@ class Handler(BaseHTTPRequestHandler):
         self, raw_path: str, raw_query: str, headers: dict[str, str]
     ) -> tuple[bytes, sigv4.Credential]:
         if "X-Amz-Signature" in raw_query or "X-Amz-Credential" in raw_query:
-            raise S3Failure(501, "NotImplemented", "presigned URLs are not supported by this dev server")
+            raise bodies.S3Failure(
+                501, "NotImplemented", "presigned URLs are not supported by this dev server"
+            )
         authorization = headers.get("authorization", "")
         if not authorization:
-            raise S3Failure(403, "AccessDenied", "anonymous requests are refused: sign them (Signature V4)")
+            raise bodies.S3Failure(
+                403, "AccessDenied", "anonymous requests are refused: sign them (Signature V4)"
+            )
         credential = sigv4.parse_authorization(authorization)
         if not hmac.compare_digest(credential.access_key, self.server.access_key):
-            raise S3Failure(
+            raise bodies.S3Failure(
                 403, "InvalidAccessKeyId", "the access key ID you provided does not exist in our records"
             )
         key = sigv4.verify(
@@ -182,9 +175,9 @@ class Handler(BaseHTTPRequestHandler):
             store.create_bucket(bucket)
             return self._send(200, headers={"Location": f"/{bucket}"})
         if self.command == "DELETE":
-            raise S3Failure(501, "NotImplemented", "this dev server does not delete buckets")
+            raise bodies.S3Failure(501, "NotImplemented", "this dev server does not delete buckets")
         if not store.has_bucket(bucket):
-            raise S3Failure(404, "NoSuchBucket", f"the bucket {bucket} does not exist")
+            raise bodies.S3Failure(404, "NoSuchBucket", f"the bucket {bucket} does not exist")
         if self.command == "HEAD":
             return self._send(200, headers={"x-amz-bucket-region": self.server.region})
         if "location" in query:
@@ -198,9 +191,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             max_keys = min(MAX_KEYS, int(query.get("max-keys", MAX_KEYS)))
         except ValueError:
-            raise S3Failure(400, "InvalidArgument", "max-keys must be an integer") from None
+            raise bodies.S3Failure(400, "InvalidArgument", "max-keys must be an integer") from None
         if max_keys < 0:
-            raise S3Failure(400, "InvalidArgument", "max-keys must not be negative")
+            raise bodies.S3Failure(400, "InvalidArgument", "max-keys must not be negative")
         if version2:
             token = query.get("continuation-token")
             after = _decode_token(token) if token else query.get("start-after", "")
@@ -249,7 +242,7 @@ class Handler(BaseHTTPRequestHandler):
     def _get(self, bucket: str, key: str, headers: dict[str, str]) -> None:
         found = self.server.store.open(bucket, key)
         if found is None:
-            raise S3Failure(404, "NoSuchKey", "The specified key does not exist.")
+            raise bodies.S3Failure(404, "NoSuchKey", "The specified key does not exist.")
         info, handle = found
         with handle:
             start, end = 0, info.size - 1
@@ -262,7 +255,7 @@ class Handler(BaseHTTPRequestHandler):
             }
             wanted = headers.get("range")
             if wanted:
-                start, end = _byte_range(wanted, info.size)
+                start, end = bodies.byte_range(wanted, info.size)
                 status = 206
                 answer["Content-Range"] = f"bytes {start}-{end}/{info.size}"
             length = max(0, end - start + 1)
@@ -276,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             handle.seek(start)
             remaining = length
-            while remaining > 0 and (chunk := handle.read(min(READ_SIZE, remaining))):
+            while remaining > 0 and (chunk := handle.read(min(bodies.READ_SIZE, remaining))):
                 self.wfile.write(chunk)
                 remaining -= len(chunk)
 
@@ -284,11 +277,15 @@ class Handler(BaseHTTPRequestHandler):
         self, bucket: str, key: str, headers: dict[str, str], signing_key: bytes, credential: sigv4.Credential
     ) -> None:
         if "x-amz-copy-source" in headers:
-            raise S3Failure(501, "NotImplemented", "this dev server does not implement CopyObject")
+            raise bodies.S3Failure(501, "NotImplemented", "this dev server does not implement CopyObject")
         if "content-length" not in headers:
-            raise S3Failure(411, "MissingContentLength", "you must provide the Content-Length HTTP header")
+            raise bodies.S3Failure(
+                411, "MissingContentLength", "you must provide the Content-Length HTTP header"
+            )
         if headers.get("transfer-encoding"):
-            raise S3Failure(501, "NotImplemented", "Transfer-Encoding is not supported; send Content-Length")
+            raise bodies.S3Failure(
+                501, "NotImplemented", "Transfer-Encoding is not supported; send Content-Length"
+            )
         length = self._content_length()
         payload = headers.get("x-amz-content-sha256", "")
         limit = self.server.max_object_bytes
@@ -296,22 +293,26 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 size = int(headers.get("x-amz-decoded-content-length", ""))
             except ValueError:
-                raise S3Failure(
+                raise bodies.S3Failure(
                     411, "MissingContentLength", "a streaming upload needs x-amz-decoded-content-length"
                 ) from None
             if size > limit:
-                raise S3Failure(400, "EntityTooLarge", f"an object is at most {limit} bytes here")
-            chunks = _signed_chunks(self.rfile, length, size, signing_key, headers, credential)
+                raise bodies.S3Failure(400, "EntityTooLarge", f"an object is at most {limit} bytes here")
+            chunks = bodies.signed_chunks(self.rfile, length, size, signing_key, headers, credential)
         elif payload == sigv4.UNSIGNED_PAYLOAD or re.fullmatch(r"[0-9a-f]{64}", payload):
             if length > limit:
-                raise S3Failure(400, "EntityTooLarge", f"an object is at most {limit} bytes here")
-            chunks = _plain_chunks(self.rfile, length, "" if payload == sigv4.UNSIGNED_PAYLOAD else payload)
+                raise bodies.S3Failure(400, "EntityTooLarge", f"an object is at most {limit} bytes here")
+            chunks = bodies.plain_chunks(
+                self.rfile, length, "" if payload == sigv4.UNSIGNED_PAYLOAD else payload
+            )
         else:
-            raise S3Failure(501, "NotImplemented", f"x-amz-content-sha256 {payload!r} is not supported")
+            raise bodies.S3Failure(
+                501, "NotImplemented", f"x-amz-content-sha256 {payload!r} is not supported"
+            )
         self._body_read = True  # from here on the body is consumed, or the connection closed
         try:
             info = self.server.store.write(bucket, key, chunks)
-        except (S3Failure, StoreError, OSError):
+        except (bodies.S3Failure, StoreError, OSError):
             self.close_connection = True
             raise
         self._send(200, headers={"ETag": info.etag})
@@ -358,79 +359,6 @@ def list_page(objects: list[ObjectInfo], prefix: str, delimiter: str, after: str
     return page
 
 
-def _byte_range(text: str, size: int) -> tuple[int, int]:
-    match = _RANGE.match(text.strip())
-    if not match or match.groups() == ("", ""):
-        raise S3Failure(416, "InvalidRange", f"the range {text!r} is not one bytes=start-end range")
-    first, last = match.groups()
-    if first == "":
-        start, end = max(0, size - int(last)), size - 1
-    else:
-        start, end = int(first), min(size - 1, int(last)) if last else size - 1
-    if start >= size or start > end:
-        raise S3Failure(416, "InvalidRange", "the requested range is not satisfiable")
-    return start, end
-
-
-def _plain_chunks(stream: io.BufferedIOBase, length: int, sha256: str) -> Iterator[bytes]:
-    """The body in pieces; when a SHA-256 was signed, the last step checks it (before the store keeps it)."""
-    digest = hashlib.sha256()
-    remaining = length
-    while remaining > 0:
-        chunk = stream.read(min(READ_SIZE, remaining))
-        if not chunk:
-            raise S3Failure(400, "IncompleteBody", "the body ended before Content-Length bytes")
-        digest.update(chunk)
-        remaining -= len(chunk)
-        yield chunk
-    if sha256 and not hmac.compare_digest(digest.hexdigest(), sha256):
-        raise S3Failure(
-            400, "XAmzContentSHA256Mismatch", "the provided x-amz-content-sha256 does not match the body"
-        )
-
-
-def _signed_chunks(
-    stream: io.BufferedIOBase,
-    length: int,
-    size: int,
-    signing_key: bytes,
-    headers: dict[str, str],
-    credential: sigv4.Credential,
-) -> Iterator[bytes]:
-    """An aws-chunked body (`<hex size>;chunk-signature=<sig>\\r\\n<data>\\r\\n`…, a 0-size chunk last), each
-    chunk's signature checked against the chain started by the request's."""
-    previous = credential.signature
-    remaining, decoded = length, 0
-    while True:
-        line = stream.readline(MAX_CHUNK_LINE)
-        remaining -= len(line)
-        header, _, signature = line.strip().decode("ascii", "replace").partition(";chunk-signature=")
-        try:
-            chunk_size = int(header, 16)
-        except ValueError:
-            raise S3Failure(400, "InvalidChunkSizeError", "a chunk does not start with its size") from None
-        if chunk_size < 0 or decoded + chunk_size > size or chunk_size + 2 > remaining:
-            raise S3Failure(400, "IncompleteBody", "the chunks do not add up to the declared lengths")
-        data = stream.read(chunk_size)
-        ending = stream.read(2)
-        remaining -= chunk_size + 2
-        if len(data) != chunk_size or ending != b"\r\n":
-            raise S3Failure(400, "IncompleteBody", "a chunk is shorter than its size")
-        expected = sigv4.chunk_signature(
-            signing_key, headers.get("x-amz-date", ""), credential.scope, previous,
-            hashlib.sha256(data).hexdigest(),
-        )  # fmt: skip
-        if not hmac.compare_digest(expected, signature):
-            raise S3Failure(403, "SignatureDoesNotMatch", "a chunk's signature does not match")
-        previous = signature
-        if chunk_size == 0:
-            break
-        decoded += chunk_size
-        yield data
-    if decoded != size or remaining != 0:
-        raise S3Failure(400, "IncompleteBody", "the chunks do not add up to x-amz-decoded-content-length")
-
-
 def _encode_token(last: str) -> str:
     return base64.urlsafe_b64encode(last.encode()).decode()
 
@@ -439,7 +367,7 @@ def _decode_token(token: str) -> str:
     try:
         return base64.urlsafe_b64decode(token.encode()).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise S3Failure(
+        raise bodies.S3Failure(
             400, "InvalidArgument", "the continuation token is not one this server gave"
         ) from None
 

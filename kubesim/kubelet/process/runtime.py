@@ -22,7 +22,7 @@ from typing import Any
 
 from kubesim.errors import ApiError
 from kubesim.kubelet.logs import LogStore
-from kubesim.kubelet.process import argoexec, argoinputs, volumes
+from kubesim.kubelet.process import argoexec, argoinputs, termination, volumes
 from kubesim.kubelet.process.environment import (
     ConfigError,
     PodContext,
@@ -39,9 +39,6 @@ from kubesim.store import Store, Subscription
 log = logging.getLogger(__name__)
 
 _MAX_LINE = 16 * 1024  # a log line longer than this is split, as containerd splits at 16 KiB
-TERMINATION_LOG = "/dev/termination-log"
-MAX_TERMINATION_MESSAGE = 4096  # the kubelet keeps at most this much of a termination message
-FALLBACK_LOG_LINES = 80  # FallbackToLogsOnError: the kubelet's last lines of the log
 
 
 class ContainerWaiting(Exception):
@@ -305,7 +302,7 @@ class ProcessRuntime:
             state.output_mounts = argoexec.output_mounts(pod, state.directory / "argo" / "outputs")
             mounts += state.output_mounts
         mounts += self._image_mounts(image)
-        mounts.append(self._termination_log(state, container))
+        mounts.append(termination.prepare(state.directory, container))
         mounts += [
             Mount(str(state.hosts_file), "/etc/hosts", True),
             Mount(str(self.network.resolv_conf(state.directory, state.namespace)), "/etc/resolv.conf", True),
@@ -435,38 +432,20 @@ class ProcessRuntime:
             with contextlib.suppress(ProcessLookupError, OSError):
                 handle.kill()
 
-    def _termination_log(self, state: PodSandboxState, container: Mapping[str, Any]) -> Mount:
-        """An empty file at the container's `terminationMessagePath` (default /dev/termination-log), as
-        a kubelet mounts one for each start; what the process leaves there becomes its termination message."""
-        path = str(container.get("terminationMessagePath") or TERMINATION_LOG)
-        host = state.directory / "termination" / str(container.get("name", ""))
-        host.parent.mkdir(parents=True, exist_ok=True)
-        host.unlink(missing_ok=True)
-        host.touch(mode=0o600)  # processes run as the kubelet's user (not runAsUser)
-        return Mount(str(host), path, False)
-
     def termination_message(self, pod: Mapping[str, Any], name: str, exit_code: int) -> str:
-        """The container's termination message: its file's first 4096 bytes, or with
-        `FallbackToLogsOnError` and a failed exit, the last lines of its log when the file is empty."""
+        """The container's termination message (termination.read) from the file it was given."""
         with self._lock:
             state = self._pods.get(str(pod["metadata"]["uid"]))
         if state is None:
             return ""
-        message = ""
-        with contextlib.suppress(OSError):
-            descriptor = os.open(state.directory / "termination" / name, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(descriptor, "rb") as file:
-                message = file.read(MAX_TERMINATION_MESSAGE).decode("utf-8", "replace")
         spec: Mapping[str, Any] = next(
             (c for kind in ("initContainers", "containers") for c in (pod.get("spec") or {}).get(kind) or []
              if c.get("name") == name),
             {},
         )  # fmt: skip
-        if not message and exit_code != 0 and spec.get("terminationMessagePolicy") == "FallbackToLogsOnError":
-            key = (state.namespace, state.name, name)
-            lines = self.logs.text(*key).splitlines()[-FALLBACK_LOG_LINES:]
-            message = "\n".join(lines)[-MAX_TERMINATION_MESSAGE:]
-        return message
+        return termination.read(
+            state.directory, spec, exit_code, lambda: self.logs.text(state.namespace, state.name, name)
+        )
 
     def _image_mounts(self, image: LocalImage) -> list[Mount]:
         """The image map's read-only mounts (files the image would carry); a mount of a masked path, or of
