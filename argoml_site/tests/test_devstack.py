@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from minio import Minio
 
 from argoml_site.devstack import Supervisor, write_private
 
@@ -123,8 +125,23 @@ def test_make_run_brings_up_the_stack_and_ctrl_c_stops_every_process(stack, page
     kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
     credentials = output.wait_for(r"Log in as (\S+) / (\S+)")
     output.wait_for(r"Worker answered a ping task")
+    repository = output.wait_for(r"Artifact repository: s3://(\S+) at http://(\S+) \(keys in (\S+);")
     output.wait_for(r"Argo-ML is up")
     assert (tmp_path / "db.sqlite3").exists(), "the default database is SQLite in the dev folder"
+
+    # The artifact repository answers its keys (kept owner-only), which the dev namespace's Secret holds.
+    keys_file = Path(repository.group(3))
+    assert oct(keys_file.stat().st_mode & 0o777) == "0o600"
+    keys = dict(line.split(": ", 1) for line in keys_file.read_text().splitlines())
+    assert Minio(repository.group(2), keys["accesskey"], keys["secretkey"], secure=False).bucket_exists(
+        repository.group(1)
+    )
+    secret = subprocess.run(
+        [str(Path(sys.executable).with_name("kubectl")), "--kubeconfig", kubeconfig, "-n", "team-a", "get",
+         "secret", "tensorboard-s3", "-o", "jsonpath={.data.secretkey}"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert base64.b64decode(secret).decode() == keys["secretkey"]
 
     assert get_json(f"{base_url}/healthz") == (200, {"status": "ok"})
     status, ready = get_json(f"{base_url}/readyz")

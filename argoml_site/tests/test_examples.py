@@ -13,8 +13,10 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -66,6 +68,7 @@ APPLIED = [
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
     ("hyperparam-tpe.yaml", "hpw", "mnist-tpe", "{.status.phase}", "Succeeded"),
     ("hyperparam-train.yaml", "hpw", "ridge-grid", "{.status.phase}", "Succeeded"),
+    ("hyperparam-tensorboard.yaml", "hpw", "ridge-tb", "{.status.phase}", "Succeeded"),
     ("tensorboard-workflow.yaml", "workflow", "mnist-tb", "{.status.phase}", "Succeeded"),
     # Real training code (examples/training) on `make run`; here, on the scripted kubelet, its pods exit 0.
     ("tfjob-train.yaml", "tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded"),
@@ -198,12 +201,12 @@ def test_kubectl_describe_shows_the_events_the_controller_recorded(stack):
     assert "mnist-ps" in stack.kubectl("get", "events")
 
 
-def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
-    assert stack.wait_for("workflow", "mnist-tb", "{.status.phase}", "Succeeded") == "Succeeded"
+def spawn_as_the_header_says(stack: Stack, example: str) -> str:
+    """POST the example header's curl body to /api/tensorboards/ with the admin's token; the name made."""
     created = stack.manage(".venv/bin/python manage.py drf_create_token admin", DEBUG="true")
     assert created.returncode == 0, created.stderr
     token = created.stdout.split()[2]
-    curl = header_command(EXAMPLES / "tensorboard-workflow.yaml", "curl -X POST")
+    curl = header_command(EXAMPLES / example, "curl -X POST")
     body = json.loads(re.search(r"-d '(\{.*\})'", curl).group(1))
     request = urllib.request.Request(
         f"{stack.base_url}/api/tensorboards/",
@@ -212,8 +215,22 @@ def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         assert response.status == 201
-        name = json.load(response)["name"]
+        return json.load(response)["name"]
+
+
+def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
+    assert stack.wait_for("workflow", "mnist-tb", "{.status.phase}", "Succeeded") == "Succeeded"
+    name = spawn_as_the_header_says(stack, "tensorboard-workflow.yaml")
     assert stack.wait_for("tensorboard", name, "{.status.phase}", "Ready") == "Ready"
+    assert fetch_report(stack, name) == {"runs": 1, "failed": []}, "the step's plain files, fetched over S3"
+
+
+def fetch_report(stack: Stack, tensorboard: str) -> dict:
+    """What the TensorBoard pod's `fetch-logs` init container (our image, run for real) reported."""
+    selector = f"argoml.io/tensorboard={tensorboard}"
+    [pod] = json.loads(stack.kubectl("get", "pods", "-l", selector, "-o", "json"))["items"]
+    [fetcher] = pod["status"]["initContainerStatuses"]
+    return json.loads(fetcher["state"]["terminated"]["message"])
 
 
 def test_the_pipeline_example_is_submitted_and_succeeds(stack, tmp_path):
@@ -304,33 +321,49 @@ def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
     assert job_seconds(stack, "xgboostjob", "xgb-train") > 0
 
 
+@contextmanager
+def port_forward(stack: Stack, tensorboard: str) -> Iterator[str]:
+    """`kubectl port-forward svc/tb-<name> :80` as the headers say; yields the instance's base URL."""
+    forward = subprocess.Popen(
+        [str(KUBECTL), "--kubeconfig", stack.kubeconfig, "-n", NAMESPACE,
+         "port-forward", f"svc/tb-{tensorboard}", ":80"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        port = int(forward.stdout.readline().split("127.0.0.1:")[1].split()[0])
+        yield f"http://127.0.0.1:{port}/tensorboards/{NAMESPACE}/{tensorboard}"
+    finally:
+        forward.terminate()
+        forward.wait(timeout=10)
+
+
+def wait_for_runs(base: str, complete: Callable[[list[str]], bool], within: float = 60) -> list[str]:
+    """TensorBoard's `/data/runs` once `complete` says so (it reloads its logdir every few seconds)."""
+    deadline = time.monotonic() + within
+    runs: list[str] = []
+    while not complete(runs) and time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
+            runs = json.load(response)
+        time.sleep(1)
+    return runs
+
+
+def scalars_of(base: str, run: str, tag: str) -> dict[int, float]:
+    query = urllib.parse.urlencode({"run": run, "tag": tag})
+    with urllib.request.urlopen(f"{base}/data/plugin/scalars/scalars?{query}", timeout=30) as response:
+        return {step: value for _wall, step, value in json.load(response)}
+
+
 def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(stack):
     """The chief's event files on the claim, the real TensorBoard of examples/tensorboard-train.yaml on
     them, opened as its header says: `kubectl port-forward`, then TensorBoard's own JSON API."""
     assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
     chief = training_results(stack, "tf-train-chief-0")["tf-train-chief-0"]
     assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
-    forward = subprocess.Popen(
-        [str(KUBECTL), "--kubeconfig", stack.kubeconfig, "-n", NAMESPACE,
-         "port-forward", "svc/tb-tf-train", ":80"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        port = int(forward.stdout.readline().split("127.0.0.1:")[1].split()[0])
-        base = f"http://127.0.0.1:{port}/tensorboards/{NAMESPACE}/tf-train"
-        deadline = time.monotonic() + 60
-        runs: list[str] = []
-        while "tf-train/train" not in runs and time.monotonic() < deadline:  # it reloads every few seconds
-            with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
-                runs = json.load(response)
-            time.sleep(1)
+    with port_forward(stack, "tf-train") as base:
+        runs = wait_for_runs(base, lambda runs: "tf-train/train" in runs)
         assert "tf-train/train" in runs, runs
-        query = "run=tf-train%2Ftrain&tag=loss"
-        with urllib.request.urlopen(f"{base}/data/plugin/scalars/scalars?{query}", timeout=30) as response:
-            scalars = {step: value for _wall, step, value in json.load(response)}
-    finally:
-        forward.terminate()
-        forward.wait(timeout=10)
+        scalars = scalars_of(base, "tf-train/train", "loss")
     assert sorted(scalars) == [1, 2, 3, 4, 5]
     assert scalars[1] == pytest.approx(chief["loss_first"], rel=1e-6)
     assert scalars[5] == pytest.approx(chief["loss_last"], rel=1e-6)
@@ -343,3 +376,33 @@ def test_the_training_sweeps_best_trial_is_the_one_computed_directly(stack):
     parameters = {name: float(value) for name, value in best["parameters"].items()}
     assert parameters == {"lr": 0.1, "l2": 0.0}
     assert float(best["metric"]) == pytest.approx(validation_loss(0.1, 0.0, 50), rel=1e-9)
+
+
+def test_a_sweeps_tensorboard_fetches_every_trials_artifact_from_the_dev_repository(stack):
+    """The sweep of examples/hyperparam-tensorboard.yaml: each trial's event files saved by argoexec as its
+    `tensorboard` artifact in the dev repository, a TensorBoard opened for the sweep as the header says,
+    its fetcher (our own image, for real) pulling every trial's .tgz over S3, and TensorBoard listing one
+    run per trial with the scalars the closed form predicts."""
+    started = time.monotonic()
+    assert stack.wait_for("hpw", "ridge-tb", "{.status.phase}", "Succeeded") == "Succeeded", stack.explain(
+        "hpw", "ridge-tb"
+    )
+    stored = sorted(p.relative_to(stack.dev_dir / "pods" / "artifacts").as_posix()
+                    for p in (stack.dev_dir / "pods" / "artifacts").rglob("tensorboard.tgz"))  # fmt: skip
+    assert len([key for key in stored if key.startswith("ridge-tb")]) == 2, stored
+    name = spawn_as_the_header_says(stack, "hyperparam-tensorboard.yaml")
+    assert stack.wait_for("tensorboard", name, "{.status.phase}", "Ready") == "Ready", stack.kubectl(
+        "get", "tensorboard", name, "-o", "yaml"
+    )
+    assert fetch_report(stack, name) == {"runs": 2, "failed": []}, "both trials' .tgz, fetched over S3"
+    with port_forward(stack, name) as base:
+        runs = wait_for_runs(base, lambda runs: len(runs) == 2)
+        assert len(runs) == 2, runs
+        losses = {run: scalars_of(base, run, "validation_loss") for run in runs}
+        train = {run: scalars_of(base, run, "train_loss") for run in runs}
+    assert all(sorted(steps) == list(range(1, 21)) for steps in train.values()), train
+    expected = sorted(validation_loss(lr, 0.0, 20) for lr in (0.02, 0.1))
+    assert sorted(value for scalars in losses.values() for value in scalars.values()) == pytest.approx(
+        expected, rel=1e-5
+    )
+    print(f"sweep ridge-tb to its TensorBoard's runs: {time.monotonic() - started:.0f} s")

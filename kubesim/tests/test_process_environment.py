@@ -258,11 +258,44 @@ def test_image_map_file_is_written_with_defaults_and_checked(tmp_path: Path) -> 
         ImageMap.load(path, tmp_path)
 
 
+def test_our_own_image_runs_the_repository_at_app_as_the_dockerfile_lays_it_out(tmp_path: Path) -> None:
+    image = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml").resolve("argoml/argoml:latest")
+    assert image is not None
+    assert not image.simulate
+    assert image.mounts == ((str(tmp_path / "."), "/app"),)
+    assert image.path == (str(tmp_path / ".venv/bin"),)
+    assert image.env["DJANGO_SETTINGS_MODULE"] == "argoml_site.settings"
+    assert image.env["PYTHONPATH"] == "/app"
+    dockerfile = (Path(__file__).resolve().parents[2] / "deploy" / "Dockerfile").read_text()
+    assert "WORKDIR /app" in dockerfile
+    for name in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE", "ARGOML_APP_DIR"):
+        assert f"{name}={image.env[name]}" in dockerfile
+
+
+@pytest.mark.parametrize(
+    ("mounts", "message"),
+    [
+        ("x", r"mounts: must be a list"),
+        ([{"host": "."}], r"mounts\[0\]: must be a mapping with exactly `host` and `container`"),
+        ([{"host": ".", "container": "app"}], r"mounts\[0\]\.container: must be an absolute path"),
+        ([{"host": ".", "container": "/a/../b"}], r"mounts\[0\]\.container: must be an absolute path"),
+        ([{"host": ".", "container": "/"}], r"mounts\[0\]\.container: must not be /"),
+        ([{"host": "", "container": "/app"}], r"mounts\[0\]\.host: must be a path"),
+    ],
+)
+def test_a_bad_mount_in_the_image_map_names_its_field(tmp_path: Path, mounts: object, message: str) -> None:
+    with pytest.raises(ImageMapError, match=r"map.yaml: images\[0\]\." + message):
+        ImageMap.parse({"images": [{"image": "x", "mounts": mounts}]}, tmp_path, "map.yaml")
+
+
 def test_simulated_images_make_the_whole_pod_scripted(tmp_path: Path) -> None:
     images = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml")
     kubeflow = {"spec": {"containers": [{"image": "docker.io/kubeflow/xgboost-dist-iris:latest"}]}}
     mixed = {
-        "spec": {"initContainers": [{"image": "argoml/argoml:latest"}], "containers": [{"image": "python:3"}]}
+        "spec": {
+            "initContainers": [{"image": "mpioperator/mpi-pi:openmpi"}],
+            "containers": [{"image": "python:3"}],
+        }
     }
     real = {"spec": {"containers": [{"image": "tensorflow/tensorflow:2.21.0"}, {"image": "busybox"}]}}
     assert images.simulates(kubeflow)

@@ -11,6 +11,12 @@ command (the image's ENTRYPOINT/CMD) and a few variables (the image's ENV). The 
       command: ["python"]                 # the image's ENTRYPOINT + CMD when the container gives no command
       env: {PYTHONUNBUFFERED: "1"}
       requires: ".venv-frameworks/.installed"   # optional: the image "cannot be pulled" until this exists
+      mounts: [{host: ".", container: /app}]     # optional: host paths bound read-only into the container
+
+`mounts` stands in for files an image carries: our own image (`argoml/argoml:*`, the TensorBoard log
+fetcher) has the repository at /app, as deploy/Dockerfile lays it out, and our `.venv` first on PATH, so
+`python /app/manage.py fetch_tensorboard_logs` runs for real. A mount is always read-only, and the paths
+the kubelet masks (the dev stack's `.dev`) stay hidden inside it.
 
 An entry may instead say `simulate: true`: the image's code cannot run here (it lives inside the image, or
 needs a framework the machine lacks), so a pod using it runs as the scripted kubelet runs pods (each
@@ -26,6 +32,7 @@ registry.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +56,6 @@ SIMULATED = (
     "paddlepaddle/*",
     "mpioperator/*",
     "horovod/*",
-    "argoml/argoml:*",  # our own image (the TensorBoard log fetcher): it needs the dev stack's settings
     "example.com/*",  # RFC 2606 example registries: placeholders in examples (the pipeline example's)
     "*.example.com/*",
 )
@@ -78,6 +84,23 @@ DEFAULT_MAP: dict[str, Any] = {
             }
             for pattern in ("tensorflow/tensorflow:*", "argoml.local/frameworks:*")
         ),
+        {
+            # our own image, as deploy/Dockerfile builds it: the repository at /app, its virtualenv first
+            "image": "argoml/argoml:*",
+            "path": [".venv/bin"],
+            "command": ["/app/deploy/docker-entrypoint.sh", "web"],
+            "env": {
+                "PYTHONUNBUFFERED": "1",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONPATH": "/app",
+                "DJANGO_SETTINGS_MODULE": "argoml_site.settings",
+                "ARGOML_APP_DIR": "/app",
+                "ARGOML_DEV_DIR": "/tmp/argoml",  # noqa: S108 - the container's own /tmp, as in the image
+                "HOME": "/tmp",  # noqa: S108
+            },
+            "mounts": [{"host": ".", "container": "/app"}],
+            "requires": ".venv/bin/python",
+        },
         *(
             {"image": pattern, "path": [], "command": ["sh"]}
             for pattern in ("busybox", "busybox:*", "alpine:*", "debian:*", "ubuntu:*", "bash:*")
@@ -85,6 +108,9 @@ DEFAULT_MAP: dict[str, Any] = {
         *({"image": pattern, "simulate": True} for pattern in SIMULATED),
     ]
 }
+
+
+FIELDS = ("image", "path", "command", "env", "requires", "simulate", "mounts")
 
 
 class ImageMapError(ValueError):
@@ -101,6 +127,7 @@ class LocalImage:
     env: Mapping[str, str] = field(default_factory=dict)
     requires: str = ""  # an absolute file that must exist before the image "pulls"
     simulate: bool = False  # pods using it are scripted, not run
+    mounts: tuple[tuple[str, str], ...] = ()  # (absolute host path, container path), bound read-only
 
     def environment(self) -> dict[str, str]:
         """The image's own variables (ENV), PATH first."""
@@ -128,6 +155,23 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _mounts(value: Any, where: str) -> None:
+    """`[{host: PATH, container: /ABSOLUTE}]`: a host path (relative to the map's base) and where it goes."""
+    if not isinstance(value, list):
+        raise ImageMapError(f"{where}: must be a list of {{host, container}}")
+    for index, mount in enumerate(value):
+        at = f"{where}[{index}]"
+        if not isinstance(mount, Mapping) or set(mount) != {"host", "container"}:
+            raise ImageMapError(f"{at}: must be a mapping with exactly `host` and `container`")
+        host, container = mount["host"], mount["container"]
+        if not isinstance(host, str) or not host or "\0" in host:
+            raise ImageMapError(f"{at}.host: must be a path (relative to kubesim's directory, or absolute)")
+        if not isinstance(container, str) or not container.startswith("/") or ".." in container.split("/"):
+            raise ImageMapError(f"{at}.container: must be an absolute path without '..'")
+        if posixpath.normpath(container) == "/":
+            raise ImageMapError(f"{at}.container: must not be / (the machine's own root is the image)")
+
+
 @dataclass(frozen=True)
 class ImageMap:
     """The parsed map; `base` is the directory relative paths are resolved against."""
@@ -145,11 +189,9 @@ class ImageMap:
             where = f"{source}: images[{index}]"
             if not isinstance(entry, Mapping) or not isinstance(entry.get("image"), str):
                 raise ImageMapError(f"{where}.image: must be a string (an image glob)")
-            unknown = sorted(set(entry) - {"image", "path", "command", "env", "requires", "simulate"})
+            unknown = sorted(set(entry) - set(FIELDS))
             if unknown:
-                raise ImageMapError(
-                    f"{where}.{unknown[0]}: unknown field (image, path, command, env, requires, simulate)"
-                )
+                raise ImageMapError(f"{where}.{unknown[0]}: unknown field ({', '.join(FIELDS)})")
             if not isinstance(entry.get("simulate", False), bool):
                 raise ImageMapError(f"{where}.simulate: must be true or false")
             _strings(entry.get("path", []), f"{where}.path")
@@ -159,6 +201,7 @@ class ImageMap:
                 raise ImageMapError(f"{where}.env: must map names to strings")
             if not isinstance(entry.get("requires", ""), str):
                 raise ImageMapError(f"{where}.requires: must be a path")
+            _mounts(entry.get("mounts", []), f"{where}.mounts")
             entries.append(entry)
         return cls(tuple(entries), base, source)
 
@@ -193,6 +236,10 @@ class ImageMap:
                     env=dict(entry.get("env", {})),
                     requires=self._absolute(entry["requires"]) if entry.get("requires") else "",
                     simulate=bool(entry.get("simulate", False)),
+                    mounts=tuple(
+                        (self._absolute(str(m["host"])), posixpath.normpath(str(m["container"])))
+                        for m in entry.get("mounts", [])
+                    ),
                 )
         return None
 
