@@ -218,6 +218,14 @@ def ensure_admin_user(dev_dir: Path) -> None:
         NamespaceGrant.objects.get_or_create(user=admin, namespace=namespace, defaults={"role": Role.EDITOR})
 
 
+def listener_allowed_hosts(env: dict[str, str]) -> str:
+    """The Host headers the webhook listener answers: the stack's (the simulator's reviews come to
+    127.0.0.1) and its Service's name, which TrainJob pods send with their progress reports; the chart gives
+    its listener the Service's names the same way."""
+    hosts = env.get("ALLOWED_HOSTS") or "localhost,127.0.0.1,[::1]"  # the settings' default under DEBUG
+    return f"{hosts},{WEBHOOK_SERVICE}.{WEBHOOK_SERVICE_NAMESPACE}.svc"
+
+
 def start_webhook_listener(
     supervisor: Supervisor, python: str, tls_dir: Path, env: dict[str, str], host: str, port: int
 ) -> None:
@@ -229,7 +237,7 @@ def start_webhook_listener(
             "--certfile", str(tls_dir / "tls.crt"), "--keyfile", str(tls_dir / "tls.key"),
             "--worker-class", "gthread", "--workers", "1", "--threads", "2",
             "--log-level", "warning"]  # fmt: skip
-    supervisor.start("webhooks", argv, env)
+    supervisor.start("webhooks", argv, {**env, "ALLOWED_HOSTS": listener_allowed_hosts(env)})
     wait_until(lambda: not port_is_free(host, port), "The webhook listener")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from minio import Minio
 
-from argoml_site.devstack import Supervisor, write_private
+from argoml_site.devstack import Supervisor, listener_allowed_hosts, write_private
 
 REPO = Path(__file__).resolve().parents[2]
 TFJOB = """
@@ -338,3 +338,16 @@ def test_a_private_file_replaces_a_planted_symlink_instead_of_writing_through_it
     assert elsewhere.read_text() == ""
     assert not (tmp_path / "admin-credentials").is_symlink()
     assert (tmp_path / "admin-credentials").read_text() == "password: x\n"
+
+
+@pytest.mark.parametrize(
+    ("allowed", "expected"),
+    [
+        (None, "localhost,127.0.0.1,[::1],argoml-webhooks.argoml.svc"),
+        ("", "localhost,127.0.0.1,[::1],argoml-webhooks.argoml.svc"),
+        ("dev.example.org", "dev.example.org,argoml-webhooks.argoml.svc"),
+    ],
+)
+def test_the_webhook_listener_answers_the_stacks_hosts_and_the_service_name_pods_report_to(allowed, expected):
+    env = {} if allowed is None else {"ALLOWED_HOSTS": allowed}
+    assert listener_allowed_hosts(env) == expected

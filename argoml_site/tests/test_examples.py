@@ -31,6 +31,7 @@ from argoml_site.tests.test_devstack import (
     processes_started_with,
     start_stack,
 )
+from argoml_site.tests.trainjob_progress import forger_pod, signed_in
 from examples.tests.closed_form import validation_loss
 from kubesim.testing import KUBECTL
 
@@ -63,6 +64,7 @@ APPLIED = [
     ],
     ("trainjob-torch.yaml", "trainjob", "mnist-torch", "{.status.conditions[-1:].type}", "Complete"),
     ("trainjob-deepspeed.yaml", "trainjob", "llm-ds", "{.status.conditions[-1:].type}", "Complete"),
+    ("trainjob-train.yaml", "trainjob", "xgb-progress", "{.status.conditions[-1:].type}", "Complete"),
     ("hyperparam-grid.yaml", "hpw", "mnist-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-plain-grid.yaml", "hpw", "shard-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
@@ -91,10 +93,10 @@ class Stack:
         env["ARGOML_DEV_DIR"] = str(self.dev_dir)
         return env
 
-    def kubectl(self, *args: str) -> str:
+    def kubectl(self, *args: str, stdin: str | None = None) -> str:
         result = subprocess.run(
             [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", NAMESPACE, *args],
-            capture_output=True, text=True, timeout=60, cwd=REPO,
+            capture_output=True, text=True, timeout=60, cwd=REPO, input=stdin,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         return result.stdout
@@ -110,12 +112,13 @@ class Stack:
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
 
-    def explain(self, resource: str, name: str) -> str:
-        """What a person would look at when a job did not end as expected: it, and its pods' last lines."""
+    def explain(self, resource: str, name: str, pods: str = "argoml.io/job-name") -> str:
+        """What a person would look at when a job did not end as expected: it, and its pods' last lines
+        (its pods carry the label `pods` with its name)."""
         found = self.kubectl("get", resource, name, "-o", "yaml")
         logs = subprocess.run(
             [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", NAMESPACE, "logs", "--prefix", "--tail=40",
-             "--all-containers", "-l", f"argoml.io/job-name={name}"],
+             "--all-containers", "-l", f"{pods}={name}"],
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         return f"{found}\n--- its pods' logs ---\n{logs.stdout}{logs.stderr}"
@@ -254,14 +257,19 @@ def test_a_fixture_example_loads_into_the_stacks_database(stack, example, model,
     ]
 
 
+def seconds_between(start: str, end: str) -> float:
+    """Seconds between two RFC 3339 times as the API server writes them."""
+    started, ended = (datetime.fromisoformat(value.replace("Z", "+00:00")) for value in (start, end))
+    return (ended - started).total_seconds()
+
+
 def job_seconds(stack: Stack, resource: str, name: str) -> float:
     """How long the job ran, from its status (`startTime` to `completionTime`): the figure docs/training.md
     cites, printed with `-s`."""
     times = stack.kubectl(
         "get", resource, name, "-o", "jsonpath={.status.startTime} {.status.completionTime}"
     )
-    started, completed = (datetime.fromisoformat(value.replace("Z", "+00:00")) for value in times.split())
-    seconds = (completed - started).total_seconds()
+    seconds = seconds_between(*times.split())
     print(f"{resource}/{name}: {seconds:.0f} s from start to completion")
     return seconds
 
@@ -406,3 +414,86 @@ def test_a_sweeps_tensorboard_fetches_every_trials_artifact_from_the_dev_reposit
         expected, rel=1e-5
     )
     print(f"sweep ridge-tb to its TensorBoard's runs: {time.monotonic() - started:.0f} s")
+
+
+def test_the_trainjob_on_kubeflows_xgboost_runtime_reports_its_real_progress_and_metrics(stack):
+    """Kubeflow's xgboost-distributed runtime, unchanged; rank 0 reports as Kubeflow's SDK does, with the
+    URL, CA and token the operator injected, to the webhook listener through its Service; what the
+    TrainJob's status, `kubectl get` and the dashboard show are the numbers the script computed, and a pod
+    that is not the TrainJob's cannot report for it."""
+    started = time.monotonic()
+    wanted = "Complete"
+    assert stack.wait_for("trainjob", "xgb-progress", "{.status.conditions[-1:].type}", wanted) == wanted, (
+        stack.explain("trainjob", "xgb-progress", pods="jobset.sigs.k8s.io/jobset-name")
+    )
+    first, second = training_results(stack, "xgb-progress-node-0-0", "xgb-progress-node-0-1").values()
+    assert (first["rank"], second["rank"]) == (0, 1)
+    assert first["model_sha256"] == second["model_sha256"]
+    assert first["metrics"] == second["metrics"], "each evaluation is reduced over both ranks' rows"
+    assert float(first["metrics"]["val_accuracy"]) > 0.85
+    assert second["reports"] == 0, "rank 0 alone reports"
+    assert first["reports"] >= 2
+    assert first["progress_reported"][0] == 0
+    assert first["progress_reported"][-1] == 100
+    assert first["progress_reported"] == sorted(first["progress_reported"])
+
+    def trainer_status() -> dict:
+        return json.loads(
+            stack.kubectl("get", "trainjob", "xgb-progress", "-o", "jsonpath={.status.trainerStatus}")
+        )
+
+    status = trainer_status()
+    assert status == first["reported"], "the status holds the last report as the endpoint answered it"
+    assert status["progressPercentage"] == 100
+    assert status["estimatedRemainingSeconds"] == 0
+    assert {metric["name"]: metric["value"] for metric in status["metrics"]} == first["metrics"]
+    header, row = stack.kubectl("get", "trainjob", "xgb-progress").splitlines()
+    assert dict(zip(header.split(), row.split(), strict=True))["PROGRESS"] == "100"
+
+    node = json.loads(stack.kubectl("get", "pod", "xgb-progress-node-0-0", "-o", "json"))
+    [env] = [c["env"] for c in node["spec"]["containers"] if c["name"] == "node"]
+    url = next(e["value"] for e in env if e["name"] == "KUBEFLOW_TRAINER_SERVER_URL")
+    assert url.startswith("https://argoml-webhooks.argoml.svc:443/apis/trainer.kubeflow.org/")
+    [volume] = [v for v in node["spec"]["volumes"] if v["name"] == "kubeflow-trainer-token"]
+    token_source, ca_source = volume["projected"]["sources"]
+    audience = token_source["serviceAccountToken"]["audience"]
+    stack.kubectl(
+        "apply", "-f", "-", stdin=forger_pod(NAMESPACE, url, audience, ca_source["configMap"]["name"])
+    )
+    assert stack.wait_for("pod", "xgb-progress-forger", "{.status.phase}", "Succeeded") == "Succeeded", (
+        stack.kubectl("logs", "xgb-progress-forger")
+    )
+    assert training_results(stack, "xgb-progress-forger")["xgb-progress-forger"] == {
+        "none": [401, "Unauthorized"],
+        "garbage": [401, "Unauthorized"],
+        "service_account": [401, "Unauthorized"],
+        "job_audience_other_pod": [403, "Forbidden"],
+    }
+    assert trainer_status() == status
+
+    credentials = yaml.safe_load((stack.dev_dir / "admin-credentials").read_text())
+    session = signed_in(stack.base_url, credentials["username"], credentials["password"])
+    listing = session.open(f"{stack.base_url}/dashboard/trainjobs/", timeout=30).read().decode()
+    pk = re.search(r'href="/dashboard/trainjobs/(\d+)/">xgb-progress<', listing).group(1)
+    page = session.open(f"{stack.base_url}/dashboard/trainjobs/{pk}/", timeout=30).read().decode()
+    assert re.search(r'id="trainjob-progress"><progress max="100" value="100"', page)
+    for name, value in first["metrics"].items():
+        assert f'<span class="mono">{name}={value}</span>' in page
+    plots = json.load(session.open(f"{stack.base_url}/dashboard/trainjobs/{pk}/plots.json", timeout=30))
+    assert plots["reports"] == first["reports"], "every accepted report, and none of the forger's"
+    assert plots["progress"]["data"][0]["y"] == [float(p) for p in first["progress_reported"]]
+    assert {m["name"]: m["figure"]["data"][0]["y"][-1] for m in plots["metrics"]} == {
+        name: float(value) for name, value in first["metrics"].items()
+    }
+    # A TrainJob's status has no start and completion times (Trainer's has none): from its creation to its
+    # Complete condition, and rank 0's process from start to exit.
+    complete = '{.status.conditions[?(@.type=="Complete")].lastTransitionTime}'
+    created, completed = stack.kubectl(
+        "get", "trainjob", "xgb-progress", "-o", f"jsonpath={{.metadata.creationTimestamp}} {complete}"
+    ).split()
+    ran = node["status"]["containerStatuses"][0]["state"]["terminated"]
+    print(
+        f"trainjob/xgb-progress: {seconds_between(created, completed):.0f} s from creation to Complete, "
+        f"rank 0 ran {seconds_between(ran['startedAt'], ran['finishedAt']):.0f} s and made "
+        f"{first['reports']} reports; this test's wall time {time.monotonic() - started:.0f} s"
+    )

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubesim.kubelet.process.environment import (
     ConfigError,
@@ -303,3 +304,59 @@ def test_simulated_images_make_the_whole_pod_scripted(tmp_path: Path) -> None:
     assert not images.simulates(real)
     with pytest.raises(ImageMapError, match=r"images\[0\]\.simulate: must be true or false"):
         ImageMap.parse({"images": [{"image": "x", "simulate": "yes"}]}, tmp_path, "map.yaml")
+
+
+def test_kubeflow_trainers_xgboost_and_jax_runtime_images_run_on_the_frameworks_virtualenv(
+    tmp_path: Path,
+) -> None:
+    """Trainer's runtimes name these images (manifests/base/runtimes, untagged, and `:v2.3.0` in the
+    overlay); their TrainJobs bring the command, which NVIDIA's entrypoint runs as given."""
+    images = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml")
+    for reference in (
+        "ghcr.io/kubeflow/trainer/xgboost-runtime",
+        "ghcr.io/kubeflow/trainer/xgboost-runtime:v2.3.0",
+        "nvcr.io/nvidia/jax:25.10-py3",
+    ):
+        found = images.resolve(reference)
+        assert found is not None, reference
+        assert not found.simulate
+        assert found.path == (str(tmp_path / ".venv-frameworks/bin"),)
+        assert found.command == ()
+        assert container_argv({"args": ["python", "train.py"]}, {}, found.command, ()) == [
+            "python",
+            "train.py",
+        ]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",  # torch-distributed, torch_distributed_with_cache
+        "ghcr.io/kubeflow/trainer/deepspeed-runtime",
+        "ghcr.io/kubeflow/trainer/mlx-runtime:v2.3.0",
+        "ghcr.io/kubeflow/trainer/torchtune-trainer",
+        "ghcr.io/kubeflow/trainer/dataset-initializer",
+        "ghcr.io/kubeflow/trainer/model-initializer:v2.3.0",
+    ],
+)
+def test_kubeflow_trainers_other_runtime_images_stay_simulated(tmp_path: Path, reference: str) -> None:
+    found = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml").resolve(reference)
+    assert found is not None
+    assert found.simulate
+
+
+def test_the_written_map_says_why_each_framework_image_runs_or_is_simulated(tmp_path: Path) -> None:
+    path = tmp_path / "image-map.yaml"
+    ImageMap.load(path, tmp_path)
+    text = path.read_text()
+    assert yaml.safe_load(text) == DEFAULT_MAP
+    lines = text.splitlines()
+    for pattern in (
+        "ghcr.io/kubeflow/trainer/xgboost-runtime",
+        "pytorch/pytorch:*",
+        "ghcr.io/kubeflow/trainer/*",
+    ):
+        entry = lines.index(f"- image: {pattern}")
+        assert lines[entry - 1].startswith("# "), pattern
+    assert "# PyTorch" in text
+    assert "xgboost-cpu is the same XGBoost" in text

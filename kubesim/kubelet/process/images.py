@@ -21,8 +21,11 @@ the kubelet masks (the dev stack's `.dev`) stay hidden inside it.
 An entry may instead say `simulate: true`: the image's code cannot run here (it lives inside the image, or
 needs a framework the machine lacks), so a pod using it runs as the scripted kubelet runs pods (each
 container exits 0 after two seconds, or serves until deleted under restartPolicy Always). The defaults
-simulate the images of Kubeflow's own examples and of the frameworks the frameworks virtualenv does not
-hold (PyTorch, MXNet, Paddle, MPI), so their manifests still reach their end state on `make run`.
+map the framework images whose code the frameworks virtualenv runs (TensorFlow's, and Kubeflow Trainer's
+XGBoost and JAX runtimes' images, whose TrainJobs bring their own code), and simulate the images of
+Kubeflow's own examples and of the frameworks the virtualenv does not hold (PyTorch, MXNet, Paddle, MPI,
+Trainer's other runtimes), so their manifests still reach their end state on `make run`. The file written
+says above each of these entries why it runs here or cannot (`default_map_text`).
 
 An image no entry matches is not pullable: the container waits in ErrImagePull, then ImagePullBackOff,
 with a message that names the image and the file to map it in, as a real kubelet does with an unreachable
@@ -45,19 +48,60 @@ SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/s
 #: where every container finds `python`/`python3` shims for the machine's own Python (see runtime.py)
 PYTHON_SHIMS = "/opt/kubesim/python/bin"
 
-#: images whose code cannot run on this machine: pods using them stay scripted (see the module docstring)
+#: Kubeflow Trainer's xgboost-distributed runtime image (cmd/runtimes/xgboost), untagged in Trainer's base
+#: manifests and `:v2.3.0` in its overlay
+TRAINER_XGBOOST_IMAGE = "ghcr.io/kubeflow/trainer/xgboost-runtime"
+#: images whose code runs on the frameworks virtualenv (.venv-frameworks: CPU builds of TensorFlow, JAX,
+#: XGBoost, numpy), each with its default command (the image's ENTRYPOINT + CMD; none for NVIDIA's CUDA
+#: images, whose entrypoint runs the container's command or args as given) and why it runs here
+FRAMEWORK_IMAGES = (
+    ("tensorflow/tensorflow:*", ["python"], "TensorFlow's own images: tensorflow-cpu is the same TensorFlow"),
+    (
+        "argoml.local/frameworks:*",
+        ["python"],
+        "no registry's image: the name our examples give the virtualenv",
+    ),
+    *(
+        (
+            pattern,
+            [],
+            "Kubeflow Trainer's xgboost-distributed runtime: CUDA's Ubuntu with xgboost[cuda12], numpy and "
+            "scikit-learn; the TrainJob brings the code. xgboost-cpu is the same XGBoost (3.2.0, the image "
+            "3.0.2); scikit-learn is not in the virtualenv",
+        )
+        for pattern in (TRAINER_XGBOOST_IMAGE, f"{TRAINER_XGBOOST_IMAGE}:*")
+    ),
+    (
+        "nvcr.io/nvidia/jax:*",
+        [],
+        "NVIDIA's JAX image, Kubeflow Trainer's jax-distributed runtime; the TrainJob brings the code. "
+        "jax[cpu] is the same JAX API (0.10.2)",
+    ),
+)
+
+#: images whose code cannot run on this machine, and why: pods using them stay scripted (module docstring)
 SIMULATED = (
-    "pytorch/pytorch:*",  # no CPU-only PyTorch wheel on PyPI for this platform (docs/training.md)
-    "mxnet/*",
-    "kubeflow/*",  # Kubeflow's example images: their code is inside them
-    "kubeflowkatib/*",
-    "docker.io/sandipanify/jaxgoogle:*",  # the image of Kubeflow's JAXJob example
-    "registry.baidubce.com/paddlepaddle/*",
-    "paddlepaddle/*",
-    "mpioperator/*",
-    "horovod/*",
-    "example.com/*",  # RFC 2606 example registries: placeholders in examples (the pipeline example's)
-    "*.example.com/*",
+    (
+        "pytorch/pytorch:*",
+        "PyTorch (Trainer's torch-distributed runtime's image too): not in the frameworks virtualenv, as "
+        "PyPI's Linux x86_64 torch is a CUDA build with GBs of nvidia-* packages (docs/training.md)",
+    ),
+    ("mxnet/*", "MXNet: not in the frameworks virtualenv"),
+    ("kubeflow/*", "Kubeflow's example images: their code is inside them"),
+    ("kubeflowkatib/*", "Katib's example images: their code is inside them"),
+    ("docker.io/sandipanify/jaxgoogle:*", "the image of Kubeflow's JAXJob example: its code is inside it"),
+    ("registry.baidubce.com/paddlepaddle/*", "Paddle: not in the frameworks virtualenv"),
+    ("paddlepaddle/*", "Paddle: not in the frameworks virtualenv"),
+    ("mpioperator/*", "MPI Operator's images: sshd and mpirun, which this machine lacks"),
+    ("horovod/*", "Horovod: PyTorch and MPI, which this machine lacks"),
+    (
+        "ghcr.io/kubeflow/trainer/*",
+        "Kubeflow Trainer's other images: deepspeed-runtime and mlx-runtime (sshd and OpenMPI, DeepSpeed on "
+        "PyTorch, MLX on CUDA), torchtune-trainer (PyTorch), the dataset and model initializers (they "
+        "download from Hugging Face, which pods cannot reach) and the data cache (a Rust server)",
+    ),
+    ("example.com/*", "RFC 2606 example registries: placeholders in examples (the pipeline example's)"),
+    ("*.example.com/*", "RFC 2606 example registries"),
 )
 
 DEFAULT_MAP: dict[str, Any] = {
@@ -78,11 +122,11 @@ DEFAULT_MAP: dict[str, Any] = {
             {
                 "image": pattern,
                 "path": [".venv-frameworks/bin"],
-                "command": ["python"],
-                "env": {"PYTHONUNBUFFERED": "1"},
+                "command": command,
+                "env": {"PYTHONUNBUFFERED": "1"} if command else {},
                 "requires": ".venv-frameworks/.installed",
             }
-            for pattern in ("tensorflow/tensorflow:*", "argoml.local/frameworks:*")
+            for pattern, command, _why in FRAMEWORK_IMAGES
         ),
         {
             # our own image, as deploy/Dockerfile builds it: the repository at /app, its virtualenv first
@@ -105,9 +149,26 @@ DEFAULT_MAP: dict[str, Any] = {
             {"image": pattern, "path": [], "command": ["sh"]}
             for pattern in ("busybox", "busybox:*", "alpine:*", "debian:*", "ubuntu:*", "bash:*")
         ),
-        *({"image": pattern, "simulate": True} for pattern in SIMULATED),
+        *({"image": pattern, "simulate": True} for pattern, _why in SIMULATED),
     ]
 }
+#: what the written map says above an entry
+WHY = {pattern: why for pattern, _command, why in FRAMEWORK_IMAGES} | dict(SIMULATED)
+
+
+def default_map_text() -> str:
+    """The defaults as `make run` writes them: each framework and simulated entry under a comment saying
+    why its code runs here or cannot."""
+    lines = ["# The process kubelet's image map: see kubesim/kubelet/process/images.py and docs/kubesim.md.",
+             "images:"]  # fmt: skip
+    said = ""
+    for entry in DEFAULT_MAP["images"]:
+        why = WHY.get(entry["image"], "")
+        if why and why != said:
+            lines.append(f"# {why}")
+        said = why
+        lines.append(yaml.safe_dump([entry], sort_keys=False, width=1000).rstrip())
+    return "\n".join(lines) + "\n"
 
 
 FIELDS = ("image", "path", "command", "env", "requires", "simulate", "mounts")
@@ -210,10 +271,7 @@ class ImageMap:
         """The map in `path`, written with the defaults first if it does not exist."""
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            header = (
-                "# The process kubelet's image map: see kubesim/kubelet/process/images.py and README.md.\n"
-            )
-            path.write_text(header + yaml.safe_dump(DEFAULT_MAP, sort_keys=False))
+            path.write_text(default_map_text())
         try:
             document = yaml.safe_load(path.read_text())
         except yaml.YAMLError as error:
