@@ -311,6 +311,12 @@ class _Handler(BaseHTTPRequestHandler):
                 length = [] if given else [("Content-Length", str(len(response.body)))]  # a proxied HEAD's
                 self.wfile.write(self._head(response, length) + body)
                 return
+            if any(name.lower() == "content-length" for name, _value in response.headers):
+                # a proxied answer of known length goes out as it came (a short one cuts the connection)
+                self.wfile.write(self._head(response, []))
+                for chunk in response.body:
+                    self.wfile.write(chunk)
+                return
             self.wfile.write(self._head(response, [("Transfer-Encoding", "chunked")]))
             for chunk in response.body:
                 if chunk:

@@ -235,6 +235,7 @@ def test_kubectl_proxy_passes_headers_cookies_and_answers_through(sim):
         assert answer.headers["Set-Cookie"] == "pod=1"
         assert "Access-Control-Allow-Origin" not in answer.headers  # a pod's CORS grant is removed
         assert answer.headers["Content-Type"] == "application/json"
+        assert answer.headers["Content-Length"] == str(len(answer.content))  # a known length passes on
         head = requests.head(f"{base}{SERVICE}/web:http/proxy/page", timeout=30)
         assert head.status_code == 200
         assert int(head.headers["Content-Length"]) > 0

@@ -270,8 +270,6 @@ class Proxies:
                 or key in _connection_tokens(answer.getheader("connection"))
             ):
                 continue
-            if key == "content-length" and request.method != "HEAD":
-                continue  # the answer is streamed in chunks
             if key == "location":
                 value = rewrite_location(value, prefix, location.host, request.headers.get("host", ""))
             headers.append((name, value))
