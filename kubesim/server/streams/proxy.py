@@ -358,6 +358,8 @@ class _Body:
         try:
             while chunk := self.answer.read1(CHUNK_BYTES):
                 yield chunk
+            if self.answer.length:  # the pod hung up before the length it announced (read1 says nothing)
+                raise http.client.IncompleteRead(b"", self.answer.length)
         except (OSError, http.client.HTTPException):
             # The pod hung up mid-answer: the client's connection is cut, as a cluster's ReverseProxy aborts
             # it, so a truncated body never reads as a whole one.
