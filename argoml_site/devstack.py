@@ -261,6 +261,10 @@ def run(
     shutil.rmtree(metrics_dir, ignore_errors=True)
     metrics_dir.mkdir()
     env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
+    # A TensorBoard's URL (status.url, the Open button) is the web server's authorizing proxy to it
+    # (/tensorboards/<namespace>/<name>/, docs/tensorboard.md): a browser beside `make run` cannot reach
+    # the in-cluster address.
+    env.setdefault("TENSORBOARD_BASE_URL", f"http://{host}:{port}")
     supervisor = Supervisor(cwd=base_dir)
     python = sys.executable
     celery = str(Path(python).with_name("celery"))

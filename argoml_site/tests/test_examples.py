@@ -20,10 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from argoml_site.tests.test_csp import REPORT_VIOLATIONS
 from argoml_site.tests.test_devstack import (
     STACK_VARIABLES,
     free_port,
@@ -32,6 +34,7 @@ from argoml_site.tests.test_devstack import (
     start_stack,
 )
 from argoml_site.tests.trainjob_progress import forger_pod, signed_in
+from dashboard.tests.browser import sign_in
 from examples.tests.closed_form import validation_loss
 from kubesim.testing import KUBECTL
 
@@ -375,6 +378,71 @@ def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(s
     assert sorted(scalars) == [1, 2, 3, 4, 5]
     assert scalars[1] == pytest.approx(chief["loss_first"], rel=1e-6)
     assert scalars[5] == pytest.approx(chief["loss_last"], rel=1e-6)
+
+
+def admin_password(stack: Stack) -> str:
+    """The local admin's password, as `make run` saved it for the person at the terminal."""
+    lines = (stack.dev_dir / "admin-credentials").read_text().splitlines()
+    return next(line.split(": ", 1)[1] for line in lines if line.startswith("password: "))
+
+
+def open_tensorboard_from_its_page(stack: Stack, page: Any, name: str) -> dict[str, Any]:
+    """Sign in, go to the TensorBoards page, click Open on `name`, and wait for TensorBoard's own page to
+    list the run. What the browser saw: where it landed, the answers to TensorBoard's `data/…` requests,
+    the console's errors and any CSP violation."""
+    seen: dict[str, Any] = {"errors": [], "data": [], "failed": []}
+    page.on(
+        "console",
+        lambda message: (
+            seen["errors"].append((message.text, message.location.get("url", "")))
+            if message.type == "error"
+            else None
+        ),
+    )
+    page.on("response", lambda r: seen["data"].append((r.status, r.url)) if "/data/" in r.url else None)
+    page.on("response", lambda r: seen["failed"].append((r.status, r.url)) if r.status >= 400 else None)
+    page.add_init_script(REPORT_VIOLATIONS)
+    sign_in(page, stack.base_url, "admin", admin_password(stack))
+    listed = f"{stack.base_url}/dashboard/tensorboards/?namespace={NAMESPACE}"
+    row = page.locator("tr", has=page.locator("th", has_text=re.compile(f"^{re.escape(name)}$")))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the mirror row follows the cluster within a few seconds
+        page.goto(listed)
+        if row.count() and "Ready" in row.inner_text():
+            break
+        time.sleep(1)
+    row.get_by_role("button", name=re.compile("^Open")).click()
+    landing = re.compile(re.escape(f"{stack.base_url}/tensorboards/{NAMESPACE}/{name}/") + "(#.*)?$")
+    page.wait_for_url(landing, timeout=30_000)  # TensorBoard then adds its dashboard's name (#timeseries)
+    page.get_by_text(f"{name}/train").first.wait_for(timeout=90_000)  # the run, in TensorBoard's runs list
+    page.get_by_text("loss").first.wait_for(timeout=60_000)  # its scalar, drawn from data/…
+    page.wait_for_load_state("networkidle")
+    seen["landed"] = page.url
+    seen["violations"] = page.evaluate("window.__csp || []")
+    return seen
+
+
+@pytest.mark.browser
+def test_the_open_button_opens_the_tensorboard_through_the_dashboard(stack, page):
+    """Issues 28 and 29: on `make run` the TensorBoards page's Open button lands on the real TensorBoard of
+    examples/tensorboard-train.yaml (the dashboard's proxy to it, on the dashboard's own origin: the
+    in-cluster address is out of a browser's reach, and a redirect to another origin would be blocked by
+    our form-action), which lists the run the TFJob wrote and draws its loss from its `data/…` requests."""
+    assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
+    seen = open_tensorboard_from_its_page(stack, page, "tf-train")
+    assert seen["landed"].split("#")[0] == f"{stack.base_url}/tensorboards/{NAMESPACE}/tf-train/"
+    assert seen["violations"] == []
+    # TensorBoard's page asks for its Roboto fonts at /font-roboto/… from the root, whatever its
+    # --path_prefix (behind any prefix: an Ingress, port-forward); the browser falls back to another font.
+    # The dashboard's pages name no icon, so the browser asks for /favicon.ico. Nothing else may fail.
+    explained = (f"{stack.base_url}/font-roboto/", f"{stack.base_url}/favicon.ico")
+    failed = [url for _status, url in seen["failed"] if not url.startswith(explained)]
+    assert failed == [], failed
+    errors = [(text, url) for text, url in seen["errors"] if not url.startswith(explained)]
+    assert errors == [], errors
+    statuses = {url.split("/data/", 1)[1].split("?")[0]: status for status, url in seen["data"]}
+    assert statuses.get("runs") == 200, statuses
+    assert all(status == 200 for status in statuses.values()), statuses
 
 
 def test_the_training_sweeps_best_trial_is_the_one_computed_directly(stack):
