@@ -40,5 +40,5 @@ class TensorboardOriginMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if is_tensorboard_origin(request):
-            request.urlconf = URLCONF
+            request.urlconf = URLCONF  # type: ignore[attr-defined] # Django's per-request URLconf
         return self.get_response(request)

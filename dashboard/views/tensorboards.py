@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -83,6 +84,7 @@ def tensorboard_open(request: HttpRequest, pk: int) -> HttpResponse:
         )
     # The proxy, on the TensorBoard origin: it never sees our session, so the redirect carries a one-time
     # ticket it exchanges for a pass to this instance alone (dashboard/tensorboardpass.py).
+    assert isinstance(request.user, AbstractBaseUser)  # @page: signed in
     ticket = tensorboardpass.issue_ticket(
         tensorboardpass.bearer_of(request.user), tensorboard.namespace, tensorboard.name
     )
