@@ -242,11 +242,17 @@ def start_webhook_listener(
 
 
 def run(
-    base_dir: Path, dev_dir: Path, host: str = "127.0.0.1", port: int = 8000, webhook_port: int = 8443
+    base_dir: Path,
+    dev_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    webhook_port: int = 8443,
+    tensorboard_port: int | None = None,
 ) -> int:
     """Bring the stack up, wait for Ctrl-C or a dying child, then take everything down."""
     dev_dir.mkdir(parents=True, exist_ok=True)
-    for needed in (port, webhook_port):
+    tensorboard_port = port + 1 if tensorboard_port is None else tensorboard_port
+    for needed in (port, webhook_port, tensorboard_port):
         if not port_is_free(host, needed):
             raise StackError(
                 f"Port {needed} on {host} is in use: stop whatever serves it (another `make run`?)."
@@ -261,10 +267,10 @@ def run(
     shutil.rmtree(metrics_dir, ignore_errors=True)
     metrics_dir.mkdir()
     env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
-    # A TensorBoard's URL (status.url, the Open button) is the web server's authorizing proxy to it
-    # (/tensorboards/<namespace>/<name>/, docs/tensorboard.md): a browser beside `make run` cannot reach
-    # the in-cluster address.
-    env.setdefault("TENSORBOARD_BASE_URL", f"http://{host}:{port}")
+    # A TensorBoard's URL (status.url, the Open button) is the web's authorizing proxy to it
+    # (/tensorboards/<namespace>/<name>/, docs/tensorboard.md), on an origin of its own: a second port,
+    # whose Host the web serves the proxy alone on (a TensorBoard's pages must not run as the dashboard).
+    env.setdefault("TENSORBOARD_BASE_URL", f"http://{host}:{tensorboard_port}")
     supervisor = Supervisor(cwd=base_dir)
     python = sys.executable
     celery = str(Path(python).with_name("celery"))
@@ -360,7 +366,11 @@ def run(
             env,
         )  # fmt: skip
         supervisor.start("web", [python, manage, "runserver", f"{host}:{port}", "--noreload"], env)
+        # runserver binds one address: the TensorBoard origin is a second one of the same code.
+        tensorboards = [python, manage, "runserver", f"{host}:{tensorboard_port}", "--noreload"]
+        supervisor.start("tensorboards", tensorboards, env)
         wait_until(lambda: not port_is_free(host, port), "The web server")
+        wait_until(lambda: not port_is_free(host, tensorboard_port), "The TensorBoard origin")
         if registering is not None:
             if registering.wait() != 0:
                 raise StackError("Registering the webhooks with the simulator failed; see its output above.")
@@ -377,6 +387,7 @@ def run(
             f"\nArgo-ML is up: http://{host}:{port}/dashboard/  ·  admin /admin/  ·  API docs /api/docs/",
             flush=True,
         )
+        print(f"TensorBoards open on their own origin: {env['TENSORBOARD_BASE_URL']}", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
 
         while not stopping:

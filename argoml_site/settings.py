@@ -67,6 +67,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # TENSORBOARD_BASE_URL's host is served the TensorBoard proxy only (argoml_site/tensorboardorigin.py).
+    "argoml_site.tensorboardorigin.TensorboardOriginMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -281,10 +283,14 @@ TENSORBOARD_CPU_LIMIT = env_str("TENSORBOARD_CPU_LIMIT", "1")
 TENSORBOARD_MEMORY_LIMIT = env_str("TENSORBOARD_MEMORY_LIMIT", "2Gi")
 # An instance nobody opened for this long is deleted (spec.idleTimeout overrides it per instance).
 TENSORBOARD_IDLE_TIMEOUT_SECONDS = env_int("TENSORBOARD_IDLE_TIMEOUT_SECONDS", 2 * 3600, minimum=60)
-# Served under <prefix>/<namespace>/<name>/; users reach it at TENSORBOARD_BASE_URL + that path (an Ingress
-# or gateway routing it to the instance's Service), or, with no base URL, at the Service's in-cluster URL.
+# Served under <prefix>/<namespace>/<name>/; users reach it at TENSORBOARD_BASE_URL + that path: the web's
+# authorizing proxy, served only when a request's Host is this URL's, which must not be the dashboard's
+# (docs/security.md, "The TensorBoard proxy"). With no base URL: the Service's in-cluster URL, no proxy.
 TENSORBOARD_PATH_PREFIX = env_str("TENSORBOARD_PATH_PREFIX", "/tensorboards")
 TENSORBOARD_BASE_URL = env_str("TENSORBOARD_BASE_URL", "")
+# How long the pass the Open button gives for one TensorBoard lasts (a cookie of the TensorBoard origin,
+# dashboard/tensorboardpass.py); then Open again. Revoked grants and deactivated users end it sooner.
+TENSORBOARD_PASS_SECONDS = env_int("TENSORBOARD_PASS_SECONDS", 8 * 3600, minimum=60)
 TENSORBOARD_CLUSTER_DOMAIN = env_str("TENSORBOARD_CLUSTER_DOMAIN", "cluster.local")
 # Object-store credentials: this Secret (in the instance's namespace) unless the artifact names its own.
 TENSORBOARD_S3_CREDENTIALS_SECRET = env_str("TENSORBOARD_S3_CREDENTIALS_SECRET", "tensorboard-s3")

@@ -80,14 +80,11 @@ def start_stack(dev_dir: Path, port: int) -> tuple[subprocess.Popen[str], StackO
     env = {key: value for key, value in os.environ.items() if key not in STACK_VARIABLES}
     env.update(ARGOML_DEV_DIR=str(dev_dir), DEBUG="true", PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "devstack", "--port", str(port), "--webhook-port", str(free_port())],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        [sys.executable, "manage.py", "devstack", "--port", str(port), "--webhook-port", str(free_port()),
+         "--tensorboard-port", str(free_port())],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True,
-    )
+    )  # fmt: skip
     return process, StackOutput(process.stdout)
 
 

@@ -89,6 +89,7 @@ class Stack:
     base_url: str
     dev_dir: Path
     kubeconfig: str
+    tensorboard_url: str = ""  # the TensorBoard origin (a port of its own), as `make run` prints it
 
     def env(self) -> dict[str, str]:
         """What a user's shell beside `make run` has: nothing of ours but the dev folder the test chose."""
@@ -160,7 +161,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     try:
         kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
         output.wait_for(r"Argo-ML is up", timeout=180)
-        stack = Stack(f"http://127.0.0.1:{port}", dev_dir, kubeconfig)
+        tensorboards = output.wait_for(r"TensorBoards open on their own origin: (\S+)").group(1)
+        stack = Stack(f"http://127.0.0.1:{port}", dev_dir, kubeconfig, tensorboards)
         # the training examples' code, as their headers say, before the jobs that mount it
         create_code = header_command(EXAMPLES / "tfjob-train.yaml", "kubectl create configmap").split()
         assert create_code[:3] == ["kubectl", "create", "configmap"], create_code
@@ -412,30 +414,43 @@ def open_tensorboard_from_its_page(stack: Stack, page: Any, name: str) -> dict[s
             break
         time.sleep(1)
     row.get_by_role("button", name=re.compile("^Open")).click()
-    landing = re.compile(re.escape(f"{stack.base_url}/tensorboards/{NAMESPACE}/{name}/") + "(#.*)?$")
+    landing = re.compile(re.escape(f"{stack.tensorboard_url}/tensorboards/{NAMESPACE}/{name}/") + "(#.*)?$")
     page.wait_for_url(landing, timeout=30_000)  # TensorBoard then adds its dashboard's name (#timeseries)
     page.get_by_text(f"{name}/train").first.wait_for(timeout=90_000)  # the run, in TensorBoard's runs list
     page.get_by_text("loss").first.wait_for(timeout=60_000)  # its scalar, drawn from data/…
     page.wait_for_load_state("networkidle")
     seen["landed"] = page.url
     seen["violations"] = page.evaluate("window.__csp || []")
+    seen["cookies"] = page.context.cookies()
     return seen
 
 
 @pytest.mark.browser
-def test_the_open_button_opens_the_tensorboard_through_the_dashboard(stack, page):
+def test_the_open_button_opens_the_tensorboard_on_its_own_origin(stack, page):
     """Issues 28 and 29: on `make run` the TensorBoards page's Open button lands on the real TensorBoard of
-    examples/tensorboard-train.yaml (the dashboard's proxy to it, on the dashboard's own origin: the
-    in-cluster address is out of a browser's reach, and a redirect to another origin would be blocked by
-    our form-action), which lists the run the TFJob wrote and draws its loss from its `data/…` requests."""
+    examples/tensorboard-train.yaml (the web's proxy to it: the in-cluster address is out of a browser's
+    reach), which lists the run the TFJob wrote and draws its loss from its `data/…` requests. It lands on
+    the TensorBoard origin, another port than the dashboard's, with a pass for that instance alone: a
+    TensorBoard's pages never run on the dashboard's origin (docs/security.md, "The TensorBoard proxy")."""
+    assert stack.tensorboard_url.startswith("http://127.0.0.1:")
+    assert stack.tensorboard_url != stack.base_url
     assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
     seen = open_tensorboard_from_its_page(stack, page, "tf-train")
-    assert seen["landed"].split("#")[0] == f"{stack.base_url}/tensorboards/{NAMESPACE}/tf-train/"
+    assert seen["landed"].split("#")[0] == f"{stack.tensorboard_url}/tensorboards/{NAMESPACE}/tf-train/"
+    assert "ticket=" not in seen["landed"]  # exchanged for the pass, and dropped from the address
+    passes = [cookie for cookie in seen["cookies"] if cookie["name"] == "argoml_tensorboard"]
+    assert [(c["path"], c["httpOnly"], c["sameSite"]) for c in passes] == [
+        (f"/tensorboards/{NAMESPACE}/tf-train/", True, "Lax")
+    ]
     assert seen["violations"] == []
     # TensorBoard's page asks for its Roboto fonts at /font-roboto/… from the root, whatever its
     # --path_prefix (behind any prefix: an Ingress, port-forward); the browser falls back to another font.
     # The dashboard's pages name no icon, so the browser asks for /favicon.ico. Nothing else may fail.
-    explained = (f"{stack.base_url}/font-roboto/", f"{stack.base_url}/favicon.ico")
+    explained = tuple(
+        f"{origin}/{path}"
+        for origin in (stack.base_url, stack.tensorboard_url)
+        for path in ("font-roboto/", "favicon.ico")
+    )
     failed = [url for _status, url in seen["failed"] if not url.startswith(explained)]
     assert failed == [], failed
     errors = [(text, url) for text, url in seen["errors"] if not url.startswith(explained)]
@@ -443,6 +458,10 @@ def test_the_open_button_opens_the_tensorboard_through_the_dashboard(stack, page
     statuses = {url.split("/data/", 1)[1].split("?")[0]: status for status, url in seen["data"]}
     assert statuses.get("runs") == 200, statuses
     assert all(status == 200 for status in statuses.values()), statuses
+    # The TensorBoard origin serves TensorBoards only: the dashboard is not there, even to a signed-in
+    # browser; and the dashboard's origin serves no TensorBoard.
+    assert page.goto(f"{stack.tensorboard_url}/dashboard/").status == 404
+    assert page.goto(f"{stack.base_url}/tensorboards/{NAMESPACE}/tf-train/").status == 404
 
 
 def test_the_training_sweeps_best_trial_is_the_one_computed_directly(stack):

@@ -54,6 +54,13 @@ def test_every_pattern_of_the_webhook_listener_is_classified(monkeypatch):
         list(doors.webhook_doors())
 
 
+def test_every_pattern_of_the_tensorboard_origin_is_classified(monkeypatch):
+    assert {door.key for door, _ in doors.tensorboard_origin_doors()} == set(doors.TENSORBOARD_ORIGIN)
+    monkeypatch.setattr(doors, "TENSORBOARD_ORIGIN", {})
+    with pytest.raises(doors.Unclassified, match="tensorboard-proxy"):
+        list(doors.tensorboard_origin_doors())
+
+
 def test_every_command_of_our_apps_is_classified(monkeypatch):
     assert {door.key for door in doors.command_doors()} == set(doors.COMMANDS)
     monkeypatch.setattr(doors, "COMMANDS", {k: v for k, v in doors.COMMANDS.items() if k != "render_job"})

@@ -1,6 +1,8 @@
-"""The TensorBoard proxy (`/tensorboards/<namespace>/<name>/…`): who may read through it, what crosses it
-each way, and its bounds. The cluster is kubesim serving `services/<tb>:80/proxy` for real; its stream
-backend dials a local HTTP server standing for the TensorBoard pod, which answers with what it received."""
+"""The TensorBoard proxy (`/tensorboards/<namespace>/<name>/…` on the TensorBoard origin): who may read
+through it, what crosses it each way, and its bounds. The cluster is kubesim serving
+`services/<tb>:80/proxy` for real; its stream backend dials a local HTTP server standing for the
+TensorBoard pod, which answers with what it received. Tickets, passes and the two origins' separation are
+in test_tensorboard_origin.py."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from django.utils import timezone
 
 import limits
 from argoml_site import csp
+from dashboard import tensorboardpass
 from kube.client import reset_client
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
@@ -32,6 +35,8 @@ pytestmark = pytest.mark.django_db
 NAMESPACE, NAME = "team-a", "tb1"
 BASE = f"/tensorboards/{NAMESPACE}/{NAME}"
 BIG = 2000
+TB_HOST = "tb.testserver"
+TB_ORIGIN = f"http://{TB_HOST}"
 
 
 class FakeTensorBoard(BaseHTTPRequestHandler):
@@ -128,9 +133,31 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     server.shutdown()
 
 
+@pytest.fixture(autouse=True)
+def tensorboard_origin(settings) -> None:
+    """The TensorBoard origin is another host than the dashboard's (`testserver`)."""
+    settings.TENSORBOARD_BASE_URL = TB_ORIGIN
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, TB_HOST]
+
+
+def tb_client(user: Any = None, namespace: str = NAMESPACE, name: str = NAME) -> Client:
+    """A browser on the TensorBoard origin, holding `user`'s pass for `namespace/name` (if a user)."""
+    client = Client(HTTP_HOST=TB_HOST)
+    if user is not None:
+        value = tensorboardpass.issue_pass(tensorboardpass.bearer_of(user), namespace, name)
+        client.cookies[tensorboardpass.COOKIE_NAME] = value
+    return client
+
+
 @pytest.fixture
 def instance(sim) -> Any:
     return factories.tensorboard(NAME, NAMESPACE)
+
+
+@pytest.fixture
+def tb(viewer) -> Client:
+    """The viewer of team-a, with a pass for the instance."""
+    return tb_client(viewer)
 
 
 def body_of(response: Any) -> bytes:
@@ -145,27 +172,27 @@ def seen_by_pod(response: Any) -> dict[str, Any]:
 
 
 # -- who may read ----------------------------------------------------------------------------------------
-def test_a_viewer_reads_the_instance_through_the_proxy(instance, as_viewer):
-    response = as_viewer.get(f"{BASE}/data/runs?experiment=&x=1", HTTP_ACCEPT_LANGUAGE="en")
+def test_a_viewer_reads_the_instance_through_the_proxy(instance, tb):
+    response = tb.get(f"{BASE}/data/runs?experiment=&x=1", HTTP_ACCEPT_LANGUAGE="en")
     seen = seen_by_pod(response)
     assert seen["method"] == "GET"
     assert seen["path"] == f"{BASE}/data/runs?experiment=&x=1"  # TensorBoard's own prefix: relative URLs work
     assert seen["headers"]["accept-language"] == "en"
 
 
-def test_the_users_cookies_csrf_token_and_credentials_never_reach_the_pod(instance, as_viewer):
-    as_viewer.cookies["csrftoken"] = "secret-csrf"
-    response = as_viewer.get(
+def test_the_users_cookies_csrf_token_and_credentials_never_reach_the_pod(instance, tb):
+    tb.cookies["csrftoken"] = "secret-csrf"
+    response = tb.get(
         f"{BASE}/", HTTP_X_CSRFTOKEN="secret-csrf", HTTP_AUTHORIZATION="Token user-token", HTTP_X_CUSTOM="1"
     )
     headers = seen_by_pod(response)["headers"]
     for header in ("cookie", "x-csrftoken", "authorization", "x-custom"):
         assert header not in headers
-    assert "sessionid" not in json.dumps(headers)
+    assert tensorboardpass.COOKIE_NAME not in json.dumps(headers)
 
 
-def test_a_pod_sets_no_cookie_and_grants_nothing_on_our_origin(instance, as_viewer):
-    response = as_viewer.get(f"{BASE}/")
+def test_a_pod_sets_no_cookie_and_grants_nothing_on_our_origin(instance, tb):
+    response = tb.get(f"{BASE}/")
     assert response.status_code == 200
     assert "Set-Cookie" not in response
     assert "sessionid" not in response.cookies or response.cookies["sessionid"].value != "stolen"
@@ -174,61 +201,62 @@ def test_a_pod_sets_no_cookie_and_grants_nothing_on_our_origin(instance, as_view
     assert response["Content-Type"] == "application/json"
 
 
-@pytest.mark.parametrize("persona", ["as_outsider", "anonymous"])
-def test_anyone_else_gets_no_tensorboard(instance, persona, request):
-    client = Client() if persona == "anonymous" else request.getfixturevalue(persona)
-    response = client.get(f"{BASE}/data/runs")
-    if persona == "anonymous":
-        assert response.status_code == 302
-        assert response["Location"].startswith("/dashboard/login/?next=")
-    else:
-        assert response.status_code == 404
+def test_an_outsiders_pass_gets_no_tensorboard(instance, outsider):
+    """A pass names its user; the user's grants decide (an outsider gets no ticket from Open, and a pass
+    minted for them all the same reads nothing)."""
+    response = tb_client(outsider).get(f"{BASE}/data/runs")
+    assert response.status_code == 404
+    assert NAME not in response.content.decode()
 
 
-def test_an_instance_being_deleted_or_unknown_is_not_found(instance, as_viewer):
+def test_an_instance_being_deleted_or_unknown_is_not_found(instance, viewer, tb):
     instance.deleted_at = timezone.now()
     instance.save()
-    assert as_viewer.get(f"{BASE}/").status_code == 404
-    assert as_viewer.get(f"/tensorboards/{NAMESPACE}/never-spawned/").status_code == 404
+    assert tb.get(f"{BASE}/").status_code == 404
+    other = tb_client(viewer, name="never-spawned")
+    assert other.get(f"/tensorboards/{NAMESPACE}/never-spawned/").status_code == 404
 
 
 # -- what crosses -----------------------------------------------------------------------------------------
-def test_a_post_from_our_own_pages_passes_with_its_body(instance, as_viewer):
-    response = as_viewer.post(
+def test_a_post_from_our_own_pages_passes_with_its_body(instance, tb):
+    response = tb.post(
         f"{BASE}/data/plugin/timeseries/timeSeries", "requests=%5B%5D",
-        content_type="application/x-www-form-urlencoded", HTTP_ORIGIN="http://testserver",
+        content_type="application/x-www-form-urlencoded", HTTP_ORIGIN=TB_ORIGIN,
     )  # fmt: skip
     seen = seen_by_pod(response)
     assert (seen["method"], seen["body"]) == ("POST", "requests=%5B%5D")
 
 
-@pytest.mark.parametrize("origin", [{"HTTP_ORIGIN": "https://evil.example"}, {}])
-def test_a_post_from_another_site_is_refused(instance, as_viewer, origin):
-    response = as_viewer.post(f"{BASE}/data/plugin/timeseries/timeSeries", "requests=%5B%5D",
+@pytest.mark.parametrize(
+    "origin", [{"HTTP_ORIGIN": "https://evil.example"}, {"HTTP_ORIGIN": "http://testserver"}, {}]
+)
+def test_a_post_from_another_origin_is_refused(instance, tb, origin):
+    """Another site, and the dashboard's own origin too: a TensorBoard takes its own pages' POSTs only."""
+    response = tb.post(f"{BASE}/data/plugin/timeseries/timeSeries", "requests=%5B%5D",
                               content_type="application/x-www-form-urlencoded", **origin)  # fmt: skip
     assert response.status_code == 403
 
 
-def test_other_methods_and_climbing_paths_are_refused(instance, as_viewer):
-    assert as_viewer.put(f"{BASE}/data").status_code == 405
-    climbing = as_viewer.get(f"{BASE}/data/../../../../../../../api/v1/namespaces/{NAMESPACE}/secrets")
+def test_other_methods_and_climbing_paths_are_refused(instance, tb):
+    assert tb.put(f"{BASE}/data").status_code == 405
+    climbing = tb.get(f"{BASE}/data/../../../../../../../api/v1/namespaces/{NAMESPACE}/secrets")
     assert climbing.status_code == 400
 
 
-def test_a_redirect_stays_on_our_origin(instance, as_viewer):
-    moved = as_viewer.get(f"{BASE}/redirect")
+def test_a_redirect_stays_on_our_origin(instance, tb):
+    moved = tb.get(f"{BASE}/redirect")
     assert moved.status_code == 302
     assert moved["Location"] == f"{BASE}/"  # the API server's /api/v1/…/proxy prefix taken off again
-    elsewhere = as_viewer.get(f"{BASE}/elsewhere")
+    elsewhere = tb.get(f"{BASE}/elsewhere")
     assert "Location" not in elsewhere
 
 
-def test_an_instance_without_a_ready_pod_says_so(sim, as_viewer):
+def test_an_instance_without_a_ready_pod_says_so(sim, viewer):
     factories.tensorboard("tb-pending", NAMESPACE, phase="Pending")
     sim.store.create(manifests.build_service(
         {"metadata": {"name": "tb-pending", "namespace": NAMESPACE, "uid": "u2"}}, TensorboardConf()
     ))  # fmt: skip
-    response = as_viewer.get(f"/tensorboards/{NAMESPACE}/tb-pending/")
+    response = tb_client(viewer, name="tb-pending").get(f"/tensorboards/{NAMESPACE}/tb-pending/")
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
     page = response.content.decode()
@@ -237,21 +265,21 @@ def test_an_instance_without_a_ready_pod_says_so(sim, as_viewer):
 
 
 # -- bounds ----------------------------------------------------------------------------------------------
-def test_an_answer_that_says_it_is_too_large_is_refused_before_a_byte_is_sent(instance, as_viewer):
+def test_an_answer_that_says_it_is_too_large_is_refused_before_a_byte_is_sent(instance, tb):
     with limits.overridden(tensorboard_proxy_bytes=BIG - 1):
-        response = as_viewer.get(f"{BASE}/big")
+        response = tb.get(f"{BASE}/big")
     assert response.status_code == 502
     assert "MAX_TENSORBOARD_PROXY_BYTES" in response.content.decode()
 
 
-def test_an_answer_that_grows_too_large_is_cut(instance, as_viewer):
+def test_an_answer_that_grows_too_large_is_cut(instance, tb):
     with limits.overridden(tensorboard_proxy_bytes=BIG - 1):
-        response = as_viewer.get(f"{BASE}/big-chunked")
+        response = tb.get(f"{BASE}/big-chunked")
         assert response.status_code == 200
         with pytest.raises(proxy.BoundExceeded):
             body_of(response)
     with limits.overridden(tensorboard_proxy_bytes=BIG):
-        assert body_of(as_viewer.get(f"{BASE}/big-chunked")) == b"y" * BIG
+        assert body_of(tb.get(f"{BASE}/big-chunked")) == b"y" * BIG
 
 
 class _Stream:
@@ -318,11 +346,11 @@ def test_form_action_allows_a_tensorboard_base_url_on_another_origin():
     assert csp.policy(("/relative",)) == csp.POLICY
 
 
-def test_the_open_button_lands_on_the_proxy_when_the_base_url_is_ours(instance, as_viewer, settings, sim):
-    """The dev stack's setting: status.url is the proxy on the dashboard's origin."""
-    settings.TENSORBOARD_BASE_URL = "http://testserver"
-    instance.url = ""
-    instance.save()
+def test_open_sends_the_browser_to_the_tensorboard_origin_with_a_ticket_it_trades_for_a_pass(
+    instance, as_viewer, sim
+):
+    """The whole way: Open on the dashboard (a POST with CSRF), a one-time ticket in the redirect, a pass
+    scoped to the instance's path on the TensorBoard origin, then TensorBoard itself."""
     from tensorboard.tests.cluster import install_crds
 
     install_crds(sim)
@@ -333,5 +361,15 @@ def test_the_open_button_lands_on_the_proxy_when_the_base_url_is_ours(instance, 
     )  # fmt: skip
     opened = as_viewer.post(f"/dashboard/tensorboards/{instance.pk}/open/")
     assert opened.status_code == 302
-    assert opened["Location"] == f"http://testserver{BASE}/"
-    assert seen_by_pod(as_viewer.get(opened["Location"]))["path"] == f"{BASE}/"
+    target = opened["Location"]
+    assert target.startswith(f"{TB_ORIGIN}{BASE}/?{tensorboardpass.TICKET_PARAMETER}=")
+    browser = Client(HTTP_HOST=TB_HOST)
+    traded = browser.get(target.removeprefix(TB_ORIGIN))
+    assert traded.status_code == 302
+    assert traded["Location"] == f"{BASE}/"  # the ticket dropped
+    given = traded.cookies[tensorboardpass.COOKIE_NAME]
+    assert (given["path"], given["httponly"], given["samesite"]) == (f"{BASE}/", True, "Lax")
+    assert seen_by_pod(browser.get(traded["Location"]))["path"] == f"{BASE}/"
+    again = Client(HTTP_HOST=TB_HOST).get(target.removeprefix(TB_ORIGIN))
+    assert again.status_code == 403
+    assert "used already" in again.content.decode()

@@ -1,17 +1,21 @@
 """TensorBoards: the list with phase and source; Open records the visit (so culling keeps the instance)
-and goes to its URL; Stop deletes it. Both through tensorboard.actions."""
+and goes to its URL, with a one-time ticket for the TensorBoard origin's proxy; Stop deletes it. Both
+through tensorboard.actions."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from dashboard import tensorboardpass
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
@@ -74,8 +78,20 @@ def tensorboard_open(request: HttpRequest, pk: int) -> HttpResponse:
     except ApiError as error:
         messages.error(request, f"The cluster did not answer: {error}")
         return redirect("dashboard:tensorboards")
-    target = (obj.get("status") or {}).get("url") or served_url(conf, tensorboard.namespace, tensorboard.name)
-    return redirect(target)
+    if not conf.base_url:  # the in-cluster URL: no proxy of ours, nothing to authorize
+        return redirect(
+            (obj.get("status") or {}).get("url") or served_url(conf, tensorboard.namespace, tensorboard.name)
+        )
+    # The proxy, on the TensorBoard origin: it never sees our session, so the redirect carries a one-time
+    # ticket it exchanges for a pass to this instance alone (dashboard/tensorboardpass.py).
+    assert isinstance(request.user, AbstractBaseUser)  # @page: signed in
+    ticket = tensorboardpass.issue_ticket(
+        tensorboardpass.bearer_of(request.user), tensorboard.namespace, tensorboard.name
+    )
+    target = served_url(conf, tensorboard.namespace, tensorboard.name)
+    response = redirect(f"{target}?{urlencode({tensorboardpass.TICKET_PARAMETER: ticket})}")
+    response["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 @page

@@ -601,6 +601,41 @@ def test_the_ingress_hosts_are_allowed_and_trusted_for_csrf(production_manifests
     assert backend == {"name": "argoml-web", "port": {"name": "https"}}
 
 
+def test_tensorboards_get_a_host_of_their_own_allowed_but_not_trusted_for_csrf(production_manifests):
+    """docs/security.md, "The TensorBoard proxy": the web serves the proxy only on that host."""
+    config = of_kind(production_manifests, "ConfigMap")[0]["data"]
+    assert config["TENSORBOARD_BASE_URL"] == "https://tensorboards.ml.example.com"
+    assert "tensorboards" not in config["CSRF_TRUSTED_ORIGINS"]
+    web = named(production_manifests, "Deployment", "argoml-web")["spec"]["template"]["spec"]["containers"][0]
+    assert "tensorboards.ml.example.com" in env_of(web)["ALLOWED_HOSTS"].split(",")
+    rules = named(production_manifests, "Ingress", "argoml")["spec"]["rules"]
+    assert [rule["host"] for rule in rules] == ["ml.example.com", "tensorboards.ml.example.com"]
+    assert rules[1]["http"]["paths"][0]["backend"]["service"] == {
+        "name": "argoml-web",
+        "port": {"name": "https"},
+    }
+    assert (
+        "TENSORBOARD_BASE_URL"
+        not in of_kind(render_chart({"ingress": {"enabled": True}}), "ConfigMap")[0]["data"]
+    )
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"ingress": {"enabled": True, "hosts": [{"host": "ml.example.com", "paths": []}],
+                     "tensorboardHost": "ml.example.com"}},
+        {"ingress": {"enabled": True, "hosts": [{"host": "ml.example.com", "paths": []}]},
+         "config": {"extraEnv": {"TENSORBOARD_BASE_URL": "https://ml.example.com"}}},
+    ],
+)  # fmt: skip
+def test_tensorboards_on_a_dashboard_host_are_refused(values):
+    import helm_python
+
+    with pytest.raises(helm_python.HelmError, match="a host of their own"):
+        render_chart(values)
+
+
 @pytest.mark.parametrize(
     ("values", "env"),
     [

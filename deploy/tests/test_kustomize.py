@@ -105,5 +105,5 @@ def test_the_example_overlay_changes_the_image_replicas_and_a_setting():
     assert named(manifests, "Deployment", "argoml-worker")["spec"]["replicas"] == 4
     assert (
         named(manifests, "ConfigMap", "argoml-config")["data"]["TENSORBOARD_BASE_URL"]
-        == "https://ml.example.com"
+        == "https://tensorboards.ml.example.com"
     )

@@ -21,10 +21,22 @@ class Command(BaseCommand):
         parser.add_argument(
             "--webhook-port", type=int, default=8443, help="The webhook listener's HTTPS port."
         )
+        parser.add_argument(
+            "--tensorboard-port",
+            type=int,
+            default=None,
+            help="The TensorBoard origin's port (the proxy to TensorBoards; default: --port + 1).",
+        )
 
-    def handle(self, *args, port: int, webhook_port: int, **options):
+    def handle(self, *args, port: int, webhook_port: int, tensorboard_port: int | None, **options):
         try:
-            exit_code = run(settings.BASE_DIR, settings.DEV_DIR, port=port, webhook_port=webhook_port)
+            exit_code = run(
+                settings.BASE_DIR,
+                settings.DEV_DIR,
+                port=port,
+                webhook_port=webhook_port,
+                tensorboard_port=tensorboard_port,
+            )
         except (StackError, subprocess.CalledProcessError) as exc:
             raise CommandError(str(exc)) from exc
         if exit_code:

@@ -7,6 +7,7 @@ The doors, and where they are found:
 - the web pages: every URL pattern of the web URLconf outside the API and the admin (their query
   parameters are found by watching which ones a page reads, see `recorded_parameters`);
 - the webhook listener: every URL pattern of its URLconf (admission reviews, TrainJob progress reports);
+- the TensorBoard origin: every URL pattern of its URLconf (the proxy: a ticket, a pass, a path);
 - management commands: every command of our apps (`manage.py help --commands`, our apps only);
 - controllers: every registered controller (its kind, and the tenant-writable objects it reads).
 """
@@ -151,13 +152,9 @@ PAGE_FORMS: dict[str, tuple[str, ...]] = {
     "dashboard:submit": (*JOB_KINDS, "HyperparamWorkflow", "TrainJob"),
 }
 #: URL names the suite leaves to others, and why.
-TENSORBOARD_PROXY = "the TensorBoard proxy: reads no parameter (dashboard/tests/test_tensorboard_proxy.py)"
 PAGES_ELSEWHERE: dict[str, str] = {
     "api-token": "the API's sign-in: a REST operation, attacked with the API",
     "schema": "the OpenAPI schema: takes no input (attacked with its parameters as a REST operation)",
-    # The query string goes to the TensorBoard pod unread; the path is checked, the answer bounded.
-    "tensorboard-proxy-root": TENSORBOARD_PROXY,
-    "tensorboard-proxy": TENSORBOARD_PROXY,
 }
 
 
@@ -195,6 +192,23 @@ WEBHOOKS: dict[str, Door] = {
 def webhook_doors(urlconf: Any = "argoml_site.webhook_urls") -> Iterator[tuple[Door, endpoints.Endpoint]]:
     for endpoint in endpoints.endpoints(urlconf):
         yield _classified(endpoint.key, WEBHOOKS, "WEBHOOKS"), endpoint
+
+
+# --- The TensorBoard origin ----------------------------------------------------------------------------
+
+#: Its patterns (argoml_site/tensorboard_urls.py), by URL name. Each reads its `ticket` parameter and its
+#: pass cookie (signed, at most 1,024 characters: hostile ones in dashboard/tests/test_tensorboard_origin.py)
+#: and a path checked for climbing segments; the rest of the query goes to the TensorBoard pod unread.
+TENSORBOARD_ORIGIN: dict[str, Door] = {
+    name: Door(name, Reads.QUERY) for name in ("tensorboard-proxy-root", "tensorboard-proxy")
+}
+
+
+def tensorboard_origin_doors(
+    urlconf: Any = "argoml_site.tensorboard_urls",
+) -> Iterator[tuple[Door, endpoints.Endpoint]]:
+    for endpoint in endpoints.endpoints(urlconf):
+        yield _classified(endpoint.key, TENSORBOARD_ORIGIN, "TENSORBOARD_ORIGIN"), endpoint
 
 
 # --- Management commands --------------------------------------------------------------------------
