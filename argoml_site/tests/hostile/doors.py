@@ -236,6 +236,11 @@ COMMANDS: dict[str, Door] = {
     "devstack": Door("devstack", Reads.NOTHING, why="starts the local stack"),
     "ping_worker": Door("ping_worker", Reads.NOTHING, why="sends one task to a worker"),
     "dev_webhooks": Door("dev_webhooks", Reads.NOTHING, why="starts the local webhook listener"),
+    "dev_artifacts": Door(
+        "dev_artifacts",
+        Reads.NOTHING,
+        why="reads the dev stack's own artifact keys file (two `name: value` lines) into a Secret",
+    ),
     "render_webhooks": Door("render_webhooks", Reads.NOTHING, why="writes our webhook configurations"),
     "webhook_certs": Door("webhook_certs", Reads.NOTHING, why="makes the listener's certificates"),
 }
