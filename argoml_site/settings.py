@@ -351,6 +351,7 @@ FILE_UPLOAD_HANDLERS = [
 REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [
         "argoml_site.bodies.JSONParser",
+        "argoml_site.bodies.YAMLParser",
         "argoml_site.bodies.FormParser",
         "argoml_site.bodies.MultiPartParser",
     ],

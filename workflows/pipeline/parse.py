@@ -55,7 +55,8 @@ _UNSUPPORTED_COMMAND_TYPES = {
     "python": "a Python function Magnus called in the container; write the shell command that runs it "
     "(command: python -m your.module, or python -c 'from your.module import f; f()')",
     "notebook": "a notebook Magnus executed in the container; write the shell command that runs it "
-    "(command: papermill notebook.ipynb out.ipynb, or jupyter nbconvert --to notebook --execute notebook.ipynb)",
+    "(command: papermill notebook.ipynb out.ipynb, or jupyter nbconvert --execute --to notebook "
+    "notebook.ipynb)",
 }
 
 

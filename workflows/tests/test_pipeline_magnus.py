@@ -252,7 +252,8 @@ def test_command_type_shell_is_how_every_task_runs_and_the_other_types_say_what_
     ]
     assert "did you mean" not in python[0]
     (notebook,) = problems(one_task_pipeline(command_type="notebook"), {"docker_image": IMAGE})
-    assert "command_type: 'notebook' is not supported" in notebook and "papermill" in notebook
+    assert "command_type: 'notebook' is not supported" in notebook
+    assert "papermill" in notebook
     assert problems(one_task_pipeline(command_type="bash"), {"docker_image": IMAGE}) == [
         "step train: command_type: 'bash' must be shell: every task's command runs in a shell here"
     ]
