@@ -58,12 +58,13 @@ class Supervisor:
         return next((child for child in self.children if child.process.poll() is not None), None)
 
     def stop_all(self) -> None:
+        """One at a time, each given its grace: what a child talks to (the simulator, Redis) outlives it,
+        so the web server and the worker close their watches and connections on a live server instead of
+        racing its shutdown (which cost a TLS traceback per watch in the simulator's output)."""
         for child in reversed(self.children):
             _signal_group(child.process, signal.SIGTERM)
-        deadline = time.monotonic() + self.stop_grace_seconds
-        for child in reversed(self.children):
             try:
-                child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+                child.process.wait(timeout=self.stop_grace_seconds)
             except subprocess.TimeoutExpired:
                 print(f"{child.name} did not stop in {self.stop_grace_seconds:g}s; killing it", flush=True)
             # Pool processes of a worker may outlive their parent: kill whatever is left of the group.

@@ -303,6 +303,30 @@ def test_the_supervisor_stops_a_child_that_ignores_sigterm(tmp_path):
     assert time.monotonic() - started < 5
 
 
+def test_the_supervisor_stops_the_newest_child_before_signalling_the_one_it_talks_to(tmp_path):
+    """The worker and the web server stop while the simulator and Redis they use still serve them."""
+    journal = tmp_path / "journal"
+    polite = (
+        "import signal, sys, time\n"
+        "def stop(*_):\n"
+        "    open(sys.argv[1], 'a').write(sys.argv[2] + ' stopping\\n'); time.sleep(0.5)\n"
+        "    open(sys.argv[1], 'a').write(sys.argv[2] + ' exited\\n'); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "open(sys.argv[1], 'a').write(sys.argv[2] + ' ready\\n')\n"
+        "time.sleep(60)\n"
+    )
+    supervisor = Supervisor(cwd=tmp_path)
+    for name in ("simulator", "worker"):
+        supervisor.start(name, [sys.executable, "-c", polite, str(journal), name], dict(os.environ))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("ready") == 2):
+        time.sleep(0.05)
+    supervisor.stop_all()
+    assert journal.read_text().splitlines()[2:] == [
+        "worker stopping", "worker exited", "simulator stopping", "simulator exited",
+    ]  # fmt: skip
+
+
 def test_a_private_file_is_owner_only_even_under_a_permissive_umask(tmp_path):
     previous = os.umask(0)
     try:
