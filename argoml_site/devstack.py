@@ -24,9 +24,10 @@ from pathlib import Path
 import redis
 
 STOP_GRACE_SECONDS = 10.0
-# The namespace the examples (examples/) and the Submit page's sample use: the simulator creates it and the
-# local admin is granted it, so the first `kubectl apply` works.
-DEV_NAMESPACES = ("team-a",)
+# The namespaces the examples (examples/) and the Submit page's sample use, and the one Kubeflow's own
+# examples and SDKs name (`namespace: kubeflow`): the simulator creates them and the local admin is granted
+# them, so the first `kubectl apply` works.
+DEV_NAMESPACES = ("team-a", "kubeflow")
 START_TIMEOUT_SECONDS = 30.0
 
 
