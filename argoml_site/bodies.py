@@ -91,7 +91,7 @@ class YAMLParser(_Bounded, _BoundedYAMLParser):
 
 
 #: What an endpoint taking a document (a manifest, a request holding one) reads: JSON or YAML, never a form.
-DOCUMENT_PARSERS = [JSONParser, YAMLParser]
+DOCUMENT_PARSERS: list[type[parsers.BaseParser]] = [JSONParser, YAMLParser]
 
 
 class FormParser(_Bounded, parsers.FormParser):

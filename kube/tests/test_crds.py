@@ -262,8 +262,8 @@ def test_with_both_groups_kubectl_finds_each_groups_jobs_by_name_and_both_by_cat
     (`kfpytorchjob`) and `kubectl get training` lists both groups' jobs (docs/kubeflow.md, "kubectl")."""
     call_command("install_crds", "--kubeflow", "--wait", "10")
     kubectl(cluster, "apply", "-f", "-", stdin=TFJOB_YAML.replace("name: mnist", "name: ours"))
-    theirs = TFJOB_YAML.replace("argoml.io/v1alpha1", "kubeflow.org/v1").replace("name: mnist", "name: theirs")
-    kubectl(cluster, "apply", "-f", "-", stdin=theirs)
+    theirs = TFJOB_YAML.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
+    kubectl(cluster, "apply", "-f", "-", stdin=theirs.replace("name: mnist", "name: theirs"))
     for ours in ("tfjob", "tfjobs", "tfjobs.argoml.io"):
         assert kubectl(cluster, "get", ours, "-o", "name").split() == ["tfjob.argoml.io/ours"], ours
     for kubeflows in ("kftfjob", "tfjobs.kubeflow.org"):
