@@ -1,5 +1,6 @@
-"""The local stack behind `make run`: embedded Redis, Celery worker with beat, the web server, and the
-webhook listener on its own HTTPS port (registered with the simulator).
+"""The local stack behind `make run`: embedded Redis, Celery worker with beat, the web server, the
+webhook listener on its own HTTPS port (registered with the simulator), and the artifact repository (an
+S3-compatible server over the files Argo steps save, `.dev/pods/artifacts`).
 
 One supervisor owns every child in its own process group, so Ctrl-C (or any child dying) stops them all
 and leaves nothing behind. Each child gets the same environment, so they agree on the database, Redis and
@@ -137,7 +138,36 @@ def start_embedded_redis(supervisor: Supervisor, dev_dir: Path, env: dict[str, s
 WEBHOOK_SERVICE_NAMESPACE, WEBHOOK_SERVICE, WEBHOOK_SERVICE_PORT = "argoml", "argoml-webhooks", 443
 
 
-def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str], webhook_port: int) -> Path:
+#: the dev stack's artifact repository (kubesim/s3/ over the directory argoexec writes steps' artifacts to),
+#: as pods see it: a Service in front of the server on this machine; TensorBoards read from it
+ARTIFACT_SERVICE_NAMESPACE, ARTIFACT_SERVICE, ARTIFACT_SERVICE_PORT = "argoml", "argoml-artifacts", 9000
+ARTIFACT_BUCKET = "argoml-artifacts"
+
+
+def artifact_credentials(dev_dir: Path) -> Path:
+    """The repository's keys, made once (readable by the owner only) and kept across runs, so a client set
+    up with them (`mc alias set`) keeps working."""
+    path = dev_dir / "artifact-credentials"
+    if not path.exists():
+        write_private(path, f"accesskey: argoml-dev\nsecretkey: {secrets.token_urlsafe(24)}\n")
+    return path
+
+
+def start_artifact_server(supervisor: Supervisor, dev_dir: Path, env: dict[str, str]) -> str:
+    """The S3-compatible server over `.dev/pods/artifacts` on a free loopback port; returns host:port."""
+    address = dev_dir / "artifacts-address"
+    address.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "kubesim.s3", "--directory", str(dev_dir / "pods" / "artifacts"),
+            "--bucket", ARTIFACT_BUCKET, "--credentials", str(artifact_credentials(dev_dir)),
+            "--listen", "127.0.0.1:0", "--address-file", str(address)]  # fmt: skip
+    supervisor.start("artifacts", argv, env)
+    wait_until(address.exists, "The artifact repository")
+    return address.read_text().strip()
+
+
+def start_simulator(
+    supervisor: Supervisor, dev_dir: Path, env: dict[str, str], webhook_port: int, artifacts: str
+) -> Path:
     """Start kubesim as the cluster, keeping its objects in .dev/kubesim across runs."""
     kubeconfig = dev_dir / "kubeconfig"
     kubeconfig.unlink(missing_ok=True)
@@ -146,9 +176,11 @@ def start_simulator(supervisor: Supervisor, dev_dir: Path, env: dict[str, str], 
             # pods run for real: their files under .dev/pods, images mapped by .dev/image-map.yaml, and
             # nothing else of .dev (tokens, keys, the database) visible to them
             "--run-processes", str(dev_dir / "pods"), "--image-map", str(dev_dir / "image-map.yaml"),
-            "--mask", str(dev_dir),
+            "--mask", str(dev_dir), "--mask", str(supervisor.cwd / ".dev"),
             "--expose-host", f"{WEBHOOK_SERVICE_NAMESPACE}/{WEBHOOK_SERVICE}:{WEBHOOK_SERVICE_PORT}"
             f"=127.0.0.1:{webhook_port}",
+            "--expose-host", f"{ARTIFACT_SERVICE_NAMESPACE}/{ARTIFACT_SERVICE}:{ARTIFACT_SERVICE_PORT}"
+            f"={artifacts}",
             *(f"--namespace={namespace}" for namespace in DEV_NAMESPACES)]  # fmt: skip
     supervisor.start("kubesim", argv, env)
     wait_until(kubeconfig.exists, "The Kubernetes simulator")
@@ -188,6 +220,14 @@ def ensure_admin_user(dev_dir: Path) -> None:
         NamespaceGrant.objects.get_or_create(user=admin, namespace=namespace, defaults={"role": Role.EDITOR})
 
 
+def listener_allowed_hosts(env: dict[str, str]) -> str:
+    """The Host headers the webhook listener answers: the stack's (the simulator's reviews come to
+    127.0.0.1) and its Service's name, which TrainJob pods send with their progress reports; the chart gives
+    its listener the Service's names the same way."""
+    hosts = env.get("ALLOWED_HOSTS") or "localhost,127.0.0.1,[::1]"  # the settings' default under DEBUG
+    return f"{hosts},{WEBHOOK_SERVICE}.{WEBHOOK_SERVICE_NAMESPACE}.svc"
+
+
 def start_webhook_listener(
     supervisor: Supervisor, python: str, tls_dir: Path, env: dict[str, str], host: str, port: int
 ) -> None:
@@ -199,7 +239,7 @@ def start_webhook_listener(
             "--certfile", str(tls_dir / "tls.crt"), "--keyfile", str(tls_dir / "tls.key"),
             "--worker-class", "gthread", "--workers", "1", "--threads", "2",
             "--log-level", "warning"]  # fmt: skip
-    supervisor.start("webhooks", argv, env)
+    supervisor.start("webhooks", argv, {**env, "ALLOWED_HOSTS": listener_allowed_hosts(env)})
     wait_until(lambda: not port_is_free(host, port), "The webhook listener")
 
 
@@ -223,6 +263,10 @@ def run(
     shutil.rmtree(metrics_dir, ignore_errors=True)
     metrics_dir.mkdir()
     env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
+    # A TensorBoard's URL (status.url, the Open button) is the web server's authorizing proxy to it
+    # (/tensorboards/<namespace>/<name>/, docs/tensorboard.md): a browser beside `make run` cannot reach
+    # the in-cluster address.
+    env.setdefault("TENSORBOARD_BASE_URL", f"http://{host}:{port}")
     supervisor = Supervisor(cwd=base_dir)
     python = sys.executable
     celery = str(Path(python).with_name("celery"))
@@ -236,6 +280,7 @@ def run(
         stopping = True
 
     registering: subprocess.Popen[bytes] | None = None
+    artifacts_registered: subprocess.Popen[bytes] | None = None
     previous_int = signal.signal(signal.SIGINT, request_stop)
     previous_term = signal.signal(signal.SIGTERM, request_stop)
     try:
@@ -248,7 +293,15 @@ def run(
         simulated = not (os.environ.get("KUBECONFIG") or os.environ.get("KUBE_IN_CLUSTER"))
         webhook_tls = dev_dir / "webhook-tls"
         if simulated:
-            env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env, webhook_port))
+            artifacts = start_artifact_server(supervisor, dev_dir, env)
+            env["KUBECONFIG"] = str(start_simulator(supervisor, dev_dir, env, webhook_port, artifacts))
+            # TensorBoards read Argo steps' artifacts from the dev repository, by its Service.
+            env.setdefault("TENSORBOARD_ARTIFACT_BUCKET", ARTIFACT_BUCKET)
+            env.setdefault(
+                "TENSORBOARD_ARTIFACT_ENDPOINT",
+                f"{ARTIFACT_SERVICE}.{ARTIFACT_SERVICE_NAMESPACE}.svc:{ARTIFACT_SERVICE_PORT}",
+            )
+            env.setdefault("TENSORBOARD_ARTIFACT_INSECURE", "true")
             # Trainer's progress endpoint (on the webhook listener) is what TrainJob pods report to: they
             # reach it by its Service, whose name the dev certificate carries (dev_webhooks --dns-name).
             env.setdefault(
@@ -280,8 +333,20 @@ def run(
                  "--dns-name", f"{WEBHOOK_SERVICE}.{WEBHOOK_SERVICE_NAMESPACE}.svc"],
                 env=env, cwd=base_dir, stdout=subprocess.DEVNULL,
             )  # fmt: skip
+            # The fetcher's credentials Secret in the dev namespaces, while the database migrates.
+            artifacts_registered = subprocess.Popen(
+                [python, manage, "dev_artifacts", "--credentials", str(artifact_credentials(dev_dir)),
+                 *(f"--namespace={namespace}" for namespace in DEV_NAMESPACES)],
+                env=env, cwd=base_dir, stdout=subprocess.DEVNULL,
+            )  # fmt: skip
             print(
                 f"Cluster: the Kubernetes simulator. For kubectl: export KUBECONFIG={env['KUBECONFIG']}",
+                flush=True,
+            )
+            print(
+                f"Artifact repository: s3://{ARTIFACT_BUCKET} at http://{artifacts} (keys in "
+                f"{artifact_credentials(dev_dir)}; pods: {ARTIFACT_SERVICE}.{ARTIFACT_SERVICE_NAMESPACE}.svc:"
+                f"{ARTIFACT_SERVICE_PORT})",
                 flush=True,
             )
         subprocess.run(
@@ -304,6 +369,10 @@ def run(
             start_webhook_listener(supervisor, python, webhook_tls, env, host, webhook_port)
             where = f"https://{host}:{webhook_port}/webhooks/"
             print(f"Admission webhooks: {where} (registered with the simulator)", flush=True)
+        if artifacts_registered is not None and artifacts_registered.wait() != 0:
+            raise StackError(
+                "Storing the artifact repository's keys as Secrets failed; see its output above."
+            )
         # In a child process, so this supervisor holds no Redis connection that outlives the Redis it stops.
         subprocess.run([python, manage, "ping_worker"], env=env, cwd=base_dir, check=True)
         print(
@@ -321,9 +390,10 @@ def run(
         return 0
     finally:
         print("Stopping…", flush=True)
-        if registering is not None and registering.poll() is None:
-            registering.kill()
-            registering.wait()
+        for helper in (registering, artifacts_registered):
+            if helper is not None and helper.poll() is None:
+                helper.kill()
+                helper.wait()
         supervisor.stop_all()
         signal.signal(signal.SIGINT, previous_int)
         signal.signal(signal.SIGTERM, previous_term)

@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 import limits  # every bound on tenant input; no Django in it
 from kube import ratelimit  # the shipped write limit; a module with no Django in it
 
-from .csp import POLICY
+from . import csp
 from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -431,8 +431,11 @@ def _proxy_ssl_header(raw: str) -> tuple[str, str] | None:
 
 SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(env_str("SECURE_PROXY_SSL_HEADER"))
 
-# Content-Security-Policy on every response (argoml_site/csp.py); CSP_ENABLED=false sends none.
-CONTENT_SECURITY_POLICY = POLICY if env_bool("CSP_ENABLED", default=True) else ""
+# Content-Security-Policy on every response (argoml_site/csp.py); CSP_ENABLED=false sends none. The Open
+# button's redirect to a TensorBoard on another origin is a form's answer: form-action allows that origin.
+CONTENT_SECURITY_POLICY = (
+    csp.policy(form_targets=(TENSORBOARD_BASE_URL,)) if env_bool("CSP_ENABLED", default=True) else ""
+)
 
 # --- Logging --------------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO")

@@ -1,13 +1,17 @@
-"""The web server's URLs: `/` (the dashboard), admin, REST API and its docs, health and metrics, dashboard.
+"""The web server's URLs: `/` (the dashboard), admin, REST API and its docs, health and metrics, dashboard,
+and the TensorBoard proxy.
 
 The admission webhooks are not here: they have their own listener (`argoml_site.webhook_urls`).
 """
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path, reverse_lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from dashboard.views.tensorboardproxy import tensorboard_proxy
 
 from . import signin, views
 
@@ -45,4 +49,20 @@ urlpatterns = [
     path("readyz", views.readyz, name="readyz"),
     path("metrics", views.metrics, name="metrics"),
     path("dashboard/", include("dashboard.urls")),
+]
+
+# TensorBoards on the dashboard's own origin, under the path each serves itself at (TensorBoard's
+# --path_prefix), for a user who may read them (dashboard/views/tensorboardproxy.py, docs/tensorboard.md).
+_tensorboards = settings.TENSORBOARD_PATH_PREFIX.strip("/")
+urlpatterns += [
+    path(
+        f"{_tensorboards}/<k8s-namespace:namespace>/<k8s-name:name>/",
+        tensorboard_proxy,
+        name="tensorboard-proxy-root",
+    ),
+    path(
+        f"{_tensorboards}/<k8s-namespace:namespace>/<k8s-name:name>/<path:path>",
+        tensorboard_proxy,
+        name="tensorboard-proxy",
+    ),
 ]

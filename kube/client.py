@@ -28,7 +28,7 @@ from . import metrics
 from .config import new_api_client
 from .errors import ApiError, ServerError, error_from_response
 from .ratelimit import TokenBucket
-from .resources import POD, ResourceType
+from .resources import POD, SERVICE, ResourceType
 
 logger = logging.getLogger(__name__)
 
@@ -301,6 +301,48 @@ class KubeClient:
     def raw_get(self, path: str) -> JsonDict:
         """GET any path (discovery, /version)."""
         return self.request("GET", path)
+
+    def proxy_service(
+        self,
+        method: str,
+        namespace: str,
+        service: str,
+        port: int | str,
+        path: str,
+        *,
+        query_string: str = "",
+        headers: dict[str, str] | None = None,
+        body: bytes | None = None,
+        read_timeout: float,
+    ) -> urllib3.BaseHTTPResponse:
+        """One request through the API server's service proxy
+        (`/api/v1/namespaces/<ns>/services/<service>:<port>/proxy<path>`), answered unread: the caller streams
+        the body and must close the response. Whatever the status (the pod's own, or the API server's
+        Status when the Service has no ready pod or RBAC refuses `services/proxy`): only a server that does
+        not answer at all raises (ServerError). `path` must start with "/"; `headers` go to the pod as given,
+        besides our own credentials, which the API server removes."""
+        if not path.startswith("/"):
+            raise ValueError(f"path: {path!r} must start with '/'.")
+        url = f"{self._base}{SERVICE.path(namespace, service)}:{port}/proxy{path}"
+        if query_string:
+            url += f"?{query_string}"
+        own = self._headers(method, url, None)
+        del own["Accept"]  # the pod answers in whatever the caller accepts
+        sent = {**(headers or {}), **own}  # our credentials win over any the caller named
+        try:
+            return self._pool.request(
+                method,
+                url,
+                body=body,
+                headers=sent,
+                timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT_SECONDS, read=read_timeout),
+                preload_content=False,
+                decode_content=False,
+                redirect=False,
+                retries=False,
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            raise ServerError(f"{method} {url}: no answer from the API server: {exc}", status=0) from exc
 
     def logs(
         self,

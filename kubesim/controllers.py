@@ -21,6 +21,7 @@ from kubesim.kubelet.logs import log_handler
 from kubesim.kubelet.replicasets import ReplicaSetController
 from kubesim.server.app import ApiServer
 from kubesim.server.streams.handler import STREAMS, PodStreams
+from kubesim.server.streams.proxy import Proxies
 from kubesim.store import Store
 
 
@@ -40,6 +41,8 @@ class Controllers:
         self.argo = ArgoController(store, self.kubelet)
         #: exec, attach and port-forward; they answer 400 until a kubelet that runs containers sets `backend`
         self.streams = PodStreams(store, server.gate)
+        #: pods/proxy and services/proxy, dialled through the same kubelet as port-forward
+        self.proxies = Proxies(store, lambda: self.streams.backend)
         self.enabled = {"kubelet": kubelet or argo, "argo": argo, "webhooks": webhooks}
 
     def start(self) -> None:
@@ -48,6 +51,8 @@ class Controllers:
         for stream in STREAMS:
             self.server.add_subresource("pods", stream, self.streams.handler(stream))
         self.server.add_subresource("pods", "eviction", Evictions(self.store).serve)
+        self.server.add_subresource("pods", "proxy", self.proxies.serve_pod)
+        self.server.add_subresource("services", "proxy", self.proxies.serve_service)
         self.server.add_subresource("pods", EPHEMERAL_CONTAINERS, EphemeralContainers(self.store).serve)
         self.service_accounts.start()
         if self.enabled["webhooks"]:

@@ -58,6 +58,14 @@ class Limits:
     #: One HTTP response body of the web process or the webhook listener, in bytes: a backstop behind the
     #: bounds above, so no answer we build can grow past it.
     response_bytes: int = 32 * 1024 * 1024
+    #: One answer the TensorBoard proxy (`/tensorboards/<namespace>/<name>/…`, the dev stack's way to a
+    #: TensorBoard) passes from a TensorBoard pod to a browser, in bytes. Streamed, so it costs the web
+    #: process one chunk at a time; the bound keeps one request from holding a web thread without end.
+    #: TensorBoard's largest answers (a run's images or audio, a big histogram) are a few MiB.
+    tensorboard_proxy_bytes: int = 256 * 1024 * 1024
+    #: Seconds one request through the TensorBoard proxy may take, from the request to the answer's last
+    #: byte (TensorBoard answers in well under a second; a slow first load reads event files for seconds).
+    tensorboard_proxy_seconds: int = 120
 
     @staticmethod
     def setting_name(field: str) -> str:

@@ -28,7 +28,7 @@ from kube.crds import (
     TFJOB,
     XGBOOSTJOB,
 )
-from kube.errors import AlreadyExists, Conflict, NotFound
+from kube.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kube.events import recorder_for
 from kube.resources import CONFIGMAP, WORKFLOW, ResourceType
 
@@ -123,9 +123,41 @@ def _get(client: KubeClient, kind: SourceKind, namespace: str, name: str) -> dic
     try:
         return client.get(kind.rtype, name, namespace)
     except NotFound:
+        found = other_kinds_named(client, kind, namespace, name)
         raise SourceNotFound(
-            f"{kind.kind} {namespace}/{name} was not found.", kind=kind.kind, namespace=namespace, name=name
+            not_found_message(kind.kind, namespace, name, found),
+            kind=kind.kind,
+            namespace=namespace,
+            name=name,
+            found_kinds=found,
         ) from None
+
+
+def other_kinds_named(client: KubeClient, looked_for: SourceKind, namespace: str, name: str) -> list[str]:
+    """The source kinds other than `looked_for` that have an object of this name in the namespace (one GET
+    each, only on a miss): what the user most likely meant. A kind the cluster does not serve, or that
+    our RBAC cannot read, counts as absent."""
+    found = []
+    for other in SOURCE_KINDS.values():
+        if other.kind == looked_for.kind:
+            continue
+        try:
+            client.get(other.rtype, name, namespace)
+        except ApiError:
+            continue
+        found.append(other.kind)
+    return found
+
+
+def not_found_message(kind: str, namespace: str, name: str, found: list[str]) -> str:
+    """What a miss says: the kind looked for, what else has the name, and how to name another kind."""
+    message = f"{kind} {namespace}/{name} was not found (looked for kind {kind})."
+    if found:
+        also = " and ".join(f"a {other}" for other in found)
+        message += f' There is {also} of that name: send "kind": "{found[0]}".'
+    else:
+        message += f' To open another kind, send "kind": one of {", ".join(SOURCE_KINDS)}.'
+    return message
 
 
 def _from_collections(collections: Sequence[Collection], source: str, *, running: bool = False) -> Logdirs:

@@ -1,7 +1,8 @@
 """The reconcile loop of TrainJobs, without JobSet: read the TrainJob, its runtime and its children, parse →
-resolve → plan, decide with `trainer.status`, then write: the runtime generation annotation (once), the
-status (resourceVersion precondition), pod deletions, then the hostfile ConfigMap, the SSH Secret, the
-headless Service and the pods of every step whose dependencies are met.
+resolve → plan (with the progress endpoint of the settings, `status_server`), decide with `trainer.status`,
+then write: the runtime generation annotation (once), the status (resourceVersion precondition), pod
+deletions, then the hostfile and CA ConfigMaps, the SSH Secret, the headless Service and the pods of every
+step whose dependencies are met.
 
 Every step is safe to repeat: names are deterministic, deletions carry the uid they are meant for, 404 and
 409 are success. In the leader the reads come from the informers' cache, as in `jobs.reconcile`; a stale
@@ -14,7 +15,10 @@ import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from django.conf import settings
 
 from hyperparam.space.errors import FieldError, SpecError
 from jobs import conf as jobs_conf
@@ -29,7 +33,7 @@ from kube.resources import CONFIGMAP, CORE_EVENT, PERSISTENT_VOLUME_CLAIM, POD, 
 from kube.runtime import CachedView, cached_view
 from kube.times import parse_time
 from trainer import constants as c
-from trainer import fields, podgroup, resolution, spec, sshkeys, status
+from trainer import fields, podgroup, resolution, spec, sshkeys, status, statusserver
 from trainer import plan as planning
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
 from trainer.resources import RUNTIMES, TRAIN_JOB
@@ -174,7 +178,7 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         note = f"TrainJob resources reconciliation failed: {error}"[:1000]
         recorder.event(job, "Warning", "TrainJobResourcesCreationFailed", note, action="Reconciling")
         return INVALID_RETRY_SECONDS
-    desired = planning.plan(resolved)
+    desired = planning.plan(resolved, status_server())
     outcome = status.decide(
         parsed,
         desired,
@@ -204,6 +208,16 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
     if requeue is None:
         return None
     return max(requeue, MIN_REQUEUE_SECONDS)
+
+
+def status_server() -> statusserver.StatusServer | None:
+    """The progress endpoint the trainer step's pods are told to report to (KEP-2779), or None when
+    TRAINER_STATUS_SERVER_URL is not set. The CA file is read at each reconcile, so a rotated CA reaches
+    the TrainJobs planned after the rotation."""
+    if not settings.TRAINER_STATUS_SERVER_URL:
+        return None
+    ca_cert = Path(settings.TRAINER_STATUS_CA_CERT_PATH).read_text()
+    return statusserver.StatusServer(settings.TRAINER_STATUS_SERVER_URL, ca_cert)
 
 
 def _runtime(job: dict[str, Any], runtime: dict[str, Any] | None) -> spec.Runtime:

@@ -1,6 +1,7 @@
 """The progress endpoint's side effects (KEP-2779): who is reporting (TokenReview, then the pod), whether
 that pod may report again yet (a window per pod in Redis), and the write (the TrainJob's status patch, then
-a TrainerStatusUpdate row); and the status server the reconcile injects into pods, from settings.
+a TrainerStatusUpdate row). The server the pods are told to report to is the reconcile's
+(`trainer.reconcile.status_server`).
 
 The view (`trainer.statusview`) calls these in that order; nothing here speaks HTTP to the pods.
 """
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 
 import redis
 from django.conf import settings
@@ -57,15 +57,6 @@ class Reporter:
     namespace: str
     pod: str
     job: statusupdate.Owner
-
-
-def configured_server() -> statusserver.StatusServer | None:
-    """The server to inject into pods, or None when TRAINER_STATUS_SERVER_URL is not set. The CA file is
-    read each time, so a rotated CA reaches the pods created after the rotation."""
-    if not settings.TRAINER_STATUS_SERVER_URL:
-        return None
-    ca_cert = Path(settings.TRAINER_STATUS_CA_CERT_PATH).read_text()
-    return statusserver.StatusServer(settings.TRAINER_STATUS_SERVER_URL, ca_cert)
 
 
 def bearer_token(header: str) -> str:

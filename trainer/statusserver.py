@@ -108,10 +108,17 @@ def inject(pod_templates: Iterable[RawDict], server: StatusServer, namespace: st
 
 def ca_config_map(server: StatusServer, namespace: str, name: str, owner: RawDict) -> RawDict:
     """`<trainjob>-tls-config`: the CA the projected volume reads, in the TrainJob's namespace (a pod can
-    mount ConfigMaps of its own namespace only), owned by the TrainJob."""
+    mount ConfigMaps of its own namespace only), owned by the TrainJob. Labelled with the JobSet name, as
+    the hostfile ConfigMap is, because the controller selects a TrainJob's children by it (Trainer's own
+    has no label: its controller finds it by owner); without it every reconcile created it again."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": ca_config_map_name(name), "namespace": namespace, "ownerReferences": [owner]},
+        "metadata": {
+            "name": ca_config_map_name(name),
+            "namespace": namespace,
+            "labels": {c.LABEL_JOBSET_NAME: name},
+            "ownerReferences": [owner],
+        },
         "data": {CA_CERT_KEY: server.ca_cert},
     }

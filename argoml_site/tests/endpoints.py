@@ -113,6 +113,9 @@ TABLE: dict[str, Rule] = {
     "dashboard:gc": Rule(Kind.LIST, "gc-run"),
     "dashboard:gc-run": Rule(Kind.OBJECT, "gc-run", also="gc-run-cluster"),
     "dashboard:submit": Rule(Kind.SUBMIT_FORM),
+    # The TensorBoard proxy: an instance by namespace and name, read (GET, and TensorBoard's own POSTs)
+    "tensorboard-proxy-root": Rule(Kind.BY_NAME, "tensorboard"),
+    "tensorboard-proxy": Rule(Kind.BY_NAME, "tensorboard"),
 }
 ADMIN_PREFIX = "admin/"
 ADMIN_PUBLIC = {"admin:login": Rule(Kind.LOGIN), "admin:logout": Rule(Kind.SIGN_OUT)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -15,8 +16,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from minio import Minio
 
-from argoml_site.devstack import Supervisor, write_private
+from argoml_site.devstack import Supervisor, listener_allowed_hosts, write_private
 
 REPO = Path(__file__).resolve().parents[2]
 TFJOB = """
@@ -132,8 +134,23 @@ def test_make_run_brings_up_the_stack_and_ctrl_c_stops_every_process(stack, page
     kubeconfig = output.wait_for(r"export KUBECONFIG=(\S+)").group(1)
     credentials = output.wait_for(r"Log in as (\S+) / (\S+)")
     output.wait_for(r"Worker answered a ping task")
+    repository = output.wait_for(r"Artifact repository: s3://(\S+) at http://(\S+) \(keys in (\S+);")
     output.wait_for(r"Argo-ML is up")
     assert (tmp_path / "db.sqlite3").exists(), "the default database is SQLite in the dev folder"
+
+    # The artifact repository answers its keys (kept owner-only), which the dev namespace's Secret holds.
+    keys_file = Path(repository.group(3))
+    assert oct(keys_file.stat().st_mode & 0o777) == "0o600"
+    keys = dict(line.split(": ", 1) for line in keys_file.read_text().splitlines())
+    assert Minio(repository.group(2), keys["accesskey"], keys["secretkey"], secure=False).bucket_exists(
+        repository.group(1)
+    )
+    secret = subprocess.run(
+        [str(Path(sys.executable).with_name("kubectl")), "--kubeconfig", kubeconfig, "-n", "team-a", "get",
+         "secret", "tensorboard-s3", "-o", "jsonpath={.data.secretkey}"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert base64.b64decode(secret).decode() == keys["secretkey"]
 
     assert get_json(f"{base_url}/healthz") == (200, {"status": "ok"})
     status, ready = get_json(f"{base_url}/readyz")
@@ -357,3 +374,16 @@ def test_a_private_file_replaces_a_planted_symlink_instead_of_writing_through_it
     assert elsewhere.read_text() == ""
     assert not (tmp_path / "admin-credentials").is_symlink()
     assert (tmp_path / "admin-credentials").read_text() == "password: x\n"
+
+
+@pytest.mark.parametrize(
+    ("allowed", "expected"),
+    [
+        (None, "localhost,127.0.0.1,[::1],argoml-webhooks.argoml.svc"),
+        ("", "localhost,127.0.0.1,[::1],argoml-webhooks.argoml.svc"),
+        ("dev.example.org", "dev.example.org,argoml-webhooks.argoml.svc"),
+    ],
+)
+def test_the_webhook_listener_answers_the_stacks_hosts_and_the_service_name_pods_report_to(allowed, expected):
+    env = {} if allowed is None else {"ALLOWED_HOSTS": allowed}
+    assert listener_allowed_hosts(env) == expected

@@ -13,15 +13,19 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from argoml_site.tests.test_csp import REPORT_VIOLATIONS
 from argoml_site.tests.test_devstack import (
     STACK_VARIABLES,
     free_port,
@@ -29,6 +33,8 @@ from argoml_site.tests.test_devstack import (
     processes_started_with,
     start_stack,
 )
+from argoml_site.tests.trainjob_progress import forger_pod, signed_in
+from dashboard.tests.browser import sign_in
 from examples.tests.closed_form import validation_loss
 from kubesim.testing import KUBECTL
 
@@ -61,11 +67,13 @@ APPLIED = [
     ],
     ("trainjob-torch.yaml", "trainjob", "mnist-torch", "{.status.conditions[-1:].type}", "Complete"),
     ("trainjob-deepspeed.yaml", "trainjob", "llm-ds", "{.status.conditions[-1:].type}", "Complete"),
+    ("trainjob-train.yaml", "trainjob", "xgb-progress", "{.status.conditions[-1:].type}", "Complete"),
     ("hyperparam-grid.yaml", "hpw", "mnist-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-plain-grid.yaml", "hpw", "shard-grid", "{.status.phase}", "Succeeded"),
     ("hyperparam-random.yaml", "hpw", "mnist-random", "{.status.phase}", "Succeeded"),
     ("hyperparam-tpe.yaml", "hpw", "mnist-tpe", "{.status.phase}", "Succeeded"),
     ("hyperparam-train.yaml", "hpw", "ridge-grid", "{.status.phase}", "Succeeded"),
+    ("hyperparam-tensorboard.yaml", "hpw", "ridge-tb", "{.status.phase}", "Succeeded"),
     ("tensorboard-workflow.yaml", "workflow", "mnist-tb", "{.status.phase}", "Succeeded"),
     # Real training code (examples/training) on `make run`; here, on the scripted kubelet, its pods exit 0.
     ("tfjob-train.yaml", "tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded"),
@@ -88,10 +96,10 @@ class Stack:
         env["ARGOML_DEV_DIR"] = str(self.dev_dir)
         return env
 
-    def kubectl(self, *args: str, namespace: str = NAMESPACE) -> str:
+    def kubectl(self, *args: str, stdin: str | None = None, namespace: str = NAMESPACE) -> str:
         result = subprocess.run(
             [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", namespace, *args],
-            capture_output=True, text=True, timeout=60, cwd=REPO,
+            capture_output=True, text=True, timeout=60, cwd=REPO, input=stdin,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         return result.stdout
@@ -107,12 +115,15 @@ class Stack:
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
 
-    def explain(self, resource: str, name: str, namespace: str = NAMESPACE) -> str:
-        """What a person would look at when a job did not end as expected: it, and its pods' last lines."""
+    def explain(
+        self, resource: str, name: str, pods: str = "argoml.io/job-name", namespace: str = NAMESPACE
+    ) -> str:
+        """What a person would look at when a job did not end as expected: it, and its pods' last lines
+        (its pods carry the label `pods` with its name)."""
         found = self.kubectl("get", resource, name, "-o", "yaml", namespace=namespace)
         logs = subprocess.run(
             [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", namespace, "logs", "--prefix", "--tail=40",
-             "--all-containers", "-l", f"argoml.io/job-name={name}"],
+             "--all-containers", "-l", f"{pods}={name}"],
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         return f"{found}\n--- its pods' logs ---\n{logs.stdout}{logs.stderr}"
@@ -131,8 +142,10 @@ class Stack:
 
 
 def namespace_of(example: str) -> str:
-    """The namespace the example names (Kubeflow's own say `kubeflow`, as Kubeflow writes them)."""
-    return yaml.safe_load((EXAMPLES / example).read_text())["metadata"].get("namespace", NAMESPACE)
+    """The namespace the example's first document names (Kubeflow's own say `kubeflow`, as Kubeflow writes
+    them)."""
+    first = next(doc for doc in yaml.safe_load_all((EXAMPLES / example).read_text()) if doc)
+    return first["metadata"].get("namespace", NAMESPACE)
 
 
 def header_command(example: Path, starts_with: str) -> str:
@@ -187,7 +200,7 @@ def test_every_example_is_covered_here():
 def test_an_applied_example_reaches_its_end_state(stack, example, resource, name, jsonpath, wanted):
     namespace = namespace_of(example)
     assert stack.wait_for(resource, name, jsonpath, wanted, namespace) == wanted, stack.explain(
-        resource, name, namespace
+        resource, name, namespace=namespace
     )
     if resource == "hpw":
         best = stack.kubectl("get", "hpw", name, "-o", "jsonpath={.status.bestTrial}")
@@ -208,12 +221,12 @@ def test_kubectl_describe_shows_the_events_the_controller_recorded(stack):
     assert "mnist-ps" in stack.kubectl("get", "events")
 
 
-def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
-    assert stack.wait_for("workflow", "mnist-tb", "{.status.phase}", "Succeeded") == "Succeeded"
+def spawn_as_the_header_says(stack: Stack, example: str) -> str:
+    """POST the example header's curl body to /api/tensorboards/ with the admin's token; the name made."""
     created = stack.manage(".venv/bin/python manage.py drf_create_token admin", DEBUG="true")
     assert created.returncode == 0, created.stderr
     token = created.stdout.split()[2]
-    curl = header_command(EXAMPLES / "tensorboard-workflow.yaml", "curl -X POST")
+    curl = header_command(EXAMPLES / example, "curl -X POST")
     body = json.loads(re.search(r"-d '(\{.*\})'", curl).group(1))
     request = urllib.request.Request(
         f"{stack.base_url}/api/tensorboards/",
@@ -222,8 +235,22 @@ def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         assert response.status == 201
-        name = json.load(response)["name"]
+        return json.load(response)["name"]
+
+
+def test_the_tensorboard_example_opens_a_tensorboard_for_its_workflow(stack):
+    assert stack.wait_for("workflow", "mnist-tb", "{.status.phase}", "Succeeded") == "Succeeded"
+    name = spawn_as_the_header_says(stack, "tensorboard-workflow.yaml")
     assert stack.wait_for("tensorboard", name, "{.status.phase}", "Ready") == "Ready"
+    assert fetch_report(stack, name) == {"runs": 1, "failed": []}, "the step's plain files, fetched over S3"
+
+
+def fetch_report(stack: Stack, tensorboard: str) -> dict:
+    """What the TensorBoard pod's `fetch-logs` init container (our image, run for real) reported."""
+    selector = f"argoml.io/tensorboard={tensorboard}"
+    [pod] = json.loads(stack.kubectl("get", "pods", "-l", selector, "-o", "json"))["items"]
+    [fetcher] = pod["status"]["initContainerStatuses"]
+    return json.loads(fetcher["state"]["terminated"]["message"])
 
 
 def test_the_pipeline_example_is_submitted_and_succeeds(stack, tmp_path):
@@ -247,14 +274,19 @@ def test_a_fixture_example_loads_into_the_stacks_database(stack, example, model,
     ]
 
 
+def seconds_between(start: str, end: str) -> float:
+    """Seconds between two RFC 3339 times as the API server writes them."""
+    started, ended = (datetime.fromisoformat(value.replace("Z", "+00:00")) for value in (start, end))
+    return (ended - started).total_seconds()
+
+
 def job_seconds(stack: Stack, resource: str, name: str) -> float:
     """How long the job ran, from its status (`startTime` to `completionTime`): the figure docs/training.md
     cites, printed with `-s`."""
     times = stack.kubectl(
         "get", resource, name, "-o", "jsonpath={.status.startTime} {.status.completionTime}"
     )
-    started, completed = (datetime.fromisoformat(value.replace("Z", "+00:00")) for value in times.split())
-    seconds = (completed - started).total_seconds()
+    seconds = seconds_between(*times.split())
     print(f"{resource}/{name}: {seconds:.0f} s from start to completion")
     return seconds
 
@@ -314,36 +346,117 @@ def test_the_xgboostjob_builds_one_model_through_the_tracker_for_real(stack):
     assert job_seconds(stack, "xgboostjob", "xgb-train") > 0
 
 
+@contextmanager
+def port_forward(stack: Stack, tensorboard: str) -> Iterator[str]:
+    """`kubectl port-forward svc/tb-<name> :80` as the headers say; yields the instance's base URL."""
+    forward = subprocess.Popen(
+        [str(KUBECTL), "--kubeconfig", stack.kubeconfig, "-n", NAMESPACE,
+         "port-forward", f"svc/tb-{tensorboard}", ":80"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        port = int(forward.stdout.readline().split("127.0.0.1:")[1].split()[0])
+        yield f"http://127.0.0.1:{port}/tensorboards/{NAMESPACE}/{tensorboard}"
+    finally:
+        forward.terminate()
+        forward.wait(timeout=10)
+
+
+def wait_for_runs(base: str, complete: Callable[[list[str]], bool], within: float = 60) -> list[str]:
+    """TensorBoard's `/data/runs` once `complete` says so (it reloads its logdir every few seconds)."""
+    deadline = time.monotonic() + within
+    runs: list[str] = []
+    while not complete(runs) and time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
+            runs = json.load(response)
+        time.sleep(1)
+    return runs
+
+
+def scalars_of(base: str, run: str, tag: str) -> dict[int, float]:
+    query = urllib.parse.urlencode({"run": run, "tag": tag})
+    with urllib.request.urlopen(f"{base}/data/plugin/scalars/scalars?{query}", timeout=30) as response:
+        return {step: value for _wall, step, value in json.load(response)}
+
+
 def test_a_tensorboard_serves_the_scalars_the_tfjob_wrote_through_port_forward(stack):
     """The chief's event files on the claim, the real TensorBoard of examples/tensorboard-train.yaml on
     them, opened as its header says: `kubectl port-forward`, then TensorBoard's own JSON API."""
     assert stack.wait_for("tfjob", "tf-train", "{.status.conditions[-1:].type}", "Succeeded") == "Succeeded"
     chief = training_results(stack, "tf-train-chief-0")["tf-train-chief-0"]
     assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
-    forward = subprocess.Popen(
-        [str(KUBECTL), "--kubeconfig", stack.kubeconfig, "-n", NAMESPACE,
-         "port-forward", "svc/tb-tf-train", ":80"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        port = int(forward.stdout.readline().split("127.0.0.1:")[1].split()[0])
-        base = f"http://127.0.0.1:{port}/tensorboards/{NAMESPACE}/tf-train"
-        deadline = time.monotonic() + 60
-        runs: list[str] = []
-        while "tf-train/train" not in runs and time.monotonic() < deadline:  # it reloads every few seconds
-            with urllib.request.urlopen(f"{base}/data/runs", timeout=30) as response:
-                runs = json.load(response)
-            time.sleep(1)
+    with port_forward(stack, "tf-train") as base:
+        runs = wait_for_runs(base, lambda runs: "tf-train/train" in runs)
         assert "tf-train/train" in runs, runs
-        query = "run=tf-train%2Ftrain&tag=loss"
-        with urllib.request.urlopen(f"{base}/data/plugin/scalars/scalars?{query}", timeout=30) as response:
-            scalars = {step: value for _wall, step, value in json.load(response)}
-    finally:
-        forward.terminate()
-        forward.wait(timeout=10)
+        scalars = scalars_of(base, "tf-train/train", "loss")
     assert sorted(scalars) == [1, 2, 3, 4, 5]
     assert scalars[1] == pytest.approx(chief["loss_first"], rel=1e-6)
     assert scalars[5] == pytest.approx(chief["loss_last"], rel=1e-6)
+
+
+def admin_password(stack: Stack) -> str:
+    """The local admin's password, as `make run` saved it for the person at the terminal."""
+    lines = (stack.dev_dir / "admin-credentials").read_text().splitlines()
+    return next(line.split(": ", 1)[1] for line in lines if line.startswith("password: "))
+
+
+def open_tensorboard_from_its_page(stack: Stack, page: Any, name: str) -> dict[str, Any]:
+    """Sign in, go to the TensorBoards page, click Open on `name`, and wait for TensorBoard's own page to
+    list the run. What the browser saw: where it landed, the answers to TensorBoard's `data/…` requests,
+    the console's errors and any CSP violation."""
+    seen: dict[str, Any] = {"errors": [], "data": [], "failed": []}
+    page.on(
+        "console",
+        lambda message: (
+            seen["errors"].append((message.text, message.location.get("url", "")))
+            if message.type == "error"
+            else None
+        ),
+    )
+    page.on("response", lambda r: seen["data"].append((r.status, r.url)) if "/data/" in r.url else None)
+    page.on("response", lambda r: seen["failed"].append((r.status, r.url)) if r.status >= 400 else None)
+    page.add_init_script(REPORT_VIOLATIONS)
+    sign_in(page, stack.base_url, "admin", admin_password(stack))
+    listed = f"{stack.base_url}/dashboard/tensorboards/?namespace={NAMESPACE}"
+    row = page.locator("tr", has=page.locator("th", has_text=re.compile(f"^{re.escape(name)}$")))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the mirror row follows the cluster within a few seconds
+        page.goto(listed)
+        if row.count() and "Ready" in row.inner_text():
+            break
+        time.sleep(1)
+    row.get_by_role("button", name=re.compile("^Open")).click()
+    landing = re.compile(re.escape(f"{stack.base_url}/tensorboards/{NAMESPACE}/{name}/") + "(#.*)?$")
+    page.wait_for_url(landing, timeout=30_000)  # TensorBoard then adds its dashboard's name (#timeseries)
+    page.get_by_text(f"{name}/train").first.wait_for(timeout=90_000)  # the run, in TensorBoard's runs list
+    page.get_by_text("loss").first.wait_for(timeout=60_000)  # its scalar, drawn from data/…
+    page.wait_for_load_state("networkidle")
+    seen["landed"] = page.url
+    seen["violations"] = page.evaluate("window.__csp || []")
+    return seen
+
+
+@pytest.mark.browser
+def test_the_open_button_opens_the_tensorboard_through_the_dashboard(stack, page):
+    """Issues 28 and 29: on `make run` the TensorBoards page's Open button lands on the real TensorBoard of
+    examples/tensorboard-train.yaml (the dashboard's proxy to it, on the dashboard's own origin: the
+    in-cluster address is out of a browser's reach, and a redirect to another origin would be blocked by
+    our form-action), which lists the run the TFJob wrote and draws its loss from its `data/…` requests."""
+    assert stack.wait_for("tensorboard", "tf-train", "{.status.phase}", "Ready") == "Ready"
+    seen = open_tensorboard_from_its_page(stack, page, "tf-train")
+    assert seen["landed"].split("#")[0] == f"{stack.base_url}/tensorboards/{NAMESPACE}/tf-train/"
+    assert seen["violations"] == []
+    # TensorBoard's page asks for its Roboto fonts at /font-roboto/… from the root, whatever its
+    # --path_prefix (behind any prefix: an Ingress, port-forward); the browser falls back to another font.
+    # The dashboard's pages name no icon, so the browser asks for /favicon.ico. Nothing else may fail.
+    explained = (f"{stack.base_url}/font-roboto/", f"{stack.base_url}/favicon.ico")
+    failed = [url for _status, url in seen["failed"] if not url.startswith(explained)]
+    assert failed == [], failed
+    errors = [(text, url) for text, url in seen["errors"] if not url.startswith(explained)]
+    assert errors == [], errors
+    statuses = {url.split("/data/", 1)[1].split("?")[0]: status for status, url in seen["data"]}
+    assert statuses.get("runs") == 200, statuses
+    assert all(status == 200 for status in statuses.values()), statuses
 
 
 def test_the_training_sweeps_best_trial_is_the_one_computed_directly(stack):
@@ -353,3 +466,116 @@ def test_the_training_sweeps_best_trial_is_the_one_computed_directly(stack):
     parameters = {name: float(value) for name, value in best["parameters"].items()}
     assert parameters == {"lr": 0.1, "l2": 0.0}
     assert float(best["metric"]) == pytest.approx(validation_loss(0.1, 0.0, 50), rel=1e-9)
+
+
+def test_a_sweeps_tensorboard_fetches_every_trials_artifact_from_the_dev_repository(stack):
+    """The sweep of examples/hyperparam-tensorboard.yaml: each trial's event files saved by argoexec as its
+    `tensorboard` artifact in the dev repository, a TensorBoard opened for the sweep as the header says,
+    its fetcher (our own image, for real) pulling every trial's .tgz over S3, and TensorBoard listing one
+    run per trial with the scalars the closed form predicts."""
+    started = time.monotonic()
+    assert stack.wait_for("hpw", "ridge-tb", "{.status.phase}", "Succeeded") == "Succeeded", stack.explain(
+        "hpw", "ridge-tb"
+    )
+    stored = sorted(p.relative_to(stack.dev_dir / "pods" / "artifacts").as_posix()
+                    for p in (stack.dev_dir / "pods" / "artifacts").rglob("tensorboard.tgz"))  # fmt: skip
+    assert len([key for key in stored if key.startswith("ridge-tb")]) == 2, stored
+    name = spawn_as_the_header_says(stack, "hyperparam-tensorboard.yaml")
+    assert stack.wait_for("tensorboard", name, "{.status.phase}", "Ready") == "Ready", stack.kubectl(
+        "get", "tensorboard", name, "-o", "yaml"
+    )
+    assert fetch_report(stack, name) == {"runs": 2, "failed": []}, "both trials' .tgz, fetched over S3"
+    with port_forward(stack, name) as base:
+        runs = wait_for_runs(base, lambda runs: len(runs) == 2)
+        assert len(runs) == 2, runs
+        losses = {run: scalars_of(base, run, "validation_loss") for run in runs}
+        train = {run: scalars_of(base, run, "train_loss") for run in runs}
+    assert all(sorted(steps) == list(range(1, 21)) for steps in train.values()), train
+    expected = sorted(validation_loss(lr, 0.0, 20) for lr in (0.02, 0.1))
+    assert sorted(value for scalars in losses.values() for value in scalars.values()) == pytest.approx(
+        expected, rel=1e-5
+    )
+    print(f"sweep ridge-tb to its TensorBoard's runs: {time.monotonic() - started:.0f} s")
+
+
+def test_the_trainjob_on_kubeflows_xgboost_runtime_reports_its_real_progress_and_metrics(stack):
+    """Kubeflow's xgboost-distributed runtime, unchanged; rank 0 reports as Kubeflow's SDK does, with the
+    URL, CA and token the operator injected, to the webhook listener through its Service; what the
+    TrainJob's status, `kubectl get` and the dashboard show are the numbers the script computed, and a pod
+    that is not the TrainJob's cannot report for it."""
+    started = time.monotonic()
+    wanted = "Complete"
+    assert stack.wait_for("trainjob", "xgb-progress", "{.status.conditions[-1:].type}", wanted) == wanted, (
+        stack.explain("trainjob", "xgb-progress", pods="jobset.sigs.k8s.io/jobset-name")
+    )
+    first, second = training_results(stack, "xgb-progress-node-0-0", "xgb-progress-node-0-1").values()
+    assert (first["rank"], second["rank"]) == (0, 1)
+    assert first["model_sha256"] == second["model_sha256"]
+    assert first["metrics"] == second["metrics"], "each evaluation is reduced over both ranks' rows"
+    assert float(first["metrics"]["val_accuracy"]) > 0.85
+    assert second["reports"] == 0, "rank 0 alone reports"
+    assert first["reports"] >= 2
+    assert first["progress_reported"][0] == 0
+    assert first["progress_reported"][-1] == 100
+    assert first["progress_reported"] == sorted(first["progress_reported"])
+
+    def trainer_status() -> dict:
+        return json.loads(
+            stack.kubectl("get", "trainjob", "xgb-progress", "-o", "jsonpath={.status.trainerStatus}")
+        )
+
+    status = trainer_status()
+    assert status == first["reported"], "the status holds the last report as the endpoint answered it"
+    assert status["progressPercentage"] == 100
+    assert status["estimatedRemainingSeconds"] == 0
+    assert {metric["name"]: metric["value"] for metric in status["metrics"]} == first["metrics"]
+    header, row = stack.kubectl("get", "trainjob", "xgb-progress").splitlines()
+    assert dict(zip(header.split(), row.split(), strict=True))["PROGRESS"] == "100"
+
+    node = json.loads(stack.kubectl("get", "pod", "xgb-progress-node-0-0", "-o", "json"))
+    [env] = [c["env"] for c in node["spec"]["containers"] if c["name"] == "node"]
+    url = next(e["value"] for e in env if e["name"] == "KUBEFLOW_TRAINER_SERVER_URL")
+    assert url.startswith("https://argoml-webhooks.argoml.svc:443/apis/trainer.kubeflow.org/")
+    [volume] = [v for v in node["spec"]["volumes"] if v["name"] == "kubeflow-trainer-token"]
+    token_source, ca_source = volume["projected"]["sources"]
+    audience = token_source["serviceAccountToken"]["audience"]
+    stack.kubectl(
+        "apply", "-f", "-", stdin=forger_pod(NAMESPACE, url, audience, ca_source["configMap"]["name"])
+    )
+    assert stack.wait_for("pod", "xgb-progress-forger", "{.status.phase}", "Succeeded") == "Succeeded", (
+        stack.kubectl("logs", "xgb-progress-forger")
+    )
+    assert training_results(stack, "xgb-progress-forger")["xgb-progress-forger"] == {
+        "none": [401, "Unauthorized"],
+        "garbage": [401, "Unauthorized"],
+        "service_account": [401, "Unauthorized"],
+        "job_audience_other_pod": [403, "Forbidden"],
+    }
+    assert trainer_status() == status
+
+    credentials = yaml.safe_load((stack.dev_dir / "admin-credentials").read_text())
+    session = signed_in(stack.base_url, credentials["username"], credentials["password"])
+    listing = session.open(f"{stack.base_url}/dashboard/trainjobs/", timeout=30).read().decode()
+    pk = re.search(r'href="/dashboard/trainjobs/(\d+)/">xgb-progress<', listing).group(1)
+    page = session.open(f"{stack.base_url}/dashboard/trainjobs/{pk}/", timeout=30).read().decode()
+    assert re.search(r'id="trainjob-progress"><progress max="100" value="100"', page)
+    for name, value in first["metrics"].items():
+        assert f'<span class="mono">{name}={value}</span>' in page
+    plots = json.load(session.open(f"{stack.base_url}/dashboard/trainjobs/{pk}/plots.json", timeout=30))
+    assert plots["reports"] == first["reports"], "every accepted report, and none of the forger's"
+    assert plots["progress"]["data"][0]["y"] == [float(p) for p in first["progress_reported"]]
+    assert {m["name"]: m["figure"]["data"][0]["y"][-1] for m in plots["metrics"]} == {
+        name: float(value) for name, value in first["metrics"].items()
+    }
+    # A TrainJob's status has no start and completion times (Trainer's has none): from its creation to its
+    # Complete condition, and rank 0's process from start to exit.
+    complete = '{.status.conditions[?(@.type=="Complete")].lastTransitionTime}'
+    created, completed = stack.kubectl(
+        "get", "trainjob", "xgb-progress", "-o", f"jsonpath={{.metadata.creationTimestamp}} {complete}"
+    ).split()
+    ran = node["status"]["containerStatuses"][0]["state"]["terminated"]
+    print(
+        f"trainjob/xgb-progress: {seconds_between(created, completed):.0f} s from creation to Complete, "
+        f"rank 0 ran {seconds_between(ran['startedAt'], ran['finishedAt']):.0f} s and made "
+        f"{first['reports']} reports; this test's wall time {time.monotonic() - started:.0f} s"
+    )

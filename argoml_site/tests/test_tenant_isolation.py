@@ -53,6 +53,8 @@ ANONYMOUS_API = {401, 403}
 REFUSED = {403, 404, 405}
 # Pages outside /dashboard/ and /admin/: an anonymous visitor is sent to sign in, as on the dashboard.
 PAGES = {"", "api/docs/"}
+#: Routes under which everything is a page (an anonymous visitor is sent to sign in): the TensorBoard proxy
+PAGE_PREFIXES = ("admin/", "dashboard/", "tensorboards/")
 OBJECT_VARIANTS = ("pk", "uid", "name", "encoded-slash", "dot-dot", "also")
 LIST_QUERIES = {
     "plain": "",
@@ -329,6 +331,7 @@ def path_values(endpoint: Endpoint, rule: Rule, world: Seed, variant: str) -> di
         "content_type_id": 1,
         "app_label": "jobs",
         "url": "no-such-page/",
+        "path": "data/runs",  # below a TensorBoard's proxy
     }
 
 
@@ -511,7 +514,7 @@ def check_attempt(world: Seed, endpoint: Endpoint, rule: Rule, persona: str, att
     elif persona == "anonymous":
         if rule.kind == Kind.SIGN_OUT:
             assert status in (302, 405), status
-        elif endpoint.route.startswith(("admin/", "dashboard/")) or endpoint.route in PAGES:
+        elif endpoint.route.startswith(PAGE_PREFIXES) or endpoint.route in PAGES:
             assert is_sign_in_redirect(response, endpoint.route), f"{status} {where}"
         else:
             assert status in ANONYMOUS_API | {404, 405}, status

@@ -45,8 +45,12 @@ CLIENT_VERBS: dict[str, tuple[str, str]] = {
     "patch_status": ("patch", "status"),
     "delete": ("delete", ""),
 }
-#: KubeClient methods bound to one resource: (group, resource, verb).
-FIXED_CALLS: dict[str, tuple[str, str, str]] = {"logs": ("", "pods/log", "get")}
+#: KubeClient methods bound to one resource: the (group, resource, verb) each may send. The service proxy
+#: is authorized with the verb of the request's method: the TensorBoard proxy sends GET, HEAD and POST.
+FIXED_CALLS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "logs": (("", "pods/log", "get"),),
+    "proxy_service": (("", "services/proxy", "get"), ("", "services/proxy", "create")),
+}
 #: Methods that reach the API without a resource type: forbidden outside kube/client.py.
 UNTYPED_METHODS = {"request", "raw_get", "_send"}
 #: How our code names a KubeClient where it calls one: `client`, `self._client`, `get_client()`, …
@@ -460,7 +464,7 @@ def resolve_site(site: CallSite, resolver: Resolver) -> None:
         site.problem = f"{site.method}() names no resource type; use a typed verb"
         return
     if site.method in FIXED_CALLS:
-        site.calls.add(ApiCall(*FIXED_CALLS[site.method]))
+        site.calls.update(ApiCall(*fixed) for fixed in FIXED_CALLS[site.method])
         return
     verb, implied_subresource = CLIENT_VERBS[site.method]
     module = resolver.modules[site.module]

@@ -39,7 +39,16 @@ from kubesim.argo.pods import (
     running_sidecars,
 )
 from kubesim.argo.scripting import NodeContext, Scripting
-from kubesim.argo.values import WorkflowError, resolve_inputs, substitute
+from kubesim.argo.values import (
+    WorkflowError,
+    backoff_seconds,
+    input_artifact_scope,
+    parse_duration,
+    resolve_input_artifacts,
+    resolve_inputs,
+    retries,
+    substitute,
+)
 from kubesim.clock import format_timestamp, parse_timestamp
 from kubesim.jsonutil import clone
 
@@ -281,14 +290,18 @@ class Operation(NodeBook):
         }[kind]
         try:
             inputs = resolve_inputs(template, arguments)
+            artifacts = resolve_input_artifacts(template, arguments)
         except WorkflowError as error:
             return existing or self.init_node(name, node_kind, template_name, boundary_id, ERROR, str(error))
         scope = {**self.scope, **{f"inputs.parameters.{p['name']}": p["value"] for p in inputs}}
+        scope.update(input_artifact_scope(artifacts))
         if kind in _LEAF_KINDS:
             scope["pod.name"] = pod_name(self.name, name, template_name)
         if attempt is not None:
             scope["retries"] = str(attempt)
         resolved = substitute(template, scope)
+        if artifacts:
+            resolved["inputs"] = {**(resolved.get("inputs") or {}), "artifacts": artifacts}
         if resolved.get("retryStrategy") and attempt is None:
             return self._execute_retry(name, resolved, template_name, arguments, boundary_id, inputs)
         if existing is None and "__shutdown__" in self.scope:
@@ -321,6 +334,8 @@ class Operation(NodeBook):
             if limit is not None and active >= int(limit):
                 return None
             node = self.init_node(name, "Pod", template_name, boundary_id, PENDING, inputs=inputs)
+            if (template.get("inputs") or {}).get("artifacts"):
+                node.setdefault("inputs", {})["artifacts"] = template["inputs"]["artifacts"]
             self._create_pod(node, template, template_name, inputs, attempt)
             return node
         pod = self.pods.get(node["id"])
@@ -421,12 +436,12 @@ class Operation(NodeBook):
                 return self.mark(node, SUCCEEDED)
             limit = strategy.get("limit")
             exhausted = limit is not None and len(attempts) > int(str(limit))
-            if exhausted or not _retries(strategy.get("retryPolicy") or "OnFailure", last["phase"]):
+            if exhausted or not retries(strategy.get("retryPolicy") or "OnFailure", last["phase"]):
                 if last.get("outputs"):
                     node["outputs"] = last["outputs"]
                 message = "No more retries left" if exhausted else last.get("message", "")
                 return self.mark(node, last["phase"], message)
-            wait = _backoff(strategy.get("backoff") or {}, len(attempts))
+            wait = backoff_seconds(strategy.get("backoff") or {}, len(attempts))
             ready_at = parse_timestamp(last["finishedAt"]).timestamp() + wait
             if ready_at > self.now:
                 self.requeue(ready_at - self.now)
@@ -443,47 +458,6 @@ class Operation(NodeBook):
 
 def _workflow_phase(root: dict[str, Any]) -> str:
     return {SKIPPED: SUCCEEDED, OMITTED: SUCCEEDED}.get(root["phase"], root["phase"])
-
-
-def _retries(policy: str, phase: str) -> bool:
-    return {
-        "Always": True,
-        "OnFailure": phase == FAILED,
-        "OnError": phase == ERROR,
-        "OnTransientError": phase == ERROR,
-    }.get(policy, phase == FAILED)
-
-
-def parse_duration(text: str) -> float:
-    """Argo durations: a number of seconds, or Go style (`30s`, `2m`, `1h30m`)."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    total, number = 0.0, ""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
-    for char in text.strip():
-        if char.isdigit() or char == ".":
-            number += char
-        elif char in units and number:
-            total += float(number) * units[char]
-            number = ""
-        else:
-            raise WorkflowError(f"invalid duration {text!r}")
-    if number:
-        raise WorkflowError(f"invalid duration {text!r}: missing unit")
-    return total
-
-
-def _backoff(backoff: dict[str, Any], attempts: int) -> float:
-    if not backoff.get("duration"):
-        return 0.0
-    base = parse_duration(str(backoff["duration"]))
-    factor = float(str(backoff.get("factor") or 1))
-    wait = base * factor ** (attempts - 1)
-    if backoff.get("maxDuration"):
-        wait = min(wait, parse_duration(str(backoff["maxDuration"])))
-    return wait
 
 
 def progress_by_node(nodes: dict[str, dict[str, Any]]) -> dict[str, str]:

@@ -2,8 +2,9 @@
 
 A pod has the user's container as `main` (plus the template's init containers and sidecars), Argo's labels
 and annotations, and the Workflow as controller owner. The simulator leaves out Argo's `init` and `wait`
-containers: outputs come from the scripted annotation (kubesim/argo/scripting.py) and from the main
-container's log (`outputs.result`).
+containers: outputs come from the scripted annotation (kubesim/argo/scripting.py), from the main
+container's log (`outputs.result`), and on a process pod from what the kubelet's argoexec read (its
+output paths and input artifacts travel as annotations).
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ import json
 from typing import Any
 
 from kubesim.argo.scripting import scripted_outputs
-from kubesim.kubelet.process.argoexec import OUTPUT_PATHS_ANNOTATION, output_paths
+from kubesim.kubelet.process.argoexec import (
+    INIT_FAILED_REASON,
+    INPUT_ARTIFACTS_ANNOTATION,
+    OUTPUT_PATHS_ANNOTATION,
+    output_paths,
+)
 
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 COMPLETED_LABEL = "workflows.argoproj.io/completed"
@@ -81,6 +87,7 @@ def pod_manifest(
                 NODE_NAME_ANNOTATION: node_name,
                 NODE_ID_ANNOTATION: node_id,
                 **_output_paths(template),
+                **_input_artifacts(template),
             },
             "ownerReferences": [
                 {
@@ -101,6 +108,12 @@ def _output_paths(template: dict[str, Any]) -> dict[str, str]:
     """Where the process kubelet, as Argo's executor, reads the step's outputs (nothing when none)."""
     paths = output_paths(template)
     return {OUTPUT_PATHS_ANNOTATION: json.dumps(paths, sort_keys=True)} if paths else {}
+
+
+def _input_artifacts(template: dict[str, Any]) -> dict[str, str]:
+    """What the process kubelet, as Argo's executor, loads before the main container (its inputs resolved)."""
+    artifacts = (template.get("inputs") or {}).get("artifacts")
+    return {INPUT_ARTIFACTS_ANNOTATION: json.dumps(artifacts, sort_keys=True)} if artifacts else {}
 
 
 def _container(pod: dict[str, Any], name: str) -> dict[str, Any]:
@@ -130,6 +143,8 @@ def pod_outcome(pod: dict[str, Any]) -> tuple[str, str]:
             return "Succeeded", ""
         reason = terminated.get("reason") or "Error"
         return "Failed", f"{reason} (exit code {code})"
+    if status.get("phase") == "Failed" and status.get("reason") == INIT_FAILED_REASON:
+        return "Error", str(status.get("message"))  # the executor's init could not load an input artifact
     if status.get("phase") == "Failed":
         return "Failed", str(status.get("message") or status.get("reason") or "pod failed")
     if status.get("phase") == "Running":

@@ -128,3 +128,111 @@ def resolve_inputs(template: dict[str, Any], arguments: dict[str, Any] | None) -
             raise WorkflowError(f"inputs.parameters.{name} was not supplied")
         resolved.append({"name": name, "value": value})
     return resolved
+
+
+#: where an artifact can be: a location given means it needs no argument (Argo's HasLocationOrKey)
+ARTIFACT_LOCATIONS = ("s3", "gcs", "oss", "hdfs", "http", "artifactory", "azure", "git", "raw", "plugin")
+
+
+def has_location(artifact: dict[str, Any]) -> bool:
+    return any(isinstance(artifact.get(kind), dict) for kind in ARTIFACT_LOCATIONS)
+
+
+def _argument_artifact(argument: dict[str, Any]) -> dict[str, Any] | None:
+    """An argument artifact with its `from` resolved (the scope held the output artifact as JSON); None
+    when an optional one names an output that does not exist."""
+    source = argument.get("from")
+    if source is None:
+        return dict(argument)
+    text = str(source)
+    if "{{" in text:
+        if argument.get("optional"):
+            return None
+        tag = text.strip().removeprefix("{{").removesuffix("}}").strip()
+        prefix = "unable to resolve references: " if tag.startswith("steps.") else ""
+        raise WorkflowError(f'{prefix}Unable to resolve: "{tag}"')
+    try:
+        found = json.loads(text)
+    except ValueError:
+        raise WorkflowError(f"Variable {{{{{text}}}}} is not an artifact") from None
+    if not isinstance(found, dict):
+        raise WorkflowError(f"Variable {{{{{text}}}}} is not an artifact")
+    return {**{k: v for k, v in found.items() if k != "name"}, "name": argument.get("name")}
+
+
+def resolve_input_artifacts(
+    template: dict[str, Any], arguments: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """The template's input artifacts as the executor loads them (Argo's ProcessArgs): the argument of the
+    same name (its `from` resolved) in place of the input, keeping the input's path and mode; an input
+    with a location of its own stands; a required one with neither is the node's error."""
+    given = {str(a.get("name")): a for a in (arguments or {}).get("artifacts") or [] if isinstance(a, dict)}
+    resolved = []
+    for artifact in (template.get("inputs") or {}).get("artifacts") or []:
+        name = str(artifact.get("name", ""))
+        argument = _argument_artifact(given[name]) if name in given else None
+        if not artifact.get("optional") and not has_location(artifact):
+            if name not in given:
+                raise WorkflowError(f"inputs.artifacts.{name} was not supplied")
+            if argument is not None and not has_location(argument):
+                raise WorkflowError(f"inputs.artifacts.{name} missing location information")
+        if argument is None:
+            resolved.append(dict(artifact))
+            continue
+        for field in ("path", "mode", "recurseMode"):
+            argument.pop(field, None)
+            if field in artifact:
+                argument[field] = artifact[field]
+        resolved.append(argument)
+    return resolved
+
+
+def input_artifact_scope(artifacts: list[dict[str, Any]]) -> dict[str, str]:
+    """`{{inputs.artifacts.<name>}}` (to pass it on with `from`) and `{{inputs.artifacts.<name>.path}}`."""
+    scope = {}
+    for artifact in artifacts:
+        scope[f"inputs.artifacts.{artifact['name']}"] = json.dumps(artifact)
+        if artifact.get("path"):
+            scope[f"inputs.artifacts.{artifact['name']}.path"] = str(artifact["path"])
+    return scope
+
+
+def retries(policy: str, phase: str) -> bool:
+    return {
+        "Always": True,
+        "OnFailure": phase == "Failed",
+        "OnError": phase == "Error",
+        "OnTransientError": phase == "Error",
+    }.get(policy, phase == "Failed")
+
+
+def parse_duration(text: str) -> float:
+    """Argo durations: a number of seconds, or Go style (`30s`, `2m`, `1h30m`)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    total, number = 0.0, ""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    for char in text.strip():
+        if char.isdigit() or char == ".":
+            number += char
+        elif char in units and number:
+            total += float(number) * units[char]
+            number = ""
+        else:
+            raise WorkflowError(f"invalid duration {text!r}")
+    if number:
+        raise WorkflowError(f"invalid duration {text!r}: missing unit")
+    return total
+
+
+def backoff_seconds(backoff: dict[str, Any], attempts: int) -> float:
+    if not backoff.get("duration"):
+        return 0.0
+    base = parse_duration(str(backoff["duration"]))
+    factor = float(str(backoff.get("factor") or 1))
+    wait = base * factor ** (attempts - 1)
+    if backoff.get("maxDuration"):
+        wait = min(wait, parse_duration(str(backoff["maxDuration"])))
+    return wait

@@ -142,9 +142,18 @@ def builtin_types() -> list[ResourceType]:
             columns={"*": POD_COLUMNS},
             patch_meta=pod_meta,
             return_deleted_object=True,
-            # The streaming ones are served by kubesim.server.streams (400 without a stream backend);
-            # eviction and ephemeralcontainers by kubesim.kubelet.eviction and .ephemeral.
-            extra_subresources=("log", "exec", "attach", "portforward", "eviction", "ephemeralcontainers"),
+            # The streaming ones and proxy are served by kubesim.server.streams (400, or 503 for proxy,
+            # without a stream backend); eviction and ephemeralcontainers by kubesim.kubelet.eviction and
+            # .ephemeral.
+            extra_subresources=(
+                "log",
+                "exec",
+                "attach",
+                "portforward",
+                "proxy",
+                "eviction",
+                "ephemeralcontainers",
+            ),
             field_labels=POD_FIELD_LABELS,
         ),
         ResourceType(
@@ -168,6 +177,7 @@ def builtin_types() -> list[ResourceType]:
             ),
             patch_meta=with_metadata({"spec": {"ports": ListMeta(merge_key="port", strategy="merge")}}),
             return_deleted_object=True,
+            extra_subresources=("proxy",),  # kubesim.server.streams.proxy
         ),
         ResourceType(
             "",

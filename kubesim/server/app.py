@@ -267,6 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
             b"",
             peer_certificate=self._peer_certificate(),
             query_string=parts.query,
+            client_address=str(self.client_address[0]) if self.client_address else "",
         )
         try:
             request.body = self._read_body()
@@ -300,11 +301,12 @@ class _Handler(BaseHTTPRequestHandler):
         return getpeercert() or None if getpeercert is not None else None
 
     def _head(self, response: Response, extra: list[tuple[str, str]]) -> bytes:
-        lines = [
-            f"HTTP/1.1 {response.status} {self.responses.get(response.status, ('',))[0]}",
-            f"Content-Type: {response.content_type}",
-            "Cache-Control: no-cache, private",
-        ]
+        given = {name.lower() for name, _value in response.headers}
+        lines = [f"HTTP/1.1 {response.status} {self.responses.get(response.status, ('',))[0]}"]
+        if response.content_type:  # a proxied answer may have none
+            lines.append(f"Content-Type: {response.content_type}")
+        if "cache-control" not in given:  # the apiserver's WithCacheControl keeps one a handler set
+            lines.append("Cache-Control: no-cache, private")
         lines += [f"{name}: {value}" for name, value in [*response.headers, *extra]]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
@@ -315,7 +317,15 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if isinstance(response.body, bytes):
                 body = b"" if self.command == "HEAD" else response.body
-                self.wfile.write(self._head(response, [("Content-Length", str(len(response.body)))]) + body)
+                given = any(name.lower() == "content-length" for name, _value in response.headers)
+                length = [] if given else [("Content-Length", str(len(response.body)))]  # a proxied HEAD's
+                self.wfile.write(self._head(response, length) + body)
+                return
+            if any(name.lower() == "content-length" for name, _value in response.headers):
+                # a proxied answer of known length goes out as it came (a short one cuts the connection)
+                self.wfile.write(self._head(response, []))
+                for chunk in response.body:
+                    self.wfile.write(chunk)
                 return
             self.wfile.write(self._head(response, [("Transfer-Encoding", "chunked")]))
             for chunk in response.body:

@@ -28,6 +28,7 @@ _SUBRESOURCE_VERBS = {
     "exec": ["create", "get"],
     "attach": ["create", "get"],
     "portforward": ["create", "get"],
+    "proxy": ["create", "delete", "get", "patch", "update"],
     "eviction": ["create"],
     "ephemeralcontainers": ["get", "patch", "update"],
 }
@@ -87,6 +88,8 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
                 "kind": resource.kind,
                 "verbs": verbs,
             }
+            if sub == "proxy":  # PodProxyOptions, ServiceProxyOptions
+                entry["kind"] = f"{resource.kind}ProxyOptions"
             if sub in _SUBRESOURCE_KINDS:  # kubectl's scale client and drain read the kind from here
                 group_name, kind_version, kind = _SUBRESOURCE_KINDS[sub]
                 entry.update(group=group_name, version=kind_version, kind=kind)

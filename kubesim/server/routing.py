@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -18,6 +19,8 @@ class Route:
     subresource: str = ""
     legacy_watch: bool = False
     document: str = ""  # discovery: api, api_version, apis, group, group_version; openapi: v2, v3 or v3 path
+    #: the proxy subresource's path below `/proxy` ("" for `…/proxy`, "/" for `…/proxy/`), None otherwise
+    proxy_path: str | None = None
 
     @property
     def template(self) -> str:
@@ -41,6 +44,9 @@ class Route:
 
 
 UNKNOWN = Route("unknown")
+#: `/api/v1/namespaces/{namespace}/{pods|services}/{name}/proxy[/{path}]`: the rest of the path is the
+#: backend's, kept exactly as sent (empty segments, a trailing slash, percent-escapes)
+_PROXY = re.compile(r"^/api/(v1)/namespaces/([^/]+)/(pods|services)/([^/]+)/proxy(/.*)?$", re.DOTALL)
 
 
 def _resource(group: str, version: str, rest: list[str]) -> Route:
@@ -78,6 +84,9 @@ def _resource(group: str, version: str, rest: list[str]) -> Route:
 
 
 def parse(path: str) -> Route:
+    if proxied := _PROXY.match(path):
+        version, namespace, plural, name, rest = proxied.groups()
+        return Route("resource", "", version, namespace, plural, name, "proxy", proxy_path=rest or "")
     parts = path.strip("/").split("/") if path.strip("/") else []
     if not parts:
         return Route("discovery", document="")

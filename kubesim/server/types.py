@@ -15,6 +15,16 @@ from kubesim.server.negotiation import Accept, Query
 from kubesim.server.routing import Route
 from kubesim.store import Store
 
+#: the verb the API server authorizes for each method a proxy request may use (RequestInfoFactory)
+PROXY_VERBS = {
+    "GET": "get",
+    "HEAD": "get",
+    "POST": "create",
+    "PUT": "update",
+    "PATCH": "patch",
+    "DELETE": "delete",
+}
+
 
 @dataclass
 class ApiRequest:
@@ -32,6 +42,8 @@ class ApiRequest:
     user: User | None = None
     #: the raw query, for the parameters that repeat (exec's `command`, port-forward's `ports`)
     query_string: str = ""
+    #: the caller's IP address (the proxy subresources add it to X-Forwarded-For)
+    client_address: str = ""
 
     @property
     def facts(self) -> RequestFacts:
@@ -51,6 +63,8 @@ class ApiRequest:
         """The Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection)."""
         if self.route.kind != "resource":
             return self.route.kind
+        if self.route.proxy_path is not None:  # a connect verb: the method alone names it (no list, no watch)
+            return PROXY_VERBS.get(self.method, "")
         named = bool(self.route.name)
         if self.method == "GET":
             if self.route.legacy_watch or self.query.flag("watch"):

@@ -12,9 +12,11 @@ import inspect
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -545,16 +547,52 @@ def test_channel_protocols_older_than_v4_are_refused(sim: Simulator, http: Http,
     assert "unable to negotiate protocol: client supports [v3.channel.k8s.io]" in answer.json()["message"]
 
 
-@documents("D-no-proxy")
-def test_proxy_subresources_are_not_found(http: Http) -> None:
-    created(
-        http(
-            "POST",
-            "/api/v1/namespaces/default/services",
-            json={"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}},
-        )
-    )
-    assert http("GET", "/api/v1/namespaces/default/services/svc/proxy/").status_code == 404
+class _LinkPage(BaseHTTPRequestHandler):
+    """A pod's page with an absolute link, as an API server would rewrite it."""
+
+    def do_GET(self) -> None:
+        page = b'<a href="/next/">next</a>'
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def proxied(sim: Simulator, tmp_path: Path) -> Iterator[Http]:
+    """A pod `web` whose port 8000 serves `_LinkPage`, reached through pods/web/proxy."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _LinkPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    backend = LocalBackend(tmp_path)
+    backend.ports[("default", "web", 8000)] = server.server_address[1]
+    sim.streams.backend = backend
+    running_pod(sim, "web", ports=[8000])
+    yield http_for(sim)
+    server.shutdown()
+
+
+@documents("D-proxy-html-links")
+def test_proxied_html_keeps_its_absolute_links(proxied: Http) -> None:
+    answer = proxied("GET", "/api/v1/namespaces/default/pods/web/proxy/")
+    assert answer.status_code == 200
+    assert answer.text == '<a href="/next/">next</a>'  # a cluster: href="/api/v1/namespaces/…/proxy/next/"
+
+
+@documents("D-no-node-proxy")
+def test_nodes_have_no_proxy_subresource(http: Http) -> None:
+    assert http("GET", "/api/v1/nodes/kubesim-node/proxy/").status_code == 404
+
+
+@documents("D-proxy-no-upgrade")
+def test_an_upgrade_through_the_proxy_is_refused(proxied: Http) -> None:
+    upgrade = {"Connection": "Upgrade", "Upgrade": "websocket"}
+    answer = proxied("GET", "/api/v1/namespaces/default/pods/web/proxy/", headers=upgrade)
+    assert answer.status_code == 400
+    assert answer.json()["message"] == "kubesim does not proxy Upgrade requests (docs/kubesim.md)"
 
 
 @documents("D-static-nodes")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubesim.kubelet.process.environment import (
     ConfigError,
@@ -258,11 +259,44 @@ def test_image_map_file_is_written_with_defaults_and_checked(tmp_path: Path) -> 
         ImageMap.load(path, tmp_path)
 
 
+def test_our_own_image_runs_the_repository_at_app_as_the_dockerfile_lays_it_out(tmp_path: Path) -> None:
+    image = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml").resolve("argoml/argoml:latest")
+    assert image is not None
+    assert not image.simulate
+    assert image.mounts == ((str(tmp_path / "."), "/app"),)
+    assert image.path == (str(tmp_path / ".venv/bin"),)
+    assert image.env["DJANGO_SETTINGS_MODULE"] == "argoml_site.settings"
+    assert image.env["PYTHONPATH"] == "/app"
+    dockerfile = (Path(__file__).resolve().parents[2] / "deploy" / "Dockerfile").read_text()
+    assert "WORKDIR /app" in dockerfile
+    for name in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE", "ARGOML_APP_DIR"):
+        assert f"{name}={image.env[name]}" in dockerfile
+
+
+@pytest.mark.parametrize(
+    ("mounts", "message"),
+    [
+        ("x", r"mounts: must be a list"),
+        ([{"host": "."}], r"mounts\[0\]: must be a mapping with exactly `host` and `container`"),
+        ([{"host": ".", "container": "app"}], r"mounts\[0\]\.container: must be an absolute path"),
+        ([{"host": ".", "container": "/a/../b"}], r"mounts\[0\]\.container: must be an absolute path"),
+        ([{"host": ".", "container": "/"}], r"mounts\[0\]\.container: must not be /"),
+        ([{"host": "", "container": "/app"}], r"mounts\[0\]\.host: must be a path"),
+    ],
+)
+def test_a_bad_mount_in_the_image_map_names_its_field(tmp_path: Path, mounts: object, message: str) -> None:
+    with pytest.raises(ImageMapError, match=r"map.yaml: images\[0\]\." + message):
+        ImageMap.parse({"images": [{"image": "x", "mounts": mounts}]}, tmp_path, "map.yaml")
+
+
 def test_simulated_images_make_the_whole_pod_scripted(tmp_path: Path) -> None:
     images = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml")
     kubeflow = {"spec": {"containers": [{"image": "docker.io/kubeflow/xgboost-dist-iris:latest"}]}}
     mixed = {
-        "spec": {"initContainers": [{"image": "argoml/argoml:latest"}], "containers": [{"image": "python:3"}]}
+        "spec": {
+            "initContainers": [{"image": "mpioperator/mpi-pi:openmpi"}],
+            "containers": [{"image": "python:3"}],
+        }
     }
     real = {"spec": {"containers": [{"image": "tensorflow/tensorflow:2.21.0"}, {"image": "busybox"}]}}
     assert images.simulates(kubeflow)
@@ -270,3 +304,59 @@ def test_simulated_images_make_the_whole_pod_scripted(tmp_path: Path) -> None:
     assert not images.simulates(real)
     with pytest.raises(ImageMapError, match=r"images\[0\]\.simulate: must be true or false"):
         ImageMap.parse({"images": [{"image": "x", "simulate": "yes"}]}, tmp_path, "map.yaml")
+
+
+def test_kubeflow_trainers_xgboost_and_jax_runtime_images_run_on_the_frameworks_virtualenv(
+    tmp_path: Path,
+) -> None:
+    """Trainer's runtimes name these images (manifests/base/runtimes, untagged, and `:v2.3.0` in the
+    overlay); their TrainJobs bring the command, which NVIDIA's entrypoint runs as given."""
+    images = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml")
+    for reference in (
+        "ghcr.io/kubeflow/trainer/xgboost-runtime",
+        "ghcr.io/kubeflow/trainer/xgboost-runtime:v2.3.0",
+        "nvcr.io/nvidia/jax:25.10-py3",
+    ):
+        found = images.resolve(reference)
+        assert found is not None, reference
+        assert not found.simulate
+        assert found.path == (str(tmp_path / ".venv-frameworks/bin"),)
+        assert found.command == ()
+        assert container_argv({"args": ["python", "train.py"]}, {}, found.command, ()) == [
+            "python",
+            "train.py",
+        ]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",  # torch-distributed, torch_distributed_with_cache
+        "ghcr.io/kubeflow/trainer/deepspeed-runtime",
+        "ghcr.io/kubeflow/trainer/mlx-runtime:v2.3.0",
+        "ghcr.io/kubeflow/trainer/torchtune-trainer",
+        "ghcr.io/kubeflow/trainer/dataset-initializer",
+        "ghcr.io/kubeflow/trainer/model-initializer:v2.3.0",
+    ],
+)
+def test_kubeflow_trainers_other_runtime_images_stay_simulated(tmp_path: Path, reference: str) -> None:
+    found = ImageMap.parse(DEFAULT_MAP, tmp_path, "map.yaml").resolve(reference)
+    assert found is not None
+    assert found.simulate
+
+
+def test_the_written_map_says_why_each_framework_image_runs_or_is_simulated(tmp_path: Path) -> None:
+    path = tmp_path / "image-map.yaml"
+    ImageMap.load(path, tmp_path)
+    text = path.read_text()
+    assert yaml.safe_load(text) == DEFAULT_MAP
+    lines = text.splitlines()
+    for pattern in (
+        "ghcr.io/kubeflow/trainer/xgboost-runtime",
+        "pytorch/pytorch:*",
+        "ghcr.io/kubeflow/trainer/*",
+    ):
+        entry = lines.index(f"- image: {pattern}")
+        assert lines[entry - 1].startswith("# "), pattern
+    assert "# PyTorch" in text
+    assert "xgboost-cpu is the same XGBoost" in text

@@ -531,3 +531,21 @@ def test_pods_reach_a_service_served_on_this_machine(tmp_path: Path) -> None:
             assert sim.kubelet.logs.text(NAMESPACE, "caller", "main") == "from the host\n"
     finally:
         server.shutdown()
+
+
+def test_what_a_container_writes_to_its_termination_log_is_its_termination_message(
+    cluster: Simulator,
+) -> None:
+    write = "open('/dev/termination-log', 'w').write('model saved to /out'); raise SystemExit(3)"
+    apply(
+        cluster,
+        pod("reporter", ["python3", "-c", write]),
+        pod("custom", ["python3", "-c", "open('/tmp/why', 'w').write('done')"],
+            container={"terminationMessagePath": "/tmp/why"}),
+        pod("fallback", ["python3", "-c", "print('first'); print('last words'); raise SystemExit(1)"],
+            container={"terminationMessagePolicy": "FallbackToLogsOnError"}),
+    )  # fmt: skip
+    reported = terminated(finished(cluster, "reporter"))
+    assert (reported["exitCode"], reported["message"]) == (3, "model saved to /out")
+    assert terminated(finished(cluster, "custom"))["message"] == "done"
+    assert terminated(finished(cluster, "fallback"))["message"] == "first\nlast words"

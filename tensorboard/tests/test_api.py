@@ -163,12 +163,30 @@ def test_a_workflow_that_does_not_exist_is_404(sim, owner):
     response = spawn(owner, "no-such-workflow")
     assert response.status_code == 404
     assert response.json() == {
-        "detail": "Workflow team-a/no-such-workflow was not found.",
+        "detail": "Workflow team-a/no-such-workflow was not found (looked for kind Workflow). To open "
+        'another kind, send "kind": one of Workflow, HyperparamWorkflow, TFJob, MXJob, PyTorchJob, '
+        "XGBoostJob, JAXJob, PaddleJob, MPIJob.",
         "code": "source_not_found",
         "kind": "Workflow",
         "namespace": NAMESPACE,
         "name": "no-such-workflow",
+        "found_kinds": [],
     }
+
+
+def test_a_sweeps_name_sent_as_a_workflow_is_404_saying_which_kind_to_send(sim, owner):
+    sim.store.create(
+        {"apiVersion": "argoml.io/v1alpha1", "kind": "HyperparamWorkflow",
+         "metadata": {"name": "named-sweep", "namespace": NAMESPACE}, "spec": make_spec()}
+    )  # fmt: skip
+    response = spawn(owner, "named-sweep")
+    assert response.status_code == 404
+    body = response.json()
+    assert body["detail"] == (
+        "Workflow team-a/named-sweep was not found (looked for kind Workflow). There is a HyperparamWorkflow "
+        'of that name: send "kind": "HyperparamWorkflow".'
+    )
+    assert body["found_kinds"] == ["HyperparamWorkflow"]
 
 
 def test_a_workflow_without_tensorboard_artifacts_is_422_naming_what_it_has(sim, owner):

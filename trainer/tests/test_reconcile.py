@@ -19,8 +19,9 @@ from kube.client import reset_client
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from trainer import constants as c
+from trainer import statusserver
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
-from trainer.reconcile import reconcile_train_job
+from trainer.reconcile import reconcile_train_job, status_server
 from trainer.tests import factories as f
 from trainer.tests.cluster import (
     CLUSTER_RUNTIMES,
@@ -377,3 +378,67 @@ def test_a_trainjob_being_deleted_gets_no_pod_again(sim, ns):
     assert reconcile_train_job(ns, "going") is None
     assert live_pods(sim, ns) == {}
     sim.store.patch(TRAINJOBS, "going", {"metadata": {"finalizers": None}}, namespace=ns)
+
+
+STATUS_SERVER = "https://argoml-webhooks.argoml.svc:443"
+CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def test_the_status_server_is_read_from_settings_and_the_ca_file_each_time(settings, tmp_path):
+    settings.TRAINER_STATUS_SERVER_URL = ""
+    assert status_server() is None
+    ca_file = tmp_path / "ca.crt"
+    settings.TRAINER_STATUS_SERVER_URL = STATUS_SERVER
+    settings.TRAINER_STATUS_CA_CERT_PATH = str(ca_file)
+    ca_file.write_text(CA)
+    assert status_server() == statusserver.StatusServer(STATUS_SERVER, CA)
+    ca_file.write_text(CA.replace("MIIB", "renewed"))
+    server = status_server()
+    assert server is not None
+    assert "renewed" in server.ca_cert
+
+
+def test_with_a_status_server_the_trainer_steps_pods_are_told_where_and_how_to_report(
+    sim, ns, settings, tmp_path
+):
+    """What Trainer's TrainJobStatus plugin injects, and the CA ConfigMap, made once (labelled, so the
+    controller sees it and does not create it again at every run)."""
+    (tmp_path / "ca.crt").write_text(CA)
+    settings.TRAINER_STATUS_SERVER_URL = STATUS_SERVER
+    settings.TRAINER_STATUS_CA_CERT_PATH = str(tmp_path / "ca.crt")
+    job = train_job(
+        "report", ns, "xgboost-distributed", trainer={"numNodes": 2, "command": ["python", "t.py"]}
+    )
+    submit(sim, scripted(job, {"node": {"duration": None}}))
+
+    found = pods(sim, ns)
+    assert set(found) == {"report-node-0-0", "report-node-0-1"}
+    for pod in found.values():
+        env = env_of(pod, "node")
+        assert env[statusserver.ENV_URL] == (
+            f"{STATUS_SERVER}/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs/report/status"
+        )
+        assert env[statusserver.ENV_TOKEN] == "/var/run/secrets/kubeflow/trainer/token"
+        assert env[statusserver.ENV_CA_CERT] == "/var/run/secrets/kubeflow/trainer/ca.crt"
+        assert env["DMLC_NUM_WORKER"] == "2"
+        [volume] = [v for v in pod["spec"]["volumes"] if v["name"] == statusserver.VOLUME]
+        token, ca = volume["projected"]["sources"]
+        audience = f"trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs/report/status"
+        assert token["serviceAccountToken"]["audience"] == audience
+        assert ca["configMap"]["name"] == "report-tls-config"
+    config_map = sim.store.get("configmaps", "report-tls-config", ns)
+    assert config_map["data"] == {"ca.crt": CA}
+    assert config_map["metadata"]["ownerReferences"][0]["name"] == "report"
+    created = sim.store.get("configmaps", "report-tls-config", ns)["metadata"]["resourceVersion"]
+    play(sim, ns, "report", 2)
+    assert sim.store.get("configmaps", "report-tls-config", ns)["metadata"]["resourceVersion"] == created
+
+
+def test_without_a_status_server_no_pod_is_told_to_report(sim, ns, settings):
+    settings.TRAINER_STATUS_SERVER_URL = ""
+    submit(sim, scripted(train_job("quiet", ns, "xgboost-distributed"), {"node": {"duration": None}}))
+    [pod] = pods(sim, ns).values()
+    assert not any(name.startswith("KUBEFLOW_TRAINER_SERVER") for name in env_of(pod, "node"))
+    assert "quiet-tls-config" not in {
+        m["metadata"]["name"] for m in sim.store.list("configmaps", ns)["items"]
+    }

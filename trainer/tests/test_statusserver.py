@@ -81,6 +81,7 @@ def test_the_ca_config_map_is_the_jobs_own_child():
             "metadata": {
                 "name": "tj-tls-config",
                 "namespace": "ml",
+                "labels": {"jobset.sigs.k8s.io/jobset-name": "tj"},
                 "ownerReferences": [
                     {
                         "apiVersion": "trainer.kubeflow.org/v1alpha1",

@@ -358,22 +358,6 @@ def test_the_web_server_does_not_serve_the_endpoint(db):
     )
 
 
-def test_the_configured_server_is_read_from_settings_and_the_ca_file_each_time(settings, tmp_path):
-    settings.TRAINER_STATUS_SERVER_URL = ""
-    assert reporting.configured_server() is None
-    ca_file = tmp_path / "ca.crt"
-    settings.TRAINER_STATUS_SERVER_URL = "https://argoml-webhooks.argoml.svc:443"
-    settings.TRAINER_STATUS_CA_CERT_PATH = str(ca_file)
-    ca_file.write_text("-----BEGIN CERTIFICATE-----\nold\n-----END CERTIFICATE-----\n")
-    assert reporting.configured_server() == statusserver.StatusServer(
-        "https://argoml-webhooks.argoml.svc:443", ca_file.read_text()
-    )
-    ca_file.write_text("-----BEGIN CERTIFICATE-----\nrenewed\n-----END CERTIFICATE-----\n")
-    server = reporting.configured_server()
-    assert server is not None
-    assert "renewed" in server.ca_cert
-
-
 def _text(value: str) -> str:
     return json.dumps(value)
 

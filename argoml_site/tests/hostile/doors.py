@@ -155,9 +155,13 @@ PAGE_FORMS: dict[str, tuple[str, ...]] = {
     "dashboard:submit": (*JOB_KINDS, "HyperparamWorkflow", "TrainJob"),
 }
 #: URL names the suite leaves to others, and why.
+TENSORBOARD_PROXY = "the TensorBoard proxy: reads no parameter (dashboard/tests/test_tensorboard_proxy.py)"
 PAGES_ELSEWHERE: dict[str, str] = {
     "api-token": "the API's sign-in: a REST operation, attacked with the API",
     "schema": "the OpenAPI schema: takes no input (attacked with its parameters as a REST operation)",
+    # The query string goes to the TensorBoard pod unread; the path is checked, the answer bounded.
+    "tensorboard-proxy-root": TENSORBOARD_PROXY,
+    "tensorboard-proxy": TENSORBOARD_PROXY,
 }
 
 

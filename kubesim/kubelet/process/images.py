@@ -11,12 +11,21 @@ command (the image's ENTRYPOINT/CMD) and a few variables (the image's ENV). The 
       command: ["python"]                 # the image's ENTRYPOINT + CMD when the container gives no command
       env: {PYTHONUNBUFFERED: "1"}
       requires: ".venv-frameworks/.installed"   # optional: the image "cannot be pulled" until this exists
+      mounts: [{host: ".", container: /app}]     # optional: host paths bound read-only into the container
+
+`mounts` stands in for files an image carries: our own image (`argoml/argoml:*`, the TensorBoard log
+fetcher) has the repository at /app, as deploy/Dockerfile lays it out, and our `.venv` first on PATH, so
+`python /app/manage.py fetch_tensorboard_logs` runs for real. A mount is always read-only, and the paths
+the kubelet masks (the dev stack's `.dev`) stay hidden inside it.
 
 An entry may instead say `simulate: true`: the image's code cannot run here (it lives inside the image, or
 needs a framework the machine lacks), so a pod using it runs as the scripted kubelet runs pods (each
 container exits 0 after two seconds, or serves until deleted under restartPolicy Always). The defaults
-simulate the images of Kubeflow's own examples and of the frameworks the frameworks virtualenv does not
-hold (PyTorch, MXNet, Paddle, MPI), so their manifests still reach their end state on `make run`.
+map the framework images whose code the frameworks virtualenv runs (TensorFlow's, and Kubeflow Trainer's
+XGBoost and JAX runtimes' images, whose TrainJobs bring their own code), and simulate the images of
+Kubeflow's own examples and of the frameworks the virtualenv does not hold (PyTorch, MXNet, Paddle, MPI,
+Trainer's other runtimes), so their manifests still reach their end state on `make run`. The file written
+says above each of these entries why it runs here or cannot (`default_map_text`).
 
 An image no entry matches is not pullable: the container waits in ErrImagePull, then ImagePullBackOff,
 with a message that names the image and the file to map it in, as a real kubelet does with an unreachable
@@ -26,6 +35,7 @@ registry.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,20 +48,60 @@ SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/s
 #: where every container finds `python`/`python3` shims for the machine's own Python (see runtime.py)
 PYTHON_SHIMS = "/opt/kubesim/python/bin"
 
-#: images whose code cannot run on this machine: pods using them stay scripted (see the module docstring)
+#: Kubeflow Trainer's xgboost-distributed runtime image (cmd/runtimes/xgboost), untagged in Trainer's base
+#: manifests and `:v2.3.0` in its overlay
+TRAINER_XGBOOST_IMAGE = "ghcr.io/kubeflow/trainer/xgboost-runtime"
+#: images whose code runs on the frameworks virtualenv (.venv-frameworks: CPU builds of TensorFlow, JAX,
+#: XGBoost, numpy), each with its default command (the image's ENTRYPOINT + CMD; none for NVIDIA's CUDA
+#: images, whose entrypoint runs the container's command or args as given) and why it runs here
+FRAMEWORK_IMAGES = (
+    ("tensorflow/tensorflow:*", ["python"], "TensorFlow's own images: tensorflow-cpu is the same TensorFlow"),
+    (
+        "argoml.local/frameworks:*",
+        ["python"],
+        "no registry's image: the name our examples give the virtualenv",
+    ),
+    *(
+        (
+            pattern,
+            [],
+            "Kubeflow Trainer's xgboost-distributed runtime: CUDA's Ubuntu with xgboost[cuda12], numpy and "
+            "scikit-learn; the TrainJob brings the code. xgboost-cpu is the same XGBoost (3.2.0, the image "
+            "3.0.2); scikit-learn is not in the virtualenv",
+        )
+        for pattern in (TRAINER_XGBOOST_IMAGE, f"{TRAINER_XGBOOST_IMAGE}:*")
+    ),
+    (
+        "nvcr.io/nvidia/jax:*",
+        [],
+        "NVIDIA's JAX image, Kubeflow Trainer's jax-distributed runtime; the TrainJob brings the code. "
+        "jax[cpu] is the same JAX API (0.10.2)",
+    ),
+)
+
+#: images whose code cannot run on this machine, and why: pods using them stay scripted (module docstring)
 SIMULATED = (
-    "pytorch/pytorch:*",  # no CPU-only PyTorch wheel on PyPI for this platform (docs/training.md)
-    "mxnet/*",
-    "kubeflow/*",  # Kubeflow's example images: their code is inside them
-    "kubeflowkatib/*",
-    "docker.io/sandipanify/jaxgoogle:*",  # the image of Kubeflow's JAXJob example
-    "registry.baidubce.com/paddlepaddle/*",
-    "paddlepaddle/*",
-    "mpioperator/*",
-    "horovod/*",
-    "argoml/argoml:*",  # our own image (the TensorBoard log fetcher): it needs the dev stack's settings
-    "example.com/*",  # RFC 2606 example registries: placeholders in examples (the pipeline example's)
-    "*.example.com/*",
+    (
+        "pytorch/pytorch:*",
+        "PyTorch (Trainer's torch-distributed runtime's image too): not in the frameworks virtualenv, as "
+        "PyPI's Linux x86_64 torch is a CUDA build with GBs of nvidia-* packages (docs/training.md)",
+    ),
+    ("mxnet/*", "MXNet: not in the frameworks virtualenv"),
+    ("kubeflow/*", "Kubeflow's example images: their code is inside them"),
+    ("kubeflowkatib/*", "Katib's example images: their code is inside them"),
+    ("docker.io/sandipanify/jaxgoogle:*", "the image of Kubeflow's JAXJob example: its code is inside it"),
+    ("registry.baidubce.com/paddlepaddle/*", "Paddle: not in the frameworks virtualenv"),
+    ("paddlepaddle/*", "Paddle: not in the frameworks virtualenv"),
+    ("mpioperator/*", "MPI Operator's images: sshd and mpirun, which this machine lacks"),
+    ("horovod/*", "Horovod: PyTorch and MPI, which this machine lacks"),
+    (
+        "ghcr.io/kubeflow/trainer/*",
+        "Kubeflow Trainer's other images: deepspeed-runtime and mlx-runtime (sshd and OpenMPI, DeepSpeed on "
+        "PyTorch, MLX on CUDA), torchtune-trainer (PyTorch), the dataset and model initializers (they "
+        "download from Hugging Face, which pods cannot reach) and the data cache (a Rust server)",
+    ),
+    ("example.com/*", "RFC 2606 example registries: placeholders in examples (the pipeline example's)"),
+    ("*.example.com/*", "RFC 2606 example registries"),
 )
 
 DEFAULT_MAP: dict[str, Any] = {
@@ -72,19 +122,56 @@ DEFAULT_MAP: dict[str, Any] = {
             {
                 "image": pattern,
                 "path": [".venv-frameworks/bin"],
-                "command": ["python"],
-                "env": {"PYTHONUNBUFFERED": "1"},
+                "command": command,
+                "env": {"PYTHONUNBUFFERED": "1"} if command else {},
                 "requires": ".venv-frameworks/.installed",
             }
-            for pattern in ("tensorflow/tensorflow:*", "argoml.local/frameworks:*")
+            for pattern, command, _why in FRAMEWORK_IMAGES
         ),
+        {
+            # our own image, as deploy/Dockerfile builds it: the repository at /app, its virtualenv first
+            "image": "argoml/argoml:*",
+            "path": [".venv/bin"],
+            "command": ["/app/deploy/docker-entrypoint.sh", "web"],
+            "env": {
+                "PYTHONUNBUFFERED": "1",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONPATH": "/app",
+                "DJANGO_SETTINGS_MODULE": "argoml_site.settings",
+                "ARGOML_APP_DIR": "/app",
+                "ARGOML_DEV_DIR": "/tmp/argoml",  # noqa: S108 - the container's own /tmp, as in the image
+                "HOME": "/tmp",  # noqa: S108
+            },
+            "mounts": [{"host": ".", "container": "/app"}],
+            "requires": ".venv/bin/python",
+        },
         *(
             {"image": pattern, "path": [], "command": ["sh"]}
             for pattern in ("busybox", "busybox:*", "alpine:*", "debian:*", "ubuntu:*", "bash:*")
         ),
-        *({"image": pattern, "simulate": True} for pattern in SIMULATED),
+        *({"image": pattern, "simulate": True} for pattern, _why in SIMULATED),
     ]
 }
+#: what the written map says above an entry
+WHY = {pattern: why for pattern, _command, why in FRAMEWORK_IMAGES} | dict(SIMULATED)
+
+
+def default_map_text() -> str:
+    """The defaults as `make run` writes them: each framework and simulated entry under a comment saying
+    why its code runs here or cannot."""
+    lines = ["# The process kubelet's image map: see kubesim/kubelet/process/images.py and docs/kubesim.md.",
+             "images:"]  # fmt: skip
+    said = ""
+    for entry in DEFAULT_MAP["images"]:
+        why = WHY.get(entry["image"], "")
+        if why and why != said:
+            lines.append(f"# {why}")
+        said = why
+        lines.append(yaml.safe_dump([entry], sort_keys=False, width=1000).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+FIELDS = ("image", "path", "command", "env", "requires", "simulate", "mounts")
 
 
 class ImageMapError(ValueError):
@@ -101,6 +188,7 @@ class LocalImage:
     env: Mapping[str, str] = field(default_factory=dict)
     requires: str = ""  # an absolute file that must exist before the image "pulls"
     simulate: bool = False  # pods using it are scripted, not run
+    mounts: tuple[tuple[str, str], ...] = ()  # (absolute host path, container path), bound read-only
 
     def environment(self) -> dict[str, str]:
         """The image's own variables (ENV), PATH first."""
@@ -128,6 +216,23 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _mounts(value: Any, where: str) -> None:
+    """`[{host: PATH, container: /ABSOLUTE}]`: a host path (relative to the map's base) and where it goes."""
+    if not isinstance(value, list):
+        raise ImageMapError(f"{where}: must be a list of {{host, container}}")
+    for index, mount in enumerate(value):
+        at = f"{where}[{index}]"
+        if not isinstance(mount, Mapping) or set(mount) != {"host", "container"}:
+            raise ImageMapError(f"{at}: must be a mapping with exactly `host` and `container`")
+        host, container = mount["host"], mount["container"]
+        if not isinstance(host, str) or not host or "\0" in host:
+            raise ImageMapError(f"{at}.host: must be a path (relative to kubesim's directory, or absolute)")
+        if not isinstance(container, str) or not container.startswith("/") or ".." in container.split("/"):
+            raise ImageMapError(f"{at}.container: must be an absolute path without '..'")
+        if posixpath.normpath(container) == "/":
+            raise ImageMapError(f"{at}.container: must not be / (the machine's own root is the image)")
+
+
 @dataclass(frozen=True)
 class ImageMap:
     """The parsed map; `base` is the directory relative paths are resolved against."""
@@ -145,11 +250,9 @@ class ImageMap:
             where = f"{source}: images[{index}]"
             if not isinstance(entry, Mapping) or not isinstance(entry.get("image"), str):
                 raise ImageMapError(f"{where}.image: must be a string (an image glob)")
-            unknown = sorted(set(entry) - {"image", "path", "command", "env", "requires", "simulate"})
+            unknown = sorted(set(entry) - set(FIELDS))
             if unknown:
-                raise ImageMapError(
-                    f"{where}.{unknown[0]}: unknown field (image, path, command, env, requires, simulate)"
-                )
+                raise ImageMapError(f"{where}.{unknown[0]}: unknown field ({', '.join(FIELDS)})")
             if not isinstance(entry.get("simulate", False), bool):
                 raise ImageMapError(f"{where}.simulate: must be true or false")
             _strings(entry.get("path", []), f"{where}.path")
@@ -159,6 +262,7 @@ class ImageMap:
                 raise ImageMapError(f"{where}.env: must map names to strings")
             if not isinstance(entry.get("requires", ""), str):
                 raise ImageMapError(f"{where}.requires: must be a path")
+            _mounts(entry.get("mounts", []), f"{where}.mounts")
             entries.append(entry)
         return cls(tuple(entries), base, source)
 
@@ -167,10 +271,7 @@ class ImageMap:
         """The map in `path`, written with the defaults first if it does not exist."""
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            header = (
-                "# The process kubelet's image map: see kubesim/kubelet/process/images.py and README.md.\n"
-            )
-            path.write_text(header + yaml.safe_dump(DEFAULT_MAP, sort_keys=False))
+            path.write_text(default_map_text())
         try:
             document = yaml.safe_load(path.read_text())
         except yaml.YAMLError as error:
@@ -193,6 +294,10 @@ class ImageMap:
                     env=dict(entry.get("env", {})),
                     requires=self._absolute(entry["requires"]) if entry.get("requires") else "",
                     simulate=bool(entry.get("simulate", False)),
+                    mounts=tuple(
+                        (self._absolute(str(m["host"])), posixpath.normpath(str(m["container"])))
+                        for m in entry.get("mounts", [])
+                    ),
                 )
         return None
 

@@ -16,7 +16,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kubesim.errors import ApiError
-from kubesim.kubelet.process import argoexec
+from kubesim.kubelet.process import argoexec, argoinputs
 from kubesim.kubelet.process.probes import ContainerProbes, Prober, http_get, tcp_socket
 from kubesim.kubelet.process.runtime import ContainerWaiting, ProcessRuntime
 from kubesim.kubelet.sandbox import ExitStatus, SandboxUnavailable
@@ -108,6 +108,10 @@ class ProcessPods:
             self.runtime.start_container(
                 run.pod, spec, lambda status: self._exited(run, container, attempt, status)
             )
+        except argoinputs.InputArtifactError as error:
+            # Argo's `init` container would have exited 1; its message becomes the node's
+            self.kubelet._fail_pod(run, argoexec.INIT_FAILED_REASON, f"init: Error (exit code 1): {error}")
+            return
         except ContainerWaiting as waiting:
             self._waiting(run, container, waiting)
             return
@@ -178,7 +182,8 @@ class ProcessPods:
             reason = "OOMKilled" if status.oom_killed else ""
             if container.name == argoexec.MAIN and not container.init and argoexec.declared(run.pod):
                 self._record_argo_outputs(run)
-            self.kubelet._container_exited(run, container, status.exit_code, reason, "")
+            message = self.runtime.termination_message(run.pod, container.name, status.exit_code)
+            self.kubelet._container_exited(run, container, status.exit_code, reason, message)
             if container.state.get(WAITING, {}).get("reason") == "CrashLoopBackOff":
                 message = (
                     f"Back-off restarting failed container {container.name} in pod "

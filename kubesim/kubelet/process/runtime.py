@@ -22,7 +22,7 @@ from typing import Any
 
 from kubesim.errors import ApiError
 from kubesim.kubelet.logs import LogStore
-from kubesim.kubelet.process import argoexec, volumes
+from kubesim.kubelet.process import argoexec, argoinputs, termination, volumes
 from kubesim.kubelet.process.environment import (
     ConfigError,
     PodContext,
@@ -293,9 +293,16 @@ class ProcessRuntime:
             raise ContainerWaiting("CreateContainerConfigError", str(error)) from None
         name = str(container.get("name", ""))
         mounts += argoexec.staging_mounts(state.directory / "argo" / name, environment, argv)
+        if name == argoexec.MAIN and argoinputs.declared(pod):
+            # argoexec's init: a load that fails is the pod's failure (InputArtifactError to the kubelet)
+            mounts += argoinputs.load(
+                pod, state.directory / "argo" / "inputs", self.settings.root / "artifacts"
+            )
         if name == argoexec.MAIN and argoexec.declared(pod):
             state.output_mounts = argoexec.output_mounts(pod, state.directory / "argo" / "outputs")
             mounts += state.output_mounts
+        mounts += self._image_mounts(image)
+        mounts.append(termination.prepare(state.directory, container))
         mounts += [
             Mount(str(state.hosts_file), "/etc/hosts", True),
             Mount(str(self.network.resolv_conf(state.directory, state.namespace)), "/etc/resolv.conf", True),
@@ -424,6 +431,44 @@ class ProcessRuntime:
         if handle is not None:
             with contextlib.suppress(ProcessLookupError, OSError):
                 handle.kill()
+
+    def termination_message(self, pod: Mapping[str, Any], name: str, exit_code: int) -> str:
+        """The container's termination message (termination.read) from the file it was given."""
+        with self._lock:
+            state = self._pods.get(str(pod["metadata"]["uid"]))
+        if state is None:
+            return ""
+        spec: Mapping[str, Any] = next(
+            (c for kind in ("initContainers", "containers") for c in (pod.get("spec") or {}).get(kind) or []
+             if c.get("name") == name),
+            {},
+        )  # fmt: skip
+        return termination.read(
+            state.directory, spec, exit_code, lambda: self.logs.text(state.namespace, state.name, name)
+        )
+
+    def _image_mounts(self, image: LocalImage) -> list[Mount]:
+        """The image map's read-only mounts (files the image would carry); a mount of a masked path, or of
+        one inside it, would hand pods what the mask hides: the container waits with the reason."""
+        mounts = []
+        for host, container in image.mounts:
+            resolved = os.path.realpath(host)
+            for masked in self._masked_paths():
+                hidden = os.path.realpath(masked)
+                if resolved == hidden or resolved.startswith(hidden.rstrip("/") + "/"):
+                    raise ContainerWaiting(
+                        "CreateContainerConfigError",
+                        f"{self.settings.image_map.source}: image {image.reference} mounts {host}, which the "
+                        f"kubelet hides from pods ({masked})",
+                    )
+            if not os.path.exists(resolved):
+                raise ContainerWaiting(
+                    "CreateContainerConfigError",
+                    f"{self.settings.image_map.source}: image {image.reference} mounts {host}, which "
+                    "does not exist",
+                )
+            mounts.append(Mount(resolved, container, True))
+        return mounts
 
     def _masked_paths(self) -> tuple[str, ...]:
         """What no pod may read although it is on the machine: the dev stack's state (tokens, keys)."""

@@ -58,14 +58,29 @@ def build(
     made = _Maker()
     for path in masked:
         _mask(path)
-    for mount, source in sorted(zip(mounts, sources, strict=True), key=lambda pair: _depth(pair[0].target)):
+    ordered = sorted(zip(mounts, sources, strict=True), key=lambda pair: _depth(pair[0].target))
+    for mount, source in ordered:
         _bind_mount(made, mount, OLD_ROOT + source)
+    for path in _masked_inside_mounts(ordered, masked):
+        _mask(path)
     made.directory(working_dir)
     linux.umount(OLD_ROOT, linux.MNT_DETACH)
     os.rmdir(OLD_ROOT)
     for directory in made.mirrors:
         linux.make_read_only(directory, recursive=False)
     linux.make_read_only("/", recursive=False)
+
+
+def _masked_inside_mounts(mounts: list[tuple[BindMount, str]], masked: list[str]) -> list[str]:
+    """Where a masked host path shows again through a mount of a directory holding it (the image map's
+    mount of the repository at /app holds the dev stack's `.dev`): those container paths are masked too."""
+    found = []
+    for path in masked:
+        real = os.path.realpath(path)
+        for mount, source in mounts:
+            if source != "/" and real.startswith(source.rstrip("/") + "/"):
+                found.append(mount.target.rstrip("/") + real[len(source.rstrip("/")) :])
+    return found
 
 
 def _resolve_source(mount: BindMount) -> str:
