@@ -8,6 +8,9 @@
 - A request body of several shapes (`oneOf`) is required when every shape requires something: drf-spectacular
   marks a body required only when one component requires a property.
 
+- A request body whose serializer refuses unknown fields (`kube.api.ClosedSerializer`, marked `x-closed`)
+  says so: `additionalProperties: false`.
+
 An operation whose body carries a document checked beyond what a schema can say marks itself with
 `kube.api.document_body` (the `x-document-body` extension, saying why); the contract test reads it there.
 """
@@ -15,6 +18,8 @@ An operation whose body carries a document checked beyond what a schema can say 
 from __future__ import annotations
 
 from typing import Any
+
+from kube.api import CLOSED
 
 ERROR_COMPONENT = "Error"
 ERROR_SCHEMA: dict[str, Any] = {
@@ -89,3 +94,11 @@ def _requires_something(schema: dict[str, Any], schemas: dict[str, Any]) -> bool
     if "oneOf" in schema:
         return all(_requires_something(shape, schemas) for shape in schema["oneOf"])
     return bool(schema.get("required"))
+
+
+def close_marked_bodies(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: a component marked closed takes no property it does not list."""
+    for component in ((result.get("components") or {}).get("schemas") or {}).values():
+        if component.pop(CLOSED, False):
+            component["additionalProperties"] = False
+    return result

@@ -395,6 +395,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "argoml_site.openapi.add_error_responses",
         "argoml_site.openapi.require_bodies_of_every_shape",
+        "argoml_site.openapi.close_marked_bodies",
     ],
 }
 

@@ -4,13 +4,19 @@ does not take a request."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import difflib
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -67,6 +73,33 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+#: set on a request body's component by `ClosedSerializer`; `argoml_site.openapi.close_marked_bodies` turns it
+#: into `additionalProperties: false`, so the schema promises what the serializer checks
+CLOSED = "x-closed"
+
+
+@extend_schema_serializer(extensions={CLOSED: True})
+class ClosedSerializer(serializers.Serializer):
+    """A request body that names each field it takes and refuses any other, naming it (and the field the
+    user likely meant), as Kubernetes' strict field validation does: DRF would drop a misspelt field
+    without a word and answer as if it had not been sent."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            known = sorted(name for name, field in self.fields.items() if not field.read_only)
+            unknown = sorted(str(key) for key in data if key not in self.fields)
+            if unknown:
+                problems = {key: [unknown_field_message(key, known)] for key in unknown}
+                raise exceptions.ValidationError(problems)
+        return super().to_internal_value(data)
+
+
+def unknown_field_message(field: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(field, known, n=1)
+    hint = f'did you mean "{close[0]}"?' if close else f"expected one of {', '.join(known)}."
+    return f"Unknown field; {hint}"
 
 
 def name_field(name_format: names.NameFormat, **options: Any) -> StrictCharField:

@@ -128,6 +128,7 @@ def test_a_tensorboard_request_is_one_of_two_shapes_and_required(admin_client):
     assert components[0]["properties"]["logdirs"]["not"] == {}
     assert components[1]["properties"]["workflow"]["not"] == {}
     assert components[1]["properties"]["logdirs"]["minItems"] == 1
+    assert [shape["additionalProperties"] for shape in components] == [False, False], "no field beside them"
 
 
 def test_the_bodies_checked_beyond_their_schema_say_so_in_the_schema(admin_client):

@@ -9,7 +9,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from kube import names, validators
-from kube.api import HistorySerializer, StrictCharField
+from kube.api import ClosedSerializer, HistorySerializer, StrictCharField
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
 from tensorboard.models import Tensorboard, TensorboardHistory
@@ -84,7 +84,7 @@ def _logdirs(*, required: bool) -> serializers.ListField:
     return serializers.ListField(child=LogdirSerializer(), required=required, min_length=1)
 
 
-class _SpawnCommon(serializers.Serializer):
+class _SpawnCommon(ClosedSerializer):
     """What every spawn request carries: where, and how long an unopened instance lives."""
 
     namespace = StrictCharField(max_length=63, validators=[validators.namespace_name])

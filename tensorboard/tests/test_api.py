@@ -325,6 +325,20 @@ def test_a_request_without_a_source_names_the_missing_field(sim, owner):
     assert (response.status_code, response.json()) == (400, {"workflow": ["This field is required."]})
 
 
+def test_an_unknown_field_is_refused_naming_it_and_the_field_meant(sim, owner):
+    """DRF would drop `idleTimout` without a word and spawn with the default timeout."""
+    response = owner.post(
+        URL, {"namespace": NAMESPACE, "workflow": "wf", "idleTimout": "1h", "x": 1}, format="json"
+    )
+    assert (response.status_code, response.json()) == (
+        400,
+        {
+            "idleTimout": ['Unknown field; did you mean "idleTimeout"?'],
+            "x": ["Unknown field; expected one of idleTimeout, kind, logdirs, name, namespace, workflow."],
+        },
+    )
+
+
 @pytest.mark.parametrize(
     "name", ["../../team-b/workflows/payroll", "..", "a/b", "payroll%2F", "Payroll", "payé", "x" * 254]
 )
