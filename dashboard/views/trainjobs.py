@@ -19,7 +19,6 @@ from dashboard import trainplots
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
-from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
 from hyperparam.models import Sweep
 from kube.errors import ApiError
 from kube.names import label_value
@@ -229,9 +228,10 @@ def sweep_train_jobs(sweep: Sweep) -> QuerySet[TrainJob]:
     """The TrainJobs a sweep's trials created (docs/trainer.md, "A sweep's trials as TrainJobs"): in the
     sweep's namespace, labelled with its name (`argoml.io/hyperparam-workflow`, copied by the trial's
     resource template from `{{workflow.labels.…}}`) and created since the sweep was (a sweep of the same
-    name before it is another sweep), or with its uid (`argoml.io/hyperparam-workflow-uid`)."""
-    by_uid = Q(labels__contains={LABEL_SWEEP_UID: sweep.uid})
-    by_name = Q(labels__contains={LABEL_SWEEP: label_value(sweep.name)}, created_at__gte=sweep.created_at)
+    name before it is another sweep), or with its uid (`argoml.io/hyperparam-workflow-uid`). The mirror keeps
+    both labels in columns of their own (`TrainJob.sweep_label`, `sweep_uid`), each under an index."""
+    by_uid = Q(sweep_uid=str(sweep.uid))
+    by_name = Q(sweep_label=label_value(sweep.name), created_at__gte=sweep.created_at)
     return TrainJob.objects.filter(by_uid | by_name, namespace=sweep.namespace).order_by("created_at", "id")
 
 
