@@ -22,14 +22,13 @@ from dashboard.pagination import BadCursor, newest_first
 from hyperparam.models import Sweep
 from kube.errors import ApiError
 from kube.names import label_value
-from kube.resources import EVENT
 from trainer import actions
 from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.models.trainjobs import PHASES
 
+from . import events
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
-from .jobs import EVENTS_SHOWN, _event_time
 from .logs import FINISHED_POD_PHASES, TAIL_LINES, read_logs
 
 LIST_COLUMNS = (
@@ -172,16 +171,9 @@ def trainjob_plots(request: HttpRequest, pk: int) -> JsonResponse:
 
 @page
 def trainjob_events(request: HttpRequest, pk: int) -> HttpResponse:
-    """The TrainJob's Kubernetes Events, read from the cluster (they are not mirrored), lazily."""
+    """The TrainJob's Kubernetes Events, a lazy fragment (`events.events_context`)."""
     job = _train_job(request, pk)
-    events: list[dict[str, Any]] = []
-    error = ""
-    try:
-        found = cluster_client().list(EVENT, job.namespace, field_selector=f"regarding.uid={job.uid}")
-        events = sorted(found.get("items") or [], key=_event_time, reverse=True)[:EVENTS_SHOWN]
-    except ApiError as failure:
-        error = f"Events are unavailable: {failure}"
-    return render(request, "dashboard/jobs/_events.html", {"events": events, "error": error})
+    return render(request, "dashboard/jobs/_events.html", events.events_context(job.namespace, job.uid))
 
 
 @page
