@@ -45,7 +45,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     changes nothing for them."""
     if not config.getoption("database_tests_only"):
         return
-    kept, left_out = [], []
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
     for item in items:
         uses_database = item.get_closest_marker("django_db") is not None or bool(
             DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
