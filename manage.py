@@ -4,8 +4,8 @@
 import os
 import sys
 
-# Commands that read files and print manifests: they sign nothing and store nothing, so they run with no
-# environment set (settings.py then stands a throwaway key in for SECRET_KEY).
+# Commands that sign nothing and store nothing (they read files and print manifests, or, like ping_worker,
+# send one task through the broker), so they need no SECRET_KEY: settings.py stands a throwaway key in.
 OFFLINE_COMMANDS = frozenset(
     {
         "argo_lint",
@@ -15,6 +15,7 @@ OFFLINE_COMMANDS = frozenset(
         "render_crds",
         "render_webhooks",
         "fetch_tensorboard_logs",
+        "ping_worker",
     }
 )
 # A setting that is missing or wrong is a configuration problem (exit 2), not the command's verdict (exit 1).

@@ -1,10 +1,12 @@
 """Request bodies are bounded before they are read whole.
 
-- The REST API's parsers (JSON, form, multipart) refuse a body whose Content-Length is past
+- The REST API's parsers (JSON, YAML, form, multipart) refuse a body whose Content-Length is past
   DATA_UPLOAD_MAX_MEMORY_SIZE with a 413 naming the limit, before reading a byte of it; DRF on its own
   reads any JSON body whole (Django checks the limit only on `request.body` and form fields). A JSON body
   is then read by the one bounded reader (`workflows.safeyaml.load_json`): nested past `yaml_depth`, it is
-  a 400 naming the bound, not a RecursionError in the parser or in whatever walks it next.
+  a 400 naming the bound, not a RecursionError in the parser or in whatever walks it next. A YAML body
+  (`application/yaml`: the manifests users have are YAML) is read by the same module's YAML reader, with
+  every YAML bound (values, depth, aliases and their expansion) and one document per body.
 - Pages rely on Django for form fields (DATA_UPLOAD_MAX_MEMORY_SIZE), and on `LimitedUploadHandler` for
   uploaded files, which Django does not bound at all: it stops reading a file once it passes
   MAX_UPLOAD_BYTES and records the refusal on the request, so the form can say so (`upload_refused`).
@@ -64,8 +66,32 @@ class _BoundedJSONParser(parsers.JSONParser):
             raise exceptions.ParseError(f"JSON parse error - {refused}") from None
 
 
+class _BoundedYAMLParser(parsers.BaseParser):
+    """One YAML document (RFC 9512's `application/yaml`) through the bounded reader, answered as the JSON
+    parser answers: a 400 naming the problem and its line."""
+
+    media_type = "application/yaml"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            return safeyaml.load(stream.read().decode(encoding))
+        except UnicodeDecodeError:
+            raise exceptions.ParseError(f"YAML parse error - the body is not {encoding} text") from None
+        except safeyaml.YamlRefused as refused:
+            raise exceptions.ParseError(f"YAML parse error - {refused}") from None
+
+
 class JSONParser(_Bounded, _BoundedJSONParser):
     pass
+
+
+class YAMLParser(_Bounded, _BoundedYAMLParser):
+    pass
+
+
+#: What an endpoint taking a document (a manifest, a request holding one) reads: JSON or YAML, never a form.
+DOCUMENT_PARSERS: list[type[parsers.BaseParser]] = [JSONParser, YAMLParser]
 
 
 class FormParser(_Bounded, parsers.FormParser):

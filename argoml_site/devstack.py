@@ -25,9 +25,10 @@ from pathlib import Path
 import redis
 
 STOP_GRACE_SECONDS = 10.0
-# The namespace the examples (examples/) and the Submit page's sample use: the simulator creates it and the
-# local admin is granted it, so the first `kubectl apply` works.
-DEV_NAMESPACES = ("team-a",)
+# The namespaces the examples (examples/) and the Submit page's sample use, and the one Kubeflow's own
+# examples and SDKs name (`namespace: kubeflow`): the simulator creates them and the local admin is granted
+# them, so the first `kubectl apply` works.
+DEV_NAMESPACES = ("team-a", "kubeflow")
 START_TIMEOUT_SECONDS = 30.0
 
 
@@ -59,12 +60,13 @@ class Supervisor:
         return next((child for child in self.children if child.process.poll() is not None), None)
 
     def stop_all(self) -> None:
+        """One at a time, each given its grace: what a child talks to (the simulator, Redis) outlives it,
+        so the web server and the worker close their watches and connections on a live server instead of
+        racing its shutdown (which cost a TLS traceback per watch in the simulator's output)."""
         for child in reversed(self.children):
             _signal_group(child.process, signal.SIGTERM)
-        deadline = time.monotonic() + self.stop_grace_seconds
-        for child in reversed(self.children):
             try:
-                child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+                child.process.wait(timeout=self.stop_grace_seconds)
             except subprocess.TimeoutExpired:
                 print(f"{child.name} did not stop in {self.stop_grace_seconds:g}s; killing it", flush=True)
             # Pool processes of a worker may outlive their parent: kill whatever is left of the group.

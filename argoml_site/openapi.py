@@ -42,7 +42,7 @@ def answers(operation: dict[str, Any], method: str) -> dict[str, str]:
         found["404"] = "The page link (cursor) is invalid."
     if "requestBody" in operation:
         found["413"] = "The request body is too large."
-        found["415"] = "The body is not JSON."
+        found["415"] = "The body's media type is not one the operation takes (those of its request body)."
     if method in UNSAFE:
         found["405"] = "The method is not allowed here."
     return found

@@ -24,8 +24,8 @@ DEV_DIR = Path(env_str("ARGOML_DEV_DIR", str(BASE_DIR / ".dev"))).resolve()
 
 DEBUG = env_bool("DEBUG", default=False)
 
-# Set by manage.py for the commands that only read files and print (render_*, argo_lint, transpile): they
-# sign nothing, so they need no SECRET_KEY and run with no environment set.
+# Set by manage.py for the commands that sign nothing (render_*, argo_lint, transpile, ping_worker): they
+# need no SECRET_KEY and run with no environment set.
 OFFLINE_COMMAND = env_str("ARGOML_OFFLINE_COMMAND")
 
 SECRET_KEY = env_str("SECRET_KEY")
@@ -357,6 +357,7 @@ FILE_UPLOAD_HANDLERS = [
 REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [
         "argoml_site.bodies.JSONParser",
+        "argoml_site.bodies.YAMLParser",
         "argoml_site.bodies.FormParser",
         "argoml_site.bodies.MultiPartParser",
     ],

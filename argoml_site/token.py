@@ -27,7 +27,7 @@ class ObtainTokenView(ObtainAuthToken):
     # Its 401 names the scheme the token is then used with (WWW-Authenticate: Token); no session, no CSRF.
     authentication_classes = [TokenAuthentication]
     # DRF's view names its own parsers, which read a JSON body whole whatever its size: ours bound it first.
-    parser_classes = [bodies.JSONParser, bodies.FormParser, bodies.MultiPartParser]
+    parser_classes = [bodies.JSONParser, bodies.YAMLParser, bodies.FormParser, bodies.MultiPartParser]
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         username = str(request.data.get("username") or "") if hasattr(request.data, "get") else ""

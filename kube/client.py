@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -411,14 +412,23 @@ class WatchStream:
         Shutting the socket down wakes a blocked reader in another thread, which then releases the
         connection; a stream no other thread reads is released here. Closing the connection keeps a
         half-read stream from ever being reused for another request.
+
+        Both directions are shut, not only reading (urllib3's `shutdown()`): over TLS, the reader's OpenSSL
+        answers the end of its input with a fatal `decode_error` alert, which an open write side would
+        carry to the API server (kubesim logged one traceback per watch at every Ctrl-C of `make run`).
         """
         with self._lock:
             if self.closed:
                 return
             self.closed = True
             read_elsewhere = self._reader not in (None, threading.get_ident())
+        connection = getattr(self._response, "connection", None)
+        sock = getattr(connection, "sock", None)
         with contextlib.suppress(ValueError, RuntimeError, OSError):
-            self._response.shutdown()
+            if isinstance(sock, socket.socket):
+                sock.shutdown(socket.SHUT_RDWR)
+            else:
+                self._response.shutdown()
         if not read_elsewhere:
             self._release()
 

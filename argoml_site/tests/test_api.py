@@ -118,7 +118,7 @@ def test_a_tensorboard_request_is_one_of_two_shapes_and_required(admin_client):
     schema = served_schema(admin_client)
     body = schema["paths"]["/api/tensorboards/"]["post"]["requestBody"]
     assert body["required"] is True
-    assert list(body["content"]) == ["application/json"]
+    assert list(body["content"]) == ["application/json", "application/yaml"]  # never a form
     shapes = schema["components"]["schemas"]["SpawnRequest"]["oneOf"]
     components = [schema["components"]["schemas"][shape["$ref"].rsplit("/", 1)[1]] for shape in shapes]
     assert [sorted(component["required"]) for component in components] == [
@@ -146,7 +146,10 @@ def test_the_bodies_checked_beyond_their_schema_say_so_in_the_schema(admin_clien
         ("POST", "/api/pipelines/submit"),
     }
     for path in ("/api/jobs/", "/api/hyperparams/", "/api/trainjobs/"):
-        assert list(schema["paths"][path]["post"]["requestBody"]["content"]) == ["application/json"]
+        assert list(schema["paths"][path]["post"]["requestBody"]["content"]) == [
+            "application/json",
+            "application/yaml",
+        ]
 
 
 def test_every_string_a_request_carries_refuses_a_nul_character_as_drf_does(admin_client):

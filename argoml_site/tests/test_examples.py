@@ -97,9 +97,9 @@ class Stack:
         env["ARGOML_DEV_DIR"] = str(self.dev_dir)
         return env
 
-    def kubectl(self, *args: str, stdin: str | None = None) -> str:
+    def kubectl(self, *args: str, stdin: str | None = None, namespace: str = NAMESPACE) -> str:
         result = subprocess.run(
-            [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", NAMESPACE, *args],
+            [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", namespace, *args],
             capture_output=True, text=True, timeout=60, cwd=REPO, input=stdin,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
@@ -116,26 +116,37 @@ class Stack:
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
 
-    def explain(self, resource: str, name: str, pods: str = "argoml.io/job-name") -> str:
+    def explain(
+        self, resource: str, name: str, pods: str = "argoml.io/job-name", namespace: str = NAMESPACE
+    ) -> str:
         """What a person would look at when a job did not end as expected: it, and its pods' last lines
         (its pods carry the label `pods` with its name)."""
-        found = self.kubectl("get", resource, name, "-o", "yaml")
+        found = self.kubectl("get", resource, name, "-o", "yaml", namespace=namespace)
         logs = subprocess.run(
-            [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", NAMESPACE, "logs", "--prefix", "--tail=40",
+            [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", namespace, "logs", "--prefix", "--tail=40",
              "--all-containers", "-l", f"{pods}={name}"],
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         return f"{found}\n--- its pods' logs ---\n{logs.stdout}{logs.stderr}"
 
-    def wait_for(self, resource: str, name: str, jsonpath: str, wanted: str) -> str:
+    def wait_for(
+        self, resource: str, name: str, jsonpath: str, wanted: str, namespace: str = NAMESPACE
+    ) -> str:
         deadline = time.monotonic() + END_STATE_TIMEOUT_SECONDS
         state = ""
         while time.monotonic() < deadline:
-            state = self.kubectl("get", resource, name, "-o", f"jsonpath={jsonpath}")
+            state = self.kubectl("get", resource, name, "-o", f"jsonpath={jsonpath}", namespace=namespace)
             if state == wanted or state in ("Failed", "Error"):
                 break
             time.sleep(2)
         return state
+
+
+def namespace_of(example: str) -> str:
+    """The namespace the example's first document names (Kubeflow's own say `kubeflow`, as Kubeflow writes
+    them)."""
+    first = next(doc for doc in yaml.safe_load_all((EXAMPLES / example).read_text()) if doc)
+    return first["metadata"].get("namespace", NAMESPACE)
 
 
 def header_command(example: Path, starts_with: str) -> str:
@@ -169,7 +180,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         stack.kubectl(*[word for word in create_code[1:] if word not in ("-n", NAMESPACE)])
         for example, *_ in APPLIED:
             assert f"kubectl apply -f examples/{example}" in (EXAMPLES / example).read_text()
-            stack.kubectl("apply", "-f", str(EXAMPLES / example))
+            stack.kubectl("apply", "-f", str(EXAMPLES / example), namespace=namespace_of(example))
         yield stack
     finally:
         if process.poll() is None:
@@ -189,7 +200,10 @@ def test_every_example_is_covered_here():
     ("example", "resource", "name", "jsonpath", "wanted"), APPLIED, ids=[a[0] for a in APPLIED]
 )
 def test_an_applied_example_reaches_its_end_state(stack, example, resource, name, jsonpath, wanted):
-    assert stack.wait_for(resource, name, jsonpath, wanted) == wanted, stack.explain(resource, name)
+    namespace = namespace_of(example)
+    assert stack.wait_for(resource, name, jsonpath, wanted, namespace) == wanted, stack.explain(
+        resource, name, namespace=namespace
+    )
     if resource == "hpw":
         best = stack.kubectl("get", "hpw", name, "-o", "jsonpath={.status.bestTrial}")
         if "objective" in yaml.safe_load((EXAMPLES / example).read_text())["spec"]:

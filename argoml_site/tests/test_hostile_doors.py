@@ -33,7 +33,7 @@ def test_an_operation_with_a_body_no_table_describes_stops_the_suite():
 
 def test_a_content_type_the_suite_does_not_know_stops_it():
     schema = {
-        "paths": {"/api/jobs/": {"post": {"requestBody": {"content": {"application/yaml": {"schema": {}}}}}}},
+        "paths": {"/api/jobs/": {"post": {"requestBody": {"content": {"application/cbor": {"schema": {}}}}}}},
         "components": {"schemas": {}},
     }
     with pytest.raises(doors.Unclassified, match="content type"):

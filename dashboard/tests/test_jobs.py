@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -119,6 +120,30 @@ def test_the_job_page_shows_the_replica_grid_conditions_history_and_yaml(as_view
     assert "tfReplicaSpecs" in page
     assert 'hx-trigger="every' in page
     assert "Stop</button>" not in page  # a viewer cannot stop it
+
+
+def test_a_succeeded_tfjobs_parameter_server_reads_as_stopped_in_neutral_colours_not_failed(as_viewer):
+    template = {"spec": {"containers": [{"name": "tensorflow", "image": "example.io/train:1"}]}}
+    replica_specs = {kind: {"replicas": 1, "template": template} for kind in ("Chief", "PS", "Worker")}
+    job = factories.job("mnist-ps", phase="Succeeded", spec={"tfReplicaSpecs": replica_specs})
+    factories.replica(job, "chief", 0, phase="Succeeded", exit_code=0)
+    factories.replica(job, "ps", 0, phase="Failed", exit_code=143)
+    factories.replica(job, "worker", 0, phase="Failed", exit_code=1)
+    page = as_viewer.get(reverse("dashboard:job", args=[job.pk])).content.decode()
+    ps = re.search(r'<a class="cell ([^"]*)"[^>]*aria-label="PS 0: ([^"]*)"', page)
+    assert ps is not None, page
+    assert ps.group(1).split()[:2] == ["idle", "stopped"]
+    assert ps.group(2).startswith(
+        "stopped by the operator once the job succeeded, exit code 143, not a failure"
+    )
+    assert 'id="stopped-note"' in page
+    assert "Kubeflow ends them by design" in page
+    worker = re.search(r'<a class="cell ([^"]*)"[^>]*aria-label="Worker 0: ([^"]*)"', page)
+    assert worker.group(1).split()[0] == "bad"  # a pod that failed by itself stays red
+    failed = factories.job("failed-ps", phase="Failed")
+    factories.replica(failed, "ps", 0, phase="Failed", exit_code=143)
+    page = as_viewer.get(reverse("dashboard:job", args=[failed.pk])).content.decode()
+    assert 'id="stopped-note"' not in page
 
 
 def test_the_yaml_of_a_kubeflow_job_keeps_its_group(as_viewer):

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from access.scopes import NamespaceScope
-from dashboard.jobgrid import replica_grid
+from dashboard.jobgrid import replica_grid, stopped_after_success
 from dashboard.pagination import BadCursor, decode_cursor, encode_cursor
 from dashboard.templatetags.dashboard import duration, tone
 from dashboard.views import gc
@@ -21,6 +21,8 @@ class Pod:
     replica_index: int | None
     deleted_at: datetime | None = None
     phase: str = "Running"
+    exit_code: int | None = None
+    message: str = ""
 
 
 def test_the_grid_has_a_row_per_type_and_a_cell_per_wanted_index_even_without_pods():
@@ -41,6 +43,24 @@ def test_pods_beyond_the_wanted_count_and_unknown_types_still_show():
     rows = replica_grid({"Worker": 1}, [Pod("worker", 2), Pod("evaluator", 0)])
     assert len(rows[0].cells) == 3
     assert rows[1].replica_type == "Evaluator"
+
+
+@pytest.mark.parametrize(
+    ("job_phase", "pod", "stopped"),
+    [
+        ("Succeeded", Pod("ps", 0, phase="Failed", exit_code=143), True),  # SIGTERM once the job succeeded
+        ("Succeeded", Pod("ps", 0, phase="Failed", exit_code=137), True),  # SIGKILL past the grace period
+        ("Succeeded", Pod("worker", 1, phase="Failed", exit_code=137, message="OOMKilled"), False),
+        ("Succeeded", Pod("ps", 0, phase="Failed", exit_code=1), False),  # it failed by itself
+        ("Succeeded", Pod("ps", 0, phase="Succeeded", exit_code=0), False),
+        ("Failed", Pod("ps", 0, phase="Failed", exit_code=143), False),  # stopped because the job failed
+        ("Running", Pod("ps", 0, phase="Failed", exit_code=143), False),
+        (None, Pod("ps", 0, phase="Failed", exit_code=143), False),
+    ],
+)
+def test_a_pod_stopped_once_the_job_succeeded_is_told_apart_from_a_failure(job_phase, pod, stopped):
+    assert stopped_after_success(pod, job_phase) is stopped
+    assert replica_grid({"PS": 1}, [pod], job_phase)[0].cells[0].stopped is stopped
 
 
 def test_cursors_round_trip_and_forged_ones_are_refused():

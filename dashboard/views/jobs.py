@@ -93,9 +93,11 @@ def status_context(job: TrainingJob) -> dict[str, Any]:
         wanted = replica_counts({"spec": job.spec}, framework_class(job.kind)())
     except UnknownKind:
         wanted = {}
+    grid = replica_grid(wanted, replicas, job.phase)
     return {
         "job": job,
-        "grid": replica_grid(wanted, replicas),
+        "grid": grid,
+        "stopped_after_success": any(cell.stopped for row in grid for cell in row.cells),
         "history": list(job.history.all()),
         "live": job.deleted_at is None and job.phase not in FINISHED,
         "poll_seconds": POLL_SECONDS,

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin
-from argoml_site.bodies import JSONParser
+from argoml_site.bodies import DOCUMENT_PARSERS
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
 from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, document_body, submit_refusal
@@ -47,7 +47,7 @@ class SweepViewSet(
 
     pagination_class = NewestFirst
     # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
-    parser_classes = [JSONParser]
+    parser_classes = DOCUMENT_PARSERS
 
     def get_queryset(self) -> QuerySet[Sweep]:
         queryset = self.scope_queryset(Sweep.objects.all())

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin
-from argoml_site.bodies import JSONParser
+from argoml_site.bodies import DOCUMENT_PARSERS
 from jobs.actions import delete_job, submit_job
 from jobs.models import Replica, TrainingJob
 from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, NewestFirst, document_body, submit_refusal
@@ -34,7 +34,7 @@ class TrainingJobViewSet(
 
     pagination_class = NewestFirst
     # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
-    parser_classes = [JSONParser]
+    parser_classes = DOCUMENT_PARSERS
 
     def get_queryset(self) -> QuerySet[TrainingJob]:
         queryset = self.scope_queryset(TrainingJob.objects.all())

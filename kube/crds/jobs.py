@@ -4,7 +4,7 @@ fields the operator reads are typed."""
 
 from __future__ import annotations
 
-from .definition import AGE, CustomResource, PrinterColumn, Scale
+from .definition import AGE, CATEGORY, CustomResource, PrinterColumn, Scale
 from .schema import (
     Schema,
     array,
@@ -118,6 +118,10 @@ JOB_STATUS = obj(
     preserve_unknown=True,
 )
 
+#: `kubectl get training` lists the training jobs of both groups, ours and Kubeflow's: with both installed,
+#: a bare `tfjobs` is ours (our short name `tfjob`, and `argoml.io` sorts first in discovery).
+TRAINING_CATEGORY = "training"
+
 JOB_COLUMNS = (
     PrinterColumn("State", "string", ".status.conditions[-1:].type", "The job's latest condition."),
     PrinterColumn("Replicas", "string", ".status.replicaSummary", "Replicas by type and state."),
@@ -138,6 +142,7 @@ def _job(
         kind=kind,
         plural=f"{kind.lower()}s",
         short_names=(kind.lower(),),
+        categories=(CATEGORY, TRAINING_CATEGORY),
         description=description
         or f"A distributed {framework} training job: one pod and one headless service per replica.",
         spec=obj(
@@ -279,11 +284,19 @@ MPIJOB = _job(
 
 #: Kubeflow Training Operator v1's group: the same kinds served as Kubeflow serves them, so its manifests
 #: and SDK work unchanged (installed only on request: `install_crds --kubeflow`, the chart's
-#: `kubeflow.installCRDs`). Like Kubeflow's CRDs, no short names (ours keep theirs).
+#: `kubeflow.installCRDs`).
 KUBEFLOW_GROUP = "kubeflow.org"
 KUBEFLOW_VERSION = "v1"
 KUBEFLOW_CATEGORY = "kubeflow"
+#: Kubeflow's group answers to its own short names, `kf` and the kind (`kftfjob`), which `kubectl
+#: api-resources` shows beside ours (see TRAINING_CATEGORY).
+KUBEFLOW_SHORT_NAME_PREFIX = "kf"
 KUBEFLOW_JOBS = tuple(
-    job.served_as(KUBEFLOW_GROUP, KUBEFLOW_VERSION, categories=(KUBEFLOW_CATEGORY,))
+    job.served_as(
+        KUBEFLOW_GROUP,
+        KUBEFLOW_VERSION,
+        short_names=(f"{KUBEFLOW_SHORT_NAME_PREFIX}{job.singular}",),
+        categories=(KUBEFLOW_CATEGORY, TRAINING_CATEGORY),
+    )
     for job in (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB, MPIJOB)
 )

@@ -257,6 +257,25 @@ def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1
     assert "mnist" in kubectl(cluster, "get", "tfjobs.kubeflow.org", "mnist")
 
 
+def test_with_both_groups_kubectl_finds_each_groups_jobs_by_name_and_both_by_category(cluster, capsys):
+    """`pytorchjobs` is ours and says nothing of Kubeflow's; so Kubeflow's group has its own short names
+    (`kfpytorchjob`) and `kubectl get training` lists both groups' jobs (docs/kubeflow.md, "kubectl")."""
+    call_command("install_crds", "--kubeflow", "--wait", "10")
+    kubectl(cluster, "apply", "-f", "-", stdin=TFJOB_YAML.replace("name: mnist", "name: ours"))
+    theirs = TFJOB_YAML.replace("argoml.io/v1alpha1", "kubeflow.org/v1")
+    kubectl(cluster, "apply", "-f", "-", stdin=theirs.replace("name: mnist", "name: theirs"))
+    for ours in ("tfjob", "tfjobs", "tfjobs.argoml.io"):
+        assert kubectl(cluster, "get", ours, "-o", "name").split() == ["tfjob.argoml.io/ours"], ours
+    for kubeflows in ("kftfjob", "tfjobs.kubeflow.org"):
+        assert kubectl(cluster, "get", kubeflows, "-o", "name").split() == ["tfjob.kubeflow.org/theirs"]
+    both = kubectl(cluster, "get", "training", "-o", "name").split()
+    assert both == ["tfjob.argoml.io/ours", "tfjob.kubeflow.org/theirs"]
+    assert kubectl(cluster, "get", "kubeflow", "-o", "name").split() == ["tfjob.kubeflow.org/theirs"]
+    resources = kubectl(cluster, "api-resources", "--api-group=kubeflow.org", "-o", "wide")
+    assert "kfpytorchjob" in resources
+    assert "training" in resources
+
+
 def test_render_crds_writes_kubeflows_group_into_its_own_folder(tmp_path):
     call_command("render_crds", "--output", str(tmp_path), stdout=open(os.devnull, "w"))  # noqa: SIM115
     assert sorted(path.name for path in (tmp_path / "kubeflow").iterdir()) == [

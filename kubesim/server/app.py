@@ -185,10 +185,20 @@ class _HTTPServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up (a stopped watch, a killed kubectl) are normal; anything else is logged."""
         error = sys.exc_info()[1]
-        if isinstance(error, (ConnectionError, TimeoutError)):
+        if client_went_away(error):
             log.debug("kubesim: client %s went away: %s", client_address, error)
             return
         log.exception("kubesim: error on connection from %s", client_address)
+
+
+def client_went_away(error: BaseException | None) -> bool:
+    """Whether `error` is a client leaving, as an API server hears it (Go's closes such a connection
+    without a word): a reset or broken TCP connection, or, over TLS, its end without a close_notify (a
+    killed process, a socket shut down mid-watch), a close_notify, or the alert a client sent as it
+    dropped the session."""
+    if isinstance(error, (ConnectionError, TimeoutError, ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+        return True
+    return isinstance(error, ssl.SSLError) and "_ALERT_" in (error.reason or "")
 
 
 def _header_map(items: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -326,7 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLEOFError):  # the client left mid-answer
             self.close_connection = True
         finally:
             close = getattr(response.body, "close", None)

@@ -3,7 +3,12 @@ simulated clock, bound tokens, anonymous access, the kubeconfig it writes and pl
 
 from __future__ import annotations
 
+import base64
+import logging
+import socket
+import ssl
 import stat
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +18,7 @@ import yaml
 from kubernetes import client, config
 
 from kubesim.identity import User
+from kubesim.server.app import client_went_away
 from kubesim.simulator import Simulator
 
 TOKEN_REQUEST = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
@@ -175,3 +181,67 @@ def test_static_tokens_stand_for_their_users(kubesim_factory: Callable[..., Simu
         "username": "carol",
         "groups": ["auditors", "system:authenticated"],
     }
+
+
+def _tls_watch(sim: Simulator, token: str) -> ssl.SSLSocket:
+    """A raw TLS connection holding a watch of ConfigMaps (bookmarks on), its answer's head read."""
+    kubeconfig = yaml.safe_load(sim.kubeconfig_path.read_text())
+    ca = base64.b64decode(kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+    context = ssl.create_default_context(cadata=ca)
+    host, port = sim.url.removeprefix("https://").split(":")
+    connection = context.wrap_socket(socket.create_connection((host, int(port))), server_hostname=host)
+    connection.sendall(
+        b"GET /api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true HTTP/1.1\r\n"
+        + f"Host: {host}\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    )
+    assert connection.recv(4096).startswith(b"HTTP/1.1 200")
+    return connection
+
+
+@pytest.mark.parametrize(
+    "leave",
+    [
+        lambda connection: connection.shutdown(socket.SHUT_RDWR),  # a client closing its watch
+        lambda connection: None,  # closed at once, as a killed process's socket is
+    ],
+    ids=["socket-shut-down", "closed"],
+)
+def test_a_tls_client_that_leaves_mid_watch_is_no_error_of_the_servers(
+    kubesim_factory: Callable[..., Simulator], caplog: pytest.LogCaptureFixture, leave: Any
+) -> None:
+    """As an API server hears it, a client that goes away is no error of its own: the simulator's next
+    bookmark meets an ended TLS session (EOF without close_notify: `make run`'s worker closing its watches
+    at Ctrl-C), which it logs at debug level, never as a traceback."""
+    sim = kubesim_factory(https=True, auth=True, bookmark_interval=0.05)
+    token = yaml.safe_load(sim.kubeconfig_path.read_text())["users"][0]["user"]["token"]
+    with caplog.at_level(logging.DEBUG, logger="kubesim.server.app"):
+        for _ in range(5):
+            connection = _tls_watch(sim, token)
+            leave(connection)
+            connection.close()
+        time.sleep(0.5)  # several bookmarks' time
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert errors == [], [record.exc_info for record in errors]
+
+
+def _tls_error(kind: type[ssl.SSLError], reason: str) -> ssl.SSLError:
+    error = kind(1, reason)
+    error.reason = reason
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "gone"),
+    [
+        (ConnectionResetError(), True),
+        (BrokenPipeError(), True),
+        (_tls_error(ssl.SSLEOFError, "UNEXPECTED_EOF_WHILE_READING"), True),
+        (_tls_error(ssl.SSLZeroReturnError, "ZERO_RETURN"), True),
+        (_tls_error(ssl.SSLError, "TLSV1_ALERT_DECODE_ERROR"), True),  # what a client sends as it drops
+        (_tls_error(ssl.SSLError, "WRONG_VERSION_NUMBER"), False),  # a TLS layer in trouble: logged
+        (ValueError("a bug of ours"), False),
+        (None, False),
+    ],
+)
+def test_only_a_client_leaving_is_quiet(error: BaseException | None, gone: bool) -> None:
+    assert client_went_away(error) is gone

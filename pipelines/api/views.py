@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import EditorSomewhere, NamespacePermission
-from argoml_site.bodies import JSONParser
+from argoml_site.bodies import DOCUMENT_PARSERS
 from kube.api import ClusterUnavailable, document_body
 from workflows.pipeline import PipelineError, Problem, Transpiled
 
@@ -63,7 +63,7 @@ EDITORS = [EditorSomewhere, NamespacePermission]
 class PipelineViewSet(viewsets.ViewSet):
     """Pipelines are not stored: they are transpiled on request; a submitted one lives on as a Workflow."""
 
-    parser_classes = [JSONParser]  # documents are objects or YAML text inside JSON; forms cannot carry them
+    parser_classes = DOCUMENT_PARSERS  # JSON or YAML; its documents are objects or YAML text: no forms
 
     def handle_exception(self, exc: Exception) -> Response:
         """Every 400 in the pipelines' one shape: a body that is not JSON, or that the permission check

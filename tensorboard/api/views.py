@@ -23,7 +23,7 @@ from rest_framework.response import Response
 
 from access.models import Role
 from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
-from argoml_site.bodies import JSONParser
+from argoml_site.bodies import DOCUMENT_PARSERS
 from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, DeleteInClusterMixin, NewestFirst
 from kube.client import get_client
 from kube.errors import ApiError, InvalidName, NotFound
@@ -76,7 +76,7 @@ class TensorboardViewSet(
 
     pagination_class = NewestFirst
     # `logdirs` is a list of objects, which form encodings cannot carry: JSON only, as the schema says.
-    parser_classes = [JSONParser]
+    parser_classes = DOCUMENT_PARSERS
 
     def get_queryset(self) -> QuerySet[Tensorboard]:
         queryset = self.scope_queryset(Tensorboard.objects.all())

@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 import gzip
 import tracemalloc
+from pathlib import Path
 
 import pytest
+import yaml
 
 import limits
 from tensorboard.artifacts import (
@@ -336,3 +338,17 @@ def test_artifacts_on_two_endpoints_cannot_share_one_tensorboard():
 
 def test_artifacts_on_one_store_share_it():
     assert single_store(collect(mnist_workflow()).artifacts) == MINIO
+
+
+def test_the_workflow_example_says_one_thing_about_archives_and_both_ways_are_read():
+    """examples/tensorboard-workflow.yaml saves plain files and says Argo's default .tgz works too: both
+    are read (the tgz unpacked), and no comment in it says a tarball cannot be."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "tensorboard-workflow.yaml"
+    text = example.read_text()
+    artifact = yaml.safe_load(text)["spec"]["templates"][0]["outputs"]["artifacts"][0]
+    assert archive_kind(artifact, "mnist-tb/mnist-tb/tensorboard") == "none"
+    argo_default = {key: value for key, value in artifact.items() if key != "archive"}
+    assert archive_kind(argo_default, "team-a/mnist-tb/tensorboard.tgz") == "tar"
+    comments = " ".join(line.split("#", 1)[1] for line in text.splitlines() if "#" in line).lower()
+    assert "cannot read a tarball" not in comments
+    assert "tgz works too" in comments

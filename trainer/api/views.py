@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin, request_scope
-from argoml_site.bodies import JSONParser
+from argoml_site.bodies import DOCUMENT_PARSERS
 from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, document_body, submit_refusal
 from kube.errors import ApiError
 from trainer import actions
@@ -49,7 +49,7 @@ class TrainJobViewSet(
 
     pagination_class = NewestFirst
     # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
-    parser_classes = [JSONParser]
+    parser_classes = DOCUMENT_PARSERS
 
     def get_queryset(self) -> QuerySet[TrainJob]:
         queryset = self.scope_queryset(TrainJob.objects.all())

@@ -92,6 +92,26 @@ def apply(simulator, manifest: dict, *extra: str) -> subprocess.CompletedProcess
     return kubectl(simulator, "apply", "-f", "-", *extra, stdin=yaml.safe_dump(manifest))
 
 
+def test_a_katib_users_sweep_fields_reach_the_webhook_which_names_the_fields_meant(cluster):
+    """The CRD keeps a sweep's unknown fields for the webhook (a real API server would refuse them first,
+    with no hint): `parameters` and a hyperparameter's `feasibleSpace` are Katib's names."""
+    sweep = hyperparam_workflow("katib-sweep")
+    sweep["spec"]["parameters"] = sweep["spec"].pop("hyperparams")
+    sweep["spec"]["parameters"][0]["feasibleSpace"] = {"min": "0.01", "max": "0.1"}
+    done = apply(cluster, sweep)
+    assert done.returncode == 1
+    assert 'The HyperparamWorkflow "katib-sweep" is invalid' in done.stderr
+    assert "spec.parameters: unknown field; expected " in done.stderr
+    assert '(did you mean "hyperparams"?)' in done.stderr
+    assert "spec.hyperparams: " in done.stderr
+    sweep = hyperparam_workflow("katib-domain")
+    sweep["spec"]["hyperparams"][0] = {"name": "lr", "feasibleSpace": {"min": "0.01", "max": "0.1"}}
+    done = apply(cluster, sweep)
+    assert done.returncode == 1
+    assert "spec.hyperparams[0].feasibleSpace: unknown field" in done.stderr
+    assert '(did you mean "range"?)' in done.stderr
+
+
 def test_a_sweep_whose_workflow_calls_an_undefined_template_is_rejected_with_argos_message(cluster):
     workflow = {
         "entrypoint": "main",

@@ -37,7 +37,7 @@ _OVERRIDE_KEYS = ("mode_config", "executor_config")
 _COMMON_KEYS = ("type", "description", *_OVERRIDE_KEYS)
 _FLOW_KEYS = ("next", "on_failure")
 _KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "task": ("command", "retry"),
+    "task": ("command", "command_type", "retry"),
     "parallel": ("branches",),
     "map": ("branch", "iterate_on", "items", "iterate_as", "parallelism"),
     "dag": ("tasks",),
@@ -48,6 +48,16 @@ _TOP_KEYS = ("name", "description", "parameters", "dag")
 _GRAPH_KEYS = ("start_at", "steps", "description")
 _RETRY_KEYS = ("limit", "policy", "backoff")
 _BACKOFF_KEYS = ("duration", "factor", "max_duration")
+# Magnus's `command_type`: `shell` is what every task is here; the others ran code through Magnus inside the
+# container, which nothing here does, so each says what to write instead.
+SHELL_COMMAND_TYPE = "shell"
+_UNSUPPORTED_COMMAND_TYPES = {
+    "python": "a Python function Magnus called in the container; write the shell command that runs it "
+    "(command: python -m your.module, or python -c 'from your.module import f; f()')",
+    "notebook": "a notebook Magnus executed in the container; write the shell command that runs it "
+    "(command: papermill notebook.ipynb out.ipynb, or jupyter nbconvert --execute --to notebook "
+    "notebook.ipynb)",
+}
 
 
 def task_name(step_name: str) -> str:
@@ -309,10 +319,24 @@ def _read_task(
             command = translate_command(raw["command"], scope.parameters, scope.items)
         except ValueError as error:
             problems.add(where, "command", str(error))
+    _check_command_type(raw.get("command_type", SHELL_COMMAND_TYPE), where, problems)
     retry = _read_retry(raw.get("retry"), where, problems)
     if command is None:
         return TaskStep(**common, retry=retry)
     return TaskStep(**common, command=command, retry=retry)
+
+
+def _check_command_type(value: Any, where: str, problems: Problems) -> None:
+    """Magnus's `command_type`: `shell` (its default) is how every task runs here, so it is accepted as it
+    is; Magnus's other types are refused with the command to write instead."""
+    if value == SHELL_COMMAND_TYPE:
+        return
+    if isinstance(value, str) and value in _UNSUPPORTED_COMMAND_TYPES:
+        problems.add(
+            where, "command_type", f"{value!r} is not supported: it was {_UNSUPPORTED_COMMAND_TYPES[value]}"
+        )
+        return
+    problems.add(where, "command_type", f"{value!r} must be shell: every task's command runs in a shell here")
 
 
 def _read_retry(value: Any, where: str, problems: Problems) -> Retry | None:

@@ -93,6 +93,7 @@ dag:
   steps:
     prepare:
       type: task
+      command_type: shell
       command: python -m train.prepare --lr {{parameters.lr}}
       next: fit
     fit:

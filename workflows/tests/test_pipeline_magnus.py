@@ -1,5 +1,6 @@
 """A Magnus user's files, unchanged: the wrapped executor configuration, three ways to write
-``secrets_from_k8s``, ``MAGNUS_VAR_`` variables, undeclared parameters, ``executor_config``, a lone fail."""
+``secrets_from_k8s``, ``MAGNUS_VAR_`` variables, undeclared parameters, ``executor_config``, a lone fail,
+``command_type: shell``."""
 
 from typing import Any
 
@@ -238,3 +239,21 @@ def test_a_parameters_file_holds_values_of_any_kind_as_argument_text() -> None:
     with pytest.raises(PipelineError) as caught:
         read_parameters_file({"lr": None, "seed": None})
     assert str(caught.value) == "--parameters-file: lr: has no value\n--parameters-file: seed: has no value"
+
+
+def test_command_type_shell_is_how_every_task_runs_and_the_other_types_say_what_to_write() -> None:
+    shell = transpile(one_task_pipeline(command_type="shell"), {"docker_image": IMAGE}).workflow
+    assert shell == transpile(one_task_pipeline(), {"docker_image": IMAGE}).workflow
+    python = problems(one_task_pipeline(command_type="python"), {"docker_image": IMAGE})
+    assert python == [
+        "step train: command_type: 'python' is not supported: it was a Python function Magnus called in the "
+        "container; write the shell command that runs it (command: python -m your.module, or python -c "
+        "'from your.module import f; f()')"
+    ]
+    assert "did you mean" not in python[0]
+    (notebook,) = problems(one_task_pipeline(command_type="notebook"), {"docker_image": IMAGE})
+    assert "command_type: 'notebook' is not supported" in notebook
+    assert "papermill" in notebook
+    assert problems(one_task_pipeline(command_type="bash"), {"docker_image": IMAGE}) == [
+        "step train: command_type: 'bash' must be shell: every task's command runs in a shell here"
+    ]

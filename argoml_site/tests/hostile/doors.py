@@ -70,10 +70,12 @@ def _classified(key: str, table: Mapping[str, Door], where: str) -> Door:
 
 JOB_KINDS = tuple(kind.name for kind in corpus.V1_JOBS)
 JSON = "application/json"
+YAML = "application/yaml"
 FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
-#: Operations with a body, by "METHOD path": the documents its JSON body holds. Form bodies of the same
-#: operations get the flat-form corpus, every operation its parameters' corpus.
+#: Operations with a body, by "METHOD path": the documents its JSON or YAML body holds (a YAML body also
+#: gets the alias bombs). Form bodies of the same operations get the flat-form corpus, every operation its
+#: parameters' corpus.
 API_BODIES: dict[str, tuple[str, ...]] = {
     "POST /api/jobs/": JOB_KINDS,
     "POST /api/hyperparams/": ("HyperparamWorkflow",),
@@ -139,6 +141,8 @@ def api_doors(schema: Mapping[str, Any]) -> Iterator[tuple[Door, Operation]]:
                 raise Unclassified(f"{key}: a body no entry of API_BODIES describes")
             if content_type == JSON:
                 yield Door(key, Reads.JSON_DOCUMENT, API_BODIES[operation.name]), operation
+            elif content_type == YAML:
+                yield Door(key, Reads.YAML_DOCUMENT, API_BODIES[operation.name]), operation
             elif content_type in FORMS:
                 yield Door(key, Reads.FORM_FIELDS), operation
             else:
