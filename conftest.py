@@ -15,6 +15,8 @@ import pytest
 
 # The simulator is every test's cluster: fixtures `kubesim` and `kubesim_factory`.
 pytest_plugins = ["kubesim.pytest_plugin"]
+#: Fixtures through which a test reaches the database (pytest-django's, and the live server on top of them).
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_setup", "live_server"}
 
 REPO = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"
@@ -28,6 +30,29 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--database-tests-only",
+        action="store_true",
+        help="Run only the tests that use the database (the SQLite leg of make test: docs/testing.md).",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With --database-tests-only, leave out the tests that never touch the database: a second database
+    changes nothing for them."""
+    if not config.getoption("database_tests_only"):
+        return
+    kept, left_out = [], []
+    for item in items:
+        uses_database = item.get_closest_marker("django_db") is not None or bool(
+            DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        )
+        (kept if uses_database else left_out).append(item)
+    config.hook.pytest_deselected(items=left_out)
+    items[:] = kept
 
 
 @dataclass

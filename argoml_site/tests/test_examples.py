@@ -6,6 +6,7 @@ own; examples go in through the real kubectl and the commands their headers name
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -598,3 +600,54 @@ def test_the_trainjob_on_kubeflows_xgboost_runtime_reports_its_real_progress_and
         f"rank 0 ran {seconds_between(ran['startedAt'], ran['finishedAt']):.0f} s and made "
         f"{first['reports']} reports; this test's wall time {time.monotonic() - started:.0f} s"
     )
+
+
+# --- the dashboard a person meets on `make run`, with every example's objects in it -------------------------
+
+#: Pages the walk requests at most: every example's objects and their tabs, events, logs and plots fit.
+MAX_PAGES = 800
+#: What a person's browser requests of a page: its links, the fragments htmx loads (a job's events) and the
+#: figures its scripts fetch (`data-plots-url`).
+LINK = re.compile(r'(?:href|hx-get|data-[\w-]+)="(/[^"]*)"')
+#: Where the walk goes: the dashboard, and the admin's index and each model's list.
+WALKED = re.compile(r"^/dashboard/|^/admin/$|^/admin/\w+/\w+/$")
+#: Pages the walk must reach (pk: any object's), so that each kind of object was seen with its data.
+MUST_WALK = (
+    "jobs/{pk}/", "jobs/{pk}/events/", "jobs/{pk}/replicas/{pk}/logs/",
+    "sweeps/{pk}/", "sweeps/{pk}/plots.json", "sweeps/{pk}/trials/",
+    "trainjobs/{pk}/", "trainjobs/{pk}/events/", "trainjobs/{pk}/plots.json", "tensorboards/", "gc/",
+)  # fmt: skip
+
+
+def links(page: str) -> set[str]:
+    """The site's own paths a page links to or loads, without their #fragment."""
+    found = {html.unescape(link).split("#", 1)[0] for link in LINK.findall(page)}
+    return {link for link in found if WALKED.match(link)}
+
+
+def test_every_dashboard_page_answers_on_the_stack_make_run_starts(stack):
+    """Issue 29: the stack people meet is the one tests run. Once the examples ran, a signed-in person
+    follows every link of the dashboard (and the admin's lists) on the stack's SQLite: no page is a 5xx."""
+    for _example, resource, name, jsonpath, wanted in APPLIED:
+        assert stack.wait_for(resource, name, jsonpath, wanted) == wanted, stack.explain(resource, name)
+    credentials = yaml.safe_load((stack.dev_dir / "admin-credentials").read_text())
+    opener = signed_in(stack.base_url, credentials["username"], credentials["password"])
+    seen, queue, failures = set(), ["/dashboard/", "/admin/"], []
+    while queue and len(seen) < MAX_PAGES:
+        path = queue.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            with opener.open(stack.base_url + path, timeout=60) as response:
+                page = response.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as error:  # a link of ours that fails, whatever the status
+            failures.append(f"{path}: {error.code}")
+            continue
+        queue += sorted(links(page) - seen)
+    print(f"walked {len(seen)} pages of the stack's dashboard and admin")
+    assert failures == [], failures
+    assert not set(queue) - seen, f"more than {MAX_PAGES} pages: raise MAX_PAGES"
+    walked = " ".join(seen)
+    for page in MUST_WALK:
+        assert re.search("/dashboard/" + page.replace("{pk}", r"\d+") + "( |$)", walked), f"{page} not walked"

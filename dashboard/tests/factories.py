@@ -14,6 +14,7 @@ from hyperparam.models import Sweep, Trial
 from jobs.models import Replica, TrainingJob
 from tensorboard.models import Tensorboard
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
+from trainer.models.trainjobs import sweep_fields
 
 T0 = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
 _serial = itertools.count(1)
@@ -204,6 +205,7 @@ def train_job(
         spec=fields.pop("spec", spec),
         steps_summary=fields.pop("steps_summary", "node 2 active"),
         start_time=fields.pop("start_time", (created_at or T0) + timedelta(seconds=5)),
+        **sweep_fields(fields.get("labels") or {}),  # as the mirror fills them from the labels
         **fields,
     )
 

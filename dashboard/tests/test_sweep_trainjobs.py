@@ -3,15 +3,18 @@ older sweep's of the same name), and each metric of theirs plotted side by side 
 
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
 
 import pytest
+from django.apps import apps
 from django.urls import reverse
 
 from dashboard.tests import factories
 from dashboard.views.trainjobs import MAX_SIDE_BY_SIDE, sweep_train_jobs
 from hyperparam import actions
 from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
+from trainer.models import TrainJob
 
 pytestmark = pytest.mark.django_db
 
@@ -78,6 +81,41 @@ def test_past_the_limit_the_first_trainjobs_are_plotted_and_the_answer_says_so(a
 
     assert body["trials"] == MAX_SIDE_BY_SIDE
     assert body["truncated"] is True
+
+
+def test_the_sweep_page_its_trainjob_plots_and_a_trainjobs_events_answer_on_every_database(as_viewer):
+    """Issue 29: on SQLite (`make run`) the sweep's TrainJobs were looked up with JSON containment, which
+    SQLite cannot run, so every sweep's page and its `trainjobs.json` were a 500."""
+    sweep = factories.sweep()
+    job = factories.train_job("trial", labels={LABEL_SWEEP: sweep.name})
+    factories.status_updates(job, 2)
+
+    pages = [
+        reverse("dashboard:sweep", args=[sweep.pk]),
+        reverse("dashboard:sweep-trainjob-plots", args=[sweep.pk]),
+        reverse("dashboard:trainjob", args=[job.pk]),
+        reverse("dashboard:trainjob-events", args=[job.pk]),
+    ]
+    answers = {url: as_viewer.get(url) for url in pages}
+
+    assert {url: answer.status_code for url, answer in answers.items()} == dict.fromkeys(pages, 200)
+    assert answers[pages[1]].json()["trials"] == 1
+
+
+def test_trainjobs_mirrored_before_the_sweep_columns_get_them_from_their_labels():
+    """The migration that added `sweep_label` and `sweep_uid` fills them for the rows already there."""
+    sweep = factories.sweep(created_at=factories.T0)
+    by_name = factories.train_job("by-name", labels={LABEL_SWEEP: sweep.name})
+    by_uid = factories.train_job("by-uid", labels={LABEL_SWEEP_UID: sweep.uid, "app": "x"})
+    factories.train_job("unlabelled", labels={"app": "x"})
+    TrainJob.objects.update(sweep_label="", sweep_uid="")  # as the rows were before the migration
+    assert list(sweep_train_jobs(sweep)) == []
+
+    migration = importlib.import_module("trainer.migrations.0003_trainjob_sweep_columns")
+    migration.fill_sweep_columns(apps, None)
+
+    assert list(sweep_train_jobs(sweep)) == [by_name, by_uid]
+    assert TrainJob.objects.filter(sweep_label="", sweep_uid="").count() == 1
 
 
 def test_another_tenants_sweep_trainjobs_are_not_found(as_outsider):

@@ -24,8 +24,8 @@ from jobs.models import Replica, TrainingJob
 from jobs.spec import replica_counts
 from jobs.status import CONDITION_TYPES
 from kube.errors import ApiError
-from kube.resources import EVENT
 
+from . import events
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
 
 FINISHED = ("Succeeded", "Failed")
@@ -37,7 +37,6 @@ REPLICA_COLUMNS = (
     "id", "uid", "job_id", "namespace", "name", "phase", "replica_type", "replica_index", "exit_code",
     "restarts", "node", "message", "created_at", "deleted_at",
 )  # fmt: skip
-EVENTS_SHOWN = 50
 MAX_NAME = 63
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -117,25 +116,9 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @page
 def job_events(request: HttpRequest, pk: int) -> HttpResponse:
-    """The job's Kubernetes Events, read from the cluster (they are not mirrored): a lazy fragment, so a
-    slow or unreachable cluster never slows the page."""
+    """The job's Kubernetes Events, a lazy fragment (`events.events_context`)."""
     job = _job(request, pk)
-    events: list[dict[str, Any]] = []
-    error = ""
-    try:
-        found = cluster_client().list(EVENT, job.namespace, field_selector=f"regarding.uid={job.uid}")
-        events = sorted(found.get("items") or [], key=_event_time, reverse=True)[:EVENTS_SHOWN]
-    except ApiError as failure:
-        error = f"Events are unavailable: {failure}"
-    return render(request, "dashboard/jobs/_events.html", {"events": events, "error": error})
-
-
-def _event_time(event: dict[str, Any]) -> str:
-    series = event.get("series") or {}
-    metadata = event.get("metadata") or {}
-    return str(
-        series.get("lastObservedTime") or event.get("eventTime") or metadata.get("creationTimestamp") or ""
-    )
+    return render(request, "dashboard/jobs/_events.html", events.events_context(job.namespace, job.uid))
 
 
 @page

@@ -19,18 +19,16 @@ from dashboard import trainplots
 from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
-from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
 from hyperparam.models import Sweep
 from kube.errors import ApiError
 from kube.names import label_value
-from kube.resources import EVENT
 from trainer import actions
 from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.models.trainjobs import PHASES
 
+from . import events
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
-from .jobs import EVENTS_SHOWN, _event_time
 from .logs import FINISHED_POD_PHASES, TAIL_LINES, read_logs
 
 LIST_COLUMNS = (
@@ -173,16 +171,9 @@ def trainjob_plots(request: HttpRequest, pk: int) -> JsonResponse:
 
 @page
 def trainjob_events(request: HttpRequest, pk: int) -> HttpResponse:
-    """The TrainJob's Kubernetes Events, read from the cluster (they are not mirrored), lazily."""
+    """The TrainJob's Kubernetes Events, a lazy fragment (`events.events_context`)."""
     job = _train_job(request, pk)
-    events: list[dict[str, Any]] = []
-    error = ""
-    try:
-        found = cluster_client().list(EVENT, job.namespace, field_selector=f"regarding.uid={job.uid}")
-        events = sorted(found.get("items") or [], key=_event_time, reverse=True)[:EVENTS_SHOWN]
-    except ApiError as failure:
-        error = f"Events are unavailable: {failure}"
-    return render(request, "dashboard/jobs/_events.html", {"events": events, "error": error})
+    return render(request, "dashboard/jobs/_events.html", events.events_context(job.namespace, job.uid))
 
 
 @page
@@ -229,9 +220,10 @@ def sweep_train_jobs(sweep: Sweep) -> QuerySet[TrainJob]:
     """The TrainJobs a sweep's trials created (docs/trainer.md, "A sweep's trials as TrainJobs"): in the
     sweep's namespace, labelled with its name (`argoml.io/hyperparam-workflow`, copied by the trial's
     resource template from `{{workflow.labels.…}}`) and created since the sweep was (a sweep of the same
-    name before it is another sweep), or with its uid (`argoml.io/hyperparam-workflow-uid`)."""
-    by_uid = Q(labels__contains={LABEL_SWEEP_UID: sweep.uid})
-    by_name = Q(labels__contains={LABEL_SWEEP: label_value(sweep.name)}, created_at__gte=sweep.created_at)
+    name before it is another sweep), or with its uid (`argoml.io/hyperparam-workflow-uid`). The mirror keeps
+    both labels in columns of their own (`TrainJob.sweep_label`, `sweep_uid`), each under an index."""
+    by_uid = Q(sweep_uid=str(sweep.uid))
+    by_name = Q(sweep_label=label_value(sweep.name), created_at__gte=sweep.created_at)
     return TrainJob.objects.filter(by_uid | by_name, namespace=sweep.namespace).order_by("created_at", "id")
 
 

@@ -86,7 +86,10 @@ def test_past_the_cap_the_paginator_reports_the_planners_estimate_or_the_cap_plu
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE jobs_trainingjob")
 
-    assert CappedCountPaginator(TrainingJob.objects.order_by("id"), 2).count == 5  # pg_class estimate
+    # The paginator reads PostgreSQL's row estimate (pg_class, kept by autovacuum). SQLite's would exist only
+    # after an ANALYZE, which `make run` never runs, so there it says the cap plus one: "more than 2".
+    estimate = 5 if connection.vendor == "postgresql" else 3
+    assert CappedCountPaginator(TrainingJob.objects.order_by("id"), 2).count == estimate
     filtered = TrainingJob.objects.filter(phase="Running").order_by("id")
     assert CappedCountPaginator(filtered, 2).count == 3  # "more than 2"
     assert CappedCountPaginator(TrainingJob.objects.filter(kind="MXJob").order_by("id"), 2).count == 0

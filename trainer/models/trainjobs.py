@@ -7,11 +7,14 @@ from typing import Any, ClassVar
 
 from django.db import models
 
+from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
 from jobs.models import ObservedPod, controller_uid, pod_observation
 from kube.models import PHASE_MAX_LENGTH, MirroredResource, MirrorHistory, parse_time
 from trainer import constants as c
 
 SUMMARY_MAX_LENGTH = 255
+#: A Kubernetes label value's longest length.
+LABEL_VALUE_MAX_LENGTH = 63
 REASON_MAX_LENGTH = 128
 #: The runtime's metadata.generation a TrainJob started with (written once by the controller).
 RUNTIME_GENERATION_ANNOTATION = "argoml.io/runtime-generation"
@@ -65,6 +68,15 @@ class TrainJob(MirroredResource):
     estimated_remaining_seconds = models.BigIntegerField(null=True, blank=True)
     start_time = models.DateTimeField(null=True, blank=True)
     completion_time = models.DateTimeField(null=True, blank=True)
+    # The sweep whose trial created the job, as its labels say (docs/trainer.md, "A sweep's trials as
+    # TrainJobs"): columns, not a lookup into `labels`, so that a sweep's page finds its TrainJobs through an
+    # index on every database (SQLite has no JSON containment).
+    sweep_label = models.CharField(
+        max_length=LABEL_VALUE_MAX_LENGTH, blank=True, help_text=f"The {LABEL_SWEEP} label: the sweep's name."
+    )
+    sweep_uid = models.CharField(
+        max_length=LABEL_VALUE_MAX_LENGTH, blank=True, help_text=f"The {LABEL_SWEEP_UID} label: its uid."
+    )
 
     class Meta(MirroredResource.Meta):
         indexes: ClassVar[list[models.Index]] = [
@@ -72,6 +84,8 @@ class TrainJob(MirroredResource):
             models.Index(fields=["phase", "-created_at", "-id"], name="trainer_trainjob_phase"),
             models.Index(fields=["namespace", "-created_at", "-id"], name="trainer_trainjob_namespace"),
             models.Index(fields=["runtime_kind", "runtime_name"], name="trainer_trainjob_runtime"),
+            models.Index(fields=["namespace", "sweep_label", "created_at"], name="trainer_trainjob_sweep"),
+            models.Index(fields=["namespace", "sweep_uid"], name="trainer_trainjob_sweep_uid"),
         ]
 
     @classmethod
@@ -113,11 +127,25 @@ class TrainJob(MirroredResource):
             "estimated_remaining_seconds": _int(progress.get("estimatedRemainingSeconds")),
             "start_time": started or fields["created_at"],
             "completion_time": parse_time(ended.get("lastTransitionTime")),
+            **sweep_fields(fields["labels"]),
         }
 
     @property
     def is_finished(self) -> bool:
         return self.phase in TERMINAL_CONDITIONS
+
+
+def sweep_fields(labels: dict[str, Any]) -> dict[str, str]:
+    """The sweep columns of a TrainJob with these labels ("" where a label is missing or not a string)."""
+    return {
+        "sweep_label": _label(labels, LABEL_SWEEP),
+        "sweep_uid": _label(labels, LABEL_SWEEP_UID),
+    }
+
+
+def _label(labels: dict[str, Any], key: str) -> str:
+    value = _dict(labels).get(key)
+    return value[:LABEL_VALUE_MAX_LENGTH] if isinstance(value, str) else ""
 
 
 def steps_summary(status: dict[str, Any]) -> str:

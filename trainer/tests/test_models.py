@@ -9,13 +9,16 @@ import pytest
 from trainer.models import TrainJob, TrainJobPod
 
 
-def train_job(status: dict | None = None, annotations: dict | None = None) -> dict:
+def train_job(
+    status: dict | None = None, annotations: dict | None = None, labels: dict | None = None
+) -> dict:
     return {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
         "metadata": {
             "name": "mnist", "namespace": "team", "uid": "u1", "resourceVersion": "7", "generation": 2,
             "creationTimestamp": "2026-06-01T08:00:00Z", "annotations": annotations or {},
+            "labels": labels or {},
         },
         "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2}},
         "status": status or {},
@@ -70,6 +73,21 @@ def test_a_trainjob_row_names_its_runtime_generation_steps_progress_and_times():
     assert (fields["progress_percentage"], fields["estimated_remaining_seconds"]) == (100, 0)
     assert fields["start_time"] == datetime(2026, 6, 1, 8, 1, tzinfo=UTC)  # the last resume
     assert fields["completion_time"] == datetime(2026, 6, 1, 8, 5, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("labels", "label", "uid"),
+    [
+        ({}, "", ""),
+        ({"argoml.io/hyperparam-workflow": "lr-sweep"}, "lr-sweep", ""),
+        ({"argoml.io/hyperparam-workflow-uid": "0b9f-uid", "app": "x"}, "", "0b9f-uid"),
+        ({"argoml.io/hyperparam-workflow": 7, "argoml.io/hyperparam-workflow-uid": None}, "", ""),
+        ({"argoml.io/hyperparam-workflow": "x" * 80}, "x" * 63, ""),
+    ],
+)
+def test_a_trainjob_row_keeps_the_sweep_labels_of_the_trial_that_created_it(labels, label, uid):
+    fields = TrainJob.observed_fields(train_job(labels=labels))
+    assert (fields["sweep_label"], fields["sweep_uid"]) == (label, uid)
 
 
 def test_a_new_trainjob_starts_at_creation_with_no_generation_progress_or_completion():

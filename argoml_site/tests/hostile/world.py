@@ -11,6 +11,7 @@ from django.db import transaction
 
 from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
+from hyperparam.manifests import LABEL_SWEEP
 from hyperparam.models import Trial
 
 NAMESPACE = "team-a"
@@ -44,6 +45,7 @@ def _seed() -> dict[str, Any]:
         runtime_name="hostile-runtime",
         runtime_kind="TrainingRuntime",
         runtime_generation=1,
+        labels={LABEL_SWEEP: sweep.name},  # a trial's, as docs/trainer.md's recipe labels it
     )
     factories.status_updates(train_job, 3, loss="0.5")
     editor = get_user_model().objects.create_user("hostile-editor", is_staff=True)
