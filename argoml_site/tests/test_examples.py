@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from argoml_site.tests.stack_logs import offending_lines, report
 from argoml_site.tests.test_csp import REPORT_VIOLATIONS
 from argoml_site.tests.test_devstack import (
     STACK_VARIABLES,
@@ -168,6 +169,7 @@ def header_command(example: Path, starts_with: str) -> str:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    started = time.monotonic()
     dev_dir = tmp_path_factory.mktemp("dev")
     port = free_port()
     process, output = start_stack(dev_dir, port)
@@ -189,6 +191,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             interrupt(process)
         for pid in processes_started_with(f"ARGOML_DEV_DIR={dev_dir}"):
             os.kill(pid, signal.SIGKILL)
+        print(f"the examples' dev stack, from its start to its stop: {time.monotonic() - started:.0f} s")
+    # Issue 29: after every test, and the stack stopped (its shutdown too), no process of it printed a
+    # traceback or served a 5xx; pytest reports this as an error at the module's last test's teardown.
+    output.wait_for(r"^Stopped\.", timeout=30)
+    found = offending_lines(list(output.lines))
+    assert found == [], report(found)
 
 
 def test_every_example_is_covered_here():
