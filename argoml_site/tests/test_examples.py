@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 import yaml
 
+from argoml_site.tests import first_hour
+from argoml_site.tests.stack_logs import offending_lines, report
 from argoml_site.tests.test_csp import REPORT_VIOLATIONS
 from argoml_site.tests.test_devstack import (
     STACK_VARIABLES,
@@ -100,9 +102,13 @@ class Stack:
         return env
 
     def kubectl(self, *args: str, stdin: str | None = None, namespace: str = NAMESPACE) -> str:
+        return self.run_kubectl("-n", namespace, *args, stdin=stdin)
+
+    def run_kubectl(self, *args: str, stdin: str | None = None) -> str:
+        """kubectl as a user's shell runs it beside `make run` (KUBECONFIG exported, in the checkout)."""
         result = subprocess.run(
-            [str(KUBECTL), "--kubeconfig", self.kubeconfig, "-n", namespace, *args],
-            capture_output=True, text=True, timeout=60, cwd=REPO, input=stdin,
+            [str(KUBECTL), *args], capture_output=True, text=True, timeout=60, cwd=REPO, input=stdin,
+            env={**self.env(), "KUBECONFIG": self.kubeconfig},
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         return result.stdout
@@ -168,6 +174,7 @@ def header_command(example: Path, starts_with: str) -> str:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    started = time.monotonic()
     dev_dir = tmp_path_factory.mktemp("dev")
     port = free_port()
     process, output = start_stack(dev_dir, port)
@@ -189,6 +196,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             interrupt(process)
         for pid in processes_started_with(f"ARGOML_DEV_DIR={dev_dir}"):
             os.kill(pid, signal.SIGKILL)
+        print(f"the examples' dev stack, from its start to its stop: {time.monotonic() - started:.0f} s")
+    # Issue 29: after every test, and the stack stopped (its shutdown too), no process of it printed a
+    # traceback or served a 5xx; pytest reports this as an error at the module's last test's teardown.
+    output.wait_for(r"^Stopped\.", timeout=30)
+    found = offending_lines(list(output.lines))
+    assert found == [], report(found)
 
 
 def test_every_example_is_covered_here():
@@ -628,8 +641,11 @@ def links(page: str) -> set[str]:
 def test_every_dashboard_page_answers_on_the_stack_make_run_starts(stack):
     """Issue 29: the stack people meet is the one tests run. Once the examples ran, a signed-in person
     follows every link of the dashboard (and the admin's lists) on the stack's SQLite: no page is a 5xx."""
-    for _example, resource, name, jsonpath, wanted in APPLIED:
-        assert stack.wait_for(resource, name, jsonpath, wanted) == wanted, stack.explain(resource, name)
+    for example, resource, name, jsonpath, wanted in APPLIED:
+        namespace = namespace_of(example)
+        assert stack.wait_for(resource, name, jsonpath, wanted, namespace) == wanted, stack.explain(
+            resource, name, namespace=namespace
+        )
     credentials = yaml.safe_load((stack.dev_dir / "admin-credentials").read_text())
     opener = signed_in(stack.base_url, credentials["username"], credentials["password"])
     seen, queue, failures = set(), ["/dashboard/", "/admin/"], []
@@ -651,3 +667,37 @@ def test_every_dashboard_page_answers_on_the_stack_make_run_starts(stack):
     walked = " ".join(seen)
     for page in MUST_WALK:
         assert re.search("/dashboard/" + page.replace("{pk}", r"\d+") + "( |$)", walked), f"{page} not walked"
+
+
+# --- the README's first hour, walked in its order (issue 29) ----------------------------------------------
+
+
+@pytest.mark.browser
+def test_a_newcomer_walks_the_first_hour(stack, page):
+    """README "The first hour" and "Access" on the stack `make run` starts, with the real kubectl and a real
+    browser: sign in; the TFJob on the Jobs page with its replicas; a Kubeflow manifest unchanged in its own
+    namespace; a sweep's best trial and its TensorBoard opened on its own origin; the pipeline; the API with
+    a token and a YAML body. Every response the browser saw is below 500 (the stack's own logs are checked
+    once it stopped: the `stack` fixture)."""
+    started = time.monotonic()
+    responses = first_hour.record_responses(page)
+    with first_hour.step("sign in with the admin's saved password"):
+        first_hour.sign_in_as_the_admin(stack, page)
+    with first_hour.step("the TFJob on the Jobs page"):
+        first_hour.the_tfjob_on_the_jobs_page(stack, page)
+    with first_hour.step("a Kubeflow manifest, unchanged, in namespace kubeflow"):
+        first_hour.a_kubeflow_manifest_unchanged(stack, page)
+    with first_hour.step("a sweep's best trial, and all its trials opened in TensorBoard"):
+        first_hour.the_sweeps_best_trial_and_its_tensorboard(stack, page)
+    with first_hour.step("the pipeline, submitted as its header says"):
+        command = header_command(EXAMPLES / "pipeline" / "pipeline.yaml", "DEBUG=true .venv/bin/python")
+        first_hour.the_pipeline_as_its_header_says(stack, command)
+    with first_hour.step("the API with a token and a YAML body"):
+        first_hour.the_api_with_a_token_and_a_yaml_body(stack)
+    server_errors = [response for response in responses if response[0] >= 500]
+    assert server_errors == [], f"the browser saw 5xx answers: {server_errors}"
+    assert len(responses) > 20, responses  # the walk did go through the browser
+    print(
+        f"the first hour, walked: {time.monotonic() - started:.0f} s; the browser saw {len(responses)} "
+        "responses"
+    )
