@@ -18,6 +18,7 @@ from celery import Celery, current_app
 from django.conf import settings
 
 from .. import metrics
+from ..errors import Conflict
 from ..logging import LogContext, log_context, resource_key
 from .conf import QueueConf, queue_conf_from_settings
 from .keys import ObjectKey
@@ -142,6 +143,11 @@ class ReconcileQueue:
         try:
             func = self.reconcilers.lookup(key.kind)
             returned = func(key.namespace, key.name)
+        except Conflict as error:
+            # Another writer changed the object between this run's read and its write (a user, the Trainer
+            # progress endpoint): expected, and the retry reads it again; no traceback, as no code failed.
+            logger.info("Reconcile met a newer version of what it wrote; retrying: %s", error)
+            result, requeue_after = Result.ERROR, 0.0
         except Exception:  # UnknownKindError included: a worker deployed without the app retries too
             logger.exception("Reconcile failed")
             result, requeue_after = Result.ERROR, 0.0

@@ -6,6 +6,7 @@ transition and every message the queue would send can be checked exactly.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -14,6 +15,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from prometheus_client import REGISTRY
 
+from kube.errors import Conflict
 from kube.logging import LogContext
 from kube.logging import current as current_log_context
 from kube.queue import Enqueued, ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry, Result
@@ -228,6 +230,28 @@ def test_an_event_during_a_requeue_wait_runs_the_key_now_and_the_timer_message_i
     assert sender.sent[-1] == (KEY, 0.0)
     assert process(queue) == "requeue_after"
     assert enqueue(queue) is Enqueued.ADDED  # every event, not only the first
+
+
+def test_a_conflict_is_retried_with_backoff_and_logged_in_one_line_without_a_traceback(
+    queue, sender, reconcilers, caplog
+):
+    """A Conflict is another writer's newer version (a user, the progress endpoint), not a defect: the
+    key backs off and runs again as after any failure, and the log says so in one line, where an
+    exception's traceback would fail the dev stack's log scan."""
+
+    def conflicted(namespace: str, name: str) -> None:
+        raise Conflict("Operation cannot be fulfilled: the object has been modified")
+
+    reconcilers.register("Widget", conflicted)
+    enqueue(queue)
+    with caplog.at_level(logging.INFO, logger="kube.queue.core"):
+        assert process(queue) == "error"
+    assert queue.store.failures(KEY) == 1
+    assert sender.sent[-1][1] == pytest.approx(0.001, abs=0.0011)
+    [record] = [r for r in caplog.records if "newer version" in r.getMessage()]
+    assert record.levelno == logging.INFO
+    assert record.exc_info is None
+    assert "the object has been modified" in record.getMessage()
 
 
 @pytest.mark.parametrize("returned", ["soon", -1, True, [1]])
