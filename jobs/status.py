@@ -120,7 +120,9 @@ def aggregate(
     status["conditions"] = order_conditions(conditions, state.type)
     status["replicaStatuses"] = {
         replica_type: {**counts, "selector": replica_type_selector(job, replica_type)}
-        for replica_type, counts in replica_statuses(views, suspended=state.type == SUSPENDED).items()
+        for replica_type, counts in replica_statuses(
+            views, suspended=state.type == SUSPENDED, succeeded=state.type == SUCCEEDED
+        ).items()
     }
     if state.type == SUSPENDED:
         status.pop("startTime", None)
@@ -170,13 +172,19 @@ def decide_state(
     return State(CREATED, *_created(job))
 
 
-def replica_statuses(views: list[ReplicaView], *, suspended: bool = False) -> dict[str, dict[str, int]]:
-    """Per replica type: active (pending or running), succeeded and failed pods."""
+def replica_statuses(
+    views: list[ReplicaView], *, suspended: bool = False, succeeded: bool = False
+) -> dict[str, dict[str, int]]:
+    """Per replica type: active (pending or running), succeeded and failed pods.
+
+    Once the job succeeded, a replica still active counts as succeeded, as Kubeflow's operator counts it
+    ("if any replicas are still active, set their status to succeeded"): the chief decided, and a worker
+    exiting a moment later, or a parameter server the clean-up ends, did not fail the job."""
     statuses: dict[str, dict[str, int]] = {}
     for view in views:
         counts = statuses.setdefault(view.slot.replica_type, {"active": 0, "succeeded": 0, "failed": 0})
         if view.outcome in (Outcome.PENDING, Outcome.RUNNING) and not suspended:
-            counts["active"] += 1
+            counts["succeeded" if succeeded else "active"] += 1
         elif view.outcome == Outcome.SUCCEEDED:
             counts["succeeded"] += 1
         elif view.outcome == Outcome.FAILED:

@@ -121,6 +121,13 @@ class TestSuccess:
             "failed": 0,
             "selector": SELECTOR + "chief",
         }
+        # Kubeflow's operator: replicas still active when the job succeeded count as succeeded, so the
+        # summary of a finished job does not read "Worker 2/2 running" forever.
+        assert {t: (c["active"], c["succeeded"]) for t, c in status["replicaStatuses"].items()} == {
+            "Chief": (0, 1),
+            "PS": (0, 2),
+            "Worker": (0, 2),
+        }
 
     def test_conditions_come_in_kubeflows_order_created_running_succeeded_with_its_wording(self):
         job = tf_job(chief=1, workers=1)
