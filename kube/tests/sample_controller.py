@@ -8,7 +8,7 @@ test breaks), so tests in another process can check what happened:
   sample:mirror   one JSON record per mirrored ConfigMap event {worker, pid, time, type, name, rv}
   sample:runs     one JSON record per reconcile {worker, pid, name, start, end, wrote}
 SAMPLE_RECONCILE_SECONDS (default 0) makes every run take that long, so a test can catch keys queued and
-running.
+running; a ConfigMap's own `sleep` data item overrides it for its runs.
 """
 
 from __future__ import annotations
@@ -101,11 +101,11 @@ def reconcile_configmap(namespace: str, name: str) -> None:
     start = time.time()
     client = get_client()
     wrote = False
-    time.sleep(RECONCILE_SECONDS)
     try:
         configmap = client.get(CONFIGMAP, name, namespace)
     except NotFound:
         configmap = None  # deleted: the garbage collector removes the Secret through its ownerReference
+    time.sleep(float(((configmap or {}).get("data") or {}).get("sleep", RECONCILE_SECONDS)))
     if configmap is not None:
         desired = desired_secret(configmap)
         try:

@@ -1,10 +1,10 @@
-"""Redis losing the queue's data under real processes: kubesim, two `celery worker --controllers` running
-the sample controller, and a private redis-server (queue and broker) that the tests kill and restart empty,
-or flush. Every run is recorded in the shared test Redis (SAMPLE_RECORDS_REDIS_URL), which survives.
+"""Redis faults under real processes: kubesim, two `celery worker --controllers` running the sample
+controller, and a private redis-server (queue and broker) that the tests kill and restart empty, flush, or
+pause. Every run is recorded in the shared test Redis (SAMPLE_RECORDS_REDIS_URL), which survives.
 
 Each test creates a backlog (runs of 0.3 s, four pool processes), breaks Redis while keys are pending and
-running, and checks that every object converges within seconds, not at the 10-minute resync; that no two
-runs of one key overlapped; and that no child was created twice.
+running, and checks that every object converges within seconds (not at the 10-minute resync), that no two
+runs of one key overlapped, and that no child was created twice.
 """
 
 from __future__ import annotations
@@ -145,4 +145,34 @@ def test_redis_flushed_every_key_runs_again_within_seconds(client, records, sim,
     print(f"converged {time.monotonic() - flushed:.1f} s after the flush")
     time.sleep(QUEUE_LEASE)
     check_runs(records, sim, "flush", names)
+    assert sim.counters.count(verb="create", resource="secrets", code=409) == 0
+
+
+def test_redis_paused_longer_than_a_lease_runs_in_progress_keep_their_keys_and_everything_resumes(
+    client, records, sim, server, workers
+):
+    """SIGSTOP: connections stay open, nothing answers. A run that began before the pause and ends after it
+    could not renew its lease; the queue must not hand its key to another run when Redis comes back (here
+    its renewal, queued on its socket, usually lands first; test_queue_states.py's silence test makes the
+    lease extension that guarantees it deterministic). Events during the pause run once it is over."""
+    names = create_backlog(client, records, "pause")
+    client.create(CONFIGMAP, configmap("pause-long", {"sleep": "5"}, **{ENABLED_LABEL: "true"}))
+    time.sleep(1.0)  # its run has started (the backlog runs on four pool processes)
+    server.pause()
+    late = [f"pause-late-{index}" for index in range(4)]
+    try:
+        time.sleep(QUEUE_LEASE * 2.5)
+        for name in late:  # their events cannot be enqueued now: the leader keeps them
+            client.create(CONFIGMAP, configmap(name, {"value": name}, **{ENABLED_LABEL: "true"}))
+    finally:
+        server.resume()
+    resumed = time.monotonic()
+
+    everything = [*names, "pause-long", *late]
+    wait_for(
+        lambda: copies(client, everything) == len(everything), CONVERGE_WITHIN, "every copy after the pause"
+    )
+    print(f"converged {time.monotonic() - resumed:.1f} s after Redis resumed")
+    time.sleep(QUEUE_LEASE)
+    check_runs(records, sim, "pause", everything)
     assert sim.counters.count(verb="create", resource="secrets", code=409) == 0

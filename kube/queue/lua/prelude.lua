@@ -26,7 +26,7 @@ end
 
 local epoch_id, fenced_until
 do
-  local current = redis.call('HMGET', epoch, 'id', 'created', 'fence')
+  local current = redis.call('HMGET', epoch, 'id', 'created', 'fence', 'last')
   if not current[1] then
     epoch_id, fenced_until = clock[1] .. string.format('%06d', tonumber(clock[2])), 0
     if known ~= '' then
@@ -40,9 +40,19 @@ do
       fenced_until = tonumber(current[2]) + fence_ms
       redis.call('HSET', epoch, 'fence', fenced_until)
     end
+    -- Live workers step every sweep interval (2 s); a silence of half a lease means nobody could reach
+    -- Redis (it was paused, stopped, or cut off from every worker), so no run could renew its lease either
+    -- (renewed every third of a lease, a live one has two thirds left). Each running key gets a lease from
+    -- now, as if Redis had never been away: the runs still in progress renew it, and those whose worker
+    -- died meanwhile lapse one lease later.
+    if current[4] and now - tonumber(current[4]) > fence_ms / 2 then
+      for _, member in ipairs(redis.call('ZRANGE', running, 0, -1)) do
+        redis.call('ZADD', running, 'XX', now + fence_ms, member)
+      end
+    end
   end
+  redis.call('HSET', epoch, 'last', now)
 end
-
 local function depth()
   return redis.call('ZCOUNT', pending, '-inf', now)
 end
