@@ -332,11 +332,13 @@ API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1200/minute")
 API_THROTTLE_TOKEN = env_str("API_THROTTLE_TOKEN", "10/minute")
 
 # The throttles count in Redis, so every web process shares one count.
+# A Redis that hangs must not hold a request: the throttles let requests through when it does not answer.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "argoml:cache",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 }
 

@@ -82,10 +82,19 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return JsonResponse({"status": "ok"})
 
 
+#: Checked and reported, but not a reason to take the pod out of its Service: the web serves its pages
+#: without Redis (a few counts are lost) or the cluster (its actions answer 503 saying so), the webhook
+#: listener answers admission reviews without Redis (docs/install.md, "When a dependency is away"); and a
+#: probe failing on a dependency every replica shares takes every replica out at once, leaving the Ingress
+#: and the API server nobody to ask.
+DEGRADED_ONLY = frozenset({"redis", "cluster"})
+
+
 @require_GET
 def readyz(request: HttpRequest) -> HttpResponse:
-    """Readiness: 200 when every dependency answers; otherwise 503 naming the ones that failed. Anyone may
-    call it (the kubelet has no credentials), so the errors, which name hosts and users, go to the log."""
+    """Readiness: 200 when every dependency answers; 503 naming the ones that failed, unless only Redis or
+    the cluster did (then 200, status `degraded`, naming them). Anyone may call it (the kubelet has no
+    credentials), so the errors, which name hosts and users, go to the log."""
     checks: dict[str, Callable[[], None]] = {"database": _database_ready, "redis": _redis_ready}
     if cluster_configured():
         checks["cluster"] = _cluster_ready
@@ -98,8 +107,10 @@ def readyz(request: HttpRequest) -> HttpResponse:
             logger.warning("Readiness check %s failed", name, exc_info=True)
             results[name] = "failed"
     failed = sorted(name for name, result in results.items() if result != "ok")
-    body = {"status": "ok" if not failed else "unavailable", "failed": failed, "checks": results}
-    return JsonResponse(body, status=503 if failed else 200)
+    unready = [name for name in failed if name not in DEGRADED_ONLY]
+    status = "unavailable" if unready else "degraded" if failed else "ok"
+    body = {"status": status, "failed": failed, "checks": results}
+    return JsonResponse(body, status=503 if unready else 200)
 
 
 @require_GET
