@@ -1,14 +1,16 @@
-"""Health and metrics endpoints, and the answers to requests no view took (404, and the 400 of a bound)."""
+"""Health and metrics endpoints, and the answers to requests no view took (404, the 400 of a bound, and
+the 503 of an unreachable database)."""
 
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 
 import redis
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.html import escape
 from django.views import defaults
@@ -74,6 +76,35 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return JsonResponse({"detail": message}, status=400)
     return HttpResponseBadRequest(f"<!doctype html><title>Bad Request</title><p>{escape(message)}</p>")
+
+
+#: Said when the database cannot be reached: the page or API call needs it, and it will pass.
+DATABASE_UNAVAILABLE = (
+    "The database is unavailable at the moment, so this cannot be shown or done now. "
+    "Nothing was changed; try again in a minute."
+)
+DATABASE_RETRY_AFTER_SECONDS = 30
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """500 for an unhandled exception, except the database being unreachable (refused, dropped,
+    restarting), which is no bug of ours and passes: 503 with Retry-After and a sentence saying so, as JSON
+    under /api/ and a short page elsewhere. Called by Django while the exception is being handled, from the
+    view or from any middleware (a session saved as the answer goes out), so sys.exc_info() names it."""
+    error = sys.exc_info()[1]
+    if not isinstance(error, OperationalError | InterfaceError):
+        return defaults.server_error(request)
+    logger.warning("The database is unreachable: %s answered 503 (%s)", request.path, error)
+    response: HttpResponse
+    if request.path.startswith(API_PREFIX):
+        response = JsonResponse({"detail": DATABASE_UNAVAILABLE}, status=503)
+    else:
+        response = HttpResponse(
+            f"<!doctype html><title>Service Unavailable</title><p>{escape(DATABASE_UNAVAILABLE)}</p>",
+            status=503,
+        )
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+    return response
 
 
 @require_GET
