@@ -22,6 +22,7 @@ from . import redis_outage
 
 logger = logging.getLogger(__name__)
 
+
 class FailOpen(SimpleRateThrottle):
     """A throttle that lets requests through while its counts cannot be read or written."""
 

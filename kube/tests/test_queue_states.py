@@ -299,9 +299,7 @@ def test_a_redelivered_message_takes_over_a_lapsed_lease(queue, reconcilers):
     assert process(queue) == "success"
 
 
-def test_when_nobody_could_reach_redis_for_half_a_lease_every_running_lease_starts_again(
-    queue, reconcilers
-):
+def test_when_nobody_could_reach_redis_for_half_a_lease_every_running_lease_starts_again(queue, reconcilers):
     """Redis paused or stopped: no run could renew its lease, so none is judged by it."""
     reconcilers.register("Widget", lambda ns, name: None)
     enqueue(queue)
