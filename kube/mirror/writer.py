@@ -180,12 +180,12 @@ class MirrorWriter:
         if unwritten and not self._unreachable:
             # It answers now: a dropped connection (retried at once, on a new one), or an error of its own
             # that a few tries do not cure (then a failure like any other).
-            for index, error in sorted(unwritten.items()):
+            for index, refusal in sorted(unwritten.items()):
                 tries = self._tries.get(id(batch[index]), 0) + 1
                 self._tries[id(batch[index])] = tries
                 if tries >= MAX_TRIES_WHILE_ANSWERING:
                     del unwritten[index]
-                    self._failed(batch[index], error)
+                    self._failed(batch[index], refusal)
         for index, pending in enumerate(batch):
             if index not in unwritten:
                 self._tries.pop(id(pending), None)
