@@ -176,18 +176,17 @@ class Fault:
 
 @dataclass
 class Watch:
-    """Polls the database for the canaries' success, on a thread (tolerating the database's faults)."""
+    """Polls the database for the canaries' success and for the batch's end, on a thread (tolerating the
+    database's faults)."""
 
+    jobs: int
     faults: list[Fault] = field(default_factory=list)
+    batch_done: float | None = None  # when every job of the batch was Succeeded in the database
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
         while not self._stop.wait(0.25):
-            waiting = {
-                fault.canary: fault for fault in self.faults if fault.canary and fault.recovered is None
-            }
-            if not waiting:
-                continue
+            waiting = {f.canary: f for f in self.faults if f.canary and f.recovered is None}
             try:
                 close_old_connections()
                 done = set(
@@ -195,6 +194,10 @@ class Watch:
                         namespace="canary", name__in=list(waiting), phase="Succeeded"
                     ).values_list("name", flat=True)
                 )
+                if self.batch_done is None:
+                    succeeded = TrainingJob.objects.exclude(namespace="canary").filter(phase="Succeeded")
+                    if succeeded.count() >= self.jobs:
+                        self.batch_done = time.monotonic()
             except DatabaseError:
                 connection.close()
                 continue
@@ -254,7 +257,8 @@ def inject(kind: str, args: argparse.Namespace, redis: PrivateRedis, database: D
 
 def state(client: KubeClient, namespaces: list[str]) -> tuple[dict[tuple[str, str], str], Counter]:
     """Each job's latest true condition, and the number of pods of each job, as the cluster says."""
-    jobs, pods = {}, Counter()
+    jobs: dict[tuple[str, str], str] = {}
+    pods: Counter[tuple[str, str]] = Counter()
     for namespace in namespaces:
         for job in client.list(TFJOB, namespace)["items"]:
             true = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
