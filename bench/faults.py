@@ -265,7 +265,7 @@ def state(client: KubeClient, namespaces: list[str]) -> tuple[dict[tuple[str, st
             latest = max(reversed(true), key=lambda c: c.get("lastTransitionTime") or "", default=None)
             jobs[(namespace, job["metadata"]["name"])] = latest["type"] if latest else ""
         for pod in client.list(POD, namespace)["items"]:
-            pods[(namespace, (pod["metadata"].get("labels") or {}).get("argoml.io/job-name"))] += 1
+            pods[(namespace, (pod["metadata"].get("labels") or {}).get("argoml.io/job-name") or "")] += 1
     return jobs, pods
 
 
