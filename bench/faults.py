@@ -21,11 +21,13 @@ each kind in --kinds, shuffled with --seed, one every --gap seconds (uniform), w
 When each fault is over (the dependency back), a canary TFJob of one 1-second pod is submitted; the
 fault's recovery time is how long that canary takes to be Succeeded in the database (through the watch,
 the queue, the reconcile, the kubelet, the status and the mirror), behind whatever backlog the write limit
-holds (apart: the faults after every job of the batch was done, whose canaries wait behind nothing). At
-the end every job must be Succeeded in the cluster and in the database, with exactly 4 pods (one per
-replica), each created once (one uid per pod name in the mirror) and mirrored. Printed: the conditions,
-the jobs lost and pods created twice, per fault kind the faults injected and the worst and median
-recovery, and the convergence time after the last fault. Exits non-zero when a check fails.
+holds and whatever faults come next. Printed apart: the faults after every job of the batch was done,
+whose canaries wait behind no backlog; --settle N waits up to N s for each canary before the next gap, so
+each recovery is measured alone. At the end every job must be Succeeded in the cluster and in the
+database, with exactly 4 pods (one per replica), each created once (one uid per pod name in the mirror)
+and mirrored. Printed: the conditions, the jobs lost and pods created twice, per fault kind the faults
+injected and the worst and median recovery, and the convergence time after the last fault. Exits non-zero
+when a check fails.
 """
 
 from __future__ import annotations
@@ -329,6 +331,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2, help="pool processes of each worker")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed to converge")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=0.0,
+        help="wait up to this many seconds for each fault's canary before the next gap (0: do not wait)",
+    )
     args = parser.parse_args()
     kinds = [kind for kind in args.kinds.split(",") if kind]
     if unknown := set(kinds) - set(KINDS):
@@ -343,7 +351,8 @@ def main() -> None:
           f" 2 controller workers x prefork {args.concurrency}; write limit {DEFAULT_WRITE_QPS:g} QPS"
           f" (burst {DEFAULT_WRITE_BURST}) per process; queue lease {conf.lease:g} s, sweep"
           f" {conf.sweep_interval:g} s; {len(schedule)} faults ({args.faults} of each of {', '.join(kinds)}),"
-          f" one every {gap[0]:g}-{gap[1]:g} s, outages of {args.outage:g} s, seed {args.seed};"
+          f" one every {gap[0]:g}-{gap[1]:g} s{' after the last canary' if args.settle else ''},"
+          f" outages of {args.outage:g} s, seed {args.seed};"
           f" load average {load_average()}, {os.cpu_count()} CPUs")  # fmt: skip
 
     ensure_database()
@@ -386,6 +395,10 @@ def main() -> None:
                                             run_policy={"cleanPodPolicy": "None"}))  # fmt: skip
                 watch.faults.append(fault)
                 print(f"  {fault.back - began:6.1f} s  {kind} ({fault.back - fault.began:.1f} s)", flush=True)
+                if args.settle:  # the next fault only once this one's canary is through
+                    settled = time.monotonic() + args.settle
+                    while fault.recovered is None and time.monotonic() < settled:
+                        time.sleep(0.25)
             last_back = watch.faults[-1].back if watch.faults else began
             deadline = time.monotonic() + args.timeout
             everything = [*namespaces, "canary"]
