@@ -175,6 +175,8 @@ KUBE_QUEUE_SWEEP_INTERVAL_SECONDS = env_float("KUBE_QUEUE_SWEEP_INTERVAL_SECONDS
 KUBE_QUEUE_RESEND_AFTER_SECONDS = env_float("KUBE_QUEUE_RESEND_AFTER_SECONDS", 300.0, minimum=0.1)
 KUBE_QUEUE_WORKER_TIMEOUT_SECONDS = env_float("KUBE_QUEUE_WORKER_TIMEOUT_SECONDS", 6.0, minimum=0.1)
 KUBE_RECONCILE_TIME_LIMIT_SECONDS = env_int("KUBE_RECONCILE_TIME_LIMIT_SECONDS", 600, minimum=1)
+# How often the leader looks whether Redis lost the queue's data (then it enqueues every key again).
+KUBE_QUEUE_LOSS_CHECK_SECONDS = env_float("KUBE_QUEUE_LOSS_CHECK_SECONDS", 1.0, minimum=0.05)
 
 # --- The cluster ----------------------------------------------------------------------------------
 # KUBECONFIG names a kubeconfig file; KUBE_IN_CLUSTER=true uses the pod's service account. With neither,
@@ -336,11 +338,13 @@ API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1200/minute")
 API_THROTTLE_TOKEN = env_str("API_THROTTLE_TOKEN", "10/minute")
 
 # The throttles count in Redis, so every web process shares one count.
+# A Redis that hangs must not hold a request: the throttles let requests through when it does not answer.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "argoml:cache",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 }
 

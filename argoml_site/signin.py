@@ -22,6 +22,8 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest
 
+from . import redis_outage
+
 logger = logging.getLogger(__name__)
 
 PREFIX = "argoml:signin"
@@ -93,7 +95,21 @@ def lock_message(seconds: int) -> str:
 
 
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    """Sign-in goes on without Redis (fails open, logged): locking every user out while Redis is away would
+    be worse than counting nothing for a while; each attempt still costs a password hash. After a failure,
+    Redis is skipped for a few seconds (`redis_outage`), so a Redis that hangs does not slow every sign-in."""
+    if redis_outage.ongoing(settings.REDIS_URL):
+        raise _Skipped("Redis failed a moment ago; not asking again yet")
+    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=0.5)
+
+
+class _Skipped(redis.ConnectionError):
+    pass
+
+
+def _failed(error: redis.RedisError) -> None:
+    if not isinstance(error, _Skipped):
+        redis_outage.began(settings.REDIS_URL)
 
 
 def locked_for(username: str, address: str) -> int:
@@ -109,8 +125,9 @@ def locked_for(username: str, address: str) -> int:
             for key in keys:
                 pipe.ttl(key)
             ttls = pipe.execute()
-    except redis.RedisError:
-        logger.exception("Sign-in lockout: Redis did not answer; letting the attempt through")
+    except redis.RedisError as error:
+        _failed(error)
+        logger.warning("Sign-in lockout: Redis did not answer (%s); letting the attempt through", error)
         return 0
     return max([ttl for ttl in ttls if ttl > 0], default=0)
 
@@ -125,8 +142,9 @@ def record_failure(username: str, address: str) -> None:
             if policy.enabled:
                 keys = [f"{PREFIX}:count:{kind}:{id_}", f"{PREFIX}:lock:{kind}:{id_}"]
                 fail(keys=keys, args=[policy.window_seconds, policy.failures, policy.lock_seconds])
-    except redis.RedisError:
-        logger.exception("Sign-in lockout: Redis did not answer; the failure is not counted")
+    except redis.RedisError as error:
+        _failed(error)
+        logger.warning("Sign-in lockout: Redis did not answer (%s); the failure is not counted", error)
 
 
 def record_success(username: str) -> None:
@@ -134,8 +152,9 @@ def record_success(username: str) -> None:
     reset the count of an address trying many others)."""
     try:
         _redis().delete(f"{PREFIX}:count:user:{subjects(username, '')['user']}")
-    except redis.RedisError:
-        logger.exception("Sign-in lockout: Redis did not answer")
+    except redis.RedisError as error:
+        _failed(error)
+        logger.warning("Sign-in lockout: Redis did not answer (%s)", error)
 
 
 class LockoutMixin:

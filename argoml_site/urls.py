@@ -20,6 +20,7 @@ admin.site.site_url = "/dashboard/"
 
 handler404 = "argoml_site.views.not_found"
 handler400 = "argoml_site.views.bad_request"
+handler500 = "argoml_site.views.server_error"
 
 urlpatterns = [
     path(

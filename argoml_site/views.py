@@ -1,14 +1,16 @@
-"""Health and metrics endpoints, and the answers to requests no view took (404, and the 400 of a bound)."""
+"""Health and metrics endpoints, and the answers to requests no view took (404, the 400 of a bound, and
+the 503 of an unreachable database)."""
 
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 
 import redis
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.html import escape
 from django.views import defaults
@@ -76,16 +78,54 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     return HttpResponseBadRequest(f"<!doctype html><title>Bad Request</title><p>{escape(message)}</p>")
 
 
+#: Said when the database cannot be reached: the page or API call needs it, and it will pass.
+DATABASE_UNAVAILABLE = (
+    "The database is unavailable at the moment, so this cannot be shown or done now. "
+    "Nothing was changed; try again in a minute."
+)
+DATABASE_RETRY_AFTER_SECONDS = 30
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """500 for an unhandled exception, except the database being unreachable (refused, dropped,
+    restarting), which is no bug of ours and passes: 503 with Retry-After and a sentence saying so, as JSON
+    under /api/ and a short page elsewhere. Called by Django while the exception is being handled, from the
+    view or from any middleware (a session saved as the answer goes out), so sys.exc_info() names it."""
+    error = sys.exc_info()[1]
+    if not isinstance(error, OperationalError | InterfaceError):
+        return defaults.server_error(request)
+    logger.warning("The database is unreachable: %s answered 503 (%s)", request.path, error)
+    response: HttpResponse
+    if request.path.startswith(API_PREFIX):
+        response = JsonResponse({"detail": DATABASE_UNAVAILABLE}, status=503)
+    else:
+        response = HttpResponse(
+            f"<!doctype html><title>Service Unavailable</title><p>{escape(DATABASE_UNAVAILABLE)}</p>",
+            status=503,
+        )
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+    return response
+
+
 @require_GET
 def healthz(request: HttpRequest) -> HttpResponse:
     """Liveness: the process answers. It checks nothing else, so a database outage restarts no pod."""
     return JsonResponse({"status": "ok"})
 
 
+#: Checked and reported, but not a reason to take the pod out of its Service: the web serves its pages
+#: without Redis (a few counts are lost) or the cluster (its actions answer 503 saying so), the webhook
+#: listener answers admission reviews without Redis (docs/install.md, "When a dependency is away"); and a
+#: probe failing on a dependency every replica shares takes every replica out at once, leaving the Ingress
+#: and the API server nobody to ask.
+DEGRADED_ONLY = frozenset({"redis", "cluster"})
+
+
 @require_GET
 def readyz(request: HttpRequest) -> HttpResponse:
-    """Readiness: 200 when every dependency answers; otherwise 503 naming the ones that failed. Anyone may
-    call it (the kubelet has no credentials), so the errors, which name hosts and users, go to the log."""
+    """Readiness: 200 when every dependency answers; 503 naming the ones that failed, unless only Redis or
+    the cluster did (then 200, status `degraded`, naming them). Anyone may call it (the kubelet has no
+    credentials), so the errors, which name hosts and users, go to the log."""
     checks: dict[str, Callable[[], None]] = {"database": _database_ready, "redis": _redis_ready}
     if cluster_configured():
         checks["cluster"] = _cluster_ready
@@ -98,8 +138,10 @@ def readyz(request: HttpRequest) -> HttpResponse:
             logger.warning("Readiness check %s failed", name, exc_info=True)
             results[name] = "failed"
     failed = sorted(name for name, result in results.items() if result != "ok")
-    body = {"status": "ok" if not failed else "unavailable", "failed": failed, "checks": results}
-    return JsonResponse(body, status=503 if failed else 200)
+    unready = [name for name in failed if name not in DEGRADED_ONLY]
+    status = "unavailable" if unready else "degraded" if failed else "ok"
+    body = {"status": status, "failed": failed, "checks": results}
+    return JsonResponse(body, status=503 if unready else 200)
 
 
 @require_GET

@@ -9,6 +9,8 @@ from django.urls import include, path
 
 from . import views
 
+handler500 = "argoml_site.views.server_error"
+
 urlpatterns = [
     path("webhooks/", include("webhooks.urls")),
     path("", include("trainer.urls")),

@@ -58,7 +58,8 @@ class Watcher:
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self.pending, self.running, self.owner, _dirty, _failures, self.reserved = QueueStore.keys(KIND)
+        keys = QueueStore.keys(KIND)
+        self.pending, self.running, self.owner, self.reserved = keys[0], keys[1], keys[2], keys[5]
         # member -> (kill time, its lease token at the kill or None, the victim's node name)
         self.waiting: dict[str, tuple[float, str | None, str]] = {}
         self.unhanded: set[str] = set()  # members the queue has not yet handed back (resent or recovered)

@@ -31,7 +31,11 @@ IndexFunc = Callable[[dict[str, Any]], Iterable[Hashable]]  # an object → the 
 Index = dict[Hashable, dict[ObjectKey, dict[str, Any]]]  # an index value → the objects filed under it
 
 INITIAL_BACKOFF_SECONDS = 0.2
-MAX_BACKOFF_SECONDS = 30.0
+#: The longest wait between two attempts while the API server is away: once it is back, a watch resumes
+#: within this (plus jitter), so the controllers recover within seconds of a restart, not half a minute.
+#: Every informer tries once per wait meanwhile: a dozen light requests per 8 s. A 429's Retry-After is
+#: honoured beyond it.
+MAX_BACKOFF_SECONDS = 8.0
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 
 

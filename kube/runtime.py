@@ -28,6 +28,7 @@ from .leader import LeaderElector, LeaseConfig
 from .mirror.writer import MirrorWriter, Pending
 from .queue import ObjectKey
 from .queue import enqueue as queue_enqueue
+from .queue import losses as queue_losses
 from .queue import registry as reconcilers
 from .ratelimit import TokenBucket
 from .resources import ResourceType
@@ -35,6 +36,8 @@ from .resources import ResourceType
 logger = logging.getLogger(__name__)
 
 Enqueue = Callable[[str, str, str], object]
+#: Of a kind: how many times this process found its queue data lost (kube.queue.losses).
+QueueLosses = Callable[[str], int]
 
 #: The child informers' index of objects by the reconcile keys of their owners.
 OWNER_INDEX = "owner"
@@ -108,10 +111,15 @@ class RuntimeConf:
     page_size: int = 500
     watch_timeout: int = 300
     silence_timeout: float = 120.0
+    queue_check_interval: float = 1.0
 
     def __post_init__(self) -> None:
         if self.page_size < 1:
             raise ValueError(f"page_size: {self.page_size} must be at least 1.")
+        if not self.queue_check_interval > 0:
+            raise ValueError(
+                f"queue_check_interval: {self.queue_check_interval} must be a positive number of seconds."
+            )
         if self.watch_timeout < 1:
             raise ValueError(f"watch_timeout: {self.watch_timeout} must be at least 1 second.")
         if not self.silence_timeout > 0:
@@ -131,6 +139,7 @@ def runtime_conf_from_settings() -> RuntimeConf:
             page_size=int(_setting("KUBE_INFORMER_PAGE_SIZE", 500)),
             watch_timeout=int(_setting("KUBE_WATCH_TIMEOUT_SECONDS", 300)),
             silence_timeout=float(_setting("KUBE_WATCH_SILENCE_TIMEOUT_SECONDS", 120.0)),
+            queue_check_interval=float(_setting("KUBE_QUEUE_LOSS_CHECK_SECONDS", 1.0)),
         )
     except ValueError as error:
         raise ImproperlyConfigured(f"Informer settings: {error}") from error
@@ -236,10 +245,14 @@ class ControllerRuntime:
         *,
         enqueue: Enqueue = queue_enqueue,
         conf: RuntimeConf | None = None,
+        losses: QueueLosses | None = None,
     ) -> None:
+        """`losses` counts the losses of the queue `enqueue` feeds: kube.queue's own by default; with
+        another `enqueue` (a test's, a benchmark's) and no `losses`, nothing watches for a loss."""
         self.controllers = list(controllers)
         self.conf = conf or RuntimeConf()
         self.sink = KeySink(enqueue)
+        self._losses = losses if losses is not None or enqueue is not queue_enqueue else queue_losses
         self.mirror_writer = MirrorWriter()
         self.expectations = expectations.Expectations()
         self.informers: dict[WatchSpec, Informer] = {}
@@ -302,6 +315,39 @@ class ControllerRuntime:
                             key, self.expectations.ttl)  # fmt: skip
                 self.sink.put(key)
 
+    def _watch_queue_data(self) -> None:
+        """Enqueue every cached key of a kind again as soon as the queue's Redis data is found lost.
+
+        Redis restarted empty, failed over to an empty replica or was flushed: the pending, running and
+        waiting keys went with it, and nothing but this (or the resync, minutes later) would run them again.
+        Looks every `queue_check_interval`; the queue's fence keeps the new runs from overlapping runs still
+        in progress (docs/concurrency.md, "When Redis loses its data").
+        """
+        if self._losses is None:
+            return
+        seen: dict[str, int] = {}
+        unreachable = False
+        while True:
+            for controller in self.controllers:
+                kind = controller.kind
+                try:
+                    losses = self._losses(kind)
+                except Exception as error:  # Redis unreachable: the sink keeps its keys meanwhile
+                    if not unreachable:
+                        logger.warning("cannot look at the reconcile queue of %s: %s", kind, error)
+                    unreachable = True
+                    continue
+                unreachable = False
+                if kind in seen and losses > seen[kind]:
+                    keys = list(self.own_keys(controller))
+                    logger.warning("the reconcile queue of %s lost its data in Redis: enqueueing its %d keys"
+                                   " again", kind, len(keys))  # fmt: skip
+                    for key in keys:
+                        self.sink.put(key)
+                seen[kind] = losses
+            if self._stopped.wait(self.conf.queue_check_interval):
+                return
+
     def _mirror(
         self, controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
     ) -> None:
@@ -316,6 +362,7 @@ class ControllerRuntime:
             (self.sink.run, "controllers-enqueue"),
             (self.mirror_writer.run, "mirror-writer"),
             (self._release_expired, "expectations-expired"),
+            (self._watch_queue_data, "queue-data-watch"),
         ):
             self._threads.append(threading.Thread(target=target, name=name, daemon=True))
         for spec, informer in self.informers.items():
@@ -366,9 +413,13 @@ class ControllerRuntime:
     def known_keys(self) -> Iterator[ObjectKey]:
         """Every cached object of every controller's own kind, as reconcile keys."""
         for controller in self.controllers:
-            informer = self.informers[WatchSpec.own(controller)]
-            for namespace, name in informer.cached_keys():
-                yield ObjectKey(controller.kind, namespace, name)
+            yield from self.own_keys(controller)
+
+    def own_keys(self, controller: Controller) -> Iterator[ObjectKey]:
+        """Every cached object of the controller's own kind, as reconcile keys."""
+        informer = self.informers[WatchSpec.own(controller)]
+        for namespace, name in informer.cached_keys():
+            yield ObjectKey(controller.kind, namespace, name)
 
 
 @dataclass(frozen=True)
@@ -454,18 +505,22 @@ class ControllerManager:
         lease: LeaseConfig,
         conf: RuntimeConf | None = None,
         enqueue: Enqueue = queue_enqueue,
+        losses: QueueLosses | None = None,
     ) -> None:
         self.client = client
         self.controllers = list(controllers)
         self.conf = conf or RuntimeConf()
         self._enqueue = enqueue
+        self._losses = losses
         self.runtime: ControllerRuntime | None = None
         self.elector = LeaderElector(election_client, lease, self._on_started, self._on_stopped)
         self._thread: threading.Thread | None = None
         self.pid = os.getpid()  # a process forked from this one has a copy of the caches, never updated
 
     def _on_started(self) -> None:
-        runtime = ControllerRuntime(self.client, self.controllers, enqueue=self._enqueue, conf=self.conf)
+        runtime = ControllerRuntime(
+            self.client, self.controllers, enqueue=self._enqueue, conf=self.conf, losses=self._losses
+        )
         self.runtime = runtime
         runtime.start()
 

@@ -27,7 +27,7 @@ from django.utils.safestring import SafeString
 
 from access.scopes import NO_SCOPE, NamespaceScope, scope_for
 from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyAdmin, ReadOnlyInline
-from kube.errors import ApiError
+from kube.errors import ApiError, ClusterNotConfigured
 from trainer import actions, revisions
 from trainer import constants as c
 from trainer.models import (
@@ -185,7 +185,7 @@ class TrainingRuntimeAdmin(MirrorAdmin):
             return "—"
         try:
             jobs = actions.jobs_using(identity(runtime))
-        except ApiError as error:
+        except (ApiError, ClusterNotConfigured) as error:
             return f"the cluster could not be asked: {error}"
         scope: NamespaceScope = getattr(runtime, "viewer_scope", NO_SCOPE)
         readable = [job for job in jobs if scope.can_read(job.partition("/")[0])]
@@ -214,7 +214,7 @@ class TrainingRuntimeAdmin(MirrorAdmin):
         for runtime in runtimes:
             try:
                 protected += [f"TrainJob {job}" for job in actions.jobs_using(identity(runtime))]
-            except ApiError as error:
+            except (ApiError, ClusterNotConfigured) as error:
                 protected.append(f"(the cluster could not be asked which TrainJobs use {runtime}: {error})")
         return [str(runtime) for runtime in runtimes], {"runtimes": len(runtimes)}, set(), protected
 

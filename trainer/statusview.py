@@ -1,6 +1,7 @@
 """`POST /apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status`: a training
 pod pushes its progress and metrics (Kubeflow KEP-2779), answered as Trainer's status server answers: 200
-with the report as stored, or a Kubernetes `Status` (401, 403, 404, 413, 422, 429 with Retry-After, 500).
+with the report as stored, or a Kubernetes `Status` (401, 403, 404, 413, 422, 429 with Retry-After, 503
+with Retry-After while the API server or the database is away, 500).
 
 Served by the webhook listener only (`argoml_site.webhook_urls`, TLS, never routed by the Ingress). The pod
 proves itself with a projected ServiceAccount token of this TrainJob's audience; in order: the body's size
@@ -15,7 +16,7 @@ import math
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -79,10 +80,35 @@ def train_job_status(request: HttpRequest, namespace: str, name: str) -> JsonRes
         reporting.record(reporter, report)
     except reporting.Refused as refusal:
         return refused(refusal)
-    except (kube_errors.ApiError, DatabaseError):
+    except (kube_errors.ApiError, DatabaseError) as error:
+        if _unavailable(error):
+            logger.warning("TrainJob progress of %s/%s: %s is unavailable (%s); the pod will report again",
+                           namespace, name, _which(error), error)  # fmt: skip
+            response = status(
+                503, "ServiceUnavailable", f"{_which(error)} is unavailable; report again in {RETRY_SECONDS}s"
+            )
+            response["Retry-After"] = str(RETRY_SECONDS)
+            return response
         logger.exception("TrainJob progress of %s/%s: the API server or the database failed", namespace, name)
         return status(500, "InternalError", "Internal error")
     return JsonResponse({"trainerStatus": report.as_status()})
+
+
+#: What a pod is told to wait when the API server or the database is away for a moment (Kubeflow's SDK
+#: reports every 5 s anyway; a later report carries the newer progress).
+RETRY_SECONDS = 5
+
+
+def _unavailable(error: Exception) -> bool:
+    """The API server did not answer or asked to be retried (5xx, 429, no answer), or the database could
+    not be reached: nothing the pod did wrong, and it passes."""
+    if isinstance(error, kube_errors.ApiError):
+        return error.transient
+    return isinstance(error, OperationalError | InterfaceError)
+
+
+def _which(error: Exception) -> str:
+    return "the Kubernetes API server" if isinstance(error, kube_errors.ApiError) else "the database"
 
 
 def _too_big(request: HttpRequest) -> str:

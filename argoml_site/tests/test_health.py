@@ -21,12 +21,17 @@ def test_readyz_is_ok_when_postgresql_and_redis_answer(client, settings):
     assert response.json()["checks"] == {"database": "ok", "redis": "ok"}
 
 
-def test_readyz_is_503_naming_redis_when_redis_is_down_and_logs_the_detail(client, settings, caplog):
+def test_readyz_stays_ready_but_degraded_naming_redis_when_redis_is_down_and_logs_the_detail(
+    client, settings, caplog
+):
+    """Without Redis the processes still serve (only a few counts are lost): failing the probe would take
+    every replica out of its Service at once."""
     settings.KUBECONFIG = ""
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
     response = client.get("/readyz")
-    assert response.status_code == 503
+    assert response.status_code == 200
     body = response.json()
+    assert body["status"] == "degraded"
     assert body["failed"] == ["redis"]
     assert body["checks"] == {"database": "ok", "redis": "failed"}
     assert "ConnectionError" in caplog.text
@@ -38,7 +43,7 @@ def test_readyz_tells_anyone_which_check_failed_but_not_the_error(client, settin
     settings.KUBECONFIG = ""
     settings.REDIS_URL = "redis://secret-user:secret-password@127.0.0.1:1/0"
     response = client.get("/readyz")
-    assert response.status_code == 503
+    assert response.json()["failed"] == ["redis"]
     assert b"secret" not in response.content
     assert b"127.0.0.1" not in response.content
     assert b"Error" not in response.content
@@ -58,8 +63,23 @@ current-context: c
     )
     settings.KUBECONFIG = str(kubeconfig)
     response = client.get("/readyz")
-    assert response.status_code == 503
+    assert response.status_code == 200  # the pages need no cluster; its actions say it is unreachable
+    assert response.json()["status"] == "degraded"
     assert response.json()["failed"] == ["cluster"]
+
+
+def test_readyz_is_503_when_the_database_is_down(client, settings, monkeypatch):
+    from argoml_site import views
+
+    def unreachable() -> None:
+        raise OSError("connection refused")
+
+    settings.KUBECONFIG = ""
+    monkeypatch.setattr(views, "_database_ready", unreachable)
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+    assert response.json()["failed"] == ["database"]
 
 
 SCRAPER = {"HTTP_AUTHORIZATION": "Bearer scrape-token-1"}

@@ -177,13 +177,8 @@ def quiet(sim: Simulator, redis: redis_lib.Redis, timeout: float = WAIT) -> None
 
 def queue_idle(redis: redis_lib.Redis) -> bool:
     """No reconcile due or running (a requeue after a deadline or TTL waits in the future)."""
-    seconds, micros = redis.time()
-    now_ms = seconds * 1000 + micros // 1000
-    for kind in KINDS:
-        pending, running, _owner, dirty, _failures, _reserved = QueueStore.keys(kind)
-        if redis.zcount(pending, "-inf", now_ms) or redis.zcard(running) or redis.scard(dirty):
-            return False
-    return True
+    store = QueueStore(redis)
+    return not any(store.status(kind).owed_now for kind in KINDS)
 
 
 def until(condition: Callable[[], Any], what: str) -> None:

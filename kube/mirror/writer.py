@@ -7,6 +7,12 @@ shares one instead of paying them per event (a mirror row is a few tens of milli
 Events of one object keep their order: one thread writes, batches go in arrival order, and a batch
 applies each uid's events in order. `max_pending` bounds the memory: a watch thread that finds the
 queue full waits for the writer (the cache then lags, as it would have with no queue).
+
+While the database cannot be reached, nothing is dropped: the events it refused go back to the head of the
+queue, in order, and are tried again after a back-off (0.5 s doubling to 5 s); meanwhile new events queue
+behind them, up to `max_pending`. Once the database answers, every transition that happened meanwhile is
+written, with its history row. An event refused for a dropped connection while the database answers is
+tried again at once, on a new connection (`MAX_TRIES_WHILE_ANSWERING` times, then logged as failed).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import close_old_connections, connection
+from django.db import InterfaceError, OperationalError, close_old_connections, connection
 
 from kube.logging import log_context
 from kube.models import MirroredResource
@@ -30,8 +36,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_BATCH = 200
 DEFAULT_MAX_PENDING = 5000
 DEFAULT_LINGER_SECONDS = 0.05
+RETRY_FIRST_SECONDS = 0.5
+RETRY_MAX_SECONDS = 5.0
+MAX_TRIES_WHILE_ANSWERING = 3
 
 Mirror = Callable[[str, dict[str, Any]], None]
+#: The database could not be reached (refused, dropped, restarting): the event is written again later.
+UNREACHABLE = (OperationalError, InterfaceError)
 
 
 @dataclass(frozen=True)
@@ -68,9 +79,13 @@ class MirrorWriter:
         self._changed = threading.Condition()
         self._stopping = False
         self._writing = False
+        self._retry_in = 0.0  # seconds to wait before the next batch: the database was unreachable
+        self._unreachable = False  # the last batch found the database unreachable
+        self._tries: dict[int, int] = {}  # id of an event refused while the database answered -> tries
         self.batches = 0
         self.written = 0
         self.failed = 0
+        self.retried = 0
 
     def put(self, pending: Pending) -> None:
         """Queue an event; waits while `max_pending` events are queued. Dropped once stopping."""
@@ -86,6 +101,8 @@ class MirrorWriter:
         try:
             while True:
                 with self._changed:
+                    if self._retry_in:
+                        self._changed.wait_for(lambda: self._stopping, self._retry_in)
                     while not self._pending and not self._stopping:
                         self._changed.wait()
                     if self.linger:
@@ -97,10 +114,18 @@ class MirrorWriter:
                     batch = [self._pending.popleft() for _ in range(count)]
                     self._writing = True
                     self._changed.notify_all()  # room for a watch thread waiting in put()
+                unwritten: list[Pending] = []
                 try:
-                    self.write(batch)
+                    unwritten = self.write(batch) or []
                 finally:
                     with self._changed:
+                        if unwritten and not self._stopping:  # back to the head, in their order
+                            self._pending.extendleft(reversed(unwritten))
+                        self._retry_in = (
+                            min(max(self._retry_in * 2, RETRY_FIRST_SECONDS), RETRY_MAX_SECONDS)
+                            if unwritten and self._unreachable
+                            else 0.0
+                        )
                         self._writing = False
                         self._changed.notify_all()
         finally:
@@ -123,31 +148,68 @@ class MirrorWriter:
     def waiting(self) -> int:
         return len(self._pending)
 
-    def write(self, batch: list[Pending]) -> None:
-        """Write one batch: each model's events in one `apply_events`, any other mirror called in order."""
+    def write(self, batch: list[Pending]) -> list[Pending]:
+        """Write one batch: each model's events in one `apply_events`, any other mirror called in order.
+        Returns the events the database could not take because it was unreachable, in batch order."""
         if not connection.in_atomic_block:
             close_old_connections()  # a broken connection, or one older than CONN_MAX_AGE
         by_model: dict[type[MirroredResource], list[Pending]] = {}
-        for pending in batch:
+        unwritten: dict[int, Exception] = {}  # position in the batch -> the error the database gave
+        for index, pending in enumerate(batch):
             if isinstance(pending.mirror, MirrorHandler):
                 by_model.setdefault(pending.mirror.model, []).append(pending)
             else:
                 try:
                     pending.mirror(pending.event_type, pending.obj)
+                except UNREACHABLE as error:
+                    unwritten[index] = error
                 except Exception as error:
                     self._failed(pending, error)
+        positions = {id(pending): index for index, pending in enumerate(batch)}
         for model, events in by_model.items():
             try:
                 outcomes: list[Outcome] = apply_events(model, [(e.event_type, e.obj) for e in events])
-            except Exception as error:  # the database is down: the next relist or event heals the rows
+            except Exception as error:
                 outcomes = [error] * len(events)
             for pending, outcome in zip(events, outcomes, strict=True):
-                if isinstance(outcome, Exception):
+                if isinstance(outcome, UNREACHABLE):
+                    unwritten[positions[id(pending)]] = outcome
+                elif isinstance(outcome, Exception):
                     self._failed(pending, outcome)
+        self._unreachable = bool(unwritten) and not _database_answers()
+        if unwritten and not self._unreachable:
+            # It answers now: a dropped connection (retried at once, on a new one), or an error of its own
+            # that a few tries do not cure (then a failure like any other).
+            for index, refusal in sorted(unwritten.items()):
+                tries = self._tries.get(id(batch[index]), 0) + 1
+                self._tries[id(batch[index])] = tries
+                if tries >= MAX_TRIES_WHILE_ANSWERING:
+                    del unwritten[index]
+                    self._failed(batch[index], refusal)
+        for index, pending in enumerate(batch):
+            if index not in unwritten:
+                self._tries.pop(id(pending), None)
         self.batches += 1
-        self.written += len(batch)
+        self.written += len(batch) - len(unwritten)
+        if unwritten:
+            self.retried += len(unwritten)
+            logger.warning("mirror: the database is unreachable; %d events wait to be written again",
+                           len(unwritten) + len(self._pending))  # fmt: skip
+        return [pending for index, pending in enumerate(batch) if index in unwritten]
 
     def _failed(self, pending: Pending, error: Exception) -> None:
         self.failed += 1
         with log_context(pending.controller, pending.key):
             logger.error("mirroring a %s event failed: %s", pending.event_type, error, exc_info=error)
+
+
+def _database_answers() -> bool:
+    """Does the database answer a trivial query now (on a fresh connection if the last one broke)?"""
+    try:
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except UNREACHABLE:
+        return False
+    return True

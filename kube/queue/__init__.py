@@ -9,7 +9,7 @@ enqueue("ConfigMap", "default", "settings")   # from a watch event, an action or
 """
 
 from .conf import QueueConf
-from .core import QUEUE_NAME, TASK_NAME, CelerySender, ReconcileQueue, default_queue, enqueue
+from .core import QUEUE_NAME, TASK_NAME, CelerySender, ReconcileQueue, default_queue, enqueue, losses
 from .keys import ObjectKey
 from .registry import Reconciler, Registry, UnknownKindError, reconciler, register, registry
 from .store import Enqueued, QueueStore, Result
@@ -29,6 +29,7 @@ __all__ = [
     "UnknownKindError",
     "default_queue",
     "enqueue",
+    "losses",
     "reconciler",
     "register",
     "registry",

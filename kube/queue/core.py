@@ -111,13 +111,13 @@ class ReconcileQueue:
         metrics.workqueue_queue_duration_seconds.labels(key.controller).observe(claim.seconds)
 
         started = time.monotonic()
-        with LeaseKeeper(self.store, key, token, lease_ms, self.conf.refresh_interval):
+        with LeaseKeeper(self.store, key, token, lease_ms, self.conf.refresh_interval, claim.epoch) as lease:
             result, requeue_after = self._run(key)
-        self._finish(key, token, result, requeue_after)
+        self._finish(key, token, result, requeue_after, lease.epoch)
         metrics.workqueue_work_duration_seconds.labels(key.controller).observe(time.monotonic() - started)
         return result.value
 
-    def _finish(self, key: ObjectKey, token: str, result: Result, requeue_after: float) -> None:
+    def _finish(self, key: ObjectKey, token: str, result: Result, requeue_after: float, epoch: str) -> None:
         """Record the run's end in Redis and send the key's next message if it is owed another run."""
         finish = self.store.finish(
             key,
@@ -126,6 +126,7 @@ class ReconcileQueue:
             backoff_base_ms=QueueConf.ms(self.conf.backoff_base),
             backoff_max_ms=QueueConf.ms(self.conf.backoff_max),
             requeue_after_ms=QueueConf.ms(requeue_after),
+            epoch=epoch,
         )
         metrics.workqueue_depth.labels(key.controller).set(finish.depth)
         if finish.status is Finished.LOST:
@@ -189,6 +190,15 @@ class ReconcileQueue:
         """Declare this worker alive for KUBE_QUEUE_WORKER_TIMEOUT_SECONDS (called every third of it)."""
         self.store.heartbeat(worker, QueueConf.ms(self.conf.worker_timeout))
 
+    def losses(self, kind: str) -> int:
+        """How many times this process found the kind's Redis data lost, after looking now (one STATUS step).
+
+        Redis that restarted empty, failed over to an empty replica or was flushed comes back without the
+        kind's epoch; any step of a process that saw the earlier one notices (docs/concurrency.md).
+        """
+        self.store.status(kind)
+        return self.store.losses(kind)
+
     def reserve(self, kind: str, namespace: str, name: str, worker: str) -> None:
         """Note that `worker` holds a message of the key, so the sweep resends it if the worker dies."""
         self.store.reserve(ObjectKey(kind, namespace, name), worker)
@@ -218,9 +228,15 @@ def default_queue() -> ReconcileQueue:
         socket_connect_timeout=5,
         health_check_interval=30,
     )
-    return ReconcileQueue(QueueStore(client), queue_conf_from_settings(), CelerySender())
+    conf = queue_conf_from_settings()
+    return ReconcileQueue(QueueStore(client, fence_ms=QueueConf.ms(conf.lease)), conf, CelerySender())
 
 
 def enqueue(kind: str, namespace: str, name: str) -> Enqueued:
     """Ask for one reconcile of (kind, namespace, name); see ReconcileQueue.enqueue."""
     return default_queue().enqueue(kind, namespace, name)
+
+
+def losses(kind: str) -> int:
+    """How many times this process found the kind's queue data lost; see ReconcileQueue.losses."""
+    return default_queue().losses(kind)

@@ -27,14 +27,19 @@ class LeaseKeeper:
     If a renewal finds the lease taken back (this process was paused past the lease, so the sweep handed
     the key to another worker), it stops renewing and sets `lost`; FINISH will then leave the state alone.
     A Redis error is logged and retried at the next tick: the lease only lapses if Redis stays unreachable.
+    `epoch` is the one the lease was last confirmed in: a renewal after Redis lost its data takes the lease
+    back in the new epoch (lua/refresh.lua), and FINISH then passes that one.
     """
 
-    def __init__(self, store: QueueStore, key: ObjectKey, token: str, lease_ms: int, interval: float) -> None:
+    def __init__(
+        self, store: QueueStore, key: ObjectKey, token: str, lease_ms: int, interval: float, epoch: str
+    ) -> None:
         self.store = store
         self.key = key
         self.token = token
         self.lease_ms = lease_ms
         self.interval = interval
+        self.epoch = epoch
         self.due = 0.0  # monotonic time of the next renewal, kept by the renewer
         self.context = contextvars.copy_context()  # renewals log under the run's controller and key
         self.lost = False
@@ -53,10 +58,14 @@ class LeaseKeeper:
         Any error is logged and retried at the next tick: the renewer thread serves every run of the process
         and must outlive one bad renewal."""
         try:
-            return self.store.refresh(self.key, self.token, self.lease_ms)
+            outcome = self.store.refresh(self.key, self.token, self.lease_ms, self.epoch)
         except Exception:  # Redis unreachable, mostly
             logger.exception("Cannot renew the lease; trying again at the next tick")
             return True
+        if outcome.held and outcome.epoch != self.epoch:
+            logger.warning("Redis lost the queue's data during this run; the run took its lease back")
+            self.epoch = outcome.epoch
+        return outcome.held
 
 
 class LeaseRenewer:

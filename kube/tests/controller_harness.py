@@ -137,15 +137,19 @@ def start_controller_worker(
     *,
     concurrency: int = 2,
     lease_name: str = "argoml-controllers-test",
+    queue_redis_url: str | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Worker:
-    """`celery worker -Q reconcile --controllers` in its own process group, with the sample controller."""
+    """`celery worker -Q reconcile --controllers` in its own process group, with the sample controller;
+    its queue and broker on `queue_redis_url` (default: the test database of the shared Redis)."""
     logfile = logdir / f"{name}.log"
     env = {
         **os.environ,
-        "REDIS_URL": redis_url(),
+        "REDIS_URL": queue_redis_url or redis_url(),
         "KUBECONFIG": str(kubeconfig_path),
         **controller_worker_env(lease_name),
         "SAMPLE_WORKER_NAME": name,
+        **(extra_env or {}),
     }
     command = [sys.executable, "-m", "celery", "-A", "argoml_site", "worker",
                "--controllers", "-Q", "reconcile", "-n", f"{name}@%h", "-c", str(concurrency),

@@ -147,6 +147,6 @@ def starts(client: redis.Redis, member: str) -> list[dict[str, object]]:
 
 
 def queue_idle(client: redis.Redis, kind: str) -> bool:
-    """Nothing pending, running or dirty for the kind."""
-    pending, running, _owner, dirty, _failures, _reserved = QueueStore.keys(kind)
-    return client.zcard(pending) == 0 and client.zcard(running) == 0 and client.scard(dirty) == 0
+    """Nothing pending (due or later), running or dirty for the kind, read in one atomic step."""
+    status = QueueStore(client).status(kind)
+    return not (status.owed_now or status.waiting)

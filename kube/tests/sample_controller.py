@@ -3,9 +3,12 @@
 It reconciles ConfigMaps labelled `sample.argoml.io/enabled=true`: each gets a child Secret `<name>-copy`
 holding the same data, with a controller ownerReference and the label `sample.argoml.io/owner=<name>`.
 Deleting or editing the Secret brings it back (a child event reconciles its owner). Everything it does is
-recorded in Redis (settings.REDIS_URL), so tests in another process can check what happened:
+recorded in Redis (settings.REDIS_URL, or SAMPLE_RECORDS_REDIS_URL when the queue's Redis is the one a
+test breaks), so tests in another process can check what happened:
   sample:mirror   one JSON record per mirrored ConfigMap event {worker, pid, time, type, name, rv}
   sample:runs     one JSON record per reconcile {worker, pid, name, start, end, wrote}
+SAMPLE_RECONCILE_SECONDS (default 0) makes every run take that long, so a test can catch keys queued and
+running; a ConfigMap's own `sleep` data item overrides it for its runs.
 """
 
 from __future__ import annotations
@@ -32,9 +35,13 @@ MIRROR_LOG = "sample:mirror"
 RUNS_LOG = "sample:runs"
 
 
+RECONCILE_SECONDS = float(os.environ.get("SAMPLE_RECONCILE_SECONDS", "0"))
+
+
 @cache
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True)
+    url = os.environ.get("SAMPLE_RECORDS_REDIS_URL") or settings.REDIS_URL
+    return redis.Redis.from_url(url, decode_responses=True)
 
 
 def _worker() -> str:
@@ -98,6 +105,7 @@ def reconcile_configmap(namespace: str, name: str) -> None:
         configmap = client.get(CONFIGMAP, name, namespace)
     except NotFound:
         configmap = None  # deleted: the garbage collector removes the Secret through its ownerReference
+    time.sleep(float(((configmap or {}).get("data") or {}).get("sleep", RECONCILE_SECONDS)))
     if configmap is not None:
         desired = desired_secret(configmap)
         try:

@@ -146,3 +146,78 @@ def test_a_handler_mirrors_one_event_at_once_outside_the_writer(mirrorapp, db):
     Widget, _ = mirrorapp
     mirror_handler(Widget)("ADDED", widget("1"))
     assert Widget.objects.get().resource_version == "1"
+
+
+class Outage(MirrorWriter):
+    """A writer whose thread reaches the database only once `back` is set: until then its connection points
+    at a closed port, so every query is refused, as when PostgreSQL is down (other threads are unaffected)."""
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        self.back = threading.Event()
+        self.refused = threading.Event()
+
+    def write(self, batch: list[Pending]) -> list[Pending]:
+        from django.db import connection
+
+        closed_port = "1"
+        if not self.back.is_set() and connection.settings_dict["PORT"] != closed_port:
+            connection.close()
+            self._real = connection.settings_dict
+            connection.settings_dict = {**connection.settings_dict, "PORT": closed_port}
+        elif self.back.is_set() and connection.settings_dict["PORT"] == closed_port:
+            connection.close()
+            connection.settings_dict = self._real
+        unwritten = super().write(batch)
+        if unwritten:
+            self.refused.set()
+        return unwritten
+
+
+@pytest.mark.django_db(transaction=True)
+def test_events_refused_while_the_database_is_unreachable_are_all_written_once_it_is_back(mirrorapp):
+    Widget, History = mirrorapp
+    writer = Outage(max_batch=2)
+    handler = mirror_handler(Widget)
+    for version, phase in ((1, "Pending"), (2, "Running"), (3, "Succeeded")):
+        writer.put(
+            pending(handler, "ADDED" if version == 1 else "MODIFIED", widget(str(version), phase=phase))
+        )
+    thread = threading.Thread(target=writer.run)
+    thread.start()
+    try:
+        assert writer.refused.wait(10)
+        time.sleep(1.0)  # two tries more, backing off
+        assert writer.failed == 0
+        assert not Widget.objects.exists()
+        writer.back.set()
+        assert writer.wait_idle(15)
+    finally:
+        writer.stop()
+        thread.join(30)
+    assert Widget.objects.get().phase == "Succeeded"
+    assert list(History.objects.order_by("pk").values_list("resource_version", flat=True)) == ["1", "2", "3"]
+    assert writer.failed == 0
+    assert writer.retried >= 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_event_the_database_keeps_refusing_while_it_answers_is_logged_after_a_few_tries(
+    mirrorapp, monkeypatch, caplog
+):
+    from django.db import OperationalError
+
+    Widget, _ = mirrorapp
+    calls: list[int] = []
+
+    def refusing(model, events, **kwargs):
+        calls.append(len(events))
+        return [OperationalError("canceling statement due to statement timeout")] * len(events)
+
+    monkeypatch.setattr(mirror_writer, "apply_events", refusing)
+    writer = MirrorWriter()
+    writer.put(pending(mirror_handler(Widget), "ADDED", widget("1")))
+    run_until_idle(writer)
+    assert len(calls) == mirror_writer.MAX_TRIES_WHILE_ANSWERING
+    assert writer.failed == 1
+    assert "statement timeout" in caplog.text

@@ -10,6 +10,7 @@ import pytest
 
 from kube.queue import ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry
 from kube.queue.lease import LeaseKeeper
+from kube.queue.store import RefreshOutcome
 
 from .queue_harness import redis_client
 
@@ -82,8 +83,9 @@ def test_runs_at_the_same_time_all_keep_their_leases_past_the_lease(queue, recon
 
 def test_a_lease_taken_back_is_no_longer_renewed_and_the_run_learns_it(queue, client, caplog):
     queue.enqueue("Widget", "team-a", "w1")
-    assert queue.store.claim(key("w1"), "new-owner", LEASE_MS).may_run  # the key was handed on
-    with LeaseKeeper(queue.store, key("w1"), "paused-run", LEASE_MS, INTERVAL) as lease:
+    handed_on = queue.store.claim(key("w1"), "new-owner", LEASE_MS)
+    assert handed_on.may_run
+    with LeaseKeeper(queue.store, key("w1"), "paused-run", LEASE_MS, INTERVAL, handed_on.epoch) as lease:
         time.sleep(INTERVAL * 2.5)
         assert lease.lost
         assert "Lease lost while reconciling" in caplog.text
@@ -92,8 +94,9 @@ def test_a_lease_taken_back_is_no_longer_renewed_and_the_run_learns_it(queue, cl
 
 def test_a_finished_runs_lease_is_not_renewed_again(queue, client, caplog):
     queue.enqueue("Widget", "team-a", "w1")
-    assert queue.store.claim(key("w1"), "run", LEASE_MS).may_run
-    with LeaseKeeper(queue.store, key("w1"), "run", LEASE_MS, INTERVAL) as lease:
+    claim = queue.store.claim(key("w1"), "run", LEASE_MS)
+    assert claim.may_run
+    with LeaseKeeper(queue.store, key("w1"), "run", LEASE_MS, INTERVAL, claim.epoch) as lease:
         time.sleep(INTERVAL * 1.5)
         renewed = lease_expiry(client, "team-a/w1")
     time.sleep(INTERVAL * 0.2)  # a renewal already under way when the block ended may still land
@@ -106,15 +109,16 @@ def test_a_finished_runs_lease_is_not_renewed_again(queue, client, caplog):
 
 
 class BrokenStore:
-    def refresh(self, key: ObjectKey, token: str, lease_ms: int) -> bool:
+    def refresh(self, key: ObjectKey, token: str, lease_ms: int, epoch: str) -> RefreshOutcome:
         raise ConnectionError("Redis is unreachable")
 
 
 def test_a_renewal_that_fails_is_retried_and_other_runs_keep_their_leases(queue, client, caplog):
     queue.enqueue("Widget", "team-a", "w1")
-    assert queue.store.claim(key("w1"), "run", LEASE_MS).may_run
-    broken = LeaseKeeper(BrokenStore(), key("w2"), "other", LEASE_MS, INTERVAL)  # type: ignore[arg-type]
-    with broken, LeaseKeeper(queue.store, key("w1"), "run", LEASE_MS, INTERVAL):
+    claim = queue.store.claim(key("w1"), "run", LEASE_MS)
+    assert claim.may_run
+    broken = LeaseKeeper(BrokenStore(), key("w2"), "other", LEASE_MS, INTERVAL, claim.epoch)  # type: ignore[arg-type]
+    with broken, LeaseKeeper(queue.store, key("w1"), "run", LEASE_MS, INTERVAL, claim.epoch):
         first = lease_expiry(client, "team-a/w1")
         time.sleep(INTERVAL * 3.5)
         assert lease_expiry(client, "team-a/w1") > first  # still renewed after the other's failures

@@ -62,7 +62,7 @@ def reconcilers() -> Registry:
 
 @pytest.fixture
 def queue(client, sender, reconcilers) -> ReconcileQueue:
-    return ReconcileQueue(QueueStore(client), CONF, sender, reconcilers)
+    return ReconcileQueue(QueueStore(client, fence_ms=QueueConf.ms(CONF.lease)), CONF, sender, reconcilers)
 
 
 def enqueue(queue: ReconcileQueue, key: ObjectKey = KEY) -> Enqueued:
@@ -298,7 +298,7 @@ def test_the_sweep_sends_a_key_again_once_its_killed_workers_lease_lapses(queue,
     dead = claim_and_die(queue)
     enqueue(queue)  # an event during the dead run: folded into the run that replaces it
     assert queue.sweep() == 0
-    time.sleep(CONF.lease + 0.02)
+    wait_out_the_lease(queue)
     assert queue.sweep() == 1
     assert sender.sent[-1] == (KEY, 0.0)
     assert process(queue) == "success"
@@ -309,7 +309,7 @@ def test_the_sweep_sends_a_key_again_once_its_killed_workers_lease_lapses(queue,
 def test_an_enqueue_after_the_lease_lapsed_recovers_the_key_at_once(queue, sender):
     enqueue(queue)
     claim_and_die(queue)
-    time.sleep(CONF.lease + 0.02)
+    wait_out_the_lease(queue)
     assert enqueue(queue) is Enqueued.RECOVERED
     assert sender.sent[-1] == (KEY, 0.0)
 
@@ -319,8 +319,28 @@ def test_a_redelivered_message_takes_over_a_lapsed_lease(queue, reconcilers):
     enqueue(queue)
     claim_and_die(queue)
     assert process(queue) == "busy"  # redelivered at once: the dead run's lease still stands
-    time.sleep(CONF.lease + 0.02)
+    wait_out_the_lease(queue)
     assert process(queue) == "success"
+
+
+def test_when_nobody_could_reach_redis_for_half_a_lease_every_running_lease_starts_again(queue, reconcilers):
+    """Redis paused or stopped: no run could renew its lease, so none is judged by it."""
+    reconcilers.register("Widget", lambda ns, name: None)
+    enqueue(queue)
+    claim_and_die(queue)
+    time.sleep(CONF.lease + 0.02)  # no step at all meanwhile, as while Redis was away
+    assert queue.sweep() == 0  # the lease counts from now
+    wait_out_the_lease(queue)
+    assert queue.sweep() == 1  # its worker really is gone
+
+
+def wait_out_the_lease(queue: ReconcileQueue) -> None:
+    """Sleep past the lease while a live worker keeps stepping every sweep interval, as in a deployment
+    (a silence that long would read as Redis being away, and the leases would start again)."""
+    deadline = time.monotonic() + CONF.lease + 0.02
+    while time.monotonic() < deadline:
+        queue.store.status(KEY.kind)
+        time.sleep(CONF.sweep_interval)
 
 
 def test_a_pending_key_whose_message_was_lost_is_sent_again_by_the_sweep(queue, sender, reconcilers):

@@ -86,8 +86,11 @@ class ApiServer:
         self._httpd.serve_forever(poll_interval=0.2)
 
     def stop(self) -> None:
+        """Stop serving, and drop every open connection as a stopped apiserver process does: a keep-alive
+        connection left open would go on answering (and acknowledging writes) after the state is saved."""
         self._httpd.shutdown()
         self._httpd.server_close()
+        self._httpd.drop_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
 
@@ -169,6 +172,28 @@ class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 256
     allow_reuse_address = True
     api: ApiServer
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        with self._connections_lock:
+            connections, self._connections = list(self._connections), set()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         """With TLS, the handshake happens here, on the connection's own thread, not in accept()."""

@@ -122,10 +122,8 @@ def apply(sim: Simulator, manifest: dict[str, Any]) -> None:
 
 
 def queue_idle(redis: redis_lib.Redis) -> bool:
-    seconds, micros = redis.time()
-    now_ms = seconds * 1000 + micros // 1000
-    pending, running, _owner, dirty, _failures, _reserved = QueueStore.keys("TrainJob")
-    return not (redis.zcount(pending, "-inf", now_ms) or redis.zcard(running) or redis.scard(dirty))
+    """No reconcile due or running (a requeue after a deadline waits in the future), in one atomic read."""
+    return not QueueStore(redis).status("TrainJob").owed_now
 
 
 def quiet(sim: Simulator, redis: redis_lib.Redis) -> None:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pytest
 import redis
 from django.conf import settings as django_settings
+from django.db import OperationalError
 from django.test import Client
 
 import kube.client
@@ -328,16 +329,39 @@ class TestBounds:
             ("patch", "trainjobs.trainer.kubeflow.org/status"),
         ],
     )
-    def test_an_api_server_failure_is_500_with_no_details(
+    def test_an_api_server_failure_is_503_with_retry_after_and_no_details(
         self, namespace, cluster, monkeypatch, verb, resource
     ):
+        """The pod did nothing wrong and the API server may be back in a moment: report again later."""
         monkeypatch.setattr(kube.client, "RETRY_BASE_SECONDS", 0.01)
         _, [pod] = progress.train_job(namespace, "tj")
         token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
         cluster.faults.fail(500, verb=verb, resource=resource, times=None)
+        response = post(namespace, "tj", REPORT, token)
+        answer = assert_status(response, 503, "ServiceUnavailable")
+        assert answer["message"] == "the Kubernetes API server is unavailable; report again in 5s"
+        assert response["Retry-After"] == "5"
+        assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
+
+    def test_an_api_server_refusal_that_will_not_pass_is_500_with_no_details(self, namespace, cluster):
+        _, [pod] = progress.train_job(namespace, "tj")
+        token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
+        cluster.faults.fail(403, verb="patch", resource="trainjobs.trainer.kubeflow.org/status", times=None)
         answer = assert_status(post(namespace, "tj", REPORT, token), 500, "InternalError")
         assert answer["message"] == "Internal error"
-        assert not TrainerStatusUpdate.objects.filter(namespace=namespace).exists()
+
+    def test_a_database_that_cannot_be_reached_is_503_with_retry_after(self, namespace, monkeypatch):
+        _, [pod] = progress.train_job(namespace, "tj")
+        token = progress.job_token(namespace, "tj", pod["metadata"]["name"])
+
+        def unreachable(*args: object) -> None:
+            raise OperationalError("could not connect to server: Connection refused")
+
+        monkeypatch.setattr(reporting, "record", unreachable)
+        response = post(namespace, "tj", REPORT, token)
+        answer = assert_status(response, 503, "ServiceUnavailable")
+        assert answer["message"] == "the database is unavailable; report again in 5s"
+        assert response["Retry-After"] == "5"
 
 
 def test_unknown_paths_on_the_listener_are_404(cluster):

@@ -1,6 +1,6 @@
 -- SWEEP(resend_after_ms, limit, live worker ids...) -> {depth, recovered members, resent members,
--- countdowns of resent members (ms)}. Run by every worker on a timer; the caller sends a task message for
--- each member returned. A worker is dead when it is not among the live ids (see heartbeat.lua).
+-- countdowns of resent members (ms), epoch}. Run by every worker on a timer; the caller sends a task
+-- message for each member returned. A worker is dead when it is not among the live ids (see heartbeat.lua).
 --   recovered: the run's lease lapsed (its worker was killed): owed a run again, now. A run is judged by
 --              its own lease, renewed by the process that runs it, never by its worker's heartbeat: a
 --              worker's main process may stall while its pool child keeps running the key
@@ -8,10 +8,10 @@
 --              waiting inside the worker): the message died with it, send it again for the same due time;
 --              or due for resend_after_ms without being claimed: its message was lost (the sender died
 --              between a step and the send). A duplicate is harmless, CLAIM drops it as stale or early
-local resend_after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local resend_after, limit = tonumber(args[1]), tonumber(args[2])
 local live = {}
-for index = 3, #ARGV do
-  live[ARGV[index]] = true
+for index = 3, #args do
+  live[args[index]] = true
 end
 
 local recovered, resent, countdowns, sent = {}, {}, {}, {}
@@ -41,4 +41,4 @@ for _, member in ipairs(redis.call('ZRANGEBYSCORE', pending, '-inf', now - resen
     table.insert(countdowns, 0)
   end
 end
-return {depth(), recovered, resent, countdowns}
+return {depth(), recovered, resent, countdowns, epoch_id}
