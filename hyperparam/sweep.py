@@ -25,6 +25,7 @@ import limits
 from hyperparam import workflow_counts
 from hyperparam.space import Domain, ErrorList, FiniteDomain, SearchSpace, parse_hyperparams
 from hyperparam.space.errors import HUGE, too_many
+from workflows import safeyaml
 
 GRID = "grid"
 RANDOM = "random"
@@ -152,6 +153,12 @@ def parse_sweep(spec: object, *, fallback_seed: int = 0, path: str = "spec") -> 
         errors.add(path, "must be an object")
         errors.raise_if_any()
     assert isinstance(spec, Mapping)
+    # The CRD keeps unknown fields for the webhook's "did you mean", so a stored spec may nest as deep as
+    # its writer liked: the bound comes before any field is read.
+    too_deep = safeyaml.nesting_problem(dict(spec))
+    if too_deep:
+        errors.add(path, too_deep)
+        errors.raise_if_any()
     for key in sorted(str(key) for key in spec if key not in _SPEC_FIELDS):
         errors.add(f"{path}.{key}", "unknown field; expected " + ", ".join(sorted(_SPEC_FIELDS)))
 

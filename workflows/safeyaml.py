@@ -208,6 +208,25 @@ class _NotJson(ValueError):
     """A constant Python's parser accepts but JSON has not (NaN, Infinity, -Infinity)."""
 
 
+def nesting_problem(value: Any, budget: Limits = DEFAULT_LIMITS) -> str | None:
+    """What is wrong with an object already built (one read from the cluster, which stores what a tenant
+    wrote past any webhook) when it nests deeper than the documents we read ourselves may, else None.
+
+    Walks at most the bound's depth of each branch, without recursion, so a 100,000-deep object costs no
+    more than a legal one; a reader checks this before any field, and the answer names the bound."""
+    max_depth = _bound(budget.max_depth, "yaml_depth")
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > max_depth.value:
+            return f"nests objects and arrays more than {max_depth.value} levels deep{max_depth.note}"
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return None
+
+
 def load_json(text: str | bytes, budget: Limits = DEFAULT_LIMITS) -> Any:
     """The value of a JSON text (RFC 8259: no NaN or Infinity), within the deployment's byte and depth
     bounds (tightened by `budget`); YamlRefused naming the bound or the syntax error otherwise.

@@ -188,6 +188,7 @@ def test_a_redis_that_never_answers_costs_one_request_its_timeout(
     world, settings, no_cluster, silent_server, caplog
 ):
     client = world.objects["clients"]["admin"]
+    client.force_login(world.objects["admin"])  # the endpoint walk before may have signed it out
     redis_at(settings, f"redis://127.0.0.1:{silent_server.port}/0")
     for path in ("/api/namespaces/", "/api/jobs/", "/dashboard/", "/api/namespaces/"):
         code, body, seconds = answer(client, "GET", path)

@@ -178,6 +178,8 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("trainer.reporting:*", frozenset({WEBHOOKS})),  # pods' progress reports (KEP-2779)
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
     ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
+    # the artifact repository's Secret in the dev namespaces: make run's simulator only
+    ("argoml_site.management.commands.dev_artifacts:*", frozenset({NOT_DEPLOYED})),
 ]
 
 #: The entrypoint command of each workload (deploy/docker-entrypoint.sh) → the code areas it runs.

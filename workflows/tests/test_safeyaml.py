@@ -317,3 +317,28 @@ def test_an_integer_past_pythons_digit_limit_is_refused_not_raised(text):
     read = safeyaml.load_json if text.startswith("{") else safeyaml.load
     with pytest.raises(safeyaml.YamlRefused, match="digits"):
         read(text)
+
+
+def nested(depth: int) -> object:
+    value: object = "leaf"
+    for level in range(depth):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [0, 1, 99, 100])
+def test_an_object_within_the_depth_bound_has_no_nesting_problem(depth):
+    assert safeyaml.nesting_problem(nested(depth)) is None
+
+
+@pytest.mark.parametrize("depth", [101, 100_000])
+def test_an_object_past_the_depth_bound_is_named_by_the_bound(depth):
+    assert safeyaml.nesting_problem(nested(depth)) == (
+        "nests objects and arrays more than 100 levels deep (MAX_YAML_DEPTH)"
+    )
+
+
+def test_a_budget_tightens_the_object_depth_bound():
+    assert safeyaml.nesting_problem(nested(5), safeyaml.Limits(max_depth=4)) == (
+        "nests objects and arrays more than 4 levels deep"
+    )
