@@ -107,6 +107,13 @@ def test_a_trainjobs_button_spawns_its_tensorboard(sim, as_editor, settings):
     assert spawned["spec"]["logdirs"] == [{"name": "llama", "path": "s3://ml-logs/team-a/llama"}]
 
 
+def test_the_tensorboards_list_links_a_trainjob_source_to_its_trainjob(as_viewer):
+    factories.tensorboard("llama-trainjob", source_kind="TrainJob", source_name="llama")
+    shown = as_viewer.get(reverse("dashboard:tensorboards")).content.decode()
+    link = f"{reverse('dashboard:trainjobs')}?namespace=team-a&amp;name=llama"
+    assert f'<a href="{link}">TrainJob llama</a>' in shown
+
+
 def test_without_a_job_log_directory_the_page_says_which_setting_is_missing(sim, as_editor, settings):
     settings.TENSORBOARD_JOB_LOGDIR = ""
     sim.store.create(TRAIN_JOB)
