@@ -21,6 +21,7 @@ urlpatterns = [
     path("jobs/<int:pk>/events/", jobs.job_events, name="job-events"),
     path("jobs/<int:pk>/stop/", jobs.job_stop, name="job-stop"),
     path("jobs/<int:pk>/resubmit/", jobs.job_resubmit, name="job-resubmit"),
+    path("jobs/<int:pk>/tensorboard/", jobs.job_tensorboard, name="job-tensorboard"),
     path("jobs/<int:pk>/replicas/<int:replica_pk>/logs/", logs.replica_logs, name="replica-logs"),
     path(
         "jobs/by-name/<k8s-namespace:namespace>/<str:kind>/<k8s-name:name>/",
@@ -32,6 +33,7 @@ urlpatterns = [
     path("trainjobs/<int:pk>/plots.json", trainjobs.trainjob_plots, name="trainjob-plots"),
     path("trainjobs/<int:pk>/events/", trainjobs.trainjob_events, name="trainjob-events"),
     path("trainjobs/<int:pk>/stop/", trainjobs.trainjob_stop, name="trainjob-stop"),
+    path("trainjobs/<int:pk>/tensorboard/", trainjobs.trainjob_tensorboard, name="trainjob-tensorboard"),
     path("trainjobs/<int:pk>/pods/<int:pod_pk>/logs/", trainjobs.trainjob_pod_logs, name="trainjob-pod-logs"),
     path("sweeps/", sweeps.sweep_list, name="sweeps"),
     path("sweeps/<int:pk>/", sweeps.sweep_detail, name="sweep"),

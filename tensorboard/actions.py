@@ -26,6 +26,7 @@ from kube.crds import (
     PYTORCHJOB,
     TENSORBOARD,
     TFJOB,
+    TRAIN_JOB,
     XGBOOSTJOB,
 )
 from kube.errors import AlreadyExists, ApiError, Conflict, NotFound
@@ -85,7 +86,11 @@ SOURCE_KINDS: dict[str, SourceKind] = {
     "JAXJob": SourceKind("JAXJob", JAXJOB.resource_type, "jaxjob"),
     "PaddleJob": SourceKind("PaddleJob", PADDLEJOB.resource_type, "paddlejob"),
     "MPIJob": SourceKind("MPIJob", MPIJOB.resource_type, "mpijob"),
+    # Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1): a training job like the v1 kinds above.
+    "TrainJob": SourceKind("TrainJob", TRAIN_JOB.resource_type, "trainjob"),
 }
+# A job is over once one of these is True: Succeeded/Failed for the v1 kinds, Complete/Failed for a TrainJob.
+JOB_FINISHED_CONDITIONS = ("Succeeded", "Complete", "Failed")
 
 
 @dataclass(frozen=True)
@@ -235,7 +240,8 @@ def _batch_index(workflow: dict[str, Any]) -> tuple[int, str]:
 
 
 def job_logdirs(job: dict[str, Any], conf: TensorboardConf) -> Logdirs:
-    """A training job's one run: the logdir the administrator set for jobs (TENSORBOARD_JOB_LOGDIR)."""
+    """A training job's one run (a v1 kind's or a TrainJob's): the logdir the administrator set for jobs
+    (TENSORBOARD_JOB_LOGDIR: a bucket prefix or a claim, pvc://claim/…)."""
     metadata = job.get("metadata") or {}
     kind = job.get("kind") or "job"
     if not conf.job_logdir:
@@ -246,7 +252,7 @@ def job_logdirs(job: dict[str, Any], conf: TensorboardConf) -> Logdirs:
     path = conf.job_logdir.format(namespace=metadata.get("namespace"), name=metadata.get("name"))
     store = conf.default_repository.s3 if path.startswith("s3://") else None
     conditions = (job.get("status") or {}).get("conditions")
-    finished = is_true(conditions, "Succeeded") or is_true(conditions, "Failed")
+    finished = any(is_true(conditions, condition) for condition in JOB_FINISHED_CONDITIONS)
     # A job writes its logs straight to the store while it trains: its pod syncs until it finished.
     return Logdirs([{"name": str(metadata.get("name")), "path": path}], store, running=not finished)
 

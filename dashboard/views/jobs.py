@@ -18,14 +18,14 @@ from dashboard.access import get_readable, readable, request_scope, require_edit
 from dashboard.cluster import cluster_client
 from dashboard.jobgrid import replica_grid
 from dashboard.pagination import BadCursor, newest_first
-from jobs import actions
+from jobs import actions, apigroups
 from jobs.frameworks import UnknownKind, framework_class, kinds
 from jobs.models import Replica, TrainingJob
 from jobs.spec import replica_counts
 from jobs.status import CONDITION_TYPES
 from kube.errors import ApiError
 
-from . import events
+from . import events, tensorboards
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
 
 FINISHED = ("Succeeded", "Failed")
@@ -111,7 +111,17 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "dashboard/jobs/_status.html", context)
     context["manifest"] = manifest_of(job, job.api_version, job.kind)
     context["can_write"] = request_scope(request).can_write(job.namespace)
+    context["tensorboard_refusal"] = tensorboard_refusal(job)
     return render(request, "dashboard/jobs/detail.html", context)
+
+
+def tensorboard_refusal(job: TrainingJob) -> str:
+    """Why the job's TensorBoard button is disabled, or "" when it may be pressed: the spawner reads
+    training jobs of our group only (a Tensorboard's workflowRef names a kind, not a group)."""
+    if job.api_group != apigroups.ARGOML_GROUP:
+        ours = apigroups.ARGOML_API_VERSION
+        return f"TensorBoard opens {job.kind}s of {ours} only; this one is {job.api_version}."
+    return ""
 
 
 @page
@@ -159,6 +169,23 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.info(request, f"{job.kind} {job.name} was already gone from the cluster.")
     return redirect("dashboard:job", pk=job.pk)
+
+
+@page
+@require_POST
+def job_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
+    """Open the job in TensorBoard at the log directory an administrator configured for training jobs."""
+    job = _job(request, pk)
+    back = reverse("dashboard:job", args=[job.pk])
+    refusal = tensorboard_refusal(job)
+    if refusal:
+        require_editor(request, job.namespace)
+        messages.error(request, f"No TensorBoard for {job.name}: {refusal}")
+        return redirect(back)
+    return tensorboards.spawn_for_source(
+        request, namespace=job.namespace, kind=job.kind, source=job.name, back=back,
+        contents=f"the logs of {job.kind} {job.name}",
+    )  # fmt: skip
 
 
 def resubmitted_name(name: str) -> str:

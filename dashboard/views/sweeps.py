@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 import limits
@@ -28,10 +27,8 @@ from hyperparam.status import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINAL_PHAS
 from hyperparam.sweep import ADAPTIVE_ALGORITHMS, ALGORITHMS
 from hyperparam.trials import PHASES as TRIAL_PHASES
 from kube.errors import ApiError
-from tensorboard import actions as tensorboard_actions
-from tensorboard.conf import conf_from_settings
-from tensorboard.errors import SpawnError
 
+from . import tensorboards
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
 from .trainjobs import sweep_figures, sweep_train_jobs
 
@@ -201,24 +198,10 @@ def sweep_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
 def sweep_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
     """Open all of the sweep's trials in one TensorBoard (tensorboard.actions.spawn, idempotent)."""
     sweep = _sweep(request, pk)
-    require_editor(request, sweep.namespace)
-    try:
-        spawned = tensorboard_actions.spawn(
-            cluster_client(), conf_from_settings(), namespace=sweep.namespace, kind=KIND, source=sweep.name,
-            now=timezone.now(),
-        )  # fmt: skip
-    except SpawnError as error:
-        messages.error(request, f"No TensorBoard for {sweep.name}: {error.message}")
-        return redirect("dashboard:sweep", pk=sweep.pk)
-    except ApiError as error:
-        messages.error(request, f"The cluster did not accept the TensorBoard: {error}")
-        return redirect("dashboard:sweep", pk=sweep.pk)
-    verb = "Started" if spawned.created else "Refreshed"
-    name = spawned.tensorboard["metadata"]["name"]
-    messages.success(request, f"{verb} TensorBoard {name} with every trial of {sweep.name}.")
-    for warning in spawned.warnings:
-        messages.warning(request, warning)
-    return redirect(f"{reverse('dashboard:tensorboards')}?namespace={sweep.namespace}")
+    return tensorboards.spawn_for_source(
+        request, namespace=sweep.namespace, kind=KIND, source=sweep.name,
+        back=reverse("dashboard:sweep", args=[sweep.pk]), contents=f"every trial of {sweep.name}",
+    )  # fmt: skip
 
 
 @page

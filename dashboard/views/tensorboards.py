@@ -1,6 +1,7 @@
 """TensorBoards: the list with phase and source; Open records the visit (so culling keeps the instance)
-and goes to its URL, with a one-time ticket for the TensorBoard origin's proxy; Stop deletes it. Both
-through tensorboard.actions."""
+and goes to its URL, with a one-time ticket for the TensorBoard origin's proxy; Stop deletes it; the
+"Open in TensorBoard" buttons of a source's page spawn its instance (`spawn_for_source`). All through
+tensorboard.actions."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -23,6 +25,7 @@ from jobs.frameworks import kinds
 from kube.errors import ApiError, NotFound
 from tensorboard import actions
 from tensorboard.conf import conf_from_settings
+from tensorboard.errors import SpawnError
 from tensorboard.manifests import url as served_url
 from tensorboard.models import Tensorboard
 from tensorboard.status import FAILED, PENDING, READY
@@ -107,3 +110,30 @@ def tensorboard_stop(request: HttpRequest, pk: int) -> HttpResponse:
         text = "is being stopped" if stopped else "was already gone"
         messages.success(request, f"TensorBoard {tensorboard.name} {text}.")
     return redirect("dashboard:tensorboards")
+
+
+def spawn_for_source(
+    request: HttpRequest, *, namespace: str, kind: str, source: str, back: str, contents: str
+) -> HttpResponse:
+    """The POST behind a source page's TensorBoard button: spawn (or refresh) the source's instance through
+    the API's own action, then go to the TensorBoards of the namespace. A refusal (no artifacts, no log
+    directory configured for the kind, the cluster saying no) is a message on the source's page at `back`.
+    `contents` says what the instance shows ("every trial of mnist")."""
+    require_editor(request, namespace)
+    try:
+        spawned = actions.spawn(
+            cluster_client(), conf_from_settings(), namespace=namespace, kind=kind, source=source,
+            now=timezone.now(),
+        )  # fmt: skip
+    except SpawnError as error:
+        messages.error(request, f"No TensorBoard for {source}: {error.message}")
+        return redirect(back)
+    except ApiError as error:
+        messages.error(request, f"The cluster did not accept the TensorBoard: {error}")
+        return redirect(back)
+    verb = "Started" if spawned.created else "Refreshed"
+    name = spawned.tensorboard["metadata"]["name"]
+    messages.success(request, f"{verb} TensorBoard {name} with {contents}.")
+    for warning in spawned.warnings:
+        messages.warning(request, warning)
+    return redirect(f"{reverse('dashboard:tensorboards')}?{urlencode({'namespace': namespace})}")

@@ -27,7 +27,7 @@ from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.models.trainjobs import PHASES
 
-from . import events
+from . import events, tensorboards
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
 from .logs import FINISHED_POD_PHASES, TAIL_LINES, read_logs
 
@@ -193,6 +193,17 @@ def trainjob_stop(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.info(request, f"TrainJob {job.name} was already gone from the cluster.")
     return redirect("dashboard:trainjob", pk=job.pk)
+
+
+@page
+@require_POST
+def trainjob_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
+    """Open the TrainJob in TensorBoard at the log directory an administrator configured for training jobs."""
+    job = _train_job(request, pk)
+    return tensorboards.spawn_for_source(
+        request, namespace=job.namespace, kind=c.TRAIN_JOB_KIND, source=job.name,
+        back=reverse("dashboard:trainjob", args=[job.pk]), contents=f"the logs of TrainJob {job.name}",
+    )  # fmt: skip
 
 
 @page

@@ -52,7 +52,7 @@ TENSORBOARD = CustomResource(
                 {
                     "kind": string(
                         "Workflow (default), HyperparamWorkflow, or a training job kind (TFJob, MXJob, "
-                        "PyTorchJob, XGBoostJob, JAXJob, PaddleJob, MPIJob).",
+                        "PyTorchJob, XGBoostJob, JAXJob, PaddleJob, MPIJob, TrainJob).",
                         enum=(
                             "Workflow",
                             "HyperparamWorkflow",
@@ -63,6 +63,7 @@ TENSORBOARD = CustomResource(
                             "JAXJob",
                             "PaddleJob",
                             "MPIJob",
+                            "TrainJob",
                         ),
                     ),
                     "name": string(min_length=1),

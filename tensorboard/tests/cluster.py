@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kube.crds import CUSTOM_RESOURCES
+from kube.crds import CUSTOM_RESOURCES, TRAINER_RESOURCES
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 
@@ -40,8 +40,10 @@ WORKFLOW_CRD: dict[str, Any] = {
 
 
 def install_crds(sim: Simulator) -> None:
-    """Every CRD of ours and Argo's Workflow CRD, unless the simulator serves them already."""
-    for manifest in [*(resource.manifest() for resource in CUSTOM_RESOURCES), WORKFLOW_CRD]:
+    """Every CRD of ours, Kubeflow Trainer's (a TrainJob is a source too) and Argo's Workflow CRD, unless
+    the simulator serves them already."""
+    resources = (*CUSTOM_RESOURCES, *TRAINER_RESOURCES)
+    for manifest in [*(resource.manifest() for resource in resources), WORKFLOW_CRD]:
         try:
             sim.store.create(manifest)
         except ApiError as error:

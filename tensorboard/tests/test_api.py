@@ -165,7 +165,7 @@ def test_a_workflow_that_does_not_exist_is_404(sim, owner):
     assert response.json() == {
         "detail": "Workflow team-a/no-such-workflow was not found (looked for kind Workflow). To open "
         'another kind, send "kind": one of Workflow, HyperparamWorkflow, TFJob, MXJob, PyTorchJob, '
-        "XGBoostJob, JAXJob, PaddleJob, MPIJob.",
+        "XGBoostJob, JAXJob, PaddleJob, MPIJob, TrainJob.",
         "code": "source_not_found",
         "kind": "Workflow",
         "namespace": NAMESPACE,
@@ -420,6 +420,63 @@ def test_a_training_job_opens_at_the_log_directory_the_administrator_configured(
     )
     assert spawn(owner, "mnist-tf", kind="TFJob").status_code == 200
     assert "syncSeconds" not in tensorboard(sim, "mnist-tf-tfjob", NAMESPACE)["spec"]
+
+
+def test_a_trainjob_opens_at_the_log_directory_the_administrator_configured(sim, owner, settings):
+    metadata = {"name": "mnist-v2", "namespace": NAMESPACE}
+    spec = {"runtimeRef": {"name": "torch-distributed"}}
+    sim.store.create(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": metadata,
+            "spec": spec,
+        }
+    )
+    unconfigured = spawn(owner, "mnist-v2", kind="TrainJob")
+    assert unconfigured.status_code == 422
+    assert unconfigured.json() == {
+        "detail": "TrainJob mnist-v2: training jobs record no artifacts, and no job log directory is "
+        "configured (TENSORBOARD_JOB_LOGDIR, e.g. s3://ml-logs/{namespace}/{name}).",
+        "code": "unusable_artifacts",
+    }
+
+    settings.TENSORBOARD_JOB_LOGDIR = "pvc://training-logs/{namespace}/{name}"
+    response = spawn(owner, "mnist-v2", kind="TrainJob")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["name"], body["source_kind"], body["source_name"]) == (
+        "mnist-v2-trainjob",
+        "TrainJob",
+        "mnist-v2",
+    )
+    assert body["logdirs"] == [{"name": "mnist-v2", "path": "pvc://training-logs/team-a/mnist-v2"}]
+    spawned = tensorboard(sim, "mnist-v2-trainjob", NAMESPACE)
+    assert spawned["metadata"]["labels"]["argoml.io/tensorboard-source-kind"] == "TrainJob"
+    assert "s3" not in spawned["spec"]  # a claim needs no object-store credentials
+    assert spawned["spec"]["syncSeconds"] == 60  # it trains on: the pod keeps syncing
+    complete = {
+        "type": "Complete", "status": "True", "reason": "AllJobsCompleted",
+        "message": "jobset completed successfully", "lastTransitionTime": "2025-03-01T09:00:00Z",
+    }  # fmt: skip
+    sim.store.patch(
+        "trainjobs.trainer.kubeflow.org", "mnist-v2", {"status": {"conditions": [complete]}},
+        namespace=NAMESPACE, subresource="status",
+    )  # fmt: skip
+    assert spawn(owner, "mnist-v2", kind="TrainJob").status_code == 200
+    assert "syncSeconds" not in tensorboard(sim, "mnist-v2-trainjob", NAMESPACE)["spec"]
+
+
+def test_a_trainjobs_name_sent_as_a_tfjob_is_404_saying_to_send_trainjob(sim, owner, settings):
+    settings.TENSORBOARD_JOB_LOGDIR = "s3://ml-logs/{namespace}/{name}"
+    sim.store.create(
+        {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+         "metadata": {"name": "only-v2", "namespace": NAMESPACE}, "spec": {"runtimeRef": {"name": "rt"}}}
+    )  # fmt: skip
+    response = spawn(owner, "only-v2", kind="TFJob")
+    assert response.status_code == 404
+    assert response.json()["found_kinds"] == ["TrainJob"]
+    assert response.json()["detail"].endswith('There is a TrainJob of that name: send "kind": "TrainJob".')
 
 
 def test_logdirs_named_directly_must_lie_under_a_path_an_administrator_allowed(sim, owner, settings):
