@@ -245,17 +245,18 @@ def test_a_tfjob_applied_with_kubectl_runs_to_success_and_shows_everywhere(
     advance(sim, redis, 4)
     until(lambda: phase_of_row(ns, "mnist") == "Succeeded", "the mirror to say Succeeded")
 
+    # The parameter servers, still running when the chief succeeded, count as succeeded (as in Kubeflow).
     table = kubectl(sim, "get", "tfjobs", "-n", ns)
     assert "mnist" in table
     assert "Succeeded" in table
-    assert "Chief 1/1 succeeded · PS 2/2 · Worker 4/4 succeeded" in table
+    assert "Chief 1/1 succeeded · PS 2/2 succeeded · Worker 4/4 succeeded" in table
     assert history(ns, "mnist") == ["Created", "Running", "Succeeded"]
 
     job = row(ns, "mnist")
     page = admin_client.get(f"/admin/jobs/trainingjob/{job.pk}/change/").content.decode()
     assert all(name in page for name in names)
     listing = admin_client.get(f"/admin/jobs/trainingjob/?namespace={ns}").content.decode()
-    assert "Chief 1/1 succeeded · PS 2/2 · Worker 4/4 succeeded" in listing
+    assert "Chief 1/1 succeeded · PS 2/2 succeeded · Worker 4/4 succeeded" in listing
 
     api = admin_client.get(f"/api/jobs/{job.pk}/").json()
     assert api["phase"] == "Succeeded"

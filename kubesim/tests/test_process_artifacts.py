@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +24,9 @@ from kubesim.tests.test_process_kubelet import NAMESPACE, finished, pod, status,
 
 REPO = Path(__file__).resolve().parents[2]
 BUCKET = "argoml-artifacts"
-#: make run's and make test's scratch folder inside the repository (tokens, keys, the database): masked
-DEV_DIR = REPO / ".dev"
+#: A folder inside the repository the kubelet is told to hide, as `make run` hides `.dev` (tokens, keys, the
+#: database); not `.dev` itself, which holds this test's own sandbox when make test runs it
+MASKED_IN_REPO = REPO / ".dev" / f"mask-probe-{os.getpid()}"
 
 
 class Stack:
@@ -51,14 +53,19 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     pods = root / "pods"
     with running(DirectoryStore(pods / "artifacts", BUCKET), "dev-access", "dev-secret") as s3:
         port = int(s3.endpoint.rsplit(":", 1)[1])
-        DEV_DIR.mkdir(exist_ok=True)  # so the mounted repository holds one, as on make run
+        MASKED_IN_REPO.mkdir(parents=True, exist_ok=True)
+        (MASKED_IN_REPO / "admin-credentials").write_text("secret")
+        masked = (str(tree / "hidden"), str(MASKED_IN_REPO))
         options = ProcessOptions(
-            root=pods, image_map=image_map, base=REPO, masked_paths=(str(tree / "hidden"), str(DEV_DIR)),
+            root=pods, image_map=image_map, base=REPO, masked_paths=masked,
             exposed=(HostService("argoml", "argoml-artifacts", 9000, "127.0.0.1", port),),
         )  # fmt: skip
         with running_simulator(kubelet=True, argo=True, namespaces=[NAMESPACE], processes=options) as sim:
             assert sim.kubelet.processes is not None
-            yield Stack(sim, s3, pods, tree)
+            try:
+                yield Stack(sim, s3, pods, tree)
+            finally:
+                shutil.rmtree(MASKED_IN_REPO, ignore_errors=True)
 
 
 def test_an_image_mount_is_read_only_and_keeps_the_masked_paths_hidden(stack: Stack) -> None:
@@ -86,13 +93,13 @@ def test_our_image_runs_the_repository_at_app_and_reads_the_repository_through_i
         "client = Minio('argoml-artifacts.argoml.svc:9000', 'dev-access', 'dev-secret', secure=False)\n"
         f"print(client.get_object('{BUCKET}', 'wf/pod/out.txt').read().decode())\n"
         "print(os.path.exists('/app/manage.py'), os.environ['DJANGO_SETTINGS_MODULE'])\n"
-        "print(sorted(os.listdir('/app/.dev')) if os.path.isdir('/app/.dev') else 'no .dev')\n"
+        f"print(sorted(os.listdir('/app/.dev/{MASKED_IN_REPO.name}')))\n"
     )
     phase, log = stack.run("ours", "argoml/argoml:latest", ["python", "-c", script])
     assert phase == "Succeeded", log
     lines = log.splitlines()
     assert lines[:2] == ["written by a step", "True argoml_site.settings"]
-    assert lines[2] == "[]", "the dev stack's state (masked, as make run masks it) stays hidden inside /app"
+    assert lines[2] == "[]", "a masked folder of the repository stays hidden inside /app"
 
 
 def refused(pod_status: dict) -> dict | None:
