@@ -17,6 +17,7 @@ the header is checking the body.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -53,33 +54,38 @@ class _Bounded:
         return super().parse(stream, media_type, parser_context)  # type: ignore[misc]
 
 
-class _BoundedJSONParser(parsers.JSONParser):
+class _BoundedReader:
+    """The body through the bounded reader `read`, refused as DRF's JSON parser refuses: a 400 naming the
+    problem (and its line)."""
+
+    language = ""
+    read: Callable[[str], Any]
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            return self.read(stream.read().decode(encoding))
+        except UnicodeDecodeError:
+            raise exceptions.ParseError(
+                f"{self.language} parse error - the body is not {encoding} text"
+            ) from None
+        except safeyaml.YamlRefused as refused:
+            raise exceptions.ParseError(f"{self.language} parse error - {refused}") from None
+
+
+class _BoundedJSONParser(_BoundedReader, parsers.JSONParser):
     """DRF's JSON parser with the bounded reader in place of `json.load`; same media type, same 400."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
-        try:
-            return safeyaml.load_json(stream.read().decode(encoding))
-        except UnicodeDecodeError:
-            raise exceptions.ParseError(f"JSON parse error - the body is not {encoding} text") from None
-        except safeyaml.YamlRefused as refused:
-            raise exceptions.ParseError(f"JSON parse error - {refused}") from None
+    language = "JSON"
+    read = staticmethod(safeyaml.load_json)
 
 
-class _BoundedYAMLParser(parsers.BaseParser):
-    """One YAML document (RFC 9512's `application/yaml`) through the bounded reader, answered as the JSON
-    parser answers: a 400 naming the problem and its line."""
+class _BoundedYAMLParser(_BoundedReader, parsers.BaseParser):
+    """One YAML document (RFC 9512's `application/yaml`) through the bounded reader."""
 
     media_type = "application/yaml"
-
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
-        try:
-            return safeyaml.load(stream.read().decode(encoding))
-        except UnicodeDecodeError:
-            raise exceptions.ParseError(f"YAML parse error - the body is not {encoding} text") from None
-        except safeyaml.YamlRefused as refused:
-            raise exceptions.ParseError(f"YAML parse error - {refused}") from None
+    language = "YAML"
+    read = staticmethod(safeyaml.load)
 
 
 class JSONParser(_Bounded, _BoundedJSONParser):
