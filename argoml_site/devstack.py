@@ -62,9 +62,14 @@ class Supervisor:
     def stop_all(self) -> None:
         """One at a time, each given its grace: what a child talks to (the simulator, Redis) outlives it,
         so the web server and the worker close their watches and connections on a live server instead of
-        racing its shutdown (which cost a TLS traceback per watch in the simulator's output)."""
+        racing its shutdown (which cost a TLS traceback per watch in the simulator's output).
+
+        SIGTERM goes to the child alone, not its process group: a parent stops its own processes in its
+        order (Celery's worker finishes its pool's tasks, then ends the pool; a pool process signalled
+        directly dies mid-task and the worker reports a WorkerLostError traceback)."""
         for child in reversed(self.children):
-            _signal_group(child.process, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                child.process.send_signal(signal.SIGTERM)
             try:
                 child.process.wait(timeout=self.stop_grace_seconds)
             except subprocess.TimeoutExpired:

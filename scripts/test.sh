@@ -83,7 +83,8 @@ start_side site "$(postgres site)" "${SIDE_SITE[@]}" --ignore-glob='argoml_site/
 start_side hostile "$(postgres hostile)" "${HOSTILE[@]}"
 start_side sqlite "sqlite:///$PWD/.dev/pytest-sqlite.sqlite3" "${SQLITE[@]}"
 status=0
-$BIN/pytest $(printf -- '--ignore=%s ' "${SIDE_SIMULATOR[@]}" "${SIDE_SITE[@]}") || status=$?
+$BIN/pytest $(printf -- '--ignore=%s ' "${SIDE_SIMULATOR[@]}" "${SIDE_SITE[@]}") 2>&1 | tee .dev/pytest-main.log \
+  || status=$?
 mypy_status=0
 wait "$mypy_pid" || mypy_status=$?
 echo "== mypy (exit $mypy_status)"
@@ -95,5 +96,12 @@ for index in "${!side_pids[@]}"; do
   echo "== pytest, the ${side_names[$index]} group (exit $side_status)"
   cat ".dev/pytest-${side_names[$index]}.log"
   [ "$side_status" -eq 0 ] || status=1
+done
+# Each group's verdict and its failures last, where a CI log's tail (often all that is kept) shows them.
+echo "== summary"
+echo "mypy: exit $mypy_status"
+for name in main "${side_names[@]}"; do
+  echo "pytest, the $name group: $(tail -n 1 ".dev/pytest-$name.log")"
+  grep -E '^(FAILED|ERROR) ' ".dev/pytest-$name.log" | sed 's/^/  /' || true
 done
 exit "$status"

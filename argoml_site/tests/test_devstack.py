@@ -353,6 +353,72 @@ def test_the_supervisor_stops_the_newest_child_before_signalling_the_one_it_talk
     ]  # fmt: skip
 
 
+def test_the_supervisor_lets_a_child_stop_its_own_processes(tmp_path):
+    """SIGTERM reaches the child, not its group: a Celery worker ends its pool after the running tasks,
+    where a pool process signalled directly would die mid-task (a WorkerLostError at every Ctrl-C)."""
+    journal = tmp_path / "journal"
+    pool_process = (
+        "import signal, sys, time\n"
+        "def stop(*_):\n"
+        "    open(sys.argv[1], 'a').write('pool stopping\\n'); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "open(sys.argv[1], 'a').write('pool ready\\n')\n"
+        "time.sleep(60)\n"
+    )
+    parent = (
+        "import signal, subprocess, sys, time\n"
+        "pool = subprocess.Popen([sys.executable, '-c', sys.argv[2], sys.argv[1]])\n"
+        "def stop(*_):\n"
+        "    open(sys.argv[1], 'a').write('parent stopping\\n'); time.sleep(0.5)\n"
+        "    open(sys.argv[1], 'a').write('parent stops its pool\\n')\n"
+        "    pool.terminate(); pool.wait(); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "time.sleep(60)\n"
+    )
+    supervisor = Supervisor(cwd=tmp_path)
+    supervisor.start("worker", [sys.executable, "-c", parent, str(journal), pool_process], dict(os.environ))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (journal.exists() and "pool ready" in journal.read_text()):
+        time.sleep(0.05)
+    supervisor.stop_all()
+    assert journal.read_text().splitlines() == [
+        "pool ready",
+        "parent stopping",
+        "parent stops its pool",
+        "pool stopping",
+    ]
+
+
+def test_the_supervisor_kills_what_a_stopped_child_left_behind(tmp_path):
+    """A child that exits on SIGTERM without stopping its own processes leaves none running."""
+    pid_file = tmp_path / "orphan.pid"
+    parent = (
+        "import signal, subprocess, sys, time\n"
+        "orphan = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "open(sys.argv[1], 'w').write(str(orphan.pid))\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+        "time.sleep(60)\n"
+    )
+    supervisor = Supervisor(cwd=tmp_path)
+    supervisor.start("careless", [sys.executable, "-c", parent, str(pid_file)], dict(os.environ))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (pid_file.exists() and pid_file.read_text()):
+        time.sleep(0.05)
+    orphan = int(pid_file.read_text())
+    supervisor.stop_all()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{orphan}").exists() and not _is_zombie(orphan):
+        time.sleep(0.05)
+    assert not Path(f"/proc/{orphan}").exists() or _is_zombie(orphan)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
 def test_a_private_file_is_owner_only_even_under_a_permissive_umask(tmp_path):
     previous = os.umask(0)
     try:
