@@ -1,6 +1,7 @@
 """The documentation cites only pages a reader of this repository has: every `*.md` file that the README or a
-page of docs/ names (in a link or in text) exists here, beside the page or from the repository's root; and
-it names every setting the production code reads, so a new setting without a word on it fails here."""
+page of docs/ names (in a link or in text) exists here, beside the page or from the repository's root, and
+every link to a section finds its heading; and the docs name every setting the production code reads, so a
+new setting without a word on it fails here."""
 
 from __future__ import annotations
 
@@ -42,6 +43,45 @@ def test_the_check_sees_a_citation_of_a_missing_page(tmp_path):
     page = tmp_path / "install.md"
     page.write_text("five kinds of process (ARCHITECTURE.md §6); see [security](security.md#limits)\n")
     assert cited_files(page) == {"ARCHITECTURE.md", "security.md"}
+
+
+# A Markdown link to a section: `[text](page.md#anchor)`, or `(#anchor)` on the same page.
+SECTION_LINK = re.compile(r"\]\(((?:[\w.-]+/)*[\w-]+\.md)?#([^)\s]+)\)")
+FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives the page's headings: lower case, punctuation but `-` and `_` dropped,
+    spaces as `-` (a `#` line inside a fenced block is code, not a heading)."""
+    text = FENCED.sub("", page.read_text())
+    return {
+        re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-") for title in HEADING.findall(text)
+    }
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_link_to_a_section_finds_its_heading(page):
+    """The pointers the reference pages keep where figures were (docs/benchmarks.md#...) and every other
+    link to a section land on a heading that exists."""
+    broken = []
+    for target, anchor in SECTION_LINK.findall(page.read_text()):
+        linked = (
+            page
+            if not target
+            else (page.parent / target if (page.parent / target).exists() else REPO / target)
+        )
+        if linked.exists() and anchor not in anchors(linked):
+            broken.append(f"{target}#{anchor}")
+    assert broken == [], f"{page.relative_to(REPO)} links to sections that do not exist"
+
+
+def test_the_section_check_reads_headings_as_github_does(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Title\n## The mirror's write path\n### Bounds on input (issue 27)\n```\n# not a heading\n```\n"
+    )
+    assert anchors(page) == {"title", "the-mirrors-write-path", "bounds-on-input-issue-27"}
 
 
 # --- Every setting the code reads is documented ---------------------------------------------------------
