@@ -38,7 +38,7 @@ from jobs.plan import plan  # noqa: E402
 from jobs.tests.fakes import T0, make_job  # noqa: E402
 
 #: Each kind's replica types, the last one taking what the others leave of the count (the shapes of
-#: docs/jobs.md's table: a TFJob's 99 parameter servers, an MXJob's 99 servers).
+#: docs/benchmarks.md's table: a TFJob's 99 parameter servers, an MXJob's 99 servers).
 SHAPES = {
     "TFJob": {"Chief": 1, "PS": 99, "Worker": 0},
     "MXJob": {"Scheduler": 1, "Server": 99, "Worker": 0},

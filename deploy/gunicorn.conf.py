@@ -1,18 +1,7 @@
 """Gunicorn's configuration for the web process (admin, dashboard, API and admission webhooks over TLS).
 
-Every knob is an environment variable, so the Deployment changes behaviour without a new image:
-
-| Variable | Default | Meaning |
-|---|---|---|
-| `GUNICORN_BIND` | `0.0.0.0:8443` | address:port to listen on |
-| `GUNICORN_CERTFILE`, `GUNICORN_KEYFILE` | `/tls/tls.crt`, `/tls/tls.key` | TLS files; both empty: HTTP |
-| `GUNICORN_WORKERS`, `GUNICORN_THREADS` | `2`, `1` | processes, threads each (gthread; docs/webhooks.md) |
-| `GUNICORN_TIMEOUT`, `GUNICORN_GRACEFUL_TIMEOUT` | `60`, `25` | a silent worker is killed; shutdown drain |
-| `GUNICORN_KEEPALIVE` | `30` | the apiserver keeps webhook connections open |
-| `GUNICORN_MAX_REQUESTS`, `GUNICORN_MAX_REQUESTS_JITTER` | `0`, `0` | recycle workers (0: never) |
-| `GUNICORN_ACCESS_LOG` | `false` | one line per request on stdout |
-| `GUNICORN_WORKER_TMP_DIR` | (system temp) | heartbeat files; an emptyDir with a read-only root |
-| `FORWARDED_ALLOW_IPS` | `127.0.0.1` | proxies trusted for X-Forwarded-* headers |
+Every knob is an environment variable, so the Deployment changes behaviour without a new image;
+docs/install.md ("Gunicorn") lists them with their defaults.
 
 The TLS files are read per connection by the gthread worker, so a renewed Secret (mounted as a directory,
 not with subPath) is served without a restart. With PROMETHEUS_MULTIPROC_DIR set, the hooks below keep the

@@ -4,7 +4,6 @@ does not take a request."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
@@ -27,6 +26,7 @@ import limits
 from kube import names, validators
 from kube.errors import AlreadyExists, ApiError, ClusterNotConfigured, Invalid
 from kube.models import HISTORY_FIELDS
+from workflows import spelling
 
 
 # A MirrorHistory row (read-only); subclasses name the model in `class Meta(HistorySerializer.Meta)`.
@@ -97,8 +97,7 @@ class ClosedSerializer(serializers.Serializer):
 
 
 def unknown_field_message(field: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(field, known, n=1)
-    hint = f'did you mean "{close[0]}"?' if close else f"expected one of {', '.join(known)}."
+    hint = spelling.did_you_mean(field, known) or f"expected one of {', '.join(known)}."
     return f"Unknown field; {hint}"
 
 

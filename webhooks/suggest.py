@@ -3,16 +3,16 @@
 Pure. The known fields at a path come from the message when it lists them (`unknown field; expected ...`),
 from Argo's schema for Argo specs (`unknown field "spec.templates[0].containr"`), or from the job
 validation's field lists. Katib's names for what we call otherwise are matched first (a Katib user writes
-`parameters`, which difflib alone would take for `parallelism`); then difflib's closest match.
+`parameters`, which difflib alone would take for `parallelism`); the choosing and the wording are
+`workflows.spelling`'s, shared with every door that refuses an unknown name.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterable
 
 from jobs import validation
+from workflows import spelling
 from workflows.lint import schema
 
 # Katib Experiment fields → ours (hyperparam/sweep.py), for users coming from Kubeflow's tuner.
@@ -24,7 +24,6 @@ KATIB_NAMES = {
     "feasibleSpace": "range",
     "parameterType": "range",
 }
-CUTOFF = 0.6
 _EXPECTED = re.compile(r"unknown (?:field|replica type)[^;]*; expected (?:one of )?(?P<fields>.+)$")
 _ARGO_UNKNOWN = re.compile(r'^unknown field "(?P<path>[^"]+)"$')
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[\d+\]")
@@ -35,18 +34,6 @@ _JOB_PARENTS = (
     (re.compile(r"^spec\.runPolicy\.schedulingPolicy$"), validation.SCHEDULING_POLICY_FIELDS),
 )
 EMBEDDED_WORKFLOW = "spec.workflow"  # a HyperparamWorkflow's Argo spec, linted as a Workflow's `spec`
-
-
-def closest(unknown: str, known: Iterable[str]) -> str | None:
-    """The known field the user most likely meant, or None when none is close."""
-    known = sorted(set(known))
-    if KATIB_NAMES.get(unknown) in known:
-        return KATIB_NAMES[unknown]
-    folded = {field.lower(): field for field in known}
-    if unknown.lower() in folded:
-        return folded[unknown.lower()]
-    matches = difflib.get_close_matches(unknown, known, n=1, cutoff=CUTOFF)
-    return matches[0] if matches else None
 
 
 def known_fields(field: str, message: str, kind: str) -> tuple[str, ...]:
@@ -69,8 +56,8 @@ def hint(field: str, message: str, kind: str) -> str:
     if not known:
         return ""
     unknown = field.rpartition(".")[2].split("[", 1)[0]
-    match = closest(unknown, known)
-    return f' (did you mean "{match}"?)' if match and match != unknown else ""
+    offer = spelling.did_you_mean(unknown, known, aliases=KATIB_NAMES)
+    return f" ({offer})" if offer else ""
 
 
 def _argo_fields(path: str, kind: str) -> tuple[str, ...]:

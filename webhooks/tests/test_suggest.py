@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from webhooks import suggest
+from workflows import spelling
 
 SWEEP_FIELDS = "algorithm, hyperparams, maxTrials, objective, parallelism, workflow"
 
@@ -22,11 +23,11 @@ SWEEP_FIELDS = "algorithm, hyperparams, maxTrials, objective, parallelism, workf
     ],
 )
 def test_the_closest_known_field_is_chosen(unknown, expected):
-    assert suggest.closest(unknown, SWEEP_FIELDS.split(", ")) == expected
+    assert spelling.closest(unknown, SWEEP_FIELDS.split(", "), aliases=suggest.KATIB_NAMES) == expected
 
 
 def test_a_katib_name_is_suggested_only_where_its_counterpart_is_a_field():
-    assert suggest.closest("parameters", ["values", "range"]) is None
+    assert spelling.closest("parameters", ["values", "range"], aliases=suggest.KATIB_NAMES) is None
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import limits
+from workflows import spelling
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,5 @@ class Problems:
 
 def unknown_key_message(key: str, known: Iterable[str]) -> str:
     """Name the unknown key and, when it looks like a typo, the key the user probably meant."""
-    close = difflib.get_close_matches(key, sorted(known), n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else f"; known keys: {', '.join(sorted(known))}"
-    return f"unknown key '{key}'{hint}"
+    hint = spelling.did_you_mean(key, known, quote="'") or f"known keys: {', '.join(sorted(known))}"
+    return f"unknown key '{key}'; {hint}"
