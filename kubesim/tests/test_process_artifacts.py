@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,6 +101,31 @@ def test_our_image_runs_the_repository_at_app_and_reads_the_repository_through_i
     lines = log.splitlines()
     assert lines[:2] == ["written by a step", "True argoml_site.settings"]
     assert lines[2] == "[]", "a masked folder of the repository stays hidden inside /app"
+
+
+def test_an_image_whose_runtime_lies_under_tmp_runs_it(tmp_path: Path) -> None:
+    """A repository cloned under /tmp: its virtualenvs are where each container gets a /tmp of its own, so
+    the kubelet binds them back (found by a newcomer's walk: every training pod exited 127)."""
+    home = Path(tempfile.mkdtemp(prefix="venv-", dir="/tmp"))
+    try:
+        (home / "bin").mkdir()
+        (home / "lib").mkdir()
+        (home / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (home / "lib" / "marker").write_text("beside bin")
+        tool = home / "bin" / "tool"
+        tool.write_text(f"#!/bin/sh\necho runs; cat {home}/lib/marker\n")
+        tool.chmod(0o755)
+        image_map = tmp_path / "image-map.yaml"
+        entry = {"image": "cloned-under-tmp:*", "path": [str(home / "bin")], "command": ["tool"]}
+        image_map.write_text(yaml.safe_dump({"images": [entry]}))
+        options = ProcessOptions(root=tmp_path / "pods", image_map=image_map, base=REPO)
+        with running_simulator(kubelet=True, namespaces=[NAMESPACE], processes=options) as sim:
+            sim.store.create(pod("tmp-runtime", [], container={"image": "cloned-under-tmp:1"}), NAMESPACE)
+            phase = finished(sim, "tmp-runtime")["phase"]
+            log = sim.kubelet.logs.text(NAMESPACE, "tmp-runtime", "main")
+        assert (phase, log.splitlines()) == ("Succeeded", ["runs", "beside bin"])
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def refused(pod_status: dict) -> dict | None:

@@ -33,7 +33,7 @@ from kubesim.kubelet.process.environment import (
 from kubesim.kubelet.process.images import PYTHON_SHIMS, ImageMap, LocalImage
 from kubesim.kubelet.process.network import MASTER_SERVICE_IP, ClusterNetwork, PodFiles
 from kubesim.kubelet.process.provisioner import claim_directory_reader
-from kubesim.kubelet.sandbox import Container, ContainerLaunch, ExitStatus, Mount, Node, SandboxError
+from kubesim.kubelet.sandbox import Container, ContainerLaunch, ExitStatus, Mount, Node, SandboxError, rootfs
 from kubesim.store import Store, Subscription
 
 log = logging.getLogger(__name__)
@@ -468,11 +468,31 @@ class ProcessRuntime:
                     "does not exist",
                 )
             mounts.append(Mount(resolved, container, True))
+        homes = runtime_homes_under_fresh_directories(image, self._masked_paths())
+        mounts += [Mount(home, home, True) for home in homes]
         return mounts
 
     def _masked_paths(self) -> tuple[str, ...]:
         """What no pod may read although it is on the machine: the dev stack's state (tokens, keys)."""
         return (str(self.settings.root), str(Path.home() / ".kube"), *self.settings.masked_paths)
+
+
+def runtime_homes_under_fresh_directories(image: LocalImage, masked: tuple[str, ...]) -> list[str]:
+    """The image's PATH entries that lie where every container gets a directory of its own (`/tmp`), to be
+    bound back read-only at the same path (a virtualenv's whole folder: it holds `lib/` beside `bin/`), so
+    a repository cloned under /tmp runs its pods' `python` instead of exiting 127. Never what the kubelet
+    hides."""
+    hidden = [os.path.realpath(path).rstrip("/") + "/" for path in masked]
+    homes: list[str] = []
+    for entry in image.path:
+        directory = os.path.realpath(entry)
+        if not os.path.isdir(directory) or directory.split("/")[1] not in rootfs.FRESH:
+            continue
+        parent = os.path.dirname(directory)
+        home = parent if os.path.exists(os.path.join(parent, "pyvenv.cfg")) else directory
+        if home not in homes and not any((home + "/").startswith(prefix) for prefix in hidden):
+            homes.append(home)
+    return homes
 
 
 def _drain(fd: int, into: bytearray) -> None:
