@@ -4,6 +4,7 @@ names never leak; writes need the editor role."""
 
 from __future__ import annotations
 
+import re
 from typing import TypeVar
 
 from django.core.exceptions import PermissionDenied
@@ -14,6 +15,8 @@ from django.http import Http404, HttpRequest
 from access.scopes import NamespaceScope, filter_readable, scope_for
 
 M = TypeVar("M", bound=Model)
+#: A Kubernetes namespace's name (an RFC 1123 label).
+NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def request_scope(request: HttpRequest) -> NamespaceScope:
@@ -45,11 +48,17 @@ def require_editor(request: HttpRequest, namespace: str) -> None:
 
 
 def visible_namespaces(request: HttpRequest, model: type[Model] | None = None) -> list[str]:
-    """The namespaces a filter offers: the user's grants, or for a superuser those `model`'s rows use."""
+    """The namespaces a filter offers: the user's grants, or for a superuser those `model`'s rows use and
+    the one the request filters by (a TensorBoard just started is in no row until the mirror has it: the
+    page the Open button leads to must list nothing yet, not refuse its own link)."""
     scope = request_scope(request)
     if not scope.everywhere:
         return sorted(scope.readable)
-    return distinct_namespaces(model) if model is not None else []
+    found = distinct_namespaces(model) if model is not None else []
+    asked = request.GET.get("namespace", "")
+    if NAMESPACE_NAME.fullmatch(asked) and asked not in found:
+        found = sorted([*found, asked])
+    return found
 
 
 def distinct_namespaces(model: type[Model]) -> list[str]:

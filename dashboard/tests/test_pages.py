@@ -180,3 +180,23 @@ def test_a_tensorboard_of_a_training_job_links_to_that_job_whatever_its_kind(as_
     factories.tensorboard("tb-job", source_kind=kind, source_name="spmd")
     page = as_viewer.get(reverse("dashboard:tensorboards")).content.decode()
     assert reverse("dashboard:job-by-name", args=["team-a", kind, "spmd"]) in page
+
+
+@pytest.mark.parametrize("name", ["jobs", "trainjobs", "sweeps", "tensorboards"])
+def test_a_superusers_filter_by_a_namespace_with_no_rows_yet_lists_nothing_instead_of_refusing(
+    name, django_user_model
+):
+    """Where "Open all trials in TensorBoard" leads, before the mirror has the new TensorBoard."""
+    client = Client()
+    client.force_login(django_user_model.objects.create_superuser("root", password="x"))
+    page = client.get(reverse(f"dashboard:{name}"), {"namespace": "team-new"}).content.decode()
+    assert "Select a valid choice" not in page
+    assert '<option value="team-new" selected>team-new</option>' in page
+    refused = client.get(reverse(f"dashboard:{name}"), {"namespace": "Not A Namespace"}).content.decode()
+    assert "Select a valid choice" in refused
+
+
+def test_a_users_filter_offers_only_their_grants_whatever_the_request_names(as_viewer):
+    page = as_viewer.get(reverse("dashboard:tensorboards"), {"namespace": "team-b"}).content.decode()
+    assert "Select a valid choice" in page
+    assert 'value="team-b"' not in page

@@ -100,7 +100,10 @@ def test_a_trainjobs_button_spawns_its_tensorboard(sim, as_editor, settings):
     response = as_editor.post(reverse("dashboard:trainjob-tensorboard", args=[job.pk]), follow=True)
 
     assert response.redirect_chain[-1][0] == f"{reverse('dashboard:tensorboards')}?namespace={NAMESPACE}"
-    assert "Started TensorBoard llama-trainjob with the logs of TrainJob llama." in page_text(response)
+    assert (
+        "Started TensorBoard llama-trainjob with the logs of TrainJob llama; it is listed here as soon as "
+        "the cluster reports it."
+    ) in page_text(response)
     spawned = get(sim, TENSORBOARDS, "llama-trainjob", NAMESPACE)
     assert spawned is not None
     assert spawned["spec"]["workflowRef"] == {"kind": "TrainJob", "name": "llama"}

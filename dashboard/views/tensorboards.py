@@ -133,7 +133,8 @@ def spawn_for_source(
         return redirect(back)
     verb = "Started" if spawned.created else "Refreshed"
     name = spawned.tensorboard["metadata"]["name"]
-    messages.success(request, f"{verb} TensorBoard {name} with {contents}.")
+    listed = "; it is listed here as soon as the cluster reports it" if spawned.created else ""
+    messages.success(request, f"{verb} TensorBoard {name} with {contents}{listed}.")
     for warning in spawned.warnings:
         messages.warning(request, warning)
     return redirect(f"{reverse('dashboard:tensorboards')}?{urlencode({'namespace': namespace})}")
