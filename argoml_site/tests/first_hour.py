@@ -137,6 +137,8 @@ def the_sweeps_best_trial_and_its_tensorboard(stack: Any, page: Any) -> None:
         re.compile(r"(Started|Refreshed) TensorBoard \S+ with every trial of ridge-tb")
     )
     name = re.search(r"TensorBoard (\S+) with", message.inner_text()).group(1)
+    # The landing page lists the new TensorBoard once mirrored; it never refuses the filter it was sent with.
+    assert "Select a valid choice" not in page.locator("main").inner_text(), page.locator("main").inner_text()
     row = wait_for_row(page, f"{stack.base_url}/dashboard/tensorboards/?namespace=team-a", name, "Ready")
     assert "Ready" in row, f"{row!r}\n" + stack.kubectl("get", "tensorboard", name, "-o", "yaml")
     row_of(page, name).get_by_role("button", name=re.compile("^Open")).click()
