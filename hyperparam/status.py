@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from hyperparam.trials import STOP_TARGET_REACHED, STOP_TOO_MANY_FAILURES
+from hyperparam.trials import STOP_TARGET_REACHED, STOP_TOO_MANY_FAILURES, too_many_failures
 from kube.conditions import FALSE, TRUE, set_condition, timestamp
 
 PENDING = "Pending"
@@ -128,7 +128,7 @@ def _ended(observed: Observed) -> tuple[str, str, str]:
             f"no trial reported the objective's metric {observed.metric!r} ({failed} of {finished} failed)"
         )
         return FAILED, REASON_NO_METRIC, message + _first_error(observed)
-    if observed.metric is None and failed > (observed.max_failed or 0):
+    if observed.metric is None and too_many_failures(failed, observed.max_failed, every_trial_ran=True):
         return FAILED, REASON_TRIALS_FAILED, f"{failed} of {finished} trials failed" + _first_error(observed)
     message = f"all {finished} trials finished"
     if failed:

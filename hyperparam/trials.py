@@ -146,9 +146,19 @@ def stop_reason(summary: TrialSummary, sweep: Sweep) -> str | None:
         and objective.reached(best.metric)
     ):
         return STOP_TARGET_REACHED
-    if sweep.max_failed_trials is not None and summary.failed > sweep.max_failed_trials:
+    if too_many_failures(summary.failed, sweep.max_failed_trials, every_trial_ran=False):
         return STOP_TOO_MANY_FAILURES
     return None
+
+
+def too_many_failures(failed: int, max_failed_trials: int | None, *, every_trial_ran: bool) -> bool:
+    """The one "too many failed trials" rule: more failed than `maxFailedTrials` tolerates. Unset, it
+    tolerates any number while trials run (nothing stops a sweep early) and none once every trial ran (a
+    sweep without an objective then fails if any trial failed), as docs/hyperparam.md promises. The stop
+    (`stop_reason`) and the final verdict (`status`) both ask here, so they cannot drift apart."""
+    if max_failed_trials is None:
+        return every_trial_ran and failed > 0
+    return failed > max_failed_trials
 
 
 def _trial_nodes(nodes: Mapping[str, Any], workflow_name: str) -> dict[int, Mapping[str, Any]]:

@@ -6,6 +6,8 @@ controller failed to create later. The rules and reasons follow the reference im
 (kubernetes/pod-security-admission, `policy/check_*.go`); unlike it, every offending field is reported on
 its own, with its path. Malformed values (a string where a bool belongs) are not flagged here: the
 schema refuses them, and a value that is not `true` does not grant the privilege. No Django, no I/O.
+The standard's allow-lists (capabilities, sysctls, volume sources, profiles) are data in
+`kube.podsecurity_lists`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube import podsecurity_lists as lists
+
 PRIVILEGED = "privileged"
 BASELINE = "baseline"
 RESTRICTED = "restricted"
@@ -22,61 +26,6 @@ LEVELS = (PRIVILEGED, BASELINE, RESTRICTED)
 #: Every namespace has it and a pod without a serviceAccountName runs as it, so no allow-list refuses it.
 DEFAULT_SERVICE_ACCOUNT = "default"
 
-#: What a container runtime grants by default; baseline allows adding only these back.
-DEFAULT_CAPABILITIES = frozenset(
-    {
-        "AUDIT_WRITE",
-        "CHOWN",
-        "DAC_OVERRIDE",
-        "FOWNER",
-        "FSETID",
-        "KILL",
-        "MKNOD",
-        "NET_BIND_SERVICE",
-        "SETFCAP",
-        "SETGID",
-        "SETPCAP",
-        "SETUID",
-        "SYS_CHROOT",
-    }
-)
-#: The one capability restricted lets a container add (after dropping ALL).
-RESTRICTED_ADDABLE_CAPABILITIES = frozenset({"NET_BIND_SERVICE"})
-#: Namespaced sysctls that cannot reach other pods (baseline's allowed list, as of v1.32).
-SAFE_SYSCTLS = frozenset(
-    {
-        "kernel.shm_rmid_forced",
-        "net.ipv4.ip_local_port_range",
-        "net.ipv4.ip_unprivileged_port_start",
-        "net.ipv4.tcp_syncookies",
-        "net.ipv4.ping_group_range",
-        "net.ipv4.ip_local_reserved_ports",
-        "net.ipv4.tcp_keepalive_time",
-        "net.ipv4.tcp_fin_timeout",
-        "net.ipv4.tcp_keepalive_intvl",
-        "net.ipv4.tcp_keepalive_probes",
-        "net.ipv4.tcp_rmem",
-        "net.ipv4.tcp_wmem",
-    }
-)
-SELINUX_TYPES = frozenset({"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"})
-#: Volume sources restricted allows: the ones whose data comes from the API or a PersistentVolume.
-RESTRICTED_VOLUME_SOURCES = frozenset(
-    {
-        "configMap",
-        "csi",
-        "downwardAPI",
-        "emptyDir",
-        "ephemeral",
-        "persistentVolumeClaim",
-        "projected",
-        "secret",
-    }
-)
-APPARMOR_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
-APPARMOR_ANNOTATION_VALUES = ("runtime/default", "localhost/")  # the second is a prefix
-APPARMOR_TYPES = ("RuntimeDefault", "Localhost")
-SECCOMP_TYPES = ("RuntimeDefault", "Localhost")
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 LIFECYCLE_HANDLERS = ("postStart", "preStop")
@@ -281,7 +230,7 @@ def _privileged(view: PodView) -> Iterator[Violation]:
 def _baseline_capabilities(view: PodView) -> Iterator[Violation]:
     for c in view.containers:
         for position, capability in _added_capabilities(c):
-            if capability not in DEFAULT_CAPABILITIES:
+            if capability not in lists.DEFAULT_CAPABILITIES:
                 yield Violation(
                     f"{c.path}.securityContext.capabilities.add[{position}]",
                     f'non-default capabilities ({c.label} must not include "{capability}" in '
@@ -310,16 +259,16 @@ def _host_ports(view: PodView) -> Iterator[Violation]:
 def _apparmor(view: PodView) -> Iterator[Violation]:
     reason = "forbidden AppArmor profile"
     for key, value in view.annotations.items():
-        if not isinstance(key, str) or not key.startswith(APPARMOR_ANNOTATION_PREFIX):
+        if not isinstance(key, str) or not key.startswith(lists.APPARMOR_ANNOTATION_PREFIX):
             continue
-        allowed = value == APPARMOR_ANNOTATION_VALUES[0] or (
-            isinstance(value, str) and value.startswith(APPARMOR_ANNOTATION_VALUES[1])
+        allowed = value == lists.APPARMOR_ANNOTATION_VALUES[0] or (
+            isinstance(value, str) and value.startswith(lists.APPARMOR_ANNOTATION_VALUES[1])
         )
         if not allowed:
             yield Violation(f"{view.annotations_path}[{key}]", f'{reason} ({key}="{value}")')
     for where, who, context in _contexts(view):
         profile = context.get("appArmorProfile")
-        if isinstance(profile, dict) and profile.get("type") not in APPARMOR_TYPES:
+        if isinstance(profile, dict) and profile.get("type") not in lists.APPARMOR_TYPES:
             yield Violation(
                 f"{where}.appArmorProfile.type",
                 f"{reason} ({who} must not set securityContext.appArmorProfile.type"
@@ -333,7 +282,7 @@ def _selinux(view: PodView) -> Iterator[Violation]:
         if not isinstance(options, dict):
             continue
         field = f"{where}.seLinuxOptions"
-        if options.get("type") not in SELINUX_TYPES and options.get("type") is not None:
+        if options.get("type") not in lists.SELINUX_TYPES and options.get("type") is not None:
             yield Violation(
                 f"{field}.type",
                 f"seLinuxOptions ({who} must not set securityContext.seLinuxOptions.type"
@@ -369,7 +318,7 @@ def _seccomp_baseline(view: PodView) -> Iterator[Violation]:
 def _sysctls(view: PodView) -> Iterator[Violation]:
     for position, sysctl in items(view.security.get("sysctls")):
         name = sysctl.get("name")
-        if name not in SAFE_SYSCTLS:
+        if name not in lists.SAFE_SYSCTLS:
             yield Violation(f"{view.security_path}.sysctls[{position}].name", f"forbidden sysctls ({name})")
 
 
@@ -401,7 +350,7 @@ def _restricted(view: PodView) -> list[Violation]:
 def _volume_types(view: PodView) -> Iterator[Violation]:
     for volume in view.volumes:
         for source in volume.body:
-            if source != "name" and source not in RESTRICTED_VOLUME_SOURCES:
+            if source != "name" and source not in lists.RESTRICTED_VOLUME_SOURCES:
                 yield Violation(
                     f"{volume.path}.{source}",
                     f'restricted volume types (volume "{volume.body.get("name")}"'
@@ -447,7 +396,7 @@ def _seccomp_restricted(view: PodView) -> Iterator[Violation]:
     reason = "seccompProfile"
     allowed = '"RuntimeDefault" or "Localhost"'
     pod_type = _mapping(view.security.get("seccompProfile")).get("type")
-    if pod_type is not None and pod_type not in SECCOMP_TYPES and pod_type != "Unconfined":
+    if pod_type is not None and pod_type not in lists.SECCOMP_TYPES and pod_type != "Unconfined":
         yield Violation(
             f"{view.security_path}.seccompProfile.type",
             f'{reason} (pod must not set securityContext.seccompProfile.type to "{pod_type}")',
@@ -455,12 +404,12 @@ def _seccomp_restricted(view: PodView) -> Iterator[Violation]:
     for c in view.containers:
         value = _mapping(c.security.get("seccompProfile")).get("type")
         field = f"{c.path}.securityContext.seccompProfile.type"
-        if value is None and pod_type not in SECCOMP_TYPES:
+        if value is None and pod_type not in lists.SECCOMP_TYPES:
             yield Violation(
                 field,
                 f"{reason} (pod or {c.label} must set securityContext.seccompProfile.type to {allowed})",
             )
-        elif value is not None and value not in SECCOMP_TYPES and value != "Unconfined":
+        elif value is not None and value not in lists.SECCOMP_TYPES and value != "Unconfined":
             # Unconfined is baseline's finding already; this names the other values restricted refuses.
             yield Violation(
                 field, f'{reason} ({c.label} must not set securityContext.seccompProfile.type to "{value}")'
@@ -478,7 +427,10 @@ def _restricted_capabilities(view: PodView) -> Iterator[Violation]:
                 f'{reason} ({c.label} must set securityContext.capabilities.drop=["ALL"])',
             )
         for position, capability in _added_capabilities(c):
-            if capability not in RESTRICTED_ADDABLE_CAPABILITIES and capability in DEFAULT_CAPABILITIES:
+            if (
+                capability not in lists.RESTRICTED_ADDABLE_CAPABILITIES
+                and capability in lists.DEFAULT_CAPABILITIES
+            ):
                 # Capabilities outside the default set are baseline's finding already.
                 yield Violation(
                     f"{c.path}.securityContext.capabilities.add[{position}]",

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hyperparam.manifests import LABEL_BATCH, sweep_selector
+from hyperparam.space.errors import SpecError
 from kube.client import KubeClient
 from kube.conditions import is_true, timestamp
 from kube.crds import (
@@ -57,7 +58,8 @@ from .errors import (
     SourceNotFound,
     UnusableArtifacts,
 )
-from .manifests import ANNOTATION_LAST_ACCESS, API_VERSION, KIND, SpecError, parse_pvc_path
+from .manifests import ANNOTATION_LAST_ACCESS, API_VERSION, KIND
+from .spec import parse_pvc_path
 
 logger = logging.getLogger(__name__)
 

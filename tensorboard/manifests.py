@@ -1,5 +1,6 @@
-"""Pure builders: a Tensorboard (a dict as the API server returns it) + the settings → its Deployment and
-Service, with deterministic names, labels, a controller ownerReference and a hash of what was desired.
+"""Pure builders: a parsed Tensorboard (`spec.TensorboardSpec`) + the settings → its Deployment, Service and
+fetch-plan ConfigMap, with deterministic names, labels, a controller ownerReference and a hash of what was
+desired.
 
 S3, GCS and HTTP artifacts are copied into an emptyDir, one sub-folder per run named after the run, by the
 `fetch-logs` init container (our image, `manage.py fetch_tensorboard_logs`, credentials only as
@@ -9,7 +10,7 @@ containers read it from a read-only mount the kubelet refreshes, so new runs arr
 TensorBoard reads the emptyDir as one unnamed logdir (`--logdir=/tensorboard-logs`), so it discovers new
 sub-folders as runs on its next reload, named exactly like the folder. Logdirs read in place
 (`pvc://<claim>/<subpath>` mounted read-only) are named entries of `--logdir_spec` (split on commas and each
-entry on its first colon, so run names are made safe here and a path with a comma is refused).
+entry on its first colon, so `spec.parse` makes run names safe and refuses a path with a comma).
 """
 
 from __future__ import annotations
@@ -18,19 +19,18 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kube import names, podresources
+from hyperparam.space import errors
+from kube import names
 from kube.names import HASH_LENGTH, label_value, short_hash
 from kube.resources import controller_reference
 
-from .artifacts import ObjectStore, SecretRef
+from .artifacts import SecretRef
 from .conf import TensorboardConf
 from .fetchplan import (
     ACCESS_KEY_ENV,
-    ARCHIVES,
     GCS_KEY_ENV,
     SECRET_KEY_ENV,
     GcsAccess,
@@ -41,10 +41,10 @@ from .fetchplan import (
     encode_plan,
     endpoint_parts,
     folder_name,
-    is_fetched,
     is_folder_name,
     parse_plan,
 )
+from .spec import Identity, Logdir, TensorboardSpec
 
 API_VERSION = "argoml.io/v1alpha1"
 KIND = "Tensorboard"
@@ -55,7 +55,6 @@ ANNOTATION_LAST_ACCESS = "argoml.io/last-access"
 CONTAINER = "tensorboard"
 PORT = 6006
 SERVICE_PORT = 80
-PVC_MOUNT_ROOT = "/logdirs"
 FETCH_ROOT = "/tensorboard-logs"  # the emptyDir the fetcher fills, one numbered folder per run
 FETCH_VOLUME = "fetched-logs"
 FETCH_CONTAINER = "fetch-logs"
@@ -82,28 +81,8 @@ POD_SECURITY_CONTEXT = {
     "seccompProfile": {"type": "RuntimeDefault"},
 }
 CONTAINER_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-_UNSAFE_RUN_CHARACTERS = re.compile(r"[^A-Za-z0-9._()=+\-\[\]]+")
-_PATH_SCHEMES = ("s3://", "gs://", "pvc://", "http://", "https://")
 
 Json = Mapping[str, Any]
-
-
-class SpecError(ValueError):
-    """The Tensorboard's spec cannot be turned into a Deployment; the message names the field."""
-
-
-@dataclass(frozen=True)
-class PvcPath:
-    claim: str
-    subpath: str
-
-    @property
-    def mount_path(self) -> str:
-        return f"{PVC_MOUNT_ROOT}/{self.claim}"
-
-    @property
-    def local_path(self) -> str:
-        return f"{self.mount_path}/{self.subpath}".rstrip("/")
 
 
 # -- names ---------------------------------------------------------------------------------------------
@@ -116,16 +95,16 @@ def child_name(tensorboard_name: str) -> str:
     return f"{base[:keep].rstrip('-')}-{short_hash(tensorboard_name)}"
 
 
-def labels(tensorboard: Json) -> dict[str, str]:
+def labels(tensorboard_name: str) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": "tensorboard",
         "app.kubernetes.io/managed-by": "argoml",
-        LABEL_TENSORBOARD: label_value(_metadata(tensorboard)["name"]),
+        LABEL_TENSORBOARD: label_value(tensorboard_name),
     }
 
 
-def selector(tensorboard: Json) -> dict[str, str]:
-    return {LABEL_TENSORBOARD: label_value(_metadata(tensorboard)["name"])}
+def selector(tensorboard_name: str) -> dict[str, str]:
+    return {LABEL_TENSORBOARD: label_value(tensorboard_name)}
 
 
 def path_prefix(conf: TensorboardConf, namespace: str, name: str) -> str:
@@ -141,9 +120,8 @@ def url(conf: TensorboardConf, namespace: str, name: str) -> str:
     return f"http://{child_name(name)}.{namespace}.svc.{conf.cluster_domain}{prefix}/"
 
 
-def owner_reference(tensorboard: Json) -> dict[str, Any]:
-    metadata = _metadata(tensorboard)
-    return controller_reference(API_VERSION, KIND, metadata["name"], metadata["uid"])
+def owner_reference(identity: Identity) -> dict[str, Any]:
+    return controller_reference(API_VERSION, KIND, identity.name, identity.uid)
 
 
 def plan_configmap_name(tensorboard_name: str) -> str:
@@ -151,82 +129,32 @@ def plan_configmap_name(tensorboard_name: str) -> str:
     name = child_name(tensorboard_name) + PLAN_SUFFIX
     problems = names.NameFormat.SUBDOMAIN.problems(name)
     if problems:
-        raise SpecError(f"metadata.name: the fetch plan's ConfigMap name {name!r} is invalid: {problems[0]}")
+        message = f"the fetch plan's ConfigMap name {name!r} is invalid: {problems[0]}"
+        raise errors.SpecError([errors.FieldError("metadata.name", message)])
     return name
 
 
 # -- logdirs -------------------------------------------------------------------------------------------
-def safe_run_name(name: str) -> str:
-    """A run name `--logdir_spec` reads back unchanged: no `,` (entry separator) or `:` (name separator),
-    not starting with `/` (a path); everything else unusual becomes `_`."""
-    safe = _UNSAFE_RUN_CHARACTERS.sub("_", name.replace(":", "=")).strip("_/")
-    return safe[:100] or "run"
-
-
-def parse_pvc_path(path: str, field: str = "spec.logdirs[].path") -> PvcPath:
-    """`pvc://<claim>/<subpath>` → its claim and subpath; the claim must be a valid name, `..` is refused."""
-    rest = path.removeprefix("pvc://")
-    claim, _, subpath = rest.partition("/")
-    if names.NameFormat.SUBDOMAIN.problems(claim):
-        raise SpecError(f"{field}: {path!r} must be pvc://<claim>/<subpath> with a valid claim name.")
-    parts = [part for part in subpath.split("/") if part not in ("", ".")]
-    if ".." in parts:
-        raise SpecError(f"{field}: {path!r} may not leave its claim with '..'.")
-    return PvcPath(claim, "/".join(parts))
-
-
-def logdirs_of(tensorboard: Json) -> list[tuple[str, str]]:
-    """(safe unique run name, path as given) per `spec.logdirs` entry, checked."""
-    entries = (tensorboard.get("spec") or {}).get("logdirs")
-    if not isinstance(entries, list) or not entries:
-        raise SpecError("spec.logdirs: at least one log directory is required.")
-    result: list[tuple[str, str]] = []
-    taken: set[str] = set()
-    seen_paths: set[str] = set()
-    for index, entry in enumerate(entries):
-        field = f"spec.logdirs[{index}]"
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("path"), str):
-            raise SpecError(f"{field}.path: a path is required.")
-        path = entry["path"]
-        if not path.startswith(_PATH_SCHEMES) or len(path) <= len("s3://"):
-            raise SpecError(
-                f"{field}.path: {path!r} must start with s3://, gs://, pvc://, http:// or https://."
-            )
-        if "," in path:
-            raise SpecError(f"{field}.path: {path!r} contains a comma, which --logdir_spec cannot express.")
-        if path in seen_paths:
-            raise SpecError(f"{field}.path: {path!r} is listed twice; TensorBoard keys runs by path.")
-        seen_paths.add(path)
-        base = safe_run_name(str(entry.get("name") or ""))
-        name, number = base, 2
-        while name in taken:
-            name, number = f"{base}-{number}", number + 1
-        taken.add(name)
-        result.append((name, path))
-    return result
-
-
-def logdir_args(logdirs: list[tuple[str, str]]) -> list[str]:
+def logdir_args(logdirs: Sequence[Logdir]) -> list[str]:
     """TensorBoard's logdir flag. Fetched runs are the sub-folders of one unnamed logdir, the emptyDir:
     TensorBoard names each run after its folder (the run's name) and finds folders added later on its next
     reload. Logdirs read in place (a PVC, where its claim is mounted) are named entries of
     `--logdir_spec` next to it, which TensorBoard lists as `<name>/<folder below it>`."""
     in_place = [
-        f"{name}:{local}"
-        for (name, path), local in zip(logdirs, local_paths(logdirs), strict=True)
-        if not is_fetched(path)
+        f"{logdir.run}:{local}"
+        for logdir, local in zip(logdirs, local_paths(logdirs), strict=True)
+        if not logdir.fetched
     ]
-    fetched = any(is_fetched(path) for _name, path in logdirs)
     if not in_place:
         return [f"--logdir={FETCH_ROOT}"]
-    entries = [FETCH_ROOT, *in_place] if fetched else in_place
+    entries = [FETCH_ROOT, *in_place] if any(logdir.fetched for logdir in logdirs) else in_place
     return [f"--logdir_spec={','.join(entries)}"]
 
 
-def fetch_folders(logdirs: list[tuple[str, str]]) -> list[str]:
+def fetch_folders(logdirs: Sequence[Logdir]) -> list[str]:
     """The local folder of each fetched logdir: its run name (already unique and safe), or a number for a
     name that cannot be a folder (e.g. starting with a dot), never one another run took."""
-    names_ = [name for name, path in logdirs if is_fetched(path)]
+    names_ = [logdir.run for logdir in logdirs if logdir.fetched]
     taken = {name for name in names_ if is_folder_name(name)}
     folders: list[str] = []
     for index, name in enumerate(names_):
@@ -241,46 +169,32 @@ def fetch_folders(logdirs: list[tuple[str, str]]) -> list[str]:
     return folders
 
 
-def local_paths(logdirs: list[tuple[str, str]]) -> list[str]:
+def local_paths(logdirs: Sequence[Logdir]) -> list[str]:
     """Where the pod reads each logdir: fetched ones in their folder of the emptyDir."""
     paths: list[str] = []
     folders = iter(fetch_folders(logdirs))
-    for _name, path in logdirs:
-        if is_fetched(path):
+    for logdir in logdirs:
+        if logdir.fetched:
             paths.append(f"{FETCH_ROOT}/{next(folders)}")
-        elif path.startswith("pvc://"):
-            paths.append(parse_pvc_path(path).local_path)
+        elif logdir.pvc is not None:
+            paths.append(logdir.pvc.local_path)
         else:
-            paths.append(path)
+            paths.append(logdir.path)
     return paths
 
 
-def archives_of(tensorboard: Json) -> list[str]:
-    """`spec.logdirs[].archive` per entry ("none" when left out), checked."""
-    result = []
-    for index, entry in enumerate((tensorboard.get("spec") or {}).get("logdirs") or ()):
-        archive = (entry.get("archive") or "none") if isinstance(entry, Mapping) else "none"
-        if archive not in ARCHIVES:
-            raise SpecError(
-                f"spec.logdirs[{index}].archive: {archive!r} must be one of {', '.join(ARCHIVES)}."
-            )
-        result.append(archive)
-    return result
-
-
-def fetch_plan(tensorboard: Json, logdirs: list[tuple[str, str]], conf: TensorboardConf) -> Plan | None:
+def fetch_plan(spec: TensorboardSpec, conf: TensorboardConf) -> Plan | None:
     """What the pod's fetcher copies (None when every logdir is read in place)."""
-    archives = archives_of(tensorboard)
     runs = tuple(
-        RunSource(name, path, archive, local.rsplit("/", 1)[-1])
-        for (name, path), archive, local in zip(logdirs, archives, local_paths(logdirs), strict=True)
-        if is_fetched(path)
+        RunSource(logdir.run, logdir.path, logdir.archive, local.rsplit("/", 1)[-1])
+        for logdir, local in zip(spec.logdirs, local_paths(spec.logdirs), strict=True)
+        if logdir.fetched
     )
     if not runs:
         return None
     access = S3Access()
     if any(run.url.startswith("s3://") for run in runs):
-        store, default = object_store(tensorboard), conf.default_repository.s3
+        store, default = spec.s3, conf.default_repository.s3
         endpoint = store.endpoint or default.endpoint
         host, secure = endpoint_parts(endpoint, store.insecure if store.endpoint else default.insecure)
         access = S3Access(host, secure, store.region or default.region, ACCESS_KEY_ENV, SECRET_KEY_ENV)
@@ -288,17 +202,6 @@ def fetch_plan(tensorboard: Json, logdirs: list[tuple[str, str]], conf: Tensorbo
     if any(run.url.startswith("gs://") for run in runs):
         gcs = GcsAccess(conf.gcs_endpoint, GCS_KEY_ENV)
     return Plan(runs, access, gcs)
-
-
-def with_source_runs(tensorboard: Json, entries: list[dict[str, str]]) -> dict[str, Any]:
-    """The Tensorboard with the fetched `entries` its source records now (`{name, path, archive?}`, as the
-    spawner collects them) added to `spec.logdirs` where their path is not listed yet. Only for building
-    the fetch plan: the spec itself stays the user's."""
-    spec = dict(tensorboard.get("spec") or {})
-    current = list(spec.get("logdirs") or ())
-    listed = {entry.get("path") for entry in current if isinstance(entry, Mapping)}
-    added = [dict(e) for e in entries if is_fetched(e.get("path", "")) and e.get("path") not in listed]
-    return {**tensorboard, "spec": {**spec, "logdirs": current + added}}
 
 
 def merge_plans(current: Plan | None, desired: Plan) -> Plan:
@@ -311,20 +214,19 @@ def merge_plans(current: Plan | None, desired: Plan) -> Plan:
     return Plan(tuple(runs.values()), desired.s3, desired.gcs)
 
 
-def build_plan_configmap(tensorboard: Json, plan: Plan) -> dict[str, Any]:
+def build_plan_configmap(identity: Identity, plan: Plan) -> dict[str, Any]:
     """The ConfigMap holding the fetch plan as `plan.json`, controlled by the Tensorboard."""
-    metadata = _metadata(tensorboard)
     data = {PLAN_KEY: encode_plan(plan)}
-    child_labels = labels(tensorboard)
+    child_labels = labels(identity.name)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": plan_configmap_name(metadata["name"]),
-            "namespace": metadata["namespace"],
+            "name": plan_configmap_name(identity.name),
+            "namespace": identity.namespace,
             "labels": child_labels,
             "annotations": {ANNOTATION_SPEC_HASH: spec_hash(child_labels, data)},
-            "ownerReferences": [owner_reference(tensorboard)],
+            "ownerReferences": [owner_reference(identity)],
         },
         "data": data,
     }
@@ -342,36 +244,14 @@ def plan_of_configmap(configmap: Json | None) -> Plan | None:
 
 
 # -- the Deployment ------------------------------------------------------------------------------------
-def _resources(tensorboard: Json, conf: TensorboardConf) -> dict[str, dict[str, Any]]:
-    """Settings' requests and limits, overridden per resource by the spec's; SpecError names the first
-    amount the API server would refuse (before a Deployment is built with them)."""
-    spec_resources = (tensorboard.get("spec") or {}).get("resources") or {}
-    problem = podresources.first_problem(spec_resources, "spec.resources")
-    if problem is not None:
-        raise SpecError(f"{problem[0]}: {problem[1]}.")
+def _resources(spec: TensorboardSpec, conf: TensorboardConf) -> dict[str, dict[str, Any]]:
+    """Settings' requests and limits, overridden per resource by the spec's."""
     result = {}
     for kind, defaults in (("requests", conf.requests), ("limits", conf.limits)):
-        merged = {**defaults, **(spec_resources.get(kind) or {})}
+        merged = {**defaults, **spec.resources.get(kind, {})}
         if merged:
             result[kind] = merged
     return result
-
-
-def object_store(tensorboard: Json) -> ObjectStore:
-    """`spec.s3` as an ObjectStore (endpoint, region, TLS, credential Secret keys)."""
-    s3 = (tensorboard.get("spec") or {}).get("s3") or {}
-
-    def secret(field: str) -> SecretRef | None:
-        ref = s3.get(field) or {}
-        return SecretRef(ref["name"], ref["key"]) if ref.get("name") and ref.get("key") else None
-
-    return ObjectStore(
-        endpoint=str(s3.get("endpoint") or ""),
-        region=str(s3.get("region") or ""),
-        insecure=bool(s3.get("insecure", False)),
-        access_key=secret("accessKeySecret"),
-        secret_key=secret("secretKeySecret"),
-    )
 
 
 def _secret_env(name: str, ref: SecretRef) -> dict[str, Any]:
@@ -379,27 +259,25 @@ def _secret_env(name: str, ref: SecretRef) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key, "optional": True}}}
 
 
-def fetch_env(tensorboard: Json, plan: Plan, conf: TensorboardConf) -> list[dict[str, Any]]:
+def fetch_env(spec: TensorboardSpec, plan: Plan, conf: TensorboardConf) -> list[dict[str, Any]]:
     """The S3 credentials as references to the Secret keys Argo's repository names (else the spawner's
     Secret): the kubelet fills them, nothing passes through our API or database."""
     env: list[dict[str, Any]] = []
     if plan.s3.access_key_env:
-        store = object_store(tensorboard)
-        access = store.access_key or SecretRef(conf.s3_credentials_secret, conf.s3_access_key_key)
-        secret = store.secret_key or SecretRef(conf.s3_credentials_secret, conf.s3_secret_key_key)
+        access = spec.s3.access_key or SecretRef(conf.s3_credentials_secret, conf.s3_access_key_key)
+        secret = spec.s3.secret_key or SecretRef(conf.s3_credentials_secret, conf.s3_secret_key_key)
         env += [_secret_env(plan.s3.access_key_env, access), _secret_env(plan.s3.secret_key_env, secret)]
     if plan.gcs.key_env:
-        key = gcs_key(tensorboard, conf)
+        key = gcs_key(spec, conf)
         if key is not None:  # without one, the fetcher uses the pod's identity (workload identity)
             env.append(_secret_env(plan.gcs.key_env, key))
     return env
 
 
-def gcs_key(tensorboard: Json, conf: TensorboardConf) -> SecretRef | None:
+def gcs_key(spec: TensorboardSpec, conf: TensorboardConf) -> SecretRef | None:
     """`spec.gcs.serviceAccountKeySecret` (from Argo's repository), else the spawner's GCS Secret if set."""
-    ref = ((tensorboard.get("spec") or {}).get("gcs") or {}).get("serviceAccountKeySecret") or {}
-    if ref.get("name") and ref.get("key"):
-        return SecretRef(str(ref["name"]), str(ref["key"]))
+    if spec.gcs_key is not None:
+        return spec.gcs_key
     if conf.gcs_credentials_secret:
         return SecretRef(conf.gcs_credentials_secret, conf.gcs_credentials_key)
     return None
@@ -427,32 +305,24 @@ def fetch_container(name: str, env: list[dict[str, Any]], conf: TensorboardConf,
     }
 
 
-def _volumes(logdirs: list[tuple[str, str]]) -> tuple[list[dict], list[dict]]:
-    """(volumes, volume mounts) for PVC logdirs."""
+def _volumes(logdirs: Sequence[Logdir]) -> tuple[list[dict], list[dict]]:
+    """(volumes, volume mounts) for PVC logdirs, each claim mounted once, read-only."""
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
-    claims: list[str] = []
-    for _name, path in logdirs:
-        if path.startswith("pvc://"):
-            claim = parse_pvc_path(path).claim
-            if claim not in claims:
-                claims.append(claim)
-    for index, claim in enumerate(claims):
+    claims = {logdir.pvc.claim: logdir.pvc.mount_path for logdir in logdirs if logdir.pvc is not None}
+    for index, (claim, mount_path) in enumerate(claims.items()):
         volume = f"logdir-{index}"
         volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": claim, "readOnly": True}})
-        mounts.append({"name": volume, "mountPath": f"{PVC_MOUNT_ROOT}/{claim}", "readOnly": True})
+        mounts.append({"name": volume, "mountPath": mount_path, "readOnly": True})
     return volumes, mounts
 
 
-def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]:
-    """The Deployment running TensorBoard for the spec's logdirs. Raises SpecError naming a bad field."""
-    metadata = _metadata(tensorboard)
-    namespace, name = metadata["namespace"], metadata["name"]
-    spec = tensorboard.get("spec") or {}
-    logdirs = logdirs_of(tensorboard)
+def build_deployment(spec: TensorboardSpec, conf: TensorboardConf) -> dict[str, Any]:
+    """The Deployment running TensorBoard for the spec's logdirs."""
+    namespace, name = spec.identity.namespace, spec.identity.name
     prefix = path_prefix(conf, namespace, name)
-    volumes, mounts = _volumes(logdirs)
-    plan = fetch_plan(tensorboard, logdirs, conf)
+    volumes, mounts = _volumes(spec.logdirs)
+    plan = fetch_plan(spec, conf)
     init_containers: list[dict[str, Any]] = []
     sidecars: list[dict[str, Any]] = []
     pod_annotations: dict[str, str] = {}
@@ -460,20 +330,19 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
         volumes.append({"name": FETCH_VOLUME, "emptyDir": {}})
         volumes.append({"name": PLAN_VOLUME, "configMap": {"name": plan_configmap_name(name)}})
         mounts.append({"name": FETCH_VOLUME, "mountPath": FETCH_ROOT, "readOnly": True})
-        plan_env = fetch_env(tensorboard, plan, conf)
+        plan_env = fetch_env(spec, plan, conf)
         init_containers.append(fetch_container(FETCH_CONTAINER, plan_env, conf, None))
-        sync_seconds = spec.get("syncSeconds")
-        if isinstance(sync_seconds, int) and sync_seconds > 0:
-            sidecars.append(fetch_container(SYNC_CONTAINER, plan_env, conf, sync_seconds))
+        if spec.sync_seconds is not None:
+            sidecars.append(fetch_container(SYNC_CONTAINER, plan_env, conf, spec.sync_seconds))
         else:
             digest = hashlib.sha256(encode_plan(plan).encode()).hexdigest()
             pod_annotations[ANNOTATION_PLAN_HASH] = digest[:16]
     container: dict[str, Any] = {
         "name": CONTAINER,
-        "image": spec.get("image") or conf.image,
+        "image": spec.image or conf.image,
         "command": ["tensorboard"],
         "args": [
-            *logdir_args(logdirs),
+            *logdir_args(spec.logdirs),
             "--bind_all",
             f"--port={PORT}",
             f"--path_prefix={prefix}",
@@ -485,7 +354,7 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
             "periodSeconds": 10,
             "failureThreshold": 3,
         },
-        "resources": _resources(tensorboard, conf),
+        "resources": _resources(spec, conf),
         "securityContext": copy.deepcopy(CONTAINER_SECURITY_CONTEXT),
     }
     if mounts:
@@ -500,40 +369,38 @@ def build_deployment(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]
         pod_spec["initContainers"] = init_containers
     if volumes:
         pod_spec["volumes"] = volumes
-    pod_labels = labels(tensorboard)
-    pod_metadata: dict[str, Any] = {"labels": pod_labels}
+    pod_metadata: dict[str, Any] = {"labels": labels(name)}
     if pod_annotations:
         pod_metadata["annotations"] = pod_annotations
     deployment_spec = {
         "replicas": 1,
-        "selector": {"matchLabels": selector(tensorboard)},
+        "selector": {"matchLabels": selector(name)},
         "template": {"metadata": pod_metadata, "spec": pod_spec},
     }
-    return _child("apps/v1", "Deployment", tensorboard, deployment_spec)
+    return _child("apps/v1", "Deployment", spec.identity, deployment_spec)
 
 
-def build_service(tensorboard: Json, conf: TensorboardConf) -> dict[str, Any]:
+def build_service(identity: Identity) -> dict[str, Any]:
     """A ClusterIP Service on port 80 in front of the TensorBoard container."""
     service_spec = {
         "type": "ClusterIP",
-        "selector": selector(tensorboard),
+        "selector": selector(identity.name),
         "ports": [{"name": "http", "port": SERVICE_PORT, "targetPort": "http", "protocol": "TCP"}],
     }
-    return _child("v1", "Service", tensorboard, service_spec)
+    return _child("v1", "Service", identity, service_spec)
 
 
-def _child(api_version: str, kind: str, tensorboard: Json, spec: dict[str, Any]) -> dict[str, Any]:
-    metadata = _metadata(tensorboard)
-    child_labels = labels(tensorboard)
+def _child(api_version: str, kind: str, identity: Identity, spec: dict[str, Any]) -> dict[str, Any]:
+    child_labels = labels(identity.name)
     return {
         "apiVersion": api_version,
         "kind": kind,
         "metadata": {
-            "name": child_name(metadata["name"]),
-            "namespace": metadata["namespace"],
+            "name": child_name(identity.name),
+            "namespace": identity.namespace,
             "labels": child_labels,
             "annotations": {ANNOTATION_SPEC_HASH: spec_hash(child_labels, spec)},
-            "ownerReferences": [owner_reference(tensorboard)],
+            "ownerReferences": [owner_reference(identity)],
         },
         "spec": spec,
     }
@@ -561,16 +428,8 @@ def updated_child(current: Json, desired: Json) -> dict[str, Any]:
     return body
 
 
-def is_controlled_by(child: Json, tensorboard: Json) -> bool:
-    uid = _metadata(tensorboard).get("uid")
+def is_controlled_by(child: Json, identity: Identity) -> bool:
     return any(
-        reference.get("controller") and reference.get("uid") == uid
+        reference.get("controller") and reference.get("uid") == identity.uid
         for reference in (child.get("metadata") or {}).get("ownerReferences") or ()
     )
-
-
-def _metadata(tensorboard: Json) -> dict[str, Any]:
-    metadata = tensorboard.get("metadata") or {}
-    if not metadata.get("name") or not metadata.get("namespace"):
-        raise SpecError("metadata: a Tensorboard needs a name and a namespace.")
-    return dict(metadata)

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from hyperparam.space.errors import SpecError
 from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
 from kube.crds import TENSORBOARD
@@ -32,21 +33,19 @@ from .conf import TensorboardConf, conf_from_settings
 from .errors import SpawnError
 from .fetchplan import Plan
 from .manifests import (
-    SpecError,
     build_deployment,
     build_plan_configmap,
     build_service,
     desired_hash,
     fetch_plan,
     is_controlled_by,
-    logdirs_of,
     merge_plans,
     plan_configmap_name,
     plan_of_configmap,
     selector,
     updated_child,
-    with_source_runs,
 )
+from .spec import Identity, TensorboardSpec, parse, resync_after, with_source_runs
 from .status import FAILED, READY, tensorboard_status
 
 logger = logging.getLogger(__name__)
@@ -71,53 +70,41 @@ def reconcile_tensorboard(namespace: str, name: str) -> float | None:
         return None
     conf = conf_from_settings()
     converge(client, tensorboard, conf, timezone.now())
-    return sync_interval(tensorboard)
+    return resync_after(tensorboard)
 
 
-def sync_interval(tensorboard: dict[str, Any]) -> float | None:
-    """Seconds until the source is read again for new runs: `spec.syncSeconds` of a Tensorboard with a
-    source, None otherwise (logdirs named directly have no source to read)."""
-    spec = tensorboard.get("spec") or {}
-    seconds = spec.get("syncSeconds")
-    if spec.get("workflowRef") and isinstance(seconds, int) and seconds > 0:
-        return float(seconds)
-    return None
-
-
-def source_entries(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardConf) -> list[dict]:
+def source_entries(client: KubeClient, spec: TensorboardSpec, conf: TensorboardConf) -> list[dict]:
     """The logdirs the source records now (as the spawner collects them), for a Tensorboard that syncs;
     none otherwise, or when the source cannot be read (the plan then keeps what it has; the reason is
     logged)."""
-    if sync_interval(tensorboard) is None:
+    source = spec.source
+    if spec.resync_after is None or source is None or source.kind not in SOURCE_KINDS or not source.name:
         return []
-    reference = (tensorboard.get("spec") or {})["workflowRef"]
-    kind, source = reference.get("kind") or "Workflow", reference.get("name")
-    if kind not in SOURCE_KINDS or not source:
-        return []
-    metadata = tensorboard["metadata"]
+    identity = spec.identity
     try:
-        return source_logdirs(client, conf, kind, metadata["namespace"], source).entries
+        return source_logdirs(client, conf, source.kind, identity.namespace, source.name).entries
     except SpawnError as error:
         logger.info(
             "Tensorboard %s/%s: its %s %s gives no runs now: %s",
-            metadata["namespace"], metadata["name"], kind, source, error,
+            identity.namespace, identity.name, source.kind, source.name, error,
         )  # fmt: skip
         return []
 
 
-def desired_plan(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardConf) -> Plan | None:
-    """The plan to write: the spec's runs, those the running source recorded since, and every run the
-    ConfigMap already holds. None when nothing is fetched."""
-    extended = with_source_runs(tensorboard, source_entries(client, tensorboard, conf))
-    plan = fetch_plan(extended, logdirs_of(extended), conf)
+def desired_plan(
+    client: KubeClient, spec: TensorboardSpec, entries: list[dict], conf: TensorboardConf
+) -> Plan | None:
+    """The plan to write: the spec's runs, those the running source recorded since (`entries`), and every
+    run the ConfigMap already holds. None when nothing is fetched."""
+    plan = fetch_plan(with_source_runs(spec, entries), conf)
     if plan is None:
         return None
-    metadata = tensorboard["metadata"]
+    identity = spec.identity
     try:
-        current = client.get(CONFIGMAP, plan_configmap_name(metadata["name"]), metadata["namespace"])
+        current = client.get(CONFIGMAP, plan_configmap_name(identity.name), identity.namespace)
     except NotFound:
         return plan
-    if not is_controlled_by(current, tensorboard):
+    if not is_controlled_by(current, identity):
         return plan  # apply_child refuses it, naming the ConfigMap
     return merge_plans(plan_of_configmap(current), plan)
 
@@ -127,13 +114,15 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
     recorder = recorder_for(EVENT_CONTROLLER)
     problem: tuple[str, str] | None = None
     deployment: dict[str, Any] | None = None
+    pods: list[dict[str, Any]] = []
     try:
-        plan = desired_plan(client, tensorboard, conf)
+        spec = parse(tensorboard)
+        plan = desired_plan(client, spec, source_entries(client, spec, conf), conf)
         desired = [
             # First: the pod mounts it. None when every logdir is read in place.
-            (CONFIGMAP, build_plan_configmap(tensorboard, plan) if plan is not None else None),
-            (DEPLOYMENT, build_deployment(tensorboard, conf)),
-            (SERVICE, build_service(tensorboard, conf)),
+            (CONFIGMAP, build_plan_configmap(spec.identity, plan) if plan is not None else None),
+            (DEPLOYMENT, build_deployment(spec, conf)),
+            (SERVICE, build_service(spec.identity)),
         ]
     except SpecError as error:
         problem = ("InvalidSpec", str(error))
@@ -141,11 +130,10 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
     else:
         try:
             applied = {
-                rtype: apply_child(client, tensorboard, rtype, body)
+                rtype: apply_child(client, tensorboard, spec.identity, rtype, body)
                 for rtype, body in desired
                 if body is not None
             }
-            deployment = applied[DEPLOYMENT]
         except NotOurs as error:
             problem = ("NameConflict", str(error))
             recorder.warning(tensorboard, "NameConflict", str(error), action="Create")
@@ -154,7 +142,9 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
             # cannot help until the spec changes, which triggers a reconcile by itself.
             problem = ("ChildRejected", f"The API server refused a child of this Tensorboard: {error}")
             recorder.warning(tensorboard, "ChildRejected", problem[1], action="Create")
-    pods = _pods(client, tensorboard) if deployment is not None else []
+        else:
+            deployment = applied[DEPLOYMENT]
+            pods = _pods(client, spec.identity)
     status = tensorboard_status(tensorboard, deployment, conf, now, problem=problem, pods=pods)
     current = tensorboard.get("status") or {}
     if status_changed(current, status):
@@ -171,21 +161,25 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
     return status
 
 
-def _pods(client: KubeClient, tensorboard: dict[str, Any]) -> list[dict[str, Any]]:
+def _pods(client: KubeClient, identity: Identity) -> list[dict[str, Any]]:
     """The TensorBoard pods, whose fetcher's termination message says which runs could not be fetched."""
-    label_selector = ",".join(f"{key}={value}" for key, value in selector(tensorboard).items())
-    namespace = tensorboard["metadata"]["namespace"]
+    label_selector = ",".join(f"{key}={value}" for key, value in selector(identity.name).items())
     return [
         pod
-        for page in client.list_pages(POD, namespace, label_selector=label_selector)
+        for page in client.list_pages(POD, identity.namespace, label_selector=label_selector)
         for pod in page.get("items") or ()
     ]
 
 
 def apply_child(
-    client: KubeClient, tensorboard: dict[str, Any], rtype: ResourceType, desired: dict[str, Any]
+    client: KubeClient,
+    tensorboard: dict[str, Any],
+    identity: Identity,
+    rtype: ResourceType,
+    desired: dict[str, Any],
 ) -> dict[str, Any]:
-    """The child as it is after making it match `desired`: created if missing, replaced if it drifted."""
+    """The child as it is after making it match `desired`: created if missing, replaced if it drifted (events
+    are recorded on `tensorboard`; `identity` is its parsed name, namespace and uid)."""
     metadata = desired["metadata"]
     name, namespace = metadata["name"], metadata["namespace"]
     recorder = recorder_for(EVENT_CONTROLLER)
@@ -199,7 +193,7 @@ def apply_child(
         else:
             recorder.normal(tensorboard, "SuccessfulCreate", f"Created {rtype.kind} {name}", action="Create")
             return created
-    if not is_controlled_by(current, tensorboard):
+    if not is_controlled_by(current, identity):
         raise NotOurs(f"{rtype.kind} {namespace}/{name} exists and is not controlled by this Tensorboard.")
     if desired_hash(current) == desired_hash(desired):
         return current

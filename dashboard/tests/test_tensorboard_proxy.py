@@ -26,7 +26,7 @@ from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from kubesim.tests.local_backend import LocalBackend
 from tensorboard import manifests, proxy
-from tensorboard.conf import TensorboardConf
+from tensorboard.spec import Identity
 
 from . import factories
 
@@ -92,13 +92,12 @@ class FakeTensorBoard(BaseHTTPRequestHandler):
 
 def running_tensorboard_pod(sim: Simulator, name: str) -> None:
     """The instance's Service as the controller builds it, and a ready pod it selects."""
-    tensorboard = {"metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-{name}"}}
-    sim.store.create(manifests.build_service(tensorboard, TensorboardConf()))
+    sim.store.create(manifests.build_service(Identity(name, NAMESPACE, f"uid-{name}")))
     pod_name = f"{manifests.child_name(name)}-0"
     ports = [{"name": "http", "containerPort": manifests.PORT}]
     sim.store.create(
         {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": pod_name, "namespace": NAMESPACE, "labels": manifests.labels(tensorboard)},
+         "metadata": {"name": pod_name, "namespace": NAMESPACE, "labels": manifests.labels(name)},
          "spec": {"nodeName": "kubesim-node",
                   "containers": [{"name": "tensorboard", "image": "tb", "ports": ports}]}}
     )  # fmt: skip
@@ -253,9 +252,7 @@ def test_a_redirect_stays_on_our_origin(instance, tb):
 
 def test_an_instance_without_a_ready_pod_says_so(sim, viewer):
     factories.tensorboard("tb-pending", NAMESPACE, phase="Pending")
-    sim.store.create(manifests.build_service(
-        {"metadata": {"name": "tb-pending", "namespace": NAMESPACE, "uid": "u2"}}, TensorboardConf()
-    ))  # fmt: skip
+    sim.store.create(manifests.build_service(Identity("tb-pending", NAMESPACE, "u2")))
     response = tb_client(viewer, name="tb-pending").get(f"/tensorboards/{NAMESPACE}/tb-pending/")
     assert response.status_code == 503
     assert response["Retry-After"] == "5"

@@ -1,15 +1,8 @@
 """Search spaces of hyperparameter sweeps: parsing, validation, lazy grids and reproducible sampling."""
 
-from hyperparam.space.domains import (
-    Choice,
-    Domain,
-    FiniteDomain,
-    IntUniform,
-    Range,
-    Uniform,
-    parse_hyperparams,
-)
+from hyperparam.space.domains import Choice, Domain, FiniteDomain, IntUniform, Range, Uniform
 from hyperparam.space.errors import ErrorList, FieldError, SpecError
+from hyperparam.space.parse import parse_hyperparams
 from hyperparam.space.space import SearchSpace, unit_draw
 
 __all__ = [

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from hyperparam.status import BestTrial, Observed, TrialError, desired_status, phase_of
+from hyperparam.sweep import parse_sweep
+from hyperparam.tests.conftest import make_spec
+from hyperparam.trials import FAILED, STOP_TOO_MANY_FAILURES, SUCCEEDED, TrialResult, stop_reason, summarize
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 LATER = datetime(2026, 1, 2, 4, 0, 0, tzinfo=UTC)
@@ -70,6 +75,24 @@ def test_max_failed_trials_is_what_a_sweep_without_an_objective_tolerates():
         active=False, max_failed=2, counts={"Succeeded": 10, "Error": 2}, trial_errors=ERRORS
     )
     assert phase_of(tolerated)[:2] == ("Succeeded", "AllTrialsFinished")
+
+
+@pytest.mark.parametrize("max_failed", [None, 0, 1, 2])
+@pytest.mark.parametrize("failed", [0, 1, 2, 3])
+def test_the_stop_and_the_final_verdict_read_max_failed_trials_alike(max_failed, failed):
+    """Both ask `trials.too_many_failures`: a tolerance that stops a running sweep also fails an ended one,
+    and unset, as the docs promise, nothing stops a sweep early while an ended one fails on any failure."""
+    spec = make_spec(**({} if max_failed is None else {"maxFailedTrials": max_failed}))
+    del spec["objective"]
+    sweep = parse_sweep(spec)
+    trials = [TrialResult(i, {}, FAILED) for i in range(failed)] + [TrialResult(failed, {}, SUCCEEDED)]
+    stopped = stop_reason(summarize(trials, None), sweep) == STOP_TOO_MANY_FAILURES
+    counts = {"Failed": failed, "Succeeded": 1}
+    verdict = phase_of(observed(active=False, max_failed=sweep.max_failed_trials, counts=counts))
+    assert stopped == (max_failed is not None and failed > max_failed)
+    assert (verdict[1] == "TrialsFailed") == (failed > (max_failed or 0))
+    if max_failed is not None:
+        assert stopped == (verdict[1] == "TrialsFailed")
 
 
 def test_reaching_the_target_succeeds_once_the_stopped_trials_ended():

@@ -89,3 +89,26 @@ class Pipeline:
 
 
 STEP_TYPES = ("task", "parallel", "map", "dag", "success", "fail")
+
+
+def iter_steps(graph: Graph) -> list[Step]:
+    """Every step of a graph and of the graphs nested in it, outer steps first."""
+    found: list[Step] = []
+    for step in graph.steps.values():
+        found.append(step)
+        found.extend(_nested_steps(step))
+    return found
+
+
+def _nested_steps(step: Step) -> list[Step]:
+    if isinstance(step, ParallelStep):
+        return [inner for branch in step.branches.values() for inner in iter_steps(branch)]
+    if isinstance(step, MapStep):
+        return iter_steps(step.branch)
+    if isinstance(step, DagStep):
+        found: list[Step] = []
+        for task in step.tasks.values():
+            found.append(task)
+            found.extend(_nested_steps(task))
+        return found
+    return []

@@ -14,8 +14,8 @@ from workflows import safeyaml
 from .config import read_config
 from .errors import PipelineError, Problem, Problems
 from .fanout import check_fanout
-from .model import MapStep, Pipeline, TaskStep
-from .parse import PARAMETER_NAME, iter_steps, read_pipeline
+from .model import MapStep, Pipeline, TaskStep, iter_steps
+from .parse import PARAMETER_NAME, read_pipeline
 from .render import render_workflow
 from .settings import check_settings
 
