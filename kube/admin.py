@@ -1,5 +1,6 @@
-"""Admin bases for mirrored resources (kube.models): the mirror and the controllers own these rows, so the
-admin only reads them, one query per list page, with the JSON columns left in the database."""
+"""Admin bases for rows the admin only reads: mirrored resources (kube.models), which the mirror and the
+controllers own, shown one query per list page with the JSON columns left in the database, and any other
+row a process writes (audit trails)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,19 @@ from django.http import HttpRequest
 
 from kube.models import HISTORY_FIELDS
 
+#: A MirroredResource's fields as the cluster holds them, below what its page is about.
+CLUSTER_FIELDS = ("labels", "spec", "status", "resource_version", "generation", "observed_generation")
+
+
+def as_the_cluster_holds_it(fields: tuple[str, ...] = CLUSTER_FIELDS) -> tuple[str, dict[str, Any]]:
+    """The folded fieldset that ends a mirrored resource's page: `fields` (by default every one the
+    cluster holds)."""
+    return ("As the cluster holds it", {"classes": ("collapse",), "fields": fields})
+
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """The mirror and the controller own these rows: nothing is added, changed or deleted here."""
+    """A process owns these rows (the mirror, a controller, the garbage collector): nothing is added,
+    changed or deleted here."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
