@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from kube.models import HISTORY_FIELDS
+from kube.models import HISTORY_FIELDS, JSON_COLUMNS
 
 #: A MirroredResource's fields as the cluster holds them, below what its page is about.
 CLUSTER_FIELDS = ("labels", "spec", "status", "resource_version", "generation", "observed_generation")
@@ -41,7 +41,7 @@ class MirrorAdmin(ReadOnlyAdmin):
     table nor loads the specs and statuses it does not show."""
 
     #: Columns the list page never reads; a model with more JSON columns adds them.
-    list_deferred: tuple[str, ...] = ("labels", "spec", "status", "conditions")
+    list_deferred: tuple[str, ...] = JSON_COLUMNS
     ordering = ("-created_at", "-id")
     list_per_page = 50
     show_full_result_count = False

@@ -1,6 +1,6 @@
-"""REST API pieces every app's mirror endpoints share: history rows, list filters, list pages with no
-COUNT(*), DELETE as a deletion in the cluster, and the answers the API gives when the cluster refuses or
-does not take a request."""
+"""REST API pieces every app's mirror endpoints share: the viewset bases (list, read, submit a manifest and
+delete in the cluster), history rows, list filters, list pages with no COUNT(*), and the answers the API
+gives when the cluster refuses or does not take a request."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from drf_spectacular.utils import (
     extend_schema_field,
     extend_schema_serializer,
 )
-from rest_framework import exceptions, serializers, status
+from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,7 +25,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 import limits
 from kube import names, validators
 from kube.errors import AlreadyExists, ApiError, ClusterNotConfigured, Invalid
-from kube.models import HISTORY_FIELDS
+from kube.models import HISTORY_FIELDS, JSON_COLUMNS
 from workflows import spelling
 
 
@@ -289,3 +289,71 @@ class DeleteInClusterMixin:
             except ApiError as error:
                 raise ClusterUnavailable(str(error)) from error
         return Response(status=status.HTTP_202_ACCEPTED)
+
+
+class MirrorViewSet(
+    DeleteInClusterMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """A mirror's endpoints: the list (`filterset`'s query parameters, newest first, the JSON columns left in
+    the database), one resource with its history (`detail_serializer_class`), and DELETE in the cluster.
+    Subclasses list `access.permissions.NamespaceScopedMixin` first, which scopes every queryset to what the
+    user may read, and name `queryset`, `serializer_class` (the list's) and `filterset`."""
+
+    pagination_class = NewestFirst
+    filterset: type[MirrorFilterSet]
+    detail_serializer_class: type[serializers.BaseSerializer]
+    #: Columns the list never shows; a model with more JSON columns adds them.
+    list_deferred: tuple[str, ...] = JSON_COLUMNS
+
+    def scope_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        """The rows the user may read: NamespaceScopedMixin's, which a subclass lists before this base."""
+        raise NotImplementedError
+
+    def get_queryset(self) -> QuerySet[Any]:
+        queryset = self.scope_queryset(super().get_queryset())
+        if self.action == "list":
+            return self.filterset.filter(self.request, queryset.defer(*self.list_deferred))
+        return self.detail_queryset(queryset)
+
+    def detail_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        """What one resource's page (and each action on it) reads; subclasses prefetch their children."""
+        return queryset.prefetch_related("history")
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return super().get_serializer_class() if self.action == "list" else self.detail_serializer_class
+
+
+class ManifestViewSet(MirrorViewSet):
+    """A mirror whose POST submits a manifest to the cluster: checked by `manifest_serializer_class` (the
+    kind's own validation, as its admission webhook runs it), then `submit`; 202 with the object as the
+    cluster stored it (the row appears once the controller sees it). A refusal the user can fix is a 400
+    naming the field (`submit_refusal`). Subclasses take JSON and YAML bodies only (`parser_classes =
+    argoml_site.bodies.DOCUMENT_PARSERS`: form encodings cannot carry a manifest) and state the operation's
+    schema with `extend_schema_view(create=submit_schema(...))`."""
+
+    manifest_serializer_class: type[ManifestSerializer]
+
+    def submit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return self.manifest_serializer_class if self.action == "create" else super().get_serializer_class()
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.manifest_serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            created = self.submit(serializer.validated_data)
+        except ApiError as error:
+            raise submit_refusal(error) from error
+        return Response(created, status=status.HTTP_202_ACCEPTED)
+
+
+def submit_schema(manifest_serializer: type[ManifestSerializer], document: str) -> Any:
+    """The schema of a ManifestViewSet's POST: `manifest_serializer` in and out (202), 503 when the cluster
+    does not take it; `document` says what checks the manifest's spec beyond the schema (`document_body`)."""
+    return extend_schema(
+        request=manifest_serializer,
+        responses={202: manifest_serializer, 503: CLUSTER_UNAVAILABLE},
+        extensions=document_body(document),
+    )
