@@ -4,7 +4,7 @@ row a process writes (audit trails)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
@@ -12,11 +12,14 @@ from django.http import HttpRequest
 
 from kube.models import HISTORY_FIELDS, JSON_COLUMNS
 
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldOpts
+
 #: A MirroredResource's fields as the cluster holds them, below what its page is about.
 CLUSTER_FIELDS = ("labels", "spec", "status", "resource_version", "generation", "observed_generation")
 
 
-def as_the_cluster_holds_it(fields: tuple[str, ...] = CLUSTER_FIELDS) -> tuple[str, dict[str, Any]]:
+def as_the_cluster_holds_it(fields: tuple[str, ...] = CLUSTER_FIELDS) -> tuple[str, _FieldOpts]:
     """The folded fieldset that ends a mirrored resource's page: `fields` (by default every one the
     cluster holds)."""
     return ("As the cluster holds it", {"classes": ("collapse",), "fields": fields})

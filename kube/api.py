@@ -29,12 +29,35 @@ from kube.models import HISTORY_FIELDS, JSON_COLUMNS
 from workflows import spelling
 
 
+# A row a process wrote (the mirror, a controller, the progress endpoint): every field in `Meta.fields` is
+# read only. A comment, not a docstring: drf-spectacular would publish a docstring as every subclass's
+# description.
+class ReadOnlyModelSerializer(serializers.ModelSerializer):
+    def get_extra_kwargs(self) -> dict[str, Any]:
+        extra = super().get_extra_kwargs()
+        for name in self.Meta.fields:
+            extra[name] = {**extra.get(name, {}), "read_only": True}
+        return extra
+
+
+#: What a mirrored resource's detail adds to its list row: the object as the cluster holds it.
+DETAIL_FIELDS = ("labels", "generation", "observed_generation", "spec", "status", "conditions")
+
+
 # A MirrorHistory row (read-only); subclasses name the model in `class Meta(HistorySerializer.Meta)`.
-# A comment, not a docstring: drf-spectacular would publish a docstring as every subclass's description.
-class HistorySerializer(serializers.ModelSerializer):
+class HistorySerializer(ReadOnlyModelSerializer):
     class Meta:
         fields = HISTORY_FIELDS
-        read_only_fields = HISTORY_FIELDS
+
+
+#: The columns of a pod's mirror row (jobs.models.ObservedPod) that the API shows, after its slot's.
+POD_FIELDS = ("pod_name", "uid", "phase", "exit_code", "restarts", "node", "pod_ip", "message", "created_at",
+              "deleted_at")  # fmt: skip
+
+
+# A pod of a job (jobs.models.ObservedPod); subclasses name the model and its fields, `(*slot, *POD_FIELDS)`.
+class ObservedPodSerializer(ReadOnlyModelSerializer):
+    pod_name = serializers.CharField(source="name", read_only=True)
 
 
 #: Any text without a NUL character: what DRF's CharField accepts.
