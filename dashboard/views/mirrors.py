@@ -1,5 +1,6 @@
-"""What the pages of every mirrored resource (jobs, TrainJobs, sweeps) share: the filtered list, newest
-first; the page a submit leads to, by name; and Stop, which deletes the resource from the cluster."""
+"""What the pages of the mirrored resources share: the filtered list, newest first (jobs, TrainJobs,
+sweeps); the page a submit leads to, by name; and Stop, which deletes the resource from the cluster (and
+TensorBoards')."""
 
 from __future__ import annotations
 
