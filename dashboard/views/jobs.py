@@ -14,7 +14,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from dashboard.access import get_readable, request_scope, require_editor
+from access.scopes import request_scope
+from dashboard.access import get_readable, require_editor
 from dashboard.cluster import cluster_client
 from dashboard.jobgrid import replica_grid
 from jobs import actions, apigroups

@@ -15,7 +15,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from dashboard.access import readable, request_scope, require_editor, visible_namespaces
+from access.scopes import request_scope
+from dashboard.access import readable, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
 from kube.errors import ApiError

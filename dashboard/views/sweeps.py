@@ -12,9 +12,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 import limits
+from access.scopes import request_scope
 from argoml_site import csp
 from dashboard import plots
-from dashboard.access import get_readable, request_scope
+from dashboard.access import get_readable
 from hyperparam import actions
 from hyperparam.api.export import csv_response
 from hyperparam.api.filters import trial_ordering

@@ -17,8 +17,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from access.scopes import request_scope
 from dashboard import tensorboardpass
-from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.access import get_readable, readable, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
 from jobs.frameworks import kinds

@@ -13,9 +13,10 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from access.scopes import request_scope
 from argoml_site import csp
 from dashboard import trainplots
-from dashboard.access import get_readable, request_scope
+from dashboard.access import get_readable
 from hyperparam.models import Sweep
 from kube.names import label_value
 from trainer import actions

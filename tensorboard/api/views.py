@@ -21,7 +21,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.models import Role
-from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
+from access.permissions import NamespacePermission, NamespaceScopedMixin
+from access.scopes import request_scope
 from argoml_site.bodies import DOCUMENT_PARSERS
 from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, MirrorViewSet
 from kube.client import get_client

@@ -12,7 +12,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.permissions import NamespaceScopedMixin, request_scope
+from access.permissions import NamespaceScopedMixin
+from access.scopes import request_scope
 from argoml_site.bodies import DOCUMENT_PARSERS
 from kube.api import ManifestViewSet, NewestFirst, submit_schema
 from trainer import actions
