@@ -59,9 +59,7 @@ JOBS = ListPage(
 )  # fmt: skip
 
 
-@page
-def job_list(request: HttpRequest) -> HttpResponse:
-    return JOBS.render(request)
+job_list = JOBS.view()
 
 
 def _job(request: HttpRequest, pk: int) -> TrainingJob:

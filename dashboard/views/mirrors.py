@@ -4,8 +4,8 @@ TensorBoards')."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
@@ -22,20 +22,22 @@ from dashboard.pagination import BadCursor, newest_first
 from kube.errors import ApiError
 from kube.models import MirroredResource
 
-from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment
+from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, page
 
 
 def name_prefix_field() -> forms.CharField:
+    """A list's `name` filter (ListFilters matches it as a prefix)."""
     return forms.CharField(required=False, max_length=253, label="Name starts with")
 
 
 class ListFilters(forms.Form):
-    """A list's filters, kept in the URL: the namespaces the user may read, the form's other choice fields
-    matched exactly (`columns` maps a field to its column where the names differ), `name` as a prefix
-    and, where the form has the field, `deleted` rows instead of live ones.
+    """A list's filters, kept in the URL: the namespaces the user may read, every other field matched
+    exactly (`columns` maps a field to its column where the names differ), `name` as a prefix and, where
+    the form has the field, `deleted` rows instead of live ones.
 
-    A name matches whatever the case of the prefix typed ("MNIST" finds mnist-1): Kubernetes names are
-    lowercase, and jobs' UPPER(name) pattern index serves the match (each model's migrations add one)."""
+    A name matches whatever the case of the prefix typed ("MNIST" finds mnist-1; Kubernetes names are
+    lowercase), served on PostgreSQL by an UPPER(name) pattern index (jobs 0001, trainer and hyperparam
+    0004)."""
 
     namespace = forms.ChoiceField(required=False)
     columns: dict[str, str] = {}
@@ -49,10 +51,10 @@ class ListFilters(forms.Form):
         value at fault)."""
         values = self.cleaned_data if self.is_valid() else {}
         queryset = queryset.filter(deleted_at__isnull=not values.get("deleted"))
-        for field, value in values.items():
-            if field in ("deleted", "name") or not value:
+        for name, value in values.items():
+            if name in ("deleted", "name") or not value:
                 continue
-            queryset = queryset.filter(**{self.columns.get(field, field): value})
+            queryset = queryset.filter(**{self.columns.get(name, name): value})
         if values.get("name"):
             queryset = queryset.filter(name__istartswith=values["name"])
         return queryset
@@ -60,8 +62,8 @@ class ListFilters(forms.Form):
 
 @dataclass(frozen=True)
 class ListPage:
-    """One resource's list page: `templates`/list.html, or its `_table.html` for htmx's poll, which
-    refreshes the table while `is_live` holds for a row shown."""
+    """One resource's list page (`view`): `templates`/list.html, or its `_table.html` for htmx's poll,
+    which refreshes the table while `is_live` holds for a row shown; `context` adds to what it shows."""
 
     model: type[MirroredResource]
     filters: type[ListFilters]
@@ -69,8 +71,12 @@ class ListPage:
     url_name: str
     templates: str
     is_live: Callable[[Any], bool]
+    context: Mapping[str, Any] = field(default_factory=dict)
 
-    def render(self, request: HttpRequest, **context: Any) -> HttpResponse:
+    def view(self) -> Callable[[HttpRequest], HttpResponse]:
+        return page(self.render)
+
+    def render(self, request: HttpRequest) -> HttpResponse:
         filters = self.filters(request.GET, visible_namespaces(request, self.model))
         rows = filters.filter(readable(request, self.model._default_manager.only(*self.columns)))
         try:
@@ -79,13 +85,8 @@ class ListPage:
             messages.error(request, "That page link is out of date; here is the first page.")
             return redirect(reverse(self.url_name))
         live = any(self.is_live(row) for row in found.rows)
-        context = {
-            "filters": filters,
-            "page": found,
-            "live": live,
-            "poll_seconds": LIST_POLL_SECONDS,
-            **context,
-        }
+        context = {**self.context, "filters": filters, "page": found, "live": live}
+        context.setdefault("poll_seconds", LIST_POLL_SECONDS)
         template = "_table.html" if is_fragment(request) else "list.html"
         return render(request, f"{self.templates}/{template}", context)
 

@@ -54,13 +54,11 @@ class SweepFilters(ListFilters):
 
 SWEEPS = ListPage(
     Sweep, SweepFilters, LIST_COLUMNS, "dashboard:sweeps", "dashboard/sweeps",
-    is_live=lambda sweep: sweep.phase not in TERMINAL_PHASES,
+    is_live=lambda sweep: sweep.phase not in TERMINAL_PHASES, context={"trial_phases": TRIAL_PHASES},
 )  # fmt: skip
 
 
-@page
-def sweep_list(request: HttpRequest) -> HttpResponse:
-    return SWEEPS.render(request, trial_phases=TRIAL_PHASES)
+sweep_list = SWEEPS.view()
 
 
 def _sweep(request: HttpRequest, pk: int) -> Sweep:

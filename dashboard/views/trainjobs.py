@@ -58,9 +58,7 @@ TRAIN_JOBS = ListPage(
 )  # fmt: skip
 
 
-@page
-def trainjob_list(request: HttpRequest) -> HttpResponse:
-    return TRAIN_JOBS.render(request)
+trainjob_list = TRAIN_JOBS.view()
 
 
 def _train_job(request: HttpRequest, pk: int) -> TrainJob:
