@@ -15,6 +15,7 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_field,
     extend_schema_serializer,
+    extend_schema_view,
 )
 from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.pagination import CursorPagination
@@ -320,13 +321,19 @@ class MirrorViewSet(
     """A mirror's endpoints: the list (`filterset`'s query parameters, newest first, the JSON columns left in
     the database), one resource with its history (`detail_serializer_class`), and DELETE in the cluster.
     Subclasses list `access.permissions.NamespaceScopedMixin` first, which scopes every queryset to what the
-    user may read, and name `queryset`, `serializer_class` (the list's) and `filterset`."""
+    user may read, and name `queryset`, `serializer_class` (the list's) and `filterset`, whose fields the
+    schema states as the list's parameters."""
 
     pagination_class = NewestFirst
     filterset: type[MirrorFilterSet]
     detail_serializer_class: type[serializers.BaseSerializer]
     #: Columns the list never shows; a model with more JSON columns adds them.
     list_deferred: tuple[str, ...] = JSON_COLUMNS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "filterset" in cls.__dict__:
+            extend_schema_view(list=extend_schema(parameters=[cls.filterset]))(cls)
 
     def scope_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
         """The rows the user may read: NamespaceScopedMixin's, which a subclass lists before this base."""
@@ -346,15 +353,33 @@ class MirrorViewSet(
         return super().get_serializer_class() if self.action == "list" else self.detail_serializer_class
 
 
+def submit_schema(manifest_serializer: type[ManifestSerializer], document: str) -> Any:
+    """The schema of a ManifestViewSet's POST: `manifest_serializer` in and out (202), 503 when the cluster
+    does not take it; `document` says what checks the manifest's spec beyond the schema (`document_body`)."""
+    return extend_schema(
+        request=manifest_serializer,
+        responses={202: manifest_serializer, 503: CLUSTER_UNAVAILABLE},
+        extensions=document_body(document),
+    )
+
+
 class ManifestViewSet(MirrorViewSet):
     """A mirror whose POST submits a manifest to the cluster: checked by `manifest_serializer_class` (the
     kind's own validation, as its admission webhook runs it), then `submit`; 202 with the object as the
     cluster stored it (the row appears once the controller sees it). A refusal the user can fix is a 400
     naming the field (`submit_refusal`). Subclasses take JSON and YAML bodies only (`parser_classes =
-    argoml_site.bodies.DOCUMENT_PARSERS`: form encodings cannot carry a manifest) and state the operation's
-    schema with `extend_schema_view(create=submit_schema(...))`."""
+    argoml_site.bodies.DOCUMENT_PARSERS`: form encodings cannot carry a manifest); the schema states the
+    manifest in and out and what checks its spec beyond the schema (`submitted_document`)."""
 
     manifest_serializer_class: type[ManifestSerializer]
+    #: What the manifest's spec is and what checks it (`document_body`).
+    submitted_document: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "manifest_serializer_class" in cls.__dict__:
+            schema = submit_schema(cls.manifest_serializer_class, cls.submitted_document)
+            extend_schema_view(create=schema)(cls)
 
     def submit(self, manifest: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
@@ -370,13 +395,3 @@ class ManifestViewSet(MirrorViewSet):
         except ApiError as error:
             raise submit_refusal(error) from error
         return Response(created, status=status.HTTP_202_ACCEPTED)
-
-
-def submit_schema(manifest_serializer: type[ManifestSerializer], document: str) -> Any:
-    """The schema of a ManifestViewSet's POST: `manifest_serializer` in and out (202), 503 when the cluster
-    does not take it; `document` says what checks the manifest's spec beyond the schema (`document_body`)."""
-    return extend_schema(
-        request=manifest_serializer,
-        responses={202: manifest_serializer, 503: CLUSTER_UNAVAILABLE},
-        extensions=document_body(document),
-    )

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,7 +16,7 @@ from access.permissions import NamespaceScopedMixin
 from argoml_site.bodies import DOCUMENT_PARSERS
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
-from kube.api import ManifestViewSet, submit_schema
+from kube.api import ManifestViewSet
 from kube.models import JSON_COLUMNS
 
 from .export import csv_response
@@ -29,17 +29,8 @@ TRIALS_DESCRIPTION = (
     "The sweep's trials, filtered and ordered. Also `?param.<name>=<value>`: trials that received exactly "
     "this string for the hyperparameter <name> (400 when the sweep has no such hyperparameter)."
 )
-SUBMITTED_DOCUMENT = (
-    "`spec` is a HyperparamWorkflow's spec (its CRD: deploy/crds/), checked as the admission webhook checks "
-    "it: the search space, the objective, and the Argo Workflow it runs, linted as `argo lint` would "
-    "(docs/hyperparam.md): a body this schema accepts may be a 400 naming the field at fault."
-)
 
 
-@extend_schema_view(
-    list=extend_schema(parameters=[SweepFilterSet]),
-    create=submit_schema(SweepManifestSerializer, SUBMITTED_DOCUMENT),
-)
 class SweepViewSet(NamespaceScopedMixin, ManifestViewSet):
     """Hyperparameter sweeps as the cluster last reported them. POST submits a HyperparamWorkflow to the
     cluster (202: the row appears once the controller sees it); DELETE deletes it from the cluster."""
@@ -48,6 +39,11 @@ class SweepViewSet(NamespaceScopedMixin, ManifestViewSet):
     serializer_class = SweepSerializer
     detail_serializer_class = SweepDetailSerializer
     manifest_serializer_class = SweepManifestSerializer
+    submitted_document = (
+        "`spec` is a HyperparamWorkflow's spec (its CRD: deploy/crds/), checked as the admission webhook "
+        "checks it: the search space, the objective, and the Argo Workflow it runs, linted as `argo lint` "
+        "would (docs/hyperparam.md): a body this schema accepts may be a 400 naming the field at fault."
+    )
     filterset = SweepFilterSet
     parser_classes = DOCUMENT_PARSERS
     list_deferred = (*JSON_COLUMNS, "workflows", "mirrored_batches")

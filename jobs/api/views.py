@@ -5,29 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from access.permissions import NamespaceScopedMixin
 from argoml_site.bodies import DOCUMENT_PARSERS
 from jobs.actions import delete_job, submit_job
 from jobs.models import Replica, TrainingJob
-from kube.api import ManifestViewSet, submit_schema
+from kube.api import ManifestViewSet
 
 from .filters import TrainingJobFilterSet
 from .serializers import JobManifestSerializer, TrainingJobDetailSerializer, TrainingJobSerializer
 
-SUBMITTED_DOCUMENT = (
-    "`spec` is the kind's spec, whose schema is the kind's CRD (deploy/crds/), and it is checked as the "
-    "admission webhook checks it (replica types and their containers, policies, counts within the "
-    "deployment's limits; docs/jobs.md): a body this schema accepts may be a 400 naming the field of `spec` "
-    "at fault."
-)
 
-
-@extend_schema_view(
-    list=extend_schema(parameters=[TrainingJobFilterSet]),
-    create=submit_schema(JobManifestSerializer, SUBMITTED_DOCUMENT),
-)
 class TrainingJobViewSet(NamespaceScopedMixin, ManifestViewSet):
     """Training jobs as the cluster last reported them. POST submits a manifest to the cluster (202: the
     row appears once the controller sees the job); DELETE deletes the job from the cluster."""
@@ -36,6 +24,12 @@ class TrainingJobViewSet(NamespaceScopedMixin, ManifestViewSet):
     serializer_class = TrainingJobSerializer
     detail_serializer_class = TrainingJobDetailSerializer
     manifest_serializer_class = JobManifestSerializer
+    submitted_document = (
+        "`spec` is the kind's spec, whose schema is the kind's CRD (deploy/crds/), and it is checked as the "
+        "admission webhook checks it (replica types and their containers, policies, counts within the "
+        "deployment's limits; docs/jobs.md): a body this schema accepts may be a 400 naming the field of "
+        "`spec` at fault."
+    )
     filterset = TrainingJobFilterSet
     parser_classes = DOCUMENT_PARSERS
 

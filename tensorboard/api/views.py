@@ -12,7 +12,6 @@ from django.utils import timezone
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
-    extend_schema_view,
     inline_serializer,
 )
 from rest_framework import exceptions, serializers, status
@@ -64,7 +63,6 @@ class OpenPermission(NamespacePermission):
         return request_scope(request).allows(namespace, Role.VIEWER)
 
 
-@extend_schema_view(list=extend_schema(parameters=[TensorboardFilterSet]))
 class TensorboardViewSet(NamespaceScopedMixin, MirrorViewSet):
     """TensorBoards as the cluster last reported them. POST spawns one for a workflow (idempotent); DELETE
     stops it; POST …/open/ records that it was opened (it is culled after idleTimeout without that)."""

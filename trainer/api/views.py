@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from access.permissions import NamespaceScopedMixin
 from access.scopes import request_scope
 from argoml_site.bodies import DOCUMENT_PARSERS
-from kube.api import ManifestViewSet, NewestFirst, submit_schema
+from kube.api import ManifestViewSet, NewestFirst
 from trainer import actions
 from trainer.models import TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 
@@ -35,17 +35,6 @@ class OldestFirst(NewestFirst):
     ordering = "id"
 
 
-SUBMITTED_DOCUMENT = (
-    "`spec` is a TrainJob's spec (its CRD: deploy/crds/trainer/), checked as Kubeflow Trainer's webhook "
-    "checks it, against the runtime `spec.runtimeRef` names (docs/trainer.md): a body this schema accepts "
-    "may be a 400 naming the field at fault."
-)
-
-
-@extend_schema_view(
-    list=extend_schema(parameters=[TrainJobFilterSet]),
-    create=submit_schema(TrainJobManifestSerializer, SUBMITTED_DOCUMENT),
-)
 class TrainJobViewSet(NamespaceScopedMixin, ManifestViewSet):
     """TrainJobs as the cluster last reported them. POST submits a manifest to the cluster (202: the row
     appears once the controller sees the job); DELETE deletes the job from the cluster; …/updates/ lists
@@ -55,6 +44,11 @@ class TrainJobViewSet(NamespaceScopedMixin, ManifestViewSet):
     serializer_class = TrainJobSerializer
     detail_serializer_class = TrainJobDetailSerializer
     manifest_serializer_class = TrainJobManifestSerializer
+    submitted_document = (
+        "`spec` is a TrainJob's spec (its CRD: deploy/crds/trainer/), checked as Kubeflow Trainer's webhook "
+        "checks it, against the runtime `spec.runtimeRef` names (docs/trainer.md): a body this schema "
+        "accepts may be a 400 naming the field at fault."
+    )
     filterset = TrainJobFilterSet
     parser_classes = DOCUMENT_PARSERS
 
