@@ -329,7 +329,7 @@ def _ensure_pod_group(
 def _write_status(
     client: KubeClient, job: dict[str, Any], new_status: dict[str, Any], view: CachedView | None
 ) -> tuple[dict[str, Any], expectations.Item | None]:
-    """Replace the status, its event expected first when reading the cache (see kube.runtime.CachedView);
+    """Replace the status, its event expected first when reading the cache (see kube.cachedview.CachedView);
     the caller expects the resourceVersion it returns instead of the item returned with it."""
     meta = job["metadata"]
     namespace, name = meta.get("namespace") or "", meta["name"]
