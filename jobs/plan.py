@@ -29,6 +29,7 @@ from jobs.policies import (
 from jobs.spec import JobSpec, RunPolicy, as_dict
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.validation import validate
+from kube.children import Deletion, Event
 from kube.resources import ResourceType
 from kube.times import parse_time
 
@@ -37,26 +38,6 @@ BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
 DEADLINE_EXCEEDED = "DeadlineExceeded"
 #: Kubeflow's reason when a pod template names another scheduler while gang scheduling is on.
 SET_POD_TEMPLATE_SCHEDULER_NAME = "SetPodTemplateSchedulerName"
-
-
-@dataclass(frozen=True)
-class Event:
-    """A Kubernetes Event to record on the job."""
-
-    type: str  # Normal | Warning
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Deletion:
-    """A child to delete, by name and uid (delete with a uid precondition: never hit its successor)."""
-
-    kind: str  # Pod | Service
-    name: str
-    uid: str
-    reason: str  # Recreate | ScaleDown | Suspend | CleanPodPolicy | DeadlineExceeded | BackoffLimitExceeded
-    message: str
 
 
 @dataclass(frozen=True)
@@ -79,7 +60,7 @@ class Plan:
     2. Delete each of `delete` (uid precondition; 404 and 409 are success), then apply `pod_group`
        (if it cannot be written, create nothing this run), then replace each of `update` (its
        resourceVersion is the precondition), then create each of `create` in order (ConfigMaps and
-       Secrets, then Services, then Pods; 409 is success). Record `deletion_event(d)` /
+       Secrets, then Services, then Pods; 409 is success). Record `kube.children.deletion_event(d)` /
        `creation_event(m)` on the job for each that succeeded.
     3. Record `events` on the job.
     4. If `delete_job`, delete the job (background propagation removes its children).
@@ -94,18 +75,6 @@ class Plan:
     events: tuple[Event, ...] = ()
     delete_job: bool = False
     requeue_after: float | None = None
-
-
-def creation_event(manifest: dict[str, Any]) -> Event:
-    kind = str(manifest.get("kind"))
-    return Event("Normal", f"SuccessfulCreate{kind}", f"Created {kind.lower()}: {name_of(manifest)}")
-
-
-def deletion_event(deletion: Deletion) -> Event:
-    kind = deletion.kind
-    return Event(
-        "Normal", f"SuccessfulDelete{kind}", f"Deleted {kind.lower()}: {deletion.name} ({deletion.message})"
-    )
 
 
 def plan(

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 
 from jobs.frameworks import TensorFlow
-from jobs.plan import Deletion, Event, creation_event, deletion_event, plan
+from jobs.plan import plan
 from jobs.policies import (
     RestartLedger,
     backoff_exceeded,
@@ -17,6 +17,7 @@ from jobs.policies import (
 )
 from jobs.status import current_state
 from jobs.tests.fakes import T0, FakeCluster, created, make_job, tf_job, with_state
+from kube.children import Deletion, Event, creation_event, deletion_event
 
 
 def pod(name: str, phase: str = "Running", *, uid: str | None = None, restarts: int = 0, **state) -> dict:
