@@ -21,11 +21,11 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from jobs import apigroups, autoscaling, bounds, conf, gang
+from jobs import apigroups, autoscaling, conf, gang
 from jobs import spec as jobspec
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
-from jobs.plan import Plan, PodGroupChange, plan
+from jobs.plan import Observed, ParsedJob, Plan, PodGroupChange, parse_job, plan
 from jobs.pods import name_of
 from jobs.spec import as_dict, job_name, job_namespace
 from jobs.status import is_finished
@@ -120,27 +120,25 @@ def _converge(
     if autoscaling.may_have_hpa(job, framework):
         converge_autoscaler(client, job, framework, recorder_for(EVENT_CONTROLLER))
     scheduler = conf.gang_scheduler()
-    parsed = bounds.parse_bounded(job, framework)
-    pod_group, priorities = _gang_reads(client, scheduler, job, parsed)
-    decided = plan(
-        job,
+    parsed = parse_job(job, framework)
+    pod_group, priorities = _gang_reads(client, scheduler, job, parsed.spec)
+    observed = Observed.of(
+        parsed.spec.uid,
         pods,
         services,
-        conf.now(),
-        framework=framework,
+        config_maps,
         scheduler=scheduler,
         pod_group=pod_group,
         priorities=priorities,
-        parsed=parsed,
-        config_maps=config_maps,
     )
+    decided = plan(parsed, observed, as_dict(job.get("status")), conf.now())
     if framework.extra_child_kinds:
         completed = (
             framework.complete_child(m) if m.get("kind") in framework.extra_child_kinds else m
             for m in decided.create
         )
         decided = replace(decided, create=tuple(completed))
-    status = with_summary(job, decided.status, parsed.counts)
+    status = with_summary(job, decided.status, parsed.spec.counts)
     # Gang-scheduled jobs and frameworks with more kinds of children (MPI's hostfile) keep the next run.
     simple = scheduler is None and not framework.extra_child_kinds and not decided.delete_job
     # A job never reconciled has no restart ledger to save before anything changes: its status is written
@@ -156,40 +154,28 @@ def _converge(
         )
         recount = None
         if applied.created and simple:
-            listed = (pods, services, config_maps)
-            recount = _recount({**job, "status": status}, listed, applied.created, framework, parsed)
+            recount = _recount(parsed, observed, status, applied.created)
         if recount is not None:
             job = _count_created(client, rtype, job, recount, parsed, applied.created, recorder, view)
         elif new_job:  # a creation found its child there (409): the status as planned
             job = children.write_status(client, rtype, job, status, view)
         if new_job:
-            children.in_parallel(
-                [functools.partial(children.record, recorder, job, e, "Reconcile") for e in decided.events]
-            )
+            children.record_all(recorder, job, decided.events, "Reconcile")
     decided = recount or decided
     return children.requeue_after(decided.requeue_after, pod_group_refused=applied.blocked)
 
 
 def _recount(
-    decided_job: dict[str, Any],
-    children: tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]],
-    created: tuple[dict[str, Any], ...],
-    framework: Framework[Any],
-    parsed: jobspec.JobSpec[Any],
+    parsed: ParsedJob, observed: Observed, status: dict[str, Any], created: tuple[dict[str, Any], ...]
 ) -> Plan | None:
-    """The plan of the job as this run decided it (`decided_job`: its status) with the children it just
-    created added, when that plan only writes the status; None when it would write more (the next run
-    does that)."""
-    pods, services, config_maps = children
-    recount = plan(
-        decided_job,
-        [*pods, *(c for c in created if c.get("kind") == "Pod")],
-        [*services, *(c for c in created if c.get("kind") == "Service")],
-        conf.now(),
-        framework=framework,
-        parsed=parsed,
-        config_maps=config_maps,
+    """The plan of the job as this run decided it (`status`) with the children it just created added, when
+    that plan only writes the status; None when it would write more (the next run does that)."""
+    with_created = replace(
+        observed,
+        pods=(*observed.pods, *(c for c in created if c.get("kind") == "Pod")),
+        services=(*observed.services, *(c for c in created if c.get("kind") == "Service")),
     )
+    recount = plan(parsed, with_created, status, conf.now())
     return recount if _creates_only(recount) and not recount.create else None
 
 
@@ -203,7 +189,7 @@ def _count_created(
     rtype: ResourceType,
     job: dict[str, Any],
     recount: Plan,
-    parsed: jobspec.JobSpec[Any],
+    parsed: ParsedJob,
     created: tuple[dict[str, Any], ...],
     recorder: EventRecorder,
     view: CachedView | None,
@@ -211,7 +197,7 @@ def _count_created(
     """Write the status that counts the children this run created (what Kubeflow's next reconcile would
     write once their events came) and record its condition events; tell the cache their events owe no
     run: one run per new job instead of two. The job written is returned."""
-    status = with_summary(job, recount.status, parsed.counts)
+    status = with_summary(job, recount.status, parsed.spec.counts)
     if status != as_dict(job.get("status")):
         job = children.write_status(client, rtype, job, status, view)
     children.in_parallel(
