@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.resources import controller_reference
 from trainer import claims as volume_claims
 from trainer import constants as c
 from trainer import fields, resolution, spec, statusserver
@@ -150,14 +151,7 @@ def endpoint(resolved: resolution.ResolvedSpec, replicated_job: str, replica: in
 
 
 def owner_reference(job: spec.TrainJob) -> RawDict:
-    return {
-        "apiVersion": c.API_VERSION,
-        "kind": c.TRAIN_JOB_KIND,
-        "name": job.name,
-        "uid": job.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return controller_reference(c.API_VERSION, c.TRAIN_JOB_KIND, job.name, job.uid)
 
 
 def pod_labels(
