@@ -44,9 +44,13 @@ logger = logging.getLogger(__name__)
 
 EVENT_CONTROLLER = "jobs"
 JOB_CHILDREN = children.ChildKinds(
-    types={"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET},
+    created={"Pod": POD, "Service": SERVICE, "ConfigMap": CONFIGMAP, "Secret": SECRET},
     # What pods mount, then what names them, then the pods.
     creation_order=("ConfigMap", "Secret", "Service", "Pod"),
+    # A job's ConfigMaps and Secrets go with the job, through their ownerReference.
+    deleted={"Pod": POD, "Service": SERVICE},
+    # MPI's hostfile.
+    updated={"ConfigMap": CONFIGMAP},
     # The operator may create Secrets, never read them: a run that creates one expects no event of it.
     unwatched=("Secret",),
 )

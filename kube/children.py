@@ -118,12 +118,15 @@ def deletion_events(deletions: Sequence[Deletion]) -> list[Event]:
 
 @dataclass(frozen=True)
 class ChildKinds:
-    """An operator's children: the resource type of each kind it writes, the order kinds are created in
-    (what pods mount, then what names them, then the pods), and the kinds no informer watches (created,
-    never read back: no event of theirs to expect)."""
+    """An operator's children: the resource type of each kind it creates, deletes and updates (each one a
+    grant in its RBAC: deploy/tests/test_rbac.py reads these), the order kinds are created in (what pods
+    mount, then what names them, then the pods), and the kinds no informer watches (created, never read
+    back: no event of theirs to expect)."""
 
-    types: Mapping[str, ResourceType]
+    created: Mapping[str, ResourceType]
     creation_order: tuple[str, ...]
+    deleted: Mapping[str, ResourceType]
+    updated: Mapping[str, ResourceType] = field(default_factory=dict)
     unwatched: tuple[str, ...] = ()
 
 
@@ -207,8 +210,9 @@ class ChildWriter:
 
     def _delete(self, deletion: Deletion) -> ApiError | None:
         try:
-            rtype = self.kinds.types[deletion.kind]
-            self.client.delete(rtype, deletion.name, self.namespace, uid=deletion.uid)
+            self.client.delete(
+                self.kinds.deleted[deletion.kind], deletion.name, self.namespace, uid=deletion.uid
+            )
         except (NotFound, Conflict):
             return None
         except ApiError as error:
@@ -218,7 +222,7 @@ class ChildWriter:
 
     def _update(self, manifest: dict[str, Any]) -> ApiError | None:
         try:
-            self.client.replace(self.kinds.types[str(manifest["kind"])], manifest)
+            self.client.replace(self.kinds.updated[str(manifest["kind"])], manifest)
         except (NotFound, Conflict):
             return None
         except ApiError as error:
@@ -229,7 +233,7 @@ class ChildWriter:
     def _create(self, manifest: dict[str, Any]) -> dict[str, Any] | ApiError | None:
         """The child as created, None when it existed (409), or the error."""
         try:
-            return self.client.create(self.kinds.types[str(manifest["kind"])], manifest, self.namespace)
+            return self.client.create(self.kinds.created[str(manifest["kind"])], manifest, self.namespace)
         except Conflict:
             return None
         except ApiError as error:

@@ -45,7 +45,7 @@ EVENT_CONTROLLER = "trainer"
 #: enqueue the TrainJobs that name it).
 INVALID_RETRY_SECONDS = 15.0
 TRAIN_JOB_CHILDREN = children.ChildKinds(
-    types={
+    created={
         "Pod": POD,
         "Service": SERVICE,
         "ConfigMap": CONFIGMAP,
@@ -54,6 +54,7 @@ TRAIN_JOB_CHILDREN = children.ChildKinds(
     },
     # What a TrainJob's pods mount first, then what names them, then the pods.
     creation_order=("ConfigMap", "Secret", "PersistentVolumeClaim", "Service", "Pod"),
+    deleted={"Pod": POD},
     # The controller creates the SSH Secret and the volume claims and never reads them back.
     unwatched=("Secret", "PersistentVolumeClaim"),
 )
