@@ -73,10 +73,9 @@ import redis  # noqa: E402
 from benchdb import ensure_database  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from jobs import conf as jobs_conf  # noqa: E402
 from jobs.models import Replica, TrainingJob  # noqa: E402
 from jobs.tests.cluster import install_crds, job_manifest  # noqa: E402
-from kube import ratelimit  # noqa: E402
+from kube import children, ratelimit  # noqa: E402
 from kubesim.simulator import Simulator  # noqa: E402
 from kubesim.testing import running_simulator  # noqa: E402
 
@@ -480,7 +479,7 @@ def run_ours(
     name = f"ours (a Celery worker, {pool} {concurrency})" + ("" if limit == "none" else ", shipped limit")
     conditions = (
         f"{jobs} jobs x {REPLICAS} workers over {len(namespaces)} namespaces; 1 worker process,"
-        f" {pool} pool of {concurrency}, {jobs_conf.parallel_calls()} parallel calls per reconcile"
+        f" {pool} pool of {concurrency}, {children.parallel_calls()} parallel calls per reconcile"
         f" (JOBS_RECONCILE_PARALLEL_CALLS); write rate limit: {limit}"
     )
     return run(name, conditions, command, env, jobs, namespaces, log, timeout, counted=True)
@@ -639,7 +638,7 @@ def main() -> None:
     parser.add_argument(
         "--ceiling-threads",
         type=int,
-        default=min(jobs_conf.parallel_calls(), REPLICAS),
+        default=min(children.parallel_calls(), REPLICAS),
         help="threads of each ceiling client process (default: the calls one of our pool processes has in"
         " flight, min(JOBS_RECONCILE_PARALLEL_CALLS, replicas))",
     )
@@ -670,7 +669,7 @@ def main() -> None:
     print(
         f"settings: {args.jobs} jobs x {REPLICAS} workers over {args.namespaces} namespaces; {args.rounds}"
         f" rounds; ours: 1 Celery worker, {args.pool} pool of {args.concurrency},"
-        f" {jobs_conf.parallel_calls()} parallel calls per reconcile; Kopf: "
+        f" {children.parallel_calls()} parallel calls per reconcile; Kopf: "
         + (
             "skipped"
             if args.skip_kopf

@@ -32,9 +32,8 @@ import django
 django.setup()
 
 import limits  # noqa: E402
-from jobs import spec as jobspec  # noqa: E402
 from jobs.frameworks import framework_class  # noqa: E402
-from jobs.plan import plan  # noqa: E402
+from jobs.plan import Observed, parse_job, plan  # noqa: E402
 from jobs.tests.fakes import T0, make_job  # noqa: E402
 
 #: Each kind's replica types, the last one taking what the others leave of the count (the shapes of
@@ -59,7 +58,7 @@ def job_of(kind: str, replicas: int) -> dict:
 
 def first_plan(job: dict) -> list[dict]:
     framework = framework_class(job["kind"])()
-    return list(plan(job, [], [], T0, framework=framework, parsed=jobspec.parse(job, framework)).create)
+    return list(plan(parse_job(job, framework), Observed(), {}, T0).create)
 
 
 def main() -> int:

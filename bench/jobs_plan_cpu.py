@@ -2,14 +2,14 @@
 
     .venv/bin/python bench/jobs_plan_cpu.py [--workers 100] [--repeat 30]
 
-Times the pure part of `jobs.reconcile._converge`: `autoscaling.may_have_hpa`, `spec.parse()`, `plan.plan()`
-and `reconcile.with_summary()`, in two situations: the first reconcile (no children yet: every Service and Pod
-is created) and a steady one (every child exists and runs: nothing to create, the status is aggregated).
-Prints, per situation, the median and best CPU milliseconds (`time.process_time`) over --repeat runs after
-one warm-up, then, from one run under cProfile, the calls of `jobs.spec.replica_specs` and every call into
-`jobs/spec.py` (the tolerant readers that re-read the raw job). Checks its answers and exits non-zero when
-one is wrong: 103 Services and 103 Pods planned first, every Pod's TF_CONFIG lists the 103 replicas, then
-nothing to create and the job Running.
+Times the pure part of `jobs.reconcile._converge`: `autoscaling.may_have_hpa`, `plan.parse_job()`,
+`plan.plan()` and `reconcile.with_summary()`, in two situations: the first reconcile (no children yet: every
+Service and Pod is created) and a steady one (every child exists and runs: nothing to create, the status is
+aggregated). Prints, per situation, the median and best CPU milliseconds (`time.process_time`) over --repeat
+runs after one warm-up, then, from one run under cProfile, the calls of `jobs.spec.replica_specs` and every
+call into `jobs/spec.py` (the tolerant readers that re-read the raw job). Checks its answers and exits non-
+zero when one is wrong: 103 Services and 103 Pods planned first, every Pod's TF_CONFIG lists the 103 replicas,
+then nothing to create and the job Running.
 """
 
 from __future__ import annotations
@@ -37,9 +37,8 @@ django.setup()
 import json  # noqa: E402
 
 from jobs import autoscaling  # noqa: E402
-from jobs import spec as jobspec  # noqa: E402
 from jobs.frameworks import TensorFlow  # noqa: E402
-from jobs.plan import Plan, plan  # noqa: E402
+from jobs.plan import Observed, Plan, parse_job, plan  # noqa: E402
 from jobs.reconcile import with_summary  # noqa: E402
 from jobs.status import current_state  # noqa: E402
 from jobs.tests.fakes import T0, created, tf_job, with_state  # noqa: E402
@@ -51,9 +50,10 @@ def decide(job: dict[str, Any], pods: list[dict[str, Any]], services: list[dict[
     """What `_converge` computes before it writes anything (no gang scheduler, no HPA)."""
     framework = TensorFlow()
     autoscaling.may_have_hpa(job, framework)
-    parsed = jobspec.parse(job, framework)
-    decided = plan(job, pods, services, T0, framework=framework, parsed=parsed)
-    with_summary(job, decided.status, parsed.counts)
+    parsed = parse_job(job, framework)
+    observed = Observed.of(parsed.spec.uid, pods, services)
+    decided = plan(parsed, observed, job.get("status") or {}, T0)
+    with_summary(job, decided.status, parsed.spec.counts)
     return decided
 
 

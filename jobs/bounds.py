@@ -4,7 +4,7 @@ A job of 100,000 replicas is a few hundred bytes, but what it asks for is not: e
 (MX_CONFIG, WORKER_ADDRS) names every replica, so its pods grow with the square of its count, and even its
 Failed status lists its replicas. So every door asks `count_errors` first and stops at an error:
 `validation.validate` (and through it the admission webhooks, the API and the Submit page), `render_job`,
-the controller's `plan()` (which reads such a job with `parse_bounded`: never its replicas), and the
+the controller's `plan()` (whose `plan.parse_job` reads such a job without its replicas), and the
 scale webhook (`scale_errors`). The check reads only the replica specs' `replicas` and the framework's own
 counts (`Framework.counts`): it costs as many steps as the job has replica types, whatever the counts say.
 """
@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import limits
-from jobs import spec as jobspec
 from jobs.frameworks import Framework
 from jobs.spec import FieldError, as_dict, job_spec, replica_count
 
@@ -41,14 +40,6 @@ def scale_errors(job: dict[str, Any], framework: Framework[Any], replicas: int) 
     specs = as_dict(spec.get(framework.spec_key))
     scaled = {**specs, "Worker": {**as_dict(specs.get("Worker")), "replicas": replicas}}
     return _replica_errors({**spec, framework.spec_key: scaled}, framework)
-
-
-def parse_bounded(job: dict[str, Any], framework: Framework[Any]) -> jobspec.JobSpec[Any]:
-    """`job` parsed in full when its counts are within their bounds; else without its replicas and options
-    (`spec.parse_unplanned`), which is all that deciding the status of a job that will never run reads."""
-    if count_errors(job, framework):
-        return jobspec.parse_unplanned(job, framework)
-    return jobspec.parse(job, framework)
 
 
 def _replica_errors(spec: Mapping[str, Any], framework: Framework[Any]) -> list[FieldError]:

@@ -19,15 +19,6 @@ def cluster_domain() -> str:
     return str(getattr(settings, "JOBS_CLUSTER_DOMAIN", "") or "")
 
 
-def parallel_calls() -> int:
-    """JOBS_RECONCILE_PARALLEL_CALLS: how many API calls one reconcile makes at once (default 8: a job's
-    children of one kind are usually created in a single round)."""
-    value = getattr(settings, "JOBS_RECONCILE_PARALLEL_CALLS", 8)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ImproperlyConfigured(f"JOBS_RECONCILE_PARALLEL_CALLS={value!r} must be a whole number >= 1.")
-    return value
-
-
 def gang_scheduler() -> gang.GangScheduler | None:
     """JOBS_GANG_SCHEDULER (`none`, `volcano`, `scheduler-plugins`) and JOBS_GANG_SCHEDULER_NAME (the
     scheduler name pods get; default `volcano` / `scheduler-plugins-scheduler`): None means no PodGroups,

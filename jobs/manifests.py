@@ -15,7 +15,7 @@ from jobs import apigroups
 from jobs import spec as jobspec
 from jobs.frameworks.base import Environment, FieldRef, Framework
 from jobs.spec import JobSpec, Slot, as_dict, framework_container, job_name
-from kube.resources import label_selector
+from kube.resources import controller_reference, label_selector
 
 LABEL_JOB_NAME = "argoml.io/job-name"
 LABEL_REPLICA_TYPE = "argoml.io/replica-type"
@@ -103,15 +103,9 @@ def extra_children(
 
 
 def owner_reference(job: JobSpec[Any]) -> dict[str, Any]:
-    """Controller reference: deleting the job deletes its children, and only its controller manages them."""
-    return {
-        "apiVersion": apigroups.served_or_ours(job.api_version),
-        "kind": job.kind,
-        "name": job.name,
-        "uid": job.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    """Controller reference, in the group the job was served from: deleting the job deletes its children,
+    and only its controller manages them."""
+    return controller_reference(apigroups.served_or_ours(job.api_version), job.kind, job.name, job.uid)
 
 
 def desired_pods(job: dict[str, Any], framework: Framework[Any]) -> list[dict[str, Any]]:

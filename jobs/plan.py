@@ -15,7 +15,7 @@ from typing import Any
 
 from jobs import bounds, gang
 from jobs import spec as jobspec
-from jobs.frameworks import Framework, framework_for
+from jobs.frameworks import Framework
 from jobs.manifests import build_pod, build_service, extra_children, slot_name
 from jobs.pods import Outcome, controlled_by, describe_failure, is_terminating, name_of, outcome, uid_of
 from jobs.policies import (
@@ -26,9 +26,10 @@ from jobs.policies import (
     unfinished_pods,
     will_restart,
 )
-from jobs.spec import JobSpec, RunPolicy, as_dict
+from jobs.spec import FieldError, JobSpec, RunPolicy, as_dict
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.validation import validate
+from kube.children import Deletion, Event
 from kube.resources import ResourceType
 from kube.times import parse_time
 
@@ -37,26 +38,6 @@ BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
 DEADLINE_EXCEEDED = "DeadlineExceeded"
 #: Kubeflow's reason when a pod template names another scheduler while gang scheduling is on.
 SET_POD_TEMPLATE_SCHEDULER_NAME = "SetPodTemplateSchedulerName"
-
-
-@dataclass(frozen=True)
-class Event:
-    """A Kubernetes Event to record on the job."""
-
-    type: str  # Normal | Warning
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Deletion:
-    """A child to delete, by name and uid (delete with a uid precondition: never hit its successor)."""
-
-    kind: str  # Pod | Service
-    name: str
-    uid: str
-    reason: str  # Recreate | ScaleDown | Suspend | CleanPodPolicy | DeadlineExceeded | BackoffLimitExceeded
-    message: str
 
 
 @dataclass(frozen=True)
@@ -79,7 +60,7 @@ class Plan:
     2. Delete each of `delete` (uid precondition; 404 and 409 are success), then apply `pod_group`
        (if it cannot be written, create nothing this run), then replace each of `update` (its
        resourceVersion is the precondition), then create each of `create` in order (ConfigMaps and
-       Secrets, then Services, then Pods; 409 is success). Record `deletion_event(d)` /
+       Secrets, then Services, then Pods; 409 is success). Record `kube.children.deletion_event(d)` /
        `creation_event(m)` on the job for each that succeeded.
     3. Record `events` on the job.
     4. If `delete_job`, delete the job (background propagation removes its children).
@@ -96,66 +77,90 @@ class Plan:
     requeue_after: float | None = None
 
 
-def creation_event(manifest: dict[str, Any]) -> Event:
-    kind = str(manifest.get("kind"))
-    return Event("Normal", f"SuccessfulCreate{kind}", f"Created {kind.lower()}: {name_of(manifest)}")
+@dataclass(frozen=True)
+class ParsedJob:
+    """A job as a run reads it, once: its spec (in full when its counts are within their bounds, else
+    without its replicas: `spec.parse_unplanned`), its framework, the problems that keep it from running
+    (counts past their bounds, else validation's; not looked for once it finished) and whether it is
+    being deleted."""
+
+    spec: JobSpec[Any]
+    framework: Framework[Any]
+    problems: tuple[FieldError, ...] = ()
+    deleting: bool = False
 
 
-def deletion_event(deletion: Deletion) -> Event:
-    kind = deletion.kind
-    return Event(
-        "Normal", f"SuccessfulDelete{kind}", f"Deleted {kind.lower()}: {deletion.name} ({deletion.message})"
-    )
-
-
-def plan(
-    job: dict[str, Any],
-    pods: Iterable[dict[str, Any]],
-    services: Iterable[dict[str, Any]],
-    now: datetime,
-    *,
-    framework: Framework[Any] | None = None,
-    cluster_domain: str = "",
-    scheduler: gang.GangScheduler | None = None,
-    pod_group: dict[str, Any] | None = None,
-    priorities: Mapping[str, int] | None = None,
-    parsed: JobSpec[Any] | None = None,
-    config_maps: Iterable[dict[str, Any]] = (),
-) -> Plan:
-    """Decide everything for one reconcile of `job`, given the pods and services listed by its
-    `argoml.io/job-name` label (children it does not control are ignored, never touched).
-
-    The job is parsed once here (`parsed`: the caller already did, with `framework` and
-    `bounds.parse_bounded`), and every decision below reads that. A job with a count past its bound
-    (jobs/bounds.py) is never parsed in full nor planned: it fails with FailedValidation naming the field,
-    at a cost its counts do not change. With a gang `scheduler`, `pod_group` is the job's PodGroup as read
-    (None: there is none) and `priorities` the values of the PriorityClasses `gang.priority_class_names`
-    asked for. `config_maps` are the job's ConfigMaps, for a framework that has some (MPI's hostfile).
-    """
-    framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
-    uid = str(as_dict(job.get("metadata")).get("uid") or "")
-    pods = [p for p in pods if controlled_by(p, uid)]
-    services = [s for s in services if controlled_by(s, uid)]
-    config_maps = [c for c in config_maps if controlled_by(c, uid)]
-    previous = as_dict(job.get("status"))
-    if as_dict(job.get("metadata")).get("deletionTimestamp"):
-        return Plan(status=previous)
+def parse_job(job: dict[str, Any], framework: Framework[Any]) -> ParsedJob:
+    """`job` read for `plan()`: bounds first (jobs/bounds.py), so a job past them is never parsed in full
+    nor validated, at a cost its counts do not change."""
     over_bounds = bounds.count_errors(job, framework)
-    if parsed is None:
-        parsed = jobspec.parse_unplanned(job, framework) if over_bounds else jobspec.parse(job, framework)
-    spec = parsed
-    gang_step = _GangStep(scheduler, pod_group, priorities, uid)
+    if over_bounds:
+        spec: JobSpec[Any] = jobspec.parse_unplanned(job, framework)
+    else:
+        spec = jobspec.parse(job, framework)
+    deleting = bool(as_dict(job.get("metadata")).get("deletionTimestamp"))
+    checked = deleting or over_bounds or is_finished(as_dict(job.get("status")))
+    problems = over_bounds or ([] if checked else validate(job, framework))
+    return ParsedJob(spec, framework, tuple(problems), deleting)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a run read besides the job: its children (those it does not control are dropped by `of`, never
+    touched), and with a gang `scheduler` (the operator's setting) the job's PodGroup as read (None: none
+    yet) and the values of the PriorityClasses `gang.priority_class_names` asked for."""
+
+    pods: tuple[dict[str, Any], ...] = ()
+    services: tuple[dict[str, Any], ...] = ()
+    #: The job's ConfigMaps, for a framework that has some (MPI's hostfile).
+    config_maps: tuple[dict[str, Any], ...] = ()
+    scheduler: gang.GangScheduler | None = None
+    pod_group: dict[str, Any] | None = None
+    priorities: Mapping[str, int] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        job_uid: str,
+        pods: Iterable[dict[str, Any]],
+        services: Iterable[dict[str, Any]],
+        config_maps: Iterable[dict[str, Any]] = (),
+        *,
+        scheduler: gang.GangScheduler | None = None,
+        pod_group: dict[str, Any] | None = None,
+        priorities: Mapping[str, int] | None = None,
+    ) -> Observed:
+        """The children listed by the job's `argoml.io/job-name` label that the job controls."""
+        return cls(
+            tuple(p for p in pods if controlled_by(p, job_uid)),
+            tuple(s for s in services if controlled_by(s, job_uid)),
+            tuple(c for c in config_maps if controlled_by(c, job_uid)),
+            scheduler,
+            pod_group,
+            priorities,
+        )
+
+
+def plan(parsed: ParsedJob, observed: Observed, previous: dict[str, Any], now: datetime) -> Plan:
+    """Decide everything for one reconcile of a job read by `parse_job`, given what the run `observed` and
+    the job's `previous` status. Every decision below reads the parsed spec, never the raw job. A job with
+    problems is never planned: it fails with FailedValidation naming each field, once."""
+    framework, spec = parsed.framework, parsed.spec
+    if parsed.deleting:
+        return Plan(status=previous)
+    pods, services = list(observed.pods), list(observed.services)
+    gang_step = _GangStep(observed.scheduler, observed.pod_group, observed.priorities, spec.uid)
     if is_finished(previous):
         return gang_step.removed(_finished(spec, previous, framework, pods, services, now))
-    errors = over_bounds or validate(job, framework)
-    if errors:
-        message = f"{framework.kind} {spec.namespace}/{spec.name} is invalid: " + "; ".join(map(str, errors))
+    if parsed.problems:
+        problems = "; ".join(map(str, parsed.problems))
+        message = f"{framework.kind} {spec.namespace}/{spec.name} is invalid: " + problems
         failure = Failure(FAILED_VALIDATION, message)
         status = aggregate(spec, previous, [], now, framework=framework, failure=failure)
         return Plan(status=status, events=_transition_events(previous, status))
     if spec.run_policy.suspend:
         return gang_step.removed(_suspended(spec, previous, framework, pods, services, now))
-    decided = _active(spec, previous, framework, pods, services, config_maps, now)
+    decided = _active(spec, previous, framework, pods, services, list(observed.config_maps), now)
     if is_finished(decided.status):
         return gang_step.removed(decided)
     return gang_step.applied(spec, framework, decided)

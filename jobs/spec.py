@@ -156,7 +156,7 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
     Only the pod templates are copied (one per replica type, not per replica), to add the default port.
     The framework's `parse_options` sees the spec and the job parsed so far (its options still None), so
     it can also resolve what every replica shares once (TF_CONFIG's cluster). That costs as much as the
-    job has replicas: read a job whose counts may be past their bounds with `bounds.parse_bounded`.
+    job has replicas: read a job whose counts may be past their bounds with `plan.parse_job`.
     """
     replicas = {}
     for replica_type, given in replica_specs(job, framework).items():

@@ -21,6 +21,7 @@ from jobs.manifests import replica_type_selector, slot_name
 from jobs.pods import Outcome, describe_failure, name_of, outcome
 from jobs.policies import will_restart
 from jobs.spec import JobSpec, Slot, as_dict
+from kube.conditions import FALSE, TRUE, set_condition
 from kube.times import format_time, parse_time
 
 CREATED, RUNNING, RESTARTING, SUCCEEDED, FAILED, SUSPENDED = (
@@ -100,7 +101,9 @@ def aggregate(
     state = decide_state(job, framework, views, failure)
     timestamp = format_time(now)
 
-    conditions = set_condition(_conditions(previous), CREATED, True, *_created(job), timestamp)
+    conditions = set_condition(
+        _conditions(previous), CREATED, TRUE, *_created(job), timestamp, updated_last=True
+    )
     # States that end turn False before the new one turns True, so the new one is appended last. As in
     # Kubeflow, an ended state keeps its reason and message (Running stays "TFJob ns/x is running."); a
     # resumed job says so.
@@ -112,9 +115,13 @@ def aggregate(
                 if passing == SUSPENDED
                 else (str(ended.get("reason") or ""), str(ended.get("message") or ""))
             )
-            conditions = set_condition(conditions, passing, False, reason, message, timestamp)
+            conditions = set_condition(
+                conditions, passing, FALSE, reason, message, timestamp, updated_last=True
+            )
     if state.type != CREATED:
-        conditions = set_condition(conditions, state.type, True, state.reason, state.message, timestamp)
+        conditions = set_condition(
+            conditions, state.type, TRUE, state.reason, state.message, timestamp, updated_last=True
+        )
     if state.type in (SUCCEEDED, FAILED):
         status.setdefault("completionTime", timestamp)
     status["conditions"] = order_conditions(conditions, state.type)
@@ -190,36 +197,6 @@ def replica_statuses(
         elif view.outcome == Outcome.FAILED:
             counts["failed"] += 1
     return statuses
-
-
-def set_condition(
-    conditions: list[dict[str, Any]], type_: str, true: bool, reason: str, message: str, timestamp: str
-) -> list[dict[str, Any]]:
-    """`conditions` with `type_` set; an unchanged condition keeps both its times.
-
-    lastUpdateTime moves whenever anything about the condition changes, lastTransitionTime only
-    when its status flips.
-    """
-    status = "True" if true else "False"
-    existing = next((c for c in conditions if c.get("type") == type_), None)
-    if existing and (existing.get("status"), existing.get("reason"), existing.get("message")) == (
-        status,
-        reason,
-        message,
-    ):
-        return conditions
-    transition = timestamp
-    if existing and existing.get("status") == status:
-        transition = existing.get("lastTransitionTime", timestamp)
-    condition = {
-        "type": type_,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastUpdateTime": timestamp,
-        "lastTransitionTime": transition,
-    }
-    return [c for c in conditions if c.get("type") != type_] + [condition]
 
 
 def order_conditions(conditions: list[dict[str, Any]], state: str) -> list[dict[str, Any]]:

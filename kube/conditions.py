@@ -32,34 +32,46 @@ def set_condition(
     status: str,
     reason: str,
     message: str,
-    now: datetime,
+    now: datetime | str,
+    *,
+    updated_last: bool = False,
 ) -> list[Condition]:
-    """A new list with `type_` set. lastTransitionTime moves only when the status itself changes, so a
-    reason or message update does not look like a transition; the order of the other conditions is kept."""
+    """A new list with `type_` set, as apimachinery's `meta.SetStatusCondition` sets it (the given list and
+    its conditions are left as they are): a new type goes last with lastTransitionTime `now`; an existing
+    one keeps its place and its other fields, takes the reason and message, and its lastTransitionTime
+    moves only when its status changes (a new reason or message is no transition; one without a
+    lastTransitionTime gets `now`). A condition whose
+    status, reason and message are already these is left unchanged.
+
+    `updated_last` adds what Kubeflow v1's `setCondition` (training-operator) does: a condition that
+    changes also gets lastUpdateTime `now` and moves last, so the list reads in the order conditions last
+    changed. `now` may be an API time already written (RFC 3339 text)."""
     if status not in (TRUE, FALSE, UNKNOWN):
         raise ValueError(f"status must be True, False or Unknown, not {status!r}")
-    updated: list[Condition] = []
-    found = False
-    for condition in conditions or []:
-        if condition.get("type") != type_:
-            updated.append(condition)
-            continue
-        found = True
-        transition = condition.get("lastTransitionTime") if condition.get("status") == status else None
-        updated.append(_condition(type_, status, reason, message, transition or timestamp(now)))
-    if not found:
-        updated.append(_condition(type_, status, reason, message, timestamp(now)))
-    return updated
-
-
-def _condition(type_: str, status: str, reason: str, message: str, transition: str) -> Condition:
-    return {
-        "type": type_,
+    moment = now if isinstance(now, str) else timestamp(now)
+    existing = find_condition(conditions, type_)
+    if existing is not None and (existing.get("status"), existing.get("reason"), existing.get("message")) == (
+        status,
+        reason,
+        message,
+    ):
+        return list(conditions or [])
+    transition = moment
+    if existing is not None and existing.get("status") == status and "lastTransitionTime" in existing:
+        transition = existing["lastTransitionTime"]
+    condition = {
+        **(existing or {"type": type_}),
         "status": status,
         "reason": reason,
         "message": message,
         "lastTransitionTime": transition,
     }
+    if updated_last:
+        condition["lastUpdateTime"] = moment
+    others = [c for c in conditions or [] if c.get("type") != type_]
+    if existing is None or updated_last:
+        return [*others, condition]
+    return [condition if c is existing else c for c in conditions or []]
 
 
 def status_changed(current: dict[str, Any] | None, desired: dict[str, Any]) -> bool:

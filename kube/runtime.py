@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from . import expectations
+from .cachedview import OWNER_INDEX, CachedView
 from .client import KubeClient, get_client
-from .config import new_api_client, service_account_dir
+from .config import new_api_client
 from .controllers import Controller, Owns, registry
 from .informer import Informer
+from .keysink import Enqueue, KeySink
 from .leader import LeaderElector, LeaseConfig
 from .mirror.writer import MirrorWriter, Pending
 from .queue import ObjectKey
@@ -32,16 +31,12 @@ from .queue import losses as queue_losses
 from .queue import registry as reconcilers
 from .ratelimit import TokenBucket
 from .resources import ResourceType
+from .runtimeconf import RuntimeConf, lease_config_from_settings, runtime_conf_from_settings
 
 logger = logging.getLogger(__name__)
 
-Enqueue = Callable[[str, str, str], object]
 #: Of a kind: how many times this process found its queue data lost (kube.queue.losses).
 QueueLosses = Callable[[str], int]
-
-#: The child informers' index of objects by the reconcile keys of their owners.
-OWNER_INDEX = "owner"
-DEFAULT_LEASE_NAME = "argoml-controllers"
 
 
 # -- which informers, and where their events go (pure) ----------------------------------------------------
@@ -103,135 +98,6 @@ def observed_items(route: Route, event_type: str, obj: dict[str, Any]) -> list[e
     if event_type == "DELETED" or metadata.get("deletionTimestamp"):
         return [expectations.deleted(kind, name), expectations.created(kind, name)]
     return [expectations.created(kind, name)]
-
-
-# -- settings ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RuntimeConf:
-    page_size: int = 500
-    watch_timeout: int = 300
-    silence_timeout: float = 120.0
-    queue_check_interval: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.page_size < 1:
-            raise ValueError(f"page_size: {self.page_size} must be at least 1.")
-        if not self.queue_check_interval > 0:
-            raise ValueError(
-                f"queue_check_interval: {self.queue_check_interval} must be a positive number of seconds."
-            )
-        if self.watch_timeout < 1:
-            raise ValueError(f"watch_timeout: {self.watch_timeout} must be at least 1 second.")
-        if not self.silence_timeout > 0:
-            raise ValueError(f"silence_timeout: {self.silence_timeout} must be a positive number of seconds.")
-
-
-def _setting(name: str, default: Any) -> Any:
-    value = getattr(settings, name, default)
-    if isinstance(default, int | float) and (isinstance(value, bool) or not isinstance(value, int | float)):
-        raise ImproperlyConfigured(f"{name}={value!r} must be a number.")
-    return value
-
-
-def runtime_conf_from_settings() -> RuntimeConf:
-    try:
-        return RuntimeConf(
-            page_size=int(_setting("KUBE_INFORMER_PAGE_SIZE", 500)),
-            watch_timeout=int(_setting("KUBE_WATCH_TIMEOUT_SECONDS", 300)),
-            silence_timeout=float(_setting("KUBE_WATCH_SILENCE_TIMEOUT_SECONDS", 120.0)),
-            queue_check_interval=float(_setting("KUBE_QUEUE_LOSS_CHECK_SECONDS", 1.0)),
-        )
-    except ValueError as error:
-        raise ImproperlyConfigured(f"Informer settings: {error}") from error
-
-
-def lease_config_from_settings(identity_prefix: str | None = None) -> LeaseConfig:
-    """The Lease settings. The identity names the candidate in the Lease: `<prefix>_<pid>_<random>`, the
-    prefix being the Celery node name (`worker@host`) in a worker and the host name elsewhere."""
-    namespace = getattr(settings, "KUBE_LEADER_ELECTION_NAMESPACE", None) or _own_namespace()
-    prefix = identity_prefix or socket.gethostname()
-    try:
-        return LeaseConfig(
-            namespace=namespace,
-            name=getattr(settings, "KUBE_LEADER_ELECTION_LEASE_NAME", DEFAULT_LEASE_NAME),
-            identity=f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:8]}",
-            lease_duration=float(_setting("KUBE_LEADER_ELECTION_LEASE_DURATION_SECONDS", 15.0)),
-            renew_deadline=float(_setting("KUBE_LEADER_ELECTION_RENEW_DEADLINE_SECONDS", 10.0)),
-            retry_period=float(_setting("KUBE_LEADER_ELECTION_RETRY_PERIOD_SECONDS", 2.0)),
-        )
-    except ValueError as error:
-        raise ImproperlyConfigured(f"Leader election settings: {error}") from error
-
-
-def _own_namespace() -> str:
-    """The pod's namespace in a cluster (its service account may write Leases there), else "default"."""
-    try:
-        return (service_account_dir() / "namespace").read_text().strip() or "default"
-    except OSError:
-        return "default"
-
-
-# -- keys to the queue ------------------------------------------------------------------------------------
-class KeySink:
-    """Hands keys to the reconcile queue on a thread of its own, so a slow Redis never stalls a watch.
-
-    Keys waiting here are deduplicated (the queue would drop the repeats anyway); a key the queue could
-    not take, e.g. while Redis is down, stays and is retried: an event's key is never dropped.
-    """
-
-    def __init__(self, enqueue: Enqueue, *, retry_seconds: float = 1.0) -> None:
-        self._enqueue = enqueue
-        self._retry_seconds = retry_seconds
-        self._waiting: dict[ObjectKey, None] = {}  # an ordered set: first come, first sent
-        self._changed = threading.Condition()
-        self._stopping = threading.Event()
-        self.sent = 0
-
-    def put(self, key: ObjectKey) -> None:
-        with self._changed:
-            if key not in self._waiting:
-                self._waiting[key] = None
-                self._changed.notify()
-
-    def run(self) -> None:
-        while True:
-            with self._changed:
-                while not self._waiting and not self._stopping.is_set():
-                    self._changed.wait()
-                if self._stopping.is_set():
-                    return
-                batch, self._waiting = self._waiting, {}
-            failed = self._send(batch)
-            if failed:
-                with self._changed:
-                    self._waiting = {**failed, **self._waiting}
-                # Not woken by new keys: while Redis is down, one attempt per retry period.
-                if self._stopping.wait(self._retry_seconds):
-                    return
-
-    def _send(self, batch: dict[ObjectKey, None]) -> dict[ObjectKey, None]:
-        """Enqueue the batch in order; returns the keys not enqueued (from the first failure on)."""
-        keys = list(batch)
-        for index, key in enumerate(keys):
-            try:
-                self._enqueue(key.kind, key.namespace, key.name)
-            except Exception as error:
-                logger.warning(
-                    "could not enqueue %s (%s); keeping %d keys to retry", key, error, len(keys) - index
-                )
-                return dict.fromkeys(keys[index:])
-            self.sent += 1
-        return {}
-
-    def stop(self) -> None:
-        """Stop sending. Keys still waiting are dropped: the next leader's initial list enqueues every key."""
-        self._stopping.set()
-        with self._changed:
-            self._changed.notify()
-
-    @property
-    def waiting(self) -> int:
-        return len(self._waiting)
 
 
 # -- the informers of all controllers ----------------------------------------------------------------------
@@ -420,76 +286,6 @@ class ControllerRuntime:
         informer = self.informers[WatchSpec.own(controller)]
         for namespace, name in informer.cached_keys():
             yield ObjectKey(controller.kind, namespace, name)
-
-
-@dataclass(frozen=True)
-class CachedView:
-    """One controller's objects and children as the leader's informers hold them, and what its reconciles
-    wait to observe there. Objects are shared with the cache: read them, never change them."""
-
-    controller: Controller
-    own: Informer
-    children_informers: dict[str, Informer]
-    expected: expectations.Expectations
-    #: Enqueues a key (the runtime's sink): for a held key the run's own `observe` frees.
-    release: Callable[[ObjectKey], None]
-
-    def key(self, namespace: str, name: str) -> ObjectKey:
-        return ObjectKey(self.controller.kind, namespace, name)
-
-    @property
-    def synced(self) -> bool:
-        informers = [self.own, *self.children_informers.values()]
-        return all(informer.synced.is_set() for informer in informers)
-
-    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
-        return self.own.get(namespace, name)
-
-    def children(self, kind: str, namespace: str, name: str) -> list[dict[str, Any]]:
-        """The cached children of one kind that lead back to the object (by their ownerReference or label)."""
-        return self.children_informers[kind].by_index(OWNER_INDEX, self.key(namespace, name))
-
-    def lookup(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        """A cached object of a watched child kind by its key, whoever owns it: a controller that watches
-        a kind only to read it (a TrainJob's runtime) finds it here ("" is a cluster-scoped namespace)."""
-        informer = self.children_informers.get(kind)
-        return informer.get(namespace, name) if informer is not None else None
-
-    def waiting(self, namespace: str, name: str) -> float | None:
-        """None when the cache shows every write of the key's earlier runs; else seconds to wait at most."""
-        return self.expected.waiting(self.key(namespace, name))
-
-    def expect(self, namespace: str, name: str, items: Iterable[expectations.Item]) -> None:
-        self.expected.expect(self.key(namespace, name), items)
-
-    def count(self, namespace: str, name: str, items: Iterable[expectations.Item]) -> None:
-        """The run counted the children of these items (it created them) in the status it wrote."""
-        self.expected.count(self.key(namespace, name), items)
-
-    def observe(self, namespace: str, name: str, item: expectations.Item) -> None:
-        """An item that will never come (its write failed, or found the object there): when it was the last
-        one a held key waited for, no event will enqueue that key, so this does."""
-        key = self.key(namespace, name)
-        if self.expected.observe(key, item) and self.expected.take_held(key):
-            self.release(key)
-
-    def expect_status(self, namespace: str, name: str, status: dict[str, Any]) -> expectations.Item:
-        """Expect the event of a status write about to be sent (observe the item returned if it fails)."""
-        item = expectations.status_written(status)
-        self.expected.expect(self.key(namespace, name), [item])
-        return item
-
-    def expect_version(
-        self, namespace: str, name: str, resource_version: str, *, instead_of: expectations.Item | None = None
-    ) -> None:
-        """Wait for the event of our own write of the object; its event may have arrived already. A status
-        write's `expect_status` item goes (`instead_of`): from its answer on, the version says it all, and a
-        status the server stored otherwise than sent is never left waiting."""
-        key = self.key(namespace, name)
-        self.expected.expect(key, [expectations.version(resource_version)], instead_of=instead_of)
-        cached = self.own.get(namespace, name)
-        if cached is not None and (cached.get("metadata") or {}).get("resourceVersion") == resource_version:
-            self.expected.observe(key, expectations.version(resource_version))
 
 
 # -- leading ---------------------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ controller (a key is random, so it cannot be a pure function of the spec).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.resources import controller_reference
 from trainer import claims as volume_claims
 from trainer import constants as c
 from trainer import fields, resolution, spec, statusserver
@@ -49,23 +50,23 @@ class Plan:
         return next(pod for pod in self.pods if pod["metadata"]["name"] == name)
 
 
+@dataclass(frozen=True)
+class Enforced:
+    """What an ML plugin adds besides its changes to the pod templates: children, the SSH Secret's name."""
+
+    config_maps: tuple[RawDict, ...] = ()
+    ssh_auth_secret_name: str | None = None
+
+
 def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusServer | None = None) -> Plan:
     """Everything a TrainJob needs, in step order. A suspended TrainJob keeps its Service and ConfigMaps
     but has no pods, as JobSet suspends its Jobs. With a `status_server`, the trainer step's containers
     can push their progress to it (KEP-2779; Trainer's TrainJobStatus plugin)."""
     templates = {rjob.name: copy.deepcopy(rjob.pod_template) for rjob in resolved.replicated_jobs}
-    config_maps: list[RawDict] = []
-    ssh_secret = None
-    policy = resolved.ml_policy
-    if policy.framework == "torch":
-        _enforce_torch(resolved, templates)
-    elif policy.framework == "jax":
-        _enforce_jax(resolved, templates)
-    elif policy.framework == "xgboost":
-        _enforce_xgboost(resolved, templates)
-    elif policy.framework == "mpi":
-        ssh_secret = resolved.name + c.MPI_SSH_AUTH_SECRET_SUFFIX
-        config_maps.append(_enforce_mpi(resolved, templates, ssh_secret))
+    ml_plugin = ML_PLUGINS.get(resolved.ml_policy.framework)
+    enforced = ml_plugin(resolved, templates) if ml_plugin is not None else Enforced()
+    config_maps = list(enforced.config_maps)
+    ssh_secret = enforced.ssh_auth_secret_name
     volume_claims.attach(resolved.name, resolved.runtime, templates.values())
     if status_server is not None:
         _enforce_status_server(resolved, templates, status_server)
@@ -150,14 +151,7 @@ def endpoint(resolved: resolution.ResolvedSpec, replicated_job: str, replica: in
 
 
 def owner_reference(job: spec.TrainJob) -> RawDict:
-    return {
-        "apiVersion": c.API_VERSION,
-        "kind": c.TRAIN_JOB_KIND,
-        "name": job.name,
-        "uid": job.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return controller_reference(c.API_VERSION, c.TRAIN_JOB_KIND, job.name, job.uid)
 
 
 def pod_labels(
@@ -308,7 +302,7 @@ def torch_env(resolved: resolution.ResolvedSpec) -> tuple[list[RawDict], list[Ra
     return per_node, master
 
 
-def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> None:
+def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
     per_node, master = torch_env(resolved)
     container = _trainer_container(resolved, templates)
     if container is not None:
@@ -322,12 +316,13 @@ def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, RawDi
             )
             if found is not None:
                 resolution.upsert_env(found, per_node + master)
+    return Enforced()
 
 
-def _enforce_jax(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> None:
+def _enforce_jax(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
     container = _trainer_container(resolved, templates)
     if container is None:
-        return
+        return Enforced()
     resolution.upsert_env(
         container,
         [
@@ -340,12 +335,13 @@ def _enforce_jax(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict
         ],
     )
     _upsert_port(container, c.CONTAINER_TRAINER_PORT)
+    return Enforced()
 
 
-def _enforce_xgboost(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> None:
+def _enforce_xgboost(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
     container = _trainer_container(resolved, templates)
     if container is None:
-        return
+        return Enforced()
     workers_per_node = gpus_per_node(resolved.resources_per_node) or 1
     resolution.upsert_env(
         container,
@@ -357,6 +353,7 @@ def _enforce_xgboost(resolved: resolution.ResolvedSpec, templates: dict[str, Raw
         ],
     )
     _upsert_port(container, c.CONTAINER_TRAINER_PORT)
+    return Enforced()
 
 
 def mpi_slots(resolved: resolution.ResolvedSpec) -> int:
@@ -386,11 +383,12 @@ def hostfile(resolved: resolution.ResolvedSpec) -> str:
     return "".join(lines)
 
 
-def _enforce_mpi(
-    resolved: resolution.ResolvedSpec, templates: dict[str, RawDict], ssh_secret: str
-) -> RawDict:
+def _enforce_mpi(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
+    """The SSH key volume on the node and launcher pods, the hostfile on the launcher, OpenMPI's env; the
+    hostfile ConfigMap, and the SSH Secret's name (the controller generates the key)."""
     mpi = resolved.ml_policy.mpi
     assert mpi is not None
+    ssh_secret = resolved.name + c.MPI_SSH_AUTH_SECRET_SUFFIX
     config_map_name = resolved.name + c.MPI_HOSTFILE_CONFIGMAP_SUFFIX
     ssh_volume = {
         "name": c.MPI_SSH_AUTH_VOLUME,
@@ -443,7 +441,7 @@ def _enforce_mpi(
         if rjob.name == c.LAUNCHER:
             fields.upsert_by_name(mounts, [{"name": c.MPI_HOSTFILE_VOLUME, "mountPath": c.MPI_HOSTFILE_DIR}])
             resolution.upsert_env(container, launcher_env)
-    return {
+    hostfile_config_map = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
@@ -455,3 +453,13 @@ def _enforce_mpi(
         },
         "data": {c.MPI_HOSTFILE_NAME: hostfile(resolved)},
     }
+    return Enforced((hostfile_config_map,), ssh_secret)
+
+
+#: Trainer's ML plugins by the mlPolicy source that selects them (a TrainJob with none, "plain", gets none).
+ML_PLUGINS: dict[str, Callable[[resolution.ResolvedSpec, dict[str, RawDict]], Enforced]] = {
+    "torch": _enforce_torch,
+    "jax": _enforce_jax,
+    "xgboost": _enforce_xgboost,
+    "mpi": _enforce_mpi,
+}

@@ -22,15 +22,14 @@ from django.conf import settings
 
 from hyperparam.space.errors import FieldError, SpecError
 from jobs import conf as jobs_conf
-from jobs.plan import Deletion, Event
-from jobs.reconcile import creation_events, deletion_events, in_parallel
-from kube import expectations
+from kube import children
+from kube.cachedview import CachedView
 from kube.client import KubeClient, get_client
-from kube.errors import ApiError, Conflict, Forbidden, NotFound
+from kube.errors import Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.queue import reconciler
 from kube.resources import CONFIGMAP, CORE_EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE, ResourceType
-from kube.runtime import CachedView, cached_view
+from kube.runtime import cached_view
 from kube.times import parse_time
 from trainer import constants as c
 from trainer import fields, podgroup, resolution, spec, sshkeys, status, statusserver
@@ -42,24 +41,29 @@ logger = logging.getLogger(__name__)
 
 KIND = c.TRAIN_JOB_KIND
 EVENT_CONTROLLER = "trainer"
-MIN_REQUEUE_SECONDS = 0.5
 #: A TrainJob whose runtime is missing or refused: look again this much later (a runtime's events do not
 #: enqueue the TrainJobs that name it).
 INVALID_RETRY_SECONDS = 15.0
-#: A PodGroup the cluster refused (its CRD missing, RBAC): look again this much later, pods held back.
-POD_GROUP_RETRY_SECONDS = 30.0
-CHILD_TYPES = {
-    "Pod": POD,
-    "Service": SERVICE,
-    "ConfigMap": CONFIGMAP,
-    "Secret": SECRET,
-    "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIM,
-}
-#: What a TrainJob's pods mount first, then what names them, then the pods.
-CREATION_ORDER = ("ConfigMap", "Secret", "PersistentVolumeClaim", "Service", "Pod")
-#: Not watched (the controller creates the SSH Secret and the volume claims and never reads them back):
-#: no event to expect.
-UNWATCHED_KINDS = ("Secret", "PersistentVolumeClaim")
+TRAIN_JOB_CHILDREN = children.ChildKinds(
+    created={
+        "Pod": POD,
+        "Service": SERVICE,
+        "ConfigMap": CONFIGMAP,
+        "Secret": SECRET,
+        "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIM,
+    },
+    # What a TrainJob's pods mount first, then what names them, then the pods.
+    creation_order=("ConfigMap", "Secret", "PersistentVolumeClaim", "Service", "Pod"),
+    deleted={"Pod": POD},
+    # The controller creates the SSH Secret and the volume claims and never reads them back.
+    unwatched=("Secret", "PersistentVolumeClaim"),
+)
+POD_GROUP_WORDING = children.PodGroupWording(
+    doing="creating",
+    actor="controller",
+    missing="install the gang scheduler the runtime's podGroupPolicy names",
+    forbidden="grant it in its RBAC",
+)
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def reconcile_train_job(namespace: str, name: str) -> float | None:
     if view is not None:
         waiting = view.waiting(namespace, name)
         if waiting is not None:
-            return max(waiting, MIN_REQUEUE_SECONDS)
+            return max(waiting, children.MIN_REQUEUE_SECONDS)
         job = view.get(namespace, name)
         if job is None:
             return None
@@ -130,9 +134,9 @@ def _from_api(client: KubeClient, job: dict[str, Any]) -> Observed:
     selector = f"{c.LABEL_JOBSET_NAME}={name}"
     listed = [
         future.result()
-        for future in in_parallel(
+        for future in children.in_parallel(
             [
-                functools.partial(_list, client, rtype, namespace, selector)
+                functools.partial(children.list_all, client, rtype, namespace, selector)
                 for rtype in (POD, SERVICE, CONFIGMAP)
             ]
         )
@@ -147,13 +151,6 @@ def _owned_by(child: Mapping[str, Any], uid: object) -> bool:
         ref.get("controller") and ref.get("uid") == uid
         for ref in child["metadata"].get("ownerReferences") or ()
     )
-
-
-def _list(client: KubeClient, rtype: ResourceType, namespace: str, selector: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    for page in client.list_pages(rtype, namespace, label_selector=selector):
-        items += page.get("items") or []
-    return items
 
 
 def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> float | None:
@@ -193,21 +190,18 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         client, job, _record_runtime_generation(client, job, seen.runtime), outcome.status, view
     )
     creations = _creations(parsed, desired, outcome, seen)
-    requeue = outcome.requeue_after
     group = podgroup.pod_group(resolved, desired) if outcome.create else None
     pod_group_type = podgroup.resource_of(resolved)
-    if (
+    refused = (
         group is not None
         and pod_group_type is not None
         and not _ensure_pod_group(client, pod_group_type, job, group, recorder)
-    ):
+    )
+    if refused:
         # No pods without their PodGroup: a gang scheduler would see them one by one.
         creations = [m for m in creations if m["kind"] != "Pod"]
-        requeue = POD_GROUP_RETRY_SECONDS if requeue is None else min(requeue, POD_GROUP_RETRY_SECONDS)
     _apply(client, job, outcome, creations, recorder, view)
-    if requeue is None:
-        return None
-    return max(requeue, MIN_REQUEUE_SECONDS)
+    return children.requeue_after(outcome.requeue_after, pod_group_refused=refused)
 
 
 def status_server() -> statusserver.StatusServer | None:
@@ -275,13 +269,12 @@ def _store_status(
 ) -> dict[str, Any]:
     """Write `new_status` on `job` (the TrainJob as read, `seen`, or as this run last wrote it) when it
     differs; the next run waits until the cache shows this run's last write."""
-    status_item = None
     if new_status != (job.get("status") or {}):
-        job, status_item = _write_status(client, job, new_status, view)
+        return children.write_status(client, TRAIN_JOB, job, new_status, view)
     if view is not None and job is not seen:
         meta = job["metadata"]
         namespace, resource_version = meta.get("namespace") or "", str(meta.get("resourceVersion") or "")
-        view.expect_version(namespace, meta["name"], resource_version, instead_of=status_item)
+        view.expect_version(namespace, meta["name"], resource_version)
     return job
 
 
@@ -298,7 +291,6 @@ def _ensure_pod_group(
     Warning event says what to fix, and no pod is created."""
     metadata = group["metadata"]
     name, namespace = metadata["name"], metadata["namespace"]
-    where = f"{pod_group_type.plural}.{pod_group_type.group}"
     try:
         client.create(pod_group_type, group, namespace)
     except Conflict:
@@ -307,39 +299,12 @@ def _ensure_pod_group(
         except NotFound:
             return False  # deleted meanwhile: the next run creates it
         return True
-    except NotFound:
-        note = (
-            f"Error creating PodGroup {name}: the cluster has no {where}; install the gang scheduler "
-            "the runtime's podGroupPolicy names"
-        )
-    except Forbidden as error:
-        note = (
-            f"Error creating PodGroup {name}: the controller may not create {where} ({error}); "
-            "grant it in its RBAC"
-        )
-    else:
-        recorder.event(
-            job, "Normal", "SuccessfulCreatePodGroup", f"Created PodGroup: {name}", action="Create"
-        )
-        return True
-    recorder.event(job, "Warning", "FailedCreatePodGroup", note, action="Create")
-    return False
-
-
-def _write_status(
-    client: KubeClient, job: dict[str, Any], new_status: dict[str, Any], view: CachedView | None
-) -> tuple[dict[str, Any], expectations.Item | None]:
-    """Replace the status, its event expected first when reading the cache (see kube.runtime.CachedView);
-    the caller expects the resourceVersion it returns instead of the item returned with it."""
-    meta = job["metadata"]
-    namespace, name = meta.get("namespace") or "", meta["name"]
-    expected = view.expect_status(namespace, name, new_status) if view is not None else None
-    try:
-        return client.replace(TRAIN_JOB, {**job, "status": new_status}, subresource="status"), expected
-    except ApiError:
-        if view is not None and expected is not None:
-            view.observe(namespace, name, expected)  # no event will come
-        raise
+    except (NotFound, Forbidden) as error:
+        event = children.refused_pod_group_event(error, pod_group_type, "Create", name, POD_GROUP_WORDING)
+        children.record(recorder, job, event, "Create")
+        return False
+    recorder.event(job, "Normal", "SuccessfulCreatePodGroup", f"Created PodGroup: {name}", action="Create")
+    return True
 
 
 def _record_runtime_generation(
@@ -386,87 +351,18 @@ def _apply(
     recorder: EventRecorder,
     view: CachedView | None,
 ) -> None:
-    """Delete, then create kind by kind; record events. Errors other than 404/409 become Warning events and
-    the first is raised once the rest was tried, so the queue retries the key."""
-    metadata = job["metadata"]
-    namespace, name = metadata.get("namespace") or "", metadata["name"]
-    events: list[tuple[Event, str]] = []
-    failures: list[ApiError] = []
-    deletions = [
-        Deletion("Pod", pod["metadata"]["name"], pod["metadata"]["uid"], "Stop", outcome.delete_reason)
-        for pod in outcome.delete
-    ]
-    _expect(view, namespace, name, [expectations.deleted("Pod", d.name) for d in deletions])
-    results = in_parallel([functools.partial(_delete_pod, client, namespace, d) for d in deletions])
-    deleted = []
-    for deletion, future in zip(deletions, results, strict=True):
-        error = future.result()
-        if error is None:
-            deleted.append(deletion)
-            continue
-        _observe(view, namespace, name, expectations.deleted("Pod", deletion.name))
-        failures.append(error)
-        events.append((Event("Warning", "FailedDeletePod", str(error)), "Delete"))
-    events += [(event, "Delete") for event in deletion_events(deleted)]
-    # Every creation is expected before the first is sent: the event of the last of one kind must not
-    # enqueue a run that finds those of the next kind not yet expected.
-    watched = [m for m in creations if m["kind"] in CREATION_ORDER and m["kind"] not in UNWATCHED_KINDS]
-    _expect(view, namespace, name, [expectations.created(m["kind"], m["metadata"]["name"]) for m in watched])
-    for kind in CREATION_ORDER:
-        manifests = [m for m in creations if m["kind"] == kind]
-        outcomes = in_parallel([functools.partial(_create, client, namespace, m) for m in manifests])
-        created: list[dict[str, Any]] = []
-        for manifest, outcome_of in zip(manifests, outcomes, strict=True):
-            result = outcome_of.result()
-            if result is True:
-                created.append(manifest)
-                continue
-            if kind not in UNWATCHED_KINDS:
-                _observe(view, namespace, name, expectations.created(kind, manifest["metadata"]["name"]))
-            if isinstance(result, ApiError):
-                failures.append(result)
-                events.append((Event("Warning", f"FailedCreate{kind}", str(result)), "Create"))
-        events += [(event, "Create") for event in creation_events(created)]
-    in_parallel([functools.partial(_record, recorder, job, event, action) for event, action in events])
-    if failures:
-        raise failures[0]
-
-
-def _expect(view: CachedView | None, namespace: str, name: str, items: list[expectations.Item]) -> None:
-    if view is not None and items:
-        view.expect(namespace, name, items)
-
-
-def _observe(view: CachedView | None, namespace: str, name: str, item: expectations.Item) -> None:
-    if view is not None:
-        view.observe(namespace, name, item)
-
-
-def _delete_pod(client: KubeClient, namespace: str, deletion: Deletion) -> ApiError | None:
-    try:
-        client.delete(POD, deletion.name, namespace, uid=deletion.uid)
-    except (NotFound, Conflict):
-        return None
-    except ApiError as error:
-        logger.warning("could not delete pod %s: %s", deletion.name, error)
-        return error
-    return None
-
-
-def _create(client: KubeClient, namespace: str, manifest: dict[str, Any]) -> ApiError | bool:
-    """True when created, False when it existed (409: a previous run made it), else the error."""
-    try:
-        client.create(CHILD_TYPES[manifest["kind"]], manifest, namespace)
-    except Conflict:
-        return False
-    except ApiError as error:
-        logger.warning("could not create %s %s: %s", manifest["kind"], manifest["metadata"]["name"], error)
-        return error
-    return True
-
-
-def _record(recorder: EventRecorder, job: dict[str, Any], event: Event, action: str) -> None:
-    recorder.event(job, event.type, event.reason, event.message, action=action)
+    """Delete the pods the decision stops, then create kind by kind; record events (kube.children)."""
+    writer = children.ChildWriter(client, job, TRAIN_JOB_CHILDREN, recorder, view)
+    writer.delete(
+        [
+            children.Deletion(
+                "Pod", pod["metadata"]["name"], pod["metadata"]["uid"], "Stop", outcome.delete_reason
+            )
+            for pod in outcome.delete
+        ]
+    )
+    writer.create(creations)
+    writer.finish()
 
 
 # The runtimes' reconcilers (the in-use finalizer) register when the queue discovers this module.

@@ -13,7 +13,7 @@ from typing import Any
 import limits
 from hyperparam.space import errors
 from trainer import constants as c
-from trainer import fields, spec
+from trainer import fields, policies, spec
 
 RawDict = dict[str, Any]
 
@@ -39,7 +39,7 @@ class ResolvedJob:
 class ResolvedSpec:
     job: spec.TrainJob
     runtime: spec.Runtime
-    ml_policy: spec.MLPolicy
+    ml_policy: policies.MLPolicy
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     subdomain: str
@@ -61,7 +61,7 @@ def resolve(job: spec.TrainJob, runtime: spec.Runtime) -> ResolvedSpec:
     """The TrainJob's overrides applied to its runtime: counts, images, env, resources, patches."""
     found = errors.ErrorList()
     _check_reference(found, job, runtime)
-    policy = runtime.ml_policy or spec.MLPolicy()
+    policy = runtime.ml_policy or policies.MLPolicy()
     _check_trainer(found, job, runtime, policy)
     templates = {rjob.name: copy.deepcopy(rjob.pod_template) for rjob in runtime.replicated_jobs}
     job_meta = {rjob.name: (dict(rjob.labels), dict(rjob.annotations)) for rjob in runtime.replicated_jobs}
@@ -124,7 +124,7 @@ def resolve(job: spec.TrainJob, runtime: spec.Runtime) -> ResolvedSpec:
     )
 
 
-def _count(rjob: spec.ReplicatedJob, policy: spec.MLPolicy, job_num_nodes: int | None) -> int:
+def _count(rjob: spec.ReplicatedJob, policy: policies.MLPolicy, job_num_nodes: int | None) -> int:
     """Pods per replica: the trainer step runs numNodes pods; MPI's `node` job the nodes besides the
     launcher when the launcher trains too; anything else its template's parallelism."""
     num_nodes = job_num_nodes if job_num_nodes is not None else policy.num_nodes
@@ -138,7 +138,7 @@ def _count(rjob: spec.ReplicatedJob, policy: spec.MLPolicy, job_num_nodes: int |
     return rjob.parallelism if rjob.parallelism is not None else 1
 
 
-def _follows_num_nodes(rjob: spec.ReplicatedJob, policy: spec.MLPolicy) -> bool:
+def _follows_num_nodes(rjob: spec.ReplicatedJob, policy: policies.MLPolicy) -> bool:
     """Whether the job's pod count is the TrainJob's numNodes (as `_count` decides it)."""
     if policy.mpi is not None and rjob.name in (c.NODE, c.LAUNCHER):
         return rjob.name == c.NODE
@@ -149,7 +149,7 @@ def _check_pod_count(
     found: errors.ErrorList,
     job: spec.TrainJob,
     runtime: spec.Runtime,
-    policy: spec.MLPolicy,
+    policy: policies.MLPolicy,
     resolved: list[ResolvedJob],
 ) -> None:
     """Every pod of every step together within `replicas_per_job` (each count was bounded alone when
@@ -186,7 +186,7 @@ def _check_reference(found: errors.ErrorList, job: spec.TrainJob, runtime: spec.
 
 
 def _check_trainer(
-    found: errors.ErrorList, job: spec.TrainJob, runtime: spec.Runtime, policy: spec.MLPolicy
+    found: errors.ErrorList, job: spec.TrainJob, runtime: spec.Runtime, policy: policies.MLPolicy
 ) -> None:
     trainer = job.trainer
     if trainer is not None:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kube import times
+from kube.conditions import FALSE, TRUE, set_condition
 from trainer import constants as c
 from trainer import plan as planning
 from trainer import spec
@@ -166,30 +167,6 @@ def finished(status: Mapping[str, Any]) -> bool:
     return is_true(conditions, COMPLETE) or is_true(conditions, FAILED)
 
 
-def set_condition(
-    conditions: list[RawDict], type_: str, status: str, reason: str, message: str, now: datetime
-) -> None:
-    """apimachinery's meta.SetStatusCondition: a new type goes last; the transition time moves only when
-    the status does."""
-    current = next((cond for cond in conditions if cond.get("type") == type_), None)
-    if current is None:
-        conditions.append(
-            {
-                "type": type_,
-                "status": status,
-                "reason": reason,
-                "message": message,
-                "lastTransitionTime": times.format_time(now),
-            }
-        )
-        return
-    if current.get("status") != status:
-        current["status"] = status
-        current["lastTransitionTime"] = times.format_time(now)
-    current["reason"] = reason
-    current["message"] = message
-
-
 def deadline(
     job: spec.TrainJob, conditions: Sequence[Mapping[str, Any]], created_at: datetime | None
 ) -> datetime | None:
@@ -230,9 +207,9 @@ def decide(
     ]
     live = [pod for pod in pods if not is_terminating(pod)]
     if job.suspend:
-        set_condition(conditions, SUSPENDED, "True", SUSPENDED_REASON, SUSPENDED_MESSAGE, now)
+        conditions = set_condition(conditions, SUSPENDED, TRUE, SUSPENDED_REASON, SUSPENDED_MESSAGE, now)
     elif is_true(conditions, SUSPENDED):
-        set_condition(conditions, SUSPENDED, "False", RESUMED_REASON, RESUMED_MESSAGE, now)
+        conditions = set_condition(conditions, SUSPENDED, FALSE, RESUMED_REASON, RESUMED_MESSAGE, now)
     states = job_states(desired, replicas, pods, suspended=job.suspend)
     done = finished({"conditions": conditions})
     requeue = None
@@ -241,11 +218,13 @@ def decide(
         targets = [by_name[name] for name in trainer_steps if name in by_name] or list(states)
         ends = deadline(job, conditions, created_at)
         if any(state.failed for state in states):
-            set_condition(conditions, FAILED, "True", FAILED_JOBS_REASON, FAILED_JOBS_MESSAGE, now)
+            conditions = set_condition(
+                conditions, FAILED, "True", FAILED_JOBS_REASON, FAILED_JOBS_MESSAGE, now
+            )
         elif all(state.succeeded >= state.replicas for state in targets):
-            set_condition(conditions, COMPLETE, "True", COMPLETED_REASON, COMPLETED_MESSAGE, now)
+            conditions = set_condition(conditions, COMPLETE, TRUE, COMPLETED_REASON, COMPLETED_MESSAGE, now)
         elif ends is not None and now > ends:
-            set_condition(conditions, FAILED, "True", DEADLINE_REASON, DEADLINE_MESSAGE, now)
+            conditions = set_condition(conditions, FAILED, TRUE, DEADLINE_REASON, DEADLINE_MESSAGE, now)
         elif ends is not None:
             requeue = (ends - now).total_seconds()
         done = finished({"conditions": conditions})
@@ -274,7 +253,7 @@ def failed_past_limits(previous: Mapping[str, Any], message: str, now: datetime)
     conditions: list[RawDict] = [
         dict(cond) for cond in previous.get("conditions") or [] if isinstance(cond, dict)
     ]
-    set_condition(conditions, FAILED, "True", LIMIT_EXCEEDED_REASON, message, now)
+    conditions = set_condition(conditions, FAILED, TRUE, LIMIT_EXCEEDED_REASON, message, now)
     return {**previous, "conditions": conditions}
 
 

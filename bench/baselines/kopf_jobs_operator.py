@@ -33,9 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
 django.setup()
 
+from jobs.frameworks import framework_for  # noqa: E402
 from jobs.manifests import LABEL_JOB_NAME  # noqa: E402
 from jobs.models import Replica, TrainingJob  # noqa: E402
-from jobs.plan import plan  # noqa: E402
+from jobs.plan import Observed, parse_job, plan  # noqa: E402
 from kube.mirror import apply_event  # noqa: E402
 
 MAX_WORKERS = int(os.environ.get("KOPF_MAX_WORKERS", "20"))
@@ -70,7 +71,8 @@ def _create(namespace: str, manifest: dict[str, Any]) -> None:
 def create_tfjob(body: kopf.Body, namespace: str, patch: kopf.Patch, **_: Any) -> None:
     job = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": dict(body.metadata)}
     job.update(spec=dict(body.spec), status=dict(body.status))
-    decided = plan(job, [], [], datetime.now(UTC))
+    framework = framework_for(job["kind"])
+    decided = plan(parse_job(job, framework), Observed(), job["status"], datetime.now(UTC))
     # list() waits for every child and re-raises the first failure, so Kopf retries the handler.
     list(_children.map(lambda manifest: _create(namespace, manifest), decided.create))
     for key, value in decided.status.items():

@@ -37,7 +37,7 @@ django.setup()
 from jobs import conf  # noqa: E402
 from jobs.controllers import job_resource  # noqa: E402
 from jobs.frameworks import framework_for  # noqa: E402
-from jobs.plan import plan  # noqa: E402
+from jobs.plan import Observed, parse_job, plan  # noqa: E402
 from jobs.summary import replica_summary  # noqa: E402
 from kube.client import get_client  # noqa: E402
 from kube.resources import POD, SERVICE, ResourceType  # noqa: E402
@@ -52,7 +52,7 @@ def first_writes(job: dict[str, Any]) -> Writes:
     """The job's resource, the job with the status its first reconcile writes, and the children it creates
     (Services first), as the operator plans them (same framework, same cluster domain)."""
     framework = framework_for(job["kind"], cluster_domain=conf.cluster_domain())
-    decided = plan(job, [], [], datetime.now(UTC), framework=framework)
+    decided = plan(parse_job(job, framework), Observed(), job.get("status") or {}, datetime.now(UTC))
     status = {**decided.status, "replicaSummary": replica_summary(job, decided.status, framework)}
     children = sorted(decided.create, key=lambda manifest: manifest["kind"] != "Service")
     return job_resource(framework), {**job, "status": status}, children

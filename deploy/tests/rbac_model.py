@@ -74,6 +74,14 @@ def _pod_group_resources() -> list[Any]:
     return list(POD_GROUP_RESOURCES.values())
 
 
+def _child_kinds() -> list[Any]:
+    """Each operator's children, by the verbs its plans write them with (`kube.children.ChildKinds`)."""
+    from jobs.reconcile import JOB_CHILDREN
+    from trainer.reconcile import TRAIN_JOB_CHILDREN
+
+    return [JOB_CHILDREN, TRAIN_JOB_CHILDREN]
+
+
 def _watched_resources() -> list[Any]:
     """What the informers list and watch: each controller's own kind and the kinds it owns (the job
     controllers own the PodGroups of the gang scheduler the deployment names, see `needs_call`)."""
@@ -106,6 +114,7 @@ HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
     ("jobs.reconcile", "scheduler.resource"): _pod_group_resources,
     ("jobs.reconcile", "change.resource"): _pod_group_resources,
     ("trainer.reconcile", "pod_group_type"): _pod_group_resources,
+    ("kube.children", "self.kinds"): _child_kinds,
     ("kube.events", "self.api"): lambda: _event_resources(),
     ("trainer.public", "rtype"): lambda: _public_configmap_resources(),
 }
@@ -163,6 +172,7 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("*.reconcile:*", frozenset({RECONCILE})),
     ("trainer.runtime_finalizer:*", frozenset({RECONCILE})),
     ("trainer.usage:*", frozenset({RECONCILE})),
+    ("kube.children:*", frozenset({RECONCILE})),  # the operators' child writes (their reconciles)
     # Events are recorded by reconciles and by the culling task.
     ("kube.events:*", frozenset({RECONCILE, TASKS})),
     ("garbage.collector:*", frozenset({TASKS})),

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from jobs import spec as jobspec
-from jobs.frameworks import Framework, framework_class
-from jobs.plan import Plan, plan
+from jobs.frameworks import Framework, framework_class, framework_for
+from jobs.plan import Observed, Plan, parse_job, plan
 from jobs.status import current_state
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -106,6 +106,24 @@ def with_state(
     return pod
 
 
+def plan_job(
+    job: dict[str, Any],
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    now: datetime,
+    *,
+    framework: Framework[Any] | None = None,
+    cluster_domain: str = "",
+    config_maps: list[dict[str, Any]] | tuple[()] = (),
+    **gang_reads: Any,
+) -> Plan:
+    """`plan()` of a job as the reconcile loop reads it: `parse_job`, the children it controls, its status."""
+    framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
+    parsed = parse_job(job, framework)
+    observed = Observed.of(parsed.spec.uid, pods, services, config_maps, **gang_reads)
+    return plan(parsed, observed, jobspec.as_dict(job.get("status")), now)
+
+
 class FakeCluster:
     """Holds one job and its children, and applies Plans the way the reconcile loop will."""
 
@@ -122,7 +140,7 @@ class FakeCluster:
     def reconcile(self, seconds_later: float = 1) -> Plan:
         assert self.job is not None, "the job was deleted"
         self.now += timedelta(seconds=seconds_later)
-        result = plan(
+        result = plan_job(
             self.job,
             list(self.pods.values()),
             list(self.services.values()),

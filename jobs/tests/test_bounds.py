@@ -9,10 +9,10 @@ import limits
 from jobs import bounds
 from jobs import spec as jobspec
 from jobs.frameworks import MPI, Paddle, PyTorch, TensorFlow, framework_class
-from jobs.plan import plan
+from jobs.plan import parse_job
 from jobs.spec import FieldError
 from jobs.status import current_state
-from jobs.tests.fakes import T0, make_job, peak_memory, tf_job
+from jobs.tests.fakes import T0, make_job, peak_memory, plan_job, tf_job
 from jobs.validation import validate
 
 #: What the tests with small bounds allow: a few replicas, a few processes per pod.
@@ -169,7 +169,7 @@ def test_a_scale_is_checked_as_the_job_it_would_make():
 def test_the_plan_of_a_job_past_its_bounds_fails_it_naming_the_field_and_builds_nothing():
     job = tf_job(chief=1, ps=1, workers=3, name="big")
 
-    first = plan(job, [], [], T0)
+    first = plan_job(job, [], [], T0)
 
     assert (first.create, first.delete, current_state(first.status)) == ((), (), "Failed")
     failed = next(c for c in first.status["conditions"] if c["type"] == "Failed")
@@ -180,20 +180,20 @@ def test_the_plan_of_a_job_past_its_bounds_fails_it_naming_the_field_and_builds_
     )
     assert first.status["replicaStatuses"] == {}
     job["status"] = first.status
-    again = plan(job, [], [], T0)
+    again = plan_job(job, [], [], T0)
     assert (again.status, again.events) == (first.status, ())
 
 
 @pytest.mark.usefixtures("small_bounds", "no_parsing")
 def test_a_finished_job_past_its_bounds_still_goes_when_its_ttl_says():
     job = tf_job(chief=0, ps=0, workers=5, run_policy={"ttlSecondsAfterFinished": 0})
-    job["status"] = plan(job, [], [], T0).status
-    assert plan(job, [], [], T0).delete_job
+    job["status"] = plan_job(job, [], [], T0).status
+    assert plan_job(job, [], [], T0).delete_job
 
 
 @pytest.mark.usefixtures("small_bounds")
 def test_a_job_at_its_bounds_is_planned_in_full():
-    created = plan(tf_job(chief=1, ps=1, workers=2), [], [], T0).create
+    created = plan_job(tf_job(chief=1, ps=1, workers=2), [], [], T0).create
     assert sorted(m["metadata"]["name"] for m in created if m["kind"] == "Pod") == [
         "train-chief-0", "train-ps-0", "train-worker-0", "train-worker-1"
     ]  # fmt: skip
@@ -201,9 +201,9 @@ def test_a_job_at_its_bounds_is_planned_in_full():
 
 @pytest.mark.usefixtures("small_bounds")
 def test_parse_bounded_reads_a_job_past_its_bounds_without_its_replicas():
-    over = bounds.parse_bounded(tf_job(workers=5), TensorFlow())
+    over = parse_job(tf_job(workers=5), TensorFlow()).spec
     assert (over.replicas, over.options, over.name) == ({}, None, "train")
-    assert bounds.parse_bounded(tf_job(workers=1), TensorFlow()).counts == {"Chief": 1, "PS": 2, "Worker": 1}
+    assert parse_job(tf_job(workers=1), TensorFlow()).spec.counts == {"Chief": 1, "PS": 2, "Worker": 1}
 
 
 @pytest.mark.usefixtures("no_parsing")
@@ -216,7 +216,7 @@ def test_the_default_bound_refuses_a_hundred_thousand_workers_without_building_a
 
     with peak_memory() as peak:
         errors = validate(job)
-        decided = plan(job, [], [], T0)
+        decided = plan_job(job, [], [], T0)
 
     assert errors == [FieldError("spec.tfReplicaSpecs.Worker.replicas", message)]
     assert (decided.create, current_state(decided.status)) == ((), "Failed")

@@ -14,8 +14,8 @@ from django.test import override_settings
 from jobs import conf, gang
 from jobs import spec as jobspec
 from jobs.frameworks import framework_for
-from jobs.plan import PodGroupChange, plan
-from jobs.tests.fakes import T0, created, make_job, tf_job
+from jobs.plan import PodGroupChange
+from jobs.tests.fakes import T0, created, make_job, plan_job, tf_job
 from jobs.validation import validate
 
 VOLCANO = gang.GangScheduler("volcano", "volcano")
@@ -373,13 +373,13 @@ def running_status() -> dict[str, Any]:
 
 class TestPlan:
     def test_without_a_gang_scheduler_there_is_no_pod_group_and_pods_keep_the_default_scheduler(self):
-        decided = plan(tf_job(), [], [], T0)
+        decided = plan_job(tf_job(), [], [], T0)
         assert decided.pod_group is None
         assert all("schedulerName" not in pod["spec"] for pod in pods_of(decided))
 
     def test_scheduler_plugins_gets_its_pod_group_and_marked_pods_in_the_same_run(self):
         job = tf_job(chief=1, ps=1, workers=2)
-        decided = plan(job, [], [], T0, scheduler=PLUGINS)
+        decided = plan_job(job, [], [], T0, scheduler=PLUGINS)
         assert decided.pod_group == PodGroupChange(
             "create", PLUGINS.resource, gang.desired_pod_group(parsed(job), PLUGINS)
         )
@@ -391,16 +391,16 @@ class TestPlan:
 
     def test_volcano_creates_nothing_until_it_admits_the_pod_group(self):
         job = tf_job(chief=1, ps=1, workers=2)
-        decided = plan(job, [], [], T0, scheduler=VOLCANO)
+        decided = plan_job(job, [], [], T0, scheduler=VOLCANO)
         assert decided.pod_group is not None
         assert decided.pod_group.verb == "create"
         assert decided.create == ()
 
         pod_group = created(decided.pod_group.manifest)
         job["status"] = running_status()
-        assert plan(job, [], [], T0, scheduler=VOLCANO, pod_group=pod_group).create == ()
+        assert plan_job(job, [], [], T0, scheduler=VOLCANO, pod_group=pod_group).create == ()
         pod_group["status"] = {"phase": "Inqueue"}
-        admitted = plan(job, [], [], T0, scheduler=VOLCANO, pod_group=pod_group)
+        admitted = plan_job(job, [], [], T0, scheduler=VOLCANO, pod_group=pod_group)
         assert admitted.pod_group is None  # in step already
         assert {m["kind"] for m in admitted.create} == {"Pod", "Service"}
         tasks = {
@@ -417,10 +417,10 @@ class TestPlan:
     def test_scaling_updates_the_pod_group(self):
         job = tf_job(chief=1, ps=0, workers=2)
         job["status"] = running_status()
-        pod_group = created(plan(job, [], [], T0, scheduler=PLUGINS).pod_group.manifest)
+        pod_group = created(plan_job(job, [], [], T0, scheduler=PLUGINS).pod_group.manifest)
         pod_group["metadata"]["ownerReferences"][0]["uid"] = job["metadata"]["uid"]
         job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 6
-        decided = plan(job, [], [], T0, scheduler=PLUGINS, pod_group=pod_group)
+        decided = plan_job(job, [], [], T0, scheduler=PLUGINS, pod_group=pod_group)
         assert decided.pod_group is not None
         assert decided.pod_group.verb == "replace"
         assert decided.pod_group.manifest["spec"] == {"minMember": 7}
@@ -434,16 +434,16 @@ class TestPlan:
             "spec": {"minMember": 1},
             "status": {"phase": "Running"},
         }
-        decided = plan(job, [], [], T0, scheduler=VOLCANO, pod_group=foreign)
+        decided = plan_job(job, [], [], T0, scheduler=VOLCANO, pod_group=foreign)
         assert decided.pod_group is None
         assert len(pods_of(decided)) == 3
         job["spec"]["runPolicy"] = {"suspend": True}
-        assert plan(job, [], [], T0, scheduler=VOLCANO, pod_group=foreign).pod_group is None
+        assert plan_job(job, [], [], T0, scheduler=VOLCANO, pod_group=foreign).pod_group is None
 
     @pytest.mark.parametrize("how", ["finished", "suspended"])
     def test_a_finished_or_suspended_job_deletes_its_pod_group(self, how):
         job = tf_job(chief=1, ps=0, workers=1)
-        pod_group = created(plan(job, [], [], T0, scheduler=PLUGINS).pod_group.manifest)
+        pod_group = created(plan_job(job, [], [], T0, scheduler=PLUGINS).pod_group.manifest)
         if how == "finished":
             job["status"] = {
                 "conditions": [
@@ -453,14 +453,14 @@ class TestPlan:
             }
         else:
             job["spec"]["runPolicy"] = {"suspend": True}
-        decided = plan(job, [], [], T0, scheduler=PLUGINS, pod_group=pod_group)
+        decided = plan_job(job, [], [], T0, scheduler=PLUGINS, pod_group=pod_group)
         assert decided.pod_group == PodGroupChange("delete", PLUGINS.resource, pod_group)
-        assert plan(job, [], [], T0, scheduler=PLUGINS).pod_group is None  # gone: nothing to do
+        assert plan_job(job, [], [], T0, scheduler=PLUGINS).pod_group is None  # gone: nothing to do
 
     def test_another_scheduler_in_a_template_is_kept_with_a_warning(self):
         job = tf_job(chief=1, ps=0, workers=1)
         job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["schedulerName"] = "my-scheduler"
-        decided = plan(job, [], [], T0, scheduler=PLUGINS)
+        decided = plan_job(job, [], [], T0, scheduler=PLUGINS)
         schedulers = {p["metadata"]["name"]: p["spec"]["schedulerName"] for p in pods_of(decided)}
         assert schedulers == {
             "train-chief-0": "scheduler-plugins-scheduler",
@@ -472,7 +472,7 @@ class TestPlan:
 
     def test_an_invalid_policy_fails_the_job_and_makes_no_pod_group(self):
         job = tf_job(chief=1, ps=0, workers=1, run_policy={"schedulingPolicy": {"minAvailable": 5}})
-        decided = plan(job, [], [], T0, scheduler=VOLCANO)
+        decided = plan_job(job, [], [], T0, scheduler=VOLCANO)
         assert decided.pod_group is None
         assert decided.create == ()
         assert (

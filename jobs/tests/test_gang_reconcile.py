@@ -15,7 +15,7 @@ import pytest
 from django.test.utils import override_settings
 
 from jobs import conf
-from jobs.reconcile import POD_GROUP_RETRY_SECONDS, reconcile_job
+from jobs.reconcile import reconcile_job
 from jobs.tests.cluster import (
     event_reasons,
     events_about,
@@ -27,6 +27,7 @@ from jobs.tests.cluster import (
     pods,
     state_of,
 )
+from kube.children import POD_GROUP_RETRY_SECONDS
 from kube.client import reset_client
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator

@@ -6,7 +6,6 @@ from datetime import timedelta
 import pytest
 
 from jobs.frameworks import TensorFlow
-from jobs.plan import Deletion, Event, creation_event, deletion_event, plan
 from jobs.policies import (
     RestartLedger,
     backoff_exceeded,
@@ -16,7 +15,8 @@ from jobs.policies import (
     will_restart,
 )
 from jobs.status import current_state
-from jobs.tests.fakes import T0, FakeCluster, created, make_job, tf_job, with_state
+from jobs.tests.fakes import T0, FakeCluster, created, make_job, plan_job, tf_job, with_state
+from kube.children import Deletion, Event, creation_event, deletion_event
 
 
 def pod(name: str, phase: str = "Running", *, uid: str | None = None, restarts: int = 0, **state) -> dict:
@@ -116,7 +116,7 @@ def test_clean_pod_policy_picks_pods_and_skips_those_already_going(policy, clean
 
 class TestANewJob:
     def test_a_tfjob_with_chief_2_ps_and_4_workers_plans_7_services_then_7_pods(self):
-        result = plan(tf_job(chief=1, ps=2, workers=4, name="mnist"), [], [], T0)
+        result = plan_job(tf_job(chief=1, ps=2, workers=4, name="mnist"), [], [], T0)
         replicas = ["chief-0", "ps-0", "ps-1", "worker-0", "worker-1", "worker-2", "worker-3"]
         assert names(result.create) == [f"Service/mnist-{r}" for r in replicas] + [
             f"Pod/mnist-{r}" for r in replicas
@@ -128,7 +128,7 @@ class TestANewJob:
 
     def test_planning_twice_gives_the_same_plan(self):
         job = tf_job()
-        assert plan(job, [], [], T0) == plan(copy.deepcopy(job), [], [], T0)
+        assert plan_job(job, [], [], T0) == plan_job(copy.deepcopy(job), [], [], T0)
 
     def test_nothing_is_created_twice(self):
         cluster = FakeCluster(tf_job())
@@ -137,7 +137,7 @@ class TestANewJob:
         assert (again.create, again.delete, again.events) == ((), (), ())
 
     def test_the_cluster_domain_reaches_tf_config(self):
-        result = plan(tf_job(chief=0, ps=0, workers=2), [], [], T0, cluster_domain="corp.local")
+        result = plan_job(tf_job(chief=0, ps=0, workers=2), [], [], T0, cluster_domain="corp.local")
         env = result.create[-1]["spec"]["containers"][0]["env"]
         assert "train-worker-0.ml.svc.corp.local:2222" in next(
             e["value"] for e in env if e["name"] == "TF_CONFIG"
@@ -197,7 +197,9 @@ class TestLifecycle:
         cluster.reconcile()
         cluster.set_pod("train-chief-0", "Succeeded", exit_code=0)
         cluster.reconcile()
-        cluster.services["train-ps-0"] = created(plan(tf_job(chief=0, ps=1, workers=1), [], [], T0).create[0])
+        cluster.services["train-ps-0"] = created(
+            plan_job(tf_job(chief=0, ps=1, workers=1), [], [], T0).create[0]
+        )
         assert deleted(cluster.reconcile()) == [("Service", "train-ps-0", "CleanPodPolicy")]
 
     def test_pytorch_keeps_its_pods_by_default(self):
@@ -274,9 +276,9 @@ class TestExitCodePolicy:
         cluster.reconcile()
         cluster.set_pod("train-worker-0", "Failed", exit_code=143)
         job, pods = copy.deepcopy(cluster.job), list(cluster.pods.values())
-        first = plan(job, pods, [], T0)
+        first = plan_job(job, pods, [], T0)
         job["status"] = first.status
-        second = plan(job, pods, [], T0)
+        second = plan_job(job, pods, [], T0)
         assert first.status["restarts"] == second.status["restarts"] == 1
         assert first.delete == second.delete
 
@@ -433,7 +435,7 @@ class TestSuspend:
         assert len(cluster.pods) == len(cluster.services) == 4
 
     def test_a_job_suspended_from_the_start_creates_nothing(self):
-        result = plan(tf_job(run_policy={"suspend": True}), [], [], T0)
+        result = plan_job(tf_job(run_policy={"suspend": True}), [], [], T0)
         assert result.create == ()
         assert current_state(result.status) == "Suspended"
 
@@ -468,7 +470,7 @@ class TestScaling:
 class TestInvalidJobs:
     def test_an_invalid_spec_fails_the_job_once_with_a_clear_message_and_touches_nothing(self):
         job = tf_job(chief=1, ps=0, workers=1, restart_policy="Sometimes")
-        first = plan(job, [], [], T0)
+        first = plan_job(job, [], [], T0)
         message = (
             "TFJob ml/train is invalid: "
             "spec.tfReplicaSpecs.Chief.restartPolicy: must be one of Always, OnFailure, Never, ExitCode, "
@@ -480,25 +482,25 @@ class TestInvalidJobs:
         assert condition_reason(first.status, "Failed") == "FailedValidation"
         assert Event("Warning", "FailedValidation", message) in first.events
         job["status"] = first.status
-        second = plan(job, [], [], T0 + timedelta(seconds=5))
+        second = plan_job(job, [], [], T0 + timedelta(seconds=5))
         assert (second.status, second.events) == (first.status, ())
 
     @pytest.mark.parametrize("spec", [None, [], {"tfReplicaSpecs": "x"}, {"tfReplicaSpecs": {"Worker": 3}}])
     def test_even_a_garbled_spec_gets_a_plan_not_a_crash(self, spec):
         job = {**tf_job(), "spec": spec}
-        assert condition_reason(plan(job, [], [], T0).status, "Failed") == "FailedValidation"
+        assert condition_reason(plan_job(job, [], [], T0).status, "Failed") == "FailedValidation"
 
 
 def test_a_job_being_deleted_is_left_to_the_garbage_collector():
     job = tf_job()
     job["metadata"]["deletionTimestamp"] = "2024-05-01T12:00:00Z"
     job["status"] = {"conditions": []}
-    result = plan(job, [created(m) for m in plan(tf_job(), [], [], T0).create], [], T0)
+    result = plan_job(job, [created(m) for m in plan_job(tf_job(), [], [], T0).create], [], T0)
     assert result == type(result)(status={"conditions": []})
 
 
 def test_creation_and_deletion_events_name_the_object():
-    manifest = plan(tf_job(chief=0, ps=0, workers=1), [], [], T0).create[-1]
+    manifest = plan_job(tf_job(chief=0, ps=0, workers=1), [], [], T0).create[-1]
     assert creation_event(manifest) == Event("Normal", "SuccessfulCreatePod", "Created pod: train-worker-0")
     deletion = Deletion("Service", "train-worker-0", "u", "CleanPodPolicy", "cleanPodPolicy All")
     assert deletion_event(deletion) == Event(
@@ -509,7 +511,7 @@ def test_creation_and_deletion_events_name_the_object():
 def test_an_explicit_framework_is_used_instead_of_the_kind():
     job = tf_job(chief=0, ps=0, workers=1)
     del job["kind"]
-    assert names(plan(job, [], [], T0, framework=TensorFlow()).create) == [
+    assert names(plan_job(job, [], [], T0, framework=TensorFlow()).create) == [
         "Service/train-worker-0",
         "Pod/train-worker-0",
     ]

@@ -22,7 +22,7 @@ from jobs.frameworks import framework_class
 from jobs.manifests import LABEL_JOB_NAME
 from jobs.reconcile import reconcile_job
 from jobs.tests.cluster import get_job, install_crds, job_manifest, pods, services, state_of
-from kube import runtime
+from kube import cachedview, runtime
 from kube.client import get_client, reset_client
 from kube.controllers import Controller, Owns
 from kube.resources import POD, SERVICE, ResourceType
@@ -78,7 +78,7 @@ class PausedRuntime:
             informer.relist()
 
     @property
-    def view(self) -> runtime.CachedView:
+    def view(self) -> cachedview.CachedView:
         view = self.runtime.view("TFJob")
         assert view is not None
         return view

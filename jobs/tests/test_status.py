@@ -8,8 +8,9 @@ import pytest
 from jobs import spec as jobspec
 from jobs.frameworks import MXNet, PyTorch, TensorFlow
 from jobs.manifests import desired_pods
-from jobs.status import Failure, aggregate, current_state, order_conditions, set_condition, transitions
+from jobs.status import Failure, aggregate, current_state, order_conditions, transitions
 from jobs.tests.fakes import T0, created, make_job, tf_job, with_state
+from kube.conditions import set_condition
 
 LATER = T0 + timedelta(minutes=5)
 SELECTOR = "argoml.io/job-name=train,argoml.io/replica-type="  # + the replica type, lowercase
@@ -367,12 +368,12 @@ class TestSuspension:
 
 class TestConditions:
     def test_an_unchanged_condition_keeps_both_times(self):
-        conditions = set_condition([], "Running", True, "R", "m", "t1")
-        assert set_condition(conditions, "Running", True, "R", "m", "t2") == conditions
+        conditions = set_condition([], "Running", "True", "R", "m", "t1", updated_last=True)
+        assert set_condition(conditions, "Running", "True", "R", "m", "t2", updated_last=True) == conditions
 
     def test_a_new_message_moves_the_update_time_but_not_the_transition_time(self):
-        conditions = set_condition([], "Restarting", True, "R", "m1", "t1")
-        assert set_condition(conditions, "Restarting", True, "R", "m2", "t2") == [
+        conditions = set_condition([], "Restarting", "True", "R", "m1", "t1", updated_last=True)
+        assert set_condition(conditions, "Restarting", "True", "R", "m2", "t2", updated_last=True) == [
             {
                 "type": "Restarting",
                 "status": "True",
@@ -384,8 +385,8 @@ class TestConditions:
         ]
 
     def test_a_flip_moves_both_times(self):
-        conditions = set_condition([], "Running", True, "R", "m", "t1")
-        flipped = set_condition(conditions, "Running", False, "S", "done", "t2")[0]
+        conditions = set_condition([], "Running", "True", "R", "m", "t1", updated_last=True)
+        flipped = set_condition(conditions, "Running", "False", "S", "done", "t2", updated_last=True)[0]
         assert (flipped["lastUpdateTime"], flipped["lastTransitionTime"]) == ("t2", "t2")
 
     def test_conditions_keep_the_order_they_changed_in(self):

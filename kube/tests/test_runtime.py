@@ -11,9 +11,11 @@ from django.core.exceptions import ImproperlyConfigured
 from kube import runtime
 from kube.controllers import Controller, ControllerRegistry, Owns
 from kube.expectations import created, deleted, version
+from kube.keysink import KeySink
 from kube.queue import ObjectKey
 from kube.resources import CONFIGMAP, DEPLOYMENT, NAMESPACE, POD, SECRET, WORKFLOW, ResourceType
-from kube.runtime import ControllerRuntime, KeySink, RuntimeConf, WatchSpec, plan_watches
+from kube.runtime import ControllerRuntime, WatchSpec, plan_watches
+from kube.runtimeconf import RuntimeConf
 from kube.tests.controller_harness import NAMESPACE as TEST_NAMESPACE
 from kube.tests.controller_harness import client_for, configmap
 from kube.tests.queue_harness import wait_for

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hyperparam.space.errors import SpecError
-from trainer import catalog, spec
+from trainer import catalog, policies, spec
 from trainer import constants as c
 from trainer.tests import factories as f
 
@@ -180,7 +180,9 @@ class TestParseRuntime:
     def test_torch_runtime(self):
         runtime = spec.parse_runtime(f.torch_runtime(num_nodes=2))
         assert runtime.kind == c.CLUSTER_TRAINING_RUNTIME
-        assert runtime.ml_policy == spec.MLPolicy(num_nodes=2, framework="torch", torch=spec.TorchPolicy())
+        assert runtime.ml_policy == policies.MLPolicy(
+            num_nodes=2, framework="torch", torch=policies.TorchPolicy()
+        )
         assert runtime.trainer_job() is runtime.replicated_jobs[0]
         assert runtime.replicated_jobs[0].ancestor == c.ANCESTOR_TRAINER
         assert runtime.publish_not_ready_addresses
@@ -189,7 +191,7 @@ class TestParseRuntime:
     def test_mpi_defaults(self):
         runtime = spec.parse_runtime(f.mpi_runtime())
         assert runtime.ml_policy is not None
-        assert runtime.ml_policy.mpi == spec.MPIPolicy(
+        assert runtime.ml_policy.mpi == policies.MPIPolicy(
             num_proc_per_node=1,
             mpi_implementation="OpenMPI",
             ssh_auth_mount_path="/root/.ssh",
@@ -206,14 +208,14 @@ class TestParseRuntime:
             )
         )
         assert runtime.ml_policy is not None
-        assert runtime.ml_policy.mpi == spec.MPIPolicy(4, "OpenMPI", "/home/mpiuser/.ssh", True)
+        assert runtime.ml_policy.mpi == policies.MPIPolicy(4, "OpenMPI", "/home/mpiuser/.ssh", True)
 
     def test_torch_env_injection_targets(self):
         body = f.torch_runtime(envInjection={"targets": [{"jobName": "node", "containerNames": ["sidecar"]}]})
         runtime = spec.parse_runtime(body)
         assert runtime.ml_policy is not None
         assert runtime.ml_policy.torch is not None
-        assert runtime.ml_policy.torch.env_injection == (spec.EnvInjectionTarget("node", ("sidecar",)),)
+        assert runtime.ml_policy.torch.env_injection == (policies.EnvInjectionTarget("node", ("sidecar",)),)
 
     @pytest.mark.parametrize(
         ("policy", "path", "words"),
@@ -237,9 +239,9 @@ class TestParseRuntime:
                 f.replicated_job("node"), podGroupPolicy={"coscheduling": {"scheduleTimeoutSeconds": 120}}
             )
         )
-        assert coscheduling.pod_group_policy == spec.PodGroupPolicy("coscheduling", 120)
+        assert coscheduling.pod_group_policy == policies.PodGroupPolicy("coscheduling", 120)
         volcano = spec.parse_runtime(f.runtime(f.replicated_job("node"), podGroupPolicy={"volcano": {}}))
-        assert volcano.pod_group_policy == spec.PodGroupPolicy("volcano")
+        assert volcano.pod_group_policy == policies.PodGroupPolicy("volcano")
         with pytest.raises(SpecError) as error:
             spec.parse_runtime(f.runtime(f.replicated_job("node"), podGroupPolicy={}))
         assert "exactly one" in problems(error)["spec.podGroupPolicy"]
