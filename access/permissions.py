@@ -16,16 +16,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from .models import Role
-from .scopes import NamespaceScope, filter_readable, scope_for
-
-
-def request_scope(request: Request) -> NamespaceScope:
-    """The user's scope, computed once per request."""
-    scope = getattr(request, "_namespace_scope", None)
-    if scope is None:
-        scope = scope_for(request.user)
-        request._namespace_scope = scope  # type: ignore[attr-defined]
-    return scope
+from .scopes import filter_readable, request_scope
 
 
 def namespace_in_body(data: Any) -> str | None:

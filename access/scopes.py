@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
@@ -48,6 +49,16 @@ def scope_for(user: AbstractBaseUser | AnonymousUser) -> NamespaceScope:
         if role == Role.EDITOR:
             writable.add(namespace)
     return NamespaceScope(readable=frozenset(readable), writable=frozenset(writable))
+
+
+def request_scope(request: Any) -> NamespaceScope:
+    """The scope of the request's user, computed once per request (one query): a page's HttpRequest or an
+    API view's DRF Request."""
+    scope = getattr(request, "_namespace_scope", None)
+    if scope is None:
+        scope = scope_for(request.user)
+        request._namespace_scope = scope
+    return scope
 
 
 def filter_readable(queryset: QuerySet, scope: NamespaceScope, field: str = "namespace") -> QuerySet:

@@ -12,20 +12,11 @@ from django.db import connection
 from django.db.models import Field, Model, QuerySet
 from django.http import Http404, HttpRequest
 
-from access.scopes import NamespaceScope, filter_readable, scope_for
+from access.scopes import filter_readable, request_scope
 
 M = TypeVar("M", bound=Model)
 #: A Kubernetes namespace's name (an RFC 1123 label).
 NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
-def request_scope(request: HttpRequest) -> NamespaceScope:
-    """The user's scope, computed once per request (one query)."""
-    scope = getattr(request, "_namespace_scope", None)
-    if scope is None:
-        scope = scope_for(request.user)
-        request._namespace_scope = scope  # type: ignore[attr-defined]
-    return scope
 
 
 def readable(request: HttpRequest, queryset: QuerySet[M], field: str = "namespace") -> QuerySet[M]:

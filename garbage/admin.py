@@ -1,4 +1,5 @@
-"""Runs and what they deleted (read-only: the collector writes them), and the per-namespace policies."""
+"""Runs and what they deleted (read only: the collector writes them, and an audit trail is not deleted by
+hand), and the per-namespace policies."""
 
 from __future__ import annotations
 
@@ -9,29 +10,19 @@ from django.core.paginator import Paginator
 from django.db.models import Model
 from django.http import HttpRequest
 
+from kube.admin import ReadOnlyAdmin, ReadOnlyInline
+
 from .models import GCDeletion, GCNamespacePolicy, GCRun
 
 DELETION_FIELDS = ("kind", "namespace", "name", "uid", "reason", "age_seconds", "already_gone", "created")
 
 
-class ReadOnlyMixin:
-    """Audit rows are written by the collector only."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-
-class PaginatedInline(ReadOnlyMixin, admin.TabularInline):
+class PaginatedInline(ReadOnlyInline):
     """A read-only inline showing one page of rows: a run may have deleted tens of thousands of objects."""
 
     per_page = 50
     page_param = "deletions_page"
     template = "admin/garbage/paginated_tabular.html"
-    can_delete = False
-    extra = 0
 
     def get_formset(self, request: HttpRequest, obj: Model | None = None, **kwargs: Any) -> Any:
         formset = super().get_formset(request, obj, **kwargs)
@@ -56,7 +47,7 @@ class GCDeletionInline(PaginatedInline):
 
 
 @admin.register(GCRun)
-class GCRunAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class GCRunAdmin(ReadOnlyAdmin):
     list_display = ["id", "started", "finished", "status", "dry_run", "namespace", "scanned", "deleted",
                     "skipped", "errors"]  # fmt: skip
     list_filter = ["status", "dry_run", "started"]
@@ -68,7 +59,7 @@ class GCRunAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(GCDeletion)
-class GCDeletionAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class GCDeletionAdmin(ReadOnlyAdmin):
     list_display = ["created", "kind", "namespace", "name", "reason", "age_seconds", "already_gone", "run"]
     list_filter = ["reason", "kind", "already_gone", "run__dry_run"]
     search_fields = ["namespace", "name", "uid"]

@@ -20,7 +20,7 @@ from django.utils.html import format_html, format_html_join
 
 from hyperparam import trials as trial_phases
 from hyperparam.models import Sweep, SweepHistory, Trial
-from kube.admin import HistoryInline, MirrorAdmin, ReadOnlyAdmin
+from kube.admin import HistoryInline, MirrorAdmin, ReadOnlyAdmin, as_the_cluster_holds_it
 
 SWEEP_PARAMETER = "sweep__id__exact"
 PHASE_PARAMETER = "phase__exact"
@@ -71,13 +71,7 @@ class SweepAdmin(MirrorAdmin):
         (None, {"fields": ("namespace", "name", "uid", "phase", "algorithm", "goal", "metric_name")}),
         ("Trials", {"fields": ("progress", "counts", "trial_errors", "best", "best_trials")}),
         ("Times", {"fields": ("created_at", "updated_at", "deleted_at")}),
-        (
-            "As the cluster holds it",
-            {
-                "classes": ("collapse",),
-                "fields": ("workflows", "labels", "spec", "status", "resource_version", "generation"),
-            },
-        ),
+        as_the_cluster_holds_it(("workflows", "labels", "spec", "status", "resource_version", "generation")),
     )
     readonly_fields = ("progress", "counts", "trial_errors", "best", "best_trials")
 

@@ -46,7 +46,7 @@ from kube.errors import AlreadyExists, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.mirror import apply_event
 from kube.queue import reconciler
-from kube.resources import WORKFLOW
+from kube.resources import WORKFLOW, label_selector
 from workflows.lint import lint_document
 
 logger = logging.getLogger(__name__)
@@ -218,8 +218,7 @@ class Reconcile:
         return Children(live, done)
 
     def _list_live(self) -> dict[int, Batch]:
-        selector = ",".join(f"{key}={value}" for key, value in manifests.sweep_selector(self.hpw).items())
-        selector += f",{COMPLETED_LABEL}!=true"
+        selector = f"{label_selector(manifests.sweep_selector(self.hpw))},{COMPLETED_LABEL}!=true"
         batches: dict[int, Batch] = {}
         for page in self.client.list_pages(
             WORKFLOW, self.metadata["namespace"], label_selector=selector, page_size=WORKFLOW_PAGE_SIZE

@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from jobs.status import CONDITION_TYPES
-from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyInline
+from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyInline, as_the_cluster_holds_it
 
 #: Count matching rows up to this many; past it, show the planner's estimate of the table (unfiltered) or
 #: this number ("10,000 or more" pages).
@@ -133,20 +133,7 @@ class TrainingJobAdmin(MirrorAdmin):
         ),
         ("Replicas", {"fields": ("replica_summary", "restarts")}),
         ("Times", {"fields": ("created_at", "start_time", "completion_time", "updated_at", "deleted_at")}),
-        (
-            "As the cluster holds it",
-            {
-                "classes": ("collapse",),
-                "fields": (
-                    "labels",
-                    "spec",
-                    "status",
-                    "resource_version",
-                    "generation",
-                    "observed_generation",
-                ),
-            },
-        ),
+        as_the_cluster_holds_it(),
     )
 
     @admin.display(description="state", ordering="phase")

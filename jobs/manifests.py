@@ -15,7 +15,7 @@ from jobs import apigroups
 from jobs import spec as jobspec
 from jobs.frameworks.base import Environment, FieldRef, Framework
 from jobs.spec import JobSpec, Slot, as_dict, framework_container, job_name
-from kube.resources import controller_reference
+from kube.resources import controller_reference, label_selector
 
 LABEL_JOB_NAME = "argoml.io/job-name"
 LABEL_REPLICA_TYPE = "argoml.io/replica-type"
@@ -51,8 +51,7 @@ def job_selector(job: dict[str, Any]) -> dict[str, str]:
 def replica_type_selector(job: JobSpec[Any], replica_type: str) -> str:
     """The pods of one replica type as a label selector string (keys sorted, as the apiserver prints
     one): `status.replicaStatuses.<type>.selector`, which the scale subresource shows an autoscaler."""
-    labels = {LABEL_JOB_NAME: job.name, LABEL_REPLICA_TYPE: replica_type.lower()}
-    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+    return label_selector({LABEL_JOB_NAME: job.name, LABEL_REPLICA_TYPE: replica_type.lower()})
 
 
 def replica_labels(job: JobSpec[Any], slot: Slot) -> dict[str, str]:

@@ -1,19 +1,33 @@
-"""Admin bases for mirrored resources (kube.models): the mirror and the controllers own these rows, so the
-admin only reads them, one query per list page, with the JSON columns left in the database."""
+"""Admin bases for rows the admin only reads: mirrored resources (kube.models), which the mirror and the
+controllers own, shown one query per list page with the JSON columns left in the database, and any other
+row a process writes (audit trails)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from kube.models import HISTORY_FIELDS
+from kube.models import HISTORY_FIELDS, JSON_COLUMNS
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldOpts
+
+#: A MirroredResource's fields as the cluster holds them, below what its page is about.
+CLUSTER_FIELDS = ("labels", "spec", "status", "resource_version", "generation", "observed_generation")
+
+
+def as_the_cluster_holds_it(fields: tuple[str, ...] = CLUSTER_FIELDS) -> tuple[str, _FieldOpts]:
+    """The folded fieldset that ends a mirrored resource's page: `fields` (by default every one the
+    cluster holds)."""
+    return ("As the cluster holds it", {"classes": ("collapse",), "fields": fields})
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """The mirror and the controller own these rows: nothing is added, changed or deleted here."""
+    """A process owns these rows (the mirror, a controller, the garbage collector): nothing is added,
+    changed or deleted here."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -30,7 +44,7 @@ class MirrorAdmin(ReadOnlyAdmin):
     table nor loads the specs and statuses it does not show."""
 
     #: Columns the list page never reads; a model with more JSON columns adds them.
-    list_deferred: tuple[str, ...] = ("labels", "spec", "status", "conditions")
+    list_deferred: tuple[str, ...] = JSON_COLUMNS
     ordering = ("-created_at", "-id")
     list_per_page = 50
     show_full_result_count = False

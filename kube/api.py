@@ -1,6 +1,6 @@
-"""REST API pieces every app's mirror endpoints share: history rows, list filters, list pages with no
-COUNT(*), DELETE as a deletion in the cluster, and the answers the API gives when the cluster refuses or
-does not take a request."""
+"""REST API pieces every app's mirror endpoints share: the viewset bases (list, read, submit a manifest and
+delete in the cluster), history rows, list filters, list pages with no COUNT(*), and the answers the API
+gives when the cluster refuses or does not take a request."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_field,
     extend_schema_serializer,
+    extend_schema_view,
 )
-from rest_framework import exceptions, serializers, status
+from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,16 +26,39 @@ from rest_framework.views import exception_handler as drf_exception_handler
 import limits
 from kube import names, validators
 from kube.errors import AlreadyExists, ApiError, ClusterNotConfigured, Invalid
-from kube.models import HISTORY_FIELDS
+from kube.models import HISTORY_FIELDS, JSON_COLUMNS
 from workflows import spelling
 
 
+# A row a process wrote (the mirror, a controller, the progress endpoint): every field in `Meta.fields` is
+# read only. A comment, not a docstring: drf-spectacular would publish a docstring as every subclass's
+# description.
+class ReadOnlyModelSerializer(serializers.ModelSerializer):
+    def get_extra_kwargs(self) -> dict[str, Any]:
+        extra = super().get_extra_kwargs()
+        for name in self.Meta.fields:
+            extra[name] = {**extra.get(name, {}), "read_only": True}
+        return extra
+
+
+#: What a mirrored resource's detail adds to its list row: the object as the cluster holds it.
+DETAIL_FIELDS = ("labels", "generation", "observed_generation", "spec", "status", "conditions")
+
+
 # A MirrorHistory row (read-only); subclasses name the model in `class Meta(HistorySerializer.Meta)`.
-# A comment, not a docstring: drf-spectacular would publish a docstring as every subclass's description.
-class HistorySerializer(serializers.ModelSerializer):
+class HistorySerializer(ReadOnlyModelSerializer):
     class Meta:
         fields = HISTORY_FIELDS
-        read_only_fields = HISTORY_FIELDS
+
+
+#: The columns of a pod's mirror row (jobs.models.ObservedPod) that the API shows, after its slot's.
+POD_FIELDS = ("pod_name", "uid", "phase", "exit_code", "restarts", "node", "pod_ip", "message", "created_at",
+              "deleted_at")  # fmt: skip
+
+
+# A pod of a job (jobs.models.ObservedPod); subclasses name the model and its fields, `(*slot, *POD_FIELDS)`.
+class ObservedPodSerializer(ReadOnlyModelSerializer):
+    pod_name = serializers.CharField(source="name", read_only=True)
 
 
 #: Any text without a NUL character: what DRF's CharField accepts.
@@ -289,3 +313,85 @@ class DeleteInClusterMixin:
             except ApiError as error:
                 raise ClusterUnavailable(str(error)) from error
         return Response(status=status.HTTP_202_ACCEPTED)
+
+
+class MirrorViewSet(
+    DeleteInClusterMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """A mirror's endpoints: the list (`filterset`'s query parameters, newest first, the JSON columns left in
+    the database), one resource with its history (`detail_serializer_class`), and DELETE in the cluster.
+    Subclasses list `access.permissions.NamespaceScopedMixin` first, which scopes every queryset to what the
+    user may read, and name `queryset`, `serializer_class` (the list's) and `filterset`, whose fields the
+    schema states as the list's parameters."""
+
+    pagination_class = NewestFirst
+    filterset: type[MirrorFilterSet]
+    detail_serializer_class: type[serializers.BaseSerializer]
+    #: Columns the list never shows; a model with more JSON columns adds them.
+    list_deferred: tuple[str, ...] = JSON_COLUMNS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "filterset" in cls.__dict__:
+            extend_schema_view(list=extend_schema(parameters=[cls.filterset]))(cls)
+
+    def scope_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        """The rows the user may read: NamespaceScopedMixin's, which a subclass lists before this base."""
+        raise NotImplementedError
+
+    def get_queryset(self) -> QuerySet[Any]:
+        queryset = self.scope_queryset(super().get_queryset())
+        if self.action == "list":
+            return self.filterset.filter(self.request, queryset.defer(*self.list_deferred))
+        return self.detail_queryset(queryset)
+
+    def detail_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        """What one resource's page (and each action on it) reads; subclasses prefetch their children."""
+        return queryset.prefetch_related("history")
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return super().get_serializer_class() if self.action == "list" else self.detail_serializer_class
+
+
+def submit_schema(manifest_serializer: type[ManifestSerializer], document: str) -> Any:
+    """The schema of a ManifestViewSet's POST: `manifest_serializer` in and out (202), 503 when the cluster
+    does not take it; `document` says what checks the manifest's spec beyond the schema (`document_body`)."""
+    return extend_schema(
+        request=manifest_serializer,
+        responses={202: manifest_serializer, 503: CLUSTER_UNAVAILABLE},
+        extensions=document_body(document),
+    )
+
+
+class ManifestViewSet(MirrorViewSet):
+    """A mirror whose POST submits a manifest to the cluster: checked by `manifest_serializer_class` (the
+    kind's own validation, as its admission webhook runs it), then `submit`; 202 with the object as the
+    cluster stored it (the row appears once the controller sees it). A refusal the user can fix is a 400
+    naming the field (`submit_refusal`). Subclasses take JSON and YAML bodies only (`parser_classes =
+    argoml_site.bodies.DOCUMENT_PARSERS`: form encodings cannot carry a manifest); the schema states the
+    manifest in and out and what checks its spec beyond the schema (`submitted_document`)."""
+
+    manifest_serializer_class: type[ManifestSerializer]
+    #: What the manifest's spec is and what checks it (`document_body`).
+    submitted_document: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "manifest_serializer_class" in cls.__dict__:
+            schema = submit_schema(cls.manifest_serializer_class, cls.submitted_document)
+            extend_schema_view(create=schema)(cls)
+
+    def submit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return self.manifest_serializer_class if self.action == "create" else super().get_serializer_class()
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.manifest_serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            created = self.submit(serializer.validated_data)
+        except ApiError as error:
+            raise submit_refusal(error) from error
+        return Response(created, status=status.HTTP_202_ACCEPTED)

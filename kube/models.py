@@ -93,6 +93,9 @@ class MirroredResource(models.Model):
         }
 
 
+#: A MirroredResource's JSON columns: a list (the admin's, the API's) leaves them in the database.
+JSON_COLUMNS = ("labels", "spec", "status", "conditions")
+
 #: What the admin and the API show of a MirrorHistory row.
 HISTORY_FIELDS = ("at", "phase", "reason", "message")
 

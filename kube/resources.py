@@ -1,9 +1,9 @@
-"""The resource types our code talks to, how each one is addressed on the API server, and how a child names
-the object that controls it."""
+"""The resource types our code talks to, how each one (or a set of them, by label) is addressed on the API
+server, and how a child names the object that controls it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,3 +109,9 @@ def controller_reference(api_version: str, kind: str, name: str, uid: str) -> di
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def label_selector(labels: Mapping[str, str]) -> str:
+    """The equality-based label selector (`?labelSelector=`) matching every label of `labels`, keys sorted
+    as the API server prints one (`a=1,b=2`)."""
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))

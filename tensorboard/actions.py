@@ -32,7 +32,7 @@ from kube.crds import (
 )
 from kube.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kube.events import recorder_for
-from kube.resources import CONFIGMAP, WORKFLOW, ResourceType
+from kube.resources import CONFIGMAP, WORKFLOW, ResourceType, label_selector
 
 from .artifacts import (
     Collection,
@@ -213,7 +213,7 @@ def workflow_logdirs(client: KubeClient, workflow: dict[str, Any], conf: Tensorb
 def sweep_logdirs(client: KubeClient, hpw: dict[str, Any], conf: TensorboardConf) -> Logdirs:
     """One run per trial of every batch Workflow of a HyperparamWorkflow, in batch order."""
     metadata = hpw.get("metadata") or {}
-    selector = ",".join(f"{key}={value}" for key, value in sweep_selector(hpw).items())
+    selector = label_selector(sweep_selector(hpw))
     workflows = [
         item
         for page in client.list_pages(WORKFLOW, metadata.get("namespace"), label_selector=selector)

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from kube.admin import HistoryInline, LiveFilter, MirrorAdmin
+from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, as_the_cluster_holds_it
 from tensorboard.models import Tensorboard, TensorboardHistory
 from tensorboard.status import FAILED, PENDING, READY
 
@@ -43,20 +43,7 @@ class TensorboardAdmin(MirrorAdmin):
         (None, {"fields": ("namespace", "name", "uid", "phase", "url", "source_kind", "source_name")}),
         ("Log directories", {"fields": ("logdir_table",)}),
         ("Times", {"fields": ("last_access", "created_at", "updated_at", "deleted_at")}),
-        (
-            "As the cluster holds it",
-            {
-                "classes": ("collapse",),
-                "fields": (
-                    "labels",
-                    "spec",
-                    "status",
-                    "resource_version",
-                    "generation",
-                    "observed_generation",
-                ),
-            },
-        ),
+        as_the_cluster_holds_it(),
     )
 
     @admin.display(description="phase", ordering="phase")

@@ -26,7 +26,7 @@ from kube.crds import TENSORBOARD
 from kube.errors import AlreadyExists, Invalid, NotFound
 from kube.events import recorder_for
 from kube.queue import reconciler
-from kube.resources import CONFIGMAP, DEPLOYMENT, POD, SERVICE, ResourceType
+from kube.resources import CONFIGMAP, DEPLOYMENT, POD, SERVICE, ResourceType, label_selector
 
 from .actions import SOURCE_KINDS, source_logdirs
 from .conf import TensorboardConf, conf_from_settings
@@ -163,10 +163,10 @@ def converge(client: KubeClient, tensorboard: dict[str, Any], conf: TensorboardC
 
 def _pods(client: KubeClient, identity: Identity) -> list[dict[str, Any]]:
     """The TensorBoard pods, whose fetcher's termination message says which runs could not be fetched."""
-    label_selector = ",".join(f"{key}={value}" for key, value in selector(identity.name).items())
+    pods = label_selector(selector(identity.name))
     return [
         pod
-        for page in client.list_pages(POD, identity.namespace, label_selector=label_selector)
+        for page in client.list_pages(POD, identity.namespace, label_selector=pods)
         for pod in page.get("items") or ()
     ]
 

@@ -26,7 +26,14 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from access.scopes import NO_SCOPE, NamespaceScope, scope_for
-from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyAdmin, ReadOnlyInline
+from kube.admin import (
+    HistoryInline,
+    LiveFilter,
+    MirrorAdmin,
+    ReadOnlyAdmin,
+    ReadOnlyInline,
+    as_the_cluster_holds_it,
+)
 from kube.errors import ApiError, ClusterNotConfigured
 from trainer import actions, revisions
 from trainer import constants as c
@@ -337,20 +344,7 @@ class TrainJobAdmin(MirrorAdmin):
         ("Runtime", {"fields": ("runtime_kind", "runtime_name", "revision")}),
         ("Progress", {"fields": ("steps_summary", "progress", "estimated_remaining_seconds", "reports")}),
         ("Times", {"fields": ("created_at", "start_time", "completion_time", "updated_at", "deleted_at")}),
-        (
-            "As the cluster holds it",
-            {
-                "classes": ("collapse",),
-                "fields": (
-                    "labels",
-                    "spec",
-                    "status",
-                    "resource_version",
-                    "generation",
-                    "observed_generation",
-                ),
-            },
-        ),
+        as_the_cluster_holds_it(),
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:

@@ -10,7 +10,7 @@ from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ..permissions import request_scope
+from ..scopes import request_scope
 
 NamespaceAccessSerializer = inline_serializer(
     name="NamespaceAccess",

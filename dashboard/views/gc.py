@@ -15,8 +15,8 @@ from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django_celery_beat.models import PeriodicTask
 
-from access.scopes import NamespaceScope
-from dashboard.access import readable, request_scope
+from access.scopes import NamespaceScope, request_scope
+from dashboard.access import readable
 from dashboard.pagination import BadCursor, newest_first
 from garbage.models import GCDeletion, GCRun
 

@@ -14,10 +14,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from access.scopes import request_scope
+from dashboard.access import get_readable, require_editor
 from dashboard.cluster import cluster_client
 from dashboard.jobgrid import replica_grid
-from dashboard.pagination import BadCursor, newest_first
 from jobs import actions, apigroups
 from jobs.frameworks import UnknownKind, framework_class, kinds
 from jobs.models import Replica, TrainingJob
@@ -25,8 +25,9 @@ from jobs.spec import replica_counts
 from jobs.status import CONDITION_TYPES
 from kube.errors import ApiError
 
-from . import events, tensorboards
-from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
+from . import events, mirrors, tensorboards
+from .common import POLL_SECONDS, choices, is_fragment, manifest_of, page
+from .mirrors import ListFilters, ListPage, name_prefix_field
 
 FINISHED = ("Succeeded", "Failed")
 LIST_COLUMNS = (
@@ -41,44 +42,24 @@ MAX_NAME = 63
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
 
-class JobFilters(forms.Form):
-    namespace = forms.ChoiceField(required=False)
+class JobFilters(ListFilters):
     kind = forms.ChoiceField(required=False)
     phase = forms.ChoiceField(required=False, choices=[("", "any phase")] + [(p, p) for p in CONDITION_TYPES])
-    name = forms.CharField(required=False, max_length=253, label="Name starts with")
+    name = name_prefix_field()
     deleted = forms.BooleanField(required=False, label="Deleted jobs")
 
     def __init__(self, data: Any, namespaces: list[str]) -> None:
-        super().__init__(data)
-        choices(self, "namespace", [("", "all namespaces")] + [(n, n) for n in namespaces])
+        super().__init__(data, namespaces)
         choices(self, "kind", [("", "any kind")] + [(k, k) for k in kinds()])
 
 
-def filtered_jobs(request: HttpRequest, filters: JobFilters) -> Any:
-    jobs = readable(request, TrainingJob.objects.only(*LIST_COLUMNS))
-    values = filters.cleaned_data if filters.is_valid() else {}
-    jobs = jobs.filter(deleted_at__isnull=not values.get("deleted"))
-    for field in ("namespace", "kind", "phase"):
-        if values.get(field):
-            jobs = jobs.filter(**{field: values[field]})
-    if values.get("name"):
-        # Matches the UPPER(name) text_pattern_ops index of jobs' migration 0001.
-        jobs = jobs.filter(name__istartswith=values["name"])
-    return jobs
+JOBS = ListPage(
+    TrainingJob, JobFilters, LIST_COLUMNS, "dashboard:jobs", "dashboard/jobs",
+    is_live=lambda job: job.phase not in FINISHED and job.deleted_at is None,
+)  # fmt: skip
 
 
-@page
-def job_list(request: HttpRequest) -> HttpResponse:
-    filters = JobFilters(request.GET, visible_namespaces(request, TrainingJob))
-    try:
-        jobs = newest_first(filtered_jobs(request, filters), "created_at", request.GET.get("after"))
-    except BadCursor:
-        messages.error(request, "That page link is out of date; here is the first page.")
-        return redirect(reverse("dashboard:jobs"))
-    live = any(job.phase not in FINISHED and job.deleted_at is None for job in jobs.rows)
-    context = {"filters": filters, "page": jobs, "live": live, "poll_seconds": LIST_POLL_SECONDS}
-    template = "dashboard/jobs/_table.html" if is_fragment(request) else "dashboard/jobs/list.html"
-    return render(request, template, context)
+job_list = JOBS.view()
 
 
 def _job(request: HttpRequest, pk: int) -> TrainingJob:
@@ -134,41 +115,19 @@ def job_events(request: HttpRequest, pk: int) -> HttpResponse:
 @page
 def job_by_name(request: HttpRequest, namespace: str, kind: str, name: str) -> HttpResponse:
     """A job named by the user (after a submit): its page once the mirror has it, a waiting page before."""
-    if not request_scope(request).can_read(namespace):
-        return render(request, "dashboard/not_found.html", status=404)
-    job = (
-        TrainingJob.objects.filter(namespace=namespace, kind=kind, name=name)
-        .order_by("deleted_at", "-created_at", "-id")
-        .only("id")
-        .first()
-    )
-    if job is not None:
-        url = reverse("dashboard:job", args=[job.pk])
-        if is_fragment(request):
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = url
-            return response
-        return redirect(url)
-    context = {"namespace": namespace, "kind": kind, "name": name, "poll_seconds": POLL_SECONDS}
-    return render(request, "dashboard/waiting.html", context)
+    jobs = TrainingJob.objects.filter(kind=kind)
+    return mirrors.by_name(request, jobs, "dashboard:job", namespace=namespace, kind=kind, name=name)
 
 
 @page
 @require_POST
 def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     job = _job(request, pk)
-    require_editor(request, job.namespace)
-    try:
-        cluster_client()
-        deleted = actions.delete_job(job.kind, job.namespace, job.name, job.uid, job.api_version)
-    except ApiError as error:
-        messages.error(request, f"The cluster did not accept the stop: {error}")
-    else:
-        if deleted:
-            messages.success(request, f"{job.kind} {job.name} is being stopped: its pods are deleted.")
-        else:
-            messages.info(request, f"{job.kind} {job.name} was already gone from the cluster.")
-    return redirect("dashboard:job", pk=job.pk)
+    return mirrors.stop(
+        request, job, lambda: actions.delete_job(job.kind, job.namespace, job.name, job.uid, job.api_version),
+        name=f"{job.kind} {job.name}", consequence="its pods are deleted",
+        back=reverse("dashboard:job", args=[job.pk]),
+    )  # fmt: skip
 
 
 @page

@@ -13,9 +13,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
+from access.scopes import request_scope
 from argoml_site import bodies
 from dashboard import submission
-from dashboard.access import request_scope
 from dashboard.submission import Problem, Rejected
 
 from .common import page

@@ -6,18 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 import limits
+from access.scopes import request_scope
 from argoml_site import csp
 from dashboard import plots
-from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
-from dashboard.cluster import cluster_client
-from dashboard.pagination import BadCursor, newest_first
+from dashboard.access import get_readable
 from hyperparam import actions
 from hyperparam.api.export import csv_response
 from hyperparam.api.filters import trial_ordering
@@ -26,10 +24,10 @@ from hyperparam.models import Sweep, Trial
 from hyperparam.status import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINAL_PHASES
 from hyperparam.sweep import ADAPTIVE_ALGORITHMS, ALGORITHMS
 from hyperparam.trials import PHASES as TRIAL_PHASES
-from kube.errors import ApiError
 
-from . import tensorboards
-from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
+from . import mirrors, tensorboards
+from .common import POLL_SECONDS, is_fragment, manifest_of, page
+from .mirrors import ListFilters, ListPage, name_prefix_field
 from .trainjobs import sweep_figures, sweep_train_jobs
 
 LIST_COLUMNS = (
@@ -44,40 +42,23 @@ INDEX_ORDERINGS = {key: TRIAL_ORDERINGS[key] for key in ("index", "-index")}
 TABS = ("overview", "trials", "yaml")
 
 
-class SweepFilters(forms.Form):
-    namespace = forms.ChoiceField(required=False)
+class SweepFilters(ListFilters):
     phase = forms.ChoiceField(
         required=False, choices=[("", "any phase")] + [(p, p) for p in (PENDING, RUNNING, SUCCEEDED, FAILED)]
     )
     algorithm = forms.ChoiceField(
         required=False, choices=[("", "any algorithm")] + [(a, a) for a in ALGORITHMS]
     )
-    name = forms.CharField(required=False, max_length=253, label="Name starts with")
-
-    def __init__(self, data: Any, namespaces: list[str]) -> None:
-        super().__init__(data)
-        choices(self, "namespace", [("", "all namespaces")] + [(n, n) for n in namespaces])
+    name = name_prefix_field()
 
 
-@page
-def sweep_list(request: HttpRequest) -> HttpResponse:
-    filters = SweepFilters(request.GET, visible_namespaces(request, Sweep))
-    sweeps = readable(request, Sweep.objects.only(*LIST_COLUMNS)).filter(deleted_at__isnull=True)
-    values = filters.cleaned_data if filters.is_valid() else {}
-    for field in ("namespace", "phase", "algorithm"):
-        if values.get(field):
-            sweeps = sweeps.filter(**{field: values[field]})
-    if values.get("name"):
-        sweeps = sweeps.filter(name__startswith=values["name"])
-    try:
-        found = newest_first(sweeps, "created_at", request.GET.get("after"))
-    except BadCursor:
-        return redirect("dashboard:sweeps")
-    live = any(sweep.phase not in TERMINAL_PHASES for sweep in found.rows)
-    context = {"filters": filters, "page": found, "live": live, "poll_seconds": LIST_POLL_SECONDS,
-               "trial_phases": TRIAL_PHASES}  # fmt: skip
-    template = "dashboard/sweeps/_table.html" if is_fragment(request) else "dashboard/sweeps/list.html"
-    return render(request, template, context)
+SWEEPS = ListPage(
+    Sweep, SweepFilters, LIST_COLUMNS, "dashboard:sweeps", "dashboard/sweeps",
+    is_live=lambda sweep: sweep.phase not in TERMINAL_PHASES, context={"trial_phases": TRIAL_PHASES},
+)  # fmt: skip
+
+
+sweep_list = SWEEPS.view()
 
 
 def _sweep(request: HttpRequest, pk: int) -> Sweep:
@@ -208,35 +189,15 @@ def sweep_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def sweep_stop(request: HttpRequest, pk: int) -> HttpResponse:
     sweep = _sweep(request, pk)
-    require_editor(request, sweep.namespace)
-    try:
-        cluster_client()
-        deleted = actions.delete_sweep(sweep.namespace, sweep.name, sweep.uid)
-    except ApiError as error:
-        messages.error(request, f"The cluster did not accept the stop: {error}")
-    else:
-        text = "is being stopped: its Workflows are deleted" if deleted else "was already gone"
-        messages.success(request, f"Sweep {sweep.name} {text}.")
-    return redirect("dashboard:sweep", pk=sweep.pk)
+    return mirrors.stop(
+        request, sweep, lambda: actions.delete_sweep(sweep.namespace, sweep.name, sweep.uid),
+        name=f"Sweep {sweep.name}", consequence="its Workflows are deleted",
+        back=reverse("dashboard:sweep", args=[sweep.pk]),
+    )  # fmt: skip
 
 
 @page
 def sweep_by_name(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     """A sweep named by the user (after a submit): its page once mirrored, a waiting page before."""
-    if not request_scope(request).can_read(namespace):
-        return render(request, "dashboard/not_found.html", status=404)
-    sweep = (
-        Sweep.objects.filter(namespace=namespace, name=name)
-        .order_by("deleted_at", "-created_at", "-id")
-        .only("id")
-        .first()
-    )
-    if sweep is not None:
-        url = reverse("dashboard:sweep", args=[sweep.pk])
-        if is_fragment(request):
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = url
-            return response
-        return redirect(url)
-    context = {"namespace": namespace, "kind": KIND, "name": name, "poll_seconds": POLL_SECONDS}
-    return render(request, "dashboard/waiting.html", context)
+    sweeps = Sweep.objects.all()
+    return mirrors.by_name(request, sweeps, "dashboard:sweep", namespace=namespace, kind=KIND, name=name)

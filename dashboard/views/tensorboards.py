@@ -17,8 +17,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from access.scopes import request_scope
 from dashboard import tensorboardpass
-from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
+from dashboard.access import get_readable, readable, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
 from jobs.frameworks import kinds
@@ -30,6 +31,7 @@ from tensorboard.manifests import url as served_url
 from tensorboard.models import Tensorboard
 from tensorboard.status import FAILED, PENDING, READY
 
+from . import mirrors
 from .common import choices, page
 
 LIST_COLUMNS = ("id", "uid", "namespace", "name", "phase", "url", "source_kind", "source_name",
@@ -101,15 +103,11 @@ def tensorboard_open(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def tensorboard_stop(request: HttpRequest, pk: int) -> HttpResponse:
     tensorboard = get_readable(request, Tensorboard.objects.all(), pk=pk)
-    require_editor(request, tensorboard.namespace)
-    try:
-        stopped = actions.stop(cluster_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid)
-    except ApiError as error:
-        messages.error(request, f"The cluster did not accept the stop: {error}")
-    else:
-        text = "is being stopped" if stopped else "was already gone"
-        messages.success(request, f"TensorBoard {tensorboard.name} {text}.")
-    return redirect("dashboard:tensorboards")
+    return mirrors.stop(
+        request, tensorboard,
+        lambda: actions.stop(cluster_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid),
+        name=f"TensorBoard {tensorboard.name}", back=reverse("dashboard:tensorboards"),
+    )  # fmt: skip
 
 
 def spawn_for_source(

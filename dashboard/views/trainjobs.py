@@ -7,29 +7,27 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import messages
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from access.scopes import request_scope
 from argoml_site import csp
 from dashboard import trainplots
-from dashboard.access import get_readable, readable, request_scope, require_editor, visible_namespaces
-from dashboard.cluster import cluster_client
-from dashboard.pagination import BadCursor, newest_first
+from dashboard.access import get_readable
 from hyperparam.models import Sweep
-from kube.errors import ApiError
 from kube.names import label_value
 from trainer import actions
 from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.models.trainjobs import PHASES
 
-from . import events, tensorboards
-from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, manifest_of, page
+from . import events, mirrors, tensorboards
+from .common import POLL_SECONDS, is_fragment, manifest_of, page
 from .logs import FINISHED_POD_PHASES, TAIL_LINES, read_logs
+from .mirrors import ListFilters, ListPage, name_prefix_field
 
 LIST_COLUMNS = (
     "id", "uid", "namespace", "name", "phase", "state_reason", "runtime_kind", "runtime_name",
@@ -46,45 +44,21 @@ MAX_REPORTS = 70_000
 MAX_SIDE_BY_SIDE = 50
 
 
-class TrainJobFilters(forms.Form):
-    namespace = forms.ChoiceField(required=False)
+class TrainJobFilters(ListFilters):
     phase = forms.ChoiceField(required=False, choices=[("", "any state")] + [(p, p) for p in PHASES])
     runtime = forms.CharField(required=False, max_length=253, label="Runtime")
-    name = forms.CharField(required=False, max_length=253, label="Name starts with")
+    name = name_prefix_field()
     deleted = forms.BooleanField(required=False, label="Deleted train jobs")
-
-    def __init__(self, data: Any, namespaces: list[str]) -> None:
-        super().__init__(data)
-        choices(self, "namespace", [("", "all namespaces")] + [(n, n) for n in namespaces])
+    columns = {"runtime": "runtime_name"}
 
 
-def filtered_train_jobs(request: HttpRequest, filters: TrainJobFilters) -> Any:
-    jobs = readable(request, TrainJob.objects.only(*LIST_COLUMNS))
-    values = filters.cleaned_data if filters.is_valid() else {}
-    jobs = jobs.filter(deleted_at__isnull=not values.get("deleted"))
-    for field in ("namespace", "phase"):
-        if values.get(field):
-            jobs = jobs.filter(**{field: values[field]})
-    if values.get("runtime"):
-        jobs = jobs.filter(runtime_name=values["runtime"])
-    if values.get("name"):
-        jobs = jobs.filter(name__startswith=values["name"])
-    return jobs
+TRAIN_JOBS = ListPage(
+    TrainJob, TrainJobFilters, LIST_COLUMNS, "dashboard:trainjobs", "dashboard/trainjobs",
+    is_live=lambda job: not job.is_finished and job.deleted_at is None,
+)  # fmt: skip
 
 
-@page
-def trainjob_list(request: HttpRequest) -> HttpResponse:
-    filters = TrainJobFilters(request.GET, visible_namespaces(request, TrainJob))
-    try:
-        jobs = newest_first(filtered_train_jobs(request, filters), "created_at", request.GET.get("after"))
-    except BadCursor:
-        messages.error(request, "That page link is out of date; here is the first page.")
-        return redirect(reverse("dashboard:trainjobs"))
-    live = any(not job.is_finished and job.deleted_at is None for job in jobs.rows)
-    context = {"filters": filters, "page": jobs, "live": live, "poll_seconds": LIST_POLL_SECONDS}
-    fragment = is_fragment(request)
-    template = "dashboard/trainjobs/_table.html" if fragment else "dashboard/trainjobs/list.html"
-    return render(request, template, context)
+trainjob_list = TRAIN_JOBS.view()
 
 
 def _train_job(request: HttpRequest, pk: int) -> TrainJob:
@@ -181,18 +155,11 @@ def trainjob_events(request: HttpRequest, pk: int) -> HttpResponse:
 def trainjob_stop(request: HttpRequest, pk: int) -> HttpResponse:
     """Delete the TrainJob from the cluster (trainer.actions.delete_train_job); its pods go with it."""
     job = _train_job(request, pk)
-    require_editor(request, job.namespace)
-    try:
-        cluster_client()
-        deleted = actions.delete_train_job(job.namespace, job.name, job.uid)
-    except ApiError as error:
-        messages.error(request, f"The cluster did not accept the stop: {error}")
-    else:
-        if deleted:
-            messages.success(request, f"TrainJob {job.name} is being stopped: it and its pods are deleted.")
-        else:
-            messages.info(request, f"TrainJob {job.name} was already gone from the cluster.")
-    return redirect("dashboard:trainjob", pk=job.pk)
+    return mirrors.stop(
+        request, job, lambda: actions.delete_train_job(job.namespace, job.name, job.uid),
+        name=f"TrainJob {job.name}", consequence="it and its pods are deleted",
+        back=reverse("dashboard:trainjob", args=[job.pk]),
+    )  # fmt: skip
 
 
 @page

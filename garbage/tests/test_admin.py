@@ -42,6 +42,8 @@ def test_runs_and_deletions_are_read_only(admin_client, big_run):
     assert admin_client.get(reverse("admin:garbage_gcdeletion_add")).status_code == 403
     page = admin_client.get(reverse("admin:garbage_gcrun_change", args=[big_run.pk])).content.decode()
     assert 'name="_save"' not in page
+    # An audit trail is not deleted by hand either.
+    assert admin_client.get(reverse("admin:garbage_gcrun_delete", args=[big_run.pk])).status_code == 403
 
 
 def test_the_run_list_and_the_deletion_list_render(admin_client, big_run):

@@ -10,7 +10,14 @@ from rest_framework import serializers
 from hyperparam import manifests
 from hyperparam.actions import check_manifest
 from hyperparam.models import Sweep, SweepHistory, Trial
-from kube.api import HistorySerializer, ManifestMetadataSerializer, ManifestSerializer, metadata_field
+from kube.api import (
+    DETAIL_FIELDS,
+    HistorySerializer,
+    ManifestMetadataSerializer,
+    ManifestSerializer,
+    ReadOnlyModelSerializer,
+    metadata_field,
+)
 
 SWEEP_FIELDS: tuple[str, ...] = (
     "id",
@@ -50,13 +57,12 @@ class SweepHistorySerializer(HistorySerializer):
         model = SweepHistory
 
 
-class SweepSerializer(serializers.ModelSerializer):
+class SweepSerializer(ReadOnlyModelSerializer):
     """A sweep in a list: identity, phase, counts and the best trial (one row, no joins)."""
 
     class Meta:
         model = Sweep
         fields = SWEEP_FIELDS
-        read_only_fields = fields
 
 
 class SweepDetailSerializer(SweepSerializer):
@@ -65,16 +71,13 @@ class SweepDetailSerializer(SweepSerializer):
     history = SweepHistorySerializer(many=True, read_only=True)
 
     class Meta(SweepSerializer.Meta):
-        fields: tuple[str, ...] = (*SWEEP_FIELDS, "labels", "generation", "observed_generation", "spec")
-        fields = (*fields, "status", "conditions", "workflows", "history")
-        read_only_fields = fields
+        fields = (*SWEEP_FIELDS, *DETAIL_FIELDS, "workflows", "history")
 
 
-class TrialSerializer(serializers.ModelSerializer):
+class TrialSerializer(ReadOnlyModelSerializer):
     class Meta:
         model = Trial
         fields = TRIAL_FIELDS
-        read_only_fields = fields
 
 
 class SweepManifestSerializer(ManifestSerializer):

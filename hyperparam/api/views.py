@@ -7,8 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,71 +16,50 @@ from access.permissions import NamespaceScopedMixin
 from argoml_site.bodies import DOCUMENT_PARSERS
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
-from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, document_body, submit_refusal
-from kube.errors import ApiError
+from kube.api import ManifestViewSet
+from kube.models import JSON_COLUMNS
 
 from .export import csv_response
 from .filters import SweepFilterSet, TrialFilterSet
 from .pagination import UncountedPagination
 from .serializers import SweepDetailSerializer, SweepManifestSerializer, SweepSerializer, TrialSerializer
 
-# Columns a list never shows: the JSON blobs stay in the database.
 # `param.<name>=` is not a schema parameter: the sweep's hyperparameters name them, so the text says it.
 TRIALS_DESCRIPTION = (
     "The sweep's trials, filtered and ordered. Also `?param.<name>=<value>`: trials that received exactly "
     "this string for the hyperparameter <name> (400 when the sweep has no such hyperparameter)."
 )
-LIST_DEFERRED = ("labels", "spec", "status", "conditions", "workflows", "mirrored_batches")
 
 
-@extend_schema_view(list=extend_schema(parameters=[SweepFilterSet]))
-class SweepViewSet(
-    NamespaceScopedMixin,
-    DeleteInClusterMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    viewsets.GenericViewSet,
-):
+class SweepViewSet(NamespaceScopedMixin, ManifestViewSet):
     """Hyperparameter sweeps as the cluster last reported them. POST submits a HyperparamWorkflow to the
     cluster (202: the row appears once the controller sees it); DELETE deletes it from the cluster."""
 
-    pagination_class = NewestFirst
-    # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
+    queryset = Sweep.objects.all()
+    serializer_class = SweepSerializer
+    detail_serializer_class = SweepDetailSerializer
+    manifest_serializer_class = SweepManifestSerializer
+    submitted_document = (
+        "`spec` is a HyperparamWorkflow's spec (its CRD: deploy/crds/), checked as the admission webhook "
+        "checks it: the search space, the objective, and the Argo Workflow it runs, linted as `argo lint` "
+        "would (docs/hyperparam.md): a body this schema accepts may be a 400 naming the field at fault."
+    )
+    filterset = SweepFilterSet
     parser_classes = DOCUMENT_PARSERS
+    list_deferred = (*JSON_COLUMNS, "workflows", "mirrored_batches")
 
-    def get_queryset(self) -> QuerySet[Sweep]:
-        queryset = self.scope_queryset(Sweep.objects.all())
-        if self.action == "list":
-            return SweepFilterSet.filter(self.request, queryset.defer(*LIST_DEFERRED))
+    def detail_queryset(self, queryset: QuerySet[Sweep]) -> QuerySet[Sweep]:
         if self.action in ("trials", "trials_csv"):
             return queryset.only("id", "namespace", "name", "spec", "goal", "metric_name")
-        return queryset.prefetch_related("history")
+        return super().detail_queryset(queryset)
 
     def get_serializer_class(self) -> type[Any]:
-        if self.action == "create":
-            return SweepManifestSerializer
         if self.action in ("trials", "trials_csv"):
             return TrialSerializer
-        return SweepSerializer if self.action == "list" else SweepDetailSerializer
+        return super().get_serializer_class()
 
-    @extend_schema(
-        request=SweepManifestSerializer,
-        responses={202: SweepManifestSerializer, 503: CLUSTER_UNAVAILABLE},
-        extensions=document_body(
-            "`spec` is a HyperparamWorkflow's spec (its CRD: deploy/crds/), checked as the admission "
-            "webhook checks it: the search space, the objective, and the Argo Workflow it runs, linted as "
-            "`argo lint` would (docs/hyperparam.md): a body this schema accepts may be a 400 naming the "
-            "field at fault."
-        ),
-    )
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = SweepManifestSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            created = submit_sweep(serializer.validated_data)
-        except ApiError as error:
-            raise submit_refusal(error) from error
-        return Response(created, status=status.HTTP_202_ACCEPTED)
+    def submit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        return submit_sweep(manifest)
 
     def delete_in_cluster(self, sweep: Sweep) -> None:
         delete_sweep(sweep.namespace, sweep.name, sweep.uid)

@@ -13,9 +13,13 @@ from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from kube import names
 from kube.api import (
+    DETAIL_FIELDS,
+    POD_FIELDS,
     HistorySerializer,
     ManifestMetadataSerializer,
     ManifestSerializer,
+    ObservedPodSerializer,
+    ReadOnlyModelSerializer,
     metadata_field,
     name_field,
 )
@@ -40,26 +44,10 @@ JOB_FIELDS: tuple[str, ...] = (
 )
 
 
-class ReplicaSerializer(serializers.ModelSerializer):
-    pod_name = serializers.CharField(source="name", read_only=True)
-
+class ReplicaSerializer(ObservedPodSerializer):
     class Meta:
         model = Replica
-        fields = (
-            "replica_type",
-            "replica_index",
-            "pod_name",
-            "uid",
-            "phase",
-            "exit_code",
-            "restarts",
-            "node",
-            "pod_ip",
-            "message",
-            "created_at",
-            "deleted_at",
-        )
-        read_only_fields = fields
+        fields = ("replica_type", "replica_index", *POD_FIELDS)
 
 
 class TrainingJobHistorySerializer(HistorySerializer):
@@ -67,13 +55,12 @@ class TrainingJobHistorySerializer(HistorySerializer):
         model = TrainingJobHistory
 
 
-class TrainingJobSerializer(serializers.ModelSerializer):
+class TrainingJobSerializer(ReadOnlyModelSerializer):
     """A job in a list: identity, state and the replica summary (one row, no joins)."""
 
     class Meta:
         model = TrainingJob
         fields = JOB_FIELDS
-        read_only_fields = fields
 
 
 class TrainingJobDetailSerializer(TrainingJobSerializer):
@@ -83,12 +70,7 @@ class TrainingJobDetailSerializer(TrainingJobSerializer):
     history = TrainingJobHistorySerializer(many=True, read_only=True)
 
     class Meta(TrainingJobSerializer.Meta):
-        fields: tuple[str, ...] = (
-            *JOB_FIELDS,
-            *("labels", "generation", "observed_generation", "spec", "status", "conditions"),
-            *("replicas", "history"),
-        )
-        read_only_fields = fields
+        fields = (*JOB_FIELDS, *DETAIL_FIELDS, "replicas", "history")
 
 
 class JobMetadataSerializer(ManifestMetadataSerializer):

@@ -9,7 +9,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from kube import names, validators
-from kube.api import ClosedSerializer, HistorySerializer, StrictCharField
+from kube.api import ClosedSerializer, HistorySerializer, ReadOnlyModelSerializer, StrictCharField
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
 from tensorboard.models import Tensorboard, TensorboardHistory
@@ -36,23 +36,21 @@ class TensorboardHistorySerializer(HistorySerializer):
         model = TensorboardHistory
 
 
-class TensorboardSerializer(serializers.ModelSerializer):
+class TensorboardSerializer(ReadOnlyModelSerializer):
     """A TensorBoard as the cluster last reported it: phase, URL, source workflow and logdirs."""
 
     logdirs = serializers.ListField(child=serializers.DictField(), read_only=True)
 
     class Meta:
         model = Tensorboard
-        fields: tuple[str, ...] = TENSORBOARD_FIELDS
-        read_only_fields: tuple[str, ...] = fields
+        fields = TENSORBOARD_FIELDS
 
 
 class TensorboardDetailSerializer(TensorboardSerializer):
     history = TensorboardHistorySerializer(many=True, read_only=True)
 
     class Meta(TensorboardSerializer.Meta):
-        fields: tuple[str, ...] = (*TENSORBOARD_FIELDS, "spec", "status", "conditions", "history")
-        read_only_fields: tuple[str, ...] = fields
+        fields = (*TENSORBOARD_FIELDS, "spec", "status", "conditions", "history")
 
 
 class LogdirSerializer(serializers.Serializer):

@@ -8,25 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
-    extend_schema_view,
     inline_serializer,
 )
-from rest_framework import exceptions, mixins, serializers, status, viewsets
+from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.models import Role
-from access.permissions import NamespacePermission, NamespaceScopedMixin, request_scope
+from access.permissions import NamespacePermission, NamespaceScopedMixin
+from access.scopes import request_scope
 from argoml_site.bodies import DOCUMENT_PARSERS
-from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, DeleteInClusterMixin, NewestFirst
+from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, MirrorViewSet
 from kube.client import get_client
 from kube.errors import ApiError, InvalidName, NotFound
+from kube.models import JSON_COLUMNS
 from tensorboard import actions
 from tensorboard.conf import conf_from_settings
 from tensorboard.errors import SpawnError
@@ -63,31 +63,21 @@ class OpenPermission(NamespacePermission):
         return request_scope(request).allows(namespace, Role.VIEWER)
 
 
-@extend_schema_view(list=extend_schema(parameters=[TensorboardFilterSet]))
-class TensorboardViewSet(
-    NamespaceScopedMixin,
-    DeleteInClusterMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    viewsets.GenericViewSet,
-):
+class TensorboardViewSet(NamespaceScopedMixin, MirrorViewSet):
     """TensorBoards as the cluster last reported them. POST spawns one for a workflow (idempotent); DELETE
     stops it; POST …/open/ records that it was opened (it is culled after idleTimeout without that)."""
 
-    pagination_class = NewestFirst
+    queryset = Tensorboard.objects.all()
+    serializer_class = TensorboardSerializer
+    detail_serializer_class = TensorboardDetailSerializer
+    filterset = TensorboardFilterSet
+    # A list shows the logdirs, which the spec holds.
+    list_deferred = tuple(column for column in JSON_COLUMNS if column != "spec")
     # `logdirs` is a list of objects, which form encodings cannot carry: JSON only, as the schema says.
     parser_classes = DOCUMENT_PARSERS
 
-    def get_queryset(self) -> QuerySet[Tensorboard]:
-        queryset = self.scope_queryset(Tensorboard.objects.all())
-        if self.action == "list":
-            return TensorboardFilterSet.filter(self.request, queryset)
-        return queryset.prefetch_related("history")
-
     def get_serializer_class(self) -> type[Any]:
-        if self.action == "create":
-            return SpawnSerializer
-        return TensorboardSerializer if self.action == "list" else TensorboardDetailSerializer
+        return SpawnSerializer if self.action == "create" else super().get_serializer_class()
 
     @extend_schema(
         request=SPAWN_REQUEST,

@@ -11,9 +11,13 @@ from rest_framework import serializers
 
 from kube import names
 from kube.api import (
+    DETAIL_FIELDS,
+    POD_FIELDS,
     HistorySerializer,
     ManifestMetadataSerializer,
     ManifestSerializer,
+    ObservedPodSerializer,
+    ReadOnlyModelSerializer,
     metadata_field,
     name_field,
 )
@@ -50,29 +54,12 @@ TRAIN_JOB_FIELDS: tuple[str, ...] = (
 )
 
 
-class TrainJobPodSerializer(serializers.ModelSerializer):
+class TrainJobPodSerializer(ObservedPodSerializer):
     """A pod of one of the job's steps (replicated jobs): node, launcher, dataset-initializer, …"""
-
-    pod_name = serializers.CharField(source="name", read_only=True)
 
     class Meta:
         model = TrainJobPod
-        fields = (
-            "step",
-            "job_index",
-            "completion_index",
-            "pod_name",
-            "uid",
-            "phase",
-            "exit_code",
-            "restarts",
-            "node",
-            "pod_ip",
-            "message",
-            "created_at",
-            "deleted_at",
-        )
-        read_only_fields = fields
+        fields = ("step", "job_index", "completion_index", *POD_FIELDS)
 
 
 class TrainJobHistorySerializer(HistorySerializer):
@@ -80,7 +67,7 @@ class TrainJobHistorySerializer(HistorySerializer):
         model = TrainJobHistory
 
 
-class RuntimeRevisionSerializer(serializers.ModelSerializer):
+class RuntimeRevisionSerializer(ReadOnlyModelSerializer):
     """The revision of the runtime the job started from (`argoml.io/runtime-generation`)."""
 
     runtime_id = serializers.IntegerField(read_only=True)
@@ -88,7 +75,6 @@ class RuntimeRevisionSerializer(serializers.ModelSerializer):
     class Meta:
         model = RuntimeRevision
         fields = ("runtime_id", "generation", "changed_by", "recorded_at", "diff")
-        read_only_fields = fields
 
 
 class ProgressMetricSerializer(serializers.Serializer):
@@ -96,7 +82,7 @@ class ProgressMetricSerializer(serializers.Serializer):
     value = serializers.CharField(read_only=True)
 
 
-class TrainerStatusUpdateSerializer(serializers.ModelSerializer):
+class TrainerStatusUpdateSerializer(ReadOnlyModelSerializer):
     """One progress report a pod pushed (KEP-2779): progress, ETA and metrics as text, as reported."""
 
     metrics = ProgressMetricSerializer(many=True, read_only=True)
@@ -112,16 +98,14 @@ class TrainerStatusUpdateSerializer(serializers.ModelSerializer):
             "reported_at",
             "received_at",
         )
-        read_only_fields = fields
 
 
-class TrainJobSerializer(serializers.ModelSerializer):
+class TrainJobSerializer(ReadOnlyModelSerializer):
     """A TrainJob in a list: identity, state, runtime, progress and the steps' summary (one row, no joins)."""
 
     class Meta:
         model = TrainJob
         fields = TRAIN_JOB_FIELDS
-        read_only_fields = fields
 
 
 class TrainJobDetailSerializer(TrainJobSerializer):
@@ -134,12 +118,7 @@ class TrainJobDetailSerializer(TrainJobSerializer):
     revision = serializers.SerializerMethodField()
 
     class Meta(TrainJobSerializer.Meta):
-        fields: tuple[str, ...] = (
-            *TRAIN_JOB_FIELDS,
-            *("labels", "generation", "observed_generation", "spec", "status", "conditions"),
-            *("metrics", "revision", "steps", "history"),
-        )
-        read_only_fields = fields
+        fields = (*TRAIN_JOB_FIELDS, *DETAIL_FIELDS, "metrics", "revision", "steps", "history")
 
     @extend_schema_field(ProgressMetricSerializer(many=True))
     def get_metrics(self, job: TrainJob) -> list[dict[str, str]]:
@@ -163,7 +142,7 @@ class TrainJobDetailSerializer(TrainJobSerializer):
         return None if revision is None else dict(RuntimeRevisionSerializer(revision).data)
 
 
-class TrainingRuntimeSerializer(serializers.ModelSerializer):
+class TrainingRuntimeSerializer(ReadOnlyModelSerializer):
     """A TrainingRuntime or ClusterTrainingRuntime (namespace ""), with how many TrainJobs name it and
     whether one does, as far as the namespaces you may read tell (`TrainingRuntime.objects.seen_from`)."""
 
@@ -192,7 +171,6 @@ class TrainingRuntimeSerializer(serializers.ModelSerializer):
             "deleting_since",
             "deleted_at",
         )
-        read_only_fields = fields
 
 
 class TrainJobMetadataSerializer(ManifestMetadataSerializer):

@@ -7,15 +7,15 @@ from typing import Any
 
 from django.db.models import Prefetch, Q, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.permissions import NamespaceScopedMixin, request_scope
+from access.permissions import NamespaceScopedMixin
+from access.scopes import request_scope
 from argoml_site.bodies import DOCUMENT_PARSERS
-from kube.api import CLUSTER_UNAVAILABLE, DeleteInClusterMixin, NewestFirst, document_body, submit_refusal
-from kube.errors import ApiError
+from kube.api import ManifestViewSet, NewestFirst
 from trainer import actions
 from trainer.models import TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 
@@ -35,55 +35,36 @@ class OldestFirst(NewestFirst):
     ordering = "id"
 
 
-@extend_schema_view(list=extend_schema(parameters=[TrainJobFilterSet]))
-class TrainJobViewSet(
-    NamespaceScopedMixin,
-    DeleteInClusterMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    viewsets.GenericViewSet,
-):
+class TrainJobViewSet(NamespaceScopedMixin, ManifestViewSet):
     """TrainJobs as the cluster last reported them. POST submits a manifest to the cluster (202: the row
     appears once the controller sees the job); DELETE deletes the job from the cluster; …/updates/ lists
     every progress report its pods pushed (KEP-2779), oldest first."""
 
-    pagination_class = NewestFirst
-    # A manifest is nested JSON: form encodings cannot carry it, so the schema offers none.
+    queryset = TrainJob.objects.all()
+    serializer_class = TrainJobSerializer
+    detail_serializer_class = TrainJobDetailSerializer
+    manifest_serializer_class = TrainJobManifestSerializer
+    submitted_document = (
+        "`spec` is a TrainJob's spec (its CRD: deploy/crds/trainer/), checked as Kubeflow Trainer's webhook "
+        "checks it, against the runtime `spec.runtimeRef` names (docs/trainer.md): a body this schema "
+        "accepts may be a 400 naming the field at fault."
+    )
+    filterset = TrainJobFilterSet
     parser_classes = DOCUMENT_PARSERS
 
-    def get_queryset(self) -> QuerySet[TrainJob]:
-        queryset = self.scope_queryset(TrainJob.objects.all())
-        if self.action == "list":
-            return TrainJobFilterSet.filter(self.request, queryset.defer("spec", "status", "labels"))
+    def detail_queryset(self, queryset: QuerySet[TrainJob]) -> QuerySet[TrainJob]:
         if self.action == "updates":
             return queryset.only("id", "uid", "namespace", "name")
         pods = TrainJobPod.objects.order_by("step", "job_index", "completion_index", "created_at", "id")
         return queryset.prefetch_related(Prefetch("pods", queryset=pods), "history")
 
     def get_serializer_class(self) -> type[Any]:
-        if self.action == "create":
-            return TrainJobManifestSerializer
         if self.action == "updates":
             return TrainerStatusUpdateSerializer
-        return TrainJobSerializer if self.action == "list" else TrainJobDetailSerializer
+        return super().get_serializer_class()
 
-    @extend_schema(
-        request=TrainJobManifestSerializer,
-        responses={202: TrainJobManifestSerializer, 503: CLUSTER_UNAVAILABLE},
-        extensions=document_body(
-            "`spec` is a TrainJob's spec (its CRD: deploy/crds/trainer/), checked as Kubeflow Trainer's "
-            "webhook checks it, against the runtime `spec.runtimeRef` names (docs/trainer.md): a body this "
-            "schema accepts may be a 400 naming the field at fault."
-        ),
-    )
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = TrainJobManifestSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            created = actions.submit_train_job(serializer.validated_data)
-        except ApiError as error:
-            raise submit_refusal(error) from error
-        return Response(created, status=status.HTTP_202_ACCEPTED)
+    def submit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        return actions.submit_train_job(manifest)
 
     def delete_in_cluster(self, job: TrainJob) -> None:
         actions.delete_train_job(job.namespace, job.name, job.uid)
