@@ -10,10 +10,11 @@ import re
 from typing import Any
 
 import limits
+from fields import FieldError, as_int
 from jobs import apigroups, bounds, gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
-from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int, replica_counts
+from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, replica_counts
 from kube.names import NameFormat
 
 DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")

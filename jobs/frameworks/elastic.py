@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fields import FieldError, as_dict, as_int
 from jobs.frameworks.base import Count
-from jobs.spec import FieldError, as_dict, as_int
 
 PATH = "spec.elasticPolicy"
 BACKENDS = ("c10d", "etcd", "etcd-v2")

@@ -19,9 +19,10 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from fields import FieldError, as_dict, as_int
 from jobs.frameworks.base import Count, Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec, as_dict, as_int, framework_container
+from jobs.spec import JobSpec, framework_container
 
 OPENMPI, INTEL, MPICH = "OpenMPI", "Intel", "MPICH"
 MPI_IMPLEMENTATIONS = (OPENMPI, INTEL, MPICH)

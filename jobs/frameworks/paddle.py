@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fields import FieldError, as_dict, as_int
 from jobs.frameworks import elastic
 from jobs.frameworks.base import Count, Environment, FieldRef, Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec, as_dict, as_int, replica_count
+from jobs.spec import JobSpec, replica_count
 
 ELASTIC_PATH = elastic.PATH
 ELASTIC_FIELDS = ("minReplicas", "maxReplicas", "maxRestarts", "metrics")

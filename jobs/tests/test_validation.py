@@ -2,7 +2,7 @@
 
 import pytest
 
-from jobs.spec import FieldError
+from fields import FieldError
 from jobs.tests.fakes import make_job, tf_job
 from jobs.validation import validate
 
