@@ -10,8 +10,9 @@ import-linter contract keeps it so). The wording is one: `must be <what>, not <w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import limits
 
@@ -162,16 +163,35 @@ def integer(
     """An integer of at least `minimum` (and at most `maximum`), or None: unset, or wrong (recorded)."""
     if value is None:
         return None
+    problem = integer_problem(value, minimum=minimum, maximum=maximum)
+    if problem is not None:
+        found.add(path, problem)
+        return None
+    return cast(int, value)
+
+
+def integers(
+    found: ErrorList, path: str, given: Mapping[str, object], minimums: Mapping[str, int]
+) -> dict[str, int]:
+    """The integers `given` sets among the keys of `minimums`, each at least its minimum (`integer` per key);
+    a key unset or wrong is left out."""
+    return {
+        key: number
+        for key, minimum in minimums.items()
+        if (number := integer(found, f"{path}.{key}", given.get(key), minimum=minimum)) is not None
+    }
+
+
+def integer_problem(value: object, *, minimum: int, maximum: int | None = None) -> str | None:
+    """What is wrong with `value` as an integer of at least `minimum` (and at most `maximum`), in `integer`'s
+    words, or None; for validators that build their list of errors themselves."""
     if isinstance(value, bool) or not isinstance(value, int):
-        found.add(path, f"must be an integer, not {value!r}")
-        return None
+        return f"must be an integer, not {value!r}"
     if maximum is not None and not minimum <= value <= maximum:
-        found.add(path, f"must be between {minimum} and {maximum}, not {value}")
-        return None
+        return f"must be between {minimum} and {maximum}, not {value}"
     if value < minimum:
-        found.add(path, f"must be at least {minimum}, not {value}")
-        return None
-    return value
+        return f"must be at least {minimum}, not {value}"
+    return None
 
 
 def flag(found: ErrorList, path: str, value: object) -> bool:
