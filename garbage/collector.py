@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+import fields
 from kube.client import KubeClient, get_client
 from kube.crds import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from kube.errors import ApiError, Conflict, Gone, NotFound
@@ -47,7 +48,6 @@ from .policy import (
 
 logger = logging.getLogger(__name__)
 
-JsonDict = dict[str, Any]
 # Every kind the operator runs: a child whose job is of a kind missing here would be collected as an orphan.
 JOB_RESOURCES: dict[str, ResourceType] = {
     resource.kind: resource.resource_type
@@ -231,7 +231,7 @@ class Collection:
                 index.unavailable.add(kind)
         return index
 
-    def owner_of(self, child: JsonDict, jobs: JobIndex) -> JobState | Owner:
+    def owner_of(self, child: fields.RawDict, jobs: JobIndex) -> JobState | Owner:
         """The job that controls `child`, or what is known of its absence.
 
         A job missing from the index may have been created after it was listed, so absence is
@@ -288,7 +288,7 @@ class Collection:
 
     # -- one object ----------------------------------------------------------------------------------
 
-    def handle(self, rtype: ResourceType, obj: JsonDict, verdict: Verdict) -> None:
+    def handle(self, rtype: ResourceType, obj: fields.RawDict, verdict: Verdict) -> None:
         self.tally.scanned += 1
         if not verdict.delete:
             self.tally.skipped += 1
@@ -327,7 +327,7 @@ class Collection:
 
     def _pages(
         self, rtype: ResourceType, label_selector: str | None = None, field_selector: str | None = None
-    ) -> Iterator[list[JsonDict]]:
+    ) -> Iterator[list[fields.RawDict]]:
         """The items of every page; starts the list again if a continue token expires (410)."""
         restarts = 0
         while True:

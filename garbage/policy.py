@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+import fields
 from jobs.frameworks import UnknownKind, framework_for
 from jobs.spec import run_policy
 from jobs.status import is_finished
@@ -42,8 +43,6 @@ FINISHED_PHASES = ("Succeeded", "Failed")
 UNFINISHED_PHASES = ("Pending", "Running")
 # What a finished pod's Ready conditions turn to when its containers stop.
 READINESS_CONDITIONS = ("Ready", "ContainersReady")
-
-JsonDict = dict[str, Any]
 
 
 class Reason(StrEnum):
@@ -155,27 +154,23 @@ def _matches_any(namespace: str, patterns: Iterable[str]) -> bool:
 # --- reading objects --------------------------------------------------------------------------------
 
 
-def _dict(value: object) -> JsonDict:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[JsonDict]:
+def _list(value: object) -> list[fields.RawDict]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def metadata(obj: JsonDict) -> JsonDict:
-    return _dict(obj.get("metadata"))
+def metadata(obj: fields.RawDict) -> fields.RawDict:
+    return fields.as_dict(obj.get("metadata"))
 
 
-def labels(obj: JsonDict) -> JsonDict:
-    return _dict(metadata(obj).get("labels"))
+def labels(obj: fields.RawDict) -> fields.RawDict:
+    return fields.as_dict(metadata(obj).get("labels"))
 
 
-def namespace_of(obj: JsonDict) -> str:
+def namespace_of(obj: fields.RawDict) -> str:
     return str(metadata(obj).get("namespace") or "")
 
 
-def finish_time(pod: JsonDict) -> datetime | None:
+def finish_time(pod: fields.RawDict) -> datetime | None:
     """When the pod's last container stopped; failing that, when it stopped being ready.
 
     Never creationTimestamp: a pod created a week ago may have finished a minute ago. The containers'
@@ -184,9 +179,9 @@ def finish_time(pod: JsonDict) -> datetime | None:
     with neither gives None and is kept. (Argo annotates no finish time on pods; its `completed` label
     only says *whether* the pod finished.)
     """
-    status = _dict(pod.get("status"))
+    status = fields.as_dict(pod.get("status"))
     finished = [
-        parse_time(_dict(_dict(container.get("state")).get("terminated")).get("finishedAt"))
+        parse_time(fields.as_dict(fields.as_dict(container.get("state")).get("terminated")).get("finishedAt"))
         for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
         for container in _list(status.get(key))
     ]
@@ -202,14 +197,14 @@ def finish_time(pod: JsonDict) -> datetime | None:
     return max(known) if known else None
 
 
-def pod_outcome(pod: JsonDict) -> str | None:
+def pod_outcome(pod: fields.RawDict) -> str | None:
     """ "Succeeded", "Failed", or None while the pod may still run.
 
     Pending and Running are never finished, whatever the labels say. Argo's `completed=true` label makes a
     pod in any other phase (Unknown: its node stopped reporting) finished; it counts as failed, the
     outcome with the longer default retention.
     """
-    phase = _dict(pod.get("status")).get("phase")
+    phase = fields.as_dict(pod.get("status")).get("phase")
     if phase in FINISHED_PHASES:
         return str(phase)
     if phase in UNFINISHED_PHASES:
@@ -224,7 +219,7 @@ def _age(now: datetime, moment: datetime | None) -> float | None:
 # --- workflow pods ----------------------------------------------------------------------------------
 
 
-def judge_workflow_pod(pod: JsonDict, now: datetime, rules: Rules) -> Verdict:
+def judge_workflow_pod(pod: fields.RawDict, now: datetime, rules: Rules) -> Verdict:
     """A pod of an Argo workflow goes once it finished longer ago than its namespace's retention."""
     if WORKFLOW_LABEL not in labels(pod):
         return _keep(Reason.NOT_LABELLED)
@@ -261,9 +256,9 @@ class JobState:
     clean_pod_policy: str
 
     @classmethod
-    def from_job(cls, job: JsonDict) -> JobState:
+    def from_job(cls, job: fields.RawDict) -> JobState:
         """Read a training job of any kind; cleanPodPolicy defaults as the operator defaults it."""
-        meta, status = metadata(job), _dict(job.get("status"))
+        meta, status = metadata(job), fields.as_dict(job.get("status"))
         kind = str(job.get("kind") or "")
         try:
             clean_pod_policy = run_policy(job, framework_for(kind)).clean_pod_policy
@@ -280,7 +275,7 @@ class JobState:
         )
 
 
-def job_finish_time(status: JsonDict) -> datetime | None:
+def job_finish_time(status: fields.RawDict) -> datetime | None:
     """`completionTime`, or when the Succeeded/Failed condition became True."""
     completion = parse_time(status.get("completionTime"))
     if completion is not None:
@@ -300,7 +295,7 @@ class OwnerRef(NamedTuple):
     uid: str
 
 
-def job_owner_reference(obj: JsonDict, job_kinds: Iterable[str]) -> OwnerRef | None:
+def job_owner_reference(obj: fields.RawDict, job_kinds: Iterable[str]) -> OwnerRef | None:
     """The controller ownerReference naming one of our job kinds, if the object has one."""
     kinds = set(job_kinds)
     for reference in _list(metadata(obj).get("ownerReferences")):
@@ -311,7 +306,7 @@ def job_owner_reference(obj: JsonDict, job_kinds: Iterable[str]) -> OwnerRef | N
     return None
 
 
-def controlled_by_kubeflow_job(obj: JsonDict, job_kinds: Iterable[str]) -> bool:
+def controlled_by_kubeflow_job(obj: fields.RawDict, job_kinds: Iterable[str]) -> bool:
     """Whether a controller ownerReference names one of our job kinds in Kubeflow's group."""
     kinds = set(job_kinds)
     return any(
@@ -331,7 +326,7 @@ class Owner(StrEnum):
 
 
 def judge_job_child(
-    kind: str, obj: JsonDict, owner: JobState | Owner, now: datetime, rules: Rules
+    kind: str, obj: fields.RawDict, owner: JobState | Owner, now: datetime, rules: Rules
 ) -> Verdict:
     """A Pod or Service labelled with one of our jobs: an orphan goes; so does what a finished job's
     cleanPodPolicy All asked to delete. Running and pending pods stay (stopping them is the operator's)."""

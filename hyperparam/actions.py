@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from access import podsecurity
+from fields import FieldError, SpecError
 from hyperparam import manifests
 from hyperparam.reconcile import HPW
-from hyperparam.space import FieldError, SpecError
 from hyperparam.sweep import PlannedTrial, Sweep, parse_sweep
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
@@ -64,7 +64,7 @@ def pod_security_errors(manifest: Mapping[str, Any], namespace: str) -> list[Fie
     spec = manifest.get("spec")
     workflow = spec.get("workflow") if isinstance(spec, Mapping) else None
     views = workflow_pod_views(workflow, "spec.workflow")
-    return [FieldError(v.path, v.message) for v in podsecurity.check(namespace, views)]
+    return podsecurity.check(namespace, views)
 
 
 def _lint_errors(manifest: Mapping[str, Any], sweep: Sweep) -> list[FieldError]:

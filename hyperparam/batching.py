@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hyperparam.space.errors import HUGE
+from hyperparam.space.counts import HUGE
 
 OBJECT_LIMIT_BYTES = 1024 * 1024
 BATCH_BUDGET_BYTES = 640 * 1024

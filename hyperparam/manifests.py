@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import limits
+from fields import FieldError, SpecError
 from hyperparam.batching import (
     BATCH_BUDGET_BYTES,
     BatchPlan,
@@ -38,9 +39,8 @@ from hyperparam.batching import (
     trials_per_batch,
     workflow_status_bytes,
 )
-from hyperparam.space import FieldError, SpecError
+from hyperparam.space.counts import too_many
 from hyperparam.space.domains import json_width
-from hyperparam.space.errors import too_many
 from hyperparam.sweep import TRIAL_KEY, PlannedTrial, Sweep, parse_sweep, seed_from_uid
 from kube.names import HASH_LENGTH, label_value, short_hash
 from kube.resources import controller_reference

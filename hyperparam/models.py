@@ -14,6 +14,8 @@ from typing import Any
 
 from django.db import models
 
+import fields
+from hyperparam import batching
 from hyperparam import trials as trial_phases
 from kube.models import PHASE_MAX_LENGTH, MirroredResource, MirrorHistory
 
@@ -53,14 +55,16 @@ class Sweep(MirroredResource):
 
     @classmethod
     def observed_fields(cls, obj: dict[str, Any]) -> dict[str, Any]:
-        spec = _mapping(obj.get("spec"))
-        status = _mapping(obj.get("status"))
-        objective = _mapping(spec.get("objective"))
+        spec = fields.as_dict(obj.get("spec"))
+        status = fields.as_dict(obj.get("status"))
+        objective = fields.as_dict(spec.get("objective"))
         # `algorithm: random` is shorthand for `algorithm: {name: random}`.
         raw_algorithm = spec.get("algorithm")
-        algorithm = {"name": raw_algorithm} if isinstance(raw_algorithm, str) else _mapping(raw_algorithm)
-        counts = _mapping(status.get("trials"))
-        best = _mapping(status.get("bestTrial"))
+        algorithm = (
+            {"name": raw_algorithm} if isinstance(raw_algorithm, str) else fields.as_dict(raw_algorithm)
+        )
+        counts = fields.as_dict(status.get("trials"))
+        best = fields.as_dict(status.get("bestTrial"))
         finished, _, planned = str(status.get("progress") or "").partition("/")
         return {
             **super().observed_fields(obj),
@@ -68,11 +72,11 @@ class Sweep(MirroredResource):
             "goal": str(objective.get("goal") or "")[:8],
             "metric_name": str(objective.get("metric") or "")[:253],
             "trial_counts": counts,
-            "trials_total": sum(_as_int(value) or 0 for value in counts.values()),
-            "trials_finished": _as_int(finished) or 0,
-            "trials_planned": _as_int(planned) or 0,
+            "trials_total": sum(batching.as_int(value) or 0 for value in counts.values()),
+            "trials_finished": batching.as_int(finished) or 0,
+            "trials_planned": batching.as_int(planned) or 0,
             "best_metric": _as_float(best.get("metric")),
-            "best_trial_index": _as_int(best.get("index")),
+            "best_trial_index": batching.as_int(best.get("index")),
             "best_parameters": best.get("parameters") if isinstance(best.get("parameters"), dict) else {},
             "workflows": status.get("workflows") if isinstance(status.get("workflows"), list) else [],
         }
@@ -154,20 +158,6 @@ class SamplerRound(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sweep_id} round {self.number}"
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _as_int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
 
 
 def _as_float(value: object) -> float | None:

@@ -15,11 +15,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from fields import SpecError
 from hyperparam import manifests
 from hyperparam.batching import BatchPlan
 from hyperparam.models import Sweep
 from hyperparam.rounds import round_trials
-from hyperparam.space import SpecError
 from hyperparam.status import (
     REASON_INVALID_SPEC,
     REASON_LINT_FAILED,

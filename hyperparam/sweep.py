@@ -21,10 +21,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import fields
 import limits
+from fields import ErrorList
 from hyperparam import workflow_counts
-from hyperparam.space import Domain, ErrorList, FiniteDomain, SearchSpace, parse_hyperparams
-from hyperparam.space.errors import HUGE, too_many
+from hyperparam.space import Domain, FiniteDomain, SearchSpace, parse_hyperparams
+from hyperparam.space.counts import HUGE, too_many
 from workflows import safeyaml
 
 GRID = "grid"
@@ -349,7 +351,7 @@ def _parse_algorithm(raw: object, path: str, errors: ErrorList, fallback_seed: i
     if isinstance(raw, str):
         # The shorthand `algorithm: grid`, as people write it, for an algorithm with no settings.
         if raw not in ALGORITHMS:
-            errors.add(path, f"must be one of {', '.join(ALGORITHMS)} (got {raw!r})")
+            errors.add(path, f"must be one of {', '.join(ALGORITHMS)}, not {raw!r}")
             return None
         raw = {"name": raw}
     if not isinstance(raw, Mapping):
@@ -364,7 +366,7 @@ def _parse_algorithm(raw: object, path: str, errors: ErrorList, fallback_seed: i
         errors.add(f"{path}.{key}", "unknown field; expected " + ", ".join(sorted(_ALGORITHM_FIELDS)))
     name = raw.get("name", GRID)
     if name not in ALGORITHMS:
-        errors.add(f"{path}.name", f"must be one of {', '.join(ALGORITHMS)} (got {name!r})")
+        errors.add(f"{path}.name", f"must be one of {', '.join(ALGORITHMS)}, not {name!r}")
     samples = _integer(raw, "samples", path, errors, minimum=1, bound=TRIALS_BOUND)
     if samples is not None and name != RANDOM:
         errors.add(f"{path}.samples", "only random search takes samples")
@@ -389,12 +391,12 @@ def _parse_objective(raw: object, path: str, errors: ErrorList) -> Objective | N
         errors.add(f"{path}.metric", "required: the name of an output parameter of the entrypoint template")
     goal = raw.get("goal")
     if goal not in ("minimize", "maximize"):
-        errors.add(f"{path}.goal", f"must be minimize or maximize (got {goal!r})")
+        errors.add(f"{path}.goal", f"must be minimize or maximize, not {goal!r}")
     target = raw.get("target")
     if target is not None and (
         isinstance(target, bool) or not isinstance(target, int | float) or not math.isfinite(target)
     ):
-        errors.add(f"{path}.target", f"must be a finite number (got {target!r})")
+        errors.add(f"{path}.target", f"must be a finite number, not {target!r}")
     if errors.count > count:
         return None
     assert isinstance(metric, str), "checked above"
@@ -433,15 +435,8 @@ def _integer(
 ) -> int | None:
     """The integer at `key`: at least `minimum`, at most `maximum`, and within `bound` (what it counts and
     the `limits` field that bounds it, read now and refused in that table's words)."""
-    if key not in raw or raw[key] is None:
-        return default
-    value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        errors.add(f"{path}.{key}", f"must be an integer (got {value!r})")
-        return default
-    if value < minimum or (maximum is not None and value > maximum):
-        bounds = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum:,}"
-        errors.add(f"{path}.{key}", f"must be {bounds} (got {value})")
+    value = fields.integer(errors, f"{path}.{key}", raw.get(key), minimum=minimum, maximum=maximum)
+    if value is None:
         return default
     if bound is not None and value > getattr(limits.current(), bound[1]):
         errors.add(f"{path}.{key}", too_many(bound[0], value, bound[1]))

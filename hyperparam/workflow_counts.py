@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import limits
+from fields import FieldError
 from hyperparam.batching import as_int, literal_sequence_length
-from hyperparam.space import FieldError
-from hyperparam.space.errors import too_many
+from hyperparam.space.counts import too_many
 
 
 def problems(workflow: Mapping[str, Any], path: str) -> list[FieldError]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from access import podsecurity
+from fields import FieldError, as_dict
 from jobs import apigroups
 from jobs.frameworks import Framework, UnknownKind, framework_class, kinds
-from jobs.spec import FieldError, as_dict, pod_views
+from jobs.spec import pod_views
 from jobs.validation import validate
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
@@ -47,7 +48,7 @@ def check_manifest(manifest: Any) -> list[FieldError]:
 def pod_security_errors(job: dict[str, Any], framework: Framework, namespace: str) -> list[FieldError]:
     """What the namespace's Pod Security policy refuses in the job's replica templates (the webhook asks
     the same)."""
-    return [FieldError(v.path, v.message) for v in podsecurity.check(namespace, pod_views(job, framework))]
+    return podsecurity.check(namespace, pod_views(job, framework))
 
 
 def submit_job(manifest: dict[str, Any]) -> dict[str, Any]:

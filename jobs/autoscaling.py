@@ -14,11 +14,12 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from fields import as_dict
 from jobs import spec as jobspec
 from jobs.frameworks import Framework
 from jobs.manifests import LABEL_JOB_NAME, owner_reference
 from jobs.pods import controlled_by, name_of, uid_of
-from jobs.spec import as_dict, job_name, job_spec
+from jobs.spec import job_name, job_spec
 from jobs.status import is_finished
 from jobs.validation import validate
 

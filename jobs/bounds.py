@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import limits
+from fields import FieldError, as_dict
 from jobs.frameworks import Framework
-from jobs.spec import FieldError, as_dict, job_spec, replica_count
+from jobs.spec import job_spec, replica_count
 
 
 def count_errors(job: object, framework: Framework[Any]) -> list[FieldError]:

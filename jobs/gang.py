@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
+from fields import as_dict
 from jobs.manifests import LABEL_JOB_NAME, owner_reference
-from jobs.spec import JobSpec, ReplicaSpec, as_dict
+from jobs.spec import JobSpec, ReplicaSpec
 from kube.resources import ResourceType
 from workflows.pipeline.quantity import QuantityError, parse_quantity
 

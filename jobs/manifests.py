@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from fields import as_dict
 from jobs import apigroups
 from jobs import spec as jobspec
 from jobs.frameworks.base import Environment, FieldRef, Framework
-from jobs.spec import JobSpec, Slot, as_dict, framework_container, job_name
+from jobs.spec import JobSpec, Slot, framework_container, job_name
 from kube.resources import controller_reference, label_selector
 
 LABEL_JOB_NAME = "argoml.io/job-name"

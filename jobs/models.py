@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 
 from django.db import models
 
+from fields import as_dict, as_int
 from jobs import apigroups
 from jobs.frameworks import UnknownKind, framework_class
 from jobs.manifests import LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE
-from jobs.spec import as_dict, as_int
 from jobs.summary import replica_summary
 from kube.models import MirroredResource, MirrorHistory, parse_time
 

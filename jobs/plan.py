@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from fields import FieldError, as_dict
 from jobs import bounds, gang
 from jobs import spec as jobspec
 from jobs.frameworks import Framework
@@ -26,7 +27,7 @@ from jobs.policies import (
     unfinished_pods,
     will_restart,
 )
-from jobs.spec import FieldError, JobSpec, RunPolicy, as_dict
+from jobs.spec import JobSpec, RunPolicy
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.validation import validate
 from kube.children import Deletion, Event

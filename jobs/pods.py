@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from jobs.spec import as_dict, as_int
+from fields import as_dict, as_int
 
 
 class Outcome(StrEnum):

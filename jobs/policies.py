@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from fields import as_dict, as_int
 from jobs.pods import exit_code as container_exit_code
 from jobs.pods import is_finished_phase, is_terminating, name_of, restart_count, uid_of
-from jobs.spec import as_dict, as_int
 
 #: Exit codes from 128 up mean "killed by a signal" (128 + signal number): preemption, OOM kill, node
 #: shutdown. The ExitCode policy retries those and treats 1-127 as the program's own verdict.

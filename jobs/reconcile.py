@@ -21,13 +21,14 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
+from fields import as_dict
 from jobs import apigroups, autoscaling, conf, gang
 from jobs import spec as jobspec
 from jobs.frameworks import Framework, framework_for, kinds
 from jobs.manifests import job_selector
 from jobs.plan import Observed, ParsedJob, Plan, PodGroupChange, parse_job, plan
 from jobs.pods import name_of
-from jobs.spec import as_dict, job_name, job_namespace
+from jobs.spec import job_name, job_namespace
 from jobs.status import is_finished
 from jobs.summary import summarize
 from kube import children, expectations

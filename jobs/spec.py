@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
+from fields import as_dict, as_int
 from jobs import apigroups
 from kube import podsecurity
 
@@ -28,17 +29,6 @@ API_VERSION = f"{API_GROUP}/v1alpha1"
 RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
 CLEAN_POD_POLICIES = ("All", "Running", "None")
 DEFAULT_NAMESPACE = "default"
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One problem in a job manifest, named by its field path (`spec.tfReplicaSpecs.Worker.replicas`)."""
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
 
 
 class JobKind(Protocol[OptionsT_co]):
@@ -199,15 +189,6 @@ def parse_unplanned(job: dict[str, Any], framework: JobKind[Any]) -> JobSpec[Non
         default_port=framework.default_port,
         options=None,
     )
-
-
-def as_int(value: object) -> int | None:
-    """An int that is really an int (YAML `true` is a bool, and bools are ints in Python)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def job_name(job: dict[str, Any]) -> str:

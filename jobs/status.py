@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from fields import as_dict
 from jobs.frameworks import Framework
 from jobs.manifests import replica_type_selector, slot_name
 from jobs.pods import Outcome, describe_failure, name_of, outcome
 from jobs.policies import will_restart
-from jobs.spec import JobSpec, Slot, as_dict
+from jobs.spec import JobSpec, Slot
 from kube.conditions import FALSE, TRUE, set_condition
 from kube.times import format_time, parse_time
 

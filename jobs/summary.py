@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fields import as_dict, as_int
 from jobs.frameworks import Framework
-from jobs.spec import as_dict, as_int, replica_counts
+from jobs.spec import replica_counts
 
 SEPARATOR = " · "
 

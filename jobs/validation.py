@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import fields
 import limits
+from fields import FieldError, as_int, integer_problem
 from jobs import apigroups, bounds, gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
-from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, FieldError, as_int, replica_counts
+from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, replica_counts
 from kube.names import NameFormat
 
 DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -148,12 +150,10 @@ def _validate_replica_spec(
     errors = [FieldError(f"{path}.{key}", "unknown field") for key in spec if key not in REPLICA_SPEC_FIELDS]
     count: int | None = framework.default_replicas.get(replica_type, 1)
     if spec.get("replicas") is not None:
-        count = as_int(spec["replicas"])
-        if count is None or count < 0:
-            errors.append(
-                FieldError(f"{path}.replicas", f"must be a whole number >= 0, not {spec['replicas']!r}")
-            )
-            count = None
+        problem = integer_problem(spec["replicas"], minimum=0)
+        count = None if problem else as_int(spec["replicas"])
+        if problem:
+            errors.append(FieldError(f"{path}.replicas", problem))
         elif replica_type in framework.singleton_types and count != 1:
             errors.append(
                 FieldError(
@@ -273,12 +273,14 @@ def _validate_run_policy(policy: object, total_replicas: int) -> list[FieldError
                 f"must be one of {', '.join(CLEAN_POD_POLICIES)}, not {clean!r}",
             )
         )
-    for field, minimum in (("backoffLimit", 0), ("ttlSecondsAfterFinished", 0), ("activeDeadlineSeconds", 1)):
-        value = policy.get(field)
-        if value is not None and ((number := as_int(value)) is None or number < minimum):
-            errors.append(
-                FieldError(f"spec.runPolicy.{field}", f"must be a whole number >= {minimum}, not {value!r}")
-            )
+    found = fields.ErrorList()
+    fields.integers(
+        found,
+        "spec.runPolicy",
+        policy,
+        {"backoffLimit": 0, "ttlSecondsAfterFinished": 0, "activeDeadlineSeconds": 1},
+    )
+    errors += found.errors
     if policy.get("suspend") is not None and not isinstance(policy["suspend"], bool):
         errors.append(
             FieldError("spec.runPolicy.suspend", f"must be true or false, not {policy['suspend']!r}")
@@ -298,12 +300,9 @@ def _validate_scheduling_policy(policy: object, total_replicas: int) -> list[Fie
     errors = [
         FieldError(f"{path}.{key}", "unknown field") for key in policy if key not in SCHEDULING_POLICY_FIELDS
     ]
-    for field, minimum in (("minAvailable", 1), ("scheduleTimeoutSeconds", 0)):
-        value = policy.get(field)
-        if value is not None and ((number := as_int(value)) is None or number < minimum):
-            errors.append(
-                FieldError(f"{path}.{field}", f"must be a whole number >= {minimum}, not {value!r}")
-            )
+    found = fields.ErrorList()
+    fields.integers(found, path, policy, {"minAvailable": 1, "scheduleTimeoutSeconds": 0})
+    errors += found.errors
     min_available = as_int(policy.get("minAvailable"))
     if min_available is not None and 0 < total_replicas < min_available:
         errors.append(

@@ -24,6 +24,8 @@ import urllib3
 from django.conf import settings
 from kubernetes import client as k8s
 
+import fields
+
 from . import metrics
 from .config import new_api_client
 from .errors import ApiError, ServerError, error_from_response
@@ -32,7 +34,6 @@ from .resources import POD, SERVICE, ResourceType
 
 logger = logging.getLogger(__name__)
 
-JsonDict = dict[str, Any]
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
     "json": "application/json-patch+json",
@@ -128,7 +129,7 @@ class KubeClient:
             raise error_from_response(response.status, data, response.headers)
         return response
 
-    def request(self, method: str, path: str, **kwargs: Any) -> JsonDict:
+    def request(self, method: str, path: str, **kwargs: Any) -> fields.RawDict:
         """One API call, retried with backoff while the error is transient and the verb is safe to repeat.
 
         POST is retried only on 429 (the server did not act on it); everything else here is idempotent.
@@ -158,7 +159,7 @@ class KubeClient:
     # -- verbs -----------------------------------------------------------------------------------
     def get(
         self, rtype: ResourceType, name: str, namespace: str | None = None, *, subresource: str | None = None
-    ) -> JsonDict:
+    ) -> fields.RawDict:
         return self.request("GET", rtype.path(namespace, name, subresource))
 
     def list(
@@ -171,7 +172,7 @@ class KubeClient:
         limit: int | None = None,
         continue_token: str | None = None,
         resource_version: str | None = None,
-    ) -> JsonDict:
+    ) -> fields.RawDict:
         """One page of a list; `metadata.continue` says whether there is another."""
         query = {
             "labelSelector": label_selector,
@@ -191,7 +192,7 @@ class KubeClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         page_size: int = 500,
-    ) -> Iterator[JsonDict]:
+    ) -> Iterator[fields.RawDict]:
         """Every page of a list, so memory stays bounded by one page however many objects exist."""
         token: str | None = None
         while True:
@@ -208,11 +209,15 @@ class KubeClient:
             if not token:
                 return
 
-    def create(self, rtype: ResourceType, body: JsonDict, namespace: str | None = None) -> JsonDict:
+    def create(
+        self, rtype: ResourceType, body: fields.RawDict, namespace: str | None = None
+    ) -> fields.RawDict:
         namespace = namespace or (body.get("metadata") or {}).get("namespace")
         return self.request("POST", rtype.path(namespace), body=body)
 
-    def replace(self, rtype: ResourceType, body: JsonDict, *, subresource: str | None = None) -> JsonDict:
+    def replace(
+        self, rtype: ResourceType, body: fields.RawDict, *, subresource: str | None = None
+    ) -> fields.RawDict:
         """PUT: fails with Conflict when metadata.resourceVersion is stale."""
         metadata = body["metadata"]
         return self.request(
@@ -230,7 +235,7 @@ class KubeClient:
         subresource: str | None = None,
         field_manager: str = DEFAULT_FIELD_MANAGER,
         force: bool = False,
-    ) -> JsonDict:
+    ) -> fields.RawDict:
         if patch_type not in PATCH_CONTENT_TYPES:
             raise ValueError(f"patch_type must be one of {sorted(PATCH_CONTENT_TYPES)}, not {patch_type!r}")
         query: dict[str, Any] = {"fieldManager": field_manager}
@@ -245,8 +250,8 @@ class KubeClient:
         )
 
     def patch_status(
-        self, rtype: ResourceType, name: str, status: JsonDict, namespace: str | None = None
-    ) -> JsonDict:
+        self, rtype: ResourceType, name: str, status: fields.RawDict, namespace: str | None = None
+    ) -> fields.RawDict:
         return self.patch(rtype, name, {"status": status}, namespace, subresource="status")
 
     def delete(
@@ -257,9 +262,9 @@ class KubeClient:
         *,
         propagation: str = "Background",
         uid: str | None = None,
-    ) -> JsonDict:
+    ) -> fields.RawDict:
         """Delete; `uid` makes it a precondition, so a newer object of the same name is never deleted."""
-        body: JsonDict = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        body: fields.RawDict = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
         if uid:
             body["preconditions"] = {"uid": uid}
         return self.request("DELETE", rtype.path(namespace, name), body=body)
@@ -298,7 +303,7 @@ class KubeClient:
         )
         return WatchStream(response, description=str(rtype))
 
-    def raw_get(self, path: str) -> JsonDict:
+    def raw_get(self, path: str) -> fields.RawDict:
         """GET any path (discovery, /version)."""
         return self.request("GET", path)
 
@@ -383,7 +388,7 @@ class WatchStream:
         self._released = False
         self.closed = False
 
-    def __iter__(self) -> Iterator[JsonDict]:
+    def __iter__(self) -> Iterator[fields.RawDict]:
         with self._lock:
             if self.closed:
                 return

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from django.db import models
 
+import fields
 from kube.times import parse_time
 
 PHASE_MAX_LENGTH = 64
@@ -87,8 +88,8 @@ class MirroredResource(models.Model):
             "phase": cls.phase_of(status),
             "conditions": conditions if isinstance(conditions, list) else [],
             "resource_version": metadata.get("resourceVersion") or "",
-            "generation": _integer(metadata.get("generation")) or 0,
-            "observed_generation": _integer(status.get("observedGeneration")),
+            "generation": fields.as_int(metadata.get("generation")) or 0,
+            "observed_generation": fields.as_int(status.get("observedGeneration")),
             "created_at": parse_time(metadata.get("creationTimestamp")),
         }
 
@@ -121,7 +122,3 @@ class MirrorHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.phase} {self.reason}".rstrip()
-
-
-def _integer(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import fields
 from kube import podsecurity_lists as lists
 
 PRIVILEGED = "privileged"
@@ -31,19 +32,9 @@ PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 LIFECYCLE_HANDLERS = ("postStart", "preStop")
 
 
-_EMPTY: Mapping[str, Any] = {}
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One field that breaks the level: `message` reads as Pod Security admission words it,
-    `reason (detail)`, e.g. `privileged (container "x" must not set securityContext.privileged=true)`."""
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+#: One field that breaks the level, a field error whose message reads as Pod Security admission words it,
+#: `reason (detail)`, e.g. `privileged (container "x" must not set securityContext.privileged=true)`.
+Violation = fields.FieldError
 
 
 @dataclass(frozen=True)
@@ -59,7 +50,7 @@ class Container:
 
     @functools.cached_property
     def security(self) -> Mapping[str, Any]:
-        return _mapping(self.body.get("securityContext"))
+        return fields.as_dict(self.body.get("securityContext"))
 
 
 @dataclass(frozen=True)
@@ -94,7 +85,7 @@ def pod_view(
     spec: object, annotations: object = None, *, path: str = "spec", metadata_path: str = "metadata"
 ) -> PodView:
     """The view of a pod spec (and its metadata's annotations) that sits at `path` (and `metadata_path`)."""
-    pod = _mapping(spec)
+    pod = fields.as_dict(spec)
     containers = tuple(
         Container(f"{path}.{key}[{position}]", body)
         for key in CONTAINER_LISTS
@@ -107,22 +98,22 @@ def pod_view(
         path,
         pod,
         f"{path}.securityContext",
-        _mapping(pod.get("securityContext")),
+        fields.as_dict(pod.get("securityContext")),
         containers,
         volumes,
         f"{metadata_path}.annotations",
-        _mapping(annotations),
+        fields.as_dict(annotations),
         service_accounts(pod, path),
     )
 
 
-def service_accounts(fields: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
-    """(path, name) of the service accounts `fields` name: `serviceAccountName` and its deprecated alias
+def service_accounts(pod_fields: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
+    """(path, name) of the service accounts `pod_fields` name: `serviceAccountName` and its deprecated alias
     `serviceAccount`, which the API server still honours."""
     return tuple(
         (f"{path}.{key}", name)
         for key in ("serviceAccountName", "serviceAccount")
-        if isinstance(name := fields.get(key), str) and name
+        if isinstance(name := pod_fields.get(key), str) and name
     )
 
 
@@ -205,7 +196,7 @@ def _contexts(view: PodView) -> list[tuple[str, str, Mapping[str, Any]]]:
 
 def _host_process(view: PodView) -> Iterator[Violation]:
     for where, who, context in _contexts(view):
-        if _mapping(context.get("windowsOptions")).get("hostProcess") is True:
+        if fields.as_dict(context.get("windowsOptions")).get("hostProcess") is True:
             yield Violation(
                 f"{where}.windowsOptions.hostProcess",
                 f"hostProcess ({who} must not set securityContext.windowsOptions.hostProcess=true)",
@@ -308,7 +299,7 @@ def _proc_mount(view: PodView) -> Iterator[Violation]:
 
 def _seccomp_baseline(view: PodView) -> Iterator[Violation]:
     for where, who, context in _contexts(view):
-        if _mapping(context.get("seccompProfile")).get("type") == "Unconfined":
+        if fields.as_dict(context.get("seccompProfile")).get("type") == "Unconfined":
             yield Violation(
                 f"{where}.seccompProfile.type",
                 f'seccompProfile ({who} must not set securityContext.seccompProfile.type to "Unconfined")',
@@ -324,12 +315,14 @@ def _sysctls(view: PodView) -> Iterator[Violation]:
 
 def _host_probes(view: PodView) -> Iterator[Violation]:
     for c in view.containers:
-        handlers = [(probe, _mapping(c.body.get(probe))) for probe in PROBES]
-        lifecycle = _mapping(c.body.get("lifecycle"))
-        handlers += [(f"lifecycle.{hook}", _mapping(lifecycle.get(hook))) for hook in LIFECYCLE_HANDLERS]
+        handlers = [(probe, fields.as_dict(c.body.get(probe))) for probe in PROBES]
+        lifecycle = fields.as_dict(c.body.get("lifecycle"))
+        handlers += [
+            (f"lifecycle.{hook}", fields.as_dict(lifecycle.get(hook))) for hook in LIFECYCLE_HANDLERS
+        ]
         for field, handler in handlers:
             for action in ("httpGet", "tcpSocket"):
-                host = _mapping(handler.get(action)).get("host")
+                host = fields.as_dict(handler.get(action)).get("host")
                 if host not in (None, ""):
                     yield Violation(
                         f"{c.path}.{field}.{action}.host",
@@ -340,7 +333,7 @@ def _host_probes(view: PodView) -> Iterator[Violation]:
 # -- restricted ------------------------------------------------------------------------------------
 def _restricted(view: PodView) -> list[Violation]:
     # On Windows the Linux-only fields mean nothing; the standard exempts pods that say they are Windows.
-    linux = _mapping(view.pod.get("os")).get("name") != "windows"
+    linux = fields.as_dict(view.pod.get("os")).get("name") != "windows"
     found = [*_volume_types(view), *_run_as_non_root(view), *_run_as_user(view)]
     if linux:
         found += [*_privilege_escalation(view), *_seccomp_restricted(view), *_restricted_capabilities(view)]
@@ -395,14 +388,14 @@ def _run_as_user(view: PodView) -> Iterator[Violation]:
 def _seccomp_restricted(view: PodView) -> Iterator[Violation]:
     reason = "seccompProfile"
     allowed = '"RuntimeDefault" or "Localhost"'
-    pod_type = _mapping(view.security.get("seccompProfile")).get("type")
+    pod_type = fields.as_dict(view.security.get("seccompProfile")).get("type")
     if pod_type is not None and pod_type not in lists.SECCOMP_TYPES and pod_type != "Unconfined":
         yield Violation(
             f"{view.security_path}.seccompProfile.type",
             f'{reason} (pod must not set securityContext.seccompProfile.type to "{pod_type}")',
         )
     for c in view.containers:
-        value = _mapping(c.security.get("seccompProfile")).get("type")
+        value = fields.as_dict(c.security.get("seccompProfile")).get("type")
         field = f"{c.path}.securityContext.seccompProfile.type"
         if value is None and pod_type not in lists.SECCOMP_TYPES:
             yield Violation(
@@ -419,7 +412,7 @@ def _seccomp_restricted(view: PodView) -> Iterator[Violation]:
 def _restricted_capabilities(view: PodView) -> Iterator[Violation]:
     reason = "unrestricted capabilities"
     for c in view.containers:
-        capabilities = _mapping(c.security.get("capabilities"))
+        capabilities = fields.as_dict(c.security.get("capabilities"))
         drop = capabilities.get("drop")
         if not isinstance(drop, list) or "ALL" not in drop:
             yield Violation(
@@ -441,7 +434,7 @@ def _restricted_capabilities(view: PodView) -> Iterator[Violation]:
 
 # -- reading ---------------------------------------------------------------------------------------
 def _added_capabilities(c: Container) -> Iterator[tuple[int, str]]:
-    added = _mapping(c.security.get("capabilities")).get("add")
+    added = fields.as_dict(c.security.get("capabilities")).get("add")
     for position, capability in enumerate(added if isinstance(added, list) else []):
         yield position, str(capability)
 
@@ -452,8 +445,3 @@ def items(value: object) -> Iterator[tuple[int, Mapping[str, Any]]]:
         for position, item in enumerate(value):
             if isinstance(item, dict):
                 yield position, item
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    # dict, not Mapping: what JSON and YAML decode to, and an isinstance against an ABC is ~5x slower.
-    return value if isinstance(value, dict) else _EMPTY

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from fields import SpecError
 from hyperparam.manifests import LABEL_BATCH, sweep_selector
-from hyperparam.space.errors import SpecError
 from kube.client import KubeClient
 from kube.conditions import is_true, timestamp
 from kube.crds import (

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hyperparam.space import errors
+import fields
 from kube import names
 from kube.names import HASH_LENGTH, label_value, short_hash
 from kube.resources import controller_reference
@@ -130,7 +130,7 @@ def plan_configmap_name(tensorboard_name: str) -> str:
     problems = names.NameFormat.SUBDOMAIN.problems(name)
     if problems:
         message = f"the fetch plan's ConfigMap name {name!r} is invalid: {problems[0]}"
-        raise errors.SpecError([errors.FieldError("metadata.name", message)])
+        raise fields.SpecError([fields.FieldError("metadata.name", message)])
     return name
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from hyperparam.space.errors import SpecError
+from fields import SpecError
 from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
 from kube.crds import TENSORBOARD

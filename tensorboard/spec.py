@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hyperparam.space import errors
+import fields
 from kube import names, podresources
 
 from .artifacts import ObjectStore, SecretRef
@@ -102,9 +102,9 @@ class TensorboardSpec:
 
 def parse(tensorboard: Json) -> TensorboardSpec:
     """The Tensorboard as a `TensorboardSpec`; raises SpecError naming every field the builders cannot use."""
-    found = errors.ErrorList()
-    metadata = _mapping(tensorboard.get("metadata"))
-    spec = _mapping(tensorboard.get("spec"))
+    found = fields.ErrorList()
+    metadata = fields.as_dict(tensorboard.get("metadata"))
+    spec = fields.as_dict(tensorboard.get("spec"))
     if not metadata.get("name") or not metadata.get("namespace"):
         found.add("metadata", "a Tensorboard needs a name and a namespace.")
     entries = spec.get("logdirs")
@@ -115,7 +115,7 @@ def parse(tensorboard: Json) -> TensorboardSpec:
     if problem is not None:
         found.add(problem[0], f"{problem[1]}.")
     found.raise_if_any()
-    resources = _mapping(spec.get("resources"))
+    resources = fields.as_dict(spec.get("resources"))
     identity = Identity(str(metadata["name"]), str(metadata["namespace"]), str(metadata.get("uid") or ""))
     image = spec.get("image")
     return TensorboardSpec(
@@ -123,8 +123,8 @@ def parse(tensorboard: Json) -> TensorboardSpec:
         logdirs=logdirs,
         image=image if isinstance(image, str) else "",
         resources={kind: amounts for kind in ("requests", "limits") if (amounts := resources.get(kind))},
-        s3=_object_store(_mapping(spec.get("s3"))),
-        gcs_key=_secret(_mapping(spec.get("gcs")).get("serviceAccountKeySecret")),
+        s3=_object_store(fields.as_dict(spec.get("s3"))),
+        gcs_key=_secret(fields.as_dict(spec.get("gcs")).get("serviceAccountKeySecret")),
         sync_seconds=_sync_seconds(spec),
         source=_source(spec),
     )
@@ -134,7 +134,7 @@ def resync_after(tensorboard: Json) -> float | None:
     """Seconds until the source is read again for new runs: `spec.syncSeconds` of a Tensorboard with a
     source (`spec.workflowRef`), None otherwise (logdirs named directly have no source to read). Read from
     the object as it is, so that a Tensorboard whose spec cannot run still comes back on time."""
-    spec = _mapping(tensorboard.get("spec"))
+    spec = fields.as_dict(tensorboard.get("spec"))
     return _resync_after(_source(spec), _sync_seconds(spec))
 
 
@@ -164,7 +164,7 @@ def with_source_runs(spec: TensorboardSpec, entries: Sequence[Json]) -> Tensorbo
     ]
     if not added:
         return spec
-    found = errors.ErrorList()
+    found = fields.ErrorList()
     logdirs = _logdirs(added, found, listed=spec.logdirs)
     found.raise_if_any()
     return dataclasses.replace(spec, logdirs=logdirs)
@@ -180,14 +180,14 @@ def safe_run_name(name: str) -> str:
 def parse_pvc_path(path: str, field: str = "spec.logdirs[].path") -> PvcPath:
     """`pvc://<claim>/<subpath>` → its claim and subpath; the claim must be a valid name, `..` is refused
     (SpecError naming `field`)."""
-    found = errors.ErrorList()
+    found = fields.ErrorList()
     pvc = _pvc_path(path, field, found)
     found.raise_if_any()
     assert pvc is not None  # _pvc_path returns None only after adding a problem
     return pvc
 
 
-def _pvc_path(path: str, field: str, found: errors.ErrorList) -> PvcPath | None:
+def _pvc_path(path: str, field: str, found: fields.ErrorList) -> PvcPath | None:
     claim, _, subpath = path.removeprefix("pvc://").partition("/")
     if names.NameFormat.SUBDOMAIN.problems(claim):
         found.add(field, f"{path!r} must be pvc://<claim>/<subpath> with a valid claim name.")
@@ -200,7 +200,7 @@ def _pvc_path(path: str, field: str, found: errors.ErrorList) -> PvcPath | None:
 
 
 def _logdirs(
-    entries: Sequence[object], found: errors.ErrorList, listed: tuple[Logdir, ...] = ()
+    entries: Sequence[object], found: fields.ErrorList, listed: tuple[Logdir, ...] = ()
 ) -> tuple[Logdir, ...]:
     """The `listed` logdirs followed by `entries` (of `spec.logdirs`, after `listed`), each entry checked,
     with run names made safe and unique among them all."""
@@ -248,9 +248,5 @@ def _object_store(s3: Json) -> ObjectStore:
 
 
 def _secret(ref: object) -> SecretRef | None:
-    ref = _mapping(ref)
+    ref = fields.as_dict(ref)
     return SecretRef(str(ref["name"]), str(ref["key"])) if ref.get("name") and ref.get("key") else None
-
-
-def _mapping(value: object) -> Json:
-    return value if isinstance(value, Mapping) else {}

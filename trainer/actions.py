@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hyperparam.space.errors import FieldError, SpecError
+from fields import FieldError, SpecError
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
 from trainer import constants as c

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import fields
 from trainer import constants as c
 from trainer import spec
-
-RawDict = dict[str, Any]
 
 
 def claim_name(job_name: str, template_name: str) -> str:
@@ -23,7 +22,7 @@ def claim_name(job_name: str, template_name: str) -> str:
     return f"{template_name}-{job_name}"
 
 
-def claims(job: spec.TrainJob, runtime: spec.Runtime, owner: RawDict) -> tuple[RawDict, ...]:
+def claims(job: spec.TrainJob, runtime: spec.Runtime, owner: fields.RawDict) -> tuple[fields.RawDict, ...]:
     """The claims to create: the template's labels plus the JobSet name label, its annotations and spec;
     owned by the TrainJob (so deleted with it) unless the policy retains them."""
     return tuple(
@@ -43,7 +42,7 @@ def claims(job: spec.TrainJob, runtime: spec.Runtime, owner: RawDict) -> tuple[R
     )
 
 
-def _mounted(pod_spec: RawDict) -> set[Any]:
+def _mounted(pod_spec: fields.RawDict) -> set[Any]:
     containers: Iterable[Any] = [*(pod_spec.get("containers") or []), *(pod_spec.get("initContainers") or [])]
     return {
         mount.get("name")
@@ -54,7 +53,7 @@ def _mounted(pod_spec: RawDict) -> set[Any]:
     }
 
 
-def attach(job_name: str, runtime: spec.Runtime, pod_templates: Iterable[RawDict]) -> None:
+def attach(job_name: str, runtime: spec.Runtime, pod_templates: Iterable[fields.RawDict]) -> None:
     """Add each claim's volume to the pod templates whose containers mount it (in place). JobSet appends it
     whatever the template holds; a volume of the same name the template already declares is kept instead,
     so the pod is not refused for a duplicate volume."""

@@ -13,12 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import fields
 from kube.resources import controller_reference
 from trainer import claims as volume_claims
 from trainer import constants as c
-from trainer import fields, resolution, spec, statusserver
-
-RawDict = dict[str, Any]
+from trainer import readers, resolution, spec, statusserver
 
 # JobSet's webhook gives a pod template without a restartPolicy this one (Jobs refuse Always).
 DEFAULT_RESTART_POLICY = "OnFailure"
@@ -36,17 +35,17 @@ class Step:
 @dataclass(frozen=True)
 class Plan:
     steps: tuple[Step, ...]
-    pods: tuple[RawDict, ...]
-    service: RawDict
-    config_maps: tuple[RawDict, ...]
+    pods: tuple[fields.RawDict, ...]
+    service: fields.RawDict
+    config_maps: tuple[fields.RawDict, ...]
     # The PersistentVolumeClaims the runtime's volumeClaimPolicies ask for (created with the first pods).
-    claims: tuple[RawDict, ...]
+    claims: tuple[fields.RawDict, ...]
     ssh_auth_secret_name: str | None
     # Pods the PodGroup must admit together (every step's, initializers included, as Trainer counts them);
     # None when the runtime asks for no gang scheduling.
     gang_size: int | None
 
-    def pod(self, name: str) -> RawDict:
+    def pod(self, name: str) -> fields.RawDict:
         return next(pod for pod in self.pods if pod["metadata"]["name"] == name)
 
 
@@ -54,7 +53,7 @@ class Plan:
 class Enforced:
     """What an ML plugin adds besides its changes to the pod templates: children, the SSH Secret's name."""
 
-    config_maps: tuple[RawDict, ...] = ()
+    config_maps: tuple[fields.RawDict, ...] = ()
     ssh_auth_secret_name: str | None = None
 
 
@@ -76,7 +75,7 @@ def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusSe
             )
         )
     steps = []
-    pods: list[RawDict] = []
+    pods: list[fields.RawDict] = []
     for rjob in step_order(resolved):
         names = []
         for replica in range(rjob.replicas):
@@ -97,7 +96,7 @@ def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusSe
 
 
 def _enforce_status_server(
-    resolved: resolution.ResolvedSpec, templates: dict[str, RawDict], server: statusserver.StatusServer
+    resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict], server: statusserver.StatusServer
 ) -> None:
     trainer_templates = [
         templates[rjob.name] for rjob in resolved.replicated_jobs if rjob.ancestor == c.ANCESTOR_TRAINER
@@ -150,7 +149,7 @@ def endpoint(resolved: resolution.ResolvedSpec, replicated_job: str, replica: in
     return f"{pod_name(resolved.name, replicated_job, replica, index)}.{resolved.subdomain}"
 
 
-def owner_reference(job: spec.TrainJob) -> RawDict:
+def owner_reference(job: spec.TrainJob) -> fields.RawDict:
     return controller_reference(c.API_VERSION, c.TRAIN_JOB_KIND, job.name, job.uid)
 
 
@@ -175,10 +174,10 @@ def pod_labels(
 def _pod(
     resolved: resolution.ResolvedSpec,
     rjob: resolution.ResolvedJob,
-    template: RawDict,
+    template: fields.RawDict,
     replica: int,
     index: int,
-) -> RawDict:
+) -> fields.RawDict:
     name = pod_name(resolved.name, rjob.name, replica, index)
     metadata = copy.deepcopy(template.get("metadata") or {})
     pod_spec = copy.deepcopy(template.get("spec") or {})
@@ -206,7 +205,7 @@ def _pod(
     }
 
 
-def _service(resolved: resolution.ResolvedSpec) -> RawDict:
+def _service(resolved: resolution.ResolvedSpec) -> fields.RawDict:
     """JobSet's headless Service: named after the subdomain, selecting every pod of the TrainJob."""
     return {
         "apiVersion": "v1",
@@ -234,7 +233,7 @@ def gpus_per_node(resources: Mapping[str, Any]) -> int:
     for part in ("requests", "limits"):
         for name, amount in (resources.get(part) or {}).items():
             if "gpu" in name.lower():
-                count = fields.whole_quantity(amount)
+                count = readers.whole_quantity(amount)
                 if count:
                     return count
                 break
@@ -243,20 +242,22 @@ def gpus_per_node(resources: Mapping[str, Any]) -> int:
 
 def cpus_per_node(resources: Mapping[str, Any]) -> int:
     """CPUs a node asks for: its request, else its limit, rounded up (Trainer's getNumCPUPerNode)."""
-    request = fields.whole_quantity((resources.get("requests") or {}).get("cpu"))
+    request = readers.whole_quantity((resources.get("requests") or {}).get("cpu"))
     if request:
         return request
-    return fields.whole_quantity((resources.get("limits") or {}).get("cpu"))
+    return readers.whole_quantity((resources.get("limits") or {}).get("cpu"))
 
 
 # --- ML policies ----------------------------------------------------------------------------------------
 
 
-def _field_ref(name: str, path: str) -> RawDict:
+def _field_ref(name: str, path: str) -> fields.RawDict:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
-def _trainer_container(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> RawDict | None:
+def _trainer_container(
+    resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict]
+) -> fields.RawDict | None:
     """The `node` container of the trainer step, when the TrainJob configures a trainer (Trainer's
     plugins inject nothing for a TrainJob that leaves `spec.trainer` out)."""
     if resolved.job.trainer is None:
@@ -276,13 +277,13 @@ def _master_address(resolved: resolution.ResolvedSpec) -> str:
     return f"{resolved.name}-{c.NODE}-0-0.{resolved.name}"
 
 
-def _upsert_port(container: RawDict, number: int) -> None:
+def _upsert_port(container: fields.RawDict, number: int) -> None:
     ports = container.setdefault("ports", [])
     if not any(port.get("containerPort") == number for port in ports):
         ports.append({"containerPort": number})
 
 
-def torch_env(resolved: resolution.ResolvedSpec) -> tuple[list[RawDict], list[RawDict]]:
+def torch_env(resolved: resolution.ResolvedSpec) -> tuple[list[fields.RawDict], list[fields.RawDict]]:
     """torchrun's PET_* variables: (the per-node ones, the master's address and port)."""
     trainer = resolved.job.trainer
     num_proc: str = "auto"
@@ -302,7 +303,7 @@ def torch_env(resolved: resolution.ResolvedSpec) -> tuple[list[RawDict], list[Ra
     return per_node, master
 
 
-def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
+def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict]) -> Enforced:
     per_node, master = torch_env(resolved)
     container = _trainer_container(resolved, templates)
     if container is not None:
@@ -319,7 +320,7 @@ def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, RawDi
     return Enforced()
 
 
-def _enforce_jax(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
+def _enforce_jax(resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict]) -> Enforced:
     container = _trainer_container(resolved, templates)
     if container is None:
         return Enforced()
@@ -338,7 +339,7 @@ def _enforce_jax(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict
     return Enforced()
 
 
-def _enforce_xgboost(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
+def _enforce_xgboost(resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict]) -> Enforced:
     container = _trainer_container(resolved, templates)
     if container is None:
         return Enforced()
@@ -383,7 +384,7 @@ def hostfile(resolved: resolution.ResolvedSpec) -> str:
     return "".join(lines)
 
 
-def _enforce_mpi(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict]) -> Enforced:
+def _enforce_mpi(resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict]) -> Enforced:
     """The SSH key volume on the node and launcher pods, the hostfile on the launcher, OpenMPI's env; the
     hostfile ConfigMap, and the SSH Secret's name (the controller generates the key)."""
     mpi = resolved.ml_policy.mpi
@@ -432,14 +433,16 @@ def _enforce_mpi(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict
             continue
         template = templates[rjob.name]
         volumes = [ssh_volume, hostfile_volume] if rjob.name == c.LAUNCHER else [ssh_volume]
-        fields.upsert_by_name(template.setdefault("spec", {}).setdefault("volumes", []), volumes)
+        readers.upsert_by_name(template.setdefault("spec", {}).setdefault("volumes", []), volumes)
         container = resolution.find_container(template, c.NODE)
         if container is None:
             continue
         mounts = container.setdefault("volumeMounts", [])
-        fields.upsert_by_name(mounts, [{"name": c.MPI_SSH_AUTH_VOLUME, "mountPath": mpi.ssh_auth_mount_path}])
+        readers.upsert_by_name(
+            mounts, [{"name": c.MPI_SSH_AUTH_VOLUME, "mountPath": mpi.ssh_auth_mount_path}]
+        )
         if rjob.name == c.LAUNCHER:
-            fields.upsert_by_name(mounts, [{"name": c.MPI_HOSTFILE_VOLUME, "mountPath": c.MPI_HOSTFILE_DIR}])
+            readers.upsert_by_name(mounts, [{"name": c.MPI_HOSTFILE_VOLUME, "mountPath": c.MPI_HOSTFILE_DIR}])
             resolution.upsert_env(container, launcher_env)
     hostfile_config_map = {
         "apiVersion": "v1",
@@ -457,7 +460,7 @@ def _enforce_mpi(resolved: resolution.ResolvedSpec, templates: dict[str, RawDict
 
 
 #: Trainer's ML plugins by the mlPolicy source that selects them (a TrainJob with none, "plain", gets none).
-ML_PLUGINS: dict[str, Callable[[resolution.ResolvedSpec, dict[str, RawDict]], Enforced]] = {
+ML_PLUGINS: dict[str, Callable[[resolution.ResolvedSpec, dict[str, fields.RawDict]], Enforced]] = {
     "torch": _enforce_torch,
     "jax": _enforce_jax,
     "xgboost": _enforce_xgboost,

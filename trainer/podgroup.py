@@ -10,14 +10,12 @@ PodGroup kinds and the canonical quantity format.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
+import fields
 from jobs import gang
 from kube.resources import ResourceType
-from trainer import fields, resolution
 from trainer import plan as planning
-
-RawDict = dict[str, Any]
+from trainer import readers, resolution
 
 #: Trainer's API default for `podGroupPolicy.coscheduling.scheduleTimeoutSeconds` (0 also means it).
 DEFAULT_SCHEDULE_TIMEOUT_SECONDS = 60
@@ -31,13 +29,13 @@ def resource_of(resolved: resolution.ResolvedSpec) -> ResourceType | None:
     return gang.POD_GROUP_RESOURCES[SCHEDULERS[policy.scheduler]] if policy is not None else None
 
 
-def pod_group(resolved: resolution.ResolvedSpec, desired: planning.Plan) -> RawDict | None:
+def pod_group(resolved: resolution.ResolvedSpec, desired: planning.Plan) -> fields.RawDict | None:
     """The PodGroup the TrainJob's pods need, or None when the runtime asks for no gang scheduling."""
     policy = resolved.runtime.pod_group_policy
     resource = resource_of(resolved)
     if policy is None or resource is None or desired.gang_size is None:
         return None
-    spec: RawDict = {"minMember": desired.gang_size, "minResources": min_resources(resolved)}
+    spec: fields.RawDict = {"minMember": desired.gang_size, "minResources": min_resources(resolved)}
     if policy.scheduler == "coscheduling":
         spec["scheduleTimeoutSeconds"] = policy.schedule_timeout_seconds or DEFAULT_SCHEDULE_TIMEOUT_SECONDS
     else:
@@ -73,7 +71,7 @@ def min_resources(resolved: resolution.ResolvedSpec) -> dict[str, str]:
     return {name: gang.format_quantity(value, binary=binary[name]) for name, value in sorted(totals.items())}
 
 
-def pod_requests(template: RawDict) -> dict[str, tuple[Decimal, bool]]:
+def pod_requests(template: fields.RawDict) -> dict[str, tuple[Decimal, bool]]:
     """What one pod requests, as Kubernetes counts it (resourcehelper.PodRequests): its containers added
     up, or an init container's when that is more; a container's limits stand for requests it leaves out."""
     spec = template.get("spec") or {}
@@ -88,12 +86,12 @@ def pod_requests(template: RawDict) -> dict[str, tuple[Decimal, bool]]:
     return total
 
 
-def _container_requests(container: RawDict) -> dict[str, tuple[Decimal, bool]]:
+def _container_requests(container: fields.RawDict) -> dict[str, tuple[Decimal, bool]]:
     resources = container.get("resources") or {}
     counted = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
     found = {}
     for name, quantity in counted.items():
-        amount = fields.quantity_value(quantity)
+        amount = readers.quantity_value(quantity)
         if amount is None:
             continue  # the apiserver refuses such a pod: it holds nothing
         found[name] = (amount, isinstance(quantity, str) and quantity.strip().endswith("i"))

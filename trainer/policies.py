@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any
 
-from hyperparam.space import errors
+import fields
 from trainer import constants as c
-from trainer import fields
-
-RawDict = dict[str, Any]
+from trainer import readers
 
 
 @dataclass(frozen=True)
@@ -50,14 +47,14 @@ class PodGroupPolicy:
 
     scheduler: str  # "coscheduling" | "volcano"
     schedule_timeout_seconds: int | None = None
-    network_topology: RawDict | None = None
+    network_topology: fields.RawDict | None = None
 
 
 #: mlPolicy's framework sources, in Trainer's order.
 FRAMEWORKS = ("torch", "mpi", "jax", "xgboost", "flux")
 
 
-def ml_policy(found: errors.ErrorList, raw: object) -> MLPolicy | None:
+def ml_policy(found: fields.ErrorList, raw: object) -> MLPolicy | None:
     if raw is None:
         return None
     spec = fields.obj(found, "spec.mlPolicy", raw)
@@ -70,7 +67,7 @@ def ml_policy(found: errors.ErrorList, raw: object) -> MLPolicy | None:
         found.add("spec.mlPolicy.flux", "is not supported yet (torch, mpi, jax and xgboost are)")
     torch = _torch(found, spec["torch"]) if "torch" in sources else None
     mpi = _mpi(found, spec["mpi"]) if "mpi" in sources else None
-    num_nodes = fields.count(
+    num_nodes = readers.count(
         found, "spec.mlPolicy.numNodes", spec.get("numNodes"), what="nodes", bound="replicas_per_job"
     )
     return MLPolicy(
@@ -81,7 +78,7 @@ def ml_policy(found: errors.ErrorList, raw: object) -> MLPolicy | None:
     )
 
 
-def _torch(found: errors.ErrorList, raw: object) -> TorchPolicy:
+def _torch(found: fields.ErrorList, raw: object) -> TorchPolicy:
     torch_spec = fields.obj(found, "spec.mlPolicy.torch", raw)
     injection = fields.obj(found, "spec.mlPolicy.torch.envInjection", torch_spec.get("envInjection"))
     targets = []
@@ -93,14 +90,19 @@ def _torch(found: errors.ErrorList, raw: object) -> TorchPolicy:
         targets.append(
             EnvInjectionTarget(
                 job_name=fields.text(found, f"{path}.jobName", target.get("jobName"), required=True) or "",
-                container_names=fields.texts(found, f"{path}.containerNames", target.get("containerNames"))
+                container_names=fields.texts(
+                    found,
+                    f"{path}.containerNames",
+                    target.get("containerNames"),
+                    max_items=readers.MAX_ARGUMENTS,
+                )
                 or (),
             )
         )
     return TorchPolicy(env_injection=tuple(targets))
 
 
-def _mpi(found: errors.ErrorList, raw: object) -> MPIPolicy:
+def _mpi(found: fields.ErrorList, raw: object) -> MPIPolicy:
     mpi_spec = fields.obj(found, "spec.mlPolicy.mpi", raw)
     implementation = (
         fields.text(found, "spec.mlPolicy.mpi.mpiImplementation", mpi_spec.get("mpiImplementation"))
@@ -111,7 +113,7 @@ def _mpi(found: errors.ErrorList, raw: object) -> MPIPolicy:
             "spec.mlPolicy.mpi.mpiImplementation",
             f"must be one of {', '.join(c.MPI_IMPLEMENTATIONS)}, not {implementation!r}",
         )
-    slots = fields.count(
+    slots = readers.count(
         found,
         "spec.mlPolicy.mpi.numProcPerNode",
         mpi_spec.get("numProcPerNode"),
@@ -131,7 +133,7 @@ def _mpi(found: errors.ErrorList, raw: object) -> MPIPolicy:
     )
 
 
-def pod_group_policy(found: errors.ErrorList, raw: object) -> PodGroupPolicy | None:
+def pod_group_policy(found: fields.ErrorList, raw: object) -> PodGroupPolicy | None:
     if raw is None:
         return None
     spec = fields.obj(found, "spec.podGroupPolicy", raw)

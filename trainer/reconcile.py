@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
-from hyperparam.space.errors import FieldError, SpecError
+from fields import FieldError, SpecError
 from jobs import conf as jobs_conf
 from kube import children
 from kube.cachedview import CachedView
@@ -32,8 +32,8 @@ from kube.resources import CONFIGMAP, CORE_EVENT, PERSISTENT_VOLUME_CLAIM, POD, 
 from kube.runtime import cached_view
 from kube.times import parse_time
 from trainer import constants as c
-from trainer import fields, podgroup, resolution, spec, sshkeys, status, statusserver
 from trainer import plan as planning
+from trainer import podgroup, readers, resolution, spec, sshkeys, status, statusserver
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
 from trainer.resources import RUNTIMES, TRAIN_JOB
 
@@ -168,7 +168,7 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
         parsed = spec.parse_train_job(job)
         resolved = resolution.resolve(parsed, _runtime(job, seen.runtime))
     except SpecError as error:
-        past_limits = [problem for problem in error.errors if isinstance(problem, fields.TooMany)]
+        past_limits = [problem for problem in error.errors if isinstance(problem, readers.TooMany)]
         if past_limits:
             _fail_past_limits(client, seen, past_limits, recorder, view)
             return None  # no later run can plan it: its counts are immutable, the bound a setting
@@ -234,7 +234,7 @@ def _runtime(job: dict[str, Any], runtime: dict[str, Any] | None) -> spec.Runtim
 def _fail_past_limits(
     client: KubeClient,
     seen: Observed,
-    problems: list[fields.TooMany],
+    problems: list[readers.TooMany],
     recorder: EventRecorder,
     view: CachedView | None,
 ) -> None:

@@ -8,15 +8,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+import fields
 import limits
-from hyperparam.space import errors
 from trainer import constants as c
-from trainer import fields, policies, spec
-
-RawDict = dict[str, Any]
-
+from trainer import policies, readers, spec
 
 # --- The two joined -------------------------------------------------------------------------------------
 
@@ -31,7 +27,7 @@ class ResolvedJob:
     ancestor: str | None
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
-    pod_template: RawDict
+    pod_template: fields.RawDict
     depends_on: tuple[spec.Dependency, ...]
 
 
@@ -43,7 +39,7 @@ class ResolvedSpec:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     subdomain: str
-    resources_per_node: RawDict
+    resources_per_node: fields.RawDict
     replicated_jobs: tuple[ResolvedJob, ...]
 
     @property
@@ -59,7 +55,7 @@ class ResolvedSpec:
 
 def resolve(job: spec.TrainJob, runtime: spec.Runtime) -> ResolvedSpec:
     """The TrainJob's overrides applied to its runtime: counts, images, env, resources, patches."""
-    found = errors.ErrorList()
+    found = fields.ErrorList()
     _check_reference(found, job, runtime)
     policy = runtime.ml_policy or policies.MLPolicy()
     _check_trainer(found, job, runtime, policy)
@@ -146,7 +142,7 @@ def _follows_num_nodes(rjob: spec.ReplicatedJob, policy: policies.MLPolicy) -> b
 
 
 def _check_pod_count(
-    found: errors.ErrorList,
+    found: fields.ErrorList,
     job: spec.TrainJob,
     runtime: spec.Runtime,
     policy: policies.MLPolicy,
@@ -166,14 +162,14 @@ def _check_pod_count(
     if job.trainer is not None and job.trainer.num_nodes is not None and others < limit:
         pods = "pod" if others == 1 else "pods"
         message = f"{bound}: {nodes} nodes and {others} {pods} of the runtime's other steps"
-        fields.past_bound(found, "spec.trainer.numNodes", message)
+        readers.past_bound(found, "spec.trainer.numNodes", message)
     else:
-        fields.past_bound(
+        readers.past_bound(
             found, "spec.runtimeRef.name", f"{runtime.kind} {runtime.name!r} runs {total} pods: {bound}"
         )
 
 
-def _check_reference(found: errors.ErrorList, job: spec.TrainJob, runtime: spec.Runtime) -> None:
+def _check_reference(found: fields.ErrorList, job: spec.TrainJob, runtime: spec.Runtime) -> None:
     ref = job.runtime_ref
     if ref.kind != runtime.kind or ref.name != runtime.name:
         found.add("spec.runtimeRef", f"names {ref.kind} {ref.name!r}, not {runtime.kind} {runtime.name!r}")
@@ -186,7 +182,7 @@ def _check_reference(found: errors.ErrorList, job: spec.TrainJob, runtime: spec.
 
 
 def _check_trainer(
-    found: errors.ErrorList, job: spec.TrainJob, runtime: spec.Runtime, policy: policies.MLPolicy
+    found: fields.ErrorList, job: spec.TrainJob, runtime: spec.Runtime, policy: policies.MLPolicy
 ) -> None:
     trainer = job.trainer
     if trainer is not None:
@@ -231,10 +227,10 @@ def _check_trainer(
 
 
 def _apply_patch(
-    found: errors.ErrorList,
+    found: fields.ErrorList,
     path: str,
     patch: spec.RuntimePatch,
-    templates: dict[str, RawDict],
+    templates: dict[str, fields.RawDict],
     job_meta: dict[str, tuple[dict[str, str], dict[str, str]]],
 ) -> None:
     for index, rpatch in enumerate(patch.replicated_jobs):
@@ -260,7 +256,9 @@ _MERGED_BY_NAME = ("tolerations", "volumes", "imagePullSecrets", "schedulingGate
 _PATCHABLE = (*_REPLACED, *_MERGED_BY_NAME, "nodeSelector", "containers", "initContainers")
 
 
-def _patch_pod_spec(found: errors.ErrorList, path: str, patch: RawDict, template: RawDict) -> None:
+def _patch_pod_spec(
+    found: fields.ErrorList, path: str, patch: fields.RawDict, template: fields.RawDict
+) -> None:
     pod_spec = template.setdefault("spec", {})
     for key, value in patch.items():
         if key not in _PATCHABLE:
@@ -275,7 +273,9 @@ def _patch_pod_spec(found: errors.ErrorList, path: str, patch: RawDict, template
             _patch_containers(found, f"{path}.{key}", value, pod_spec.setdefault(key, []))
 
 
-def _patch_containers(found: errors.ErrorList, path: str, patches: list[RawDict], containers: list) -> None:
+def _patch_containers(
+    found: fields.ErrorList, path: str, patches: list[fields.RawDict], containers: list
+) -> None:
     for index, patch in enumerate(patches):
         name = patch.get("name")
         container = next((x for x in containers if isinstance(x, dict) and x.get("name") == name), None)
@@ -309,7 +309,7 @@ def _merge_list(current: object, extra: list, key: str) -> list:
     return kept
 
 
-def _override_trainer_container(container: RawDict, trainer: spec.Trainer) -> None:
+def _override_trainer_container(container: fields.RawDict, trainer: spec.Trainer) -> None:
     if trainer.image is not None:
         container["image"] = trainer.image
     if trainer.command is not None:
@@ -318,7 +318,7 @@ def _override_trainer_container(container: RawDict, trainer: spec.Trainer) -> No
         container["args"] = list(trainer.args)
 
 
-def _apply_initializer(container: RawDict | None, source: spec.Initializer | None) -> None:
+def _apply_initializer(container: fields.RawDict | None, source: spec.Initializer | None) -> None:
     if container is None or source is None:
         return
     if source.storage_uri is not None:
@@ -328,7 +328,7 @@ def _apply_initializer(container: RawDict | None, source: spec.Initializer | Non
         container.setdefault("envFrom", []).append({"secretRef": {"name": source.secret_name}})
 
 
-def _runtime_trainer_resources(runtime: spec.Runtime) -> RawDict | None:
+def _runtime_trainer_resources(runtime: spec.Runtime) -> fields.RawDict | None:
     """The runtime's trainer container resources: what resourcesPerNode is when a TrainJob sets none."""
     for rjob in runtime.replicated_jobs:
         if rjob.name == c.NODE or rjob.ancestor == c.ANCESTOR_TRAINER:
@@ -338,7 +338,7 @@ def _runtime_trainer_resources(runtime: spec.Runtime) -> RawDict | None:
     return None
 
 
-def _merge_resources(container: RawDict, resources: RawDict) -> None:
+def _merge_resources(container: fields.RawDict, resources: fields.RawDict) -> None:
     """resourcesPerNode over the runtime's resources, per resource name (the job's value wins)."""
     merged = container.setdefault("resources", {})
     for part in ("limits", "requests", "claims"):
@@ -350,13 +350,13 @@ def _merge_resources(container: RawDict, resources: RawDict) -> None:
             merged.setdefault(part, {}).update(resources[part])
 
 
-def upsert_env(container: RawDict, env: tuple[RawDict, ...] | list[RawDict]) -> None:
+def upsert_env(container: fields.RawDict, env: tuple[fields.RawDict, ...] | list[fields.RawDict]) -> None:
     """Set each variable in the container's env, replacing a same-named one in place (Trainer's
     apply.UpsertEnvVars: order of first appearance is kept, so the pod spec does not churn)."""
-    fields.upsert_by_name(container.setdefault("env", []), env)
+    readers.upsert_by_name(container.setdefault("env", []), env)
 
 
-def find_container(template: RawDict, name: str, *, init: bool = False) -> RawDict | None:
+def find_container(template: fields.RawDict, name: str, *, init: bool = False) -> fields.RawDict | None:
     """The container called `name` in a pod template, or None."""
     containers = template.get("spec", {}).get("initContainers" if init else "containers") or []
     return next((x for x in containers if isinstance(x, dict) and x.get("name") == name), None)

@@ -2,7 +2,7 @@
 Trainer 2.3's API, as PyPI's kubeflow-trainer-api models it). `trainer.resolution` joins the two.
 
 Pod templates stay plain dicts (they are opaque to us, and copied before anything changes them).
-Every problem is reported with its field path, all at once (`hyperparam.space.errors`); every count (nodes,
+Every problem is reported with its field path, all at once (`fields`); every count (nodes,
 processes, replicas, parallelism) is bounded by `limits` here, so no door plans what it cannot run.
 """
 
@@ -13,13 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hyperparam.space import errors
+import fields
 from kube import podresources
 from trainer import constants as c
-from trainer import fields, policies
-
-RawDict = dict[str, Any]
-
+from trainer import policies, readers
 
 # --- The TrainJob ---------------------------------------------------------------------------------------
 
@@ -38,10 +35,10 @@ class Trainer:
     image: str | None = None
     command: tuple[str, ...] | None = None
     args: tuple[str, ...] | None = None
-    env: tuple[RawDict, ...] = ()
+    env: tuple[fields.RawDict, ...] = ()
     num_nodes: int | None = None
     num_proc_per_node: int | None = None
-    resources_per_node: RawDict | None = None
+    resources_per_node: fields.RawDict | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +46,7 @@ class Initializer:
     """`spec.initializer.dataset` or `.model`: where to download from, with which credentials."""
 
     storage_uri: str | None = None
-    env: tuple[RawDict, ...] = ()
+    env: tuple[fields.RawDict, ...] = ()
     secret_name: str | None = None
 
 
@@ -62,7 +59,7 @@ class ReplicatedJobPatch:
     job_annotations: Mapping[str, str]
     pod_labels: Mapping[str, str]
     pod_annotations: Mapping[str, str]
-    pod_spec: RawDict
+    pod_spec: fields.RawDict
 
 
 @dataclass(frozen=True)
@@ -114,7 +111,7 @@ class ReplicatedJob:
     ancestor: str | None
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
-    pod_template: RawDict
+    pod_template: fields.RawDict
     depends_on: tuple[Dependency, ...]
 
 
@@ -128,7 +125,7 @@ class ClaimTemplate:
     name: str
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
-    spec: RawDict
+    spec: fields.RawDict
     owned: bool
 
 
@@ -159,7 +156,7 @@ class Runtime:
 
 def parse_train_job(obj: Mapping[str, Any]) -> TrainJob:
     """A TrainJob manifest → `TrainJob`, or `SpecError` naming every wrong field."""
-    found = errors.ErrorList()
+    found = fields.ErrorList()
     metadata = fields.obj(found, "metadata", obj.get("metadata"))
     spec = fields.obj(found, "spec", obj.get("spec"))
     name = fields.text(found, "metadata.name", metadata.get("name"), required=True) or ""
@@ -200,7 +197,7 @@ def parse_train_job(obj: Mapping[str, Any]) -> TrainJob:
 
 def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
     """A TrainingRuntime or ClusterTrainingRuntime manifest → `Runtime`, or `SpecError`."""
-    found = errors.ErrorList()
+    found = fields.ErrorList()
     kind = obj.get("kind", c.CLUSTER_TRAINING_RUNTIME)
     if kind not in c.RUNTIME_KINDS:
         found.add("kind", f"must be one of {', '.join(c.RUNTIME_KINDS)}, not {kind!r}")
@@ -224,7 +221,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
         annotations_to_propagate=fields.text_map(
             found, "spec.template.metadata.annotations", template_metadata.get("annotations")
         ),
-        subdomain=fields.dns_label(found, "spec.template.spec.network.subdomain", network.get("subdomain")),
+        subdomain=readers.dns_label(found, "spec.template.spec.network.subdomain", network.get("subdomain")),
         # JobSet publishes not-ready addresses unless told otherwise: MPI's launcher must resolve nodes early.
         publish_not_ready_addresses=True if publish is None else bool(publish),
         replicated_jobs=_replicated_jobs(found, template_spec.get("replicatedJobs")),
@@ -237,20 +234,22 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
 # --- Field parsers --------------------------------------------------------------------------------------
 
 
-def _trainer(found: errors.ErrorList, raw: object) -> Trainer | None:
+def _trainer(found: fields.ErrorList, raw: object) -> Trainer | None:
     if raw is None:
         return None
     spec = fields.obj(found, "spec.trainer", raw)
     resources = _resources(found, "spec.trainer.resourcesPerNode", spec.get("resourcesPerNode"))
     return Trainer(
         image=fields.text(found, "spec.trainer.image", spec.get("image")),
-        command=fields.texts(found, "spec.trainer.command", spec.get("command")),
-        args=fields.texts(found, "spec.trainer.args", spec.get("args")),
-        env=fields.env(found, "spec.trainer.env", spec.get("env")),
-        num_nodes=fields.count(
+        command=fields.texts(
+            found, "spec.trainer.command", spec.get("command"), max_items=readers.MAX_ARGUMENTS
+        ),
+        args=fields.texts(found, "spec.trainer.args", spec.get("args"), max_items=readers.MAX_ARGUMENTS),
+        env=readers.env(found, "spec.trainer.env", spec.get("env")),
+        num_nodes=readers.count(
             found, "spec.trainer.numNodes", spec.get("numNodes"), what="nodes", bound="replicas_per_job"
         ),
-        num_proc_per_node=fields.count(
+        num_proc_per_node=readers.count(
             found,
             "spec.trainer.numProcPerNode",
             spec.get("numProcPerNode"),
@@ -261,7 +260,7 @@ def _trainer(found: errors.ErrorList, raw: object) -> Trainer | None:
     )
 
 
-def _resources(found: errors.ErrorList, path: str, raw: object) -> RawDict | None:
+def _resources(found: fields.ErrorList, path: str, raw: object) -> fields.RawDict | None:
     """`resourcesPerNode` as a pod's resources: `limits` and `requests` each a map of resource names to
     quantities (`4`, `"1500m"`, `"2Gi"`), `claims` a list; anything else is named and left out. The first
     wrong amount is named and the rest are not read: the API server would name every one (a map of 50,000
@@ -286,28 +285,28 @@ def _resources(found: errors.ErrorList, path: str, raw: object) -> RawDict | Non
 
 
 def _amount(value: object) -> bool:
-    return isinstance(value, (str, int, float)) and fields.quantity_value(value) is not None
+    return isinstance(value, (str, int, float)) and readers.quantity_value(value) is not None
 
 
-def _initializer(found: errors.ErrorList, path: str, raw: object) -> Initializer | None:
+def _initializer(found: fields.ErrorList, path: str, raw: object) -> Initializer | None:
     if raw is None:
         return None
     spec = fields.obj(found, path, raw)
     secret = fields.obj(found, f"{path}.secretRef", spec.get("secretRef"))
     return Initializer(
         storage_uri=fields.text(found, f"{path}.storageUri", spec.get("storageUri")),
-        env=fields.env(found, f"{path}.env", spec.get("env")),
+        env=readers.env(found, f"{path}.env", spec.get("env")),
         secret_name=fields.text(
             found, f"{path}.secretRef.name", secret.get("name"), required="secretRef" in spec
         ),
     )
 
 
-def _runtime_patches(found: errors.ErrorList, raw: object) -> tuple[RuntimePatch, ...]:
+def _runtime_patches(found: fields.ErrorList, raw: object) -> tuple[RuntimePatch, ...]:
     patches = []
     managers: set[str] = set()
     for index, item in enumerate(
-        fields.items(found, "spec.runtimePatches", raw, max_items=fields.MAX_RUNTIME_PATCHES)
+        fields.items(found, "spec.runtimePatches", raw, max_items=readers.MAX_RUNTIME_PATCHES)
     ):
         path = f"spec.runtimePatches[{index}]"
         entry = fields.obj(found, path, item)
@@ -326,7 +325,7 @@ def _runtime_patches(found: errors.ErrorList, raw: object) -> tuple[RuntimePatch
                 found,
                 f"{tpath}.spec.replicatedJobs",
                 tspec.get("replicatedJobs"),
-                max_items=fields.MAX_REPLICATED_JOBS,
+                max_items=readers.MAX_REPLICATED_JOBS,
             )
         ):
             jpath = f"{tpath}.spec.replicatedJobs[{jindex}]"
@@ -371,7 +370,7 @@ def _runtime_patches(found: errors.ErrorList, raw: object) -> tuple[RuntimePatch
     return tuple(patches)
 
 
-def _volume_claims(found: errors.ErrorList, raw: object) -> tuple[ClaimTemplate, ...]:
+def _volume_claims(found: fields.ErrorList, raw: object) -> tuple[ClaimTemplate, ...]:
     """JobSet's `volumeClaimPolicies`: each policy's claim templates, with its retention policy."""
     claims: list[ClaimTemplate] = []
     for index, item in enumerate(fields.items(found, "spec.template.spec.volumeClaimPolicies", raw)):
@@ -391,7 +390,7 @@ def _volume_claims(found: errors.ErrorList, raw: object) -> tuple[ClaimTemplate,
             template = fields.obj(found, tpath, template_item)
             metadata = fields.obj(found, f"{tpath}.metadata", template.get("metadata"))
             name = (
-                fields.dns_label(found, f"{tpath}.metadata.name", metadata.get("name"), required=True) or ""
+                readers.dns_label(found, f"{tpath}.metadata.name", metadata.get("name"), required=True) or ""
             )
             if any(claim.name == name for claim in claims):
                 found.add(f"{tpath}.metadata.name", f"{name!r} is used by an earlier claim template")
@@ -409,9 +408,9 @@ def _volume_claims(found: errors.ErrorList, raw: object) -> tuple[ClaimTemplate,
     return tuple(claims)
 
 
-def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJob, ...]:
+def _replicated_jobs(found: fields.ErrorList, raw: object) -> tuple[ReplicatedJob, ...]:
     items = fields.items(
-        found, "spec.template.spec.replicatedJobs", raw, max_items=fields.MAX_REPLICATED_JOBS
+        found, "spec.template.spec.replicatedJobs", raw, max_items=readers.MAX_REPLICATED_JOBS
     )
     if not items:
         found.add("spec.template.spec.replicatedJobs", "must list at least one replicated job")
@@ -419,7 +418,7 @@ def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJo
     for index, item in enumerate(items):
         path = f"spec.template.spec.replicatedJobs[{index}]"
         entry = fields.obj(found, path, item)
-        name = fields.dns_label(found, f"{path}.name", entry.get("name"), required=True) or ""
+        name = readers.dns_label(found, f"{path}.name", entry.get("name"), required=True) or ""
         if any(job.name == name for job in jobs):
             found.add(f"{path}.name", f"{name!r} is used by an earlier replicated job")
         template = fields.obj(found, f"{path}.template", entry.get("template"))
@@ -443,14 +442,14 @@ def _replicated_jobs(found: errors.ErrorList, raw: object) -> tuple[ReplicatedJo
             if dep_name and all(job.name != dep_name for job in jobs):
                 found.add(f"{dpath}.name", f"must name an earlier replicated job, not {dep_name!r}")
             depends_on.append(Dependency(dep_name, status))
-        replicas = fields.count(
+        replicas = readers.count(
             found, f"{path}.replicas", entry.get("replicas"), what="replicas", bound="replicas_per_job"
         )
         jobs.append(
             ReplicatedJob(
                 name=name,
                 replicas=1 if replicas is None else replicas,
-                parallelism=fields.count(
+                parallelism=readers.count(
                     found,
                     f"{path}.template.spec.parallelism",
                     job_spec.get("parallelism"),

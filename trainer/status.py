@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import fields
 from kube import times
 from kube.conditions import FALSE, TRUE, set_condition
 from trainer import constants as c
 from trainer import plan as planning
 from trainer import spec
-
-RawDict = dict[str, Any]
 
 SUSPENDED = "Suspended"
 COMPLETE = "Complete"
@@ -53,7 +52,7 @@ class JobState:
             return self.succeeded >= self.replicas
         return self.ready + self.succeeded >= self.replicas
 
-    def manifest(self) -> RawDict:
+    def manifest(self) -> fields.RawDict:
         return {
             "name": self.name,
             "ready": self.ready,
@@ -68,8 +67,8 @@ class JobState:
 class Outcome:
     """A reconcile's decision: the status to write, the pods to create and delete, when to look again."""
 
-    status: RawDict
-    create: tuple[RawDict, ...] = ()
+    status: fields.RawDict
+    create: tuple[fields.RawDict, ...] = ()
     delete: tuple[Mapping[str, Any], ...] = ()
     delete_reason: str = ""
     requeue_after: float | None = None
@@ -202,7 +201,7 @@ def decide(
 
     A finished TrainJob keeps its conditions and only loses its running pods (JobSet deletes a finished
     JobSet's active Jobs: MPI's sshd nodes once the launcher is done)."""
-    conditions: list[RawDict] = [
+    conditions: list[fields.RawDict] = [
         dict(cond) for cond in previous.get("conditions") or [] if isinstance(cond, dict)
     ]
     live = [pod for pod in pods if not is_terminating(pod)]
@@ -228,7 +227,11 @@ def decide(
         elif ends is not None:
             requeue = (ends - now).total_seconds()
         done = finished({"conditions": conditions})
-    status: RawDict = {**previous, "conditions": conditions, "jobsStatus": [s.manifest() for s in states]}
+    status: fields.RawDict = {
+        **previous,
+        "conditions": conditions,
+        "jobsStatus": [s.manifest() for s in states],
+    }
     if not status["conditions"]:
         del status["conditions"]
     if done or job.suspend:
@@ -245,12 +248,12 @@ def decide(
     return Outcome(status, create=create, requeue_after=requeue)
 
 
-def failed_past_limits(previous: Mapping[str, Any], message: str, now: datetime) -> RawDict:
+def failed_past_limits(previous: Mapping[str, Any], message: str, now: datetime) -> fields.RawDict:
     """The status of a TrainJob that asks for more than `limits` allows: Failed (LimitExceeded, `message`
     naming each field and bound), nothing else changed. One that already finished keeps its ending."""
     if finished(previous):
         return dict(previous)
-    conditions: list[RawDict] = [
+    conditions: list[fields.RawDict] = [
         dict(cond) for cond in previous.get("conditions") or [] if isinstance(cond, dict)
     ]
     conditions = set_condition(conditions, FAILED, TRUE, LIMIT_EXCEEDED_REASON, message, now)

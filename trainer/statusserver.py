@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
+import fields
 from trainer import constants as c
-from trainer import fields
-
-RawDict = dict[str, Any]
+from trainer import readers
 
 # Trainer's names (trainjobstatus.go, statusserver/utils.go), so its SDK and HF's callback find them.
 ENV_URL = "KUBEFLOW_TRAINER_SERVER_URL"
@@ -58,7 +56,7 @@ class StatusServer:
             raise ValueError("the status server's CA must be a PEM certificate")
 
 
-def env(server: StatusServer, namespace: str, name: str) -> list[RawDict]:
+def env(server: StatusServer, namespace: str, name: str) -> list[fields.RawDict]:
     return [
         {"name": ENV_URL, "value": server.url.rstrip("/") + status_path(namespace, name)},
         {"name": ENV_CA_CERT, "value": f"{MOUNT_PATH}/{CA_CERT_KEY}"},
@@ -66,7 +64,7 @@ def env(server: StatusServer, namespace: str, name: str) -> list[RawDict]:
     ]
 
 
-def volume(namespace: str, name: str) -> RawDict:
+def volume(namespace: str, name: str) -> fields.RawDict:
     """One projected volume: a short-lived token for this TrainJob's audience, and the CA beside it."""
     return {
         "name": VOLUME,
@@ -90,23 +88,23 @@ def volume(namespace: str, name: str) -> RawDict:
     }
 
 
-def volume_mount() -> RawDict:
+def volume_mount() -> fields.RawDict:
     return {"name": VOLUME, "mountPath": MOUNT_PATH, "readOnly": True}
 
 
-def inject(pod_templates: Iterable[RawDict], server: StatusServer, namespace: str, name: str) -> None:
+def inject(pod_templates: Iterable[fields.RawDict], server: StatusServer, namespace: str, name: str) -> None:
     """Give every container of the trainer step's pod templates the env and the mount, and each template
     the volume (in place; an existing entry of the same name is replaced, as Trainer's Upsert* do)."""
     variables = env(server, namespace, name)
     for template in pod_templates:
         pod_spec = template.setdefault("spec", {})
         for container in pod_spec.get("containers") or []:
-            fields.upsert_by_name(container.setdefault("env", []), variables)
-            fields.upsert_by_name(container.setdefault("volumeMounts", []), [volume_mount()])
-        fields.upsert_by_name(pod_spec.setdefault("volumes", []), [volume(namespace, name)])
+            readers.upsert_by_name(container.setdefault("env", []), variables)
+            readers.upsert_by_name(container.setdefault("volumeMounts", []), [volume_mount()])
+        readers.upsert_by_name(pod_spec.setdefault("volumes", []), [volume(namespace, name)])
 
 
-def ca_config_map(server: StatusServer, namespace: str, name: str, owner: RawDict) -> RawDict:
+def ca_config_map(server: StatusServer, namespace: str, name: str, owner: fields.RawDict) -> fields.RawDict:
     """`<trainjob>-tls-config`: the CA the projected volume reads, in the TrainJob's namespace (a pod can
     mount ConfigMaps of its own namespace only), owned by the TrainJob. Labelled with the JobSet name, as
     the hostfile ConfigMap is, because the controller selects a TrainJob's children by it (Trainer's own

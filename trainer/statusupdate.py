@@ -13,12 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-from hyperparam.space import errors
+import fields
 from trainer import constants as c
-
-RawDict = dict[str, Any]
 
 # Trainer's TrainerStatus (pkg/apis/trainer/v1alpha1/trainjob_types.go): int32 fields, kubebuilder limits.
 MAX_PERCENTAGE = 100
@@ -50,10 +47,10 @@ class TrainerStatus:
     metrics: tuple[Metric, ...]
     last_updated_time: datetime
 
-    def as_status(self) -> RawDict:
+    def as_status(self) -> fields.RawDict:
         """The field as the API server stores it and Trainer's server echoes it: unknowns left out, the
         time in RFC 3339 to the second, UTC (metav1.Time)."""
-        body: RawDict = {}
+        body: fields.RawDict = {}
         if self.progress_percentage is not None:
             body["progressPercentage"] = self.progress_percentage
         if self.estimated_remaining_seconds is not None:
@@ -63,7 +60,7 @@ class TrainerStatus:
         body["lastUpdatedTime"] = format_time(self.last_updated_time)
         return body
 
-    def status_patch(self, job_uid: str) -> list[RawDict]:
+    def status_patch(self, job_uid: str) -> list[fields.RawDict]:
         """A JSON patch (RFC 6902) of the status subresource that applies only to the TrainJob whose uid is
         `job_uid`, the one the reporting pod belongs to: its `test` fails on any other (an earlier TrainJob
         of the same name, or a uid a forged owner reference claims), and nothing is written. Then
@@ -113,7 +110,7 @@ def loads(body: bytes | str) -> object:
 def parse(body: object) -> TrainerStatus | None:
     """The report's trainer status, None when it has none (Trainer answers such a report 200 and writes
     nothing). SpecError names every wrong field, e.g. `trainerStatus.metrics[3].value`."""
-    found = errors.ErrorList()
+    found = fields.ErrorList()
     if not isinstance(body, dict):
         found.add("<body>", f"must be a JSON object, not {_type(body)}")
         found.raise_if_any()
@@ -151,7 +148,7 @@ def _shown(value: object) -> str:
     )
 
 
-def _integer(found: errors.ErrorList, path: str, value: object, maximum: int) -> int | None:
+def _integer(found: fields.ErrorList, path: str, value: object, maximum: int) -> int | None:
     if value is None:
         return None
     if isinstance(value, HugeInteger):
@@ -166,7 +163,7 @@ def _integer(found: errors.ErrorList, path: str, value: object, maximum: int) ->
     return value
 
 
-def _metrics(found: errors.ErrorList, value: object) -> tuple[Metric, ...]:
+def _metrics(found: fields.ErrorList, value: object) -> tuple[Metric, ...]:
     path = f"{ROOT}.metrics"
     if value is None:
         return ()
@@ -188,7 +185,7 @@ def _metrics(found: errors.ErrorList, value: object) -> tuple[Metric, ...]:
     return tuple(metrics)
 
 
-def _metric_text(found: errors.ErrorList, path: str, value: object) -> str | None:
+def _metric_text(found: fields.ErrorList, path: str, value: object) -> str | None:
     if value is None or value == "":
         found.add(path, "is required")
         return None
@@ -215,7 +212,7 @@ def _storable(text: str) -> bool:
     return True
 
 
-def _time(found: errors.ErrorList, path: str, value: object) -> datetime | None:
+def _time(found: fields.ErrorList, path: str, value: object) -> datetime | None:
     """An RFC 3339 date-time with its offset (what metav1.Time reads)."""
     if value is None or value == "":
         # Trainer's CRD: "lastUpdatedTime is required when trainerStatus is present".
@@ -250,7 +247,7 @@ class Owner:
     uid: str
 
 
-def owner_of(pod: RawDict, job_name: str) -> Owner | None:
+def owner_of(pod: fields.RawDict, job_name: str) -> Owner | None:
     """The TrainJob `job_name` when `pod` is one of its pods: labelled with its JobSet name and controlled
     by it (both, so neither a copied label nor a stray owner reference is enough); else None."""
     metadata = pod.get("metadata") or {}

@@ -20,7 +20,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from hyperparam.space import errors
+import fields
 from kube import errors as kube_errors
 from kube import names
 from trainer import constants as c
@@ -133,7 +133,7 @@ def _parse(request: HttpRequest, name: str) -> statusupdate.TrainerStatus | None
         raise reporting.Refused(422, "Invalid", "Invalid payload: the body is not JSON") from None
     try:
         return statusupdate.parse(body)
-    except errors.SpecError as error:
+    except fields.SpecError as error:
         detail = ", ".join(str(problem) for problem in error.errors)
         message = f'{c.TRAIN_JOB_KIND}.{c.GROUP} "{name}" is invalid: {detail}'
         raise reporting.Refused(422, "Invalid", message) from None

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from fields import as_dict, as_int
 from jobs import bounds
 from jobs.controllers import job_resource
 from jobs.frameworks import PyTorch, elastic
-from jobs.spec import API_GROUP, as_dict, as_int, job_spec
+from jobs.spec import API_GROUP, job_spec
 from kube.client import get_client
 from kube.errors import NotFound
 

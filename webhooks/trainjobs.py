@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from hyperparam.space import SpecError
+from fields import SpecError
 from kube import crds
 from kube.client import get_client
 from kube.errors import InvalidName, NotFound

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from access import podsecurity
+from fields import SpecError
 from hyperparam import manifests as sweep_manifests
-from hyperparam.space import SpecError
 from hyperparam.sweep import parse_sweep
 from jobs import apigroups
 from jobs.frameworks import Framework, UnknownKind, framework_class

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import fields
 from kube import podsecurity
 from kube.podsecurity import Container, PodView, Volume
 
@@ -24,9 +25,9 @@ POD_TEMPLATE_KINDS = ("container", "script", "containerSet")
 def workflow_pod_views(spec: object, path: str = "spec") -> list[PodView]:
     """A view per pod-making template of the WorkflowSpec `spec` (found at `path` in the document), plus
     one for the Workflow's own pod-wide fields, so they are checked even when no template makes a pod."""
-    workflow = _mapping(spec)
+    workflow = fields.as_dict(spec)
     views = [_workflow_view(workflow, path)]
-    defaults = _mapping(workflow.get("templateDefaults"))
+    defaults = fields.as_dict(workflow.get("templateDefaults"))
     if defaults:
         views.append(_template_view(workflow, path, defaults, f"{path}.templateDefaults"))
     for position, template in podsecurity.items(workflow.get("templates")):
@@ -36,16 +37,16 @@ def workflow_pod_views(spec: object, path: str = "spec") -> list[PodView]:
 
 
 def _workflow_view(workflow: Mapping[str, Any], path: str) -> PodView:
-    pod_metadata = _mapping(workflow.get("podMetadata"))
+    pod_metadata = fields.as_dict(workflow.get("podMetadata"))
     return PodView(
         path=path,
         pod={"hostNetwork": workflow.get("hostNetwork")},
         security_path=f"{path}.securityContext",
-        security=_mapping(workflow.get("securityContext")),
+        security=fields.as_dict(workflow.get("securityContext")),
         containers=(),
         volumes=tuple(_volumes(workflow, path)),
         annotations_path=f"{path}.podMetadata.annotations",
-        annotations=_mapping(pod_metadata.get("annotations")),
+        annotations=fields.as_dict(pod_metadata.get("annotations")),
         service_accounts=_service_accounts(workflow, path),
         spec_patches=_spec_patch(workflow, path),
     )
@@ -60,7 +61,7 @@ def _template_view(
     if isinstance(own_security, dict):
         security_path, security = f"{where}.securityContext", own_security
     else:
-        security_path, security = f"{path}.securityContext", _mapping(workflow.get("securityContext"))
+        security_path, security = f"{path}.securityContext", fields.as_dict(workflow.get("securityContext"))
     return PodView(
         path=path,
         pod={"hostNetwork": workflow.get("hostNetwork")},
@@ -69,7 +70,7 @@ def _template_view(
         containers=tuple(_containers(template, where)),
         volumes=(*_volumes(workflow, path), *_volumes(template, where)),
         annotations_path=f"{where}.metadata.annotations",
-        annotations=_mapping(_mapping(template.get("metadata")).get("annotations")),
+        annotations=fields.as_dict(fields.as_dict(template.get("metadata")).get("annotations")),
         service_accounts=_service_accounts(template, where),
         spec_patches=_spec_patch(template, where),
     )
@@ -82,30 +83,26 @@ def _containers(template: Mapping[str, Any], where: str) -> Iterator[Container]:
         main = template.get(key)
         if isinstance(main, dict):
             yield Container(f"{where}.{key}", {"name": "main", **main})
-    container_set = _mapping(template.get("containerSet"))
+    container_set = fields.as_dict(template.get("containerSet"))
     for position, body in podsecurity.items(container_set.get("containers")):
         yield Container(f"{where}.containerSet.containers[{position}]", body)
     for position, body in podsecurity.items(template.get("sidecars")):
         yield Container(f"{where}.sidecars[{position}]", body)
 
 
-def _volumes(fields: Mapping[str, Any], where: str) -> Iterator[Volume]:
-    for position, body in podsecurity.items(fields.get("volumes")):
+def _volumes(pod_fields: Mapping[str, Any], where: str) -> Iterator[Volume]:
+    for position, body in podsecurity.items(pod_fields.get("volumes")):
         yield Volume(f"{where}.volumes[{position}]", body)
 
 
-def _service_accounts(fields: Mapping[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+def _service_accounts(pod_fields: Mapping[str, Any], where: str) -> tuple[tuple[str, str], ...]:
     """The pod's service account and the executor's (Argo runs its wait container as the latter)."""
-    executor = _mapping(fields.get("executor"))
+    executor = fields.as_dict(pod_fields.get("executor"))
     return (
-        *podsecurity.service_accounts(fields, where),
+        *podsecurity.service_accounts(pod_fields, where),
         *podsecurity.service_accounts(executor, f"{where}.executor"),
     )
 
 
-def _spec_patch(fields: Mapping[str, Any], where: str) -> tuple[str, ...]:
-    return (f"{where}.podSpecPatch",) if fields.get("podSpecPatch") not in (None, "") else ()
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _spec_patch(pod_fields: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    return (f"{where}.podSpecPatch",) if pod_fields.get("podSpecPatch") not in (None, "") else ()

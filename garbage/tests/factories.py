@@ -6,9 +6,9 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import fields
 from kube.crds import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 
-JsonDict = dict[str, Any]
 JOB_CRDS = (TFJOB, MXJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB, MPIJOB)
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 HOUR = 3600
@@ -19,9 +19,9 @@ def stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def pod_status(phase: str, finished_at: datetime | None = None) -> JsonDict:
+def pod_status(phase: str, finished_at: datetime | None = None) -> fields.RawDict:
     """A pod's status as the kubelet writes it: terminated containers carry finishedAt."""
-    status: JsonDict = {"phase": phase}
+    status: fields.RawDict = {"phase": phase}
     if finished_at is not None:
         status["containerStatuses"] = [
             {
@@ -44,13 +44,13 @@ def pod(
     namespace: str = "default",
     *,
     labels: dict[str, str] | None = None,
-    status: JsonDict | None = None,
-    owner: JsonDict | None = None,
-) -> JsonDict:
-    metadata: JsonDict = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
+    status: fields.RawDict | None = None,
+    owner: fields.RawDict | None = None,
+) -> fields.RawDict:
+    metadata: fields.RawDict = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
     if owner is not None:
         metadata["ownerReferences"] = [owner]
-    manifest: JsonDict = {
+    manifest: fields.RawDict = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": metadata,
@@ -70,14 +70,16 @@ def workflow_pod(
     now: datetime = START,
     workflow: str = "wf",
     extra_labels: dict[str, str] | None = None,
-) -> JsonDict:
+) -> fields.RawDict:
     """A pod of Argo workflow `workflow` that finished `finished_ago` seconds before `now`."""
     finished_at = None if finished_ago is None else now - timedelta(seconds=finished_ago)
     labels = {"workflows.argoproj.io/workflow": workflow, **(extra_labels or {})}
     return pod(name, namespace, labels=labels, status=pod_status(phase, finished_at))
 
 
-def job(kind: str, name: str, namespace: str = "default", *, clean_pod_policy: str | None = None) -> JsonDict:
+def job(
+    kind: str, name: str, namespace: str = "default", *, clean_pod_policy: str | None = None
+) -> fields.RawDict:
     spec_key = {
         "TFJob": "tfReplicaSpecs",
         "MXJob": "mxReplicaSpecs",
@@ -86,7 +88,7 @@ def job(kind: str, name: str, namespace: str = "default", *, clean_pod_policy: s
         "JAXJob": "jaxReplicaSpecs",
         "PaddleJob": "paddleReplicaSpecs",
     }[kind]
-    spec: JsonDict = {
+    spec: fields.RawDict = {
         spec_key: {
             "Worker": {
                 "replicas": 1,
@@ -104,7 +106,7 @@ def job(kind: str, name: str, namespace: str = "default", *, clean_pod_policy: s
     }
 
 
-def finished_job_status(finished_at: datetime, condition: str = "Succeeded") -> JsonDict:
+def finished_job_status(finished_at: datetime, condition: str = "Succeeded") -> fields.RawDict:
     time = stamp(finished_at)
     return {
         "conditions": [
@@ -115,7 +117,7 @@ def finished_job_status(finished_at: datetime, condition: str = "Succeeded") -> 
     }
 
 
-def controller_reference(job_object: JsonDict) -> JsonDict:
+def controller_reference(job_object: fields.RawDict) -> fields.RawDict:
     return {
         "apiVersion": "argoml.io/v1alpha1",
         "kind": job_object["kind"],
@@ -127,9 +129,9 @@ def controller_reference(job_object: JsonDict) -> JsonDict:
 
 
 def service(
-    name: str, namespace: str = "default", *, labels: dict[str, str], owner: JsonDict | None
-) -> JsonDict:
-    metadata: JsonDict = {"name": name, "namespace": namespace, "labels": labels}
+    name: str, namespace: str = "default", *, labels: dict[str, str], owner: fields.RawDict | None
+) -> fields.RawDict:
+    metadata: fields.RawDict = {"name": name, "namespace": namespace, "labels": labels}
     if owner is not None:
         metadata["ownerReferences"] = [owner]
     return {
@@ -140,7 +142,7 @@ def service(
     }
 
 
-def put(store: Any, obj: JsonDict) -> JsonDict:
+def put(store: Any, obj: fields.RawDict) -> fields.RawDict:
     """Create `obj` in the store with its status (a create alone drops status, as the API server does)."""
     obj = copy.deepcopy(obj)
     status = obj.pop("status", None)

@@ -17,9 +17,9 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 
+from fields import ErrorList
 from hyperparam.space import numbers
 from hyperparam.space.domains import Choice, Domain, IntUniform, Range, Uniform, render_scalar
-from hyperparam.space.errors import ErrorList
 
 # JSON integers Kubernetes (and our client) carry: a larger one must be written as a string.
 _INT64 = 2**63
@@ -146,7 +146,7 @@ def _parse_range(name: str, raw: object, path: str, errors: ErrorList) -> Range 
         else:
             errors.add(f"{path}.step", "required for a range of decimals (integer ranges default to 1)")
     if step is not None and step <= 0:
-        errors.add(f"{path}.step", f"must be > 0 (got {step})")
+        errors.add(f"{path}.step", f"must be > 0, not {step}")
     if start is not None and stop is not None and stop < start:
         errors.add(f"{path}.max", f"must be >= min ({stop} < {start})")
     if errors.count > count or start is None or stop is None or step is None:
@@ -166,7 +166,7 @@ def _parse_uniform(name: str, raw: object, path: str, errors: ErrorList, *, log:
         if high < low:
             errors.add(f"{path}.max", f"must be >= min ({high} < {low})")
         if log and low <= 0:
-            errors.add(f"{path}.min", f"must be > 0 for a log scale (got {low})")
+            errors.add(f"{path}.min", f"must be > 0 for a log scale, not {low}")
     if errors.count > count or low is None or high is None:
         return None
     return Uniform(name, float(low), float(high), log=log)
@@ -185,14 +185,14 @@ def _parse_int(name: str, raw: object, path: str, errors: ErrorList) -> IntUnifo
     if not isinstance(log, bool):
         errors.add(f"{path}.log", "must be true or false")
     if step is not None and step <= 0:
-        errors.add(f"{path}.step", f"must be > 0 (got {step})")
+        errors.add(f"{path}.step", f"must be > 0, not {step}")
     if low is not None and high is not None and high < low:
         errors.add(f"{path}.max", f"must be >= min ({high} < {low})")
     if log is True:
         if step != 1:
             errors.add(f"{path}.step", "must be 1 when log is true")
         if low is not None and low < 1:
-            errors.add(f"{path}.min", f"must be >= 1 when log is true (got {low})")
+            errors.add(f"{path}.min", f"must be >= 1 when log is true, not {low}")
     if errors.count > count or low is None or high is None or step is None:
         return None
     return IntUniform(name, low, high, step, log=bool(log))
@@ -215,12 +215,12 @@ def _required_number(raw: Mapping[str, object], key: str, path: str, errors: Err
         return None
     number = numbers.as_decimal(raw[key])
     if number is None:
-        errors.add(f"{path}.{key}", f"must be a finite number (got {_shown(raw[key])})")
+        errors.add(f"{path}.{key}", f"must be a finite number, not {_shown(raw[key])}")
     elif not _float_holds(number):
         errors.add(
             f"{path}.{key}",
-            "must be a number a 64-bit float holds: 0, or between about 5e-324 and 1.8e308 in size "
-            f"(got {_shown(raw[key])})",
+            "must be a number a 64-bit float holds: 0, or between about 5e-324 and 1.8e308 in size, "
+            f"not {_shown(raw[key])}",
         )
         return None
     return number
@@ -249,6 +249,6 @@ def _required_integer(raw: Mapping[str, object], key: str, path: str, errors: Er
     if number is None:
         return None
     if number != number.to_integral_value():
-        errors.add(f"{path}.{key}", f"must be an integer (got {raw[key]!r})")
+        errors.add(f"{path}.{key}", f"must be an integer, not {raw[key]!r}")
         return None
     return int(number)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 import limits
+from fields import SpecError
 from hyperparam import manifests
-from hyperparam.space import SpecError
 from hyperparam.sweep import parse_sweep
 from hyperparam.tests.conftest import TRAIN_TEMPLATE, make_hpw, make_spec
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from fields import SpecError
 from hyperparam.batching import (
     BATCH_BUDGET_BYTES,
     MAX_TRIALS_PER_BATCH,
@@ -28,7 +29,6 @@ from hyperparam.manifests import (
     sweep_selector,
     workflow_name,
 )
-from hyperparam.space import SpecError
 from hyperparam.sweep import PlannedTrial
 from hyperparam.tests import fake_argo
 from hyperparam.tests.conftest import TRAIN_TEMPLATE, make_hpw, make_spec

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from fields import ErrorList, SpecError
 from hyperparam.space import (
     Choice,
-    ErrorList,
     IntUniform,
     Range,
     SearchSpace,
-    SpecError,
     Uniform,
     parse_hyperparams,
     unit_draw,
@@ -150,14 +149,14 @@ def test_range_integer_flag_follows_how_bounds_were_written():
 @pytest.mark.parametrize(
     ("range_", "expected"),
     [
-        ({"min": 0, "max": 1, "step": 0}, "spec.hyperparams[0].range.step: must be > 0 (got 0)"),
-        ({"min": 0, "max": 1, "step": -0.5}, "spec.hyperparams[0].range.step: must be > 0 (got -0.5)"),
+        ({"min": 0, "max": 1, "step": 0}, "spec.hyperparams[0].range.step: must be > 0, not 0"),
+        ({"min": 0, "max": 1, "step": -0.5}, "spec.hyperparams[0].range.step: must be > 0, not -0.5"),
         ({"min": 2, "max": 1, "step": 1}, "spec.hyperparams[0].range.max: must be >= min (1 < 2)"),
         ({"min": 0.1, "max": 1}, "spec.hyperparams[0].range.step: required for a range of decimals"),
         ({"max": 1, "step": 1}, "spec.hyperparams[0].range.min: required"),
         (
             {"min": "a", "max": 1, "step": 1},
-            "spec.hyperparams[0].range.min: must be a finite number (got 'a')",
+            "spec.hyperparams[0].range.min: must be a finite number, not 'a'",
         ),
         ({"min": "NaN", "max": 1, "step": 1}, "spec.hyperparams[0].range.min: must be a finite number"),
         ({"min": True, "max": 1, "step": 1}, "spec.hyperparams[0].range.min: must be a finite number"),
@@ -175,7 +174,7 @@ def test_a_range_step_error_names_the_hyperparameter_position():
         {"name": "b", "values": [2]},
         {"name": "c", "range": {"min": 0, "max": 1, "step": 0}},
     )
-    assert messages == ["spec.hyperparams[2].range.step: must be > 0 (got 0)"]
+    assert messages == ["spec.hyperparams[2].range.step: must be > 0, not 0"]
 
 
 # --- sampled distributions ----------------------------------------------------------------------------------

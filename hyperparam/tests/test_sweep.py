@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hyperparam.space import SpecError
+from fields import SpecError
 from hyperparam.sweep import DEFAULT_PARALLELISM, parse_sweep, seed_from_uid
 from hyperparam.tests.conftest import make_spec
 
@@ -88,7 +88,7 @@ def test_the_metric_must_be_an_output_of_the_entrypoint(spec):
         ({"goal": "minimize"}, "spec.objective.metric: required"),
         (
             {"metric": "loss", "goal": "lower"},
-            "spec.objective.goal: must be minimize or maximize (got 'lower')",
+            "spec.objective.goal: must be minimize or maximize, not 'lower'",
         ),
         (
             {"metric": "loss", "goal": "maximize", "target": "high"},
@@ -119,7 +119,7 @@ def test_the_objective_target_is_kept_as_a_float(spec):
         ),
         (
             {"algorithm": "bayes"},
-            "spec.algorithm: must be one of grid, random, tpe, cmaes, qmc (got 'bayes')",
+            "spec.algorithm: must be one of grid, random, tpe, cmaes, qmc, not 'bayes'",
         ),
         ({"algorithm": 3}, "spec.algorithm: must be an algorithm name (grid | random | tpe | cmaes | qmc)"),
         (
@@ -127,7 +127,10 @@ def test_the_objective_target_is_kept_as_a_float(spec):
             "spec.algorithm.samples: only random search takes samples",
         ),
         ({"algorithm": {"name": "random"}}, "spec.algorithm.samples: required for random search"),
-        ({"algorithm": {"name": "random", "samples": 0}}, "spec.algorithm.samples: must be >= 1 (got 0)"),
+        (
+            {"algorithm": {"name": "random", "samples": 0}},
+            "spec.algorithm.samples: must be at least 1, not 0",
+        ),
         (
             {"algorithm": {"name": "random", "samples": 5, "seed": -1}},
             "spec.algorithm.seed: must be between 0",
@@ -138,11 +141,11 @@ def test_the_objective_target_is_kept_as_a_float(spec):
         ),
         ({"algorithm": {"name": "random", "samples": 5, "seeds": 1}}, "spec.algorithm.seeds: unknown field"),
         ({"algorithm": {"name": "tpe"}}, "spec.maxTrials: required for tpe search"),
-        ({"parallelism": 0}, "spec.parallelism: must be >= 1 (got 0)"),
-        ({"parallelism": "4"}, "spec.parallelism: must be an integer (got '4')"),
-        ({"parallelism": True}, "spec.parallelism: must be an integer (got True)"),
-        ({"maxTrials": 0}, "spec.maxTrials: must be >= 1 (got 0)"),
-        ({"maxFailedTrials": -1}, "spec.maxFailedTrials: must be >= 0 (got -1)"),
+        ({"parallelism": 0}, "spec.parallelism: must be at least 1, not 0"),
+        ({"parallelism": "4"}, "spec.parallelism: must be an integer, not '4'"),
+        ({"parallelism": True}, "spec.parallelism: must be an integer, not True"),
+        ({"maxTrials": 0}, "spec.maxTrials: must be at least 1, not 0"),
+        ({"maxFailedTrials": -1}, "spec.maxFailedTrials: must be at least 0, not -1"),
         ({"maxTrial": 5}, "spec.maxTrial: unknown field"),
     ],
 )

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, cast
 
+import fields
 from jobs import spec as jobspec
 
 
@@ -113,7 +114,7 @@ class Framework(Generic[jobspec.OptionsT]):
         this default: no options (None)."""
         return cast(jobspec.OptionsT, None)
 
-    def validate_extra_fields(self, spec: dict[str, Any]) -> list[jobspec.FieldError]:
+    def validate_extra_fields(self, spec: dict[str, Any]) -> list[fields.FieldError]:
         """Check `extra_spec_fields` and `optional_spec_fields`; the default accepts anything."""
         return []
 

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import fields
+from fields import FieldError, as_dict, as_int
 from jobs.frameworks.base import Count
-from jobs.spec import FieldError, as_dict, as_int
 
 PATH = "spec.elasticPolicy"
 BACKENDS = ("c10d", "etcd", "etcd-v2")
@@ -155,18 +156,11 @@ def validate(spec: dict[str, Any], worker_key: str | None, worker_replicas: int 
         errors.append(
             FieldError("spec.pytorchReplicaSpecs.Worker", "is required: an elastic job scales its Workers")
         )
-    bounds: dict[str, int] = {}
-    for field, minimum in (("minReplicas", 1), ("maxReplicas", 1), ("nProcPerNode", 1), ("maxRestarts", 0)):
-        value = given.get(field)
-        if value is None:
-            continue
-        number = as_int(value)
-        if number is None or number < minimum:
-            errors.append(
-                FieldError(f"{PATH}.{field}", f"must be a whole number >= {minimum}, not {value!r}")
-            )
-        else:
-            bounds[field] = number
+    found = fields.ErrorList()
+    bounds = fields.integers(
+        found, PATH, given, {"minReplicas": 1, "maxReplicas": 1, "nProcPerNode": 1, "maxRestarts": 0}
+    )
+    errors += found.errors
     low, high = bounds.get("minReplicas"), bounds.get("maxReplicas")
     if low is not None and high is not None and low > high:
         errors.append(FieldError(f"{PATH}.minReplicas", f"{low} is above maxReplicas {high}"))

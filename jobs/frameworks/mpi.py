@@ -19,9 +19,10 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from fields import FieldError, as_dict, as_int, integer_problem
 from jobs.frameworks.base import Count, Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec, as_dict, as_int, framework_container
+from jobs.spec import JobSpec, framework_container
 
 OPENMPI, INTEL, MPICH = "OpenMPI", "Intel", "MPICH"
 MPI_IMPLEMENTATIONS = (OPENMPI, INTEL, MPICH)
@@ -124,8 +125,8 @@ class MPI(Framework[MPIOptions]):
     def validate_extra_fields(self, spec: dict[str, Any]) -> list[FieldError]:
         errors = []
         slots = spec.get("slotsPerWorker", 1)
-        if as_int(slots) is None or slots < 1:
-            errors.append(FieldError("spec.slotsPerWorker", f"must be a whole number >= 1, not {slots!r}"))
+        if problem := integer_problem(slots, minimum=1):
+            errors.append(FieldError("spec.slotsPerWorker", problem))
         for field, allowed in (
             ("mpiImplementation", MPI_IMPLEMENTATIONS),
             ("launcherCreationPolicy", LAUNCHER_CREATION_POLICIES),

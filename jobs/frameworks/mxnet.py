@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fields import FieldError, as_dict
 from jobs.frameworks.base import Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec, ReplicaSpec, as_dict
+from jobs.spec import JobSpec, ReplicaSpec
 
 #: Template annotation Kubeflow copies into MX_CONFIG `labels` (used by TVM auto-tuning).
 TUNER_SERVER_KEY = "tuner-server-key"

@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import fields
+from fields import FieldError, as_dict
 from jobs.frameworks import elastic
 from jobs.frameworks.base import Count, Environment, FieldRef, Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec, as_dict, as_int, replica_count
+from jobs.spec import JobSpec, replica_count
 
 ELASTIC_PATH = elastic.PATH
 ELASTIC_FIELDS = ("minReplicas", "maxReplicas", "maxRestarts", "metrics")
@@ -80,20 +82,11 @@ class Paddle(Framework[None]):
             for key in given
             if key not in ELASTIC_FIELDS
         ]
-        bounds: dict[str, int] = {}
-        for field, minimum in (("minReplicas", 1), ("maxReplicas", 1), ("maxRestarts", 0)):
-            value = given.get(field)
-            if value is None:
-                continue
-            number = as_int(value)
-            if number is None or number < minimum:
-                errors.append(
-                    FieldError(
-                        f"{ELASTIC_PATH}.{field}", f"must be a whole number >= {minimum}, not {value!r}"
-                    )
-                )
-            else:
-                bounds[field] = number
+        found = fields.ErrorList()
+        bounds = fields.integers(
+            found, ELASTIC_PATH, given, {"minReplicas": 1, "maxReplicas": 1, "maxRestarts": 0}
+        )
+        errors += found.errors
         low, high = bounds.get("minReplicas"), bounds.get("maxReplicas")
         if low is not None and high is not None and low > high:
             errors.append(FieldError(f"{ELASTIC_PATH}.minReplicas", f"{low} is above maxReplicas {high}"))

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fields import FieldError, as_dict, as_int
 from jobs.frameworks import elastic
 from jobs.frameworks.base import Count, Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec, as_dict, as_int, replica_count
+from jobs.spec import JobSpec, replica_count
 
 NPROC_PER_NODE_WORDS = ("auto", "cpu", "gpu")
 

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fields import FieldError
 from jobs.frameworks.base import Framework
 from jobs.frameworks.registry import register
-from jobs.spec import FieldError, JobSpec
+from jobs.spec import JobSpec
 
 SUCCESS_POLICY_ALL_WORKERS = "AllWorkers"
 SUCCESS_POLICIES = ("", SUCCESS_POLICY_ALL_WORKERS)

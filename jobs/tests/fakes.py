@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import fields
 from jobs import spec as jobspec
 from jobs.frameworks import Framework, framework_class, framework_for
 from jobs.plan import Observed, Plan, parse_job, plan
@@ -121,7 +122,7 @@ def plan_job(
     framework = framework or framework_for(job.get("kind"), cluster_domain=cluster_domain)
     parsed = parse_job(job, framework)
     observed = Observed.of(parsed.spec.uid, pods, services, config_maps, **gang_reads)
-    return plan(parsed, observed, jobspec.as_dict(job.get("status")), now)
+    return plan(parsed, observed, fields.as_dict(job.get("status")), now)
 
 
 class FakeCluster:

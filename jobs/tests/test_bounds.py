@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 import limits
+from fields import FieldError
 from jobs import bounds
 from jobs import spec as jobspec
 from jobs.frameworks import MPI, Paddle, PyTorch, TensorFlow, framework_class
 from jobs.plan import parse_job
-from jobs.spec import FieldError
 from jobs.status import current_state
 from jobs.tests.fakes import T0, make_job, peak_memory, plan_job, tf_job
 from jobs.validation import validate

@@ -254,12 +254,12 @@ class TestValidation:
             (
                 {"Worker": 1},
                 {"minReplicas": 0},
-                "spec.elasticPolicy.minReplicas: must be a whole number >= 1, not 0",
+                "spec.elasticPolicy.minReplicas: must be at least 1, not 0",
             ),
             (
                 {"Worker": 1},
                 {"maxRestarts": -1},
-                "spec.elasticPolicy.maxRestarts: must be a whole number >= 0, not -1",
+                "spec.elasticPolicy.maxRestarts: must be at least 0, not -1",
             ),
             (
                 {"Worker": 1},

@@ -515,8 +515,8 @@ class TestValidation:
                 {"minAvailable": 4},
                 "minAvailable: is 4, more than the job's 3 replicas: the gang could never start",
             ),
-            ({"minAvailable": 0}, "minAvailable: must be a whole number >= 1, not 0"),
-            ({"scheduleTimeoutSeconds": -1}, "scheduleTimeoutSeconds: must be a whole number >= 0, not -1"),
+            ({"minAvailable": 0}, "minAvailable: must be at least 1, not 0"),
+            ({"scheduleTimeoutSeconds": -1}, "scheduleTimeoutSeconds: must be at least 0, not -1"),
             (
                 {"queue": "GPU_queue"},
                 "queue: 'GPU_queue' is not a valid name: a lowercase RFC 1123 subdomain",

@@ -296,8 +296,8 @@ class TestSpec:
     @pytest.mark.parametrize(
         ("field", "value", "message"),
         [
-            ("slotsPerWorker", 0, "spec.slotsPerWorker: must be a whole number >= 1, not 0"),
-            ("slotsPerWorker", "2", "spec.slotsPerWorker: must be a whole number >= 1, not '2'"),
+            ("slotsPerWorker", 0, "spec.slotsPerWorker: must be at least 1, not 0"),
+            ("slotsPerWorker", "2", "spec.slotsPerWorker: must be an integer, not '2'"),
             (
                 "mpiImplementation",
                 "OpenMP",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from jobs.spec import FieldError
+from fields import FieldError
 from jobs.tests.fakes import make_job, tf_job
 from jobs.validation import validate
 
@@ -115,13 +115,19 @@ class TestSpec:
         job["spec"]["tfReplicaSpecs"]["worker"] = job["spec"]["tfReplicaSpecs"]["Worker"]
         assert messages(job) == ["spec.tfReplicaSpecs.worker: duplicates 'Worker' (types ignore case)"]
 
-    @pytest.mark.parametrize("replicas", [-1, "2", 1.5, True])
-    def test_replicas_must_be_a_whole_number_of_at_least_zero(self, replicas):
+    @pytest.mark.parametrize(
+        ("replicas", "problem"),
+        [
+            (-1, "must be at least 0"),
+            ("2", "must be an integer"),
+            (1.5, "must be an integer"),
+            (True, "must be an integer"),
+        ],
+    )
+    def test_replicas_must_be_a_whole_number_of_at_least_zero(self, replicas, problem):
         job = tf_job(chief=1, ps=0, workers=1)
         job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = replicas
-        assert messages(job) == [
-            f"spec.tfReplicaSpecs.Worker.replicas: must be a whole number >= 0, not {replicas!r}"
-        ]
+        assert messages(job) == [f"spec.tfReplicaSpecs.Worker.replicas: {problem}, not {replicas!r}"]
 
     @pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never", "ExitCode"])
     def test_each_restart_policy_is_accepted(self, policy):
@@ -207,10 +213,10 @@ class TestRunPolicy:
         ("field", "value", "message"),
         [
             ("cleanPodPolicy", "Some", "must be one of All, Running, None, not 'Some'"),
-            ("backoffLimit", -1, "must be a whole number >= 0, not -1"),
-            ("backoffLimit", "3", "must be a whole number >= 0, not '3'"),
-            ("ttlSecondsAfterFinished", -5, "must be a whole number >= 0, not -5"),
-            ("activeDeadlineSeconds", 0, "must be a whole number >= 1, not 0"),
+            ("backoffLimit", -1, "must be at least 0, not -1"),
+            ("backoffLimit", "3", "must be an integer, not '3'"),
+            ("ttlSecondsAfterFinished", -5, "must be at least 0, not -5"),
+            ("activeDeadlineSeconds", 0, "must be at least 1, not 0"),
             ("suspend", "yes", "must be true or false, not 'yes'"),
             ("backofLimit", 3, "unknown field"),
         ],
@@ -224,8 +230,8 @@ class TestRunPolicy:
     @pytest.mark.parametrize(
         ("policy", "message"),
         [
-            ({"minAvailable": 0}, "minAvailable: must be a whole number >= 1, not 0"),
-            ({"scheduleTimeoutSeconds": -1}, "scheduleTimeoutSeconds: must be a whole number >= 0, not -1"),
+            ({"minAvailable": 0}, "minAvailable: must be at least 1, not 0"),
+            ({"scheduleTimeoutSeconds": -1}, "scheduleTimeoutSeconds: must be at least 0, not -1"),
             ({"queue": 3}, "queue: must be a string"),
             ({"minResources": "4 cpus"}, "minResources: must be a mapping of resource name to quantity"),
             ({"gang": True}, "gang: unknown field"),

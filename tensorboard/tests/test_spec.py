@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hyperparam.space.errors import FieldError, SpecError
+from fields import FieldError, SpecError
 from tensorboard.artifacts import ObjectStore, SecretRef
 from tensorboard.spec import (
     Identity,

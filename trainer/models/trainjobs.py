@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from django.db import models
 
+import fields
 from hyperparam.manifests import LABEL_SWEEP, LABEL_SWEEP_UID
 from jobs.models import ObservedPod, controller_uid, pod_observation
 from kube.models import PHASE_MAX_LENGTH, MirroredResource, MirrorHistory, parse_time
@@ -23,14 +24,6 @@ RUNTIME_GENERATION_ANNOTATION = "argoml.io/runtime-generation"
 TERMINAL_CONDITIONS = ("Failed", "Complete")
 #: Every phase a TrainJob row can hold (TrainJob.phase_of), for filters.
 PHASES = ("Created", "Running", "Suspended", "Complete", "Failed")
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _true(conditions: list[Any], type_: str) -> dict[str, Any] | None:
@@ -98,36 +91,41 @@ class TrainJob(MirroredResource):
         if state:
             return str(state["type"])[:PHASE_MAX_LENGTH]
         jobs = status.get("jobsStatus")
-        if isinstance(jobs, list) and any((_int(_dict(j).get("active")) or 0) > 0 for j in jobs):
+        if isinstance(jobs, list) and any(
+            (fields.as_int(fields.as_dict(j).get("active")) or 0) > 0 for j in jobs
+        ):
             return "Running"
         return "Created"
 
     @classmethod
     def observed_fields(cls, obj: dict[str, Any]) -> dict[str, Any]:
-        fields = super().observed_fields(obj)
-        status, spec = fields["status"], fields["spec"]
-        metadata = _dict(obj.get("metadata"))
-        ref = _dict(_dict(spec).get("runtimeRef"))
-        conditions = fields["conditions"]
+        observed = super().observed_fields(obj)
+        status, spec = observed["status"], observed["spec"]
+        metadata = fields.as_dict(obj.get("metadata"))
+        ref = fields.as_dict(fields.as_dict(spec).get("runtimeRef"))
+        conditions = observed["conditions"]
         latest = _first_true(conditions, (*TERMINAL_CONDITIONS, "Suspended"))
         ended = _first_true(conditions, TERMINAL_CONDITIONS)
-        progress = _dict(status.get("trainerStatus"))
-        generation = str(_dict(metadata.get("annotations")).get(RUNTIME_GENERATION_ANNOTATION) or "")
-        resumed = next((_dict(cond) for cond in conditions if _dict(cond).get("type") == "Suspended"), {})
+        progress = fields.as_dict(status.get("trainerStatus"))
+        generation = str(fields.as_dict(metadata.get("annotations")).get(RUNTIME_GENERATION_ANNOTATION) or "")
+        resumed = next(
+            (fields.as_dict(cond) for cond in conditions if fields.as_dict(cond).get("type") == "Suspended"),
+            {},
+        )
         started = parse_time(resumed.get("lastTransitionTime")) if resumed.get("status") == "False" else None
         return {
-            **fields,
+            **observed,
             "runtime_kind": str(ref.get("kind") or c.CLUSTER_TRAINING_RUNTIME)[:64],
             "runtime_name": str(ref.get("name") or "")[:253],
             "runtime_generation": int(generation) if generation.isdigit() else None,
             "steps_summary": steps_summary(status)[:SUMMARY_MAX_LENGTH],
             "state_reason": str(latest.get("reason") or "")[:REASON_MAX_LENGTH],
             "state_message": str(latest.get("message") or ""),
-            "progress_percentage": _int(progress.get("progressPercentage")),
-            "estimated_remaining_seconds": _int(progress.get("estimatedRemainingSeconds")),
-            "start_time": started or fields["created_at"],
+            "progress_percentage": fields.as_int(progress.get("progressPercentage")),
+            "estimated_remaining_seconds": fields.as_int(progress.get("estimatedRemainingSeconds")),
+            "start_time": started or observed["created_at"],
             "completion_time": parse_time(ended.get("lastTransitionTime")),
-            **sweep_fields(fields["labels"]),
+            **sweep_fields(observed["labels"]),
         }
 
     @property
@@ -144,7 +142,7 @@ def sweep_fields(labels: dict[str, Any]) -> dict[str, str]:
 
 
 def _label(labels: dict[str, Any], key: str) -> str:
-    value = _dict(labels).get(key)
+    value = fields.as_dict(labels).get(key)
     return value[:LABEL_VALUE_MAX_LENGTH] if isinstance(value, str) else ""
 
 
@@ -152,11 +150,11 @@ def steps_summary(status: dict[str, Any]) -> str:
     """`node 2 active · launcher 1 succeeded`: each replicated job's non-zero counts, in status order."""
     parts = []
     for job in status.get("jobsStatus") or []:
-        job = _dict(job)
+        job = fields.as_dict(job)
         counts = [
-            f"{_int(job.get(key))} {key}"
+            f"{fields.as_int(job.get(key))} {key}"
             for key in ("active", "ready", "succeeded", "failed", "suspended")
-            if (_int(job.get(key)) or 0) > 0
+            if (fields.as_int(job.get(key)) or 0) > 0
         ]
         parts.append(f"{job.get('name')} {', '.join(counts) or 'pending'}")
     return " · ".join(parts)
@@ -193,11 +191,11 @@ class TrainJobPod(ObservedPod):
     @classmethod
     def observed_fields(cls, obj: dict[str, Any]) -> dict[str, Any]:
         """The pod's identity and the few status fields the step table shows (not its spec and status)."""
-        fields = super().observed_fields(obj)
-        labels = _dict(_dict(obj.get("metadata")).get("labels"))
-        status = fields["status"]
+        observed = super().observed_fields(obj)
+        labels = fields.as_dict(fields.as_dict(obj.get("metadata")).get("labels"))
+        status = observed["status"]
         return {
-            **fields,
+            **observed,
             "spec": {},
             "status": {},
             "train_job_id": controller_uid(obj),

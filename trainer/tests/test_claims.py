@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hyperparam.space.errors import SpecError
+from fields import SpecError
 from trainer import constants as c
 from trainer import plan, resolution, spec
 from trainer.tests import factories as f

@@ -9,9 +9,9 @@ import time
 import pytest
 
 import limits
-from hyperparam.space.errors import SpecError
+from fields import SpecError
 from trainer import constants as c
-from trainer import fields, plan, resolution, spec
+from trainer import plan, readers, resolution, spec
 from trainer.tests import factories as f
 from trainer.tests.test_spec import problems
 
@@ -35,7 +35,7 @@ class TestTheTrainJobsCounts:
         with pytest.raises(SpecError) as error:
             spec.parse_train_job(f.train_job(trainer=trainer))
         assert problems(error) == {path: message}
-        assert all(isinstance(problem, fields.TooMany) for problem in error.value.errors)
+        assert all(isinstance(problem, readers.TooMany) for problem in error.value.errors)
 
     def test_the_bound_itself_is_allowed(self):
         job = spec.parse_train_job(f.train_job(trainer={"numNodes": 1000, "numProcPerNode": 1024}))
@@ -73,7 +73,7 @@ class TestTheRuntimesCounts:
         with pytest.raises(SpecError) as error:
             spec.parse_runtime(body)
         assert problems(error) == {path: message}
-        assert all(isinstance(problem, fields.TooMany) for problem in error.value.errors)
+        assert all(isinstance(problem, readers.TooMany) for problem in error.value.errors)
 
 
 class TestThePodsOfTheResolvedJob:
@@ -90,7 +90,7 @@ class TestThePodsOfTheResolvedJob:
             "spec.trainer.numNodes": "must be at most 1000 pods (MAX_REPLICAS_PER_JOB), not 1001: "
             "1000 nodes and 1 pod of the runtime's other steps"
         }
-        assert all(isinstance(problem, fields.TooMany) for problem in error.value.errors)
+        assert all(isinstance(problem, readers.TooMany) for problem in error.value.errors)
 
     def test_a_runtime_whose_steps_multiply_past_the_bound_is_named_on_the_runtime_ref(self):
         runtime = f.runtime(

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from hyperparam.space.errors import SpecError
+from fields import SpecError
 from trainer import constants as c
 from trainer import resolution, spec
 from trainer.tests import factories as f

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from hyperparam.space.errors import SpecError
+from fields import SpecError
 from trainer import catalog, policies, spec
 from trainer import constants as c
 from trainer.tests import factories as f

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from hyperparam.space.errors import SpecError
+from fields import SpecError
 from trainer import statusupdate
 
 WHEN = "2026-06-12T03:00:00Z"

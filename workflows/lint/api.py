@@ -6,10 +6,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from fields import as_dict
 from workflows.lint.cron import check_cron_spec
 from workflows.lint.errors import LintError, LintResult
 from workflows.lint.loader import load_file
-from workflows.lint.model import SpecContext, TemplateIndex, as_dict
+from workflows.lint.model import SpecContext, TemplateIndex
 from workflows.lint.names import dns1123_subdomain_problems, text
 from workflows.lint.schema import document_schema
 from workflows.lint.spec import SpecOwner, lint_workflow_spec

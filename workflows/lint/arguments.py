@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.lint.model import SpecContext, as_dict, as_list, has_location
+from fields import as_dict
+from workflows.lint.model import SpecContext, as_list, has_location
 from workflows.lint.names import check_named_list, named_items, text
 
 _ALLOWED_ARGUMENT_VALUE_FROM = ("configMapKeyRef", "event", "supplied")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from fields import as_dict
 from workflows.lint.arguments import missing_inputs
-from workflows.lint.model import UNKNOWN, Resolved, SpecContext, as_dict, as_list, has_output, template_type
+from workflows.lint.model import UNKNOWN, Resolved, SpecContext, as_list, has_output, template_type
 from workflows.lint.names import named_items, text
 from workflows.lint.variables import (
     GLOBAL_OUTPUT_ARTIFACT_PREFIX,

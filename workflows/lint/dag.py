@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from fields import as_dict
 from workflows.lint.arguments import check_arguments
 from workflows.lint.calls import add_loop_items, add_node_outputs, check_call, check_hooks, is_looped
-from workflows.lint.model import SpecContext, as_dict, as_list
+from workflows.lint.model import SpecContext, as_list
 from workflows.lint.names import check_named_list, named_items, text
 from workflows.lint.steps import InlineLinter
 from workflows.lint.variables import Globals, Scope, is_parameter_reference, unresolved_tags

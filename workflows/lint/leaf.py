@@ -6,9 +6,10 @@ import posixpath
 import re
 from typing import Any
 
+from fields import as_dict
 from workflows.lint.dag import find_cycle
 from workflows.lint.loader import parse_yaml_fragment
-from workflows.lint.model import SpecContext, as_dict, as_list, has_main_container
+from workflows.lint.model import SpecContext, as_list, has_main_container
 from workflows.lint.names import check_named_list, named_items, text
 from workflows.lint.variables import contains_tag
 from workflows.safeyaml import YamlRefused

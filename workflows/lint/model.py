@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fields import as_dict
 from workflows.lint.errors import LintError, error_at
 from workflows.lint.names import text
 from workflows.lint.variables import Globals, contains_tag
@@ -39,11 +40,6 @@ _LEAF_TYPES = frozenset({"container", "containerSet", "script", "resource", "dat
 _POD_TYPES = frozenset({"container", "containerSet", "script", "resource", "data"})
 ARTIFACT_LOCATIONS = ("s3", "git", "http", "artifactory", "hdfs", "raw", "oss", "gcs", "azure", "plugin")
 TEMPLATE_KINDS = frozenset({"WorkflowTemplate", "ClusterWorkflowTemplate"})
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """The value if it is an object, else an empty one (the structural check reports wrong types)."""
-    return value if isinstance(value, dict) else {}
 
 
 def as_list(value: Any) -> list[Any]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fields import as_dict
 from workflows.lint.leaf import artifact_path_problem
-from workflows.lint.model import TYPE_NAMES, SpecContext, as_dict, is_leaf, template_type
+from workflows.lint.model import TYPE_NAMES, SpecContext, is_leaf, template_type
 from workflows.lint.names import check_named_list, named_items, param_name_problems, text
 from workflows.lint.variables import Globals, Scope, is_parameter_reference, unresolved_tags
 

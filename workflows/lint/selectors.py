@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.lint.model import as_dict, as_list
+from fields import as_dict
+from workflows.lint.model import as_list
 from workflows.lint.names import label_key_problems, label_value_problems, text
 
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")

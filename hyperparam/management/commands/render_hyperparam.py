@@ -10,9 +10,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from argoml_site import yamlio
 from argoml_site.documents import read_yaml_documents
+from fields import SpecError
 from hyperparam import manifests
 from hyperparam.batching import BatchPlan
-from hyperparam.space import SpecError
 from hyperparam.sweep import Sweep
 from workflows.lint import lint_document
 

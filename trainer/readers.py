@@ -1,5 +1,5 @@
-"""Tolerant readers of a manifest's fields: each returns a usable value and records, with its path, why a
-field is wrong, so a parser reports every problem at once."""
+"""Trainer's own readers, over the shared ones in `fields`: counts bounded by `limits` (a `TooMany` fails the
+TrainJob), names that become DNS labels, env lists, resource quantities, and the CRDs' list bounds."""
 
 from __future__ import annotations
 
@@ -9,24 +9,10 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
+import fields
 import limits
-from hyperparam.space import errors
 from kube import names
 from workflows.pipeline import quantity
-
-RawDict = dict[str, Any]
-
-
-def obj(found: errors.ErrorList, path: str, value: object, *, required: bool = False) -> RawDict:
-    if value is None:
-        if required:
-            found.add(path, "is required")
-        return {}
-    if not isinstance(value, dict):
-        found.add(path, f"must be an object, not {type(value).__name__}")
-        return {}
-    return value
-
 
 #: Trainer's CRDs' `maxItems`, which the API server enforces on what it stores: the lists read here
 #: honour them too, so a TrainJob that never went through the API server (the webhook's review, the REST
@@ -37,33 +23,10 @@ MAX_RUNTIME_PATCHES = 16
 MAX_REPLICATED_JOBS = 100
 
 
-def items(found: errors.ErrorList, path: str, value: object, *, max_items: int | None = None) -> list:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        found.add(path, f"must be a list, not {type(value).__name__}")
-        return []
-    if max_items is not None and len(value) > max_items:
-        found.add(path, f"must have at most {max_items} items, not {len(value)}")
-        return []
-    return value
-
-
-def text(found: errors.ErrorList, path: str, value: object, *, required: bool = False) -> str | None:
-    if value is None or value == "":
-        if required:
-            found.add(path, "is required")
-        return None
-    if not isinstance(value, str):
-        found.add(path, f"must be a string, not {type(value).__name__}")
-        return None
-    return value
-
-
-def dns_label(found: errors.ErrorList, path: str, value: object, *, required: bool = False) -> str | None:
+def dns_label(found: fields.ErrorList, path: str, value: object, *, required: bool = False) -> str | None:
     """A name that becomes part of a Service's or a Job's name (a replicated job, the network subdomain):
     a DNS-1035 label, as JobSet validates it, so a runtime's name cannot fail the controller's own writes."""
-    name = text(found, path, value, required=required)
+    name = fields.text(found, path, value, required=required)
     if name is None:
         return None
     problems = names.NameFormat.DNS1035_LABEL.problems(name)
@@ -72,52 +35,22 @@ def dns_label(found: errors.ErrorList, path: str, value: object, *, required: bo
     return None if problems else name
 
 
-def texts(found: errors.ErrorList, path: str, value: object) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    entries = items(found, path, value, max_items=MAX_ARGUMENTS)
-    if not all(isinstance(item, str) for item in entries):
-        found.add(path, "must be a list of strings")
-        return None
-    return tuple(entries)
-
-
-def text_map(found: errors.ErrorList, path: str, value: object) -> dict[str, str]:
-    mapping = obj(found, path, value)
-    if not all(isinstance(v, str) for v in mapping.values()):
-        found.add(path, "must map names to strings")
-        return {}
-    return dict(mapping)
-
-
-def integer(found: errors.ErrorList, path: str, value: object, *, minimum: int) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        found.add(path, f"must be an integer, not {value!r}")
-        return None
-    if value < minimum:
-        found.add(path, f"must be at least {minimum}, not {value}")
-        return None
-    return value
-
-
-class TooMany(errors.FieldError):
+class TooMany(fields.FieldError):
     """A count past its bound in `limits`: no later reconcile can plan it, so the controller fails the
     TrainJob on it instead of retrying (other field errors may heal: a runtime created later)."""
 
 
-def count(found: errors.ErrorList, path: str, value: object, *, what: str, bound: str) -> int | None:
+def count(found: fields.ErrorList, path: str, value: object, *, what: str, bound: str) -> int | None:
     """A count of at least 1 and at most `limits.current().<bound>`, read when the check runs; `what` names
     its unit in the error (`must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000`)."""
-    number = integer(found, path, value, minimum=1)
+    number = fields.integer(found, path, value, minimum=1)
     if number is not None and number > getattr(limits.current(), bound):
         past_bound(found, path, limits.too_many(what, number, bound))
         return None
     return number
 
 
-def past_bound(found: errors.ErrorList, path: str, message: str) -> None:
+def past_bound(found: fields.ErrorList, path: str, message: str) -> None:
     """Record `message` (`limits.too_many`'s wording) as the field's `TooMany` error."""
     found.extend([TooMany(path, message)])
 
@@ -149,20 +82,11 @@ def whole_quantity(amount: object) -> int:
     return 0 if value is None or value <= 0 else math.ceil(value)
 
 
-def flag(found: errors.ErrorList, path: str, value: object) -> bool:
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        found.add(path, f"must be true or false, not {value!r}")
-        return False
-    return value
-
-
-def env(found: errors.ErrorList, path: str, value: object) -> tuple[RawDict, ...]:
+def env(found: fields.ErrorList, path: str, value: object) -> tuple[fields.RawDict, ...]:
     entries = []
-    for index, item in enumerate(items(found, path, value, max_items=MAX_ENV)):
-        entry = obj(found, f"{path}[{index}]", item)
-        if text(found, f"{path}[{index}].name", entry.get("name"), required=True) is not None:
+    for index, item in enumerate(fields.items(found, path, value, max_items=MAX_ENV)):
+        entry = fields.obj(found, f"{path}[{index}]", item)
+        if fields.text(found, f"{path}[{index}].name", entry.get("name"), required=True) is not None:
             entries.append(copy.deepcopy(entry))
     return tuple(entries)
 
