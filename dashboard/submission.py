@@ -10,10 +10,10 @@ from typing import Any
 from django.utils import timezone
 
 from dashboard.cluster import cluster_client
+from fields import SpecError
 from hyperparam import actions as sweep_actions
 from hyperparam import manifests as sweep_manifests
 from hyperparam.adaptive import ask_round
-from hyperparam.space import SpecError
 from jobs import actions as job_actions
 from jobs import manifests as job_manifests
 from jobs import spec as jobspec

@@ -31,7 +31,7 @@ from jobs.pods import name_of
 from jobs.spec import job_name, job_namespace
 from jobs.status import is_finished
 from jobs.summary import summarize
-from kube import children, expectations
+from kube import children, expectations, resources
 from kube.cachedview import CachedView
 from kube.children import Event
 from kube.client import KubeClient, get_client
@@ -265,7 +265,7 @@ def _children(
     if not as_dict(job.get("status")):
         return [], [], []
     namespace = str(as_dict(job.get("metadata")).get("namespace") or "")
-    selector = ",".join(f"{key}={value}" for key, value in job_selector(job).items())
+    selector = resources.label_selector(job_selector(job))
     calls: list[Callable[[], list[dict[str, Any]]]] = [
         functools.partial(children.list_all, client, POD, namespace, selector),
         functools.partial(children.list_all, client, SERVICE, namespace, selector),

@@ -3,13 +3,16 @@ lastTransitionTime). Pure functions: the caller passes `now`, so tests need no c
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from .times import format_time
 
 Condition = dict[str, Any]
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
+#: A condition as read: a dict to change, or any mapping to look at (a frozen view's).
+AnyCondition = TypeVar("AnyCondition", bound=Mapping[str, Any])
 
 
 def timestamp(moment: datetime) -> str:
@@ -17,11 +20,11 @@ def timestamp(moment: datetime) -> str:
     return format_time(moment)
 
 
-def find_condition(conditions: list[Condition] | None, type_: str) -> Condition | None:
+def find_condition(conditions: Sequence[AnyCondition] | None, type_: str) -> AnyCondition | None:
     return next((condition for condition in conditions or [] if condition.get("type") == type_), None)
 
 
-def is_true(conditions: list[Condition] | None, type_: str) -> bool:
+def is_true(conditions: Sequence[Mapping[str, Any]] | None, type_: str) -> bool:
     condition = find_condition(conditions, type_)
     return condition is not None and condition.get("status") == TRUE
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import fields
 from kube import times
-from kube.conditions import FALSE, TRUE, set_condition
+from kube.conditions import FALSE, TRUE, find_condition, is_true, set_condition
 from trainer import constants as c
 from trainer import plan as planning
 from trainer import spec
@@ -152,15 +152,6 @@ def job_states(
 # --- Conditions -----------------------------------------------------------------------------------------
 
 
-def find(conditions: Sequence[Mapping[str, Any]], type_: str) -> Mapping[str, Any] | None:
-    return next((cond for cond in conditions if cond.get("type") == type_), None)
-
-
-def is_true(conditions: Sequence[Mapping[str, Any]], type_: str) -> bool:
-    cond = find(conditions, type_)
-    return cond is not None and cond.get("status") == "True"
-
-
 def finished(status: Mapping[str, Any]) -> bool:
     conditions = status.get("conditions") or []
     return is_true(conditions, COMPLETE) or is_true(conditions, FAILED)
@@ -174,7 +165,7 @@ def deadline(
     if job.active_deadline_seconds is None or job.suspend:
         return None
     start = created_at
-    suspended = find(conditions, SUSPENDED)
+    suspended = find_condition(conditions, SUSPENDED)
     if suspended is not None and suspended.get("status") == "False":
         start = times.parse_time(suspended.get("lastTransitionTime")) or start
     if start is None:
@@ -274,7 +265,7 @@ def startable(desired: planning.Plan, states: Sequence[JobState]) -> list[planni
 def _stop_reason(conditions: Sequence[Mapping[str, Any]], suspended: bool) -> str:
     if suspended and not finished({"conditions": conditions}):
         return SUSPENDED_MESSAGE
-    failed = find(conditions, FAILED)
+    failed = find_condition(conditions, FAILED)
     if failed is not None and failed.get("status") == "True":
         return str(failed.get("message") or "")
     return COMPLETED_MESSAGE

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dashboard.cluster import cluster_client
+from fields import as_dict
 from kube.errors import ApiError
 from kube.resources import EVENT
 
@@ -27,7 +28,7 @@ def event_row(event: dict[str, Any]) -> dict[str, Any]:
     """What the table shows of one Event. An Event written through the core v1 API (the trainer's recorder
     writes them so, as Kubeflow's does) reads through events.k8s.io/v1 without `eventTime` or `series`, with
     its count and times in the `deprecated*` fields: each is taken from whichever the Event has."""
-    series, metadata = _dict(event.get("series")), _dict(event.get("metadata"))
+    series, metadata = as_dict(event.get("series")), as_dict(event.get("metadata"))
     last_seen = (
         series.get("lastObservedTime")
         or event.get("eventTime")
@@ -41,7 +42,3 @@ def event_row(event: dict[str, Any]) -> dict[str, Any]:
         "count": series.get("count") or event.get("deprecatedCount") or 1,
         "last_seen": str(last_seen or ""),
     }
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
