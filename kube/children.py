@@ -359,6 +359,6 @@ def _executor() -> ThreadPoolExecutor:
     if executor is None:
         _executors.clear()
         executor = _executors[pid] = ThreadPoolExecutor(
-            max_workers=parallel_calls(), thread_name_prefix="jobs-reconcile"
+            max_workers=parallel_calls(), thread_name_prefix="reconcile-calls"
         )
     return executor
