@@ -1,4 +1,5 @@
-"""`manage.py render_crds`: write deploy/crds/*.yaml from the declarations in kube/crds/."""
+"""`manage.py render_crds`: write deploy/crds/*.yaml from the declarations each app keeps in its `crd.py`,
+listed in argoml_site/crds.py."""
 
 from __future__ import annotations
 
