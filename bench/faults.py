@@ -64,10 +64,10 @@ import psycopg  # noqa: E402
 from benchdb import ensure_database  # noqa: E402
 from django.db import DatabaseError, close_old_connections, connection  # noqa: E402
 
+from argoml_site.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES  # noqa: E402
 from jobs.models import Replica, TrainingJob  # noqa: E402
 from jobs.tests.cluster import job_manifest  # noqa: E402
 from kube.client import KubeClient  # noqa: E402
-from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES  # noqa: E402
 from kube.errors import ApiError, Conflict  # noqa: E402
 from kube.queue.conf import queue_conf_from_settings  # noqa: E402
 from kube.ratelimit import DEFAULT_WRITE_BURST, DEFAULT_WRITE_QPS  # noqa: E402

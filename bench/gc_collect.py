@@ -194,7 +194,7 @@ def main() -> None:
         run_collector()
         return
 
-    from kube.crds import MXJOB, PYTORCHJOB, TFJOB
+    from jobs.crd import MXJOB, PYTORCHJOB, TFJOB
     from kubesim.testing import running_simulator
 
     with running_simulator() as sim:

@@ -21,8 +21,8 @@ from django.conf import settings
 from django.utils import timezone
 
 import fields
+from jobs.crd import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from kube.client import KubeClient, get_client
-from kube.crds import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from kube.errors import ApiError, Conflict, Gone, NotFound
 from kube.resources import POD, SERVICE, ResourceType
 

@@ -1,11 +1,11 @@
 """The HyperparamWorkflow controller: its own events are mirrored into Sweep rows, and an event of any
 Workflow it owns (a batch that started, progressed or finished) reconciles the sweep that owns it."""
 
+from hyperparam.crd import HYPERPARAM_WORKFLOW
 from hyperparam.manifests import LABEL_SWEEP_UID
 from hyperparam.models import Sweep
 from hyperparam.reconcile import COMPLETED_LABEL
 from kube.controllers import Owns, register
-from kube.crds import HYPERPARAM_WORKFLOW
 from kube.mirror import mirror_handler
 from kube.resources import WORKFLOW
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from fields import SpecError
 from hyperparam import manifests
 from hyperparam.batching import BatchPlan
+from hyperparam.crd import HYPERPARAM_WORKFLOW
 from hyperparam.models import Sweep
 from hyperparam.rounds import round_trials
 from hyperparam.status import (
@@ -41,7 +42,6 @@ from hyperparam.trialsync import (
 )
 from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
-from kube.crds import HYPERPARAM_WORKFLOW
 from kube.errors import AlreadyExists, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.mirror import apply_event

@@ -15,24 +15,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fields import SpecError
+from hyperparam.crd import HYPERPARAM_WORKFLOW
 from hyperparam.manifests import LABEL_BATCH, sweep_selector
+from jobs.crd import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from kube.client import KubeClient
 from kube.conditions import is_true, timestamp
-from kube.crds import (
-    HYPERPARAM_WORKFLOW,
-    JAXJOB,
-    MPIJOB,
-    MXJOB,
-    PADDLEJOB,
-    PYTORCHJOB,
-    TENSORBOARD,
-    TFJOB,
-    TRAIN_JOB,
-    XGBOOSTJOB,
-)
 from kube.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kube.events import recorder_for
 from kube.resources import CONFIGMAP, WORKFLOW, ResourceType, label_selector
+from trainer.crd import TRAIN_JOB
 
 from .artifacts import (
     Collection,
@@ -49,6 +40,7 @@ from .artifacts import (
     warnings_for,
 )
 from .conf import TensorboardConf
+from .crd import TENSORBOARD
 from .culling import should_cull
 from .durations import format_duration
 from .errors import (

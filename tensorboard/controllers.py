@@ -5,10 +5,10 @@ imports this module."""
 from __future__ import annotations
 
 from kube.controllers import Owns, register
-from kube.crds import TENSORBOARD
 from kube.mirror import mirror_handler
 from kube.resources import DEPLOYMENT, SERVICE
 
+from .crd import TENSORBOARD
 from .manifests import LABEL_TENSORBOARD
 from .models import Tensorboard
 

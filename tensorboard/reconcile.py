@@ -22,7 +22,6 @@ from django.utils import timezone
 from fields import SpecError
 from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
-from kube.crds import TENSORBOARD
 from kube.errors import AlreadyExists, Invalid, NotFound
 from kube.events import recorder_for
 from kube.queue import reconciler
@@ -30,6 +29,7 @@ from kube.resources import CONFIGMAP, DEPLOYMENT, POD, SERVICE, ResourceType, la
 
 from .actions import SOURCE_KINDS, source_logdirs
 from .conf import TensorboardConf, conf_from_settings
+from .crd import TENSORBOARD
 from .errors import SpawnError
 from .fetchplan import Plan
 from .manifests import (

@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kube import crds
 from kube.client import KubeClient
 from kube.errors import AlreadyExists, Conflict, NotFound
+from trainer import crd
 
-RUNTIMES = crds.CLUSTER_TRAINING_RUNTIME.resource_type
+RUNTIMES = crd.CLUSTER_TRAINING_RUNTIME.resource_type
 #: The label that marks a runtime as installed by us; one without it is another installer's to change.
 OWNER_LABEL = "app.kubernetes.io/part-of"
 OWNER = "argoml"

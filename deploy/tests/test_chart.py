@@ -144,7 +144,7 @@ def test_the_operator_serves_kubeflows_group_and_is_granted_it_only_with_the_val
 def test_the_install_refuses_a_kubeflow_crd_another_operator_owns_saying_what_to_do(kubesim):
     import helm_python
 
-    from kube.crds import KUBEFLOW_RESOURCES
+    from argoml_site.crds import KUBEFLOW_RESOURCES
 
     theirs = KUBEFLOW_RESOURCES[0].manifest()
     theirs["metadata"]["labels"] = {}  # as Kubeflow's own manifests install it
@@ -159,7 +159,7 @@ def test_the_install_refuses_a_kubeflow_crd_another_operator_owns_saying_what_to
 
 
 def test_the_install_adopts_kubeflow_crds_that_are_already_ours(kubesim):
-    from kube.crds import KUBEFLOW_RESOURCES
+    from argoml_site.crds import KUBEFLOW_RESOURCES
 
     for resource in KUBEFLOW_RESOURCES:
         kubesim.store.create(resource.manifest())  # labelled part-of: argoml, as render_crds writes them

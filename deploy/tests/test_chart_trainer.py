@@ -77,7 +77,7 @@ def test_the_runtimes_are_installed_by_a_job_after_each_install_and_upgrade_only
 def test_the_install_refuses_a_trainer_crd_another_installer_owns_saying_what_to_do(kubesim):
     import helm_python
 
-    from kube.crds import TRAIN_JOB
+    from trainer.crd import TRAIN_JOB
 
     theirs = TRAIN_JOB.manifest()
     theirs["metadata"]["labels"] = {}  # as Kubeflow Trainer's manifests install it
@@ -95,7 +95,7 @@ def test_the_install_refuses_a_trainer_crd_another_installer_owns_saying_what_to
 
 
 def test_the_install_adopts_trainer_crds_that_are_already_ours(kubesim):
-    from kube.crds import TRAINER_RESOURCES
+    from argoml_site.crds import TRAINER_RESOURCES
 
     for resource in TRAINER_RESOURCES:
         kubesim.store.create(resource.manifest())

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import requests
 
-from kube.crds import TRAINER_RESOURCES
+from argoml_site.crds import TRAINER_RESOURCES
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from trainer import public

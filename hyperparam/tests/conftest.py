@@ -91,7 +91,7 @@ WORKFLOW_CRD: dict[str, Any] = {
 
 def install_crds(client: Any) -> None:
     """Our HyperparamWorkflow CRD, and Argo's Workflow CRD unless the simulator serves it already."""
-    from kube.crds import HYPERPARAM_WORKFLOW
+    from hyperparam.crd import HYPERPARAM_WORKFLOW
     from kube.crds.install import install
     from kube.errors import AlreadyExists
     from kube.resources import CRD

@@ -20,10 +20,10 @@ import redis
 import yaml
 from django.db import connection
 
+from argoml_site.crds import CUSTOM_RESOURCES
 from hyperparam.models import Sweep, Trial
 from hyperparam.reconcile import HPW
 from hyperparam.tests.conftest import make_hpw, make_spec
-from kube.crds import CUSTOM_RESOURCES
 from kube.crds.install import install
 from kube.errors import NotFound
 from kube.resources import WORKFLOW

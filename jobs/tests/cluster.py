@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
+from argoml_site.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES
 from jobs import apigroups
 from jobs.frameworks import framework_class
 from jobs.status import current_state
-from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES
 from kubesim.errors import ApiError
 from kubesim.kubelet import SCRIPT_ANNOTATION
 from kubesim.simulator import Simulator

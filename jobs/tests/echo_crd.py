@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from jobs.crd import JOB_COLUMNS, JOB_STATUS, RUN_POLICY, replica_specs
 from kube.crds.definition import CustomResource
-from kube.crds.jobs import JOB_COLUMNS, JOB_STATUS, RUN_POLICY, replica_specs
 from kube.crds.schema import obj
 
 ECHOJOB = CustomResource(

@@ -12,6 +12,14 @@ from typing import Any
 
 Schema = dict[str, Any]
 
+#: A Kubernetes quantity (`4`, `500m`, `16Gi`), as core/v1 ResourceLists declare it.
+QUANTITY: Schema = {
+    "anyOf": [{"type": "integer"}, {"type": "string"}],
+    "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
+    "x-kubernetes-int-or-string": True,
+}
+
 
 def _described(schema: Schema, description: str) -> Schema:
     """`schema` with its description right after its type, so the rendered YAML reads top-down."""

@@ -11,15 +11,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from argoml_site.crds import CUSTOM_RESOURCES, by_kind
+from hyperparam.crd import HYPERPARAM_WORKFLOW
+from jobs.crd import PYTORCHJOB, TFJOB
 from kube.client import get_client, reset_client
-from kube.crds import (
-    CUSTOM_RESOURCES,
-    HYPERPARAM_WORKFLOW,
-    PYTORCHJOB,
-    TENSORBOARD,
-    TFJOB,
-    by_kind,
-)
 from kube.crds import render as crd_render
 from kube.crds.definition import CustomResource, PrinterColumn, Scale
 from kube.crds.install import CREATED, UNCHANGED, UPDATED, install, wait_established
@@ -28,6 +23,7 @@ from kube.errors import Invalid
 from kube.resources import CRD
 from kubesim.testing import KUBECTL as KUBECTL_PATH
 from kubesim.testing import running_simulator
+from tensorboard.crd import TENSORBOARD
 
 REPO = Path(__file__).resolve().parents[2]
 

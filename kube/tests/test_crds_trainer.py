@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from argoml_site.crds import TRAINER_RESOURCES
 from kube.client import get_client, reset_client
-from kube.crds import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINER_RESOURCES, TRAINING_RUNTIME
 from kube.crds import render as crd_render
 from kube.crds.definition import Scale
 from kube.crds.install import install, wait_established
@@ -23,6 +23,7 @@ from kube.errors import Invalid
 from kubesim.testing import KUBECTL as KUBECTL_PATH
 from kubesim.testing import running_simulator
 from trainer.catalog import ready_made_runtimes
+from trainer.crd import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -256,8 +257,8 @@ def test_the_cluster_refuses_a_trainjob_without_a_runtime_name(cluster):
 
 
 def test_the_crds_names_and_values_agree_with_trainers_constants():
-    from kube.crds import trainer as declared
     from trainer import constants
+    from trainer import crd as declared
 
     assert declared.TRAINER_GROUP == constants.GROUP
     assert f"{declared.TRAINER_GROUP}/{declared.TRAINER_VERSION}" == constants.API_VERSION

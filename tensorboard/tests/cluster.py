@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kube.crds import CUSTOM_RESOURCES, TRAINER_RESOURCES
+from argoml_site.crds import CUSTOM_RESOURCES, TRAINER_RESOURCES
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 

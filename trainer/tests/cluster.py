@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
+from argoml_site.crds import TRAINER_RESOURCES
 from jobs.tests.cluster import POD_GROUP_CRDS
-from kube.crds import TRAINER_RESOURCES
 from kubesim.errors import ApiError
 from kubesim.kubelet import SCRIPT_ANNOTATION
 from kubesim.simulator import Simulator

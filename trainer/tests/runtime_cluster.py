@@ -10,8 +10,8 @@ from typing import Any
 
 from django.test import override_settings
 
+from argoml_site.crds import TRAINER_RESOURCES
 from kube.client import reset_client
-from kube.crds import TRAINER_RESOURCES
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator

@@ -11,8 +11,8 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from argoml_site.crds import TRAINER_RESOURCES
 from kube.client import get_client, reset_client
-from kube.crds import TRAINER_RESOURCES
 from kube.crds.install import install as install_crds
 from kube.crds.install import wait_established
 from kubesim.testing import running_simulator

@@ -25,9 +25,9 @@ import pytest
 import redis as redis_lib
 from django.db import connection
 
+from argoml_site.crds import TRAINER_RESOURCES
 from jobs.tests.controller_worker import REPO, leading_controller_worker
 from kube import ratelimit
-from kube.crds import TRAINER_RESOURCES
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.errors import ApiError

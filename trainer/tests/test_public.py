@@ -8,8 +8,8 @@ import io
 import pytest
 from django.core.management import call_command
 
+from argoml_site.crds import TRAINER_RESOURCES
 from kube.client import get_client, reset_client
-from kube.crds import TRAINER_RESOURCES
 from kube.crds.install import install, wait_established
 from kube.resources import CONFIGMAP, ROLE, ROLE_BINDING
 from kubesim.testing import running_simulator

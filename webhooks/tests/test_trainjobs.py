@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from argoml_site.crds import TRAINER_RESOURCES
 from kube.client import get_client, reset_client
-from kube.crds import CLUSTER_TRAINING_RUNTIME, TRAINER_RESOURCES, TRAINING_RUNTIME
 from kube.crds.install import install, wait_established
 from kube.resources import NAMESPACE
 from kubesim.testing import running_simulator
+from trainer.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME
 from trainer.tests import factories as f
 from webhooks import configurations, failures, trainjobs
 from webhooks.review import Cause, parse_review

@@ -16,8 +16,8 @@ from typing import Any
 
 from django.test.utils import override_settings
 
+from argoml_site.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES, TRAINER_RESOURCES
 from kube.client import get_client, reset_client
-from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES, TRAINER_RESOURCES
 from kube.errors import Conflict
 from kube.resources import CRD, NAMESPACE, ResourceType
 from kubesim.argo.crd import argo_crds

@@ -4,8 +4,9 @@ fields the operator reads are typed."""
 
 from __future__ import annotations
 
-from .definition import AGE, CATEGORY, CustomResource, PrinterColumn, Scale
-from .schema import (
+from kube.crds.definition import AGE, CATEGORY, CustomResource, PrinterColumn, Scale
+from kube.crds.schema import (
+    QUANTITY,
     Schema,
     array,
     boolean,
@@ -19,15 +20,8 @@ from .schema import (
     string,
 )
 
-RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
-#: A Kubernetes quantity (`4`, `500m`, `16Gi`), as core/v1 ResourceLists declare it.
-QUANTITY = {
-    "anyOf": [{"type": "integer"}, {"type": "string"}],
-    "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
-    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
-    "x-kubernetes-int-or-string": True,
-}
-CLEAN_POD_POLICIES = ("All", "Running", "None")
+from .frameworks import elastic, mpi, tensorflow
+from .spec import CLEAN_POD_POLICIES, RESTART_POLICIES
 
 
 def replica_specs(framework: str, replica_types: str) -> Schema:
@@ -162,7 +156,8 @@ TFJOB = _job(
     "Chief, Master, PS, Worker, Evaluator",
     {
         "successPolicy": string(
-            'When the job succeeds: "" (the chief, else worker 0) or AllWorkers.', enum=("", "AllWorkers")
+            'When the job succeeds: "" (the chief, else worker 0) or AllWorkers.',
+            enum=("", tensorflow.SUCCESS_POLICY_ALL_WORKERS),
         )
     },
 )
@@ -177,13 +172,11 @@ MXJOB = _job(
         )
     },
 )
-RDZV_BACKENDS = ("c10d", "etcd", "etcd-v2")
-
 ELASTIC_POLICY = obj(
     {
         "minReplicas": integer("The fewest Workers torchrun runs with (PET_NNODES min).", minimum=1),
         "maxReplicas": integer("The most Workers torchrun admits (PET_NNODES max).", minimum=1),
-        "rdzvBackend": string("The rendezvous backend; c10d when left out.", enum=RDZV_BACKENDS),
+        "rdzvBackend": string("The rendezvous backend; c10d when left out.", enum=elastic.BACKENDS),
         "rdzvPort": integer(
             "The rendezvous port; the Worker's pytorchjob-port when left out.", minimum=1, maximum=65535
         ),
@@ -267,7 +260,7 @@ MPIJOB = _job(
         "mpiImplementation": string(
             "The MPI the images run, which decides the hostfile format and the launcher's variables; OpenMPI "
             "when left out.",
-            enum=("OpenMPI", "Intel", "MPICH"),
+            enum=mpi.MPI_IMPLEMENTATIONS,
         ),
         "sshAuthMountPath": string(
             "Where the job's SSH key is mounted in every pod; /root/.ssh when left out.", pattern="^/"
@@ -275,7 +268,7 @@ MPIJOB = _job(
         "launcherCreationPolicy": string(
             "AtStartup: the launcher starts once its workers exist; WaitForWorkersReady: once they are "
             "Ready.",
-            enum=("AtStartup", "WaitForWorkersReady"),
+            enum=mpi.LAUNCHER_CREATION_POLICIES,
         ),
     },
     description="An MPI job (Horovod, DeepSpeed, mpirun): a launcher that starts its processes on the "

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from .definition import AGE, CustomResource, PrinterColumn
-from .schema import Schema, array, boolean, conditions, date_time, int_or_string, integer, map_of, obj, string
+from kube.crds.definition import AGE, CustomResource, PrinterColumn
+from kube.crds.schema import (
+    Schema,
+    array,
+    boolean,
+    conditions,
+    date_time,
+    int_or_string,
+    integer,
+    map_of,
+    obj,
+    string,
+)
 
 # Go's time.ParseDuration syntax, which kubectl users know: 2h, 90m, 1h30m.
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"

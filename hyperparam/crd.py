@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .definition import AGE, CustomResource, PrinterColumn
-from .schema import (
+from kube.crds.definition import AGE, CustomResource, PrinterColumn
+from kube.crds.schema import (
     any_value,
     array,
     boolean,

@@ -1,4 +1,5 @@
-"""`manage.py render_crds`: write deploy/crds/*.yaml from the declarations in kube/crds/."""
+"""`manage.py render_crds`: write deploy/crds/*.yaml from the declarations each app keeps in its `crd.py`,
+listed in argoml_site/crds.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kube.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES, TRAINER_RESOURCES
+from argoml_site.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES, TRAINER_RESOURCES
 from kube.crds import render as crd_render
 
 #: Kubeflow's group goes into its own folder: the chart installs deploy/crds/ always, these only with
