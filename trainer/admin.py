@@ -1,7 +1,7 @@
 """Runtimes in the admin: listed with framework, scope, generation and how many TrainJobs name them; a
 runtime's page shows its revisions with their diffs; its spec is edited as YAML through
-`trainer.actions` (the cluster, never the row); a runtime in use cannot be deleted. TrainJobs are read
-only: state, runtime and the revision they ran (linked to the runtime's diffs), pods, history and every
+`trainer.runtimes.actions` (the cluster, never the row); a runtime in use cannot be deleted. TrainJobs are
+read only: state, runtime and the revision they ran (linked to the runtime's diffs), pods, history and every
 progress report.
 
 Who may do what: a namespace's runtimes and TrainJobs are seen by whoever may read the namespace (the
@@ -35,7 +35,6 @@ from kube.admin import (
     as_the_cluster_holds_it,
 )
 from kube.errors import ApiError, ClusterNotConfigured
-from trainer import actions, revisions
 from trainer import constants as c
 from trainer.models import (
     RuntimeRevision,
@@ -46,6 +45,7 @@ from trainer.models import (
     TrainJobPod,
 )
 from trainer.models.runtimes import TrainingRuntimeQuerySet
+from trainer.runtimes import actions, revisions
 
 
 def identity(runtime: TrainingRuntime) -> actions.RuntimeIdentity:

@@ -1,8 +1,8 @@
-"""Trainer's controllers. TrainJobs are reconciled (trainer/reconcile.py) and mirrored into TrainJob rows;
-their pods, headless Service and MPI hostfile ConfigMap are watched by the JobSet name label JobSet would
-have set (so no unrelated pod is cached), the pods mirrored into TrainJobPod rows. Both runtime kinds are
-mirrored with their revisions and reconciled only for the `resource-in-use` finalizer
-(trainer/runtime_finalizer.py): every TrainJob event reconciles the runtime its runtimeRef names, and the
+"""Trainer's controllers. TrainJobs are reconciled (trainer/reconcile.py) and mirrored into TrainJob
+rows; their pods, headless Service and MPI hostfile ConfigMap are watched by the JobSet name label JobSet
+would have set (so no unrelated pod is cached), the pods mirrored into TrainJobPod rows. Both runtime kinds
+are mirrored with their revisions and reconciled only for the `resource-in-use` finalizer
+(trainer/runtimes/finalizer.py): every TrainJob event reconciles the runtime its runtimeRef names, and the
 TrainJob reconcile reads runtimes from the same informers' cache. The runtime imports this module
 (kube.controllers discovers `<app>/controllers.py`)."""
 
@@ -14,10 +14,10 @@ from kube.controllers import Controller, Owns, register
 from kube.mirror import mirror_handler
 from kube.resources import CONFIGMAP, POD, SERVICE
 from trainer import constants as c
-from trainer import inuse
-from trainer.mirror import RuntimeMirror
 from trainer.models import TrainJob, TrainJobPod
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
+from trainer.runtimes import inuse
+from trainer.runtimes.mirror import RuntimeMirror
 
 
 def enabled() -> bool:

@@ -1,8 +1,8 @@
 """The reconcile loop of TrainJobs, without JobSet: read the TrainJob, its runtime and its children, parse →
-resolve → plan (with the progress endpoint of the settings, `status_server`), decide with `trainer.status`,
-then write: the runtime generation annotation (once), the status (resourceVersion precondition), pod
-deletions, then the hostfile and CA ConfigMaps, the SSH Secret, the headless Service and the pods of every
-step whose dependencies are met.
+resolve → plan (with the progress endpoint of the settings, `status_server`), decide with
+`trainer.operator.status`, then write: the runtime generation annotation (once), the status (resourceVersion
+precondition), pod deletions, then the hostfile and CA ConfigMaps, the SSH Secret, the headless Service and
+the pods of every step whose dependencies are met.
 
 Every step is safe to repeat: names are deterministic, deletions carry the uid they are meant for, 404 and
 409 are success. In the leader the reads come from the informers' cache, as in `jobs.reconcile`; a stale
@@ -32,9 +32,10 @@ from kube.resources import CONFIGMAP, CORE_EVENT, PERSISTENT_VOLUME_CLAIM, POD, 
 from kube.runtime import cached_view
 from kube.times import parse_time
 from trainer import constants as c
-from trainer import plan as planning
-from trainer import podgroup, readers, resolution, spec, sshkeys, status, statusserver
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
+from trainer.operator import plan as planning
+from trainer.operator import podgroup, readers, resolution, spec, sshkeys, status
+from trainer.progress import server as progress_server
 from trainer.resources import RUNTIMES, TRAIN_JOB
 
 logger = logging.getLogger(__name__)
@@ -204,14 +205,14 @@ def _converge(client: KubeClient, seen: Observed, view: CachedView | None) -> fl
     return children.requeue_after(outcome.requeue_after, pod_group_refused=refused)
 
 
-def status_server() -> statusserver.StatusServer | None:
+def status_server() -> progress_server.StatusServer | None:
     """The progress endpoint the trainer step's pods are told to report to (KEP-2779), or None when
     TRAINER_STATUS_SERVER_URL is not set. The CA file is read at each reconcile, so a rotated CA reaches
     the TrainJobs planned after the rotation."""
     if not settings.TRAINER_STATUS_SERVER_URL:
         return None
     ca_cert = Path(settings.TRAINER_STATUS_CA_CERT_PATH).read_text()
-    return statusserver.StatusServer(settings.TRAINER_STATUS_SERVER_URL, ca_cert)
+    return progress_server.StatusServer(settings.TRAINER_STATUS_SERVER_URL, ca_cert)
 
 
 def _runtime(job: dict[str, Any], runtime: dict[str, Any] | None) -> spec.Runtime:
@@ -366,4 +367,4 @@ def _apply(
 
 
 # The runtimes' reconcilers (the in-use finalizer) register when the queue discovers this module.
-from trainer import runtime_finalizer  # noqa: E402, F401
+from trainer.runtimes import finalizer  # noqa: E402, F401

@@ -3,7 +3,7 @@ server serves, which KUBEFLOW_TRAINER_SERVER_URL names. The web server's URLconf
 
 from django.urls import path
 
-from .statusview import train_job_status
+from .progress.view import train_job_status
 
 urlpatterns = [
     path(

@@ -1,11 +1,11 @@
 """The validating webhook's check of Kubeflow Trainer v2's kinds, as Trainer's own webhooks check them.
 
-A TrainingRuntime or ClusterTrainingRuntime must parse (`trainer.spec.parse_runtime`). A TrainJob must
-parse, name a runtime that exists (read through `kube`, one GET, as Trainer's webhook reads it: the only
-cluster call of this check) and resolve against it (`trainer.resolution.resolve`: reserved env, overrides
-with nothing to override, patches Trainer refuses). On UPDATE, the fields Trainer's CRD makes immutable
-(CEL rules, which kubesim does not evaluate) must keep their value. Every problem is answered at once, each
-with its field path.
+A TrainingRuntime or ClusterTrainingRuntime must parse (`trainer.operator.spec.parse_runtime`). A TrainJob
+must parse, name a runtime that exists (read through `kube`, one GET, as Trainer's webhook reads it: the only
+cluster call of this check) and resolve against it (`trainer.operator.resolution.resolve`: reserved env,
+overrides with nothing to override, patches Trainer refuses). On UPDATE, the fields Trainer's CRD makes
+immutable (CEL rules, which kubesim does not evaluate) must keep their value. Every problem is answered at
+once, each with its field path.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 from fields import SpecError
 from kube.client import get_client
 from kube.errors import InvalidName, NotFound
-from trainer import constants, crd, resolution, spec
+from trainer import constants, crd
+from trainer.operator import resolution, spec
 
 from . import failures
 from .review import AdmissionRequest, Cause, Verdict

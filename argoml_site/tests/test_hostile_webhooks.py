@@ -18,7 +18,7 @@ from django.test.utils import override_settings
 
 import kube.client
 from kubesim.testing import running_simulator
-from trainer import statusserver
+from trainer.progress import server as progress_server
 from trainer.tests import progress
 from webhooks import mutating, validating, views
 
@@ -111,7 +111,7 @@ def reporting_pod() -> Iterator[tuple[str, str]]:
         namespace = progress.prepare(simulator)
         _, [pod] = progress.train_job(namespace, "hostile-trainjob")
         token = progress.job_token(namespace, "hostile-trainjob", pod["metadata"]["name"])
-        yield token, statusserver.status_path(namespace, "hostile-trainjob")
+        yield token, progress_server.status_path(namespace, "hostile-trainjob")
     kube.client.reset_client()
 
 

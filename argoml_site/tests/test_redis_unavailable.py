@@ -28,7 +28,7 @@ from rest_framework.authtoken.models import Token
 import kube.client
 from argoml_site import redis_outage
 from kube import versioned
-from trainer import statusserver
+from trainer.progress import server as progress_server
 from trainer.tests import progress
 
 from . import endpoints
@@ -285,7 +285,7 @@ def test_a_trainjob_pod_reports_its_progress_with_redis_away(kubesim_factory, se
             {"trainerStatus": {"progressPercentage": 40, "lastUpdatedTime": "2026-06-12T03:00:00Z"}}
         )
         response = Client(raise_request_exception=False).post(
-            statusserver.status_path(namespace, "zq-progress"),
+            progress_server.status_path(namespace, "zq-progress"),
             body,
             content_type="application/json",
             headers={"Authorization": f"Bearer {token}"},

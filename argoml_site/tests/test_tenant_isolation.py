@@ -29,8 +29,8 @@ from dashboard.tests import factories
 from garbage.models import GCRun
 from hyperparam.models import Trial
 from kube.resources import POD
-from trainer import reporting
-from trainer import statusserver as trainer_statusserver
+from trainer.progress import reporting
+from trainer.progress import server as trainer_statusserver
 from trainer.tests import progress
 from webhooks.models import InjectionRule
 

@@ -19,10 +19,10 @@ from dashboard import trainplots
 from dashboard.access import get_readable
 from hyperparam.models import Sweep
 from kube.names import label_value
-from trainer import actions
 from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.models.trainjobs import PHASES
+from trainer.runtimes import actions
 
 from . import events, mirrors, tensorboards
 from .common import POLL_SECONDS, is_fragment, manifest_of, page
@@ -153,7 +153,8 @@ def trainjob_events(request: HttpRequest, pk: int) -> HttpResponse:
 @page
 @require_POST
 def trainjob_stop(request: HttpRequest, pk: int) -> HttpResponse:
-    """Delete the TrainJob from the cluster (trainer.actions.delete_train_job); its pods go with it."""
+    """Delete the TrainJob from the cluster (trainer.runtimes.actions.delete_train_job); its pods go with
+    it."""
     job = _train_job(request, pk)
     return mirrors.stop(
         request, job, lambda: actions.delete_train_job(job.namespace, job.name, job.uid),

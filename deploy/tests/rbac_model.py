@@ -141,7 +141,7 @@ def needs_call(
     if (group, resource) == ("", "events"):
         return trainer  # core v1 Events: only the TrainJob controller records them (as Trainer does)
     if (group, resource) == ("", "persistentvolumeclaims"):
-        return trainer  # the claims of a runtime's volumeClaimPolicies (trainer/claims.py)
+        return trainer  # the claims of a runtime's volumeClaimPolicies (trainer/operator/claims.py)
     if resource.startswith("podgroups"):
         return GANG_GROUPS.get(gang_scheduler) == group
     if resource == "priorityclasses":
@@ -164,14 +164,14 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("jobs.actions:*", frozenset({WEB})),
     ("hyperparam.actions:*", frozenset({WEB})),
     ("pipelines.actions:*", frozenset({WEB})),
-    ("trainer.actions:*", frozenset({WEB})),  # the runtime admin's edits and deletions
+    ("trainer.runtimes.actions:*", frozenset({WEB})),  # the runtime admin's edits and deletions
     ("tensorboard.actions:cull_idle", frozenset({TASKS})),
     ("tensorboard.actions:*", frozenset({WEB})),
     ("tensorboard.api.*", frozenset({WEB})),
     ("dashboard.*", frozenset({WEB})),
     ("*.reconcile:*", frozenset({RECONCILE})),
-    ("trainer.runtime_finalizer:*", frozenset({RECONCILE})),
-    ("trainer.usage:*", frozenset({RECONCILE})),
+    ("trainer.runtimes.finalizer:*", frozenset({RECONCILE})),
+    ("trainer.runtimes.usage:*", frozenset({RECONCILE})),
     ("kube.children:*", frozenset({RECONCILE})),  # the operators' child writes (their reconciles)
     # Events are recorded by reconciles and by the culling task.
     ("kube.events:*", frozenset({RECONCILE, TASKS})),
@@ -182,10 +182,10 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
     ("webhooks.scaling:*", frozenset({WEBHOOKS})),
     ("webhooks.trainjobs:*", frozenset({WEBHOOKS})),
-    ("trainer.install:*", frozenset({INSTALL_RUNTIMES})),
+    ("trainer.runtimes.install:*", frozenset({INSTALL_RUNTIMES})),
     # install_runtimes --public-configmap: make run's simulator only (the chart renders those objects).
     ("trainer.public:*", frozenset({NOT_DEPLOYED})),
-    ("trainer.reporting:*", frozenset({WEBHOOKS})),  # pods' progress reports (KEP-2779)
+    ("trainer.progress.reporting:*", frozenset({WEBHOOKS})),  # pods' progress reports (KEP-2779)
     ("kube.crds.install:*", frozenset({NOT_DEPLOYED})),
     ("webhooks.management.commands.dev_webhooks:*", frozenset({NOT_DEPLOYED})),  # make run's simulator only
     # the artifact repository's Secret in the dev namespaces: make run's simulator only

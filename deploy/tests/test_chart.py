@@ -437,7 +437,7 @@ def test_the_listener_pods_serve_the_webhook_certificate_to_the_hosts_the_api_se
 def test_the_webhook_listener_may_only_read_pytorchjobs_and_take_progress_reports(default_manifests):
     """Its cluster calls: the scale check reads the job a Scale belongs to (webhooks/scaling.py); a TrainJob
     progress report is checked by TokenReview and the reporting pod, then written to the TrainJob's status
-    (trainer/reporting.py)."""
+    (trainer/progress/reporting.py)."""
     pod = named(default_manifests, "Deployment", "argoml-webhooks")["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "argoml-webhooks"
     assert pod["automountServiceAccountToken"] is True

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from examples.tests.closed_form import TRAINING
-from trainer import statusupdate
+from trainer.progress import update as progress_update
 from webhooks import certs
 
 NOW = datetime(2026, 6, 12, 3, 0, 0, tzinfo=UTC)
@@ -64,7 +64,7 @@ def test_the_time_is_sent_in_utc_whatever_the_pods_zone():
 def test_at_most_256_metrics_are_sent_the_first_ones():
     metrics = {f"m{index}": index for index in range(300)}
     sent = progress.trainer_status(None, None, metrics, NOW)["metrics"]
-    assert len(sent) == progress.MAX_METRICS == statusupdate.MAX_METRICS
+    assert len(sent) == progress.MAX_METRICS == progress_update.MAX_METRICS
     assert sent[-1] == {"name": "m255", "value": "255"}
 
 
@@ -72,7 +72,7 @@ def test_what_it_sends_is_what_our_endpoint_reads():
     body = {
         "trainerStatus": progress.trainer_status(58, 4, {"loss": 0.1359291, "val_accuracy": 0.91205}, NOW)
     }
-    parsed = statusupdate.parse(statusupdate.loads(json.dumps(body)))
+    parsed = progress_update.parse(progress_update.loads(json.dumps(body)))
     assert parsed is not None
     assert parsed.as_status() == {
         "progressPercentage": 58,

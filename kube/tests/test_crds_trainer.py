@@ -22,8 +22,8 @@ from kube.crds.schema import structural_problems
 from kube.errors import Invalid
 from kubesim.testing import KUBECTL as KUBECTL_PATH
 from kubesim.testing import running_simulator
-from trainer.catalog import ready_made_runtimes
 from trainer.crd import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
+from trainer.runtimes.catalog import ready_made_runtimes
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,6 @@ from kube.api import (
     name_field,
 )
 from trainer import constants as c
-from trainer.actions import check_train_job
 from trainer.models import (
     RuntimeRevision,
     TrainerStatusUpdate,
@@ -31,6 +30,7 @@ from trainer.models import (
     TrainJobHistory,
     TrainJobPod,
 )
+from trainer.runtimes.actions import check_train_job
 
 TRAIN_JOB_FIELDS: tuple[str, ...] = (
     "id",

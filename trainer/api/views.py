@@ -16,8 +16,8 @@ from access.permissions import NamespaceScopedMixin
 from access.scopes import request_scope
 from argoml_site.bodies import DOCUMENT_PARSERS
 from kube.api import ManifestViewSet, NewestFirst
-from trainer import actions
 from trainer.models import TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
+from trainer.runtimes import actions
 
 from .filters import TrainingRuntimeFilterSet, TrainJobFilterSet
 from .serializers import (

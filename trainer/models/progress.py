@@ -1,6 +1,6 @@
 """Every progress report a TrainJob's pods pushed (KEP-2779), kept after the TrainJob's status moved on or the
-TrainJob is gone: the history the dashboard plots. Written by `trainer.reporting` only, after the status
-patch succeeded, under the identity of the TrainJob that patch wrote (namespace, name, uid, as the API
+TrainJob is gone: the history the dashboard plots. Written by `trainer.progress.reporting` only, after the
+status patch succeeded, under the identity of the TrainJob that patch wrote (namespace, name, uid, as the API
 server answered). Read per TrainJob row with `TrainerStatusUpdate.objects.of(job)`: all three columns, never
 the uid alone. No foreign key: a report may arrive before the mirror has the job, and outlives it."""
 

@@ -1,8 +1,8 @@
 """The mirror of Trainer's runtimes (TrainingRuntime and ClusterTrainingRuntime in one table) and their
 revisions: one row per `metadata.generation` the mirror saw, with the spec as it was and its diff.
 
-Only `trainer.mirror` writes these rows, from watch events; an admin edit goes to the cluster
-(`trainer.actions`) and comes back here as the next revision.
+Only `trainer.runtimes.mirror` writes these rows, from watch events; an admin edit goes to the cluster
+(`trainer.runtimes.actions`) and comes back here as the next revision.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from django.db.models.functions import Coalesce
 from kube.models import MirroredResource
 from kube.times import parse_time
 from trainer import constants as c
-from trainer import inuse, revisions
 from trainer.models.trainjobs import TrainJob
+from trainer.runtimes import inuse, revisions
 
 
 class TrainingRuntimeQuerySet(models.QuerySet["TrainingRuntime"]):

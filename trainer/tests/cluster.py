@@ -14,8 +14,8 @@ from jobs.tests.cluster import POD_GROUP_CRDS
 from kubesim.errors import ApiError
 from kubesim.kubelet import SCRIPT_ANNOTATION
 from kubesim.simulator import Simulator
-from trainer import catalog
 from trainer import constants as c
+from trainer.runtimes import catalog
 from trainer.tests import factories as f
 
 TRAINJOBS = "trainjobs.trainer.kubeflow.org"

@@ -12,8 +12,8 @@ from kube.resources import POD
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from trainer import constants as c
-from trainer import statusserver
-from trainer.reporting import TRAIN_JOB
+from trainer.progress import server as progress_server
+from trainer.progress.reporting import TRAIN_JOB
 
 ACCOUNT = "trainer"
 # Trainer's CRD, cut down to what the endpoint writes: the status subresource and trainerStatus's limits.
@@ -146,4 +146,4 @@ def token(namespace: str, pod_name: str | None, audience: str, expiration: int =
 
 
 def job_token(namespace: str, job: str, pod_name: str | None) -> str:
-    return token(namespace, pod_name, statusserver.token_audience(namespace, job))
+    return token(namespace, pod_name, progress_server.token_audience(namespace, job))

@@ -15,8 +15,8 @@ from kube.client import reset_client
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
-from trainer import catalog
 from trainer import constants as c
+from trainer.runtimes import catalog
 from trainer.tests.factories import train_job
 
 

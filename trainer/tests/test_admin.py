@@ -17,10 +17,10 @@ from kube.client import get_client
 from kube.errors import NotFound
 from kubesim.simulator import Simulator
 from trainer import constants as c
-from trainer import revisions
-from trainer.mirror import mirror_runtime
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, RUNTIMES, TRAIN_JOB, TRAINING_RUNTIME
+from trainer.runtimes import revisions
+from trainer.runtimes.mirror import mirror_runtime
 from trainer.tests.runtime_cluster import job_using, torch_distributed, trainer_cluster
 
 pytestmark = pytest.mark.django_db

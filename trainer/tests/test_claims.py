@@ -7,7 +7,7 @@ import pytest
 
 from fields import SpecError
 from trainer import constants as c
-from trainer import plan, resolution, spec
+from trainer.operator import plan, resolution, spec
 from trainer.tests import factories as f
 
 

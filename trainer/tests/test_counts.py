@@ -11,7 +11,7 @@ import pytest
 import limits
 from fields import SpecError
 from trainer import constants as c
-from trainer import plan, readers, resolution, spec
+from trainer.operator import plan, readers, resolution, spec
 from trainer.tests import factories as f
 from trainer.tests.test_spec import problems
 

@@ -16,8 +16,8 @@ from kube.client import get_client, reset_client
 from kube.crds.install import install as install_crds
 from kube.crds.install import wait_established
 from kubesim.testing import running_simulator
-from trainer import catalog
-from trainer.install import RUNTIMES, says_all_of
+from trainer.runtimes import catalog
+from trainer.runtimes.install import RUNTIMES, says_all_of
 
 NAMES = ["deepspeed-distributed", "jax-distributed", "torch-distributed", "xgboost-distributed"]
 

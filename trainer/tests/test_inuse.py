@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trainer import constants as c
-from trainer import inuse
+from trainer.runtimes import inuse
 from trainer.tests.factories import train_job
 
 FINALIZER = "trainer.kubeflow.org/resource-in-use"

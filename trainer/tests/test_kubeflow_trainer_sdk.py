@@ -34,7 +34,7 @@ from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from trainer import public
-from trainer.catalog import ready_made_runtimes
+from trainer.runtimes.catalog import ready_made_runtimes
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from trainer import constants as c
-from trainer import plan, resolution, spec
+from trainer.operator import plan, resolution, spec
 from trainer.tests import factories as f
 
 RANK = {

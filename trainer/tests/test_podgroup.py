@@ -1,11 +1,12 @@
-"""trainer.podgroup: the PodGroup Trainer's coscheduling and volcano plugins would build for a TrainJob."""
+"""trainer.operator.podgroup: the PodGroup Trainer's coscheduling and volcano plugins would build for a
+TrainJob."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from trainer import constants as c
-from trainer import plan, podgroup, resolution, spec
+from trainer.operator import plan, podgroup, resolution, spec
 from trainer.tests import factories as f
 
 

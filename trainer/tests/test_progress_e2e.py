@@ -25,8 +25,10 @@ from kube.client import get_client, reset_client
 from kube.resources import CONFIGMAP, POD
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
-from trainer import plan, reporting, resolution, spec, statusserver
 from trainer.models import TrainerStatusUpdate
+from trainer.operator import plan, resolution, spec
+from trainer.progress import reporting
+from trainer.progress import server as progress_server
 from trainer.tests import factories, progress
 from webhooks import certs
 from webhooks.tests.servers import Served, gunicorn_tls
@@ -71,7 +73,7 @@ def _database_url() -> str:
 class Listener:
     cluster: Simulator
     served: Served
-    server: statusserver.StatusServer
+    server: progress_server.StatusServer
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +98,7 @@ def listener(django_db_setup, django_db_blocker) -> Iterator[Listener]:
             "KUBECONFIG": str(simulator.kubeconfig_path),
         }
         with django_db_blocker.unblock(), gunicorn_tls(cert_dir, env=env, workers=1, threads=2) as served:
-            server = statusserver.StatusServer(f"https://127.0.0.1:{served.port}", bundle.ca.decode())
+            server = progress_server.StatusServer(f"https://127.0.0.1:{served.port}", bundle.ca.decode())
             yield Listener(simulator, served, server)
         reset_client()
 
@@ -118,7 +120,7 @@ def run_planned_job(listener: Listener, namespace: str, name: str) -> dict:
 
 def mount_projected_volume(pod: dict, mount: Path) -> dict[str, str]:
     """What the kubelet does for the pod's projected volume; the container's env, pointed at `mount`."""
-    [volume] = [v for v in pod["spec"]["volumes"] if v["name"] == statusserver.VOLUME]
+    [volume] = [v for v in pod["spec"]["volumes"] if v["name"] == progress_server.VOLUME]
     token_source, config_map_source = (s for s in volume["projected"]["sources"])
     token_spec = token_source["serviceAccountToken"]
     namespace = pod["metadata"]["namespace"]
@@ -131,7 +133,7 @@ def mount_projected_volume(pod: dict, mount: Path) -> dict[str, str]:
         (mount / item["path"]).write_text(config_map["data"][item["key"]])
     [container] = pod["spec"]["containers"]
     return {
-        e["name"]: e["value"].replace(statusserver.MOUNT_PATH, str(mount))
+        e["name"]: e["value"].replace(progress_server.MOUNT_PATH, str(mount))
         for e in container["env"]
         if e["name"].startswith("KUBEFLOW_TRAINER_SERVER_")
     }

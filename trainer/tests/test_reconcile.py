@@ -19,8 +19,8 @@ from kube.client import reset_client
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from trainer import constants as c
-from trainer import statusserver
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
+from trainer.progress import server as progress_server
 from trainer.reconcile import reconcile_train_job, status_server
 from trainer.tests import factories as f
 from trainer.tests.cluster import (
@@ -298,7 +298,7 @@ def test_a_trainjob_past_the_node_bound_fails_naming_the_field_and_the_bound_wit
     def never(*args, **kwargs):
         raise AssertionError("a TrainJob past its bounds must not be planned")
 
-    monkeypatch.setattr("trainer.plan.plan", never)
+    monkeypatch.setattr("trainer.operator.plan.plan", never)
     sim.store.create(train_job("huge", ns, "torch-distributed", trainer={"numNodes": 100_000}))
 
     started = time.perf_counter()
@@ -391,7 +391,7 @@ def test_the_status_server_is_read_from_settings_and_the_ca_file_each_time(setti
     settings.TRAINER_STATUS_SERVER_URL = STATUS_SERVER
     settings.TRAINER_STATUS_CA_CERT_PATH = str(ca_file)
     ca_file.write_text(CA)
-    assert status_server() == statusserver.StatusServer(STATUS_SERVER, CA)
+    assert status_server() == progress_server.StatusServer(STATUS_SERVER, CA)
     ca_file.write_text(CA.replace("MIIB", "renewed"))
     server = status_server()
     assert server is not None
@@ -415,13 +415,13 @@ def test_with_a_status_server_the_trainer_steps_pods_are_told_where_and_how_to_r
     assert set(found) == {"report-node-0-0", "report-node-0-1"}
     for pod in found.values():
         env = env_of(pod, "node")
-        assert env[statusserver.ENV_URL] == (
+        assert env[progress_server.ENV_URL] == (
             f"{STATUS_SERVER}/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs/report/status"
         )
-        assert env[statusserver.ENV_TOKEN] == "/var/run/secrets/kubeflow/trainer/token"
-        assert env[statusserver.ENV_CA_CERT] == "/var/run/secrets/kubeflow/trainer/ca.crt"
+        assert env[progress_server.ENV_TOKEN] == "/var/run/secrets/kubeflow/trainer/token"
+        assert env[progress_server.ENV_CA_CERT] == "/var/run/secrets/kubeflow/trainer/ca.crt"
         assert env["DMLC_NUM_WORKER"] == "2"
-        [volume] = [v for v in pod["spec"]["volumes"] if v["name"] == statusserver.VOLUME]
+        [volume] = [v for v in pod["spec"]["volumes"] if v["name"] == progress_server.VOLUME]
         token, ca = volume["projected"]["sources"]
         audience = f"trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs/report/status"
         assert token["serviceAccountToken"]["audience"] == audience

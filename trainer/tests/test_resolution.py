@@ -8,7 +8,7 @@ import pytest
 
 from fields import SpecError
 from trainer import constants as c
-from trainer import resolution, spec
+from trainer.operator import resolution, spec
 from trainer.tests import factories as f
 from trainer.tests.test_spec import problems
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainer import revisions
+from trainer.runtimes import revisions
 
 
 def runtime(generation: int, annotations: dict | None = None) -> dict:

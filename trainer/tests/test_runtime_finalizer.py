@@ -21,10 +21,10 @@ from kube.queue import ObjectKey
 from kube.runtime import ControllerRuntime
 from kubesim.simulator import Simulator
 from trainer import constants as c
-from trainer import runtime_finalizer as reconcile
 from trainer.controllers import runtime_controllers
-from trainer.inuse import RESOURCE_IN_USE_FINALIZER
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
+from trainer.runtimes import finalizer as reconcile
+from trainer.runtimes.inuse import RESOURCE_IN_USE_FINALIZER
 from trainer.tests.runtime_cluster import job_using, torch_distributed, trainer_cluster
 
 

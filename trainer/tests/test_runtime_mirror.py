@@ -11,9 +11,9 @@ import pytest
 
 from kube.mirror import Action
 from trainer import constants as c
-from trainer import revisions
-from trainer.mirror import mirror_runtime
 from trainer.models import RuntimeRevision, TrainingRuntime
+from trainer.runtimes import revisions
+from trainer.runtimes.mirror import mirror_runtime
 from trainer.tests.factories import train_job
 
 pytestmark = pytest.mark.django_db

@@ -16,9 +16,9 @@ from kube.client import get_client
 from kube.queue import registry as reconcilers
 from kube.runtime import ControllerRuntime
 from trainer.controllers import runtime_controllers
-from trainer.mirror import RuntimeMirror
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB
+from trainer.runtimes.mirror import RuntimeMirror
 from trainer.tests.runtime_cluster import job_using, torch_distributed, trainer_cluster
 
 pytestmark = pytest.mark.django_db(transaction=True)

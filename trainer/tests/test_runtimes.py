@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from trainer import catalog, plan, resolution, spec
 from trainer import constants as c
+from trainer.operator import plan, resolution, spec
+from trainer.runtimes import catalog
 from trainer.tests import factories as f
 
 SHIPPED = {rt["metadata"]["name"]: rt for rt in catalog.ready_made_runtimes()}

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from fields import SpecError
-from trainer import catalog, policies, spec
 from trainer import constants as c
+from trainer.operator import policies, spec
+from trainer.runtimes import catalog
 from trainer.tests import factories as f
 
 

@@ -7,7 +7,7 @@ import base64
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from trainer import plan, resolution, spec, sshkeys
+from trainer.operator import plan, resolution, spec, sshkeys
 from trainer.tests import factories as f
 
 

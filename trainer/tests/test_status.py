@@ -1,5 +1,5 @@
-"""trainer.status: a TrainJob's conditions and jobsStatus from its plan and pods, which steps start, which
-pods go — as Trainer 2.3 and JobSet would decide, with no cluster."""
+"""trainer.operator.status: a TrainJob's conditions and jobsStatus from its plan and pods, which steps start,
+which pods go — as Trainer 2.3 and JobSet would decide, with no cluster."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from trainer import constants as c
-from trainer import plan, resolution, spec, status
+from trainer.operator import plan, resolution, spec, status
 from trainer.tests import factories as f
 
 NOW = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)

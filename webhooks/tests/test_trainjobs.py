@@ -1,6 +1,6 @@
-"""Kubeflow Trainer's kinds at admission: a runtime or TrainJob that `trainer.spec` refuses, a TrainJob
-whose runtime does not exist or does not resolve, and an UPDATE of an immutable field are denied with every
-field path. Decisions with a stand-in runtime reader; the view over HTTP with kubesim as the cluster."""
+"""Kubeflow Trainer's kinds at admission: a runtime or TrainJob that `trainer.operator.spec` refuses, a
+TrainJob whose runtime does not exist or does not resolve, and an UPDATE of an immutable field are denied with
+every field path. Decisions with a stand-in runtime reader; the view over HTTP with kubesim as the cluster."""
 
 from __future__ import annotations
 
@@ -211,7 +211,7 @@ def test_a_runtime_past_the_node_bound_is_denied_and_so_is_a_trainjob_naming_it(
 
 
 def test_the_ready_made_runtimes_are_all_allowed():
-    from trainer.catalog import ready_made_runtimes
+    from trainer.runtimes.catalog import ready_made_runtimes
 
     for runtime in ready_made_runtimes():
         assert trainjobs.review(request(runtime), reader()).allowed, runtime["metadata"]["name"]

@@ -21,8 +21,8 @@ from kube.client import get_client, reset_client
 from kube.errors import Conflict
 from kube.resources import CRD, NAMESPACE, ResourceType
 from kubesim.argo.crd import argo_crds
-from trainer import catalog
 from trainer.resources import CLUSTER_TRAINING_RUNTIME
+from trainer.runtimes import catalog
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -13,8 +13,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kube.client import get_client
 from kube.errors import ApiError
-from trainer import catalog, install, public
 from trainer import constants as c
+from trainer import public
+from trainer.runtimes import catalog, install
 
 
 class Command(BaseCommand):

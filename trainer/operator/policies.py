@@ -1,6 +1,6 @@
 """A runtime's policies, parsed: `mlPolicy` (at most one framework source; torch's and mpi's have settings
-of their own) and `podGroupPolicy` (which gang scheduler). Pure, as `trainer.spec`, which reads the rest of
-a runtime; `trainer.plan.ML_PLUGINS` holds what each framework does to the pods."""
+of their own) and `podGroupPolicy` (which gang scheduler). Pure, as `trainer.operator.spec`, which reads the
+rest of a runtime; `trainer.operator.plan.ML_PLUGINS` holds what each framework does to the pods."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import fields
 from trainer import constants as c
-from trainer import readers
+from trainer.operator import readers
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ hold), and turned into the status patch; and whether a pod belongs to the TrainJ
 Whatever the body, a wrong field is named, never a 5xx: NaN and Infinity, integers longer than Python
 reads, dates outside what UTC can hold, text with NUL or unpaired surrogates.
 
-Pure: the view (`trainer.statusview`) does the HTTP, the token review and the writes.
+Pure: the view (`trainer.progress.view`) does the HTTP, the token review and the writes.
 """
 
 from __future__ import annotations

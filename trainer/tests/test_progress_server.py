@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from trainer import constants as c
-from trainer import plan, resolution, spec, statusserver
+from trainer.operator import plan, resolution, spec
+from trainer.progress import server as progress_server
 from trainer.tests import factories as f
 
 CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-SERVER = statusserver.StatusServer("https://argoml-webhooks.argoml.svc:443", CA)
+SERVER = progress_server.StatusServer("https://argoml-webhooks.argoml.svc:443", CA)
 URL = "https://argoml-webhooks.argoml.svc:443/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml/trainjobs/tj/status"
 
 
@@ -157,15 +158,15 @@ def test_a_suspended_job_keeps_its_ca_config_map():
 )
 def test_a_misconfigured_server_is_refused(url, ca, problem):
     with pytest.raises(ValueError, match=problem):
-        statusserver.StatusServer(url, ca)
+        progress_server.StatusServer(url, ca)
 
 
 def test_the_path_and_audience_are_trainers():
     assert (
-        statusserver.status_path("ns", "job")
+        progress_server.status_path("ns", "job")
         == "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status"
     )
     assert (
-        statusserver.token_audience("ns", "job")
+        progress_server.token_audience("ns", "job")
         == "trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status"
     )

@@ -15,9 +15,10 @@ from typing import Any
 
 import fields
 from kube.resources import controller_reference
-from trainer import claims as volume_claims
 from trainer import constants as c
-from trainer import readers, resolution, spec, statusserver
+from trainer.operator import claims as volume_claims
+from trainer.operator import readers, resolution, spec
+from trainer.progress import server as progress_server
 
 # JobSet's webhook gives a pod template without a restartPolicy this one (Jobs refuse Always).
 DEFAULT_RESTART_POLICY = "OnFailure"
@@ -57,7 +58,9 @@ class Enforced:
     ssh_auth_secret_name: str | None = None
 
 
-def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusServer | None = None) -> Plan:
+def plan(
+    resolved: resolution.ResolvedSpec, status_server: progress_server.StatusServer | None = None
+) -> Plan:
     """Everything a TrainJob needs, in step order. A suspended TrainJob keeps its Service and ConfigMaps
     but has no pods, as JobSet suspends its Jobs. With a `status_server`, the trainer step's containers
     can push their progress to it (KEP-2779; Trainer's TrainJobStatus plugin)."""
@@ -70,7 +73,7 @@ def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusSe
     if status_server is not None:
         _enforce_status_server(resolved, templates, status_server)
         config_maps.append(
-            statusserver.ca_config_map(
+            progress_server.ca_config_map(
                 status_server, resolved.job.namespace, resolved.name, owner_reference(resolved.job)
             )
         )
@@ -96,12 +99,14 @@ def plan(resolved: resolution.ResolvedSpec, status_server: statusserver.StatusSe
 
 
 def _enforce_status_server(
-    resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict], server: statusserver.StatusServer
+    resolved: resolution.ResolvedSpec,
+    templates: dict[str, fields.RawDict],
+    server: progress_server.StatusServer,
 ) -> None:
     trainer_templates = [
         templates[rjob.name] for rjob in resolved.replicated_jobs if rjob.ancestor == c.ANCESTOR_TRAINER
     ]
-    statusserver.inject(trainer_templates, server, resolved.job.namespace, resolved.name)
+    progress_server.inject(trainer_templates, server, resolved.job.namespace, resolved.name)
 
 
 # --- Steps ----------------------------------------------------------------------------------------------

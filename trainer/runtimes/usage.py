@@ -8,8 +8,8 @@ from typing import Any
 
 from kube.client import KubeClient
 from trainer import constants as c
-from trainer import inuse
 from trainer.resources import TRAIN_JOB
+from trainer.runtimes import inuse
 
 
 def jobs_using(client: KubeClient, kind: str, namespace: str, name: str) -> Iterator[dict[str, Any]]:

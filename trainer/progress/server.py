@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import fields
 from trainer import constants as c
-from trainer import readers
+from trainer.operator import readers
 
 # Trainer's names (trainjobstatus.go, statusserver/utils.go), so its SDK and HF's callback find them.
 ENV_URL = "KUBEFLOW_TRAINER_SERVER_URL"

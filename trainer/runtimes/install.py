@@ -1,5 +1,5 @@
-"""Apply the ready-made ClusterTrainingRuntimes (`trainer.catalog`) to a cluster: create what is missing,
-update what differs, and leave alone a runtime someone else installed (Kubeflow Trainer's own, most
+"""Apply the ready-made ClusterTrainingRuntimes (`trainer.runtimes.catalog`) to a cluster: create what is
+missing, update what differs, and leave alone a runtime someone else installed (Kubeflow Trainer's own, most
 likely). Idempotent, so `manage.py install_runtimes` and the chart's Job can run on every deploy."""
 
 from __future__ import annotations

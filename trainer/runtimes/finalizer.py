@@ -17,9 +17,9 @@ from kube.queue import reconciler
 from kube.resources import ResourceType
 from kube.runtime import cached_view
 from trainer import constants as c
-from trainer import inuse
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
-from trainer.usage import jobs_using
+from trainer.runtimes import inuse
+from trainer.runtimes.usage import jobs_using
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ that pod may report again yet (a window per pod in Redis), and the write (the Tr
 a TrainerStatusUpdate row). The server the pods are told to report to is the reconcile's
 (`trainer.reconcile.status_server`).
 
-The view (`trainer.statusview`) calls these in that order; nothing here speaks HTTP to the pods.
+The view (`trainer.progress.view`) calls these in that order; nothing here speaks HTTP to the pods.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from kube import errors as kube_errors
 from kube import resources
 from kube.client import get_client
 from trainer import constants as c
-from trainer import statusserver, statusupdate
 from trainer.models import TrainerStatusUpdate
+from trainer.progress import server as progress_server
+from trainer.progress import update as progress_update
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class Reporter:
 
     namespace: str
     pod: str
-    job: statusupdate.Owner
+    job: progress_update.Owner
 
 
 def bearer_token(header: str) -> str:
@@ -73,7 +74,7 @@ def authenticate(token: str, namespace: str, name: str) -> Reporter:
     for no or a bad token, 403 for a good token of anyone else."""
     if not token:
         raise unauthorized()
-    audience = statusserver.token_audience(namespace, name)
+    audience = progress_server.token_audience(namespace, name)
     review = {
         "apiVersion": "authentication.k8s.io/v1",
         "kind": "TokenReview",
@@ -98,7 +99,7 @@ def authenticate(token: str, namespace: str, name: str) -> Reporter:
         raise forbidden() from None
     if (pod.get("metadata") or {}).get("uid") != pod_uid:
         raise forbidden()  # the pod it was issued to is gone; another has its name
-    owner = statusupdate.owner_of(pod, name)
+    owner = progress_update.owner_of(pod, name)
     if owner is None:
         raise forbidden()
     return Reporter(namespace, pod_name, owner)
@@ -138,7 +139,7 @@ def retry_after_ms(reporter: Reporter) -> int:
     return int(left)
 
 
-def record(reporter: Reporter, status: statusupdate.TrainerStatus) -> None:
+def record(reporter: Reporter, status: progress_update.TrainerStatus) -> None:
     """Patch the TrainJob's `status.trainerStatus` (the shipped write limiter applies) if it is the very
     TrainJob the pod belongs to (uid), then keep the report under the TrainJob the patch wrote, as the API
     server answered it: never under a uid a caller claimed. Refused 404 when the TrainJob is gone, 403
@@ -178,4 +179,4 @@ def _uid_test_failed(error: kube_errors.Invalid) -> bool:
     """Whether the API server refused the status patch at its uid test (JSON patch's "testing value
     /metadata/uid failed"), rather than refusing the status: the only path our patch tests."""
     words = [str(error), *(str(cause.get("message", "")) for cause in error.causes)]
-    return any(statusupdate.UID_PATH in text for text in words)
+    return any(progress_update.UID_PATH in text for text in words)

@@ -14,7 +14,7 @@ from typing import Any
 
 import fields
 from trainer import constants as c
-from trainer import spec
+from trainer.operator import spec
 
 
 def claim_name(job_name: str, template_name: str) -> str:

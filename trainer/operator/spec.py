@@ -1,5 +1,5 @@
 """Parse once, at the door: a TrainJob and a (Cluster)TrainingRuntime become frozen values (Kubeflow
-Trainer 2.3's API, as PyPI's kubeflow-trainer-api models it). `trainer.resolution` joins the two.
+Trainer 2.3's API, as PyPI's kubeflow-trainer-api models it). `trainer.operator.resolution` joins the two.
 
 Pod templates stay plain dicts (they are opaque to us, and copied before anything changes them).
 Every problem is reported with its field path, all at once (`fields`); every count (nodes,
@@ -16,7 +16,7 @@ from typing import Any
 import fields
 from kube import podresources
 from trainer import constants as c
-from trainer import policies, readers
+from trainer.operator import policies, readers
 
 # --- The TrainJob ---------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from fields import SpecError
-from trainer import statusupdate
+from trainer.progress import update as progress_update
 
 WHEN = "2026-06-12T03:00:00Z"
 
@@ -20,7 +20,7 @@ def report(**fields):
 
 def problems(body) -> list[str]:
     with pytest.raises(SpecError) as raised:
-        statusupdate.parse(body)
+        progress_update.parse(body)
     return [str(error) for error in raised.value.errors]
 
 
@@ -31,21 +31,21 @@ class TestParse:
             estimatedRemainingSeconds=120,
             metrics=[{"name": "loss", "value": "0.15"}, {"name": "accuracy", "value": "0.92"}],
         )
-        parsed = statusupdate.parse(body)
-        assert parsed == statusupdate.TrainerStatus(
+        parsed = progress_update.parse(body)
+        assert parsed == progress_update.TrainerStatus(
             45,
             120,
-            (statusupdate.Metric("loss", "0.15"), statusupdate.Metric("accuracy", "0.92")),
+            (progress_update.Metric("loss", "0.15"), progress_update.Metric("accuracy", "0.92")),
             datetime(2026, 6, 12, 3, tzinfo=UTC),
         )
         assert parsed.as_status() == body["trainerStatus"]
 
     def test_no_trainer_status_is_nothing_to_write(self):
-        assert statusupdate.parse({}) is None
-        assert statusupdate.parse({"trainerStatus": None, "other": 1}) is None
+        assert progress_update.parse({}) is None
+        assert progress_update.parse({"trainerStatus": None, "other": 1}) is None
 
     def test_only_the_time_is_required(self):
-        parsed = statusupdate.parse(report())
+        parsed = progress_update.parse(report())
         assert parsed is not None
         assert parsed.as_status() == {"lastUpdatedTime": WHEN}
 
@@ -57,13 +57,13 @@ class TestParse:
         ],
     )
     def test_times_are_stored_in_utc_to_the_second(self, sent, stored):
-        parsed = statusupdate.parse({"trainerStatus": {"lastUpdatedTime": sent}})
+        parsed = progress_update.parse({"trainerStatus": {"lastUpdatedTime": sent}})
         assert parsed is not None
         assert parsed.as_status()["lastUpdatedTime"] == stored
 
     @pytest.mark.parametrize("value", [0, 100])
     def test_progress_bounds_are_inclusive(self, value):
-        parsed = statusupdate.parse(report(progressPercentage=value))
+        parsed = progress_update.parse(report(progressPercentage=value))
         assert parsed is not None
         assert parsed.progress_percentage == value
 
@@ -119,7 +119,7 @@ class TestParse:
 
     def test_64_characters_and_256_metrics_are_allowed(self):
         metrics = [{"name": "n" * 64, "value": "v" * 64}] * 256
-        parsed = statusupdate.parse(report(metrics=metrics))
+        parsed = progress_update.parse(report(metrics=metrics))
         assert parsed is not None
         assert len(parsed.metrics) == 256
 
@@ -216,16 +216,16 @@ class TestHostileValues:
         ],
     )
     def test_is_named(self, text, expected):
-        body = statusupdate.loads('{"trainerStatus": ' + text + "}")
+        body = progress_update.loads('{"trainerStatus": ' + text + "}")
         if "lastUpdatedTime" not in text:
             body["trainerStatus"]["lastUpdatedTime"] = WHEN  # type: ignore[index]
         assert problems(body) == [expected]
 
     def test_loads_keeps_what_json_allows_and_refuses_what_it_does_not(self):
-        assert statusupdate.loads('{"a": 12, "b": -3}') == {"a": 12, "b": -3}
-        assert statusupdate.loads("-" + "1" * 21) == statusupdate.HugeInteger(21, negative=True)
+        assert progress_update.loads('{"a": 12, "b": -3}') == {"a": 12, "b": -3}
+        assert progress_update.loads("-" + "1" * 21) == progress_update.HugeInteger(21, negative=True)
         with pytest.raises(json.JSONDecodeError):
-            statusupdate.loads("{not json")
+            progress_update.loads("{not json")
 
     @pytest.mark.parametrize(
         ("sent", "stored"),
@@ -235,14 +235,14 @@ class TestHostileValues:
         ],
     )
     def test_the_first_and_last_second_utc_holds_are_kept_with_four_digit_years(self, sent, stored):
-        parsed = statusupdate.parse(report(lastUpdatedTime=sent))
+        parsed = progress_update.parse(report(lastUpdatedTime=sent))
         assert parsed is not None
         assert parsed.as_status()["lastUpdatedTime"] == stored
 
 
 class TestStatusPatch:
     def test_the_report_replaces_the_whole_trainer_status_of_that_trainjob_only(self):
-        parsed = statusupdate.parse(report(progressPercentage=30))
+        parsed = progress_update.parse(report(progressPercentage=30))
         assert parsed is not None
         assert parsed.status_patch("u-1") == [
             {"op": "test", "path": "/metadata/uid", "value": "u-1"},
@@ -255,7 +255,7 @@ class TestStatusPatch:
 
     def test_format_time_converts_to_utc(self):
         moment = datetime(2026, 1, 1, 1, 0, 0, 999, tzinfo=timezone(timedelta(hours=1)))
-        assert statusupdate.format_time(moment) == "2026-01-01T00:00:00Z"
+        assert progress_update.format_time(moment) == "2026-01-01T00:00:00Z"
 
 
 def pod(labels=None, owners=None):
@@ -274,7 +274,7 @@ LABEL = {"jobset.sigs.k8s.io/jobset-name": "tj"}
 
 class TestOwnerOf:
     def test_a_pod_labelled_and_controlled_by_the_job(self):
-        assert statusupdate.owner_of(pod(LABEL, [OWNER]), "tj") == statusupdate.Owner("tj", "u-1")
+        assert progress_update.owner_of(pod(LABEL, [OWNER]), "tj") == progress_update.Owner("tj", "u-1")
 
     @pytest.mark.parametrize(
         ("labels", "owners"),
@@ -291,7 +291,7 @@ class TestOwnerOf:
         ],
     )
     def test_anything_less_is_not_the_jobs_pod(self, labels, owners):
-        assert statusupdate.owner_of(pod(labels, owners), "tj") is None
+        assert progress_update.owner_of(pod(labels, owners), "tj") is None
 
     def test_a_pod_of_another_job_is_not_this_jobs(self):
-        assert statusupdate.owner_of(pod(LABEL, [OWNER]), "other") is None
+        assert progress_update.owner_of(pod(LABEL, [OWNER]), "other") is None

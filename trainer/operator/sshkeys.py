@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from trainer import constants as c
-from trainer import plan, spec
+from trainer.operator import plan, spec
 
 
 def generate() -> tuple[bytes, bytes]:

@@ -13,8 +13,9 @@ from fields import FieldError, SpecError
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
 from trainer import constants as c
-from trainer import revisions, spec, usage
+from trainer.operator import spec
 from trainer.resources import RUNTIMES, TRAIN_JOB
+from trainer.runtimes import revisions, usage
 from workflows import safeyaml
 
 #: A runtime's spec as typed in the admin: far above Trainer's own runtimes (~2 KB), far below harm.

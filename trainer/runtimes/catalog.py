@@ -8,7 +8,7 @@ from typing import Any
 
 from workflows import safeyaml
 
-RUNTIMES_DIR = Path(__file__).resolve().parent / "runtimes"
+RUNTIMES_DIR = Path(__file__).resolve().parent
 
 
 def ready_made_runtimes() -> list[dict[str, Any]]:

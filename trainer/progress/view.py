@@ -24,7 +24,8 @@ import fields
 from kube import errors as kube_errors
 from kube import names
 from trainer import constants as c
-from trainer import reporting, statusupdate
+from trainer.progress import reporting
+from trainer.progress import update as progress_update
 from workflows import safeyaml
 
 logger = logging.getLogger(__name__)
@@ -122,17 +123,17 @@ def _too_big(request: HttpRequest) -> str:
     return ""
 
 
-def _parse(request: HttpRequest, name: str) -> statusupdate.TrainerStatus | None:
+def _parse(request: HttpRequest, name: str) -> progress_update.TrainerStatus | None:
     """The report, or Refused 422 naming the job and every wrong field (as the API server words it)."""
     try:
-        body = statusupdate.loads(safeyaml.bounded_json_text(request.body))
+        body = progress_update.loads(safeyaml.bounded_json_text(request.body))
     except safeyaml.YamlRefused as refused:
         problem = "the body is not JSON" if refused.limit == "syntax" else refused.problem
         raise reporting.Refused(422, "Invalid", f"Invalid payload: {problem}") from None
     except ValueError:
         raise reporting.Refused(422, "Invalid", "Invalid payload: the body is not JSON") from None
     try:
-        return statusupdate.parse(body)
+        return progress_update.parse(body)
     except fields.SpecError as error:
         detail = ", ".join(str(problem) for problem in error.errors)
         message = f'{c.TRAIN_JOB_KIND}.{c.GROUP} "{name}" is invalid: {detail}'

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import fields
 import limits
 from trainer import constants as c
-from trainer import policies, readers, spec
+from trainer.operator import policies, readers, spec
 
 # --- The two joined -------------------------------------------------------------------------------------
 

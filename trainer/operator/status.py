@@ -17,8 +17,8 @@ import fields
 from kube import times
 from kube.conditions import FALSE, TRUE, find_condition, is_true, set_condition
 from trainer import constants as c
-from trainer import plan as planning
-from trainer import spec
+from trainer.operator import plan as planning
+from trainer.operator import spec
 
 SUSPENDED = "Suspended"
 COMPLETE = "Complete"

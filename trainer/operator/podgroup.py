@@ -14,8 +14,8 @@ from decimal import Decimal
 import fields
 from jobs import gang
 from kube.resources import ResourceType
-from trainer import plan as planning
-from trainer import readers, resolution
+from trainer.operator import plan as planning
+from trainer.operator import readers, resolution
 
 #: Trainer's API default for `podGroupPolicy.coscheduling.scheduleTimeoutSeconds` (0 also means it).
 DEFAULT_SCHEDULE_TIMEOUT_SECONDS = 60

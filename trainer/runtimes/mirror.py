@@ -16,8 +16,8 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from kube.mirror import Action, apply_event
-from trainer import revisions
 from trainer.models import RuntimeRevision, TrainingRuntime
+from trainer.runtimes import revisions
 
 _NOTHING_NEW = (Action.DUPLICATE, Action.STALE)
 

@@ -19,8 +19,9 @@ import kube.client
 from kube.client import get_client
 from kube.resources import POD
 from kubesim.simulator import Simulator
-from trainer import reporting, statusserver
 from trainer.models import TrainerStatusUpdate
+from trainer.progress import reporting
+from trainer.progress import server as progress_server
 from trainer.tests import progress
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +62,7 @@ def post(namespace: str, job: str, body: object, token: str | None = None, **ext
     headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token is not None else {}
     data = body if isinstance(body, str | bytes) else json.dumps(body)
     return Client().post(
-        statusserver.status_path(namespace, job), data, content_type="application/json", **headers, **extra
+        progress_server.status_path(namespace, job), data, content_type="application/json", **headers, **extra
     )
 
 
@@ -214,7 +215,7 @@ class TestWhoMayReport:
         token = progress.job_token(elsewhere, "tj", pod["metadata"]["name"])
         assert_status(post(namespace, "tj", REPORT, token), 401, "Unauthorized")
         token = progress.token(
-            elsewhere, pod["metadata"]["name"], statusserver.token_audience(namespace, "tj")
+            elsewhere, pod["metadata"]["name"], progress_server.token_audience(namespace, "tj")
         )
         assert_status(post(namespace, "tj", REPORT, token), 403, "Forbidden")
 
@@ -314,7 +315,7 @@ class TestBounds:
         assert "at most 1024" in answer["message"]
 
     def test_only_post(self, namespace):
-        response = Client().get(statusserver.status_path(namespace, "tj"))
+        response = Client().get(progress_server.status_path(namespace, "tj"))
         assert_status(response, 405, "MethodNotAllowed")
         assert response["Allow"] == "POST"
 
@@ -377,7 +378,9 @@ def test_unknown_paths_on_the_listener_are_404(cluster):
 def test_the_web_server_does_not_serve_the_endpoint(db):
     """Only the listener does: the Ingress exposes the web server."""
     assert (
-        Client().post(statusserver.status_path("ml", "tj"), "{}", content_type="application/json").status_code
+        Client()
+        .post(progress_server.status_path("ml", "tj"), "{}", content_type="application/json")
+        .status_code
         == 404
     )
 
