@@ -17,8 +17,9 @@ from typing import Any
 from fields import SpecError
 from kube.client import get_client
 from kube.errors import InvalidName, NotFound
-from trainer import constants, crd
+from trainer import constants
 from trainer.operator import resolution, spec
+from trainer.runtimes import crd as runtime_crds
 
 from . import failures
 from .review import AdmissionRequest, Cause, Verdict
@@ -29,8 +30,8 @@ logger = logging.getLogger(__name__)
 #: The TrainJob fields Trainer's CRD declares immutable once set (`self == oldSelf`).
 IMMUTABLE_FIELDS = ("runtimeRef", "initializer", "trainer", "activeDeadlineSeconds", "managedBy")
 RUNTIME_TYPES = {
-    constants.TRAINING_RUNTIME: crd.TRAINING_RUNTIME.resource_type,
-    constants.CLUSTER_TRAINING_RUNTIME: crd.CLUSTER_TRAINING_RUNTIME.resource_type,
+    constants.TRAINING_RUNTIME: runtime_crds.TRAINING_RUNTIME.resource_type,
+    constants.CLUSTER_TRAINING_RUNTIME: runtime_crds.CLUSTER_TRAINING_RUNTIME.resource_type,
 }
 
 #: (kind, namespace, name) → the runtime manifest, or None when it does not exist.

@@ -22,8 +22,9 @@ from kube.crds.schema import structural_problems
 from kube.errors import Invalid
 from kubesim.testing import KUBECTL as KUBECTL_PATH
 from kubesim.testing import running_simulator
-from trainer.crd import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
+from trainer.crd import TRAIN_JOB
 from trainer.runtimes.catalog import ready_made_runtimes
+from trainer.runtimes.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME
 
 REPO = Path(__file__).resolve().parents[2]
 

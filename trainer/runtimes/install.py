@@ -11,7 +11,7 @@ from typing import Any
 
 from kube.client import KubeClient
 from kube.errors import AlreadyExists, Conflict, NotFound
-from trainer import crd
+from trainer.runtimes import crd
 
 RUNTIMES = crd.CLUSTER_TRAINING_RUNTIME.resource_type
 #: The label that marks a runtime as installed by us; one without it is another installer's to change.

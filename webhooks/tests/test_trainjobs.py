@@ -17,7 +17,7 @@ from kube.client import get_client, reset_client
 from kube.crds.install import install, wait_established
 from kube.resources import NAMESPACE
 from kubesim.testing import running_simulator
-from trainer.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME
+from trainer.runtimes.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME
 from trainer.tests import factories as f
 from webhooks import configurations, failures, trainjobs
 from webhooks.review import Cause, parse_review
