@@ -12,7 +12,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 import redis
 from celery import Celery
 
-from kube.queue import CelerySender, QueueConf, QueueStore, ReconcileQueue
+from kube.queue import CelerySender, ObjectKey, QueueConf, QueueStore, ReconcileQueue
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +42,27 @@ def redis_url(db: int = TEST_REDIS_DB) -> str:
 
 def redis_client(db: int = TEST_REDIS_DB) -> redis.Redis:
     return redis.Redis.from_url(redis_url(db), decode_responses=True)
+
+
+@contextmanager
+def emptied(connection: redis.Redis) -> Iterator[redis.Redis]:
+    """`connection`'s database flushed before and after: what each test module's Redis fixture yields (the
+    queue's test database, or the sample controller's records)."""
+    connection.flushdb()
+    try:
+        yield connection
+    finally:
+        connection.flushdb()
+
+
+class RecordingSender:
+    """A queue's sender that records each (key, countdown) instead of sending a Celery message."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[ObjectKey, float]] = []
+
+    def __call__(self, key: ObjectKey, countdown: float) -> None:
+        self.sent.append((key, countdown))
 
 
 def queue_for(client: redis.Redis, conf: QueueConf, db: int = TEST_REDIS_DB) -> ReconcileQueue:

@@ -27,7 +27,7 @@ from kube.tests.controller_harness import (
     redis_client,
     start_controller_worker,
 )
-from kube.tests.queue_harness import wait_for
+from kube.tests.queue_harness import emptied, wait_for
 from kube.tests.sample_controller import ENABLED_LABEL, MIRROR_LOG, RUNS_LOG
 from kubesim.testing import running_simulator
 
@@ -50,10 +50,8 @@ def client(sim):
 
 @pytest.fixture(scope="module")
 def redis():
-    connection = redis_client()
-    connection.flushdb()
-    yield connection
-    connection.flushdb()
+    with emptied(redis_client()) as connection:
+        yield connection
 
 
 @pytest.fixture(scope="module")

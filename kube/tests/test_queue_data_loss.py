@@ -15,27 +15,17 @@ import pytest
 
 from kube.queue import Enqueued, ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry
 
-from .queue_harness import redis_client
+from .queue_harness import RecordingSender, emptied, redis_client
 
 CONF = QueueConf(backoff_base=0.001, backoff_max=30.0, lease=0.3, sweep_interval=0.05, resend_after=5.0)
 FENCE_MS = QueueConf.ms(CONF.lease)
 KEY = ObjectKey("Widget", "team-a", "w1")
 
 
-class RecordingSender:
-    def __init__(self) -> None:
-        self.sent: list[tuple[ObjectKey, float]] = []
-
-    def __call__(self, key: ObjectKey, countdown: float) -> None:
-        self.sent.append((key, countdown))
-
-
 @pytest.fixture
 def client() -> Iterator:
-    client = redis_client()
-    client.flushdb()
-    yield client
-    client.flushdb()
+    with emptied(redis_client()) as client:
+        yield client
 
 
 @pytest.fixture

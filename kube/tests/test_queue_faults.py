@@ -25,7 +25,7 @@ from kube.tests.controller_harness import (
     redis_url,
     start_controller_worker,
 )
-from kube.tests.queue_harness import wait_for
+from kube.tests.queue_harness import emptied, wait_for
 from kube.tests.redis_server import private_redis
 from kube.tests.sample_controller import ENABLED_LABEL, RUNS_LOG
 from kubesim.testing import running_simulator
@@ -47,10 +47,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def records():
-    connection = redis_client()
-    connection.flushdb()
-    yield connection
-    connection.flushdb()
+    with emptied(redis_client()) as connection:
+        yield connection
 
 
 @pytest.fixture(scope="module")

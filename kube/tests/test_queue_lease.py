@@ -12,7 +12,7 @@ from kube.queue import ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registr
 from kube.queue.lease import LeaseKeeper
 from kube.queue.store import RefreshOutcome
 
-from .queue_harness import redis_client
+from .queue_harness import emptied, redis_client
 
 CONF = QueueConf(lease=0.3, sweep_interval=0.05, resend_after=5.0, worker_timeout=5.0)
 INTERVAL = CONF.refresh_interval
@@ -21,10 +21,8 @@ LEASE_MS = QueueConf.ms(CONF.lease)
 
 @pytest.fixture
 def client() -> Iterator:
-    client = redis_client()
-    client.flushdb()
-    yield client
-    client.flushdb()
+    with emptied(redis_client()) as client:
+        yield client
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from kube.queue import QueueConf, QueueStore, ReconcileQueue
 from kube.queue.conf import DEFAULTS
 from kube.tests.queue_harness import (
     Worker,
+    emptied,
     queue_for,
     queue_idle,
     redis_client,
@@ -34,10 +35,8 @@ TIMINGS |= {"KUBE_QUEUE_BACKOFF_BASE_SECONDS": str(BACKOFF), "KUBE_QUEUE_BACKOFF
 
 @pytest.fixture
 def client():
-    client = redis_client()
-    client.flushdb()
-    yield client
-    client.flushdb()
+    with emptied(redis_client()) as client:
+        yield client
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from kube.logging import current as current_log_context
 from kube.queue import Enqueued, ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry, Result
 from kube.queue.conf import queue_conf_from_settings
 
-from .queue_harness import redis_client
+from .queue_harness import RecordingSender, emptied, redis_client
 
 CONF = QueueConf(
     backoff_base=0.001,
@@ -34,20 +34,10 @@ CONF = QueueConf(
 KEY = ObjectKey("Widget", "team-a", "w1")
 
 
-class RecordingSender:
-    def __init__(self) -> None:
-        self.sent: list[tuple[ObjectKey, float]] = []
-
-    def __call__(self, key: ObjectKey, countdown: float) -> None:
-        self.sent.append((key, countdown))
-
-
 @pytest.fixture
 def client() -> Iterator:
-    client = redis_client()
-    client.flushdb()
-    yield client
-    client.flushdb()
+    with emptied(redis_client()) as client:
+        yield client
 
 
 @pytest.fixture

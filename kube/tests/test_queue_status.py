@@ -10,7 +10,7 @@ import redis
 
 from kube.queue import Enqueued, ObjectKey, QueueStore, Result
 
-from .queue_harness import queue_idle, redis_client
+from .queue_harness import emptied, queue_idle, redis_client
 
 KEY = ObjectKey("Widget", "team-a", "w1")
 LEASE_MS = 10_000
@@ -18,10 +18,8 @@ LEASE_MS = 10_000
 
 @pytest.fixture
 def client() -> Iterator:
-    client = redis_client()
-    client.flushdb()
-    yield client
-    client.flushdb()
+    with emptied(redis_client()) as client:
+        yield client
 
 
 def test_the_status_counts_due_waiting_running_and_dirty_keys(client):

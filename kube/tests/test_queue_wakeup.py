@@ -17,7 +17,15 @@ from kombu.asynchronous import Hub
 from kube.queue import QueueConf
 from kube.queue.conf import DEFAULTS
 from kube.queue.wakeup import EventLoopWaker, wake_after_each_task
-from kube.tests.queue_harness import Worker, queue_for, redis_client, runs, start_worker, wait_for
+from kube.tests.queue_harness import (
+    Worker,
+    emptied,
+    queue_for,
+    redis_client,
+    runs,
+    start_worker,
+    wait_for,
+)
 
 # The shipped timings: the worker's own timers (sweep, heartbeat) fire every 2 s, as in production.
 SHIPPED = {name: str(value) for name, value in DEFAULTS.items() if name.startswith("KUBE_QUEUE_")}
@@ -82,10 +90,8 @@ def test_the_pool_wakes_after_the_tasks_callback_that_acks_it():
 
 @pytest.fixture
 def client():
-    client = redis_client()
-    client.flushdb()
-    yield client
-    client.flushdb()
+    with emptied(redis_client()) as client:
+        yield client
 
 
 @pytest.fixture

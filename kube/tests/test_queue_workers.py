@@ -19,6 +19,7 @@ import pytest
 from kube.queue import ObjectKey, QueueConf, QueueStore, ReconcileQueue
 from kube.tests.queue_harness import (
     Worker,
+    emptied,
     queue_for,
     queue_idle,
     redis_client,
@@ -34,10 +35,8 @@ BACKOFF_BASE = 0.05
 
 @pytest.fixture(scope="module")
 def client():
-    client = redis_client()
-    client.flushdb()
-    yield client
-    client.flushdb()
+    with emptied(redis_client()) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
