@@ -10,7 +10,7 @@ import yaml
 
 from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
-from dashboard.tests.browser import LAPTOP, PHONE, sign_in, snap
+from dashboard.tests.browser import LAPTOP, PHONE, sign_in, snap, wait_for_plots
 from dashboard.tests.conftest import PASSWORD
 from hyperparam.models import Sweep, Trial
 from jobs.models import TrainingJob, TrainingJobHistory
@@ -167,7 +167,7 @@ def test_a_sweep_shows_its_plots_and_its_trials_best_first(live_server, page, us
     sign_in(page, live_server.url, "erin", PASSWORD)
     page.goto(f"{live_server.url}/dashboard/sweeps/")
     page.click(f"text={sweep.name}")
-    page.wait_for_selector("#sweep-plots[data-ready=true]", timeout=20000)
+    wait_for_plots(page, "sweep-plots")
     for plot in ("#plot-parallel", "#plot-history", "#plot-importances"):
         assert page.locator(f"{plot} .main-svg").count() > 0, f"{plot} was not drawn"
     assert page.is_visible("text=Plotted 380 trials")

@@ -10,7 +10,7 @@ import pytest
 
 from access.models import NamespaceGrant, Role
 from dashboard.tests import factories
-from dashboard.tests.browser import LAPTOP, sign_in, snap
+from dashboard.tests.browser import LAPTOP, sign_in, snap, wait_for_plots
 from dashboard.tests.conftest import PASSWORD
 from hyperparam.manifests import LABEL_SWEEP_UID
 
@@ -37,7 +37,7 @@ def test_a_trainjobs_page_plots_its_progress_and_each_metric(live_server, page, 
     sign_in(page, live_server.url, "erin", PASSWORD)
     page.click("nav[aria-label=Main] >> text=Train jobs")
     page.click(f"text={job.name}")
-    page.wait_for_selector("#trainjob-plots[data-ready=true]", timeout=20000)
+    wait_for_plots(page, "trainjob-plots")
 
     assert page.locator("#plot-progress .main-svg").count() > 0, "progress was not drawn"
     drawn = page.locator("#metric-plots [data-metric]")
@@ -66,7 +66,7 @@ def test_a_sweeps_trials_trainjobs_are_plotted_side_by_side(live_server, page, u
 
     sign_in(page, live_server.url, "erin", PASSWORD)
     page.goto(f"{live_server.url}/dashboard/sweeps/{sweep.pk}/")
-    page.wait_for_selector("#sweep-trainjob-plots[data-ready=true]", timeout=20000)
+    wait_for_plots(page, "sweep-trainjob-plots")
 
     accuracy = page.locator("#sweep-metric-plots [data-metric=accuracy]")
     assert accuracy.locator(".main-svg").count() > 0
