@@ -46,6 +46,20 @@ LABEL_REPLICATED_JOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
 LABEL_REPLICATED_JOB_REPLICAS = "jobset.sigs.k8s.io/replicatedjob-replicas"
 LABEL_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 LABEL_JOB_NAME = "batch.kubernetes.io/job-name"
+# JobSet's other keys, set as labels and as annotations alike (jobset api/jobset/v1alpha2/jobset_types.go,
+# pkg/controllers labelAndAnnotateObject); tools and schedulers select on them.
+LABEL_JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
+LABEL_RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
+LABEL_GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
+LABEL_JOB_GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
+LABEL_JOB_KEY = "jobset.sigs.k8s.io/job-key"
+LABEL_GROUP_NAME = "jobset.sigs.k8s.io/group-name"
+LABEL_GROUP_REPLICAS = "jobset.sigs.k8s.io/group-replicas"
+LABEL_JOB_GROUP_INDEX = "jobset.sigs.k8s.io/job-group-index"
+# Kubernetes' default `backoffLimit` of a Job (batch/v1), and so of each Job JobSet makes.
+DEFAULT_BACKOFF_LIMIT = 6
+# JobSet's default `groupName` of a replicated job.
+DEFAULT_GROUP_NAME = "default"
 LABEL_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 ANNOTATION_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_FIELD_PATH = f"metadata.annotations['{ANNOTATION_COMPLETION_INDEX}']"

@@ -17,7 +17,7 @@ import fields
 from kube.resources import controller_reference
 from trainer import constants as c
 from trainer.operator import claims as volume_claims
-from trainer.operator import readers, resolution, spec
+from trainer.operator import jobsetkeys, readers, resolution, spec
 from trainer.progress import server as progress_server
 
 # JobSet's webhook gives a pod template without a restartPolicy this one (Jobs refuse Always).
@@ -26,11 +26,15 @@ DEFAULT_RESTART_POLICY = "OnFailure"
 
 @dataclass(frozen=True)
 class Step:
-    """One replicated job: its pods start once every dependency reached its status."""
+    """One replicated job: its pods start once every dependency reached its status. `restarts_to_fail`: how
+    many container restarts among one Job's running pods fail that Job, as the Job controller counts them
+    under `restartPolicy: OnFailure` (its `backoffLimit`, at least 1); None when pods are not restarted in
+    place (`Never`: a failed pod fails its Job)."""
 
     name: str
     depends_on: tuple[spec.Dependency, ...]
     pod_names: tuple[str, ...]
+    restarts_to_fail: int | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,15 @@ def plan(
                 pod = _pod(resolved, rjob, templates[rjob.name], replica, index)
                 names.append(pod["metadata"]["name"])
                 pods.append(pod)
-        steps.append(Step(rjob.name, effective_dependencies(resolved, rjob), tuple(names)))
+        restarted = templates[rjob.name].get("spec", {}).get("restartPolicy", DEFAULT_RESTART_POLICY)
+        steps.append(
+            Step(
+                rjob.name,
+                effective_dependencies(resolved, rjob),
+                tuple(names),
+                restarts_to_fail=max(rjob.backoff_limit, 1) if restarted == "OnFailure" else None,
+            )
+        )
     return Plan(
         steps=tuple(steps),
         pods=() if resolved.job.suspend else tuple(pods),
@@ -158,24 +170,6 @@ def owner_reference(job: spec.TrainJob) -> fields.RawDict:
     return controller_reference(c.API_VERSION, c.TRAIN_JOB_KIND, job.name, job.uid)
 
 
-def pod_labels(
-    resolved: resolution.ResolvedSpec, rjob: resolution.ResolvedJob, replica: int, index: int
-) -> dict[str, str]:
-    """The labels JobSet and the Job controller set, plus the step's ancestor label (JobSet leaves that
-    on the Job; with no Job in between, the pod carries it so tools can find a step's pods)."""
-    labels = {
-        c.LABEL_JOBSET_NAME: resolved.name,
-        c.LABEL_REPLICATED_JOB_NAME: rjob.name,
-        c.LABEL_REPLICATED_JOB_REPLICAS: str(rjob.replicas),
-        c.LABEL_JOB_INDEX: str(replica),
-        c.LABEL_JOB_NAME: f"{resolved.name}-{rjob.name}-{replica}",
-        c.LABEL_COMPLETION_INDEX: str(index),
-    }
-    if rjob.ancestor:
-        labels[c.LABEL_ANCESTOR] = rjob.ancestor
-    return labels
-
-
 def _pod(
     resolved: resolution.ResolvedSpec,
     rjob: resolution.ResolvedJob,
@@ -189,8 +183,11 @@ def _pod(
     pod_spec["hostname"] = name
     pod_spec["subdomain"] = resolved.subdomain
     pod_spec.setdefault("restartPolicy", DEFAULT_RESTART_POLICY)
-    labels = {**metadata.get("labels", {}), **pod_labels(resolved, rjob, replica, index)}
-    annotations = {**metadata.get("annotations", {}), c.ANNOTATION_COMPLETION_INDEX: str(index)}
+    labels = {**metadata.get("labels", {}), **jobsetkeys.pod_labels(resolved, rjob, replica, index)}
+    annotations = {
+        **metadata.get("annotations", {}),
+        **jobsetkeys.pod_annotations(resolved, rjob, replica, index),
+    }
     gang = resolved.runtime.pod_group_policy
     if gang is not None and gang.scheduler == "coscheduling":
         labels[c.COSCHEDULING_POD_GROUP_LABEL] = resolved.name

@@ -29,6 +29,8 @@ class ResolvedJob:
     annotations: Mapping[str, str]
     pod_template: fields.RawDict
     depends_on: tuple[spec.Dependency, ...]
+    group_name: str = c.DEFAULT_GROUP_NAME
+    backoff_limit: int = c.DEFAULT_BACKOFF_LIMIT
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ def resolve(job: spec.TrainJob, runtime: spec.Runtime) -> ResolvedSpec:
                 annotations=job_annotations,
                 pod_template=template,
                 depends_on=rjob.depends_on,
+                group_name=rjob.group_name,
+                backoff_limit=rjob.backoff_limit,
             )
         )
     _check_pod_count(found, job, runtime, policy, resolved)

@@ -113,6 +113,10 @@ class ReplicatedJob:
     annotations: Mapping[str, str]
     pod_template: fields.RawDict
     depends_on: tuple[Dependency, ...]
+    # JobSet's group of replicated jobs (its group-name, group-replicas and job-group-index pod labels).
+    group_name: str = c.DEFAULT_GROUP_NAME
+    # The Job template's `backoffLimit`: how many failures (restarts, under OnFailure) fail one of its Jobs.
+    backoff_limit: int = c.DEFAULT_BACKOFF_LIMIT
 
 
 @dataclass(frozen=True)
@@ -463,6 +467,15 @@ def _replicated_jobs(found: fields.ErrorList, raw: object) -> tuple[ReplicatedJo
                 ),
                 pod_template=copy.deepcopy(pod_template),
                 depends_on=tuple(depends_on),
+                group_name=fields.text(found, f"{path}.groupName", entry.get("groupName"))
+                or c.DEFAULT_GROUP_NAME,
+                backoff_limit=_backoff_limit(found, f"{path}.template.spec.backoffLimit", job_spec),
             )
         )
     return tuple(jobs)
+
+
+def _backoff_limit(found: fields.ErrorList, path: str, job_spec: Mapping[str, Any]) -> int:
+    """A Job template's `backoffLimit` (an int32 of at least 0), Kubernetes' 6 when unset."""
+    limit = fields.integer(found, path, job_spec.get("backoffLimit"), minimum=0, maximum=2**31 - 1)
+    return c.DEFAULT_BACKOFF_LIMIT if limit is None else limit

@@ -9,7 +9,7 @@ index) stands for the Job JobSet would have made: its `count` pods are its compl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -109,8 +109,10 @@ def job_states(
     suspended: bool,
 ) -> tuple[JobState, ...]:
     """Each step's Jobs by state, JobSet's way: a Job succeeded when all its pods did, failed when one
-    failed (our pods are the Job's only attempt), is ready when its ready and succeeded pods cover it, and
-    active while a pod of it runs. Pods being deleted count only once they finished. In the order of
+    failed (our pods are the Job's only attempt) or, under `restartPolicy: OnFailure`, when its running
+    pods' containers restarted as often as its `backoffLimit` allows (the Job controller's
+    pastBackoffLimitOnFailure: BackoffLimitExceeded), is ready when its ready and succeeded pods cover it,
+    and active while a pod of it runs. Pods being deleted count only once they finished. In the order of
     `replicas` (each replicated job's Job count, in the runtime's order, as JobSet reports them)."""
     by_step: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
     for pod in pods:
@@ -128,7 +130,7 @@ def job_states(
         for job_pods in jobs.values():
             phases = [pod_phase(p) for p in job_pods]
             live = [p for p in job_pods if not is_terminating(p)]
-            if "Failed" in phases:
+            if "Failed" in phases or _past_backoff_limit(step, job_pods):
                 state["failed"] += 1
             elif phases.count("Succeeded") >= per_job:
                 state["succeeded"] += 1
@@ -147,6 +149,25 @@ def job_states(
             )
         )
     return tuple(states)
+
+
+def restarts(pod: Mapping[str, Any]) -> int:
+    """How often a pod's containers and init containers were restarted in place."""
+    status = pod.get("status") or {}
+    return sum(
+        fields.as_int(container.get("restartCount")) or 0
+        for key in ("initContainerStatuses", "containerStatuses")
+        for container in status.get(key) or []
+        if isinstance(container, dict)
+    )
+
+
+def _past_backoff_limit(step: planning.Step, job_pods: Iterable[Mapping[str, Any]]) -> bool:
+    """The Job controller's count: restarts of the Job's pending and running pods reach the step's limit."""
+    if step.restarts_to_fail is None:
+        return False
+    counted = sum(restarts(pod) for pod in job_pods if pod_phase(pod) in ("Pending", "Running"))
+    return counted >= step.restarts_to_fail
 
 
 # --- Conditions -----------------------------------------------------------------------------------------
@@ -218,6 +239,8 @@ def decide(
         elif ends is not None:
             requeue = (ends - now).total_seconds()
         done = finished({"conditions": conditions})
+    if done:
+        states = _terminal_counts_kept(states, previous)
     status: fields.RawDict = {
         **previous,
         "conditions": conditions,
@@ -237,6 +260,26 @@ def decide(
         if name not in existing
     )
     return Outcome(status, create=create, requeue_after=requeue)
+
+
+def _terminal_counts_kept(states: Sequence[JobState], previous: Mapping[str, Any]) -> tuple[JobState, ...]:
+    """A finished TrainJob's succeeded and failed Job counts never drop as its pods go: JobSet counts Job
+    objects, which outlive the pods the Job controller stops (a Job failed past its backoff limit loses
+    its running pods, and stays failed)."""
+    before = {
+        str(entry.get("name")): entry for entry in previous.get("jobsStatus") or [] if isinstance(entry, dict)
+    }
+    kept = []
+    for state in states:
+        last = before.get(state.name, {})
+        kept.append(
+            replace(
+                state,
+                succeeded=max(state.succeeded, fields.as_int(last.get("succeeded")) or 0),
+                failed=max(state.failed, fields.as_int(last.get("failed")) or 0),
+            )
+        )
+    return tuple(kept)
 
 
 def failed_past_limits(previous: Mapping[str, Any], message: str, now: datetime) -> fields.RawDict:

@@ -35,6 +35,7 @@ from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from trainer import public
 from trainer.runtimes.catalog import ready_made_runtimes
+from trainer.tests.cluster import get_train_job
 
 pytestmark = pytest.mark.django_db
 
@@ -290,3 +291,28 @@ def test_a_crashing_training_stops_the_wait_for_complete_at_failed(sim, ns):
     assert failed["status"] == "Failed"
     assert "Failed" in {step["status"] for step in failed["steps"]}
     assert seen["get_job_logs"] == ["CUDA out of memory"]
+
+
+def test_a_trainer_restarted_in_place_fails_at_its_backoff_limit_and_the_wait_says_failed(sim, ns):
+    """Trainer's torch runtime as shipped restarts a crashing trainer in place (OnFailure); its Job's
+    `backoffLimit` (1 here, 6 by default) ends the loop, so the SDK's wait for Complete raises "is Failed"
+    instead of timing out (issue 32)."""
+    runtime = torch_as_a_training_runtime(ns, "torch-retry-once")
+    job_template = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert job_template["template"]["spec"].get("restartPolicy", "OnFailure") == "OnFailure"
+    job_template["backoffLimit"] = 1
+    sim.store.create(runtime)
+    sim.kubelet.script({"node": {"duration": 1, "exitCode": 1}}, namespace=ns)
+
+    calls = run_sdk(
+        sim, ns, "failing_trainer", runtime="torch-retry-once", image="example.io/train:1", num_nodes=1
+    )
+    refused = calls.pop("wait_for_job_status(Complete)")
+    seen = values(calls)
+
+    name = seen["train(CustomTrainerContainer)"]
+    assert refused["error"] == f"RuntimeError: TrainJob {name} is Failed"
+    assert seen["wait_for_job_status(Failed)"]["status"] == "Failed"
+    failed = get_train_job(sim, ns, name)
+    assert failed is not None
+    assert [(step["name"], step["failed"]) for step in failed["status"]["jobsStatus"]] == [("node", 1)]

@@ -36,16 +36,28 @@ class TestPods:
         assert names(result) == ["tj-node-0-0", "tj-node-0-1"]
         pod = result.pod("tj-node-0-1")
         assert pod["metadata"]["namespace"] == "ml"
-        assert pod["metadata"]["labels"] == {
+        jobset = {
             "jobset.sigs.k8s.io/jobset-name": "tj",
+            "jobset.sigs.k8s.io/jobset-uid": "uid-tj",
             "jobset.sigs.k8s.io/replicatedjob-name": "node",
+            "jobset.sigs.k8s.io/restart-attempt": "0",
             "jobset.sigs.k8s.io/replicatedjob-replicas": "1",
+            "jobset.sigs.k8s.io/global-replicas": "1",
             "jobset.sigs.k8s.io/job-index": "0",
+            # sha1("ml/tj-node-0"), as JobSet's jobHashKey computes it.
+            "jobset.sigs.k8s.io/job-key": "bc6f974c3f54ed1ef85cdd4fc990f1b354e48145",
+            "jobset.sigs.k8s.io/job-global-index": "0",
+            "jobset.sigs.k8s.io/group-name": "default",
+            "jobset.sigs.k8s.io/group-replicas": "1",
+            "jobset.sigs.k8s.io/job-group-index": "0",
+        }
+        assert pod["metadata"]["labels"] == {
+            **jobset,
             "batch.kubernetes.io/job-name": "tj-node-0",
             "batch.kubernetes.io/job-completion-index": "1",
             "trainer.kubeflow.org/trainjob-ancestor-step": "trainer",
         }
-        assert pod["metadata"]["annotations"] == {"batch.kubernetes.io/job-completion-index": "1"}
+        assert pod["metadata"]["annotations"] == {**jobset, "batch.kubernetes.io/job-completion-index": "1"}
         assert pod["metadata"]["ownerReferences"] == [
             {
                 "apiVersion": "trainer.kubeflow.org/v1alpha1",
@@ -60,6 +72,48 @@ class TestPods:
         assert pod["spec"]["subdomain"] == "tj"
         assert pod["spec"]["restartPolicy"] == "OnFailure"
 
+    def test_jobset_indexes_count_across_replicated_jobs_and_within_groups_in_the_runtimes_order(self):
+        workers = f.replicated_job("workers", replicas=2)
+        workers["groupName"] = "side"
+        body = f.runtime(workers, f.replicated_job("node", f.container(), ancestor=c.ANCESTOR_TRAINER))
+        result = planned(f.train_job(name="tj", namespace="ml", trainer={}), body)
+        keys = {
+            pod["metadata"]["name"]: {
+                key.removeprefix("jobset.sigs.k8s.io/"): value
+                for key, value in pod["metadata"]["labels"].items()
+                if key.endswith(("index", "replicas", "group-name"))
+            }
+            for pod in result.pods
+        }
+        assert keys["tj-workers-1-0"] == {
+            "replicatedjob-replicas": "2",
+            "global-replicas": "3",
+            "job-index": "1",
+            "job-global-index": "1",
+            "group-name": "side",
+            "group-replicas": "2",
+            "job-group-index": "1",
+            "batch.kubernetes.io/job-completion-index": "0",
+        }
+        assert keys["tj-node-0-0"] == {
+            "replicatedjob-replicas": "1",
+            "global-replicas": "3",
+            "job-index": "0",
+            "job-global-index": "2",
+            "group-name": "default",
+            "group-replicas": "1",
+            "job-group-index": "0",
+            "batch.kubernetes.io/job-completion-index": "0",
+        }
+        node = result.pod("tj-node-0-0")["metadata"]
+        assert (
+            node["labels"]["jobset.sigs.k8s.io/job-key"]
+            != result.pod("tj-workers-1-0")["metadata"]["labels"]["jobset.sigs.k8s.io/job-key"]
+        )
+        assert {k: v for k, v in node["annotations"].items() if k.startswith("jobset.")} == {
+            k: v for k, v in node["labels"].items() if k.startswith("jobset.")
+        }
+
     def test_template_labels_and_restart_policy_are_kept(self):
         body = f.torch_runtime()
         template = body["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
@@ -67,7 +121,8 @@ class TestPods:
         template["spec"]["restartPolicy"] = "Never"
         pod = planned(f.train_job(), body).pods[0]
         assert pod["metadata"]["labels"]["app"] == "x"
-        assert pod["metadata"]["annotations"] == {"note": "y", c.ANNOTATION_COMPLETION_INDEX: "0"}
+        assert pod["metadata"]["annotations"]["note"] == "y"
+        assert pod["metadata"]["annotations"][c.ANNOTATION_COMPLETION_INDEX] == "0"
         assert pod["spec"]["restartPolicy"] == "Never"
 
     def test_a_runtime_subdomain_names_the_service_and_the_pods_domain(self):

@@ -20,6 +20,7 @@ from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from trainer import constants as c
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
+from trainer.operator import status
 from trainer.progress import server as progress_server
 from trainer.reconcile import reconcile_train_job, status_server
 from trainer.tests import factories as f
@@ -272,6 +273,29 @@ def test_a_pod_that_fails_fails_the_trainjob_as_a_failed_job_fails_its_jobset(si
     assert jobs_status(failed)["node"]["failed"] == 1
     message = next(cond["message"] for cond in failed["status"]["conditions"])
     assert message == "jobset failed due to one or more job failures"
+
+
+def test_a_trainer_crashing_under_on_failure_fails_the_trainjob_past_the_jobs_backoff_limit(sim, ns):
+    """Trainer's own torch runtime restarts a crashing trainer in place (OnFailure); the Job JobSet makes for
+    the trainer step fails once its pods' restarts add up to 6 (Kubernetes' default backoffLimit), and so
+    does the TrainJob (issue 32: it looped for ever, and Kubeflow's SDK waited for a Failed that never
+    came). Two nodes crash together, so the Job fails at their third restarts."""
+    job = train_job("loop", ns, "torch-distributed", trainer={"numNodes": 2})
+    submit(sim, scripted(job, {"node": {"duration": 1, "exitCode": 1}}))
+    started, restarts_seen = sim.clock.time(), 0
+    for _ in range(30):
+        play(sim, ns, "loop", 5)
+        if conditions(get_train_job(sim, ns, "loop")):
+            break
+        restarts_seen = sum(status.restarts(pod) for pod in pods(sim, ns).values())
+    failed = get_train_job(sim, ns, "loop")
+    assert conditions(failed) == {"Failed": ("True", "FailedJobs")}
+    assert jobs_status(failed)["node"]["failed"] == 1
+    # Not before: CrashLoopBackOff waits 10, 20 and 40 s before the third restarts, and 4 restarts were seen
+    # while it still ran.
+    assert sim.clock.time() - started >= 70
+    assert restarts_seen == 4
+    assert live_pods(sim, ns) == {}
 
 
 def test_a_trainjob_managed_by_multikueue_is_left_alone(sim, ns):

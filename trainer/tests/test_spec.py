@@ -254,15 +254,29 @@ class TestParseRuntime:
             f.replicated_job("launcher", depends_on=[("ghost", "Ready"), ("node", "Running")]),
         )
         body["spec"]["template"]["spec"]["replicatedJobs"].append({"name": "empty", "template": {"spec": {}}})
+        body["spec"]["template"]["spec"]["replicatedJobs"][0]["groupName"] = 7
+        body["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["backoffLimit"] = -1
         with pytest.raises(SpecError) as error:
             spec.parse_runtime(body)
         jobs = "spec.template.spec.replicatedJobs"
         assert problems(error) == {
+            f"{jobs}[0].groupName": "must be a string, not int",
+            f"{jobs}[0].template.spec.backoffLimit": "must be between 0 and 2147483647, not -1",
             f"{jobs}[1].name": "'node' is used by an earlier replicated job",
             f"{jobs}[2].dependsOn[0].name": "must name an earlier replicated job, not 'ghost'",
             f"{jobs}[2].dependsOn[1].status": "must be Ready or Complete, not 'Running'",
             f"{jobs}[3].template.spec.template.spec.containers": "must list at least one container",
         }
+
+    def test_a_replicated_job_reads_its_group_and_its_jobs_backoff_limit_with_jobsets_defaults(self):
+        grouped = f.replicated_job("node")
+        grouped["groupName"] = "workers"
+        grouped["template"]["spec"]["backoffLimit"] = 0
+        runtime = spec.parse_runtime(f.runtime(grouped, f.replicated_job("launcher")))
+        assert [(job.group_name, job.backoff_limit) for job in runtime.replicated_jobs] == [
+            ("workers", 0),
+            ("default", 6),
+        ]
 
     def test_a_runtime_without_replicated_jobs_is_refused(self):
         with pytest.raises(SpecError) as error:

@@ -108,6 +108,85 @@ def test_a_replicated_job_counts_its_one_job_by_the_phases_of_its_pods(phases, e
     assert {key: getattr(state, key) for key in expected} == expected
 
 
+def restarted(pod: dict[str, Any], phase: str, *counts: int, init: int = 0) -> dict[str, Any]:
+    """The pod in `phase` whose containers restarted `counts` times each (its init container `init`)."""
+    pod = with_phase(pod, phase)
+    pod["status"]["containerStatuses"] = [{"name": f"c{i}", "restartCount": n} for i, n in enumerate(counts)]
+    pod["status"]["initContainerStatuses"] = [{"name": "init", "restartCount": init}]
+    return pod
+
+
+def backoff_runtime(limit: int | None, restart_policy: str | None = None) -> dict[str, Any]:
+    runtime = f.torch_runtime()
+    job_spec = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    if limit is not None:
+        job_spec["backoffLimit"] = limit
+    if restart_policy is not None:
+        job_spec["template"]["spec"]["restartPolicy"] = restart_policy
+    return runtime
+
+
+@pytest.mark.parametrize(
+    ("limit", "restarts", "failed"),
+    [
+        (None, (5,), 0),  # Kubernetes' default backoffLimit is 6
+        (None, (6,), 1),
+        (None, (3, 3), 1),  # every container's restarts count
+        (2, (1,), 0),
+        (2, (2,), 1),
+        (0, (0,), 0),  # a limit of 0 fails at the first restart
+        (0, (1,), 1),
+    ],
+)
+def test_under_on_failure_a_job_fails_once_its_running_pods_restarted_as_often_as_its_backoff_limit(
+    limit, restarts, failed
+):
+    """The Job controller's pastBackoffLimitOnFailure: a crashing trainer restarted in place does not loop
+    for ever (issue 32: Kubeflow's SDK waited for a Failed that never came)."""
+    job = f.train_job(trainer={"numNodes": 1})
+    _, desired, replicas, _ = planned(job, backoff_runtime(limit))
+    (state,) = status.job_states(
+        desired, replicas, [restarted(desired.pods[0], "Running", *restarts)], suspended=False
+    )
+    assert state.failed == failed
+
+
+def test_init_container_restarts_count_and_finished_pods_do_not():
+    job = f.train_job(trainer={"numNodes": 2})
+    _, desired, replicas, _ = planned(job, backoff_runtime(2))
+    running = restarted(desired.pods[0], "Running", 0, init=2)
+    (state,) = status.job_states(desired, replicas, [running, desired.pods[1]], suspended=False)
+    assert state.failed == 1
+    done = restarted(desired.pods[0], "Succeeded", 5)
+    (state,) = status.job_states(
+        desired, replicas, [done, with_phase(desired.pods[1], "Running")], suspended=False
+    )
+    assert state.failed == 0
+
+
+def test_under_never_restarts_do_not_count_and_a_failed_pod_fails_its_job():
+    job = f.train_job(trainer={"numNodes": 1})
+    _, desired, replicas, _ = planned(job, backoff_runtime(1, "Never"))
+    assert desired.steps[0].restarts_to_fail is None
+    (state,) = status.job_states(
+        desired, replicas, [restarted(desired.pods[0], "Running", 9)], suspended=False
+    )
+    assert state.failed == 0
+
+
+def test_a_trainjob_whose_trainer_crashes_past_its_backoff_limit_fails_and_its_pods_are_stopped():
+    job = f.train_job(trainer={"numNodes": 2})
+    runtime = backoff_runtime(3)
+    _, desired, _, _ = planned(job, runtime)
+    pods = [restarted(desired.pods[0], "Running", 3), with_phase(desired.pods[1], "Running")]
+    outcome = decide(job, runtime, pods)
+    failed = condition(outcome, "Failed")
+    assert failed is not None
+    assert (failed["status"], failed["reason"]) == ("True", "FailedJobs")
+    assert names(outcome.delete) == ["test-job-node-0-0", "test-job-node-0-1"]
+    assert outcome.create == ()
+
+
 def test_a_pod_being_deleted_counts_neither_as_active_nor_as_ready():
     job, runtime = torch(1)
     _, desired, replicas, _ = planned(job, runtime)
