@@ -270,6 +270,14 @@ MPIJOB = _job(
             "Ready.",
             enum=mpi.LAUNCHER_CREATION_POLICIES,
         ),
+        "cleanPodPolicy": string(
+            "Kubeflow v1's older place of runPolicy.cleanPodPolicy, read when runPolicy names none.",
+            enum=CLEAN_POD_POLICIES,
+        ),
+        "mainContainer": string(
+            "Kubeflow v1: the container its kubectl-exec launcher entered; accepted, and not needed here "
+            "(the launcher reaches its workers over SSH)."
+        ),
     },
     description="An MPI job (Horovod, DeepSpeed, mpirun): a launcher that starts its processes on the "
     "workers over SSH, with a hostfile ConfigMap, an SSH key Secret and a headless Service for the job.",

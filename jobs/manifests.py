@@ -163,7 +163,7 @@ def build_pod(job: JobSpec[Any], framework: Framework[Any], slot: Slot) -> dict[
     for field in ("initContainers", "containers"):
         for container in pod_spec.get(field) or []:
             container["env"] = merge_env(container.get("env"), identity)
-    container = framework_container(pod_spec, framework.container_name)
+    container = framework_container(pod_spec, framework)
     if container is not None:
         container["env"] = merge_env(container["env"], framework.environment(job, *slot))
         _ensure_port(container, framework.port_name, replica.port)

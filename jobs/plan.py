@@ -27,7 +27,7 @@ from jobs.policies import (
     unfinished_pods,
     will_restart,
 )
-from jobs.spec import JobSpec, RunPolicy
+from jobs.spec import JobSpec, RunPolicy, framework_container_name
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.validation import validate
 from kube.children import Deletion, Event
@@ -289,7 +289,12 @@ def _active(
 
     status["restarts"], status["restartLedger"] = after_recreation.total(pods), after_recreation.to_status()
     deletions = [
-        _deletion("Pod", pod, "Recreate", f"{describe_failure(pod, framework.container_name)}; recreating it")
+        _deletion(
+            "Pod",
+            pod,
+            "Recreate",
+            f"{describe_failure(pod, framework_container_name(pod, framework))}; recreating it",
+        )
         for pod in to_recreate
     ]
     creates, updates, scaled_down = _converge(job, framework, pods, services, config_maps)
@@ -314,8 +319,8 @@ def _failed_pods_to_recreate(
         policy = job.replicas[slot.replica_type].restart_policy
         if (
             pod is not None
-            and outcome(pod, framework.container_name) == Outcome.FAILED
-            and will_restart(policy, pod, framework.container_name)
+            and outcome(pod, framework_container_name(pod, framework)) == Outcome.FAILED
+            and will_restart(policy, pod, framework_container_name(pod, framework))
         ):
             failed.append(pod)
     return failed

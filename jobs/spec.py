@@ -31,6 +31,16 @@ CLEAN_POD_POLICIES = ("All", "Running", "None")
 DEFAULT_NAMESPACE = "default"
 
 
+class CodeContainer(Protocol):
+    """What finding the container that runs a framework's code needs to know (`framework_container`)."""
+
+    @property
+    def container_name(self) -> str: ...
+
+    @property
+    def first_container_runs_code(self) -> bool: ...
+
+
 class JobKind(Protocol[OptionsT_co]):
     """What reading a job needs to know about its framework (`jobs.frameworks.base.Framework` is one); a
     protocol, so that this module never imports the frameworks that import it."""
@@ -40,6 +50,7 @@ class JobKind(Protocol[OptionsT_co]):
     replica_types: ClassVar[tuple[str, ...]]
     chief_types: ClassVar[tuple[str, ...]]
     container_name: ClassVar[str]
+    first_container_runs_code: ClassVar[bool]
     port_name: ClassVar[str]
     default_port: ClassVar[int]
     default_restart_policy: ClassVar[str]
@@ -151,7 +162,7 @@ def parse(job: dict[str, Any], framework: JobKind[OptionsT]) -> JobSpec[OptionsT
     replicas = {}
     for replica_type, given in replica_specs(job, framework).items():
         template = copy.deepcopy(as_dict(given.get("template")))
-        container = framework_container(as_dict(template.get("spec")), framework.container_name)
+        container = framework_container(as_dict(template.get("spec")), framework)
         if container is not None:
             _add_default_port(container, framework)
         replicas[replica_type] = ReplicaSpec(
@@ -217,6 +228,13 @@ def replica_specs(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, dic
     return {rt: by_type[rt] for rt in framework.replica_types if rt in by_type}
 
 
+def replica_container_name(job: dict[str, Any], framework: JobKind[Any], replica_type: str) -> str:
+    """`framework_container_name` of a replica type's pod template (`worker`, `Worker`: any case)."""
+    specs = replica_specs(job, framework)
+    template = as_dict(specs.get(framework.canonical_replica_type(replica_type) or "", {}).get("template"))
+    return framework_container_name(template, framework)
+
+
 def pod_views(job: dict[str, Any], framework: JobKind[Any]) -> list[podsecurity.PodView]:
     """The pod template of every replica type, as the Pod Security check reads it, under the key the user
     wrote (`spec.tfReplicaSpecs.worker.template.spec`); keys the framework does not know are skipped."""
@@ -261,17 +279,24 @@ def replica_counts(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, in
 
 def run_policy(job: dict[str, Any], framework: JobKind[Any]) -> RunPolicy:
     given = as_dict(job_spec(job).get("runPolicy"))
-    clean = given.get("cleanPodPolicy")
     return RunPolicy(
-        clean_pod_policy=clean
-        if clean in CLEAN_POD_POLICIES
-        else apigroups.default_clean_pod_policy(job, framework.default_clean_pod_policy),
+        clean_pod_policy=clean_pod_policy(job, framework),
         ttl_seconds_after_finished=_non_negative(given.get("ttlSecondsAfterFinished")),
         active_deadline_seconds=_non_negative(given.get("activeDeadlineSeconds")),
         backoff_limit=_non_negative(given.get("backoffLimit")),
         suspend=given.get("suspend") is True,
         scheduling_policy=_scheduling_policy(as_dict(given.get("schedulingPolicy"))),
     )
+
+
+def clean_pod_policy(job: dict[str, Any], framework: JobKind[Any]) -> str:
+    """`runPolicy.cleanPodPolicy`; else the spec's own `cleanPodPolicy` (where Kubeflow v1's MPIJob kept it
+    first, and its controller still reads it); else the group's default."""
+    spec = job_spec(job)
+    for given in (as_dict(spec.get("runPolicy")).get("cleanPodPolicy"), spec.get("cleanPodPolicy")):
+        if given in CLEAN_POD_POLICIES:
+            return str(given)
+    return apigroups.default_clean_pod_policy(job, framework.default_clean_pod_policy)
 
 
 def _scheduling_policy(given: dict[str, Any]) -> SchedulingPolicy:
@@ -286,11 +311,29 @@ def _scheduling_policy(given: dict[str, Any]) -> SchedulingPolicy:
     )
 
 
-def framework_container(template_spec: dict[str, Any], container_name: str) -> dict[str, Any] | None:
+def framework_container(template_spec: Mapping[str, Any], framework: CodeContainer) -> dict[str, Any] | None:
+    """The container that runs the framework's code, which gets the cluster environment and the port: the
+    one named `framework.container_name` (Kubeflow v1 requires it for TFJob, PyTorchJob and the others);
+    for a kind whose Kubeflow controller takes the first container whatever its name (MPIJob's
+    `Containers[0]`: `first_container_runs_code`), the first one when none has that name."""
     containers = template_spec.get("containers")
     if not isinstance(containers, list):
         return None
-    return next((c for c in containers if isinstance(c, dict) and c.get("name") == container_name), None)
+    named = next(
+        (c for c in containers if isinstance(c, dict) and c.get("name") == framework.container_name), None
+    )
+    if named is not None or not framework.first_container_runs_code:
+        return named
+    first = containers[0] if containers else None
+    return first if isinstance(first, dict) else None
+
+
+def framework_container_name(pod: Mapping[str, Any], framework: CodeContainer) -> str:
+    """The name of `framework_container` in a pod or a pod template: the container whose exit code decides
+    a replica's outcome and whose logs the dashboard shows first."""
+    container = framework_container(as_dict(pod.get("spec")), framework)
+    name = container.get("name") if container is not None else None
+    return name if isinstance(name, str) else framework.container_name
 
 
 def with_defaults(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, Any]:
@@ -315,15 +358,13 @@ def with_defaults(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, Any
         )
         replica_spec["restartPolicy"] = replica_restart_policy(replica_spec, framework)
         template_spec = as_dict(as_dict(replica_spec.get("template")).get("spec"))
-        container = framework_container(template_spec, framework.container_name)
+        container = framework_container(template_spec, framework)
         if container is not None:
             _add_default_port(container, framework)
     spec[framework.spec_key] = specs
     policy = spec.setdefault("runPolicy", {})
     if isinstance(policy, dict):
-        policy.setdefault(
-            "cleanPodPolicy", apigroups.default_clean_pod_policy(job, framework.default_clean_pod_policy)
-        )
+        policy.setdefault("cleanPodPolicy", clean_pod_policy(job, framework))
     framework.default_extra_fields(spec)
     return job
 

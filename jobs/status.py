@@ -21,7 +21,7 @@ from jobs.frameworks import Framework
 from jobs.manifests import replica_type_selector, slot_name
 from jobs.pods import Outcome, describe_failure, name_of, outcome
 from jobs.policies import will_restart
-from jobs.spec import JobSpec, Slot
+from jobs.spec import JobSpec, Slot, framework_container_name
 from kube.conditions import FALSE, TRUE, set_condition
 from kube.times import format_time, parse_time
 
@@ -147,7 +147,7 @@ def replica_views(
     views = []
     for slot in job.slots:
         pod = by_name.get(slot_name(job, slot))
-        result = outcome(pod, framework.container_name) if pod is not None else None
+        result = outcome(pod, framework_container_name(pod, framework)) if pod is not None else None
         views.append(ReplicaView(slot, pod, result, job.replicas[slot.replica_type].restart_policy))
     return views
 
@@ -235,7 +235,9 @@ def _succeeded(job: JobSpec[Any], framework: Framework[Any], views: list[Replica
 
 
 def _retried(view: ReplicaView, framework: Framework[Any]) -> bool:
-    return view.pod is not None and will_restart(view.restart_policy, view.pod, framework.container_name)
+    return view.pod is not None and will_restart(
+        view.restart_policy, view.pod, framework_container_name(view.pod, framework)
+    )
 
 
 def _describe(views: list[ReplicaView], framework: Framework[Any]) -> str:
@@ -245,7 +247,8 @@ def _describe(views: list[ReplicaView], framework: Framework[Any]) -> str:
         if view.outcome == Outcome.TERMINATING:
             parts.append(f"{name_of(view.pod)} is being replaced")
         else:
-            parts.append(f"{name_of(view.pod)} {describe_failure(view.pod, framework.container_name)}")
+            failure = describe_failure(view.pod, framework_container_name(view.pod, framework))
+            parts.append(f"{name_of(view.pod)} {failure}")
     return ", ".join(parts)
 
 

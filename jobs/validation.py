@@ -11,11 +11,11 @@ from typing import Any
 
 import fields
 import limits
-from fields import FieldError, as_int, integer_problem
+from fields import FieldError, as_dict, as_int, integer_problem
 from jobs import apigroups, bounds, gang
 from jobs.frameworks import Framework, UnknownKind, framework_class
 from jobs.manifests import replica_name
-from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, replica_counts
+from jobs.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, framework_container, replica_counts
 from kube.names import NameFormat
 
 DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -178,26 +178,24 @@ def _validate_template(template: object, path: str, framework: Framework) -> lis
         return [
             FieldError(f"{path}.spec.containers", "is required: a pod template with at least one container")
         ]
-    errors: list[FieldError] = []
-    found = False
-    for i, container in enumerate(containers):
-        where = f"{path}.spec.containers[{i}]"
-        if not isinstance(container, dict):
-            errors.append(FieldError(where, "must be a mapping"))
-            continue
-        if container.get("name") != framework.container_name:
-            continue
-        found = True
-        if not isinstance(container.get("image"), str) or not container["image"]:
-            errors.append(FieldError(f"{where}.image", "is required"))
-        errors += _validate_ports(container.get("ports"), f"{where}.ports", framework.port_name)
-    if not found:
+    errors = [
+        FieldError(f"{path}.spec.containers[{i}]", "must be a mapping")
+        for i, container in enumerate(containers)
+        if not isinstance(container, dict)
+    ]
+    main = framework_container(as_dict(pod_spec), framework)
+    if main is None:
         errors.append(
             FieldError(
                 f"{path}.spec.containers",
                 f"needs a container named {framework.container_name!r} to run the {framework.kind} code",
             )
         )
+        return errors
+    where = f"{path}.spec.containers[{next(i for i, c in enumerate(containers) if c is main)}]"
+    if not isinstance(main.get("image"), str) or not main["image"]:
+        errors.append(FieldError(f"{where}.image", "is required"))
+    errors += _validate_ports(main.get("ports"), f"{where}.ports", framework.port_name)
     return errors
 
 

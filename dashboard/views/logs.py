@@ -9,8 +9,9 @@ from django.shortcuts import render
 
 from dashboard.access import get_readable
 from dashboard.cluster import cluster_client
-from jobs.frameworks import UnknownKind, framework_class
+from jobs.frameworks import UnknownKind, framework_for
 from jobs.models import Replica, TrainingJob
+from jobs.spec import replica_container_name
 from kube.errors import ApiError, NotFound
 from kube.models import MirroredResource
 
@@ -46,12 +47,16 @@ def read_logs(replica: MirroredResource, container: str | None) -> tuple[str, st
 
 @page
 def replica_logs(request: HttpRequest, pk: int, replica_pk: int) -> HttpResponse:
-    job = get_readable(request, TrainingJob.objects.only("id", "uid", "namespace", "name", "kind"), pk=pk)
+    job = get_readable(
+        request, TrainingJob.objects.only("id", "uid", "namespace", "name", "kind", "spec"), pk=pk
+    )
     replica = get_readable(request, Replica.objects.filter(job=job), pk=replica_pk)
     try:
-        container: str | None = framework_class(job.kind).container_name
+        framework = framework_for(job.kind)
     except UnknownKind:
         container = None
+    else:
+        container = replica_container_name({"spec": job.spec}, framework, replica.replica_type)
     text, problem = read_logs(replica, container)
     following = replica.deleted_at is None and replica.phase not in FINISHED_POD_PHASES
     context = {

@@ -76,6 +76,8 @@ class Framework(Generic[jobspec.OptionsT]):
     worker_type: ClassVar[str] = "Worker"
     #: The container that receives the cluster environment and the port.
     container_name: ClassVar[str]
+    #: Whether the first container stands in for one of another name (jobs.spec.framework_container).
+    first_container_runs_code: ClassVar[bool] = False
     port_name: ClassVar[str]
     default_port: ClassVar[int]
     default_restart_policy: ClassVar[str] = "Never"

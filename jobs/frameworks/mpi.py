@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from fields import FieldError, as_dict, as_int, integer_problem
 from jobs.frameworks.base import Count, Framework
 from jobs.frameworks.registry import register
-from jobs.spec import JobSpec, framework_container
+from jobs.spec import CLEAN_POD_POLICIES, JobSpec, framework_container
 
 OPENMPI, INTEL, MPICH = "OpenMPI", "Intel", "MPICH"
 MPI_IMPLEMENTATIONS = (OPENMPI, INTEL, MPICH)
@@ -85,6 +85,9 @@ class MPI(Framework[MPIOptions]):
     required_types = ("Launcher",)
     singleton_types = ("Launcher",)
     container_name = "mpi"
+    # Kubeflow v1's MPIJob controller and the mpi-operator both run the first container, whatever its name
+    # (Kubeflow's own examples call it `mpi-launcher` and `mpi-worker`).
+    first_container_runs_code = True
     port_name = "mpi-port"
     default_port = 9999
     default_restart_policy = "Never"
@@ -98,6 +101,11 @@ class MPI(Framework[MPIOptions]):
         "sshAuthMountPath": ROOT_SSH_PATH,
         "launcherCreationPolicy": AT_STARTUP,
     }
+    # Kubeflow v1.9's MPIJob also declares these two: `cleanPodPolicy`, the older place of
+    # `runPolicy.cleanPodPolicy` (which wins when both are set; jobs.spec.run_policy), and `mainContainer`,
+    # the container its kubectl-exec launcher entered on the workers. Accepted so that Kubeflow's manifests
+    # apply unchanged; the second changes nothing here, where the launcher reaches the workers over SSH.
+    optional_spec_fields = ("cleanPodPolicy", "mainContainer")
 
     def environment(self, job: JobSpec[MPIOptions], replica_type: str, index: int) -> dict[str, str]:
         """`K_MPI_JOB_ROLE` everywhere; on the launcher, the implementation's hostfile and ssh settings and
@@ -136,6 +144,15 @@ class MPI(Framework[MPIOptions]):
                 errors.append(
                     FieldError(f"spec.{field}", f"must be one of {', '.join(allowed)}, not {value!r}")
                 )
+        clean = spec.get("cleanPodPolicy", CLEAN_POD_POLICIES[0])
+        if clean not in CLEAN_POD_POLICIES:
+            errors.append(
+                FieldError(
+                    "spec.cleanPodPolicy", f"must be one of {', '.join(CLEAN_POD_POLICIES)}, not {clean!r}"
+                )
+            )
+        if not isinstance(spec.get("mainContainer", ""), str):
+            errors.append(FieldError("spec.mainContainer", "must be a container's name"))
         path = spec.get("sshAuthMountPath", ROOT_SSH_PATH)
         if not isinstance(path, str) or not path.startswith("/"):
             errors.append(FieldError("spec.sshAuthMountPath", f"must be an absolute path, not {path!r}"))
@@ -208,7 +225,7 @@ class MPI(Framework[MPIOptions]):
         pod_spec["subdomain"] = job.name
         if pod_spec.get("hostNetwork"):
             pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
-        container = framework_container(pod_spec, self.container_name)
+        container = framework_container(pod_spec, self)
         volumes = _list_field(pod_spec, "volumes")
         secret_volume: dict[str, Any] = {
             "secretName": job.name + SSH_SUFFIX,

@@ -10,6 +10,7 @@ mpijob_controller_test.go` ("Should contain desired ReplicaStatuses and create a
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,9 @@ from jobs.frameworks import MPI
 from jobs.frameworks.mpi import discover_hosts, hostfile
 from jobs.tests.fakes import FakeCluster, env_of, make_job
 from jobs.validation import validate
+from workflows import safeyaml
+
+KUBEFLOW_ELASTIC = Path(__file__).parent / "kubeflow" / "tensorflow-mnist-elastic.yaml"
 
 
 def mpi_job(workers: int | None = 2, **spec: Any) -> dict[str, Any]:
@@ -323,3 +327,71 @@ class TestSpec:
         assert [str(e) for e in validate(two, MPI())] == [
             "spec.mpiReplicaSpecs.Launcher.replicas: a MPIJob has exactly 1 Launcher, not 2"
         ]
+
+
+class TestKubeflowsOlderFields:
+    """Kubeflow v1.9's MPIJob declares `spec.cleanPodPolicy` (and `mainContainer`) beside `runPolicy`; its
+    controller reads `runPolicy.cleanPodPolicy` first, then the spec's (mpijob_controller.go)."""
+
+    def test_kubeflows_elastic_example_is_valid_unchanged_and_its_clean_pod_policy_is_read(self):
+        job = safeyaml.load(KUBEFLOW_ELASTIC.read_text())
+        assert job["spec"]["cleanPodPolicy"] == "Running"
+        assert "cleanPodPolicy" not in job["spec"].get("runPolicy", {})
+        assert validate(job) == []
+        assert jobspec.run_policy(job, MPI()).clean_pod_policy == "Running"
+        assert jobspec.with_defaults(job, MPI())["spec"]["runPolicy"]["cleanPodPolicy"] == "Running"
+
+    @pytest.mark.parametrize(
+        ("spec_level", "run_policy", "read"),
+        [
+            (None, None, "None"),
+            ("All", None, "All"),
+            ("All", "Running", "Running"),
+            (None, "Running", "Running"),
+        ],
+    )
+    def test_run_policy_wins_then_the_spec_then_kubeflows_default(self, spec_level, run_policy, read):
+        job = {**mpi_job(), "apiVersion": "kubeflow.org/v1"}
+        if spec_level:
+            job["spec"]["cleanPodPolicy"] = spec_level
+        if run_policy:
+            job["spec"]["runPolicy"] = {"cleanPodPolicy": run_policy}
+        assert jobspec.run_policy(job, MPI()).clean_pod_policy == read
+
+    def test_a_wrong_clean_pod_policy_or_main_container_is_named(self):
+        job = mpi_job()
+        job["spec"]["cleanPodPolicy"] = "Sometimes"
+        job["spec"]["mainContainer"] = 7
+        assert [(e.path, e.message) for e in validate(job)] == [
+            ("spec.cleanPodPolicy", "must be one of All, Running, None, not 'Sometimes'"),
+            ("spec.mainContainer", "must be a container's name"),
+        ]
+
+    def test_the_first_container_runs_the_code_whatever_its_name_as_in_kubeflows_controller(self):
+        """Kubeflow's example names its containers mpi-launcher and mpi-worker: they get the MPI environment
+        and the hostfile, and the launcher's exit code is the job's outcome."""
+        job = safeyaml.load(KUBEFLOW_ELASTIC.read_text())
+        job["metadata"]["namespace"] = "tenant-a"
+        cluster = FakeCluster(job)
+        cluster.reconcile()
+        cluster.reconcile()
+        cluster.run_all()
+        cluster.reconcile()
+        launcher = cluster.pods["tensorflow-mnist-elastic-launcher-0"]["spec"]["containers"][0]
+        assert launcher["name"] == "mpi-launcher"
+        assert {"name": "K_MPI_JOB_ROLE", "value": "launcher"} in launcher["env"]
+        assert any(mount["mountPath"] == "/etc/mpi" for mount in launcher["volumeMounts"])
+        worker = cluster.pods["tensorflow-mnist-elastic-worker-0"]["spec"]["containers"][0]
+        assert {"name": "K_MPI_JOB_ROLE", "value": "worker"} in worker["env"]
+        cluster.set_pod("tensorflow-mnist-elastic-launcher-0", "Failed", exit_code=3)
+        cluster.reconcile()
+        assert cluster.state == "Failed"
+        assert "exited with code 3" in cluster.status["conditions"][-1]["message"]
+
+    def test_a_container_named_mpi_is_still_the_one_chosen_when_it_is_not_first(self):
+        job = mpi_job()
+        launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+        launcher["containers"].insert(0, {"name": "sidecar", "image": "busybox"})
+        assert jobspec.replica_container_name(job, MPI(), "launcher") == "mpi"
+        launcher["containers"][1]["name"] = "main"
+        assert jobspec.replica_container_name(job, MPI(), "launcher") == "sidecar"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -251,6 +252,20 @@ def test_install_crds_with_kubeflow_serves_the_training_kinds_as_kubeflow_org_v1
     assert "tfjob.kubeflow.org/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=kubeflow_yaml)
     assert "tfjob.argoml.io/mnist created" in kubectl(cluster, "apply", "-f", "-", stdin=TFJOB_YAML)
     assert "mnist" in kubectl(cluster, "get", "tfjobs.kubeflow.org", "mnist")
+
+
+def test_kubeflows_mpijob_example_with_its_older_clean_pod_policy_field_applies_unchanged(cluster, capsys):
+    """Kubeflow v1.9.4's examples/mpi/tensorflow-mnist-elastic.yaml writes `spec.cleanPodPolicy`, which its
+    MPIJob declares beside `runPolicy`; kubectl's strict field validation refused it (issue 32)."""
+    call_command("install_crds", "--kubeflow", "--wait", "10")
+    manifest = (REPO / "jobs" / "tests" / "kubeflow" / "tensorflow-mnist-elastic.yaml").read_text()
+    assert "mpijob.kubeflow.org/tensorflow-mnist-elastic created" in kubectl(
+        cluster, "apply", "-f", "-", stdin=manifest
+    )
+    stored = json.loads(
+        kubectl(cluster, "get", "mpijobs.kubeflow.org", "tensorflow-mnist-elastic", "-o", "json")
+    )
+    assert stored["spec"]["cleanPodPolicy"] == "Running"
 
 
 def test_with_both_groups_kubectl_finds_each_groups_jobs_by_name_and_both_by_category(cluster, capsys):
