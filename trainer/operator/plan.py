@@ -9,15 +9,14 @@ controller (a key is random, so it cannot be a pure function of the spec).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import fields
 from kube.resources import controller_reference
 from trainer import constants as c
 from trainer.operator import claims as volume_claims
-from trainer.operator import jobsetkeys, readers, resolution, spec
+from trainer.operator import jobsetkeys, readers, resolution, spec, torchtune
 from trainer.progress import server as progress_server
 
 # JobSet's webhook gives a pod template without a restartPolicy this one (Jobs refuse Always).
@@ -229,27 +228,6 @@ def _service(resolved: resolution.ResolvedSpec) -> fields.RawDict:
 # --- Resources per node ---------------------------------------------------------------------------------
 
 
-def gpus_per_node(resources: Mapping[str, Any]) -> int:
-    """GPUs a node asks for: the first resource whose name says gpu, in requests, else in limits
-    (Trainer's runtime.GetNumGPUPerNode), rounded up as a Quantity's Value() is."""
-    for part in ("requests", "limits"):
-        for name, amount in (resources.get(part) or {}).items():
-            if "gpu" in name.lower():
-                count = readers.whole_quantity(amount)
-                if count:
-                    return count
-                break
-    return 0
-
-
-def cpus_per_node(resources: Mapping[str, Any]) -> int:
-    """CPUs a node asks for: its request, else its limit, rounded up (Trainer's getNumCPUPerNode)."""
-    request = readers.whole_quantity((resources.get("requests") or {}).get("cpu"))
-    if request:
-        return request
-    return readers.whole_quantity((resources.get("limits") or {}).get("cpu"))
-
-
 # --- ML policies ----------------------------------------------------------------------------------------
 
 
@@ -287,15 +265,10 @@ def _upsert_port(container: fields.RawDict, number: int) -> None:
 
 def torch_env(resolved: resolution.ResolvedSpec) -> tuple[list[fields.RawDict], list[fields.RawDict]]:
     """torchrun's PET_* variables: (the per-node ones, the master's address and port)."""
-    trainer = resolved.job.trainer
-    num_proc: str = "auto"
-    if trainer is not None and trainer.num_proc_per_node is not None:
-        num_proc = str(trainer.num_proc_per_node)
-    elif gpus_per_node(resolved.resources_per_node) == 0:
-        num_proc = str(max(1, cpus_per_node(resolved.resources_per_node)))
+    num_proc = num_proc_per_node(resolved)
     per_node = [
         {"name": c.TORCH_NUM_NODES, "value": str(_trainer_count(resolved))},
-        {"name": c.TORCH_NUM_PROC_PER_NODE, "value": num_proc},
+        {"name": c.TORCH_NUM_PROC_PER_NODE, "value": "auto" if num_proc is None else str(num_proc)},
         _field_ref(c.TORCH_NODE_RANK, c.COMPLETION_INDEX_FIELD_PATH),
     ]
     master = [
@@ -305,10 +278,29 @@ def torch_env(resolved: resolution.ResolvedSpec) -> tuple[list[fields.RawDict], 
     return per_node, master
 
 
+def num_proc_per_node(resolved: resolution.ResolvedSpec) -> int | None:
+    """The torch plugin's processes per node: the TrainJob's, else one per CPU when the nodes ask for no
+    GPU, else None ("auto": one per GPU, torchrun decides)."""
+    trainer = resolved.job.trainer
+    if trainer is not None and trainer.num_proc_per_node is not None:
+        return trainer.num_proc_per_node
+    if readers.gpus_per_node(resolved.resources_per_node) == 0:
+        return max(1, readers.cpus_per_node(resolved.resources_per_node))
+    return None
+
+
 def _enforce_torch(resolved: resolution.ResolvedSpec, templates: dict[str, fields.RawDict]) -> Enforced:
+    """torchrun's PET_* variables and port on the trainer; a `tune run` trainer gets Trainer's torchtune
+    command instead of the master's address (it meets its peers through `--rdzv_endpoint`)."""
     per_node, master = torch_env(resolved)
     container = _trainer_container(resolved, templates)
-    if container is not None:
+    if container is not None and torchtune.runs_torchtune(resolved.job):
+        gpus = readers.gpus_per_node(resolved.resources_per_node)
+        count, num_proc = _trainer_count(resolved), num_proc_per_node(resolved)
+        container["command"] = torchtune.command(resolved.job, resolved.runtime, count, num_proc, gpus)
+        resolution.upsert_env(container, per_node)
+        _upsert_port(container, c.CONTAINER_TRAINER_PORT)
+    elif container is not None:
         resolution.upsert_env(container, per_node + master)
         _upsert_port(container, c.CONTAINER_TRAINER_PORT)
     torch = resolved.ml_policy.torch
@@ -345,7 +337,7 @@ def _enforce_xgboost(resolved: resolution.ResolvedSpec, templates: dict[str, fie
     container = _trainer_container(resolved, templates)
     if container is None:
         return Enforced()
-    workers_per_node = gpus_per_node(resolved.resources_per_node) or 1
+    workers_per_node = readers.gpus_per_node(resolved.resources_per_node) or 1
     resolution.upsert_env(
         container,
         [
@@ -367,8 +359,8 @@ def mpi_slots(resolved: resolution.ResolvedSpec) -> int:
     trainer = resolved.job.trainer
     if trainer is not None and trainer.num_proc_per_node is not None:
         return trainer.num_proc_per_node
-    if mpi.num_proc_per_node == 1 and gpus_per_node(resolved.resources_per_node) > 1:
-        return gpus_per_node(resolved.resources_per_node)
+    if mpi.num_proc_per_node == 1 and readers.gpus_per_node(resolved.resources_per_node) > 1:
+        return readers.gpus_per_node(resolved.resources_per_node)
     return mpi.num_proc_per_node
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -100,3 +100,24 @@ def upsert_by_name(items: list[dict[str, Any]], extra: Iterable[dict[str, Any]])
             items.append(copy.deepcopy(item))
         else:
             items[same] = copy.deepcopy(item)
+
+
+def gpus_per_node(resources: Mapping[str, Any]) -> int:
+    """GPUs a node asks for: the first resource whose name says gpu, in requests, else in limits
+    (Trainer's runtime.GetNumGPUPerNode), rounded up as a Quantity's Value() is."""
+    for part in ("requests", "limits"):
+        for name, amount in (resources.get(part) or {}).items():
+            if "gpu" in name.lower():
+                count = whole_quantity(amount)
+                if count:
+                    return count
+                break
+    return 0
+
+
+def cpus_per_node(resources: Mapping[str, Any]) -> int:
+    """CPUs a node asks for: its request, else its limit, rounded up (Trainer's getNumCPUPerNode)."""
+    request = whole_quantity((resources.get("requests") or {}).get("cpu"))
+    if request:
+        return request
+    return whole_quantity((resources.get("limits") or {}).get("cpu"))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import fields
 import limits
 from trainer import constants as c
-from trainer.operator import policies, readers, spec
+from trainer.operator import policies, readers, spec, torchtune
 
 # --- The two joined -------------------------------------------------------------------------------------
 
@@ -110,6 +110,10 @@ def resolve(job: spec.TrainJob, runtime: spec.Runtime) -> ResolvedSpec:
                 backoff_limit=rjob.backoff_limit,
             )
         )
+    if torchtune.runs_torchtune(job):
+        nodes, gpus = num_nodes or 1, readers.gpus_per_node(resources_per_node or {})
+        for path, message in torchtune.problems(job, runtime.name, nodes, gpus):
+            found.add(path, message)
     _check_pod_count(found, job, runtime, policy, resolved)
     found.raise_if_any()
     return ResolvedSpec(

@@ -20,7 +20,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kubeflow.common.types import KubernetesBackendConfig
-from kubeflow.trainer import CustomTrainer, CustomTrainerContainer, TrainerClient
+from kubeflow.trainer import (
+    BuiltinTrainer,
+    CustomTrainer,
+    CustomTrainerContainer,
+    TorchTuneConfig,
+    TrainerClient,
+)
 from kubeflow.trainer.options import Name
 
 WAIT = 60
@@ -206,6 +212,25 @@ def failing_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]
     calls("get_job_logs", lambda: list(sdk.get_job_logs(name)))
 
 
+def builtin_torchtune(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:
+    """Kubeflow's BuiltinTrainer with a TorchTuneConfig on Trainer's torchtune runtime: the SDK sends only
+    `tune run` and the config's overrides; the controller completes the command, as Trainer's plugin does."""
+    name = calls(
+        "train(BuiltinTrainer)",
+        lambda: sdk.train(
+            runtime=sdk.get_runtime(parameters["runtime"]),
+            trainer=BuiltinTrainer(config=TorchTuneConfig(batch_size=2, epochs=1)),
+        ),
+    )
+    if name is None:
+        return
+    calls(
+        "wait_for_job_status(Complete)",
+        lambda: sdk.wait_for_job_status(name, timeout=WAIT, polling_interval=1),
+        job,
+    )
+
+
 def events_and_delete(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:
     name = parameters["name"]
     calls(
@@ -239,6 +264,7 @@ SCENARIOS = {
     "custom_trainer": custom_trainer,
     "container_trainer": container_trainer,
     "failing_trainer": failing_trainer,
+    "builtin_torchtune": builtin_torchtune,
     "events_and_delete": events_and_delete,
 }
 

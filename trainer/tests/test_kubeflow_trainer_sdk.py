@@ -36,10 +36,13 @@ from kubesim.testing import running_simulator
 from trainer import public
 from trainer.runtimes.catalog import ready_made_runtimes
 from trainer.tests.cluster import get_train_job
+from workflows import safeyaml
 
 pytestmark = pytest.mark.django_db
 
 REDIS_DB = int(os.environ.get("TRAINER_SDK_TEST_REDIS_DB", "11"))
+# Kubeflow Trainer v2.3's manifests/base/runtimes/torchtune/llama3_2/llama3_2_1B.yaml, byte for byte.
+TORCHTUNE_RUNTIME = Path(__file__).with_name("kubeflow") / "torchtune-llama3.2-1b.yaml"
 TRAIN_JOBS = "trainjobs.trainer.kubeflow.org"
 OUTPUT = ["epoch 0", "epoch 1", "saved the model"]
 _namespaces = count(1)
@@ -316,3 +319,25 @@ def test_a_trainer_restarted_in_place_fails_at_its_backoff_limit_and_the_wait_sa
     failed = get_train_job(sim, ns, name)
     assert failed is not None
     assert [(step["name"], step["failed"]) for step in failed["status"]["jobsStatus"]] == [("node", 1)]
+
+
+def test_the_sdks_builtin_torchtune_trainer_runs_the_command_trainer_builds(sim, ns):
+    """Trainer v2.3's torchtune-llama3.2-1b runtime, unchanged (its nodes ask for two GPUs): the SDK's
+    `tune run batch_size=2 epochs=1` becomes the distributed recipe with its config, the rendezvous at the
+    first node and the runtime's output and model paths (issue 32: the pods ran the bare `tune run`)."""
+    create_once(sim, safeyaml.load(TORCHTUNE_RUNTIME.read_text()))
+    calls = run_sdk(sim, ns, "builtin_torchtune", runtime="torchtune-llama3.2-1b")
+    name = values(calls)["train(BuiltinTrainer)"]
+    node = node_container(sim.store.get("pods", f"{name}-node-0-0", ns))
+    assert node["command"] == [
+        "tune",
+        "run",
+        f"--rdzv_endpoint={name}-node-0-0.{name}:29500",
+        "full_finetune_distributed",
+        "--config",
+        "llama3_2/1B_full",
+        "output_dir=/workspace/output",
+        "tokenizer.path=/workspace/model/original/tokenizer.model",
+        "checkpointer.checkpoint_dir=/workspace/model",
+    ]
+    assert node["args"] == ["batch_size=2", "epochs=1"]

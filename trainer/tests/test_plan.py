@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from trainer import constants as c
-from trainer.operator import plan, resolution, spec
+from trainer.operator import plan, readers, resolution, spec
 from trainer.tests import factories as f
 
 RANK = {
@@ -555,11 +555,11 @@ class TestQuantities:
         ],
     )
     def test_gpus_per_node(self, resources, gpus):
-        assert plan.gpus_per_node(resources) == gpus
+        assert readers.gpus_per_node(resources) == gpus
 
     @pytest.mark.parametrize(
         ("resources", "cpus"),
         [({}, 0), ({"limits": {"cpu": "1500m"}}, 2), ({"requests": {"cpu": 0}, "limits": {"cpu": 3}}, 3)],
     )
     def test_cpus_per_node(self, resources, cpus):
-        assert plan.cpus_per_node(resources) == cpus
+        assert readers.cpus_per_node(resources) == cpus
