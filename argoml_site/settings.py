@@ -14,8 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 import limits  # every bound on tenant input; no Django in it
 from kube import ratelimit  # the shipped write limit; a module with no Django in it
+from web import csp
 
-from . import csp
 from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -75,11 +75,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "argoml_site.csp.ContentSecurityPolicyMiddleware",
+    "web.csp.ContentSecurityPolicyMiddleware",
     # With DEBUG on, Django answers the URL resolver's 404s with an HTML page even under /api/.
     "argoml_site.apinotfound.ApiNotFoundMiddleware",
     # Innermost, so the headers above are added to its refusal too (docs/security.md, "Body sizes").
-    "argoml_site.responsesize.ResponseSizeMiddleware",
+    "web.responsesize.ResponseSizeMiddleware",
 ]
 
 ROOT_URLCONF = "argoml_site.urls"
@@ -322,7 +322,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/admin/login/"
-# Sign-in lockout (argoml_site/signin.py): this many failed sign-ins for one username (or from one client
+# Sign-in lockout (web/signin.py): this many failed sign-ins for one username (or from one client
 # address) within the window lock it for SIGNIN_LOCKOUT_SECONDS. 0 failures: no lockout.
 SIGNIN_LOCKOUT_FAILURES = env_int("SIGNIN_LOCKOUT_FAILURES", 5, minimum=0)
 SIGNIN_LOCKOUT_ADDRESS_FAILURES = env_int("SIGNIN_LOCKOUT_ADDRESS_FAILURES", 20, minimum=0)
@@ -331,7 +331,7 @@ SIGNIN_LOCKOUT_SECONDS = env_int("SIGNIN_LOCKOUT_SECONDS", 900, minimum=1)
 # Behind a proxy every caller has the proxy's address: name the header it appends the client's to.
 SIGNIN_CLIENT_ADDRESS_HEADER = env_str("SIGNIN_CLIENT_ADDRESS_HEADER")
 
-# API throttling (argoml_site/throttling.py), DRF rates such as 100/minute; empty: no limit. The token
+# API throttling (web/throttling.py), DRF rates such as 100/minute; empty: no limit. The token
 # endpoint has its own stricter rate per client address.
 API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "60/minute")
 API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1200/minute")
@@ -348,22 +348,22 @@ CACHES = {
     }
 }
 
-# Bodies are bounded before they are read whole (argoml_site/bodies.py, docs/security.md "Body sizes").
+# Bodies are bounded before they are read whole (web/bodies.py, docs/security.md "Body sizes").
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 1_000_000, minimum=1024)
 FILE_UPLOAD_HANDLERS = [
-    "argoml_site.bodies.LimitedUploadHandler",
+    "web.bodies.LimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
 
 REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [
-        "argoml_site.bodies.JSONParser",
-        "argoml_site.bodies.YAMLParser",
-        "argoml_site.bodies.FormParser",
-        "argoml_site.bodies.MultiPartParser",
+        "web.bodies.JSONParser",
+        "web.bodies.YAMLParser",
+        "web.bodies.FormParser",
+        "web.bodies.MultiPartParser",
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
@@ -371,12 +371,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "argoml_site.throttling.AnonThrottle",
-        "argoml_site.throttling.UserThrottle",
+        "web.throttling.AnonThrottle",
+        "web.throttling.UserThrottle",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # No configured cluster is a 503 naming it, like an unreachable one (kube.api.exception_handler).
-    "EXCEPTION_HANDLER": "kube.api.exception_handler",
+    # No configured cluster is a 503 naming it, like an unreachable one (web.api.exception_handler).
+    "EXCEPTION_HANDLER": "web.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 100,
 }
@@ -397,9 +397,9 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "argoml_site.openapi.add_error_responses",
-        "argoml_site.openapi.require_bodies_of_every_shape",
-        "argoml_site.openapi.close_marked_bodies",
+        "web.openapi.add_error_responses",
+        "web.openapi.require_bodies_of_every_shape",
+        "web.openapi.close_marked_bodies",
     ],
 }
 
@@ -442,7 +442,7 @@ def _proxy_ssl_header(raw: str) -> tuple[str, str] | None:
 
 SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(env_str("SECURE_PROXY_SSL_HEADER"))
 
-# Content-Security-Policy on every response (argoml_site/csp.py); CSP_ENABLED=false sends none. The Open
+# Content-Security-Policy on every response (web/csp.py); CSP_ENABLED=false sends none. The Open
 # button's redirect to a TensorBoard on another origin is a form's answer: form-action allows that origin.
 CONTENT_SECURITY_POLICY = (
     csp.policy(form_targets=(TENSORBOARD_BASE_URL,)) if env_bool("CSP_ENABLED", default=True) else ""

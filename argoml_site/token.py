@@ -16,8 +16,8 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import bodies, signin
-from .throttling import AnonThrottle, TokenThrottle
+from web import bodies, signin
+from web.throttling import AnonThrottle, TokenThrottle
 
 WRONG_CREDENTIALS = _("Unable to log in with provided credentials.")  # DRF's own words
 

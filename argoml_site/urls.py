@@ -10,7 +10,9 @@ from django.urls import include, path, reverse_lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import signin, views
+from web import signin
+
+from . import views
 
 # The admin's sign-in counts failures and locks, as the dashboard's does.
 admin.site.login_form = signin.LockoutAdminAuthenticationForm

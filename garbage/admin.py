@@ -10,7 +10,7 @@ from django.core.paginator import Paginator
 from django.db.models import Model
 from django.http import HttpRequest
 
-from kube.admin import ReadOnlyAdmin, ReadOnlyInline
+from web.admin import ReadOnlyAdmin, ReadOnlyInline
 
 from .models import GCDeletion, GCNamespacePolicy, GCRun
 

@@ -20,7 +20,7 @@ from django.utils.html import format_html, format_html_join
 
 from hyperparam import trials as trial_phases
 from hyperparam.models import Sweep, SweepHistory, Trial
-from kube.admin import HistoryInline, MirrorAdmin, ReadOnlyAdmin, as_the_cluster_holds_it
+from web.admin import HistoryInline, MirrorAdmin, ReadOnlyAdmin, as_the_cluster_holds_it
 
 SWEEP_PARAMETER = "sweep__id__exact"
 PHASE_PARAMETER = "phase__exact"

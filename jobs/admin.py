@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from jobs.status import CONDITION_TYPES
-from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyInline, as_the_cluster_holds_it
+from web.admin import HistoryInline, LiveFilter, MirrorAdmin, ReadOnlyInline, as_the_cluster_holds_it
 
 #: Count matching rows up to this many; past it, show the planner's estimate of the table (unfiltered) or
 #: this number ("10,000 or more" pages).

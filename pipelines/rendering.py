@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from argoml_site import yamlio
+from web import yamlio
 from workflows.pipeline.transpile import YAML_WIDTH
 
 

@@ -73,7 +73,7 @@ HOSTILE=(argoml_site/tests/test_hostile_*.py)
 # hostile suite stays on PostgreSQL (its figures are budgets). A file named beside its own folder would
 # narrow pytest to that file, so argoml_site's test_api.py is not named again.
 SQLITE=(
-  argoml_site/tests dashboard/tests access/tests {jobs,hyperparam,trainer,tensorboard,pipelines,kube}/tests/test_api.py
+  argoml_site/tests web/tests dashboard/tests access/tests {jobs,hyperparam,trainer,tensorboard,pipelines}/tests/test_api.py
   {jobs,hyperparam,trainer,tensorboard,garbage,webhooks}/tests/test_admin.py trainer/tests/test_trainjob_admin.py
   --database-tests-only --ignore-glob='argoml_site/tests/test_hostile_*.py'
 )

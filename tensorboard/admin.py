@@ -10,9 +10,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from kube.admin import HistoryInline, LiveFilter, MirrorAdmin, as_the_cluster_holds_it
 from tensorboard.models import Tensorboard, TensorboardHistory
 from tensorboard.status import FAILED, PENDING, READY
+from web.admin import HistoryInline, LiveFilter, MirrorAdmin, as_the_cluster_holds_it
 
 
 class PhaseFilter(admin.SimpleListFilter):

@@ -26,14 +26,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from access.scopes import NO_SCOPE, NamespaceScope, scope_for
-from kube.admin import (
-    HistoryInline,
-    LiveFilter,
-    MirrorAdmin,
-    ReadOnlyAdmin,
-    ReadOnlyInline,
-    as_the_cluster_holds_it,
-)
 from kube.errors import ApiError, ClusterNotConfigured
 from trainer import constants as c
 from trainer.models import (
@@ -46,6 +38,14 @@ from trainer.models import (
 )
 from trainer.models.runtimes import TrainingRuntimeQuerySet
 from trainer.runtimes import actions, revisions
+from web.admin import (
+    HistoryInline,
+    LiveFilter,
+    MirrorAdmin,
+    ReadOnlyAdmin,
+    ReadOnlyInline,
+    as_the_cluster_holds_it,
+)
 
 
 def identity(runtime: TrainingRuntime) -> actions.RuntimeIdentity:

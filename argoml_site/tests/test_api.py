@@ -96,7 +96,7 @@ def test_every_operation_documents_the_errors_drf_answers(admin_client):
     ],
 )
 def test_the_error_answers_follow_what_an_operation_takes(operation, method, expected):
-    from argoml_site.openapi import answers
+    from web.openapi import answers
 
     assert set(answers(operation, method)) == expected
 

@@ -29,7 +29,6 @@ import yaml
 
 from argoml_site.tests import first_hour
 from argoml_site.tests.stack_logs import offending_lines, report
-from argoml_site.tests.test_csp import REPORT_VIOLATIONS
 from argoml_site.tests.test_devstack import (
     STACK_VARIABLES,
     free_port,
@@ -41,6 +40,7 @@ from argoml_site.tests.trainjob_progress import forger_pod, signed_in
 from dashboard.tests.browser import sign_in
 from examples.tests.closed_form import validation_loss
 from kubesim.testing import KUBECTL
+from web.tests.test_csp import REPORT_VIOLATIONS
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

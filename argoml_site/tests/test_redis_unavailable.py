@@ -26,10 +26,10 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 import kube.client
-from argoml_site import redis_outage
 from kube import versioned
 from trainer.progress import server as progress_server
 from trainer.tests import progress
+from web import redis_outage
 
 from . import endpoints
 from .test_tenant_isolation import Seed, path_values, seed
@@ -37,7 +37,7 @@ from .test_tenant_isolation import Seed, path_values, seed
 pytestmark = pytest.mark.django_db
 
 #: The slowest an answer may be with a Redis that never answers: the first request pays a client timeout
-#: (0.5 s, twice at most) and later ones skip Redis for a while (argoml_site/redis_outage.py).
+#: (0.5 s, twice at most) and later ones skip Redis for a while (web/redis_outage.py).
 ANSWER_WITHIN_SECONDS = 3.0
 RATES = {
     "API_THROTTLE_ANON": "1000/minute",

@@ -20,11 +20,11 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from access.models import NamespaceGrant, Role
 from argoml_site.wsgi import application
-from kube.api import DOCUMENT_BODY
 from kube.client import reset_client
 from kubesim.argo.crd import install_crds
 from kubesim.simulator import Simulator
 from trainer.tests.runtime_cluster import install_trainer_crds
+from web.api import DOCUMENT_BODY
 
 NAMESPACE = "team-a"
 # Bounded so the whole run stays within about two minutes on two cores: examples per operation, and a
@@ -89,7 +89,7 @@ schema = schemathesis.pytest.from_fixture("api_schema").exclude(path_regex="^/we
 
 def document_body(case: Any) -> bool:
     """Whether the operation's schema says its body carries a document checked beyond what a schema can say
-    (`kube.api.document_body`: a job's `spec` by the admission webhook's rules, a pipeline's YAML text by the
+    (`web.api.document_body`: a job's `spec` by the admission webhook's rules, a pipeline's YAML text by the
     transpiler), so a schema-valid body may rightly be a 400 naming the field at fault. The reason is in the
     schema, beside the body, for every client to read; nothing is exempted here by name."""
     return bool(case.operation.definition.raw.get(DOCUMENT_BODY))

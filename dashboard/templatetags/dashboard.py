@@ -10,8 +10,8 @@ from django.http import QueryDict
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from argoml_site import yamlio
 from kube.models import parse_time
+from web import yamlio
 
 register = template.Library()
 

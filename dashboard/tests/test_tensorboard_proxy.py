@@ -19,7 +19,6 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 import limits
-from argoml_site import csp
 from dashboard import tensorboardpass
 from kube.client import reset_client
 from kubesim.simulator import Simulator
@@ -27,6 +26,7 @@ from kubesim.testing import running_simulator
 from kubesim.tests.local_backend import LocalBackend
 from tensorboard import manifests, proxy
 from tensorboard.spec import Identity
+from web import csp
 
 from . import factories
 

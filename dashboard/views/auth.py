@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import reverse_lazy
 
-from argoml_site.signin import LockoutAuthenticationForm
+from web.signin import LockoutAuthenticationForm
 
 login = auth_views.LoginView.as_view(
     template_name="dashboard/login.html",

@@ -14,9 +14,9 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from access.scopes import request_scope
-from argoml_site import bodies
 from dashboard import submission
 from dashboard.submission import Problem, Rejected
+from web import bodies
 
 from .common import page
 

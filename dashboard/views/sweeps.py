@@ -13,7 +13,6 @@ from django.views.decorators.http import require_POST
 
 import limits
 from access.scopes import request_scope
-from argoml_site import csp
 from dashboard import plots
 from dashboard.access import get_readable
 from hyperparam import actions
@@ -24,6 +23,7 @@ from hyperparam.models import Sweep, Trial
 from hyperparam.status import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINAL_PHASES
 from hyperparam.sweep import ADAPTIVE_ALGORITHMS, ALGORITHMS
 from hyperparam.trials import PHASES as TRIAL_PHASES
+from web import csp
 
 from . import mirrors, tensorboards
 from .common import POLL_SECONDS, is_fragment, manifest_of, page

@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from access.scopes import request_scope
-from argoml_site import csp
 from dashboard import trainplots
 from dashboard.access import get_readable
 from hyperparam.models import Sweep
@@ -23,6 +22,7 @@ from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.models.trainjobs import PHASES
 from trainer.runtimes import actions
+from web import csp
 
 from . import events, mirrors, tensorboards
 from .common import POLL_SECONDS, is_fragment, manifest_of, page

@@ -11,8 +11,8 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
-from argoml_site.spreadsheet import csv_cell
 from hyperparam.models import Sweep
+from web.spreadsheet import csv_cell
 
 CHUNK_ROWS = 2000
 FIXED_COLUMNS = ("index", "phase", "metric", "started_at", "finished_at", "workflow", "message")

@@ -12,7 +12,7 @@ from hyperparam.models import Sweep
 from hyperparam.status import FAILED, PENDING, RUNNING, SUCCEEDED
 from hyperparam.sweep import ALGORITHMS
 from hyperparam.trials import PHASES
-from kube.api import MirrorFilterSet
+from web.api import MirrorFilterSet
 
 PARAM_PREFIX = "param."
 ORDERINGS = ("index", "-index", "metric", "-metric", "best")

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from hyperparam import manifests
 from hyperparam.actions import check_manifest
 from hyperparam.models import Sweep, SweepHistory, Trial
-from kube.api import (
+from web.api import (
     DETAIL_FIELDS,
     HistorySerializer,
     ManifestMetadataSerializer,

@@ -13,11 +13,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin
-from argoml_site.bodies import DOCUMENT_PARSERS
 from hyperparam.actions import delete_sweep, submit_sweep
 from hyperparam.models import Sweep, Trial
-from kube.api import ManifestViewSet
 from kube.models import JSON_COLUMNS
+from web.api import ManifestViewSet
+from web.bodies import DOCUMENT_PARSERS
 
 from .export import csv_response
 from .filters import SweepFilterSet, TrialFilterSet

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from jobs import apigroups
 from jobs.frameworks import kinds
 from jobs.status import CONDITION_TYPES
-from kube.api import MirrorFilterSet
+from web.api import MirrorFilterSet
 
 
 class TrainingJobFilterSet(MirrorFilterSet):

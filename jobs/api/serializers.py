@@ -12,7 +12,7 @@ from jobs.actions import check_manifest
 from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from kube import names
-from kube.api import (
+from web.api import (
     DETAIL_FIELDS,
     POD_FIELDS,
     HistorySerializer,

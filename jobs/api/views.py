@@ -7,10 +7,10 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 
 from access.permissions import NamespaceScopedMixin
-from argoml_site.bodies import DOCUMENT_PARSERS
 from jobs.actions import delete_job, submit_job
 from jobs.models import Replica, TrainingJob
-from kube.api import ManifestViewSet
+from web.api import ManifestViewSet
+from web.bodies import DOCUMENT_PARSERS
 
 from .filters import TrainingJobFilterSet
 from .serializers import JobManifestSerializer, TrainingJobDetailSerializer, TrainingJobSerializer

@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer,
 from rest_framework import serializers
 
 from kube import validators
-from kube.api import StrictCharField
+from web.api import StrictCharField
 
 
 @extend_schema_field(

@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.permissions import EditorSomewhere, NamespacePermission
-from argoml_site.bodies import DOCUMENT_PARSERS
-from kube.api import ClusterUnavailable, document_body
+from web.api import ClusterUnavailable, document_body
+from web.bodies import DOCUMENT_PARSERS
 from workflows.pipeline import PipelineError, Problem, Transpiled
 
 from ..actions import SubmissionFailed, submit_workflow

@@ -5,9 +5,9 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from kube import names
-from kube.api import MirrorFilterSet, name_field
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.status import FAILED, PENDING, READY
+from web.api import MirrorFilterSet, name_field
 
 
 class TensorboardFilterSet(MirrorFilterSet):

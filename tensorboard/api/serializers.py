@@ -9,10 +9,10 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from kube import names, validators
-from kube.api import ClosedSerializer, HistorySerializer, ReadOnlyModelSerializer, StrictCharField
 from tensorboard.actions import SOURCE_KINDS
 from tensorboard.durations import parse_duration
 from tensorboard.models import Tensorboard, TensorboardHistory
+from web.api import ClosedSerializer, HistorySerializer, ReadOnlyModelSerializer, StrictCharField
 
 TENSORBOARD_FIELDS: tuple[str, ...] = (
     "id",

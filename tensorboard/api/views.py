@@ -22,8 +22,6 @@ from rest_framework.response import Response
 from access.models import Role
 from access.permissions import NamespacePermission, NamespaceScopedMixin
 from access.scopes import request_scope
-from argoml_site.bodies import DOCUMENT_PARSERS
-from kube.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, MirrorViewSet
 from kube.client import get_client
 from kube.errors import ApiError, InvalidName, NotFound
 from kube.models import JSON_COLUMNS
@@ -33,6 +31,8 @@ from tensorboard.errors import SpawnError
 from tensorboard.manifests import url
 from tensorboard.models import Tensorboard
 from tensorboard.status import PENDING, last_access
+from web.api import CLUSTER_UNAVAILABLE, ClusterUnavailable, MirrorViewSet
+from web.bodies import DOCUMENT_PARSERS
 
 from .filters import TensorboardFilterSet
 from .serializers import (

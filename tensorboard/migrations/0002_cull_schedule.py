@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from argoml_site.schedules import schedule_periodic_task
+from web.schedules import schedule_periodic_task
 
 
 class Migration(migrations.Migration):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from kube import names
-from kube.api import MirrorFilterSet, StrictCharField, name_field
 from trainer import constants as c
 from trainer.models.trainjobs import PHASES
+from web.api import MirrorFilterSet, StrictCharField, name_field
 
 
 class TrainJobFilterSet(MirrorFilterSet):

@@ -10,17 +10,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from kube import names
-from kube.api import (
-    DETAIL_FIELDS,
-    POD_FIELDS,
-    HistorySerializer,
-    ManifestMetadataSerializer,
-    ManifestSerializer,
-    ObservedPodSerializer,
-    ReadOnlyModelSerializer,
-    metadata_field,
-    name_field,
-)
 from trainer import constants as c
 from trainer.models import (
     RuntimeRevision,
@@ -31,6 +20,17 @@ from trainer.models import (
     TrainJobPod,
 )
 from trainer.runtimes.actions import check_train_job
+from web.api import (
+    DETAIL_FIELDS,
+    POD_FIELDS,
+    HistorySerializer,
+    ManifestMetadataSerializer,
+    ManifestSerializer,
+    ObservedPodSerializer,
+    ReadOnlyModelSerializer,
+    metadata_field,
+    name_field,
+)
 
 TRAIN_JOB_FIELDS: tuple[str, ...] = (
     "id",

@@ -14,10 +14,10 @@ from rest_framework.response import Response
 
 from access.permissions import NamespaceScopedMixin
 from access.scopes import request_scope
-from argoml_site.bodies import DOCUMENT_PARSERS
-from kube.api import ManifestViewSet, NewestFirst
 from trainer.models import TrainerStatusUpdate, TrainingRuntime, TrainJob, TrainJobPod
 from trainer.runtimes import actions
+from web.api import ManifestViewSet, NewestFirst
+from web.bodies import DOCUMENT_PARSERS
 
 from .filters import TrainingRuntimeFilterSet, TrainJobFilterSet
 from .serializers import (

@@ -8,12 +8,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from argoml_site import yamlio
-from argoml_site.documents import read_yaml_documents
 from fields import SpecError
 from hyperparam import manifests
 from hyperparam.batching import BatchPlan
 from hyperparam.sweep import Sweep
+from web import yamlio
+from web.documents import read_yaml_documents
 from workflows.lint import lint_document
 
 

@@ -8,13 +8,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from argoml_site import documents, yamlio
 from jobs import bounds, conf, gang
 from jobs import spec as jobspec
 from jobs.autoscaling import desired_hpa
 from jobs.frameworks import UnknownKind, framework_for
 from jobs.manifests import build_pod, build_service, extra_children
 from jobs.validation import validate
+from web import documents, yamlio
 
 
 class Command(BaseCommand):

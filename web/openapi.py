@@ -8,18 +8,18 @@
 - A request body of several shapes (`oneOf`) is required when every shape requires something: drf-spectacular
   marks a body required only when one component requires a property.
 
-- A request body whose serializer refuses unknown fields (`kube.api.ClosedSerializer`, marked `x-closed`)
+- A request body whose serializer refuses unknown fields (`web.api.ClosedSerializer`, marked `x-closed`)
   says so: `additionalProperties: false`.
 
 An operation whose body carries a document checked beyond what a schema can say marks itself with
-`kube.api.document_body` (the `x-document-body` extension, saying why); the contract test reads it there.
+`web.api.document_body` (the `x-document-body` extension, saying why); the contract test reads it there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kube.api import CLOSED
+from web.api import CLOSED
 
 ERROR_COMPONENT = "Error"
 ERROR_SCHEMA: dict[str, Any] = {

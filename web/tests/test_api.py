@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from rest_framework import exceptions
 
-from kube.api import ClusterUnavailable, DeleteInClusterMixin, submit_refusal
 from kube.errors import AlreadyExists, Invalid, ServerError
+from web.api import ClusterUnavailable, DeleteInClusterMixin, submit_refusal
 
 
 def test_a_taken_name_is_a_400_on_metadata_name():

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 
 from access.models import NamespaceGrant, Role
-from argoml_site.csp import PLOTS_POLICY, POLICY
 from dashboard.tests import factories
 from dashboard.tests.browser import sign_in
 from hyperparam.models import Trial
+from web.csp import PLOTS_POLICY, POLICY
 
 PASSWORD = "a-long-password-1"
 

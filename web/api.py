@@ -99,7 +99,7 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-#: set on a request body's component by `ClosedSerializer`; `argoml_site.openapi.close_marked_bodies` turns it
+#: set on a request body's component by `ClosedSerializer`; `web.openapi.close_marked_bodies` turns it
 #: into `additionalProperties: false`, so the schema promises what the serializer checks
 CLOSED = "x-closed"
 
@@ -249,7 +249,7 @@ class NewestFirst(CursorPagination):
 
 
 # The answer of an operation that calls the cluster and may find it unreachable, or none configured (schema
-# only; the body is the Error component, added by argoml_site.openapi).
+# only; the body is the Error component, added by web.openapi).
 CLUSTER_UNAVAILABLE = OpenApiResponse(
     description="The cluster did not accept the request, could not be reached, or none is configured; try "
     "again later."
@@ -368,7 +368,7 @@ class ManifestViewSet(MirrorViewSet):
     kind's own validation, as its admission webhook runs it), then `submit`; 202 with the object as the
     cluster stored it (the row appears once the controller sees it). A refusal the user can fix is a 400
     naming the field (`submit_refusal`). Subclasses take JSON and YAML bodies only (`parser_classes =
-    argoml_site.bodies.DOCUMENT_PARSERS`: form encodings cannot carry a manifest); the schema states the
+    web.bodies.DOCUMENT_PARSERS`: form encodings cannot carry a manifest); the schema states the
     manifest in and out and what checks its spec beyond the schema (`submitted_document`)."""
 
     manifest_serializer_class: type[ManifestSerializer]

@@ -10,9 +10,9 @@ from django.core.management import call_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from argoml_site import yamlio
 from hyperparam import manifests
 from hyperparam.tests.conftest import make_hpw, make_spec
+from web import yamlio
 
 AWKWARD = {
     "multi-line": "line one\nline two\n",

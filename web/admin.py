@@ -25,11 +25,12 @@ def as_the_cluster_holds_it(fields: tuple[str, ...] = CLUSTER_FIELDS) -> tuple[s
     return ("As the cluster holds it", {"classes": ("collapse",), "fields": fields})
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyMixin:
     """A process owns these rows (the mirror, a controller, the garbage collector): nothing is added,
-    changed or deleted here."""
+    changed or deleted here, on a row's page or in an inline. `obj` is optional because the admin asks a
+    page without it and an inline with it."""
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -37,6 +38,10 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class ReadOnlyAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """A row's page that only shows it."""
 
 
 class MirrorAdmin(ReadOnlyAdmin):
@@ -60,15 +65,10 @@ class MirrorAdmin(ReadOnlyAdmin):
         return [*(field.name for field in self.opts.concrete_fields), *self.readonly_fields]
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyInline(ReadOnlyMixin, admin.TabularInline):
+    """A row's children, shown under it, with no empty form to add one."""
+
     extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class HistoryInline(ReadOnlyInline):

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from argoml_site.spreadsheet import FORMULA_STARTS, csv_cell
+from web.spreadsheet import FORMULA_STARTS, csv_cell
 
 
 @pytest.mark.parametrize(

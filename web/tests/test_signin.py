@@ -9,7 +9,7 @@ import redis
 from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
-from argoml_site import signin
+from web import signin
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-password-1"

@@ -8,7 +8,7 @@ taking each scalar's text from PyYAML (memoized, so a value seen before costs on
 back to PyYAML for the whole document whenever the layout could depend on more than the scalar alone (a
 line that could fold at the width, a multi-line or over-long key, an object reached twice, which PyYAML
 writes as an anchor and alias, a type PyYAML would represent otherwise). The text is byte for byte PyYAML's
-(`argoml_site/tests/test_yamlio.py` compares both on awkward and random trees). Loading stays with the
+(`web/tests/test_yamlio.py` compares both on awkward and random trees). Loading stays with the
 bounded loader.
 """
 
