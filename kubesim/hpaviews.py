@@ -167,13 +167,19 @@ _CURRENT_V1 = {
 }
 
 
-def status_metric_to_v1(metric: Json) -> Json:
-    """A v2 MetricStatus in v1's shape (currentValue, currentAverageValue, currentAverageUtilization)."""
+def _status_source(metric: Json) -> tuple[str, str | None, Json]:
+    """A MetricStatus's type, the field holding its source in both versions (None for an unknown type), and
+    that source."""
     kind = metric.get("type", "")
     field = _CURRENT_V1.get(kind)
+    return kind, field, (metric.get(field) or {}) if field is not None else {}
+
+
+def status_metric_to_v1(metric: Json) -> Json:
+    """A v2 MetricStatus in v1's shape (currentValue, currentAverageValue, currentAverageUtilization)."""
+    kind, field, source = _status_source(metric)
     if field is None:
         return {"type": kind}
-    source = metric.get(field) or {}
     current, identifier = source.get("current") or {}, source.get("metric") or {}
     if kind == "Object":
         body = {
@@ -207,11 +213,9 @@ def status_metric_to_v1(metric: Json) -> Json:
 
 
 def status_metric_from_v1(metric: Json) -> Json:
-    kind = metric.get("type", "")
-    field = _CURRENT_V1.get(kind)
+    kind, field, source = _status_source(metric)
     if field is None:
         return {"type": kind}
-    source = metric.get(field) or {}
     if kind == "Object":
         current = _pruned({"value": source.get("currentValue"), "averageValue": source.get("averageValue")})
         identifier = _pruned({"name": source.get("metricName", ""), "selector": source.get("selector")})

@@ -301,14 +301,7 @@ def _volume_mounts(
         if mount_path in mount_points:
             causes.append(fe.invalid(f"{here}.mountPath", mount_path, "must be unique"))
         mount_points.add(mount_path)
-        if name in device_paths:
-            causes.append(fe.invalid(f"{here}.name", name, "must not already exist in volumeDevices"))
-        if mount_path in device_paths.values():
-            causes.append(
-                fe.invalid(
-                    f"{here}.mountPath", mount_path, "must not already exist as a path in volumeDevices"
-                )
-            )
+        causes += _taken(here, name, "mountPath", mount_path, device_paths, "volumeDevices")
         if isinstance(volumes.get(name, {}).get("image"), dict):
             for key in ("subPath", "subPathExpr"):
                 if mount.get(key):
@@ -399,16 +392,19 @@ def _volume_devices(devices: list[Obj], mounts: list[Obj], volumes: dict[str, Ob
             causes.append(fe.invalid(f"{here}.devicePath", device_path, "can not contain backsteps ('..')"))
         else:
             paths.add(device_path)
-        if name in mount_paths:
-            causes.append(fe.invalid(f"{here}.name", name, "must not already exist in volumeMounts"))
-        if device_path in mount_paths.values():
-            causes.append(
-                fe.invalid(
-                    f"{here}.devicePath", device_path, "must not already exist as a path in volumeMounts"
-                )
-            )
+        causes += _taken(here, name, "devicePath", device_path, mount_paths, "volumeMounts")
         if name:
             names.add(name)
+    return causes
+
+
+def _taken(here: str, name: str, key: str, path: str, others: dict[Any, Any], other_list: str) -> list[Cause]:
+    """A mount or device whose name or path (at `key`) the other list, by name → path, already holds."""
+    causes = []
+    if name in others:
+        causes.append(fe.invalid(f"{here}.name", name, f"must not already exist in {other_list}"))
+    if path in others.values():
+        causes.append(fe.invalid(f"{here}.{key}", path, f"must not already exist as a path in {other_list}"))
     return causes
 
 
