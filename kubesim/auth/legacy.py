@@ -57,10 +57,7 @@ class LegacyTokens:
         self._subscriptions.cancel()
 
     def _account(self, name: str, namespace: str) -> dict[str, Any] | None:
-        try:
-            return self.store.get("serviceaccounts", name, namespace)
-        except ApiError:
-            return None
+        return self.store.get_or_none("serviceaccounts", name, namespace)
 
     def _secret_changed(self, event_type: str, secret: dict[str, Any]) -> None:
         metadata = secret["metadata"]

@@ -76,9 +76,8 @@ class DeploymentController:
         if event_type != DELETED or owner is None or owner.get("kind") != "ReplicaSet":
             return
         namespace = pod["metadata"].get("namespace", "")
-        try:
-            replica_set = self.store.get(REPLICA_SETS, owner["name"], namespace)
-        except ApiError:
+        replica_set = self.store.get_or_none(REPLICA_SETS, owner["name"], namespace)
+        if replica_set is None:
             return
         deployment = ownership.controller_of(replica_set)
         if deployment is not None and deployment.get("kind") == "Deployment":
@@ -88,9 +87,8 @@ class DeploymentController:
 
     def reconcile(self, namespace: str, name: str) -> None:
         with self._lock:
-            try:
-                deployment = self.store.get(DEPLOYMENTS, name, namespace)
-            except ApiError:
+            deployment = self.store.get_or_none(DEPLOYMENTS, name, namespace)
+            if deployment is None:
                 return
             try:
                 self._sync(deployment)

@@ -206,9 +206,8 @@ class DisruptionController:
 
     def sync(self, namespace: str, name: str) -> None:
         with self._lock:
-            try:
-                budget = self.store.get(BUDGETS, name, namespace)
-            except ApiError:
+            budget = self.store.get_or_none(BUDGETS, name, namespace)
+            if budget is None:
                 return
             pods = [p for p in self.store.list("pods", namespace)["items"] if selects(budget, p)]
             now = self.store.clock.time()
@@ -249,11 +248,8 @@ class DisruptionController:
         )
         if resource is None:
             return None
-        try:
-            owner = self.store.get(resource, str(reference.get("name", "")), namespace)
-        except ApiError:
-            return None
-        return owner if owner["metadata"]["uid"] == reference.get("uid") else None
+        owner = self.store.get_or_none(resource, str(reference.get("name", "")), namespace)
+        return owner if owner is not None and owner["metadata"]["uid"] == reference.get("uid") else None
 
     def _write(self, budget: dict[str, Any], status: dict[str, Any]) -> None:
         metadata = budget["metadata"]

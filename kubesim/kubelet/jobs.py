@@ -276,9 +276,8 @@ class JobController:
                 self.reconcile(pod["metadata"].get("namespace", ""), ref["name"])
 
     def reconcile(self, namespace: str, name: str) -> None:
-        try:
-            job = self.store.get("jobs.batch", name, namespace)
-        except ApiError:
+        job = self.store.get_or_none("jobs.batch", name, namespace)
+        if job is None:
             return
         if job["metadata"].get("deletionTimestamp") or finished_condition(job):
             return
@@ -319,10 +318,7 @@ class JobController:
 
     def _fresh(self, pod: dict[str, Any]) -> dict[str, Any] | None:
         metadata = pod["metadata"]
-        try:
-            return self.store.get("pods", metadata["name"], metadata.get("namespace"))
-        except ApiError:
-            return None
+        return self.store.get_or_none("pods", metadata["name"], metadata.get("namespace"))
 
     def _write_status(
         self, namespace: str, name: str, uid: str, pods: list[dict[str, Any]], past_deadline: bool

@@ -166,9 +166,8 @@ class ReplicaSetController:
 
     def reconcile(self, namespace: str, name: str) -> None:
         with self._lock:
-            try:
-                replica_set = self.store.get("replicasets.apps", name, namespace)
-            except ApiError:
+            replica_set = self.store.get_or_none("replicasets.apps", name, namespace)
+            if replica_set is None:
                 return
             pods = ownership.claim(
                 self.store,
