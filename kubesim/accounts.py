@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from kubesim.errors import ApiError
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.store import DELETED, Store, Subscriptions
 
 log = logging.getLogger(__name__)
 DEFAULT = "default"
@@ -21,20 +21,15 @@ class ServiceAccounts:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions = Subscriptions()
 
     def start(self) -> None:
-        self._subscriptions = [
-            self.store.subscribe(self._namespace_changed, resource="namespaces"),
-            self.store.subscribe(self._account_changed, resource="serviceaccounts"),
-        ]
-        for namespace in self.store.list("namespaces")["items"]:
-            self._namespace_changed("ADDED", namespace)
+        self._subscriptions = self.store.list_then_watch(
+            ("namespaces", self._namespace_changed), ("serviceaccounts", self._account_changed)
+        )
 
     def stop(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.cancel()
-        self._subscriptions = []
+        self._subscriptions.cancel()
 
     def _namespace_changed(self, event_type: str, namespace: dict[str, Any]) -> None:
         if event_type != DELETED:

@@ -56,20 +56,26 @@ def _reference(described: Json) -> Json:
     )
 
 
+def _object_to_v1(source: Json, values: Json, value_field: str) -> Json:
+    """A v2 Object metric's spec or status source in v1's shape: the described object, the metric, and
+    the target's or current `values` (the value under `value_field`: targetValue or currentValue)."""
+    identifier = source.get("metric") or {}
+    body = {
+        "target": _reference(source.get("describedObject") or {}),
+        "metricName": identifier.get("name", ""),
+        value_field: values.get("value", "0"),
+        "selector": identifier.get("selector"),
+        "averageValue": values.get("averageValue"),
+    }
+    return _pruned(body)
+
+
 def metric_to_v1(metric: Json) -> Json:
     """A v2 MetricSpec in v1's shape (metricName, targetValue, targetAverageValue, …)."""
     kind = metric.get("type")
     if kind == "Object":
         source = metric.get("object") or {}
-        target, identifier = source.get("target") or {}, source.get("metric") or {}
-        body = {
-            "target": _reference(source.get("describedObject") or {}),
-            "metricName": identifier.get("name", ""),
-            "targetValue": target.get("value", "0"),
-            "selector": identifier.get("selector"),
-            "averageValue": target.get("averageValue"),
-        }
-        return {"type": kind, "object": _pruned(body)}
+        return {"type": kind, "object": _object_to_v1(source, source.get("target") or {}, "targetValue")}
     if kind == "Pods":
         source = metric.get("pods") or {}
         identifier = source.get("metric") or {}
@@ -167,22 +173,22 @@ _CURRENT_V1 = {
 }
 
 
-def status_metric_to_v1(metric: Json) -> Json:
-    """A v2 MetricStatus in v1's shape (currentValue, currentAverageValue, currentAverageUtilization)."""
+def _status_source(metric: Json) -> tuple[str, str | None, Json]:
+    """A MetricStatus's type, the field holding its source in both versions (None for an unknown type), and
+    that source."""
     kind = metric.get("type", "")
     field = _CURRENT_V1.get(kind)
+    return kind, field, (metric.get(field) or {}) if field is not None else {}
+
+
+def status_metric_to_v1(metric: Json) -> Json:
+    """A v2 MetricStatus in v1's shape (currentValue, currentAverageValue, currentAverageUtilization)."""
+    kind, field, source = _status_source(metric)
     if field is None:
         return {"type": kind}
-    source = metric.get(field) or {}
     current, identifier = source.get("current") or {}, source.get("metric") or {}
     if kind == "Object":
-        body = {
-            "target": _reference(source.get("describedObject") or {}),
-            "metricName": identifier.get("name", ""),
-            "currentValue": current.get("value", "0"),
-            "selector": identifier.get("selector"),
-            "averageValue": current.get("averageValue"),
-        }
+        body = _object_to_v1(source, current, "currentValue")
     elif kind == "Pods":
         body = {
             "metricName": identifier.get("name", ""),
@@ -207,11 +213,9 @@ def status_metric_to_v1(metric: Json) -> Json:
 
 
 def status_metric_from_v1(metric: Json) -> Json:
-    kind = metric.get("type", "")
-    field = _CURRENT_V1.get(kind)
+    kind, field, source = _status_source(metric)
     if field is None:
         return {"type": kind}
-    source = metric.get(field) or {}
     if kind == "Object":
         current = _pruned({"value": source.get("currentValue"), "averageValue": source.get("averageValue")})
         identifier = _pruned({"name": source.get("metricName", ""), "selector": source.get("selector")})

@@ -21,30 +21,25 @@ DNS_LABEL_KINDS = frozenset({"Namespace", "Service"})
 PATH_SEGMENT_KINDS = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
 
 
+_DNS_LABEL_RULE = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+    "and end with an alphanumeric character"
+)
+_DNS_SUBDOMAIN_RULE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character"
+)
+
+
 def name_causes(name: str, kind: str) -> list[Cause]:
     if kind in PATH_SEGMENT_KINDS:
-        if name in (".", "..") or "/" in name or "%" in name or not name:
-            return [Cause("metadata.name", f"Invalid value: \"{name}\": may not contain '/' or '%'")]
-        return []
-    if kind in DNS_LABEL_KINDS:
-        if len(name) > 63 or not _LABEL.match(name):
-            return [
-                Cause(
-                    "metadata.name",
-                    f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
-                    "alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                )
-            ]
-        return []
-    if len(name) > 253 or not _SUBDOMAIN.match(name):
-        return [
-            Cause(
-                "metadata.name",
-                f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
-                "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            )
-        ]
-    return []
+        valid = name not in ("", ".", "..") and "/" not in name and "%" not in name
+        rule = "may not contain '/' or '%'"
+    elif kind in DNS_LABEL_KINDS:
+        valid, rule = len(name) <= 63 and bool(_LABEL.match(name)), _DNS_LABEL_RULE
+    else:
+        valid, rule = len(name) <= 253 and bool(_SUBDOMAIN.match(name)), _DNS_SUBDOMAIN_RULE
+    return [] if valid else [Cause("metadata.name", f'Invalid value: "{name}": {rule}')]
 
 
 def label_causes(metadata: dict[str, Any]) -> list[Cause]:

@@ -26,6 +26,15 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def patched(target: Any, patch: Any, patch_type: str, meta: PatchMeta | None) -> Any:
+    """`target` with a `json` or `strategic` patch applied, or else a merge patch."""
+    if patch_type == "json":
+        return json_patch(target, patch)
+    if patch_type == "strategic":
+        return strategic_merge_patch(target, patch, meta)
+    return merge_patch(target, patch)
+
+
 def _unprocessable(message: str) -> ApiError:
     return ApiError(422, "Invalid", message)
 

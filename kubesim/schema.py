@@ -31,20 +31,19 @@ def _show(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
 
 
+#: the JSON type of a decoded value, by its Python type (bool first: a bool is also an int)
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
 def _type_of(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
+    return next((name for python, name in _JSON_TYPES if isinstance(value, python)), "null")
 
 
 def _type_ok(value: Any, schema: dict[str, Any]) -> bool:

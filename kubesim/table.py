@@ -22,25 +22,26 @@ def human_duration(seconds: float) -> str:
         return f"{seconds_int}s"
     minutes = seconds_int // 60
     if minutes < 10:
-        rest = seconds_int % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+        return _with_rest(minutes, "m", seconds_int % 60, "s")
     if minutes < 180:
         return f"{minutes}m"
     hours = seconds_int // 3600
     if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
+        return _with_rest(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
     if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
+        return _with_rest(hours // 24, "d", hours % 24, "h")
     if hours < 24 * 365 * 2:
         return f"{hours // 24}d"
     if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
+        return _with_rest(hours // 24 // 365, "y", (hours // 24) % 365, "d")
     return f"{hours // 24 // 365}y"
+
+
+def _with_rest(count: int, unit: str, rest: int, rest_unit: str) -> str:
+    """`3m20s`; `3m` when the rest is 0."""
+    return f"{count}{unit}{rest}{rest_unit}" if rest else f"{count}{unit}"
 
 
 def _cell(column: Column, obj: dict[str, Any], now: datetime) -> Any:

@@ -138,10 +138,7 @@ class Webhooks:
         )
 
     def _namespace(self, name: str) -> dict[str, Any] | None:
-        try:
-            return self.store.get("namespaces", name) if name else None
-        except ApiError:
-            return None
+        return self.store.get_or_none("namespaces", name) if name else None
 
     def _consult(
         self, webhook: dict[str, Any], attributes: Attributes, request: AdmissionRequest

@@ -21,7 +21,7 @@ from kubesim.clock import Timer, parse_timestamp
 from kubesim.errors import ApiError
 from kubesim.kubelet import Kubelet
 from kubesim.selectors import EVERYTHING, parse_label_selector
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.store import DELETED, Store, Subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -39,22 +39,18 @@ class ArgoController:
         self._timers: dict[tuple[str, str], Timer] = {}
         self._written: dict[tuple[str, str], str] = {}  # resourceVersion of our last status write
         self._pod_states: dict[str, tuple[Any, str]] = {}  # pod uid → (phase, container states) seen
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions = Subscriptions()
 
     def start(self) -> None:
         install_crds(self.store)
         self._workflows = self.store.resource(WORKFLOWS)
         self._pods = self.store.resource("pods")
-        self._subscriptions = [
-            self.store.subscribe(self._on_workflow, resource=WORKFLOWS),
-            self.store.subscribe(self._on_pod, resource="pods"),
-        ]
-        for workflow in self.store.list(WORKFLOWS)["items"]:
-            self._on_workflow("ADDED", workflow)
+        self._subscriptions = self.store.list_then_watch(
+            (WORKFLOWS, self._on_workflow), ("pods", self._on_pod)
+        )
 
     def stop(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.cancel()
+        self._subscriptions.cancel()
         with self._lock:
             for timer in self._timers.values():
                 timer.cancel()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.argo import phases
 from kubesim.argo.expressions import (
     dependencies_expression,
     depends_tasks,
@@ -18,17 +19,6 @@ from kubesim.argo.expressions import (
     evaluate_when,
 )
 from kubesim.argo.nodes import Walker
-from kubesim.argo.phases import (
-    ERROR,
-    FAILED,
-    OMITTED,
-    RUNNING,
-    SKIPPED,
-    SUCCEEDED,
-    UNSUCCESSFUL,
-    WAIT,
-    fulfilled,
-)
 from kubesim.argo.steps import add_aggregate_to_scope, add_outputs_to_scope, continues_on, template_outputs
 from kubesim.argo.values import WorkflowError, expand, substitute
 
@@ -93,14 +83,14 @@ class _Dag:
             [self.op.nodes[c] for c in node.get("children") or []] if node["type"] == "TaskGroup" else [node]
         )
         return {
-            "Succeeded": phase == SUCCEEDED,
-            "Failed": phase == FAILED,
-            "Errored": phase == ERROR,
-            "Skipped": phase == SKIPPED,
-            "Omitted": phase == OMITTED,
+            "Succeeded": phase == phases.SUCCEEDED,
+            "Failed": phase == phases.FAILED,
+            "Errored": phase == phases.ERROR,
+            "Skipped": phase == phases.SKIPPED,
+            "Omitted": phase == phases.OMITTED,
             "Daemoned": False,
-            "AnySucceeded": any(c["phase"] == SUCCEEDED for c in children),
-            "AllFailed": bool(children) and all(c["phase"] == FAILED for c in children),
+            "AnySucceeded": any(c["phase"] == phases.SUCCEEDED for c in children),
+            "AllFailed": bool(children) and all(c["phase"] == phases.FAILED for c in children),
         }[result]
 
     def handled(self, name: str) -> bool:
@@ -115,7 +105,7 @@ class _Dag:
     def failed_unhandled(self) -> dict[str, Any] | None:
         for name in self.tasks:
             node = self.task_node(name)
-            if node is not None and node["phase"] in UNSUCCESSFUL and not self.handled(name):
+            if node is not None and node["phase"] in phases.UNSUCCESSFUL and not self.handled(name):
                 return node
         return None
 
@@ -141,11 +131,11 @@ class _Dag:
         try:
             order = _order(self.tasks, self.depends_on)
         except WorkflowError as error:
-            return self.op.mark(self.node, ERROR, str(error))
+            return self.op.mark(self.node, phases.ERROR, str(error))
         blocked: dict[str, str] = {}  # task → WAIT, or why it will never start
         for name in order:
             existing = self.task_node(name)
-            if fulfilled(existing):
+            if phases.fulfilled(existing):
                 assert existing is not None
                 self.remember(name, existing)
                 continue
@@ -161,14 +151,14 @@ class _Dag:
                         else True
                     )
                 except WorkflowError as error:
-                    return self.op.mark(self.node, ERROR, str(error))
+                    return self.op.mark(self.node, phases.ERROR, str(error))
                 if not proceed:
                     omitted = self.op.init_node(
                         f"{self.node['name']}.{name}",
                         "Skipped",
                         str(self.tasks[name].get("template", "")),
                         self.node["id"],
-                        OMITTED,
+                        phases.OMITTED,
                         "omitted: depends condition not met",
                     )
                     self.link(name, omitted)
@@ -176,36 +166,36 @@ class _Dag:
             try:
                 outcome = self.start_or_update(name)
             except WorkflowError as error:
-                return self.op.mark(self.node, ERROR, str(error))
+                return self.op.mark(self.node, phases.ERROR, str(error))
             if outcome is None:
-                blocked[name] = WAIT
+                blocked[name] = phases.WAIT
             elif isinstance(outcome, str):
                 blocked[name] = outcome
-            elif fulfilled(outcome):
+            elif phases.fulfilled(outcome):
                 self.remember(name, outcome)
             else:
-                blocked[name] = WAIT
-        if any(reason == WAIT for reason in blocked.values()):
+                blocked[name] = phases.WAIT
+        if any(reason == phases.WAIT for reason in blocked.values()):
             return self.node
         failed = self.failed_unhandled()
         if blocked:
             message = f"child '{failed['id']}' failed" if failed else next(iter(blocked.values()))
-            return self.op.mark(self.node, FAILED, message)
+            return self.op.mark(self.node, phases.FAILED, message)
         self.node["outboundNodes"] = self.outbound_nodes()
         if failed is not None:
-            return self.op.mark(self.node, FAILED, f"child '{failed['id']}' failed")
+            return self.op.mark(self.node, phases.FAILED, f"child '{failed['id']}' failed")
         outputs = template_outputs(self.template, self.scope)
         if outputs:
             self.node["outputs"] = outputs
-        return self.op.mark(self.node, SUCCEEDED)
+        return self.op.mark(self.node, phases.SUCCEEDED)
 
     def blocker(self, name: str, blocked: dict[str, str]) -> str | None:
         """Why a task that has no node yet cannot start now (None: it can)."""
         reasons = [blocked[d] for d in self.depends_on[name] if d in blocked]
         if reasons:
-            return WAIT if WAIT in reasons else reasons[0]
-        if not all(fulfilled(self.task_node(d)) for d in self.depends_on[name]):
-            return WAIT
+            return phases.WAIT if phases.WAIT in reasons else reasons[0]
+        if not all(phases.fulfilled(self.task_node(d)) for d in self.depends_on[name]):
+            return phases.WAIT
         if self.fail_fast and self.failed_unhandled() is not None:
             return "template has failed or errored children and failFast enabled"
         if "__shutdown__" in self.op.scope:
@@ -232,7 +222,7 @@ class _Dag:
                 "Skipped",
                 str(task.get("template", "")),
                 self.node["id"],
-                SKIPPED,
+                phases.SKIPPED,
                 f"when '{task.get('when')}' evaluated false",
             )
             self.link(name, skipped)
@@ -242,7 +232,7 @@ class _Dag:
             if existing is None:
                 blocker = self.op.start_blocker(self.node["id"])
                 if blocker is not None:
-                    return None if blocker == WAIT else blocker
+                    return None if blocker == phases.WAIT else blocker
             child = self.op.execute(
                 node_name, str(task.get("template")), task.get("arguments"), self.node["id"]
             )
@@ -250,12 +240,12 @@ class _Dag:
                 self.link(name, child)
             return child
         group = existing or self.op.init_node(
-            node_name, "TaskGroup", str(task.get("template", "")), self.node["id"], RUNNING
+            node_name, "TaskGroup", str(task.get("template", "")), self.node["id"], phases.RUNNING
         )
         if existing is None:
             self.link(name, group)
         if not expanded:
-            return self.op.mark(group, SKIPPED, "Skipped, empty params")
+            return self.op.mark(group, phases.SKIPPED, "Skipped, empty params")
         complete = True
         for item_task in expanded:
             child_name = f"{self.node['name']}.{item_task['name']}"
@@ -263,10 +253,10 @@ class _Dag:
                 blocker = self.op.start_blocker(self.node["id"])
                 if blocker is not None:
                     complete = False
-                    if blocker != WAIT and all(
-                        fulfilled(self.op.nodes[c]) for c in group.get("children") or []
+                    if blocker != phases.WAIT and all(
+                        phases.fulfilled(self.op.nodes[c]) for c in group.get("children") or []
                     ):
-                        return self.op.mark(group, FAILED, blocker)
+                        return self.op.mark(group, phases.FAILED, blocker)
                     continue
             child = self.op.execute(
                 child_name, str(item_task.get("template")), item_task.get("arguments"), self.node["id"]
@@ -276,14 +266,15 @@ class _Dag:
                 continue
             self.op.add_child(group, child)
         children = [self.op.nodes[c] for c in group.get("children") or []]
-        if not complete or not all(fulfilled(c) for c in children):
+        if not complete or not all(phases.fulfilled(c) for c in children):
             return group
         failed = next(
-            (c for c in children if c["phase"] in UNSUCCESSFUL and not continues_on(task, c["phase"])), None
+            (c for c in children if c["phase"] in phases.UNSUCCESSFUL and not continues_on(task, c["phase"])),
+            None,
         )
         if failed is not None:
-            return self.op.mark(group, FAILED, f"child '{failed['id']}' failed")
-        return self.op.mark(group, SUCCEEDED)
+            return self.op.mark(group, phases.FAILED, f"child '{failed['id']}' failed")
+        return self.op.mark(group, phases.SUCCEEDED)
 
 
 def execute_dag(

@@ -58,19 +58,20 @@ class _Parser:
         return None
 
     def _or(self) -> Any:
-        value = self._and()
-        while self._peek() == "||":
-            self.position += 1
-            right = self._and()
-            value = _truth(value, self.text) or _truth(right, self.text)
-        return value
+        return self._logical("||", self._and, decided_by=True)
 
     def _and(self) -> Any:
-        value = self._comparison()
-        while self._peek() == "&&":
+        return self._logical("&&", self._comparison, decided_by=False)
+
+    def _logical(self, symbol: str, operand: Callable[[], Any], *, decided_by: bool) -> Any:
+        """Operands joined by `symbol`, left to right; a left side whose truth is `decided_by` is the answer
+        without looking at the right side's truth (as `||` and `&&` short-circuit)."""
+        value = operand()
+        while self._peek() == symbol:
             self.position += 1
-            right = self._comparison()
-            value = _truth(value, self.text) and _truth(right, self.text)
+            right = operand()
+            truth = _truth(value, self.text)
+            value = truth if truth is decided_by else _truth(right, self.text)
         return value
 
     def _comparison(self) -> Any:

@@ -1,4 +1,4 @@
-"""A workflow's node bookkeeping (create, mark, link, count per boundary) and the `Walker` protocol.
+"""A workflow's node bookkeeping (create, mark, link, count per boundary) and the abstract `Walker`.
 
 `steps` and `dag` walk their children through a `Walker` (implemented by `operation.Operation`) instead of
 importing the operation module, so the arrows run one way: operation → steps/dag → nodes.
@@ -7,7 +7,8 @@ importing the operation module, so the arrows run one way: operation → steps/d
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from abc import ABC, abstractmethod
+from typing import Any
 
 from kubesim.argo.names import node_id
 from kubesim.argo.phases import FULFILLED, UNSUCCESSFUL, fulfilled
@@ -119,33 +120,16 @@ class NodeBook:
         return self._unsuccessful.get(boundary_id, 0) > 0
 
 
-class Walker(Protocol):
-    """What a steps or DAG template needs from the pass that walks it: the nodes and the recursion."""
+class Walker(NodeBook, ABC):
+    """What a steps or DAG template needs from the pass that walks it: NodeBook's bookkeeping, the scope and
+    the recursion into templates (`operation.Operation`)."""
 
-    nodes: dict[str, dict[str, Any]]
     scope: dict[str, str]
 
-    def node(self, name: str) -> dict[str, Any] | None: ...
-
-    def init_node(
-        self,
-        name: str,
-        kind: str,
-        template_name: str,
-        boundary_id: str,
-        phase: str,
-        message: str = "",
-        inputs: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]: ...
-
-    def mark(self, node: dict[str, Any], phase: str, message: str | None = None) -> dict[str, Any]: ...
-
-    def add_child(self, parent: dict[str, Any], child: dict[str, Any]) -> None: ...
-
-    def outbound(self, node: dict[str, Any]) -> list[str]: ...
-
+    @abstractmethod
     def start_blocker(self, boundary_id: str) -> str | None: ...
 
+    @abstractmethod
     def execute(
         self,
         name: str,

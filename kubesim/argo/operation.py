@@ -17,7 +17,7 @@ from typing import Any
 
 from kubesim.argo import dag, steps
 from kubesim.argo.names import attempt_name, pod_name
-from kubesim.argo.nodes import NodeBook
+from kubesim.argo.nodes import NodeBook, Walker
 from kubesim.argo.phases import (
     ERROR,
     FAILED,
@@ -76,7 +76,7 @@ class Outcome:
     requeue_after: float | None = None
 
 
-class Operation(NodeBook):
+class Operation(Walker):
     """One pass over one Workflow; node bookkeeping is NodeBook's, the walk over templates is here."""
 
     def __init__(

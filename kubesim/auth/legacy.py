@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesim.auth.tokens import TokenSigner
 from kubesim.errors import ApiError
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.store import DELETED, Store, Subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -46,26 +46,18 @@ class LegacyTokens:
         self.store = store
         self.signer = signer
         self.ca = ca
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions = Subscriptions()
 
     def start(self) -> None:
-        self._subscriptions = [
-            self.store.subscribe(self._secret_changed, resource="secrets"),
-            self.store.subscribe(self._account_changed, resource="serviceaccounts"),
-        ]
-        for secret in self.store.list("secrets")["items"]:
-            self._secret_changed("ADDED", secret)
+        self._subscriptions = self.store.list_then_watch(
+            ("secrets", self._secret_changed), ("serviceaccounts", self._account_changed)
+        )
 
     def stop(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.cancel()
-        self._subscriptions = []
+        self._subscriptions.cancel()
 
     def _account(self, name: str, namespace: str) -> dict[str, Any] | None:
-        try:
-            return self.store.get("serviceaccounts", name, namespace)
-        except ApiError:
-            return None
+        return self.store.get_or_none("serviceaccounts", name, namespace)
 
     def _secret_changed(self, event_type: str, secret: dict[str, Any]) -> None:
         metadata = secret["metadata"]

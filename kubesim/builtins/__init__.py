@@ -14,7 +14,7 @@ from kubesim.builtins.common import (
     AGE,
     POD_SPEC_META,
     TEMPLATE_META,
-    columns_with_name,
+    builtin_kind,
     spec_of,
     status_of,
     with_metadata,
@@ -68,8 +68,19 @@ def _reference(reference: dict[str, Any] | None) -> str:
     return f"{reference.get('kind', '').lower()}/{reference.get('name', '')}"
 
 
+def _event_columns(regarding: str, text: str) -> tuple[Column, ...]:
+    """`kubectl get events` of either Event kind, which name the object and the text differently (core/v1
+    `involvedObject` and `message`, events.k8s.io `regarding` and `note`); the last column is named after
+    the text's field."""
+    return (
+        Column("Type", cell=lambda e: e.get("type", "")),
+        Column("Reason", cell=lambda e: e.get("reason", "")),
+        Column("Object", cell=lambda e: _reference(e.get(regarding))),
+        Column(text.capitalize(), cell=lambda e: e.get(text, "")),
+    )
+
+
 POD_COLUMNS = (
-    Column("Name", json_path=".metadata.name", format="name"),
     Column("Ready", cell=_pod_ready),
     Column("Status", cell=_pod_status),
     Column("Restarts", "integer", cell=_pod_restarts),
@@ -114,32 +125,25 @@ def builtin_types() -> list[ResourceType]:
     pod_meta = with_metadata({"spec": POD_SPEC_META})
     template_meta = with_metadata({"spec": {"template": TEMPLATE_META}})
     return [
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "Namespace",
-            "namespaces",
-            "namespace",
             False,
             ("ns",),
             has_status=True,
-            columns=columns_with_name(Column("Status", cell=lambda n: status_of(n).get("phase", "")), AGE),
-            patch_meta=with_metadata({}),
+            columns=(Column("Status", cell=lambda n: status_of(n).get("phase", "")), AGE),
             return_deleted_object=True,
             extra_subresources=("finalize",),
             field_labels=("status.phase",),
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "Pod",
-            "pods",
-            "pod",
             True,
             ("po",),
             ("all",),
             has_status=True,
-            columns={"*": POD_COLUMNS},
+            columns=POD_COLUMNS,
             patch_meta=pod_meta,
             return_deleted_object=True,
             # The streaming ones and proxy are served by kubesim.server.streams (400, or 503 for proxy,
@@ -156,17 +160,14 @@ def builtin_types() -> list[ResourceType]:
             ),
             field_labels=POD_FIELD_LABELS,
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "Service",
-            "services",
-            "service",
             True,
             ("svc",),
             ("all",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Type", cell=lambda s: spec_of(s).get("type", "ClusterIP")),
                 Column("Cluster-IP", cell=lambda s: spec_of(s).get("clusterIP", "")),
                 Column(
@@ -179,15 +180,12 @@ def builtin_types() -> list[ResourceType]:
             return_deleted_object=True,
             extra_subresources=("proxy",),  # kubesim.server.streams.proxy
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "ConfigMap",
-            "configmaps",
-            "configmap",
             True,
             ("cm",),
-            columns=columns_with_name(
+            columns=(
                 Column(
                     "Data",
                     "integer",
@@ -195,16 +193,12 @@ def builtin_types() -> list[ResourceType]:
                 ),
                 AGE,
             ),
-            patch_meta=with_metadata({}),
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "Secret",
-            "secrets",
-            "secret",
             True,
-            columns=columns_with_name(
+            columns=(
                 Column("Type", cell=lambda s: s.get("type", "Opaque")),
                 Column(
                     "Data",
@@ -213,52 +207,33 @@ def builtin_types() -> list[ResourceType]:
                 ),
                 AGE,
             ),
-            patch_meta=with_metadata({}),
             field_labels=("type",),
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "ServiceAccount",
-            "serviceaccounts",
-            "serviceaccount",
             True,
             ("sa",),
-            columns=columns_with_name(AGE),
+            columns=(AGE,),
             patch_meta=with_metadata({"secrets": ListMeta(merge_key="name", strategy="merge")}),
             extra_subresources=("token",),
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "Event",
-            "events",
-            "event",
             True,
             ("ev",),
-            columns=columns_with_name(
-                Column("Type", cell=lambda e: e.get("type", "")),
-                Column("Reason", cell=lambda e: e.get("reason", "")),
-                Column(
-                    "Object",
-                    cell=lambda e: _reference(e.get("involvedObject")),
-                ),
-                Column("Message", cell=lambda e: e.get("message", "")),
-            ),
-            patch_meta=with_metadata({}),
+            columns=_event_columns("involvedObject", "message"),
             view=CORE_EVENTS,  # the events.k8s.io Events, as a real API server serves them
             field_labels=CORE_EVENT_FIELD_LABELS,
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "Node",
-            "nodes",
-            "node",
             False,
             ("no",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Status", cell=_node_status),
                 Column("Roles", cell=_node_roles),
                 AGE,
@@ -266,40 +241,24 @@ def builtin_types() -> list[ResourceType]:
                     "Version", cell=lambda n: (status_of(n).get("nodeInfo") or {}).get("kubeletVersion", "")
                 ),
             ),
-            patch_meta=with_metadata({}),
             field_labels=("spec.unschedulable",),
         ),
-        ResourceType(
+        builtin_kind(
             "events.k8s.io",
-            ("v1",),
             "Event",
-            "events",
-            "event",
             True,
             ("ev",),
-            columns=columns_with_name(
-                Column("Type", cell=lambda e: e.get("type", "")),
-                Column("Reason", cell=lambda e: e.get("reason", "")),
-                Column(
-                    "Object",
-                    cell=lambda e: _reference(e.get("regarding")),
-                ),
-                Column("Note", cell=lambda e: e.get("note", "")),
-            ),
-            patch_meta=with_metadata({}),
+            columns=_event_columns("regarding", "note"),
             field_labels=EVENT_FIELD_LABELS,
         ),
-        ResourceType(
+        builtin_kind(
             "apps",
-            ("v1",),
             "Deployment",
-            "deployments",
-            "deployment",
             True,
             ("deploy",),
             ("all",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column(
                     "Ready",
                     cell=lambda d: f"{status_of(d).get('readyReplicas', 0)}/{spec_of(d).get('replicas', 1)}",
@@ -311,17 +270,14 @@ def builtin_types() -> list[ResourceType]:
             patch_meta=template_meta,
             scale=ScalePaths(".spec.replicas", ".status.replicas", ".spec.selector"),
         ),
-        ResourceType(
+        builtin_kind(
             "batch",
-            ("v1",),
             "Job",
-            "jobs",
-            "job",
             True,
             (),
             ("all",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Status", cell=_job_status),
                 Column(
                     "Completions",
@@ -332,55 +288,31 @@ def builtin_types() -> list[ResourceType]:
             patch_meta=template_meta,
             field_labels=("status.successful",),
         ),
-        ResourceType(
+        builtin_kind(
             "coordination.k8s.io",
-            ("v1",),
             "Lease",
-            "leases",
-            "lease",
             True,
-            columns=columns_with_name(
-                Column("Holder", cell=lambda lease: spec_of(lease).get("holderIdentity", "")), AGE
-            ),
-            patch_meta=with_metadata({}),
+            columns=(Column("Holder", cell=lambda lease: spec_of(lease).get("holderIdentity", "")), AGE),
         ),
-        ResourceType(
-            "admissionregistration.k8s.io",
-            ("v1",),
-            "ValidatingWebhookConfiguration",
-            "validatingwebhookconfigurations",
-            "validatingwebhookconfiguration",
-            False,
-            columns=columns_with_name(
-                Column("Webhooks", "integer", cell=lambda w: len(w.get("webhooks") or [])), AGE
-            ),
-            patch_meta=with_metadata({"webhooks": ListMeta(merge_key="name", strategy="merge")}),
+        *(
+            builtin_kind(
+                "admissionregistration.k8s.io",
+                kind,
+                False,
+                columns=(Column("Webhooks", "integer", cell=lambda w: len(w.get("webhooks") or [])), AGE),
+                patch_meta=with_metadata({"webhooks": ListMeta(merge_key="name", strategy="merge")}),
+            )
+            for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
         ),
-        ResourceType(
-            "admissionregistration.k8s.io",
-            ("v1",),
-            "MutatingWebhookConfiguration",
-            "mutatingwebhookconfigurations",
-            "mutatingwebhookconfiguration",
-            False,
-            columns=columns_with_name(
-                Column("Webhooks", "integer", cell=lambda w: len(w.get("webhooks") or [])), AGE
-            ),
-            patch_meta=with_metadata({"webhooks": ListMeta(merge_key="name", strategy="merge")}),
-        ),
-        ResourceType(
+        builtin_kind(
             "apiextensions.k8s.io",
-            ("v1",),
             "CustomResourceDefinition",
-            "customresourcedefinitions",
-            "customresourcedefinition",
             False,
             ("crd", "crds"),
             has_status=True,
-            columns=columns_with_name(
-                Column("Created At", cell=lambda c: (c.get("metadata") or {}).get("creationTimestamp", ""))
+            columns=(
+                Column("Created At", cell=lambda c: (c.get("metadata") or {}).get("creationTimestamp", "")),
             ),
-            patch_meta=with_metadata({}),
         ),
         *_rbac_types(),
         *_review_types(),
@@ -395,37 +327,20 @@ def _rbac_types() -> list[ResourceType]:
         with_metadata({"subjects": ListMeta(strategy="replace"), "rules": ListMeta(strategy="replace")}),
     )
     return [
-        ResourceType(
-            group, ("v1",), "Role", "roles", "role", True, columns=columns_with_name(AGE), patch_meta=meta
-        ),
-        ResourceType(
+        builtin_kind(group, "Role", True, columns=(AGE,), patch_meta=meta),
+        builtin_kind(group, "ClusterRole", False, columns=(AGE,), patch_meta=meta),
+        builtin_kind(
             group,
-            ("v1",),
-            "ClusterRole",
-            "clusterroles",
-            "clusterrole",
-            False,
-            columns=columns_with_name(AGE),
-            patch_meta=meta,
-        ),
-        ResourceType(
-            group,
-            ("v1",),
             "RoleBinding",
-            "rolebindings",
-            "rolebinding",
             True,
-            columns=columns_with_name(Column("Role", cell=_role_ref), AGE),
+            columns=(Column("Role", cell=_role_ref), AGE),
             patch_meta=meta,
         ),
-        ResourceType(
+        builtin_kind(
             group,
-            ("v1",),
             "ClusterRoleBinding",
-            "clusterrolebindings",
-            "clusterrolebinding",
             False,
-            columns=columns_with_name(Column("Role", cell=_role_ref), AGE),
+            columns=(Column("Role", cell=_role_ref), AGE),
             patch_meta=meta,
         ),
     ]
@@ -441,19 +356,7 @@ def _review_types() -> list[ResourceType]:
         ("authorization.k8s.io", "SelfSubjectRulesReview", False),
         ("authorization.k8s.io", "LocalSubjectAccessReview", True),
     ]
-    return [
-        ResourceType(
-            group,
-            ("v1",),
-            kind,
-            kind.lower() + "s",
-            kind.lower(),
-            namespaced,
-            patch_meta=with_metadata({}),
-            verbs=("create",),
-        )
-        for group, kind, namespaced in reviews
-    ]
+    return [builtin_kind(group, kind, namespaced, verbs=("create",)) for group, kind, namespaced in reviews]
 
 
 def _role_ref(binding: dict[str, Any]) -> str:

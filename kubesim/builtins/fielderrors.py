@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kubesim.errors import Cause
@@ -29,6 +29,11 @@ def not_found(path: str, value: Any) -> Cause:
     return Cause(path, f"Not found: {shown(value)}", "FieldValueNotFound")
 
 
+def invalids(path: str, value: Any, problems: Iterable[str]) -> list[Cause]:
+    """One Invalid cause for each problem a check found with `value` (none when it found none)."""
+    return [invalid(path, value, problem) for problem in problems]
+
+
 def duplicate(path: str, value: Any) -> Cause:
     return Cause(path, f"Duplicate value: {shown(value)}", "FieldValueDuplicate")
 
@@ -42,6 +47,13 @@ def not_supported(path: str, value: Any, supported: Iterable[str]) -> Cause:
     return Cause(
         path, f"Unsupported value: {shown(value)}: supported values: {listed}", "FieldValueNotSupported"
     )
+
+
+def choice(path: str, value: Any, supported: Sequence[str]) -> list[Cause]:
+    """A field that must hold one of `supported`: Required while empty, Unsupported when anything else."""
+    if value in supported:
+        return []
+    return [not_supported(path, value, supported) if value else required(path)]
 
 
 def inclusive_range(low: int, high: int) -> str:

@@ -183,7 +183,7 @@ def volume_causes(volumes: list[Obj], path: str, pod_name: str = "") -> tuple[di
         if not name:
             problems.append(fe.required(f"{here}.name"))
         else:
-            problems += [fe.invalid(f"{here}.name", name, p) for p in fe.dns_label_problems(str(name))]
+            problems += fe.invalids(f"{here}.name", name, fe.dns_label_problems(str(name)))
         if name in valid:
             problems.append(fe.duplicate(f"{here}.name", name))
         if problems:
@@ -386,7 +386,7 @@ def _field_selector(selector: Obj, allowed: tuple[str, ...], path: str) -> list[
     if subscripted:
         key = subscripted.group(2)
         key = key.lower() if subscripted.group(1) == "metadata.annotations" else key
-        return [fe.invalid(path, key, p) for p in fe.qualified_name_problems(key)]
+        return fe.invalids(path, key, fe.qualified_name_problems(key))
     if field_path not in _DOWNWARD_LABELS:
         return [
             fe.invalid(
@@ -414,14 +414,13 @@ def _resource_selector(selector: Obj, path: str, *, volume: bool) -> list[Cause]
 
 
 def _key_selector(selector: Obj, path: str) -> list[Cause]:
-    causes = [
-        fe.invalid(f"{path}.name", selector.get("name") or "", p)
-        for p in fe.dns_subdomain_problems(str(selector.get("name") or ""))
-    ]
+    causes = fe.invalids(
+        f"{path}.name", selector.get("name") or "", fe.dns_subdomain_problems(str(selector.get("name") or ""))
+    )
     key = selector.get("key") or ""
     if not key:
         return [*causes, fe.required(f"{path}.key")]
-    return causes + [fe.invalid(f"{path}.key", key, p) for p in fe.config_key_problems(str(key))]
+    return causes + fe.invalids(f"{path}.key", key, fe.config_key_problems(str(key)))
 
 
 def env_causes(variables: list[Obj], path: str) -> list[Cause]:
@@ -433,7 +432,7 @@ def env_causes(variables: list[Obj], path: str) -> list[Cause]:
         if not name:
             causes.append(fe.required(f"{here}.name"))
         else:
-            causes += [fe.invalid(f"{here}.name", name, p) for p in fe.env_var_name_problems(str(name))]
+            causes += fe.invalids(f"{here}.name", name, fe.env_var_name_problems(str(name)))
         source = variable.get("valueFrom")
         if not isinstance(source, dict):
             continue
@@ -472,19 +471,16 @@ def env_from_causes(sources: list[Obj], path: str) -> list[Cause]:
     for index, source in enumerate(sources):
         here = f"{path}[{index}]"
         if source.get("prefix"):
-            causes += [
-                fe.invalid(f"{here}.prefix", source["prefix"], p)
-                for p in fe.env_var_name_problems(str(source["prefix"]))
-            ]
+            causes += fe.invalids(
+                f"{here}.prefix", source["prefix"], fe.env_var_name_problems(str(source["prefix"]))
+            )
         refs = [key for key in ("configMapRef", "secretRef") if isinstance(source.get(key), dict)]
         for key in refs:
             name = source[key].get("name") or ""
             if not name:
                 causes.append(fe.required(f"{here}.{key}.name"))
             else:
-                causes += [
-                    fe.invalid(f"{here}.{key}.name", name, p) for p in fe.dns_subdomain_problems(str(name))
-                ]
+                causes += fe.invalids(f"{here}.{key}.name", name, fe.dns_subdomain_problems(str(name)))
         if not refs:
             causes.append(fe.invalid(path, "", "must specify one of: `configMapRef` or `secretRef`"))
         elif len(refs) > 1:

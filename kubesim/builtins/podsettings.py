@@ -37,7 +37,7 @@ def _overcommit_allowed(name: str) -> bool:
 
 
 def _resource_name_causes(name: str, path: str) -> list[Cause]:
-    causes = [fe.invalid(path, name, p) for p in fe.qualified_name_problems(name)]
+    causes = fe.invalids(path, name, fe.qualified_name_problems(name))
     if causes:
         return causes
     if "/" not in name:
@@ -106,8 +106,8 @@ def resources_causes(resources: Any, path: str) -> list[Cause]:
 def _port_causes(port: Any, path: str) -> list[Cause]:
     """ValidatePortNumOrName."""
     if isinstance(port, str):
-        return [fe.invalid(path, port, p) for p in fe.port_name_problems(port)]
-    return [fe.invalid(path, port, p) for p in fe.port_number_problems(port)]
+        return fe.invalids(path, port, fe.port_name_problems(port))
+    return fe.invalids(path, port, fe.port_number_problems(port))
 
 
 def handler_causes(handler: Obj, grace: Any, path: str, *, kinds: tuple[str, ...]) -> list[Cause]:
@@ -264,7 +264,7 @@ def toleration_causes(tolerations: list[Obj], path: str) -> list[Cause]:
         here = f"{path}[{index}]"
         key, operator = toleration.get("key") or "", toleration.get("operator") or ""
         if key:
-            causes += [fe.invalid(f"{here}.key", key, p) for p in fe.qualified_name_problems(str(key))]
+            causes += fe.invalids(f"{here}.key", key, fe.qualified_name_problems(str(key)))
         elif operator != "Exists":
             causes.append(
                 fe.invalid(

@@ -97,19 +97,9 @@ def pod_spec_causes(spec: Obj, path: str, *, pod_name: str = "") -> list[Cause]:
     causes += _ephemeral_containers(
         items_of(spec.get("ephemeralContainers")), containers + inits, volumes, f"{path}.ephemeralContainers"
     )
-    if restart not in _RESTART_POLICIES:
-        causes.append(
-            fe.required(f"{path}.restartPolicy")
-            if not restart
-            else fe.not_supported(f"{path}.restartPolicy", restart, _RESTART_POLICIES)
-        )
+    causes += fe.choice(f"{path}.restartPolicy", restart, _RESTART_POLICIES)
     dns_policy = spec.get("dnsPolicy") or ""
-    if dns_policy not in _DNS_POLICIES:
-        causes.append(
-            fe.required(f"{path}.dnsPolicy")
-            if not dns_policy
-            else fe.not_supported(f"{path}.dnsPolicy", dns_policy, _DNS_POLICIES)
-        )
+    causes += fe.choice(f"{path}.dnsPolicy", dns_policy, _DNS_POLICIES)
     causes += podsettings.pod_security_context_causes(spec.get("securityContext"), f"{path}.securityContext")
     for index, secret in enumerate(items_of(spec.get("imagePullSecrets"))):
         if not secret.get("name"):
@@ -120,7 +110,7 @@ def pod_spec_causes(spec: Obj, path: str, *, pod_name: str = "") -> list[Cause]:
         ("nodeName", fe.dns_subdomain_problems),
     ):
         if spec.get(key):
-            causes += [fe.invalid(f"{path}.{key}", spec[key], p) for p in check(str(spec[key]))]
+            causes += fe.invalids(f"{path}.{key}", spec[key], check(str(spec[key])))
     deadline = spec.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and not 1 <= deadline <= _MAX_INT32:
         causes.append(
@@ -128,15 +118,14 @@ def pod_spec_causes(spec: Obj, path: str, *, pod_name: str = "") -> list[Cause]:
         )
     for key in ("hostname", "subdomain"):
         if spec.get(key):
-            causes += [
-                fe.invalid(f"{path}.{key}", spec[key], p) for p in fe.dns_label_problems(str(spec[key]))
-            ]
+            causes += fe.invalids(f"{path}.{key}", spec[key], fe.dns_label_problems(str(spec[key])))
     causes += podsettings.toleration_causes(items_of(spec.get("tolerations")), f"{path}.tolerations")
     if spec.get("priorityClassName"):
-        causes += [
-            fe.invalid(f"{path}.priorityClassName", spec["priorityClassName"], p)
-            for p in fe.dns_subdomain_problems(str(spec["priorityClassName"]))
-        ]
+        causes += fe.invalids(
+            f"{path}.priorityClassName",
+            spec["priorityClassName"],
+            fe.dns_subdomain_problems(str(spec["priorityClassName"])),
+        )
     return causes
 
 
@@ -233,16 +222,11 @@ def _container_common(container: Obj, volumes: dict[str, Obj], path: str) -> lis
     if not name:
         causes.append(fe.required(f"{path}.name"))
     else:
-        causes += [fe.invalid(f"{path}.name", name, p) for p in fe.dns_label_problems(str(name))]
+        causes += fe.invalids(f"{path}.name", name, fe.dns_label_problems(str(name)))
     if not container.get("image"):
         causes.append(fe.required(f"{path}.image"))
     policy = container.get("terminationMessagePolicy") or ""
-    if policy not in _TERMINATION_POLICIES:
-        causes.append(
-            fe.required(f"{path}.terminationMessagePolicy")
-            if not policy
-            else fe.not_supported(f"{path}.terminationMessagePolicy", policy, _TERMINATION_POLICIES)
-        )
+    causes += fe.choice(f"{path}.terminationMessagePolicy", policy, _TERMINATION_POLICIES)
     mounts, devices = items_of(container.get("volumeMounts")), items_of(container.get("volumeDevices"))
     causes += _ports(items_of(container.get("ports")), f"{path}.ports")
     causes += podfields.env_causes(items_of(container.get("env")), f"{path}.env")
@@ -250,12 +234,7 @@ def _container_common(container: Obj, volumes: dict[str, Obj], path: str) -> lis
     causes += _volume_mounts(mounts, devices, volumes, container, f"{path}.volumeMounts")
     causes += _volume_devices(devices, mounts, volumes, f"{path}.volumeDevices")
     pull = container.get("imagePullPolicy") or ""
-    if pull not in _PULL_POLICIES:
-        causes.append(
-            fe.required(f"{path}.imagePullPolicy")
-            if not pull
-            else fe.not_supported(f"{path}.imagePullPolicy", pull, _PULL_POLICIES)
-        )
+    causes += fe.choice(f"{path}.imagePullPolicy", pull, _PULL_POLICIES)
     causes += podsettings.resources_causes(container.get("resources"), f"{path}.resources")
     return causes + podsettings.security_context_causes(
         container.get("securityContext"), f"{path}.securityContext"
@@ -271,7 +250,7 @@ def _ports(ports: list[Obj], path: str) -> list[Cause]:
         if name:
             problems = fe.port_name_problems(str(name))
             if problems:
-                causes += [fe.invalid(f"{here}.name", name, p) for p in problems]
+                causes += fe.invalids(f"{here}.name", name, problems)
             elif name in names:
                 causes.append(fe.duplicate(f"{here}.name", name))
             names.add(name)
@@ -279,21 +258,13 @@ def _ports(ports: list[Obj], path: str) -> list[Cause]:
         if not number:
             causes.append(fe.required(f"{here}.containerPort"))
         else:
-            causes += [
-                fe.invalid(f"{here}.containerPort", number, p) for p in fe.port_number_problems(number)
-            ]
+            causes += fe.invalids(f"{here}.containerPort", number, fe.port_number_problems(number))
         if port.get("hostPort"):
-            causes += [
-                fe.invalid(f"{here}.hostPort", port["hostPort"], p)
-                for p in fe.port_number_problems(port["hostPort"])
-            ]
-        protocol = port.get("protocol") or ""
-        if protocol not in _PROTOCOLS:
-            causes.append(
-                fe.required(f"{here}.protocol")
-                if not protocol
-                else fe.not_supported(f"{here}.protocol", protocol, _PROTOCOLS)
+            causes += fe.invalids(
+                f"{here}.hostPort", port["hostPort"], fe.port_number_problems(port["hostPort"])
             )
+        protocol = port.get("protocol") or ""
+        causes += fe.choice(f"{here}.protocol", protocol, _PROTOCOLS)
     return causes
 
 
@@ -330,14 +301,7 @@ def _volume_mounts(
         if mount_path in mount_points:
             causes.append(fe.invalid(f"{here}.mountPath", mount_path, "must be unique"))
         mount_points.add(mount_path)
-        if name in device_paths:
-            causes.append(fe.invalid(f"{here}.name", name, "must not already exist in volumeDevices"))
-        if mount_path in device_paths.values():
-            causes.append(
-                fe.invalid(
-                    f"{here}.mountPath", mount_path, "must not already exist as a path in volumeDevices"
-                )
-            )
+        causes += _taken(here, name, "mountPath", mount_path, device_paths, "volumeDevices")
         if isinstance(volumes.get(name, {}).get("image"), dict):
             for key in ("subPath", "subPathExpr"):
                 if mount.get(key):
@@ -428,16 +392,19 @@ def _volume_devices(devices: list[Obj], mounts: list[Obj], volumes: dict[str, Ob
             causes.append(fe.invalid(f"{here}.devicePath", device_path, "can not contain backsteps ('..')"))
         else:
             paths.add(device_path)
-        if name in mount_paths:
-            causes.append(fe.invalid(f"{here}.name", name, "must not already exist in volumeMounts"))
-        if device_path in mount_paths.values():
-            causes.append(
-                fe.invalid(
-                    f"{here}.devicePath", device_path, "must not already exist as a path in volumeMounts"
-                )
-            )
+        causes += _taken(here, name, "devicePath", device_path, mount_paths, "volumeMounts")
         if name:
             names.add(name)
+    return causes
+
+
+def _taken(here: str, name: str, key: str, path: str, others: dict[Any, Any], other_list: str) -> list[Cause]:
+    """A mount or device whose name or path (at `key`) the other list, by name → path, already holds."""
+    causes = []
+    if name in others:
+        causes.append(fe.invalid(f"{here}.name", name, f"must not already exist in {other_list}"))
+    if path in others.values():
+        causes.append(fe.invalid(f"{here}.{key}", path, f"must not already exist as a path in {other_list}"))
     return causes
 
 

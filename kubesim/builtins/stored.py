@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesim.builtins.common import AGE, TEMPLATE_META, columns_with_name, spec_of, status_of, with_metadata
+from kubesim.builtins.common import (
+    AGE,
+    TEMPLATE_META,
+    builtin_kind,
+    spec_of,
+    status_of,
+    with_metadata,
+)
 from kubesim.hpaviews import HPA_V1
 from kubesim.resources import Column, ListMeta, ResourceType, ScalePaths
 
@@ -28,12 +35,29 @@ def _count(path: str) -> Callable[[dict[str, Any]], int]:
 
 
 # `kubectl get` of a ReplicaSet or a ReplicationController: desired, current and ready replicas.
-REPLICA_COLUMNS = columns_with_name(
+REPLICA_COLUMNS = (
     Column("Desired", "integer", cell=lambda r: int(spec_of(r).get("replicas", 1))),
     Column("Current", "integer", cell=_count("replicas")),
     Column("Ready", "integer", cell=_count("readyReplicas")),
     AGE,
 )
+
+
+def _replica_keeper(group: str, kind: str, short_name: str, **details: Any) -> ResourceType:
+    """A ReplicaSet or its predecessor, the ReplicationController: the same columns, pod template and field
+    label."""
+    return builtin_kind(
+        group,
+        kind,
+        True,
+        (short_name,),
+        ("all",),
+        has_status=True,
+        columns=REPLICA_COLUMNS,
+        patch_meta=with_metadata({"spec": {"template": TEMPLATE_META}}),
+        field_labels=("status.replicas",),
+        **details,
+    )
 
 
 def _joined(values: list[Any] | None) -> str:
@@ -48,48 +72,27 @@ def stored_kinds() -> list[ResourceType]:
     """
     template_meta = with_metadata({"spec": {"template": TEMPLATE_META}})
     cronjob_meta = with_metadata({"spec": {"jobTemplate": {"spec": {"template": TEMPLATE_META}}}})
-    plain = with_metadata({})
     return [
-        ResourceType(
+        builtin_kind(
             "apps",
-            ("v1",),
             "StatefulSet",
-            "statefulsets",
-            "statefulset",
             True,
             ("sts",),
             ("all",),
             has_status=True,
-            columns=columns_with_name(Column("Ready", cell=_ratio("readyReplicas", "replicas")), AGE),
+            columns=(Column("Ready", cell=_ratio("readyReplicas", "replicas")), AGE),
             patch_meta=template_meta,
             scale=REPLICAS_SCALE,
         ),
-        ResourceType(
+        _replica_keeper("apps", "ReplicaSet", "rs", scale=REPLICAS_SCALE),
+        builtin_kind(
             "apps",
-            ("v1",),
-            "ReplicaSet",
-            "replicasets",
-            "replicaset",
-            True,
-            ("rs",),
-            ("all",),
-            has_status=True,
-            columns=REPLICA_COLUMNS,
-            patch_meta=template_meta,
-            scale=REPLICAS_SCALE,
-            field_labels=("status.replicas",),
-        ),
-        ResourceType(
-            "apps",
-            ("v1",),
             "DaemonSet",
-            "daemonsets",
-            "daemonset",
             True,
             ("ds",),
             ("all",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Desired", "integer", cell=_count("desiredNumberScheduled")),
                 Column("Current", "integer", cell=_count("currentNumberScheduled")),
                 Column("Ready", "integer", cell=_count("numberReady")),
@@ -99,31 +102,16 @@ def stored_kinds() -> list[ResourceType]:
             ),
             patch_meta=template_meta,
         ),
-        ResourceType(  # in kubectl apply --prune's default allow-list, so it must be served
-            "",
-            ("v1",),
-            "ReplicationController",
-            "replicationcontrollers",
-            "replicationcontroller",
-            True,
-            ("rc",),
-            ("all",),
-            has_status=True,
-            columns=REPLICA_COLUMNS,
-            patch_meta=template_meta,
-            field_labels=("status.replicas",),
-        ),
-        ResourceType(
+        # in kubectl apply --prune's default allow-list, so it must be served
+        _replica_keeper("", "ReplicationController", "rc"),
+        builtin_kind(
             "batch",
-            ("v1",),
             "CronJob",
-            "cronjobs",
-            "cronjob",
             True,
             ("cj",),
             ("all",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Schedule", cell=lambda c: spec_of(c).get("schedule", "")),
                 Column("Suspend", cell=lambda c: str(bool(spec_of(c).get("suspend")))),
                 Column("Active", "integer", cell=lambda c: len(status_of(c).get("active") or [])),
@@ -132,29 +120,22 @@ def stored_kinds() -> list[ResourceType]:
             ),
             patch_meta=cronjob_meta,
         ),
-        ResourceType(
+        builtin_kind(
             "networking.k8s.io",
-            ("v1",),
             "NetworkPolicy",
-            "networkpolicies",
-            "networkpolicy",
             True,
             ("netpol",),
-            columns=columns_with_name(
-                Column("Pod-Selector", cell=lambda n: _selector(spec_of(n).get("podSelector"))), AGE
-            ),
-            patch_meta=plain,
+            plural="networkpolicies",
+            columns=(Column("Pod-Selector", cell=lambda n: _selector(spec_of(n).get("podSelector"))), AGE),
         ),
-        ResourceType(
+        builtin_kind(
             "networking.k8s.io",
-            ("v1",),
             "Ingress",
-            "ingresses",
-            "ingress",
             True,
             ("ing",),
+            plural="ingresses",
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Class", cell=lambda i: spec_of(i).get("ingressClassName") or "<none>"),
                 Column(
                     "Hosts",
@@ -162,64 +143,47 @@ def stored_kinds() -> list[ResourceType]:
                 ),
                 AGE,
             ),
-            patch_meta=plain,
         ),
-        ResourceType(
+        builtin_kind(
             "networking.k8s.io",
-            ("v1",),
             "IngressClass",
-            "ingressclasses",
-            "ingressclass",
             False,
-            columns=columns_with_name(
-                Column("Controller", cell=lambda c: spec_of(c).get("controller", "")), AGE
-            ),
-            patch_meta=plain,
+            plural="ingressclasses",
+            columns=(Column("Controller", cell=lambda c: spec_of(c).get("controller", "")), AGE),
         ),
-        ResourceType(
+        builtin_kind(
             "policy",
-            ("v1",),
             "PodDisruptionBudget",
-            "poddisruptionbudgets",
-            "poddisruptionbudget",
             True,
             ("pdb",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Min Available", cell=lambda p: str(spec_of(p).get("minAvailable", "N/A"))),
                 Column("Max Unavailable", cell=lambda p: str(spec_of(p).get("maxUnavailable", "N/A"))),
                 Column("Allowed Disruptions", "integer", cell=_count("disruptionsAllowed")),
                 AGE,
             ),
-            patch_meta=plain,
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "PersistentVolumeClaim",
-            "persistentvolumeclaims",
-            "persistentvolumeclaim",
             True,
             ("pvc",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Status", cell=lambda c: status_of(c).get("phase", "Pending")),
                 Column("Volume", cell=lambda c: spec_of(c).get("volumeName", "")),
                 Column("Storage Class", cell=lambda c: spec_of(c).get("storageClassName") or "<unset>"),
                 AGE,
             ),
-            patch_meta=plain,
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "PersistentVolume",
-            "persistentvolumes",
-            "persistentvolume",
             False,
             ("pv",),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Capacity", cell=lambda v: str((spec_of(v).get("capacity") or {}).get("storage", ""))),
                 Column(
                     "Reclaim Policy", cell=lambda v: spec_of(v).get("persistentVolumeReclaimPolicy", "Retain")
@@ -227,69 +191,52 @@ def stored_kinds() -> list[ResourceType]:
                 Column("Status", cell=lambda v: status_of(v).get("phase", "Pending")),
                 AGE,
             ),
-            patch_meta=plain,
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "Endpoints",
-            "endpoints",
-            "endpoints",
             True,
             ("ep",),
-            columns=columns_with_name(Column("Endpoints", cell=_endpoints), AGE),
+            plural="endpoints",
+            columns=(Column("Endpoints", cell=_endpoints), AGE),
             patch_meta=with_metadata({"subsets": ListMeta(strategy="replace")}),
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "ResourceQuota",
-            "resourcequotas",
-            "resourcequota",
             True,
             ("quota",),
             has_status=True,
-            columns=columns_with_name(AGE),
-            patch_meta=plain,
+            columns=(AGE,),
         ),
-        ResourceType(
+        builtin_kind(
             "",
-            ("v1",),
             "LimitRange",
-            "limitranges",
-            "limitrange",
             True,
             ("limits",),
-            columns=columns_with_name(
-                Column("Created At", cell=lambda r: (r.get("metadata") or {}).get("creationTimestamp", ""))
+            columns=(
+                Column("Created At", cell=lambda r: (r.get("metadata") or {}).get("creationTimestamp", "")),
             ),
-            patch_meta=plain,
         ),
-        ResourceType(
+        builtin_kind(
             "discovery.k8s.io",
-            ("v1",),
             "EndpointSlice",
-            "endpointslices",
-            "endpointslice",
             True,
-            columns=columns_with_name(
+            columns=(
                 Column("Address Type", cell=lambda e: e.get("addressType", "")),
                 Column("Ports", cell=lambda e: _joined([p.get("port") for p in e.get("ports") or []])),
                 AGE,
             ),
-            patch_meta=plain,
         ),
-        ResourceType(  # stored as autoscaling/v2; v1 is converted both ways (kubesim.hpaviews)
+        builtin_kind(  # stored as autoscaling/v2; v1 is converted both ways (kubesim.hpaviews)
             "autoscaling",
-            ("v2", "v1"),
             "HorizontalPodAutoscaler",
-            "horizontalpodautoscalers",
-            "horizontalpodautoscaler",
             True,
             ("hpa",),
             ("all",),
+            versions=("v2", "v1"),
             has_status=True,
-            columns=columns_with_name(
+            columns=(
                 Column("Reference", cell=_scale_target),
                 Column("Targets", cell=hpa_targets),
                 Column("MinPods", cell=lambda h: str(spec_of(h).get("minReplicas", "<unset>"))),
@@ -300,36 +247,30 @@ def stored_kinds() -> list[ResourceType]:
             patch_meta=with_metadata({"spec": {"metrics": ListMeta(strategy="replace")}}),
             conversions={"v1": HPA_V1},
         ),
-        ResourceType(
+        builtin_kind(
             "scheduling.k8s.io",
-            ("v1",),
             "PriorityClass",
-            "priorityclasses",
-            "priorityclass",
             False,
             ("pc",),
-            columns=columns_with_name(
+            plural="priorityclasses",
+            columns=(
                 Column("Value", "integer", cell=lambda p: int(p.get("value", 0))),
                 Column("Global-Default", cell=lambda p: str(bool(p.get("globalDefault")))),
                 AGE,
             ),
-            patch_meta=plain,
         ),
-        ResourceType(
+        builtin_kind(
             "storage.k8s.io",
-            ("v1",),
             "StorageClass",
-            "storageclasses",
-            "storageclass",
             False,
             ("sc",),
-            columns=columns_with_name(
+            plural="storageclasses",
+            columns=(
                 Column("Provisioner", cell=lambda s: s.get("provisioner", "")),
                 Column("ReclaimPolicy", cell=lambda s: s.get("reclaimPolicy", "Delete")),
                 Column("VolumeBindingMode", cell=lambda s: s.get("volumeBindingMode", "Immediate")),
                 AGE,
             ),
-            patch_meta=plain,
         ),
     ]
 

@@ -100,7 +100,7 @@ def cron_job_causes(cron_job: Obj, old: Obj | None) -> list[Cause]:
         problems = cron.schedule_problems(
             schedule, tz_allowed=tz_allowed, has_time_zone=spec.get("timeZone") is not None
         )
-        causes += [fe.invalid("spec.schedule", schedule, problem) for problem in problems]
+        causes += fe.invalids("spec.schedule", schedule, problems)
     deadline = spec.get("startingDeadlineSeconds")
     if isinstance(deadline, int) and deadline < 0:
         causes.append(

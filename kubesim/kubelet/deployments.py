@@ -24,7 +24,7 @@ from kubesim.jsonutil import clone
 from kubesim.kubelet import ownership, progress, rollout
 from kubesim.kubelet.resyncs import Resyncs
 from kubesim.kubelet.rollout import Rollout
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.store import DELETED, Store, Subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -41,21 +41,16 @@ class DeploymentController:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lock = threading.RLock()
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions = Subscriptions()
         self._resyncs = Resyncs(store.clock)  # by Deployment uid: the progress-deadline check or a retry
 
     def start(self) -> None:
-        self._subscriptions = [
-            self.store.subscribe(self._on_deployment, resource=DEPLOYMENTS),
-            self.store.subscribe(self._on_replica_set, resource=REPLICA_SETS),
-            self.store.subscribe(self._on_pod, resource="pods"),
-        ]
-        for deployment in self.store.list(DEPLOYMENTS)["items"]:
-            self._on_deployment("ADDED", deployment)
+        self._subscriptions = self.store.list_then_watch(
+            (DEPLOYMENTS, self._on_deployment), (REPLICA_SETS, self._on_replica_set), ("pods", self._on_pod)
+        )
 
     def stop(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.cancel()
+        self._subscriptions.cancel()
         self._resyncs.cancel_all()
 
     # --- events --------------------------------------------------------------------------------------
@@ -69,16 +64,11 @@ class DeploymentController:
 
     def _on_replica_set(self, event_type: str, replica_set: dict[str, Any]) -> None:
         namespace = replica_set["metadata"].get("namespace", "")
-        owner = ownership.controller_of(replica_set)
-        if owner is not None:
-            if owner.get("kind") == "Deployment":
-                self.reconcile(namespace, owner["name"])
-            return
-        if event_type == DELETED:
-            return
-        for deployment in self.store.list(DEPLOYMENTS, namespace)["items"]:
-            if ownership.selects(deployment, replica_set):
-                self.reconcile(namespace, deployment["metadata"]["name"])
+        adoptable = event_type != DELETED
+        for name in ownership.owners_to_sync(
+            self.store, replica_set, "Deployment", DEPLOYMENTS, adoptable=adoptable
+        ):
+            self.reconcile(namespace, name)
 
     def _on_pod(self, event_type: str, pod: dict[str, Any]) -> None:
         """A Recreate rollout waits for the old pods to be gone: their deletions wake it."""
@@ -86,9 +76,8 @@ class DeploymentController:
         if event_type != DELETED or owner is None or owner.get("kind") != "ReplicaSet":
             return
         namespace = pod["metadata"].get("namespace", "")
-        try:
-            replica_set = self.store.get(REPLICA_SETS, owner["name"], namespace)
-        except ApiError:
+        replica_set = self.store.get_or_none(REPLICA_SETS, owner["name"], namespace)
+        if replica_set is None:
             return
         deployment = ownership.controller_of(replica_set)
         if deployment is not None and deployment.get("kind") == "Deployment":
@@ -98,9 +87,8 @@ class DeploymentController:
 
     def reconcile(self, namespace: str, name: str) -> None:
         with self._lock:
-            try:
-                deployment = self.store.get(DEPLOYMENTS, name, namespace)
-            except ApiError:
+            deployment = self.store.get_or_none(DEPLOYMENTS, name, namespace)
+            if deployment is None:
                 return
             try:
                 self._sync(deployment)
@@ -385,13 +373,7 @@ class DeploymentController:
     def _mutate_set(self, rs: dict[str, Any], change: Any) -> dict[str, Any]:
         metadata = rs["metadata"]
         try:
-            return self.store.mutate(
-                REPLICA_SETS,
-                metadata["name"],
-                change,
-                namespace=metadata.get("namespace", ""),
-                field_manager="deployment-controller",
-            )
+            return self.store.mutate_object(REPLICA_SETS, rs, change, field_manager="deployment-controller")
         except ApiError as error:
             log.debug("kubesim deployments: could not update %s: %s", metadata["name"], error)
             raise _Requeue from None
@@ -424,12 +406,8 @@ class DeploymentController:
                 return stored
 
             try:
-                deployment = self.store.mutate(
-                    DEPLOYMENTS,
-                    metadata["name"],
-                    change,
-                    namespace=metadata.get("namespace", ""),
-                    field_manager="deployment-controller",
+                deployment = self.store.mutate_object(
+                    DEPLOYMENTS, deployment, change, field_manager="deployment-controller"
                 )
             except ApiError as error:
                 log.debug("kubesim deployments: revision of %s not written: %s", metadata["name"], error)
@@ -453,13 +431,8 @@ class DeploymentController:
             return stored
 
         try:
-            return self.store.mutate(
-                DEPLOYMENTS,
-                metadata["name"],
-                change,
-                namespace=metadata.get("namespace", ""),
-                subresource="status",
-                field_manager="deployment-controller",
+            return self.store.mutate_object(
+                DEPLOYMENTS, deployment, change, subresource="status", field_manager="deployment-controller"
             )
         except ApiError as error:
             log.debug("kubesim deployments: status of %s not written: %s", metadata["name"], error)

@@ -24,7 +24,7 @@ from kubesim.kubelet.replicasets import ready_since
 from kubesim.kubelet.resyncs import Resyncs
 from kubesim.scale import scale_of
 from kubesim.selectors import match_labels_selector
-from kubesim.store import Store, Subscription
+from kubesim.store import Store, Subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -181,21 +181,18 @@ class DisruptionController:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lock = threading.RLock()
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions = Subscriptions()
         self._resyncs = Resyncs(store.clock)  # by budget uid: when a recorded eviction expires
 
     def start(self) -> None:
-        self._subscriptions = [
-            self.store.subscribe(self._on_budget, resource=BUDGETS),
-            self.store.subscribe(self._on_namespace_change, resource="pods"),
-            *(self.store.subscribe(self._on_namespace_change, resource=kind) for kind in SCALED),
-        ]
-        for budget in self.store.list(BUDGETS)["items"]:
-            self._on_budget("ADDED", budget)
+        self._subscriptions = self.store.list_then_watch(
+            (BUDGETS, self._on_budget),
+            ("pods", self._on_namespace_change),
+            *((kind, self._on_namespace_change) for kind in SCALED),
+        )
 
     def stop(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.cancel()
+        self._subscriptions.cancel()
         self._resyncs.cancel_all()
 
     def _on_budget(self, event_type: str, budget: dict[str, Any]) -> None:
@@ -209,9 +206,8 @@ class DisruptionController:
 
     def sync(self, namespace: str, name: str) -> None:
         with self._lock:
-            try:
-                budget = self.store.get(BUDGETS, name, namespace)
-            except ApiError:
+            budget = self.store.get_or_none(BUDGETS, name, namespace)
+            if budget is None:
                 return
             pods = [p for p in self.store.list("pods", namespace)["items"] if selects(budget, p)]
             now = self.store.clock.time()
@@ -252,11 +248,8 @@ class DisruptionController:
         )
         if resource is None:
             return None
-        try:
-            owner = self.store.get(resource, str(reference.get("name", "")), namespace)
-        except ApiError:
-            return None
-        return owner if owner["metadata"]["uid"] == reference.get("uid") else None
+        owner = self.store.get_or_none(resource, str(reference.get("name", "")), namespace)
+        return owner if owner is not None and owner["metadata"]["uid"] == reference.get("uid") else None
 
     def _write(self, budget: dict[str, Any], status: dict[str, Any]) -> None:
         metadata = budget["metadata"]
@@ -268,13 +261,8 @@ class DisruptionController:
             return stored
 
         try:
-            self.store.mutate(
-                BUDGETS,
-                metadata["name"],
-                change,
-                namespace=metadata.get("namespace", ""),
-                subresource="status",
-                field_manager="disruption-controller",
+            self.store.mutate_object(
+                BUDGETS, budget, change, subresource="status", field_manager="disruption-controller"
             )
         except ApiError as error:
             log.debug("kubesim disruption: status of %s not written: %s", metadata["name"], error)

@@ -16,7 +16,8 @@ from typing import Any
 
 from kubesim.clock import Timer, parse_timestamp
 from kubesim.errors import ApiError
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.kubelet import ownership
+from kubesim.store import DELETED, Store, Subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -247,20 +248,14 @@ class JobController:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions = Subscriptions()
         self._deadlines: dict[str, Timer] = {}
 
     def start(self) -> None:
-        self._subscriptions = [
-            self.store.subscribe(self._on_job, resource="jobs.batch"),
-            self.store.subscribe(self._on_pod, resource="pods"),
-        ]
-        for job in self.store.list("jobs.batch")["items"]:
-            self._on_job("ADDED", job)
+        self._subscriptions = self.store.list_then_watch(("jobs.batch", self._on_job), ("pods", self._on_pod))
 
     def stop(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.cancel()
+        self._subscriptions.cancel()
         for timer in self._deadlines.values():
             timer.cancel()
         self._deadlines.clear()
@@ -281,9 +276,8 @@ class JobController:
                 self.reconcile(pod["metadata"].get("namespace", ""), ref["name"])
 
     def reconcile(self, namespace: str, name: str) -> None:
-        try:
-            job = self.store.get("jobs.batch", name, namespace)
-        except ApiError:
+        job = self.store.get_or_none("jobs.batch", name, namespace)
+        if job is None:
             return
         if job["metadata"].get("deletionTimestamp") or finished_condition(job):
             return
@@ -302,7 +296,7 @@ class JobController:
         elif target["type"] == FAILURE_TARGET:
             for pod in pods:
                 if is_active(pod):
-                    self._delete(pod)
+                    ownership.delete_pod(self.store, pod, "jobs")
             pods = [self._fresh(p) for p in pods]
             pods = [p for p in pods if p is not None]
         self._write_status(namespace, name, uid, pods, past_deadline)
@@ -322,19 +316,9 @@ class JobController:
             )
         return False
 
-    def _delete(self, pod: dict[str, Any]) -> None:
-        metadata = pod["metadata"]
-        try:
-            self.store.delete("pods", metadata["name"], metadata.get("namespace"))
-        except ApiError as error:
-            log.debug("kubesim jobs: could not delete pod %s: %s", metadata["name"], error)
-
     def _fresh(self, pod: dict[str, Any]) -> dict[str, Any] | None:
         metadata = pod["metadata"]
-        try:
-            return self.store.get("pods", metadata["name"], metadata.get("namespace"))
-        except ApiError:
-            return None
+        return self.store.get_or_none("pods", metadata["name"], metadata.get("namespace"))
 
     def _write_status(
         self, namespace: str, name: str, uid: str, pods: list[dict[str, Any]], past_deadline: bool

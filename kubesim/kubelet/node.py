@@ -45,7 +45,7 @@ from kubesim.kubelet.state import (
     should_restart,
 )
 from kubesim.selectors import match_labels_selector
-from kubesim.store import DELETED, AdmissionRequest, Store, Subscription
+from kubesim.store import DELETED, AdmissionRequest, Store, Subscriptions
 
 if TYPE_CHECKING:
     from kubesim.kubelet.process.pods import ProcessPods
@@ -99,8 +99,7 @@ class Kubelet:
         self._runs: dict[str, PodRun] = {}  # by pod uid
         self._rules: list[ScriptRule] = []
         self._ips = itertools.count(2)
-        self._subscription: Subscription | None = None
-        self._node_subscription: Subscription | None = None
+        self._subscriptions = Subscriptions()
         self._remove_admission: Callable[[], None] | None = None
         self._pods = store.resource("pods")
         self._node_ips: dict[str, str] = {}
@@ -120,10 +119,7 @@ class Kubelet:
         self._register_nodes()
         self._remove_admission = self.store.add_admission(self._validate_script)
         self.store.graceful_deletion.add("pods")
-        self._subscription = self.store.subscribe(self._on_pod, resource="pods")
-        self._node_subscription = self.store.subscribe(self._on_node, resource="nodes")
-        for pod in self.store.list("pods")["items"]:
-            self._on_pod("ADDED", pod)
+        self._subscriptions = self.store.list_then_watch(("pods", self._on_pod), ("nodes", self._on_node))
 
     def _register_nodes(self) -> None:
         """Create the Ready Nodes (kept if they exist already, as a restarted kubelet finds them)."""
@@ -156,9 +152,7 @@ class Kubelet:
                 self._on_pod("MODIFIED", pod)
 
     def stop(self) -> None:
-        for subscription in (self._subscription, self._node_subscription):
-            if subscription is not None:
-                subscription.cancel()
+        self._subscriptions.cancel()
         if self._remove_admission is not None:
             self._remove_admission()
         with self._lock:

@@ -153,16 +153,8 @@ def report_unschedulable(store: Store, pod: dict[str, Any], node_count: int, now
         status["conditions"] = [*kept, condition]
         return current
 
-    metadata = pod["metadata"]
     with contextlib.suppress(ApiError):  # the pod went away meanwhile
-        store.mutate(
-            "pods",
-            metadata["name"],
-            change,
-            namespace=metadata.get("namespace", ""),
-            subresource="status",
-            field_manager="kube-scheduler",
-        )
+        store.mutate_object("pods", pod, change, subresource="status", field_manager="kube-scheduler")
 
 
 def unschedulable_condition(node_count: int, now: str) -> dict[str, Any]:

@@ -50,6 +50,20 @@ def selects(owner: dict[str, Any], obj: dict[str, Any]) -> bool:
         return False
 
 
+def owners_to_sync(
+    store: Store, obj: dict[str, Any], kind: str, resource: str, *, adoptable: bool
+) -> list[str]:
+    """The names of the `kind` objects (served at `resource`) that sync after `obj` changed: its controller
+    if it is one of them; for an orphan that may still be adopted, every one whose selector matches it."""
+    owner = controller_of(obj)
+    if owner is not None:
+        return [owner["name"]] if owner.get("kind") == kind else []
+    if not adoptable:
+        return []
+    namespace = obj["metadata"].get("namespace", "")
+    return [o["metadata"]["name"] for o in store.list(resource, namespace)["items"] if selects(o, obj)]
+
+
 def claim(store: Store, owner: dict[str, Any], candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The candidates the owner controls once claimed (ClaimObject): its own that still match are kept,
     its own that no longer match are released, orphans that match are adopted — unless the owner (or the
@@ -113,6 +127,15 @@ def _release(store: Store, owner: dict[str, Any], obj: dict[str, Any]) -> None:
         store.mutate(_resource_of(obj), metadata["name"], change, namespace=metadata.get("namespace", ""))
     except ApiError as error:
         log.debug("kubesim: could not release %s: %s", metadata["name"], error)
+
+
+def delete_pod(store: Store, pod: dict[str, Any], controller: str) -> None:
+    """A controller deletes one of its pods; a refusal is only logged, as the next sync sees the pod again."""
+    metadata = pod["metadata"]
+    try:
+        store.delete("pods", metadata["name"], metadata.get("namespace"))
+    except ApiError as error:
+        log.debug("kubesim %s: could not delete pod %s: %s", controller, metadata["name"], error)
 
 
 def fresh(store: Store, obj: dict[str, Any]) -> dict[str, Any] | None:

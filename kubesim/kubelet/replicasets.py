@@ -23,7 +23,7 @@ from kubesim.errors import ApiError
 from kubesim.kubelet import ownership
 from kubesim.kubelet.resyncs import Resyncs
 from kubesim.selectors import match_labels_selector
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.store import DELETED, Store, Subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -136,20 +136,16 @@ class ReplicaSetController:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lock = threading.RLock()
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions = Subscriptions()
         self._resyncs = Resyncs(store.clock)  # by ReplicaSet uid: a minReadySeconds re-check or a retry
 
     def start(self) -> None:
-        self._subscriptions = [
-            self.store.subscribe(self._on_replica_set, resource="replicasets.apps"),
-            self.store.subscribe(self._on_pod, resource="pods"),
-        ]
-        for replica_set in self.store.list("replicasets.apps")["items"]:
-            self._on_replica_set("ADDED", replica_set)
+        self._subscriptions = self.store.list_then_watch(
+            ("replicasets.apps", self._on_replica_set), ("pods", self._on_pod)
+        )
 
     def stop(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.cancel()
+        self._subscriptions.cancel()
         self._resyncs.cancel_all()
 
     def _on_replica_set(self, event_type: str, replica_set: dict[str, Any]) -> None:
@@ -162,22 +158,16 @@ class ReplicaSetController:
     def _on_pod(self, event_type: str, pod: dict[str, Any]) -> None:
         """A pod changed: its owner syncs; an orphan may be adopted by a ReplicaSet that selects it."""
         namespace = pod["metadata"].get("namespace", "")
-        owner = ownership.controller_of(pod)
-        if owner is not None:
-            if owner.get("kind") == "ReplicaSet":
-                self.reconcile(namespace, owner["name"])
-            return
-        if event_type == DELETED or not is_active(pod):
-            return
-        for replica_set in self.store.list("replicasets.apps", namespace)["items"]:
-            if ownership.selects(replica_set, pod):
-                self.reconcile(namespace, replica_set["metadata"]["name"])
+        adoptable = event_type != DELETED and is_active(pod)
+        for name in ownership.owners_to_sync(
+            self.store, pod, "ReplicaSet", "replicasets.apps", adoptable=adoptable
+        ):
+            self.reconcile(namespace, name)
 
     def reconcile(self, namespace: str, name: str) -> None:
         with self._lock:
-            try:
-                replica_set = self.store.get("replicasets.apps", name, namespace)
-            except ApiError:
+            replica_set = self.store.get_or_none("replicasets.apps", name, namespace)
+            if replica_set is None:
                 return
             pods = ownership.claim(
                 self.store,
@@ -197,7 +187,7 @@ class ReplicaSetController:
         wanted = int((replica_set.get("spec") or {}).get("replicas", 1))
         uid = replica_set["metadata"]["uid"]
         for pod in deletion_order(pods)[: max(0, len(pods) - wanted)]:
-            self._delete(pod)
+            ownership.delete_pod(self.store, pod, "replicasets")
             pods = [p for p in pods if p["metadata"]["uid"] != pod["metadata"]["uid"]]
         for _ in range(wanted - len(pods)):
             try:
@@ -233,13 +223,6 @@ class ReplicaSetController:
         namespace, name = replica_set["metadata"].get("namespace", ""), replica_set["metadata"]["name"]
         return lambda: self.reconcile(namespace, name)
 
-    def _delete(self, pod: dict[str, Any]) -> None:
-        metadata = pod["metadata"]
-        try:
-            self.store.delete("pods", metadata["name"], metadata.get("namespace"))
-        except ApiError as error:
-            log.debug("kubesim replicasets: could not delete pod %s: %s", metadata["name"], error)
-
     def _write_status(
         self, replica_set: dict[str, Any], pods: list[dict[str, Any]], failure: dict[str, Any] | None
     ) -> None:
@@ -259,11 +242,10 @@ class ReplicaSetController:
             return stored
 
         try:
-            self.store.mutate(
+            self.store.mutate_object(
                 "replicasets.apps",
-                metadata["name"],
+                replica_set,
                 change,
-                namespace=metadata.get("namespace", ""),
                 subresource="status",
                 field_manager="replicaset-controller",
             )

@@ -55,6 +55,30 @@ def _containers_phrase(names: list[str]) -> str:
     return f"{_plural('container', 'containers', len(names))} {_quote(names)}"
 
 
+def _containers_violation(check: str, bad: list[str], rule: str) -> Violation | None:
+    """`check`'s Violation naming the `bad` containers and the `rule` they break; None when none is bad."""
+    return Violation(check, f"{_containers_phrase(bad)} {rule}") if bad else None
+
+
+def _setters(pod: bool, containers: list[str], *others: str) -> str:
+    """Who set what a check forbids, as its message names them: `pod and containers "a", "b"` (empty when
+    nobody did)."""
+    named = (["pod"] if pod else []) + ([_containers_phrase(containers)] if containers else [])
+    return " and ".join([*named, *others])
+
+
+def _inherited_setting(
+    check: str, pod: bool, explicit: list[str], implicit: list[str], forbidden: str, required: str
+) -> Violation | None:
+    """A setting the pod sets for its containers or each container for itself: who set a forbidden value
+    (`pod`, the `explicit` containers), else the `implicit` containers left with none."""
+    if setters := _setters(pod, explicit):
+        return Violation(check, f"{setters} {forbidden}")
+    if implicit:
+        return Violation(check, f"pod or {_containers_phrase(implicit)} {required}")
+    return None
+
+
 def _windows(spec: Spec) -> bool:
     return ((spec.get("os") or {}).get("name")) == "windows"
 
@@ -136,7 +160,6 @@ _VOLUME_TYPES = (
 
 
 def app_armor_profile(metadata: Metadata, spec: Spec) -> Violation | None:
-    setters: list[str] = []
     bad_values: set[str] = set()
 
     def wrong(context: dict[str, Any]) -> bool:
@@ -149,11 +172,8 @@ def app_armor_profile(metadata: Metadata, spec: Spec) -> Violation | None:
         bad_values.add(kind)
         return True
 
-    if wrong(_pod_context(spec)):
-        setters.append("pod")
+    pod = wrong(_pod_context(spec))
     containers = [c.get("name", "") for c in _containers(spec) if wrong(_context(c))]
-    if containers:
-        setters.append(_containers_phrase(containers))
     annotations = sorted(
         f'{key}="{value}"'
         for key, value in (metadata.get("annotations") or {}).items()
@@ -161,13 +181,13 @@ def app_armor_profile(metadata: Metadata, spec: Spec) -> Violation | None:
         and not (value == "runtime/default" or value.startswith("localhost/"))
     )
     values = sorted(bad_values) + annotations
-    if annotations:
-        setters.append(_plural("annotation", "annotations", len(annotations)))
+    annotated = [_plural("annotation", "annotations", len(annotations))] if annotations else []
+    setters = _setters(pod, containers, *annotated)
     if not setters:
         return None
     return Violation(
         _plural("forbidden AppArmor profile", "forbidden AppArmor profiles", len(values)),
-        f"{' and '.join(setters)} must not set AppArmor profile type to {_quote(values)}",
+        f"{setters} must not set AppArmor profile type to {_quote(values)}",
     )
 
 
@@ -182,12 +202,10 @@ def capabilities_baseline(metadata: Metadata, spec: Spec) -> Violation | None:
         if extra:
             bad.append(container.get("name", ""))
             added.update(extra)
-    if not bad:
-        return None
-    return Violation(
+    return _containers_violation(
         "non-default capabilities",
-        f"{_containers_phrase(bad)} must not include {_quote(sorted(added))} "
-        "in securityContext.capabilities.add",
+        bad,
+        f"must not include {_quote(sorted(added))} in securityContext.capabilities.add",
     )
 
 
@@ -217,11 +235,10 @@ def host_ports(metadata: Metadata, spec: Spec) -> Violation | None:
         if used:
             bad.append(container.get("name", ""))
             ports.update(str(p) for p in used)
-    if not bad:
-        return None
-    return Violation(
+    return _containers_violation(
         "hostPort",
-        f"{_containers_phrase(bad)} {_plural('uses', 'use', len(bad))} "
+        bad,
+        f"{_plural('uses', 'use', len(bad))} "
         f"{_plural('hostPort', 'hostPorts', len(ports))} {', '.join(sorted(ports))}",
     )
 
@@ -247,11 +264,10 @@ def host_probes_and_host_lifecycle(metadata: Metadata, spec: Spec) -> Violation 
         if found:
             bad.add(container.get("name", ""))
             hosts.update(found)
-    if not bad:
-        return None
-    return Violation(
+    return _containers_violation(
         "probe or lifecycle host",
-        f"{_containers_phrase(sorted(bad))} {_plural('uses', 'use', len(bad))} "
+        sorted(bad),
+        f"{_plural('uses', 'use', len(bad))} "
         f"{_plural('probe or lifecycle host', 'probe or lifecycle hosts', len(hosts))} "
         f"{_quote(sorted(hosts))}",
     )
@@ -259,9 +275,7 @@ def host_probes_and_host_lifecycle(metadata: Metadata, spec: Spec) -> Violation 
 
 def privileged(metadata: Metadata, spec: Spec) -> Violation | None:
     bad = [c.get("name", "") for c in _containers(spec) if _context(c).get("privileged") is True]
-    if not bad:
-        return None
-    return Violation("privileged", f"{_containers_phrase(bad)} must not set securityContext.privileged=true")
+    return _containers_violation("privileged", bad, "must not set securityContext.privileged=true")
 
 
 def _proc_mount(spec: Spec) -> Violation | None:
@@ -271,11 +285,8 @@ def _proc_mount(spec: Spec) -> Violation | None:
         if mount is not None and mount != "Default":
             bad.append(container.get("name", ""))
             kinds.add(str(mount))
-    if not bad:
-        return None
-    return Violation(
-        "procMount",
-        f"{_containers_phrase(bad)} must not set securityContext.procMount to {_quote(sorted(kinds))}",
+    return _containers_violation(
+        "procMount", bad, f"must not set securityContext.procMount to {_quote(sorted(kinds))}"
     )
 
 
@@ -284,7 +295,7 @@ def proc_mount(metadata: Metadata, spec: Spec) -> Violation | None:
 
 
 def se_linux_options(metadata: Metadata, spec: Spec) -> Violation | None:
-    bad_setters, bad_types, set_user, set_role = [], set(), False, False
+    bad_types, set_user, set_role = set(), False, False
     containers: list[str] = []
 
     def check(options: dict[str, Any]) -> bool:
@@ -299,14 +310,12 @@ def se_linux_options(metadata: Metadata, spec: Spec) -> Violation | None:
             set_role, wrong = True, True
         return wrong
 
-    if check(_pod_context(spec).get("seLinuxOptions") or {}):
-        bad_setters.append("pod")
+    pod = check(_pod_context(spec).get("seLinuxOptions") or {})
     for container in _containers(spec):
         if check(_context(container).get("seLinuxOptions") or {}):
             containers.append(container.get("name", ""))
-    if containers:
-        bad_setters.append(_containers_phrase(containers))
-    if not bad_setters:
+    setters = _setters(pod, containers)
+    if not setters:
         return None
     data = []
     if bad_types:
@@ -317,21 +326,20 @@ def se_linux_options(metadata: Metadata, spec: Spec) -> Violation | None:
         data.append("role may not be set")
     return Violation(
         "seLinuxOptions",
-        f"{' and '.join(bad_setters)} set forbidden securityContext.seLinuxOptions: {'; '.join(data)}",
+        f"{setters} set forbidden securityContext.seLinuxOptions: {'; '.join(data)}",
     )
 
 
 def _seccomp_setters(spec: Spec, *, require: bool) -> Violation | None:
-    bad_setters: list[str] = []
     bad_values: set[str] = set()
     pod_profile = _pod_context(spec).get("seccompProfile")
-    pod_set = False
+    pod_set = pod_wrong = False
     if pod_profile is not None:
         kind = str((pod_profile or {}).get("type", ""))
         if kind in ("RuntimeDefault", "Localhost"):
             pod_set = True
         else:
-            bad_setters.append("pod")
+            pod_wrong = True
             bad_values.add(kind)
     explicit, implicit = [], []
     for container in _containers(spec):
@@ -343,21 +351,14 @@ def _seccomp_setters(spec: Spec, *, require: bool) -> Violation | None:
                 bad_values.add(kind)
         elif not pod_set:
             implicit.append(container.get("name", ""))
-    if explicit:
-        bad_setters.append(_containers_phrase(explicit))
-    if bad_setters:
-        return Violation(
-            "seccompProfile",
-            f"{' and '.join(bad_setters)} must not set securityContext.seccompProfile.type to "
-            f"{_quote(sorted(bad_values))}",
-        )
-    if require and implicit:
-        return Violation(
-            "seccompProfile",
-            f"pod or {_containers_phrase(implicit)} must set securityContext.seccompProfile.type to "
-            '"RuntimeDefault" or "Localhost"',
-        )
-    return None
+    return _inherited_setting(
+        "seccompProfile",
+        pod_wrong,
+        explicit,
+        implicit if require else [],
+        f"must not set securityContext.seccompProfile.type to {_quote(sorted(bad_values))}",
+        'must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"',
+    )
 
 
 def seccomp_profile_baseline(metadata: Metadata, spec: Spec) -> Violation | None:
@@ -374,21 +375,16 @@ def sysctls(metadata: Metadata, spec: Spec) -> Violation | None:
 
 
 def windows_host_process(metadata: Metadata, spec: Spec) -> Violation | None:
-    setters = []
-    if ((_pod_context(spec).get("windowsOptions") or {}).get("hostProcess")) is True:
-        setters.append("pod")
+    pod = ((_pod_context(spec).get("windowsOptions") or {}).get("hostProcess")) is True
     bad = [
         c.get("name", "")
         for c in _containers(spec)
         if (_context(c).get("windowsOptions") or {}).get("hostProcess") is True
     ]
-    if bad:
-        setters.append(_containers_phrase(bad))
+    setters = _setters(pod, bad)
     if not setters:
         return None
-    return Violation(
-        "hostProcess", f"{' and '.join(setters)} must not set securityContext.windowsOptions.hostProcess=true"
-    )
+    return Violation("hostProcess", f"{setters} must not set securityContext.windowsOptions.hostProcess=true")
 
 
 # --- restricted ------------------------------------------------------------------------------------------
@@ -402,11 +398,8 @@ def allow_privilege_escalation(metadata: Metadata, spec: Spec) -> Violation | No
         for c in _containers(spec)
         if _context(c).get("allowPrivilegeEscalation") is not False
     ]
-    if not bad:
-        return None
-    return Violation(
-        "allowPrivilegeEscalation != false",
-        f"{_containers_phrase(bad)} must set securityContext.allowPrivilegeEscalation=false",
+    return _containers_violation(
+        "allowPrivilegeEscalation != false", bad, "must set securityContext.allowPrivilegeEscalation=false"
     )
 
 
@@ -461,12 +454,8 @@ def restricted_volumes(metadata: Metadata, spec: Spec) -> Violation | None:
 def run_as_non_root(metadata: Metadata, spec: Spec) -> Violation | None:
     if _user_namespace(spec):
         return None
-    bad_setters, pod_non_root = [], False
     pod_value = _pod_context(spec).get("runAsNonRoot")
-    if pod_value is False:
-        bad_setters.append("pod")
-    elif pod_value is True:
-        pod_non_root = True
+    pod_non_root = pod_value is True
     explicit, implicit = [], []
     for container in _containers(spec):
         value = _context(container).get("runAsNonRoot")
@@ -474,31 +463,22 @@ def run_as_non_root(metadata: Metadata, spec: Spec) -> Violation | None:
             explicit.append(container.get("name", ""))
         elif value is None and not pod_non_root:
             implicit.append(container.get("name", ""))
-    if explicit:
-        bad_setters.append(_containers_phrase(explicit))
-    if bad_setters:
-        return Violation(
-            "runAsNonRoot != true",
-            f"{' and '.join(bad_setters)} must not set securityContext.runAsNonRoot=false",
-        )
-    if implicit:
-        return Violation(
-            "runAsNonRoot != true",
-            f"pod or {_containers_phrase(implicit)} must set securityContext.runAsNonRoot=true",
-        )
-    return None
+    return _inherited_setting(
+        "runAsNonRoot != true",
+        pod_value is False,
+        explicit,
+        implicit,
+        "must not set securityContext.runAsNonRoot=false",
+        "must set securityContext.runAsNonRoot=true",
+    )
 
 
 def run_as_user(metadata: Metadata, spec: Spec) -> Violation | None:
     if _user_namespace(spec):
         return None
-    setters = ["pod"] if _pod_context(spec).get("runAsUser") == 0 else []
     bad = [c.get("name", "") for c in _containers(spec) if _context(c).get("runAsUser") == 0]
-    if bad:
-        setters.append(_containers_phrase(bad))
-    if not setters:
-        return None
-    return Violation("runAsUser=0", f"{' and '.join(setters)} must not set runAsUser=0")
+    setters = _setters(_pod_context(spec).get("runAsUser") == 0, bad)
+    return Violation("runAsUser=0", f"{setters} must not set runAsUser=0") if setters else None
 
 
 def seccomp_profile_restricted(metadata: Metadata, spec: Spec) -> Violation | None:

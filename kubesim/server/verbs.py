@@ -14,7 +14,7 @@ from kubesim.errors import (
     path_not_found,
     unsupported_media_type,
 )
-from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesim.patch import patched
 from kubesim.resources import ResourceType, View
 from kubesim.selectors import Selector, parse_field_selector, parse_label_selector
 from kubesim.server import protobuf, scale
@@ -57,6 +57,20 @@ def _field_selector(resource: ResourceType, text: str | None) -> Selector:
     return fields if resource.view is None else resource.view.selector(fields)
 
 
+def _selectors(request: ApiRequest, resource: ResourceType, *, name: str = "") -> tuple[Selector, Selector]:
+    """The request's label and field selectors; with a `name`, the field selector also selects it."""
+    query = request.query
+    labels, fields = (
+        parse_label_selector(query.get("labelSelector")),
+        _field_selector(resource, query.get("fieldSelector")),
+    )
+    if name:
+        fields = _field_selector(
+            resource, ",".join(filter(None, [query.get("fieldSelector"), f"metadata.name={name}"]))
+        )
+    return labels, fields
+
+
 def _shown(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
     """The object in the shape its table columns read."""
     return obj if resource.view is None else resource.view.to_view(obj)
@@ -66,7 +80,8 @@ def _namespace(request: ApiRequest) -> str | None:
     return request.route.namespace
 
 
-def _write_options(request: ApiRequest) -> WriteOptions:
+def _write_options(request: ApiRequest, duplicate_fields: list[str] | None = None) -> WriteOptions:
+    """The write's query options; `duplicate_fields` are those the body repeats (warned of or refused)."""
     query = request.query
     dry_run = query.get("dryRun")
     if dry_run and dry_run != "All":
@@ -86,7 +101,13 @@ def _write_options(request: ApiRequest) -> WriteOptions:
         version=request.route.version,
         user_agent=agent,
         user=request.user,
+        duplicate_fields=[] if duplicate_fields is None else duplicate_fields,
     )
+
+
+def _stored_shape(resource: ResourceType, body: dict[str, Any]) -> dict[str, Any]:
+    """A written object as it is stored: through a view, in the shape of the resource behind it."""
+    return body if resource.view is None else resource.view.from_view(body)
 
 
 def _written(status: int, obj: dict[str, Any], request: ApiRequest, options: WriteOptions) -> Response:
@@ -157,10 +178,7 @@ def list_(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     query = request.query
-    labels, fields = (
-        parse_label_selector(query.get("labelSelector")),
-        _field_selector(resource, query.get("fieldSelector")),
-    )
+    labels, fields = _selectors(request, resource)
     limit = query.integer("limit")
     page = server.store.list_page(
         _stored(server, resource),
@@ -205,15 +223,7 @@ def watch(server: Backend, request: ApiRequest) -> Response:
     resource = request.resource
     assert resource is not None
     query = request.query
-    labels, fields = (
-        parse_label_selector(query.get("labelSelector")),
-        _field_selector(resource, query.get("fieldSelector")),
-    )
-    if request.route.name:  # legacy /watch/.../{name}
-        fields = _field_selector(
-            resource,
-            ",".join(filter(None, [query.get("fieldSelector"), f"metadata.name={request.route.name}"])),
-        )
+    labels, fields = _selectors(request, resource, name=request.route.name)  # legacy /watch/.../{name}
     timeout = query.integer("timeoutSeconds")
     version = request.route.version
     facts = request.facts
@@ -266,32 +276,29 @@ def watch(server: Backend, request: ApiRequest) -> Response:
 def create(server: Backend, request: ApiRequest) -> Response:
     if request.route.name:
         raise method_not_allowed("POST")
-    decoded = decode_body(request.body, request.headers.get("content-type"))
-    body = _check_body(request, decoded.document, check_name=False)
-    options = _write_options(request)
-    options.duplicate_fields = decoded.duplicate_fields
     resource = request.resource
     assert resource is not None
-    if resource.view is not None:
-        body = resource.view.from_view(body)
+    decoded = decode_body(request.body, request.headers.get("content-type"))
+    body = _check_body(request, decoded.document, check_name=False)
+    options = _write_options(request, decoded.duplicate_fields)
     obj = server.store.create(
-        body, request.route.namespace, resource=_stored(server, resource), options=options
+        _stored_shape(resource, body),
+        request.route.namespace,
+        resource=_stored(server, resource),
+        options=options,
     )
     return _written(201, obj, request, options)
 
 
 def update(server: Backend, request: ApiRequest) -> Response:
+    resource = request.resource
+    assert resource is not None
     decoded = decode_body(request.body, request.headers.get("content-type"))
     body = _check_body(request, decoded.document, check_name=True)
     body.setdefault("metadata", {})["name"] = request.route.name
-    options = _write_options(request)
-    options.duplicate_fields = decoded.duplicate_fields
-    resource = request.resource
-    assert resource is not None
-    if resource.view is not None:
-        body = resource.view.from_view(body)
+    options = _write_options(request, decoded.duplicate_fields)
     obj = server.store.update(
-        body,
+        _stored_shape(resource, body),
         resource=_stored(server, resource),
         namespace=request.route.namespace,
         subresource=request.route.subresource,
@@ -305,8 +312,7 @@ def patch(server: Backend, request: ApiRequest) -> Response:
     assert resource is not None
     decoded = decode_body(request.body, request.headers.get("content-type"), patch=True)
     document, patch_type = decoded.document, decoded.patch_type
-    options = _write_options(request)
-    options.duplicate_fields = decoded.duplicate_fields
+    options = _write_options(request, decoded.duplicate_fields)
     if patch_type == "apply" and not request.query.get("fieldManager"):
         raise bad_request("fieldManager is required for apply requests")
     if patch_type != "apply" and request.query.get("force"):
@@ -342,14 +348,7 @@ def _patch_view(
         raise bad_request("merge patch: the patch must be a JSON object")
 
     def change(stored: dict[str, Any]) -> dict[str, Any]:
-        shown = view.to_view(stored)
-        if patch_type == "json":
-            patched = json_patch(shown, document)
-        elif patch_type == "strategic":
-            patched = strategic_merge_patch(shown, document, resource.patch_meta)
-        else:
-            patched = merge_patch(shown, document)
-        return view.from_view(patched)
+        return view.from_view(patched(view.to_view(stored), document, patch_type, resource.patch_meta))
 
     obj = server.store.mutate(
         _stored(server, resource),
@@ -456,29 +455,8 @@ def _delete_through_view(
 ) -> list[dict[str, Any]]:
     """DELETE on a view's collection: its selectors apply to the view's shape, as for a list."""
     stored = _stored(server, resource)
-    page = server.store.list_page(
-        stored,
-        request.route.namespace,
-        parse_label_selector(request.query.get("labelSelector")),
-        _field_selector(resource, request.query.get("fieldSelector")),
-    )
-    deleted = []
-    for item in page.items:
-        metadata = item["metadata"]
-        try:
-            deleted.append(
-                server.store.delete(
-                    stored,
-                    metadata["name"],
-                    metadata.get("namespace"),
-                    propagation=propagation,
-                    options=options,
-                )
-            )
-        except ApiError as error:
-            if error.code != 404:
-                raise
-    return deleted
+    page = server.store.list_page(stored, request.route.namespace, *_selectors(request, resource))
+    return server.store.delete_each(stored, page.items, propagation=propagation, options=options)
 
 
 def dispatch(server: Backend, request: ApiRequest) -> Response:

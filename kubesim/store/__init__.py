@@ -11,7 +11,18 @@ from typing import Any
 from kubesim.jsonutil import clone
 from kubesim.store.base import AdmissionHook, AdmissionRequest, WriteOptions
 from kubesim.store.deletion import BACKGROUND, FOREGROUND, ORPHAN, DeletionMixin
-from kubesim.store.events import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, Subscription, Watcher, WatchEvent
+from kubesim.store.events import (
+    ADDED,
+    BOOKMARK,
+    DELETED,
+    ERROR,
+    MODIFIED,
+    Callback,
+    Subscription,
+    Subscriptions,
+    Watcher,
+    WatchEvent,
+)
 from kubesim.store.persistence import PersistenceMixin
 from kubesim.store.reads import Page, ReadsMixin
 from kubesim.store.writes import WritesMixin
@@ -30,6 +41,7 @@ __all__ = [
     "Page",
     "Store",
     "Subscription",
+    "Subscriptions",
     "WatchEvent",
     "Watcher",
     "WriteOptions",
@@ -46,6 +58,15 @@ class Store(ReadsMixin, WritesMixin, DeletionMixin, PersistenceMixin):
         resource), in commit order, on a background thread, outside the store lock."""
         key = self.resource(resource).key if resource else None
         return self._dispatcher.subscribe(callback, key)
+
+    def list_then_watch(self, *handlers: tuple[str, Callback]) -> Subscriptions:
+        """Subscribe each handler to its resource, then hand the first resource's objects to its handler as
+        ADDED: an informer's start, so a controller started late still acts on what was there before it."""
+        subscriptions = Subscriptions([self.subscribe(callback, resource) for resource, callback in handlers])
+        resource, callback = handlers[0]
+        for obj in self.list(resource)["items"]:
+            callback(ADDED, obj)
+        return subscriptions
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until subscribers have handled every committed event (and the events those caused)."""

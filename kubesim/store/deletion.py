@@ -116,14 +116,26 @@ class DeletionMixin(StoreBase):
     ) -> list[dict[str, Any]]:
         resource = self.resource(resource)
         listed = self.list(resource, namespace, label_selector=label_selector, field_selector=field_selector)  # type: ignore[attr-defined]
+        return self.delete_each(resource, listed["items"], propagation=propagation, options=options)
+
+    def delete_each(
+        self,
+        resource: str | ResourceType,
+        items: list[dict[str, Any]],
+        *,
+        propagation: str | None = None,
+        options: WriteOptions | None = None,
+    ) -> list[dict[str, Any]]:
+        """Delete the listed objects, as a DELETE on their collection does: one gone meanwhile is skipped."""
         deleted = []
-        for item in listed["items"]:
+        for item in items:
+            metadata = item["metadata"]
             try:
                 deleted.append(
                     self.delete(
                         resource,
-                        item["metadata"]["name"],
-                        item["metadata"].get("namespace"),
+                        metadata["name"],
+                        metadata.get("namespace"),
                         propagation=propagation,
                         options=options,
                     )

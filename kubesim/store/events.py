@@ -6,7 +6,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.errors import ApiError, gone
@@ -89,6 +89,7 @@ def _translate(
     return None
 
 
+@dataclass(eq=False)  # a watcher is equal only to itself
 class Watcher:
     """One open watch: the store offers every event of its resource; the watcher keeps what it selects.
 
@@ -96,24 +97,16 @@ class Watcher:
     slow watchers; the client relists.
     """
 
-    def __init__(
-        self,
-        resource: ResourceType,
-        namespace: str | None,
-        labels: Selector = EVERYTHING,
-        fields: Selector = EVERYTHING,
-        max_backlog: int = 100_000,
-    ) -> None:
-        self.resource = resource
-        self.namespace = namespace
-        self.labels = labels
-        self.fields = fields
-        self._max_backlog = max_backlog
-        self._queue: deque[tuple[str, dict[str, Any]]] = deque()
-        self._ready = threading.Condition()
-        self.closed = False
-        self.error: ApiError | None = None
-        self._on_close: Callable[[Watcher], None] | None = None
+    resource: ResourceType
+    namespace: str | None
+    labels: Selector = EVERYTHING
+    fields: Selector = EVERYTHING
+    max_backlog: int = 100_000
+    closed: bool = field(default=False, init=False)
+    error: ApiError | None = field(default=None, init=False)
+    _queue: deque[tuple[str, dict[str, Any]]] = field(default_factory=deque, init=False, repr=False)
+    _ready: threading.Condition = field(default_factory=threading.Condition, init=False, repr=False)
+    _on_close: Callable[[Watcher], None] | None = field(default=None, init=False, repr=False)
 
     def matches(self, obj: dict[str, Any]) -> bool:
         if self.namespace and obj["metadata"].get("namespace", "") != self.namespace:
@@ -128,7 +121,7 @@ class Watcher:
         if seen is None:
             return
         with self._ready:
-            if len(self._queue) >= self._max_backlog:
+            if len(self._queue) >= self.max_backlog:
                 self._close_locked(gone("watch fell too far behind; relist"))
                 return
             self._queue.append(seen)
@@ -179,6 +172,18 @@ class Subscription:
 
     def cancel(self) -> None:
         self.active = False
+
+
+@dataclass
+class Subscriptions:
+    """What a simulated controller subscribed to while it runs; `cancel` ends them all (again: nothing)."""
+
+    held: list[Subscription] = field(default_factory=list)
+
+    def cancel(self) -> None:
+        for subscription in self.held:
+            subscription.cancel()
+        self.held = []
 
 
 class Dispatcher:

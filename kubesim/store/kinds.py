@@ -5,10 +5,9 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import re
 from typing import Any
 
-from kubesim.builtins import defaults, validation
+from kubesim.builtins import defaults, fielderrors, validation
 from kubesim.errors import Cause
 from kubesim.resources import ResourceType
 
@@ -144,29 +143,6 @@ def builtin_causes(
     return causes
 
 
-_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_CONFIG_KEY_MESSAGE = (
-    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
-    "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
-)
-
-
-def config_key_problems(key: str) -> list[str]:
-    """IsConfigMapKey: what is wrong with a ConfigMap or Secret data key, in the apiserver's words."""
-    problems = []
-    if len(key) > 253:
-        problems.append("must be no more than 253 characters")
-    if not _CONFIG_KEY.match(key):
-        problems.append(_CONFIG_KEY_MESSAGE)
-    if key == ".":
-        problems.append("must not be '.'")
-    elif key == "..":
-        problems.append("must not be '..'")
-    elif key.startswith(".."):
-        problems.append("must not start with '..'")
-    return problems
-
-
 def data_key_causes(obj: dict[str, Any]) -> list[Cause]:
     """Every `data` and `binaryData` key must be a valid config key, and no key may be in both."""
     causes = []
@@ -175,7 +151,7 @@ def data_key_causes(obj: dict[str, Any]) -> list[Cause]:
         for key in obj.get(section) or {}:
             causes += [
                 Cause(f"{section}[{key}]", f"Invalid value: {json.dumps(key)}: {problem}")
-                for problem in config_key_problems(key)
+                for problem in fielderrors.config_key_problems(key)
             ]
             if section == "data" and key in binary:
                 message = f"Invalid value: {json.dumps(key)}: duplicate of key present in binaryData"

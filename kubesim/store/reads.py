@@ -42,6 +42,15 @@ class ReadsMixin(StoreBase):
         """A copy of one object; 404 ApiError if it does not exist."""
         return clone(self.get_snapshot(self.resource(resource), name, namespace))
 
+    def get_or_none(
+        self, resource: str | ResourceType, name: str, namespace: str | None = None
+    ) -> dict[str, Any] | None:
+        """A copy of one object, or None when there is none: how a controller reads what may be gone."""
+        try:
+            return self.get(resource, name, namespace)
+        except ApiError:
+            return None
+
     def get_snapshot(self, resource: ResourceType, name: str, namespace: str | None) -> dict[str, Any]:
         """The stored object itself (read-only!): the HTTP layer serialises it without copying."""
         namespace = (namespace or "default") if resource.namespaced else ""

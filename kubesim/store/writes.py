@@ -23,7 +23,7 @@ from kubesim.errors import (
 )
 from kubesim.jsonutil import clone
 from kubesim.openapi import catalog, fields
-from kubesim.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesim.patch import patched
 from kubesim.resources import PatchMeta, ResourceType
 from kubesim.store.base import AdmissionHook, AdmissionRequest, StoreBase, WriteOptions
 from kubesim.store.crds import crd_causes, crd_status, resource_from_crd
@@ -359,19 +359,34 @@ class WritesMixin(StoreBase):
 
         def compute(old: dict[str, Any]) -> dict[str, Any]:
             shown = conversion.to_version(old) if conversion is not None else old
-            if patch_type == "json":
-                patched = json_patch(shown, patch)
-            elif patch_type == "strategic":
-                patched = strategic_merge_patch(shown, patch, resource.patch_meta)
-            else:
-                patched = merge_patch(shown, patch)
+            new = patched(shown, patch, patch_type, resource.patch_meta)
             if conversion is None:
-                return patched
-            return self._in_storage_shape(resource, patched, dataclasses.replace(options, version=version))
+                return new
+            return self._in_storage_shape(resource, new, dataclasses.replace(options, version=version))
 
         if conversion is not None:
             options.version = resource.storage_version
         return self._update(resource, namespace, name, compute, options, subresource)
+
+    def mutate_object(
+        self,
+        resource: str | ResourceType,
+        obj: dict[str, Any],
+        change: Callable[[dict[str, Any]], dict[str, Any] | None],
+        *,
+        subresource: str = "",
+        field_manager: str = "kubesim",
+    ) -> dict[str, Any]:
+        """`mutate` of the object a controller read (by its name and namespace): how it writes one back."""
+        metadata = obj["metadata"]
+        return self.mutate(
+            resource,
+            metadata["name"],
+            change,
+            namespace=metadata.get("namespace", ""),
+            subresource=subresource,
+            field_manager=field_manager,
+        )
 
     def mutate(
         self,
@@ -420,7 +435,7 @@ class WritesMixin(StoreBase):
             )
         patch_meta = self._patch_meta(resource)
 
-        def compute(old: dict[str, Any]) -> dict[str, Any]:
+        def compute(old: dict[str, Any] | None) -> dict[str, Any]:
             return ssa.server_side_apply(
                 old,
                 config,
@@ -434,14 +449,7 @@ class WritesMixin(StoreBase):
         with self.lock:
             exists = self._snapshot(resource, namespace, name) is not None
         if not exists and not subresource:
-            created = ssa.server_side_apply(
-                None,
-                config,
-                options.field_manager,
-                patch_meta,
-                force=options.force,
-                now=self.clock.timestamp(),
-            )
+            created = compute(None)
             created.setdefault("metadata", {})["name"] = name
             try:
                 return self._create(resource, created, namespace, options, managed=True)

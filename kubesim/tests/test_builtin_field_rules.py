@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes.client.rest import ApiException
 
-from kubesim.store.kinds import config_key_problems
+from kubesim.builtins.fielderrors import config_key_problems
 from kubesim.tests.conftest import WIDGET_GROUP
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesim.errors import ApiError
 from kubesim.kubelet.process.volumes import ClaimDirectory
-from kubesim.store import DELETED, Store, Subscription
+from kubesim.store import DELETED, Store, Subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Provisioner:
     def __init__(self, store: Store, root: Path) -> None:
         self.store = store
         self.root = root
-        self._subscription: Subscription | None = None
+        self._subscriptions = Subscriptions()
 
     def start(self) -> None:
         storage_class = {
@@ -65,13 +65,10 @@ class Provisioner:
         }
         with contextlib.suppress(ApiError):
             self.store.create(storage_class)
-        self._subscription = self.store.subscribe(self._on_claim, resource="persistentvolumeclaims")
-        for claim in self.store.list("persistentvolumeclaims")["items"]:
-            self._on_claim("ADDED", claim)
+        self._subscriptions = self.store.list_then_watch(("persistentvolumeclaims", self._on_claim))
 
     def stop(self) -> None:
-        if self._subscription is not None:
-            self._subscription.cancel()
+        self._subscriptions.cancel()
 
     def _on_claim(self, event_type: str, claim: dict[str, Any]) -> None:
         metadata, spec = claim["metadata"], claim.get("spec") or {}

@@ -57,10 +57,7 @@ class StoreSources:
     namespace: str
 
     def _get(self, resource: str, name: str) -> Mapping[str, Any] | None:
-        try:
-            return self.store.get(resource, name, self.namespace)
-        except ApiError:
-            return None
+        return self.store.get_or_none(resource, name, self.namespace)
 
     def config_map(self, name: str) -> Mapping[str, Any] | None:
         return self._get("configmaps", name)

@@ -58,19 +58,9 @@ class Session:
 
 
 @dataclass
-class Attachment:
-    """A copy of a container's output from now on; ends when the container's process does."""
-
-    container: Container
-    stdout: int
-    stderr: int
-    stdin: int | None
-
-    def wait(self, timeout: float | None = None) -> ExitStatus | None:
-        return self.container.wait(timeout)
-
-    def resize(self, columns: int, rows: int) -> None:
-        self.container.resize(columns, rows)
+class Attachment(Session):
+    """A copy of a container's output from now on (`process` is the container); ends when the container's
+    process does."""
 
     def kill(self) -> None:
         """Never called for attach (the server only closes its descriptors when a client detaches)."""

@@ -200,13 +200,17 @@ class Proxies:
 
     # --- where the request goes ---------------------------------------------------------------------
 
-    def _pod_location(self, request: ApiRequest) -> Location:
-        namespace, identifier = request.route.namespace or "", request.route.name
+    def _addressed(self, request: ApiRequest, kind: str) -> tuple[str, str, str, dict[str, Any]]:
+        """Scheme, name and port of the URL's `[scheme:]name[:port]`, and the pod or service it names."""
+        identifier = request.route.name
         split = split_scheme_name_port(identifier)
         if split is None:
-            raise ApiError(400, "BadRequest", f'invalid pod request "{identifier}"')
+            raise ApiError(400, "BadRequest", f'invalid {kind} request "{identifier}"')
         scheme, name, port = split
-        pod = self.store.get("pods", name, namespace)
+        return scheme, name, port, self.store.get(f"{kind}s", name, request.route.namespace or "")
+
+    def _pod_location(self, request: ApiRequest) -> Location:
+        scheme, name, port, pod = self._addressed(request, "pod")
         if not port:
             declared = [
                 p for c in (pod.get("spec") or {}).get("containers") or [] for p in c.get("ports") or []
@@ -221,12 +225,7 @@ class Proxies:
         return Location(scheme or "http", name, ip, number)
 
     def _service_location(self, request: ApiRequest) -> Location:
-        namespace, identifier = request.route.namespace or "", request.route.name
-        split = split_scheme_name_port(identifier)
-        if split is None:
-            raise ApiError(400, "BadRequest", f'invalid service request "{identifier}"')
-        scheme, name, port = split
-        service = self.store.get("services", name, namespace)
+        scheme, name, port, service = self._addressed(request, "service")
         if port.isdigit():
             numbered = [
                 p for p in (service.get("spec") or {}).get("ports") or [] if p.get("port") == int(port)
@@ -236,7 +235,7 @@ class Proxies:
                     503, "ServiceUnavailable", f'no service port {port} found for service "{name}"'
                 )
             port = str(numbered[0].get("name") or "")
-        pods = self.store.list("pods", namespace)["items"]
+        pods = self.store.list("pods", request.route.namespace or "")["items"]
         endpoints = service_endpoints(service, port, pods)
         if not endpoints:
             raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"')
