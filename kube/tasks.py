@@ -20,7 +20,7 @@ _SOFT_LIMIT = reconcile_time_limit()
 
 current_app.steps["consumer"].add(QueueSweepStep)
 current_app.steps["worker"].add(ThreadPoolWakeStep)
-add_step(current_app)  # runs only in workers started with --controllers (see kube/bootstep.py)
+add_step(current_app)  # runs only in workers started with --controllers (see kube/controller/bootstep.py)
 
 
 @worker_process_shutdown.connect
@@ -39,7 +39,7 @@ def _flush_event_series(**kwargs: object) -> None:
     time_limit=_SOFT_LIMIT + 30,
 )
 def reconcile_key(kind: str, namespace: str, name: str) -> str:
-    """Run one reconcile of the key if the queue's state allows it now (see kube.queue.core.process)."""
+    """Run one reconcile of the key if the queue's state allows it now (`ReconcileQueue.process`)."""
     return default_queue().process(kind, namespace, name)
 
 

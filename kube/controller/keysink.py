@@ -1,5 +1,5 @@
 """The leader's hand-off of reconcile keys to the queue: a thread of its own, so a slow or unreachable
-Redis never stalls a watch (see kube/runtime.py)."""
+Redis never stalls a watch (see kube/controller/runtime.py)."""
 
 from __future__ import annotations
 

@@ -28,12 +28,13 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from kube.client import KubeClient
+from kube.errors import ApiError, Conflict, Forbidden, NotFound
+from kube.events import EventRecorder
+from kube.resources import ResourceType
+
 from . import expectations
 from .cachedview import CachedView
-from .client import KubeClient
-from .errors import ApiError, Conflict, Forbidden, NotFound
-from .events import EventRecorder
-from .resources import ResourceType
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -25,9 +25,9 @@ from typing import Any
 
 from prometheus_client import Gauge
 
-from .client import KubeClient
-from .errors import ApiError, Conflict, NotFound
-from .resources import LEASE
+from kube.client import KubeClient
+from kube.errors import ApiError, Conflict, NotFound
+from kube.resources import LEASE
 
 logger = logging.getLogger(__name__)
 

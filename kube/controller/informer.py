@@ -18,9 +18,9 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import KubeClient, WatchStream
-from .errors import ApiError, Gone, ServerError
-from .resources import ResourceType
+from kube.client import KubeClient, WatchStream
+from kube.errors import ApiError, Gone, ServerError
+from kube.resources import ResourceType
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,10 @@ import redis
 from celery import Celery, current_app
 from django.conf import settings
 
-from .. import metrics
-from ..errors import Conflict
-from ..logging import LogContext, log_context, resource_key
+from kube import metrics
+from kube.errors import Conflict
+from kube.logging import LogContext, log_context, resource_key
+
 from .conf import QueueConf, queue_conf_from_settings
 from .keys import ObjectKey
 from .lease import LeaseKeeper

@@ -1,7 +1,7 @@
 """Write watch events into mirror rows: upsert by uid and append history, a batch in one transaction.
 
 A batch reads its rows with `SELECT ... FOR UPDATE` (one query for every uid in it), folds each uid's
-events in order against its row (kube/mirror/decide.py), then writes: one UPDATE per group of changed
+events in order against its row (decide.py), then writes: one UPDATE per group of changed
 rows, one INSERT of new rows, one INSERT of history. Locking the rows it read is what makes a batch safe
 against another writer of the same uids (a leader being replaced). An insert that fails (the uid inserted
 by another writer meanwhile, or a name still held by a live row whose delete event was missed) fails the
@@ -166,7 +166,7 @@ class MirrorHandler:
     """A watch handler `(event_type, obj)` mirroring into `model`, for a controller's `mirror=`.
 
     The controller runtime never calls it: its writer thread batches the events of every handler of one
-    model into `apply_events` (kube/mirror/writer.py). Called directly (an Informer's handler, a tool), it
+    model into `apply_events` (writer.py). Called directly (an Informer's handler, a tool), it
     writes the one event at once. Handlers of one model compare equal, so a controllers module imported
     twice registers the same controller again. Threads that live for days never see Django's request
     signals, so each event first drops a database connection that broke or outlived CONN_MAX_AGE
