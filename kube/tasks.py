@@ -6,13 +6,13 @@ from __future__ import annotations
 from celery import current_app, shared_task
 from celery.signals import worker_process_shutdown
 
-from .bootstep import add_step
+from .controller.bootstep import add_step
+from .controller.queue import QUEUE_NAME, TASK_NAME, default_queue
+from .controller.queue.conf import reconcile_time_limit
+from .controller.queue.sweeper import QueueSweepStep
+from .controller.queue.wakeup import ThreadPoolWakeStep
+from .controller.runtime import resync_all as resync_known_keys
 from .events import flush_all as flush_events
-from .queue import QUEUE_NAME, TASK_NAME, default_queue
-from .queue.conf import reconcile_time_limit
-from .queue.sweeper import QueueSweepStep
-from .queue.wakeup import ThreadPoolWakeStep
-from .runtime import resync_all as resync_known_keys
 
 # Past the soft limit the reconcile raises inside (a failure, retried with backoff); past the hard one
 # the pool child is killed, its lease lapses and the key runs again.

@@ -3,13 +3,14 @@ Redis never stalls a watch (see kube/controller/runtime.py)."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 
+from kube.logging import runtime_logger
+
 from .queue import ObjectKey
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 Enqueue = Callable[[str, str, str], object]
 

@@ -27,9 +27,10 @@ from prometheus_client import Gauge
 
 from kube.client import KubeClient
 from kube.errors import ApiError, Conflict, NotFound
+from kube.logging import runtime_logger
 from kube.resources import LEASE
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 leader_election_master_status = Gauge(
     "leader_election_master_status",

@@ -7,7 +7,6 @@ what the periodic resync task calls. See docs/controllers.md.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -18,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from kube.client import KubeClient, get_client
 from kube.config import new_api_client
+from kube.logging import runtime_logger
 from kube.ratelimit import TokenBucket
 from kube.resources import ResourceType
 
@@ -34,7 +34,7 @@ from .queue import losses as queue_losses
 from .queue import registry as reconcilers
 from .registry import Controller, Owns, registry
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 #: Of a kind: how many times this process found its queue data lost (kube.controller.queue.losses).
 QueueLosses = Callable[[str], int]

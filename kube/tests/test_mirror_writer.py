@@ -124,7 +124,7 @@ def test_a_failing_event_is_logged_under_its_key_and_the_others_are_written(mirr
     assert seen == ["bad", "good"]
     assert list(Widget.objects.values_list("name", flat=True)) == ["kept"]
     assert writer.failed == 2
-    failures = [r.getMessage() for r in caplog.records if r.name == "kube.controller.mirror.writer"]
+    failures = [r.getMessage() for r in caplog.records if r.name == "kube.mirror.writer"]
     assert failures == [
         "mirroring a ADDED event failed: no thanks [controller=widget key=team-a/bad]",
         "mirroring a ADDED event failed: metadata.uid is missing: a Widget cannot be mirrored without it"

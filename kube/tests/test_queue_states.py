@@ -234,7 +234,7 @@ def test_a_conflict_is_retried_with_backoff_and_logged_in_one_line_without_a_tra
 
     reconcilers.register("Widget", conflicted)
     enqueue(queue)
-    with caplog.at_level(logging.INFO, logger="kube.controller.queue.core"):
+    with caplog.at_level(logging.INFO, logger="kube.queue.core"):
         assert process(queue) == "error"
     assert queue.store.failures(KEY) == 1
     assert sender.sent[-1][1] == pytest.approx(0.001, abs=0.0011)

@@ -12,7 +12,6 @@ No cluster calls happen here, inside or outside the transaction.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,11 +25,12 @@ from django.db import DatabaseError, IntegrityError, close_old_connections, conn
 from django.db.models import Field, Q
 from django.utils import timezone
 
+from kube.logging import runtime_logger
 from kube.models import MirroredResource, MirrorHistory
 
 from .decide import EVENT_TYPES, Action, Folded, Stored, Transition, deletion, fold
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 MAX_ATTEMPTS = 5
 _STORED_COLUMNS = (
