@@ -79,7 +79,7 @@ class NamespaceGrant(models.Model):
 
 
 class PodSecurityLevel(models.TextChoices):
-    """The levels of Kubernetes' Pod Security Standards (`kube.podsecurity` checks them)."""
+    """The levels of Kubernetes' Pod Security Standards (`podsecurity` checks them)."""
 
     PRIVILEGED = "privileged", "Privileged (anything goes)"
     BASELINE = "baseline", "Baseline (no known privilege escalation)"

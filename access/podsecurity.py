@@ -13,7 +13,8 @@ from typing import Any
 
 from django.conf import settings
 
-from kube import podsecurity, versioned
+import podsecurity
+from kube import versioned
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from celery import Celery
 from celery.signals import after_setup_logger, task_postrun, worker_init, worker_process_shutdown
 from kombu import Exchange, Queue
 
-from kube.bootstep import install as install_controllers_option
+from kube.controller.bootstep import install as install_controllers_option
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "argoml_site.settings")
 
@@ -18,7 +18,7 @@ app = Celery("argoml")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_queues = [Queue(name, Exchange(name), routing_key=name) for name in ("reconcile", "default")]
 app.autodiscover_tasks()
-# `celery worker --controllers`: the option must exist before the CLI parses it (kube/bootstep.py).
+# `celery worker --controllers`: the option must exist before the CLI parses it (kube/controller/bootstep.py).
 install_controllers_option(app)
 
 

@@ -143,8 +143,8 @@ def _celery_url(redis_url: str) -> str:
 
 CELERY_BROKER_URL = _celery_url(REDIS_URL)
 if CELERY_BROKER_URL.startswith("redis://"):
-    # One redis-py client per channel, not one per ack (kube/queue/transport.py).
-    CELERY_BROKER_TRANSPORT = "kube.queue.transport:Transport"
+    # One redis-py client per channel, not one per ack (kube/controller/queue/transport.py).
+    CELERY_BROKER_TRANSPORT = "kube.controller.queue.transport:Transport"
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_QUEUES_NAMES = ("reconcile", "default")

@@ -68,8 +68,8 @@ from argoml_site.crds import CUSTOM_RESOURCES, KUBEFLOW_RESOURCES  # noqa: E402
 from jobs.models import Replica, TrainingJob  # noqa: E402
 from jobs.tests.cluster import job_manifest  # noqa: E402
 from kube.client import KubeClient  # noqa: E402
+from kube.controller.queue.conf import queue_conf_from_settings  # noqa: E402
 from kube.errors import ApiError, Conflict  # noqa: E402
-from kube.queue.conf import queue_conf_from_settings  # noqa: E402
 from kube.ratelimit import DEFAULT_WRITE_BURST, DEFAULT_WRITE_QPS  # noqa: E402
 from kube.resources import CRD, NAMESPACE, POD, ResourceType  # noqa: E402
 from kube.tests.controller_harness import client_for  # noqa: E402

@@ -106,7 +106,7 @@ def main() -> None:
     from hyperparam.sweep import Objective
     from hyperparam.tests import fake_argo
     from hyperparam.trialsync import summarize_stored
-    from kube.mirror import apply_event
+    from kube.controller.mirror import apply_event
 
     hpw = grid_hpw(args.trials)
     apply_event(Sweep, "ADDED", {**hpw, "metadata": {**hpw["metadata"], "resourceVersion": "1"}})

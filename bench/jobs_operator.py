@@ -75,7 +75,8 @@ from django.db import connection  # noqa: E402
 
 from jobs.models import Replica, TrainingJob  # noqa: E402
 from jobs.tests.cluster import install_crds, job_manifest  # noqa: E402
-from kube import children, ratelimit  # noqa: E402
+from kube import ratelimit  # noqa: E402
+from kube.controller import children  # noqa: E402
 from kubesim.simulator import Simulator  # noqa: E402
 from kubesim.testing import running_simulator  # noqa: E402
 

@@ -40,11 +40,11 @@ import django  # noqa: E402
 django.setup()
 
 from kube.client import KubeClient  # noqa: E402
-from kube.controllers import Controller, Owns  # noqa: E402
-from kube.informer import Informer  # noqa: E402
-from kube.queue import ObjectKey  # noqa: E402
+from kube.controller.informer import Informer  # noqa: E402
+from kube.controller.queue import ObjectKey  # noqa: E402
+from kube.controller.registry import Controller, Owns  # noqa: E402
+from kube.controller.runtime import ControllerRuntime, WatchSpec  # noqa: E402
 from kube.resources import CONFIGMAP, POD  # noqa: E402
-from kube.runtime import ControllerRuntime, WatchSpec  # noqa: E402
 from kube.tests import controller_harness as harness  # noqa: E402
 from kube.tests.queue_harness import wait_for  # noqa: E402
 

@@ -44,7 +44,7 @@ from django.db import connection  # noqa: E402
 
 from jobs.models import Replica, TrainingJob  # noqa: E402
 from jobs.tests.cluster import job_manifest  # noqa: E402
-from kube.mirror.apply import Event, apply_events  # noqa: E402
+from kube.controller.mirror.apply import Event, apply_events  # noqa: E402
 
 REPLICAS = 4
 #: The pace jobs arrive at (the operator benchmark's): a job's events are spread over two seconds, so

@@ -4,7 +4,7 @@
 
 Builds a WorkflowSpec of N container templates, each with an init container, a sidecar and two volumes,
 half of them breaking baseline (a privileged sidecar and a hostPath volume), and times
-`workflows.pods.workflow_pod_views` + `kube.podsecurity.check_views` at `restricted` (every check runs),
+`workflows.pods.workflow_pod_views` + `podsecurity.check_views` at `restricted` (every check runs),
 as the webhook and the API do for a HyperparamWorkflow. Pure: no Django, no database. Target: linear in N
 (the webhook has a few seconds for everything, and 8,000 templates are far more than any sweep has).
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kube.podsecurity import RESTRICTED, check_views
+from podsecurity import RESTRICTED, check_views
 from workflows.pods import workflow_pod_views
 
 

@@ -46,8 +46,8 @@ import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from kube.queue import QueueStore  # noqa: E402
-from kube.queue.conf import queue_conf_from_settings  # noqa: E402
+from kube.controller.queue import QueueStore  # noqa: E402
+from kube.controller.queue.conf import queue_conf_from_settings  # noqa: E402
 from kubesim.testing import running_simulator  # noqa: E402
 
 KIND = "TFJob"

@@ -51,8 +51,8 @@ django.setup()
 import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from kube.queue import ReconcileQueue  # noqa: E402
-from kube.queue.conf import queue_conf_from_settings  # noqa: E402
+from kube.controller.queue import ReconcileQueue  # noqa: E402
+from kube.controller.queue.conf import queue_conf_from_settings  # noqa: E402
 from kube.tests.queue_harness import (  # noqa: E402
     Worker,
     queue_for,

@@ -2,8 +2,8 @@
 rounds an adaptive sampler asked for.
 
 Who writes what (nobody else does, views never):
-- `Sweep` and `SweepHistory`: the mirror (`kube.mirror.apply_event`) from HyperparamWorkflow watch events;
-  `mirrored_batches` only: the reconcile (which Workflow versions its trials were read from).
+- `Sweep` and `SweepHistory`: the mirror (`kube.controller.mirror.apply_event`) from HyperparamWorkflow
+  watch events; `mirrored_batches` only: the reconcile (which Workflow versions its trials were read from).
 - `Trial`: the reconcile, from the generated Workflows' `status.nodes` (hyperparam/trialsync.py).
 - `SamplerRound`: the reconcile of an adaptive sweep, once per round, before creating the round's Workflow.
 """

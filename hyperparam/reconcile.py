@@ -42,10 +42,9 @@ from hyperparam.trialsync import (
 )
 from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
+from kube.controller.mirror import apply_event
 from kube.errors import AlreadyExists, NotFound
 from kube.events import EventRecorder, recorder_for
-from kube.mirror import apply_event
-from kube.queue import reconciler
 from kube.resources import WORKFLOW, label_selector
 from workflows.lint import lint_document
 
@@ -64,7 +63,6 @@ def events() -> EventRecorder:
     return recorder_for("hyperparamworkflow")
 
 
-@reconciler(KIND)
 def reconcile_hyperparam_workflow(namespace: str, name: str) -> float | None:
     client = get_client()
     try:

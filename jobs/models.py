@@ -1,6 +1,6 @@
 """Mirror rows of training jobs (every kind in one table: TFJob, MXJob, PyTorchJob, MPIJob, …), their
-replicas' pods and the jobs' history. Only the mirror writes them (kube.mirror, from watch events); views
-and serializers only read.
+replicas' pods and the jobs' history. Only the mirror writes them (kube.controller.mirror, from watch
+events); views and serializers only read.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from jobs.policies import (
 from jobs.spec import JobSpec, RunPolicy, framework_container_name
 from jobs.status import FAILED, RESTARTING, Failure, aggregate, is_finished, transitions
 from jobs.validation import validate
-from kube.children import Deletion, Event
+from kube.controller.children import Deletion, Event
 from kube.resources import ResourceType
 from kube.times import parse_time
 
@@ -61,8 +61,8 @@ class Plan:
     2. Delete each of `delete` (uid precondition; 404 and 409 are success), then apply `pod_group`
        (if it cannot be written, create nothing this run), then replace each of `update` (its
        resourceVersion is the precondition), then create each of `create` in order (ConfigMaps and
-       Secrets, then Services, then Pods; 409 is success). Record `kube.children.deletion_event(d)` /
-       `creation_event(m)` on the job for each that succeeded.
+       Secrets, then Services, then Pods; 409 is success). Record
+       `kube.controller.children.deletion_event(d)` / `creation_event(m)` on the job for each that succeeded.
     3. Record `events` on the job.
     4. If `delete_job`, delete the job (background propagation removes its children).
     5. If `requeue_after` is set, reconcile again after that many seconds (deadline or TTL).

@@ -24,22 +24,22 @@ from typing import Any
 from fields import as_dict
 from jobs import apigroups, autoscaling, conf, gang
 from jobs import spec as jobspec
-from jobs.frameworks import Framework, framework_for, kinds
+from jobs.frameworks import Framework, framework_for
 from jobs.manifests import job_selector
 from jobs.plan import Observed, ParsedJob, Plan, PodGroupChange, parse_job, plan
 from jobs.pods import name_of
 from jobs.spec import job_name, job_namespace
 from jobs.status import is_finished
 from jobs.summary import summarize
-from kube import children, expectations, resources
-from kube.cachedview import CachedView
-from kube.children import Event
+from kube import resources
 from kube.client import KubeClient, get_client
+from kube.controller import children, expectations
+from kube.controller.cachedview import CachedView
+from kube.controller.children import Event
+from kube.controller.runtime import cached_view
 from kube.errors import AlreadyExists, ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
-from kube.queue import register
 from kube.resources import CONFIGMAP, HORIZONTAL_POD_AUTOSCALER, POD, SECRET, SERVICE, ResourceType
-from kube.runtime import cached_view
 
 logger = logging.getLogger(__name__)
 
@@ -364,9 +364,9 @@ def apply_plan(
     services, pods, record events, delete the job. Returns whether the PodGroup could not be written
     (nothing was created then) and the children created.
 
-    The children are written by `kube.children.ChildWriter` (each step's calls at once, a step after the
-    one before it; errors other than 404/409 raised once the rest was tried). A PodGroup that cannot be
-    written is only a Warning event: a missing CRD is not fixed by retrying at once.
+    The children are written by `kube.controller.children.ChildWriter` (each step's calls at once, a step
+    after the one before it; errors other than 404/409 raised once the rest was tried). A PodGroup that
+    cannot be written is only a Warning event: a missing CRD is not fixed by retrying at once.
     """
     writer = children.ChildWriter(client, job, JOB_CHILDREN, recorder, view)
     writer.delete(decided.delete)
@@ -430,20 +430,11 @@ def _apply_pod_group(writer: children.ChildWriter, change: PodGroupChange) -> bo
 
 @cache
 def reconciler_for(kind: str) -> Callable[[str, str], float | None]:
-    """The queue's reconcile function for `kind` (one object per kind, so registering twice is harmless)."""
+    """The reconcile function of `kind` (one object per kind, so registering twice is harmless): what
+    jobs/controllers.py registers for each framework's kind in each group."""
 
     def reconcile(namespace: str, name: str) -> float | None:
         return reconcile_job(kind, namespace, name)
 
     reconcile.__qualname__ = f"reconcile_{kind.lower().replace('.', '_')}"
     return reconcile
-
-
-def register_job_reconciler(kind: str) -> None:
-    """Reconcile `kind` with this loop (a new framework calls this once, see docs/adding-a-framework.md)."""
-    register(kind, reconciler_for(kind))
-
-
-for _kind in kinds():
-    for _api_version in apigroups.API_VERSIONS:
-        register_job_reconciler(apigroups.controller_kind(_kind, _api_version))

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
+import podsecurity
 from fields import as_dict, as_int
 from jobs import apigroups
-from kube import podsecurity
 
 #: A framework's own spec fields, parsed (e.g. PyTorch's nprocPerNode and elastic policy).
 OptionsT = TypeVar("OptionsT")

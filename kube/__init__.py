@@ -1,1 +1,2 @@
-"""The one boundary around the Kubernetes API: client, informers, reconcile queue, leader election, CRDs."""
+"""The one boundary around the Kubernetes API (client, errors, resource types, events, rate limits, CRDs),
+with the controller runtime over it in `kube.controller`."""

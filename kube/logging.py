@@ -17,6 +17,16 @@ from typing import Any
 
 WatchHandler = Callable[[str, dict[str, Any]], None]
 
+#: The package of the controller runtime, whose loggers keep the names they had before it was one.
+_RUNTIME_PACKAGE = "kube.controller."
+
+
+def runtime_logger(module: str) -> logging.Logger:
+    """The logger of a module of kube.controller, under the name its records carried before the runtime
+    moved there (`kube.leader`, `kube.queue.core`): log filters, alerts and tests that read worker logs key
+    on it."""
+    return logging.getLogger(f"kube.{module.removeprefix(_RUNTIME_PACKAGE)}")
+
 
 @dataclass(frozen=True)
 class LogContext:

@@ -1,8 +1,8 @@
 """Abstract mirror models: the database copy of a cluster resource and its history of transitions.
 
 An app's model inherits `MirroredResource` (and a history model inherits `MirrorHistory`); only
-`kube.mirror.apply_event` writes them, from watch events, so the rows say what the cluster said. Rows are
-never erased: a deleted resource keeps its row with `deleted_at` set, and its history stays.
+`kube.controller.mirror.apply_event` writes them, from watch events, so the rows say what the cluster said.
+Rows are never erased: a deleted resource keeps its row with `deleted_at` set, and its history stays.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ REASON_MAX_LENGTH = 128
 
 class MirroredResource(models.Model):
     """Identity, the spec as written, the status as observed, and the bookkeeping that makes the mirror
-    safe against duplicate and stale events (see kube/mirror/)."""
+    safe against duplicate and stale events (see kube/controller/mirror/)."""
 
     #: "app_label.Model" of the MirrorHistory subclass whose `resource` foreign key points here, or None.
     history_model: ClassVar[str | None] = None

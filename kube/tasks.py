@@ -6,13 +6,13 @@ from __future__ import annotations
 from celery import current_app, shared_task
 from celery.signals import worker_process_shutdown
 
-from .bootstep import add_step
+from .controller.bootstep import add_step
+from .controller.queue import QUEUE_NAME, TASK_NAME, default_queue
+from .controller.queue.conf import reconcile_time_limit
+from .controller.queue.sweeper import QueueSweepStep
+from .controller.queue.wakeup import ThreadPoolWakeStep
+from .controller.runtime import resync_all as resync_known_keys
 from .events import flush_all as flush_events
-from .queue import QUEUE_NAME, TASK_NAME, default_queue
-from .queue.conf import reconcile_time_limit
-from .queue.sweeper import QueueSweepStep
-from .queue.wakeup import ThreadPoolWakeStep
-from .runtime import resync_all as resync_known_keys
 
 # Past the soft limit the reconcile raises inside (a failure, retried with backoff); past the hard one
 # the pool child is killed, its lease lapses and the key runs again.
@@ -20,7 +20,7 @@ _SOFT_LIMIT = reconcile_time_limit()
 
 current_app.steps["consumer"].add(QueueSweepStep)
 current_app.steps["worker"].add(ThreadPoolWakeStep)
-add_step(current_app)  # runs only in workers started with --controllers (see kube/bootstep.py)
+add_step(current_app)  # runs only in workers started with --controllers (see kube/controller/bootstep.py)
 
 
 @worker_process_shutdown.connect
@@ -39,7 +39,7 @@ def _flush_event_series(**kwargs: object) -> None:
     time_limit=_SOFT_LIMIT + 30,
 )
 def reconcile_key(kind: str, namespace: str, name: str) -> str:
-    """Run one reconcile of the key if the queue's state allows it now (see kube.queue.core.process)."""
+    """Run one reconcile of the key if the queue's state allows it now (`ReconcileQueue.process`)."""
     return default_queue().process(kind, namespace, name)
 
 

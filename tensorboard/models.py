@@ -1,8 +1,8 @@
 """The mirror of Tensorboard objects: one row per object (kube.models.MirroredResource) plus what the admin
 and the API list by — URL, source and last access — and the history of its phases.
 
-Only the mirror (kube.mirror, from watch events) writes these rows; the API creates and deletes Tensorboards
-in the cluster.
+Only the mirror (kube.controller.mirror, from watch events) writes these rows; the API creates and deletes
+Tensorboards in the cluster.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from kube.client import KubeClient, get_client
 from kube.conditions import status_changed
 from kube.errors import AlreadyExists, Invalid, NotFound
 from kube.events import recorder_for
-from kube.queue import reconciler
 from kube.resources import CONFIGMAP, DEPLOYMENT, POD, SERVICE, ResourceType, label_selector
 
 from .actions import SOURCE_KINDS, source_logdirs
@@ -59,7 +58,6 @@ class NotOurs(Exception):
     """A child's name is taken by an object this Tensorboard does not control."""
 
 
-@reconciler(KIND)
 def reconcile_tensorboard(namespace: str, name: str) -> float | None:
     client = get_client()
     try:

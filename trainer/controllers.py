@@ -3,20 +3,22 @@ rows; their pods, headless Service and MPI hostfile ConfigMap are watched by the
 would have set (so no unrelated pod is cached), the pods mirrored into TrainJobPod rows. Both runtime kinds
 are mirrored with their revisions and reconciled only for the `resource-in-use` finalizer
 (trainer/runtimes/finalizer.py): every TrainJob event reconciles the runtime its runtimeRef names, and the
-TrainJob reconcile reads runtimes from the same informers' cache. The runtime imports this module
-(kube.controllers discovers `<app>/controllers.py`)."""
+TrainJob reconcile reads runtimes from the same informers' cache. The runtime and the queue import this
+module (kube.controller.registry discovers `<app>/controllers.py`); the reconcilers are registered whatever
+TRAINER_ENABLED says, the kinds watched only with it."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
-from kube.controllers import Controller, Owns, register
-from kube.mirror import mirror_handler
+from kube.controller.mirror import mirror_handler
+from kube.controller.registry import Controller, Owns, register
 from kube.resources import CONFIGMAP, POD, SERVICE
 from trainer import constants as c
 from trainer.models import TrainJob, TrainJobPod
+from trainer.reconcile import reconcile_train_job
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
-from trainer.runtimes import inuse
+from trainer.runtimes import finalizer, inuse
 from trainer.runtimes.mirror import RuntimeMirror
 
 
@@ -58,6 +60,18 @@ def runtime_controllers() -> list[Controller]:
     ]
 
 
-if enabled():
-    for _controller in [declaration(), *runtime_controllers()]:
-        register(_controller.rtype, owns=_controller.owns, mirror=_controller.mirror)
+#: Each kind's reconcile: the TrainJob loop, and the runtimes' in-use finalizer.
+RECONCILERS = {
+    TRAIN_JOB.kind: reconcile_train_job,
+    TRAINING_RUNTIME.kind: finalizer.reconcile_training_runtime,
+    CLUSTER_TRAINING_RUNTIME.kind: finalizer.reconcile_cluster_training_runtime,
+}
+
+for _controller in [declaration(), *runtime_controllers()]:
+    register(
+        _controller.rtype,
+        RECONCILERS[_controller.kind],
+        owns=_controller.owns,
+        mirror=_controller.mirror,
+        watch=enabled(),
+    )

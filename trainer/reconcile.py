@@ -22,14 +22,13 @@ from django.conf import settings
 
 from fields import FieldError, SpecError
 from jobs import conf as jobs_conf
-from kube import children
-from kube.cachedview import CachedView
 from kube.client import KubeClient, get_client
+from kube.controller import children
+from kube.controller.cachedview import CachedView
+from kube.controller.runtime import cached_view
 from kube.errors import Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
-from kube.queue import reconciler
 from kube.resources import CONFIGMAP, CORE_EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE, ResourceType
-from kube.runtime import cached_view
 from kube.times import parse_time
 from trainer import constants as c
 from trainer.models.trainjobs import RUNTIME_GENERATION_ANNOTATION
@@ -78,7 +77,6 @@ class Observed:
     config_maps: list[dict[str, Any]]
 
 
-@reconciler(KIND)
 def reconcile_train_job(namespace: str, name: str) -> float | None:
     """Converge one TrainJob; returns seconds until it must be looked at again (its deadline), or None."""
     client = get_client()
@@ -352,7 +350,8 @@ def _apply(
     recorder: EventRecorder,
     view: CachedView | None,
 ) -> None:
-    """Delete the pods the decision stops, then create kind by kind; record events (kube.children)."""
+    """Delete the pods the decision stops, then create kind by kind; record events
+    (kube.controller.children)."""
     writer = children.ChildWriter(client, job, TRAIN_JOB_CHILDREN, recorder, view)
     writer.delete(
         [
@@ -364,7 +363,3 @@ def _apply(
     )
     writer.create(creations)
     writer.finish()
-
-
-# The runtimes' reconcilers (the in-use finalizer) register when the queue discovers this module.
-from trainer.runtimes import finalizer  # noqa: E402, F401

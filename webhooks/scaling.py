@@ -15,7 +15,7 @@ from typing import Any
 
 from fields import as_dict, as_int
 from jobs import bounds
-from jobs.controllers import job_resource
+from jobs.apigroups import job_resource
 from jobs.frameworks import PyTorch, elastic
 from jobs.spec import API_GROUP, job_spec
 from kube.client import get_client

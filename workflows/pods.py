@@ -1,4 +1,4 @@
-"""The pods an Argo WorkflowSpec asks for, as `kube.podsecurity` views with the paths the user wrote.
+"""The pods an Argo WorkflowSpec asks for, as `podsecurity` views with the paths the user wrote.
 
 Argo builds each pod of a `container`, `script` or `containerSet` template from two places: the
 Workflow's pod-wide fields (`securityContext`, `hostNetwork`, `volumes`, `podMetadata`,
@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import fields
-from kube import podsecurity
-from kube.podsecurity import Container, PodView, Volume
+import podsecurity
+from podsecurity import Container, PodView, Volume
 
 POD_TEMPLATE_KINDS = ("container", "script", "containerSet")
 

@@ -9,7 +9,7 @@ from django.test.utils import override_settings
 
 from access import podsecurity
 from access.models import NamespacePodSecurity, podsecurity_version
-from kube.podsecurity import pod_view
+from podsecurity import pod_view
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ import pytest
 
 from kube import errors as kube_errors
 from kube.client import get_client
-from kube.queue.registry import registry as reconcilers
+from kube.controller.queue.registry import registry as reconcilers
 from kube.resources import ResourceType
 
 from .hostile import cluster as hostile_cluster

@@ -7,8 +7,9 @@ Not a benchmark itself: it lives in bench/baselines/ so `make bench` (bench/*.py
 
 On creation of a TFJob it makes the children and writes the status our operator's first reconcile does (it
 calls the same pure `jobs.plan`), with the official client as a Kopf operator would; like ours, it mirrors
-every job and every job's pod into the database with the same `kube.mirror.apply_event`. Deliberately
-minimal otherwise: no restarts, policies or resync, only what the benchmark measures. Only bench/ uses it.
+every job and every job's pod into the database with the same `kube.controller.mirror.apply_event`.
+Deliberately minimal otherwise: no restarts, policies or resync, only what the benchmark measures. Only
+bench/ uses it.
 
 Tuned as Kopf's documentation advises for I/O-bound synchronous handlers: Kopf runs them in a thread pool
 whose size is `settings.execution.max_workers` (KOPF_MAX_WORKERS, default 20 here), so many jobs are handled
@@ -37,7 +38,7 @@ from jobs.frameworks import framework_for  # noqa: E402
 from jobs.manifests import LABEL_JOB_NAME  # noqa: E402
 from jobs.models import Replica, TrainingJob  # noqa: E402
 from jobs.plan import Observed, parse_job, plan  # noqa: E402
-from kube.mirror import apply_event  # noqa: E402
+from kube.controller.mirror import apply_event  # noqa: E402
 
 MAX_WORKERS = int(os.environ.get("KOPF_MAX_WORKERS", "20"))
 CHILD_THREADS = int(os.environ.get("KOPF_CHILD_THREADS", "8"))

@@ -29,7 +29,7 @@ def _kubeflow_controllers() -> list[Any]:
     kubeflow.installCRDs) whatever this test process registered."""
     from jobs import apigroups
     from jobs.frameworks import framework_class, kinds
-    from kube.controllers import Controller
+    from kube.controller.registry import Controller
 
     return [
         Controller(
@@ -43,9 +43,9 @@ def _kubeflow_controllers() -> list[Any]:
 def _controllers() -> list[Any]:
     """The deployed apps' controllers. Test-only controllers that earlier tests in the same process
     registered (e.g. kube's sample controller on ConfigMaps) are never deployed and need no grant."""
-    from kube.controllers import registry
-    from kube.queue import UnknownKindError
-    from kube.queue import registry as reconcilers
+    from kube.controller.queue import UnknownKindError
+    from kube.controller.queue import registry as reconcilers
+    from kube.controller.registry import registry
 
     def deployed(controller: Any) -> bool:
         try:
@@ -75,7 +75,8 @@ def _pod_group_resources() -> list[Any]:
 
 
 def _child_kinds() -> list[Any]:
-    """Each operator's children, by the verbs its plans write them with (`kube.children.ChildKinds`)."""
+    """Each operator's children, by the verbs its plans write them with
+    (`kube.controller.children.ChildKinds`)."""
     from jobs.reconcile import JOB_CHILDREN
     from trainer.reconcile import TRAIN_JOB_CHILDREN
 
@@ -103,8 +104,8 @@ def _public_configmap_resources() -> list[Any]:
 
 
 HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
-    ("kube.informer", "self.rtype"): _watched_resources,
-    ("kube.runtime", "registry.controllers()"): lambda: [_controllers()],
+    ("kube.controller.informer", "self.rtype"): _watched_resources,
+    ("kube.controller.runtime", "registry.controllers()"): lambda: [_controllers()],
     ("jobs.reconcile", "apigroups.job_resource(framework, api_version)"): _job_resources,
     (
         "jobs.actions",
@@ -114,7 +115,7 @@ HINTS: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
     ("jobs.reconcile", "scheduler.resource"): _pod_group_resources,
     ("jobs.reconcile", "change.resource"): _pod_group_resources,
     ("trainer.reconcile", "pod_group_type"): _pod_group_resources,
-    ("kube.children", "self.kinds"): _child_kinds,
+    ("kube.controller.children", "self.kinds"): _child_kinds,
     ("kube.events", "self.api"): lambda: _event_resources(),
     ("trainer.public", "rtype"): lambda: _public_configmap_resources(),
 }
@@ -172,13 +173,13 @@ CODE_AREAS: list[tuple[str, frozenset[str]]] = [
     ("*.reconcile:*", frozenset({RECONCILE})),
     ("trainer.runtimes.finalizer:*", frozenset({RECONCILE})),
     ("trainer.runtimes.usage:*", frozenset({RECONCILE})),
-    ("kube.children:*", frozenset({RECONCILE})),  # the operators' child writes (their reconciles)
+    ("kube.controller.children:*", frozenset({RECONCILE})),  # the operators' child writes (their reconciles)
     # Events are recorded by reconciles and by the culling task.
     ("kube.events:*", frozenset({RECONCILE, TASKS})),
     ("garbage.collector:*", frozenset({TASKS})),
-    ("kube.runtime:listed_keys", frozenset({TASKS})),  # resync_all outside the leading process
-    ("kube.informer:*", frozenset({WATCH})),
-    ("kube.leader:*", frozenset({WATCH})),
+    ("kube.controller.runtime:listed_keys", frozenset({TASKS})),  # resync_all outside the leading process
+    ("kube.controller.informer:*", frozenset({WATCH})),
+    ("kube.controller.leader:*", frozenset({WATCH})),
     ("webhooks.management.commands.webhook_certs:*", frozenset({WEBHOOK_CERTS})),
     ("webhooks.scaling:*", frozenset({WEBHOOKS})),
     ("webhooks.trainjobs:*", frozenset({WEBHOOKS})),

@@ -15,7 +15,7 @@ from hyperparam.models import Sweep, Trial
 from hyperparam.reconcile import HPW
 from hyperparam.tests.conftest import make_hpw, make_spec
 from kube.client import get_client
-from kube.mirror import apply_event
+from kube.controller.mirror import apply_event
 
 pytestmark = pytest.mark.django_db
 

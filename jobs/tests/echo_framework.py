@@ -1,12 +1,12 @@
 """A toy framework added in a few lines, run end to end by test_operator.py: the class and two
-registrations (its custom resource is in echo_crd.py). The operator test worker imports this module
-(`celery worker -I`); the test process does not, so its registries keep the real kinds only."""
+registrations, as a framework and as a controller (its custom resource is in echo_crd.py). The operator
+test worker imports this module (`celery worker -I`); the test process does not, so its registries keep
+the real kinds only."""
 
 from __future__ import annotations
 
 from jobs.controllers import register_job_controller
 from jobs.frameworks import Framework, register
-from jobs.reconcile import register_job_reconciler
 from jobs.spec import JobSpec
 
 
@@ -29,4 +29,3 @@ class Echo(Framework[None]):
 
 
 register_job_controller(Echo)
-register_job_reconciler(Echo.kind)

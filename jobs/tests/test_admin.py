@@ -11,7 +11,7 @@ from jobs import admin as admin_module
 from jobs.admin import CappedCountPaginator
 from jobs.models import Replica, TrainingJob
 from jobs.tests.test_models import CREATED, RUNNING, pod, tfjob
-from kube.mirror import apply_event
+from kube.controller.mirror import apply_event
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from jobs.tests.cluster import get_job, install_crds, job_manifest
 from jobs.tests.fakes import peak_memory
 from jobs.tests.test_models import CREATED, RUNNING, pod, tfjob
 from kube.client import reset_client
-from kube.mirror import apply_event
+from kube.controller.mirror import apply_event
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 

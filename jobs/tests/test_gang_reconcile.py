@@ -27,8 +27,8 @@ from jobs.tests.cluster import (
     pods,
     state_of,
 )
-from kube.children import POD_GROUP_RETRY_SECONDS
 from kube.client import reset_client
+from kube.controller.children import POD_GROUP_RETRY_SECONDS
 from kubesim.errors import ApiError
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator

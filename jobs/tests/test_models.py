@@ -12,11 +12,11 @@ from jobs.controllers import job_resource
 from jobs.frameworks import TensorFlow
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from jobs.tests.cluster import install_crds
-from kube.controllers import registry
-from kube.mirror import Action, apply_event
-from kube.queue import ObjectKey
+from kube.controller.mirror import Action, apply_event
+from kube.controller.queue import ObjectKey
+from kube.controller.registry import registry
+from kube.controller.runtime import ControllerRuntime
 from kube.resources import POD
-from kube.runtime import ControllerRuntime
 from kube.tests.controller_harness import client_for
 from kube.tests.queue_harness import wait_for
 from kubesim.testing import running_simulator

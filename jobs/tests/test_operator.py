@@ -41,7 +41,7 @@ from jobs.tests.cluster import (
 )
 from jobs.tests.controller_worker import leading_controller_worker
 from jobs.tests.echo_crd import ECHOJOB
-from kube.queue import QueueStore
+from kube.controller.queue import QueueStore
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator

@@ -15,9 +15,9 @@ from jobs import actions, conf
 from jobs.reconcile import reconcile_job
 from jobs.tests.cluster import get_job, install_crds, job_manifest, pods, state_of
 from kube.client import reset_client
-from kube.podsecurity import RESTRICTED, check_pod
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
+from podsecurity import RESTRICTED, check_pod
 
 pytestmark = pytest.mark.django_db
 

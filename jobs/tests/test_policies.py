@@ -16,7 +16,7 @@ from jobs.policies import (
 )
 from jobs.status import current_state
 from jobs.tests.fakes import T0, FakeCluster, created, make_job, plan_job, tf_job, with_state
-from kube.children import Deletion, Event, creation_event, deletion_event
+from kube.controller.children import Deletion, Event, creation_event, deletion_event
 
 
 def pod(name: str, phase: str = "Running", *, uid: str | None = None, restarts: int = 0, **state) -> dict:

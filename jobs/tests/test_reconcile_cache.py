@@ -22,9 +22,9 @@ from jobs.frameworks import framework_class
 from jobs.manifests import LABEL_JOB_NAME
 from jobs.reconcile import reconcile_job
 from jobs.tests.cluster import get_job, install_crds, job_manifest, pods, services, state_of
-from kube import cachedview, runtime
 from kube.client import get_client, reset_client
-from kube.controllers import Controller, Owns
+from kube.controller import cachedview, runtime
+from kube.controller.registry import Controller, Owns
 from kube.resources import POD, SERVICE, ResourceType
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator

@@ -272,7 +272,7 @@ def test_every_error_is_reported_at_once():
 def test_pod_views_name_each_replica_template_under_the_key_the_user_wrote():
     from jobs.frameworks import framework_class
     from jobs.spec import pod_views
-    from kube.podsecurity import BASELINE, check_views
+    from podsecurity import BASELINE, check_views
 
     job = {
         "spec": {

@@ -20,7 +20,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from kube.client import KubeClient
-from kube.informer import Informer
+from kube.controller.informer import Informer
 from kube.ratelimit import TokenBucket
 from kube.tests.queue_harness import REDIS_HOST, Worker
 

@@ -23,7 +23,7 @@ import redis
 from celery import current_task
 from django.conf import settings
 
-from kube.queue import reconciler
+from kube.controller.queue import registry as reconcilers
 
 
 class ScriptedFailure(RuntimeError):
@@ -39,7 +39,6 @@ def _worker() -> str:
     return current_task.request.hostname if current_task else "in-process"
 
 
-@reconciler("Probe")
 def reconcile_probe(namespace: str, name: str) -> None:
     member = f"{namespace}/{name}"
     client = _redis()
@@ -58,7 +57,6 @@ def reconcile_probe(namespace: str, name: str) -> None:
         raise ScriptedFailure(f"{member}: scripted failure")
 
 
-@reconciler("Noop")
 def reconcile_noop(namespace: str, name: str) -> None:
     started = time.time()
     member = f"{namespace}/{name}"
@@ -71,7 +69,11 @@ def reconcile_noop(namespace: str, name: str) -> None:
 BUSY_WORK_SECONDS = float(os.environ.get("QUEUE_BENCH_WORK_SECONDS", "0.02"))
 
 
-@reconciler("Busy")
 def reconcile_busy(namespace: str, name: str) -> None:
     time.sleep(BUSY_WORK_SECONDS)
     _redis().hincrby("busy:runs", f"{namespace}/{name}", 1)
+
+
+# Kinds of the queue alone, with no resource behind them to watch: straight into the queue's table.
+for _kind, _reconcile in (("Probe", reconcile_probe), ("Noop", reconcile_noop), ("Busy", reconcile_busy)):
+    reconcilers.register(_kind, _reconcile)

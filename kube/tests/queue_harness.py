@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import redis
 from celery import Celery
 
-from kube.queue import CelerySender, ObjectKey, QueueConf, QueueStore, ReconcileQueue
+from kube.controller.queue import CelerySender, ObjectKey, QueueConf, QueueStore, ReconcileQueue
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,9 +24,8 @@ import redis
 from django.conf import settings
 
 from kube.client import get_client
-from kube.controllers import Owns, register
+from kube.controller.registry import Owns, register
 from kube.errors import AlreadyExists, NotFound
-from kube.queue import reconciler
 from kube.resources import CONFIGMAP, SECRET
 
 ENABLED_LABEL = "sample.argoml.io/enabled"
@@ -62,14 +61,6 @@ def mirror_configmap(event_type: str, obj: dict[str, Any]) -> None:
     _redis().rpush(MIRROR_LOG, json.dumps(record))
 
 
-register(
-    CONFIGMAP,
-    label_selector=f"{ENABLED_LABEL}=true",
-    owns=[Owns(SECRET, label_selector=OWNER_LABEL)],
-    mirror=mirror_configmap,
-)
-
-
 def desired_secret(configmap: dict[str, Any]) -> dict[str, Any]:
     metadata = configmap["metadata"]
     data = configmap.get("data") or {}
@@ -95,7 +86,6 @@ def desired_secret(configmap: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@reconciler("ConfigMap")
 def reconcile_configmap(namespace: str, name: str) -> None:
     """Level-triggered: make `<name>-copy` hold the ConfigMap's data, whatever happened before."""
     start = time.time()
@@ -125,3 +115,12 @@ def reconcile_configmap(namespace: str, name: str) -> None:
                 wrote = True
     record = {"worker": _worker(), "pid": os.getpid(), "name": name, "start": start, "end": time.time()}
     _redis().rpush(RUNS_LOG, json.dumps({**record, "wrote": wrote}))
+
+
+register(
+    CONFIGMAP,
+    reconcile_configmap,
+    label_selector=f"{ENABLED_LABEL}=true",
+    owns=[Owns(SECRET, label_selector=OWNER_LABEL)],
+    mirror=mirror_configmap,
+)

@@ -167,7 +167,7 @@ def test_the_worker_option_is_offered_by_the_installed_app():
 
 
 def test_a_worker_runs_no_controllers_unless_asked(settings):
-    from kube.bootstep import ControllersStep
+    from kube.controller.bootstep import ControllersStep
 
     assert not ControllersStep(parent=None).enabled
     assert ControllersStep(parent=None, controllers=True).enabled
@@ -176,7 +176,7 @@ def test_a_worker_runs_no_controllers_unless_asked(settings):
 
 
 def test_a_worker_with_the_controllers_collects_cyclic_garbage_less_often(monkeypatch):
-    from kube import bootstep, runtime
+    from kube.controller import bootstep, runtime
 
     monkeypatch.setattr(runtime, "manager_from_settings", lambda identity_prefix=None: object())
     before = gc.get_threshold()

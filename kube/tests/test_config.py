@@ -81,7 +81,7 @@ def test_the_client_talks_tls_to_the_service_address_as_the_mounted_service_acco
 
 
 def test_the_leader_election_namespace_defaults_to_the_mounted_one(in_cluster):
-    from kube.runtimeconf import _own_namespace
+    from kube.controller.conf import _own_namespace
 
     assert _own_namespace() == "team-a"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kube.expectations import Expectations, created, deleted, version
-from kube.queue import ObjectKey
+from kube.controller.expectations import Expectations, created, deleted, version
+from kube.controller.queue import ObjectKey
 
 KEY = ObjectKey("TFJob", "team", "mnist")
 OTHER = ObjectKey("TFJob", "team", "other")

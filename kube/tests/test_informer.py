@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kube.informer import Informer, strip_bookkeeping
+from kube.controller.informer import Informer, strip_bookkeeping
 from kube.resources import CONFIGMAP
 from kube.tests.controller_harness import (
     NAMESPACE,

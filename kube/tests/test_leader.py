@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from kube.controller.leader import LeaderElector, LeaseConfig
 from kube.errors import ServerError
-from kube.leader import LeaderElector, LeaseConfig
 from kube.resources import LEASE
 from kube.tests.controller_harness import client_for
 from kube.tests.queue_harness import wait_for

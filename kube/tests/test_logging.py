@@ -121,3 +121,12 @@ def test_a_cluster_scoped_key_is_just_the_name():
 def test_the_filter_never_drops_a_record():
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello", None, None)
     assert ContextFilter().filter(record) is True
+
+
+def test_the_controller_runtime_logs_under_the_names_it_had_before_it_moved_into_kube_controller():
+    from kube.controller import leader, runtime
+    from kube.controller.mirror import writer
+    from kube.controller.queue import core
+
+    names = [module.logger.name for module in (leader, runtime, writer, core)]
+    assert names == ["kube.leader", "kube.runtime", "kube.mirror.writer", "kube.queue.core"]

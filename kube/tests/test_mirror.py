@@ -13,9 +13,9 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext, override_settings
 
-from kube.mirror import Action, apply_event, mirror_handler
-from kube.mirror import apply as mirror_apply
-from kube.mirror.decide import Stored, decide, transition
+from kube.controller.mirror import Action, apply_event, mirror_handler
+from kube.controller.mirror import apply as mirror_apply
+from kube.controller.mirror.decide import Stored, decide, transition
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=1)
@@ -365,7 +365,7 @@ def test_an_informer_relisting_from_the_simulator_keeps_the_mirror_in_step(widge
     """The whole path over HTTP: objects in kubesim → informer relists → rows, including a deletion that
     happened while nobody watched."""
     from kube.client import get_client, reset_client
-    from kube.informer import Informer
+    from kube.controller.informer import Informer
     from kube.resources import CONFIGMAP
     from kubesim.testing import running_simulator
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.db import DataError, connection
 from django.test.utils import CaptureQueriesContext
 
-from kube.mirror import Action, apply_event, apply_events
-from kube.mirror.decide import Stored, fold
+from kube.controller.mirror import Action, apply_event, apply_events
+from kube.controller.mirror.decide import Stored, fold
 from kube.tests.test_mirror import T0, T1, condition, fields, mirrorapp, statements, widget, widget_models
 
 __all__ = ["mirrorapp", "widget_models"]  # the fixtures, shared with test_mirror

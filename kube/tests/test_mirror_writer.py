@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from kube.mirror import mirror_handler
-from kube.mirror import writer as mirror_writer
-from kube.mirror.writer import MirrorWriter, Pending
+from kube.controller.mirror import mirror_handler
+from kube.controller.mirror import writer as mirror_writer
+from kube.controller.mirror.writer import MirrorWriter, Pending
 from kube.tests.test_mirror import mirrorapp, widget
 
 __all__ = ["mirrorapp"]  # the fixture, shared with test_mirror

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kube.queue import Enqueued, ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry
+from kube.controller.queue import Enqueued, ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry
 
 from .queue_harness import RecordingSender, emptied, redis_client
 

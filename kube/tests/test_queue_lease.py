@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from kube.queue import ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry
-from kube.queue.lease import LeaseKeeper
-from kube.queue.store import RefreshOutcome
+from kube.controller.queue import ObjectKey, QueueConf, QueueStore, ReconcileQueue, Registry
+from kube.controller.queue.lease import LeaseKeeper
+from kube.controller.queue.store import RefreshOutcome
 
 from .queue_harness import emptied, redis_client
 

@@ -12,8 +12,8 @@ from itertools import pairwise
 
 import pytest
 
-from kube.queue import QueueConf, QueueStore, ReconcileQueue
-from kube.queue.conf import DEFAULTS
+from kube.controller.queue import QueueConf, QueueStore, ReconcileQueue
+from kube.controller.queue.conf import DEFAULTS
 from kube.tests.queue_harness import (
     Worker,
     emptied,

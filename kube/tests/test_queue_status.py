@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import redis
 
-from kube.queue import Enqueued, ObjectKey, QueueStore, Result
+from kube.controller.queue import Enqueued, ObjectKey, QueueStore, Result
 
 from .queue_harness import emptied, queue_idle, redis_client
 

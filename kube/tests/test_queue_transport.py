@@ -10,7 +10,7 @@ import pytest
 from kombu import Connection
 
 from argoml_site.tests.test_settings import start_django
-from kube.queue import transport
+from kube.controller.queue import transport
 from kube.tests.queue_harness import redis_url
 
 
@@ -48,7 +48,7 @@ def test_messages_go_through_it_and_are_acked_once():
 @pytest.mark.parametrize(
     ("redis_url_setting", "transport_setting"),
     [
-        ("redis://127.0.0.1:6379/0", "kube.queue.transport:Transport"),
+        ("redis://127.0.0.1:6379/0", "kube.controller.queue.transport:Transport"),
         ("unix:///run/redis.sock?db=2", None),  # redis+socket://: kombu's own transport for sockets
     ],
 )

@@ -1,7 +1,8 @@
 """A threads-pool worker fetches its next message as soon as a task ends, not at its next timer tick.
 
 Celery's threads pool acks from the task's thread and never wakes the worker's event loop, which stops
-asking Redis for messages while its prefetch is full (celery/celery#6941); kube/queue/wakeup.py wakes it.
+asking Redis for messages while its prefetch is full (celery/celery#6941);
+kube/controller/queue/wakeup.py wakes it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import pytest
 from celery.concurrency.thread import TaskPool
 from kombu.asynchronous import Hub
 
-from kube.queue import QueueConf
-from kube.queue.conf import DEFAULTS
-from kube.queue.wakeup import EventLoopWaker, wake_after_each_task
+from kube.controller.queue import QueueConf
+from kube.controller.queue.conf import DEFAULTS
+from kube.controller.queue.wakeup import EventLoopWaker, wake_after_each_task
 from kube.tests.queue_harness import (
     Worker,
     emptied,

@@ -16,7 +16,7 @@ from itertools import cycle, pairwise
 
 import pytest
 
-from kube.queue import ObjectKey, QueueConf, QueueStore, ReconcileQueue
+from kube.controller.queue import ObjectKey, QueueConf, QueueStore, ReconcileQueue
 from kube.tests.queue_harness import (
     Worker,
     emptied,

@@ -8,20 +8,31 @@ import time
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from kube import runtime
-from kube.controllers import Controller, ControllerRegistry, Owns
-from kube.expectations import created, deleted, version
-from kube.keysink import KeySink
-from kube.queue import ObjectKey
+from kube.controller import runtime
+from kube.controller.conf import RuntimeConf
+from kube.controller.expectations import created, deleted, version
+from kube.controller.keysink import KeySink
+from kube.controller.queue import ObjectKey, Registry
+from kube.controller.registry import Controller, ControllerRegistry, Owns
+from kube.controller.runtime import ControllerRuntime, WatchSpec, plan_watches
 from kube.resources import CONFIGMAP, DEPLOYMENT, NAMESPACE, POD, SECRET, WORKFLOW, ResourceType
-from kube.runtime import ControllerRuntime, WatchSpec, plan_watches
-from kube.runtimeconf import RuntimeConf
 from kube.tests.controller_harness import NAMESPACE as TEST_NAMESPACE
 from kube.tests.controller_harness import client_for, configmap
 from kube.tests.queue_harness import wait_for
 from kubesim.testing import running_simulator
 
 TFJOB = ResourceType("argoml.io/v1alpha1", "TFJob", "tfjobs")
+
+
+def reconcile_nothing(namespace: str, name: str) -> None:
+    """The reconcile of the controllers these tests register: they look at what is watched."""
+
+
+def registry_of_this_test() -> ControllerRegistry:
+    """A registry of only what the test registers, with a reconcilers' table of its own."""
+    registry = ControllerRegistry(Registry(discover_apps=False))
+    registry._discovered = True
+    return registry
 
 
 def owner_reference(kind: str, name: str, *, api_version: str = "v1", controller: bool = True) -> dict:
@@ -71,9 +82,9 @@ def test_one_kind_in_two_groups_is_two_controllers_whose_keys_name_the_group():
     assert ours.owner_keys(Owns(POD), pod) == []
     assert theirs.owner_keys(Owns(POD), pod) == [ObjectKey("TFJob.kubeflow.org", "ns", "job")]
     assert theirs.own_key({"metadata": {"name": "job", "namespace": "ns"}}).controller == "tfjob.kubeflow.org"
-    registry = ControllerRegistry()
-    registry.register(TFJOB)
-    registry.register(kubeflow_tfjob, name="TFJob.kubeflow.org")
+    registry = registry_of_this_test()
+    registry.register(TFJOB, reconcile_nothing)
+    registry.register(kubeflow_tfjob, reconcile_nothing, name="TFJob.kubeflow.org")
     assert [c.kind for c in registry.controllers()] == ["TFJob", "TFJob.kubeflow.org"]
 
 
@@ -227,12 +238,11 @@ def test_a_process_that_does_not_lead_has_no_cached_view():
 
 
 def test_registering_the_same_controller_twice_is_harmless_but_a_different_one_is_refused():
-    registry = ControllerRegistry()
-    registry._discovered = True  # only what this test registers
-    registry.register(TFJOB, owns=[POD])
-    registry.register(TFJOB, owns=[POD])
+    registry = registry_of_this_test()
+    registry.register(TFJOB, reconcile_nothing, owns=[POD])
+    registry.register(TFJOB, reconcile_nothing, owns=[POD])
     with pytest.raises(ValueError, match="a different controller for kind 'TFJob'"):
-        registry.register(TFJOB, owns=[SECRET])
+        registry.register(TFJOB, reconcile_nothing, owns=[SECRET])
     assert registry.controllers() == [Controller(TFJOB, owns=(Owns(POD),))]
 
 
@@ -246,7 +256,16 @@ def test_registering_the_same_controller_twice_is_harmless_but_a_different_one_i
 )
 def test_a_malformed_registration_names_the_field(owns, message):
     with pytest.raises((ValueError, TypeError), match=message):
-        ControllerRegistry().register(TFJOB, owns=owns)
+        registry_of_this_test().register(TFJOB, reconcile_nothing, owns=owns)
+
+
+def test_one_registration_gives_the_queue_its_reconciler_and_the_leader_its_watch_unless_told_not_to():
+    registry = registry_of_this_test()
+    registry.register(TFJOB, reconcile_nothing, owns=[POD])
+    registry.register(CONFIGMAP, reconcile_nothing, watch=False)  # reconciled, its CRD not installed here
+    assert registry.reconcilers.kinds() == ["ConfigMap", "TFJob"]
+    assert registry.reconcilers.lookup("ConfigMap") is reconcile_nothing
+    assert [controller.kind for controller in registry.controllers()] == ["TFJob"]
 
 
 def test_a_controller_without_a_reconciler_is_refused_at_start():
@@ -299,7 +318,7 @@ def client(sim):
 
 
 class Enqueued:
-    """A stand-in for kube.queue.enqueue that remembers every key."""
+    """A stand-in for kube.controller.queue.enqueue that remembers every key."""
 
     def __init__(self) -> None:
         self.keys: list[ObjectKey] = []
@@ -370,9 +389,8 @@ def test_once_stopped_no_event_is_enqueued(client):
 
 
 def test_resync_enqueues_every_object_by_listing_when_this_process_does_not_lead(client, monkeypatch):
-    registry = ControllerRegistry()
-    registry._discovered = True
-    registry.register(CONFIGMAP, label_selector="resync=yes", namespace=TEST_NAMESPACE)
+    registry = registry_of_this_test()
+    registry.register(CONFIGMAP, reconcile_nothing, label_selector="resync=yes", namespace=TEST_NAMESPACE)
     for index in range(7):
         client.create(CONFIGMAP, configmap(f"resync-{index}", resync="yes"))
     monkeypatch.setattr(runtime, "registry", registry)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kube.mirror import apply_event
+from kube.controller.mirror import apply_event
 from tensorboard.models import Tensorboard
 
 from .test_models import tensorboard

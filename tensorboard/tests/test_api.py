@@ -17,7 +17,7 @@ from access.models import NamespaceGrant, Role
 from hyperparam.manifests import LABEL_BATCH, LABEL_SWEEP_UID
 from hyperparam.tests.conftest import make_spec
 from kube.client import reset_client
-from kube.mirror import apply_event
+from kube.controller.mirror import apply_event
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator
 from tensorboard.models import Tensorboard

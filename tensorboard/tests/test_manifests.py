@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kube.podsecurity import RESTRICTED, check_pod
+from podsecurity import RESTRICTED, check_pod
 from tensorboard.artifacts import ObjectStore, Repository
 from tensorboard.conf import TensorboardConf
 from tensorboard.fetchplan import GcsAccess, Plan, RunSource, S3Access, parse_plan

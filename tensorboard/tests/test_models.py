@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kube.mirror import apply_event
+from kube.controller.mirror import apply_event
 from tensorboard.models import Tensorboard
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
-"""Mirror rows of TrainJobs, their pods and their history. Only the mirror writes them (kube.mirror, from
-watch events); views and serializers only read."""
+"""Mirror rows of TrainJobs, their pods and their history. Only the mirror writes them
+(kube.controller.mirror, from watch events); views and serializers only read."""
 
 from __future__ import annotations
 

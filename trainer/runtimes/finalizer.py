@@ -12,11 +12,9 @@ import logging
 from typing import Any
 
 from kube.client import KubeClient, get_client
+from kube.controller.runtime import cached_view
 from kube.errors import Conflict, NotFound
-from kube.queue import reconciler
 from kube.resources import ResourceType
-from kube.runtime import cached_view
-from trainer import constants as c
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB, TRAINING_RUNTIME
 from trainer.runtimes import inuse
 from trainer.runtimes.usage import jobs_using
@@ -27,12 +25,10 @@ logger = logging.getLogger(__name__)
 CONFLICT_RETRY_SECONDS = 0.5
 
 
-@reconciler(c.TRAINING_RUNTIME)
 def reconcile_training_runtime(namespace: str, name: str) -> float | None:
     return converge_finalizer(get_client(), TRAINING_RUNTIME, namespace, name)
 
 
-@reconciler(c.CLUSTER_TRAINING_RUNTIME)
 def reconcile_cluster_training_runtime(namespace: str, name: str) -> float | None:
     return converge_finalizer(get_client(), CLUSTER_TRAINING_RUNTIME, "", name)
 

@@ -1,5 +1,5 @@
-"""The runtimes' watch handler: the mirror row (kube.mirror's one write path), then the revision of a
-generation not seen before, in one transaction.
+"""The runtimes' watch handler: the mirror row (kube.controller.mirror's one write path), then the revision
+of a generation not seen before, in one transaction.
 
 Safe against duplicate and stale events: the mirror ignores them (same resourceVersion, lower generation,
 anything after a deletion), and a revision is written only for a generation above every one recorded,
@@ -15,7 +15,7 @@ from typing import Any
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from kube.mirror import Action, apply_event
+from kube.controller.mirror import Action, apply_event
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.runtimes import revisions
 

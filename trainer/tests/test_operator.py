@@ -24,7 +24,7 @@ from jobs.tests import simclock
 from jobs.tests.cluster import install_crds, live_pods, pods
 from jobs.tests.controller_worker import leading_controller_worker
 from kube import ratelimit
-from kube.queue import QueueStore
+from kube.controller.queue import QueueStore
 from kube.tests.controller_harness import controller_worker_env
 from kube.tests.queue_harness import REDIS_HOST, Worker, wait_for
 from kubesim.simulator import Simulator

@@ -16,9 +16,9 @@ from django.test.utils import override_settings
 
 from jobs import conf
 from jobs.tests.cluster import pods
-from kube import runtime
 from kube.client import get_client, reset_client
-from kube.controllers import Controller, Owns
+from kube.controller import runtime
+from kube.controller.registry import Controller, Owns
 from kube.resources import CONFIGMAP, POD, SERVICE
 from kubesim.simulator import Simulator
 from kubesim.testing import running_simulator

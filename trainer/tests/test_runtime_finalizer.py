@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from kube import runtime as kube_runtime
 from kube.client import get_client
-from kube.controllers import ControllerRegistry
+from kube.controller import runtime as kube_runtime
+from kube.controller.queue import ObjectKey
+from kube.controller.registry import ControllerRegistry
+from kube.controller.runtime import ControllerRuntime
 from kube.errors import NotFound
-from kube.queue import ObjectKey
-from kube.runtime import ControllerRuntime
 from kubesim.simulator import Simulator
 from trainer import constants as c
 from trainer.controllers import runtime_controllers
@@ -220,7 +220,7 @@ def test_the_trainer_controllers_are_registered_only_with_trainer_enabled(monkey
     def registered(on: bool) -> list[str]:
         fresh = ControllerRegistry()
         fresh._discovered = True
-        monkeypatch.setattr("kube.controllers.register", fresh.register)
+        monkeypatch.setattr("kube.controller.registry.register", fresh.register)
         settings.TRAINER_ENABLED = on
         importlib.reload(trainer_controllers)
         return [ctl.kind for ctl in fresh.controllers()]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kube.mirror import Action
+from kube.controller.mirror import Action
 from trainer import constants as c
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.runtimes import revisions

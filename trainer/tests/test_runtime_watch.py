@@ -13,8 +13,8 @@ import yaml
 from django.db import connection
 
 from kube.client import get_client
-from kube.queue import registry as reconcilers
-from kube.runtime import ControllerRuntime
+from kube.controller.queue import registry as reconcilers
+from kube.controller.runtime import ControllerRuntime
 from trainer.controllers import runtime_controllers
 from trainer.models import RuntimeRevision, TrainingRuntime
 from trainer.resources import CLUSTER_TRAINING_RUNTIME, TRAIN_JOB

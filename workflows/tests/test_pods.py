@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kube.podsecurity import BASELINE, RESTRICTED, check_views
+from podsecurity import BASELINE, RESTRICTED, check_views
 from workflows.pods import workflow_pod_views
 
 HARDENED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}

@@ -281,7 +281,7 @@ def controller_kinds() -> tuple[str, ...]:
     """The kinds of every controller a deployment with every option on registers, asked of a process that
     starts with those settings (registration happens when the apps' controllers modules are imported)."""
     script = (
-        "import django, json; django.setup(); from kube.controllers import registry; "
+        "import django, json; django.setup(); from kube.controller.registry import registry; "
         "print(json.dumps([controller.kind for controller in registry.controllers()]))"
     )
     result = subprocess.run(

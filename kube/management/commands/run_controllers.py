@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from kube.runtime import manager_from_settings
+from kube.controller.runtime import manager_from_settings
 
 
 class Command(BaseCommand):

@@ -1,15 +1,16 @@
 """The leader's hand-off of reconcile keys to the queue: a thread of its own, so a slow or unreachable
-Redis never stalls a watch (see kube/runtime.py)."""
+Redis never stalls a watch (see kube/controller/runtime.py)."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 
+from kube.logging import runtime_logger
+
 from .queue import ObjectKey
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 Enqueue = Callable[[str, str, str], object]
 

@@ -1,7 +1,7 @@
 """Write watch events into mirror rows: upsert by uid and append history, a batch in one transaction.
 
 A batch reads its rows with `SELECT ... FOR UPDATE` (one query for every uid in it), folds each uid's
-events in order against its row (kube/mirror/decide.py), then writes: one UPDATE per group of changed
+events in order against its row (decide.py), then writes: one UPDATE per group of changed
 rows, one INSERT of new rows, one INSERT of history. Locking the rows it read is what makes a batch safe
 against another writer of the same uids (a leader being replaced). An insert that fails (the uid inserted
 by another writer meanwhile, or a name still held by a live row whose delete event was missed) fails the
@@ -12,7 +12,6 @@ No cluster calls happen here, inside or outside the transaction.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,11 +25,12 @@ from django.db import DatabaseError, IntegrityError, close_old_connections, conn
 from django.db.models import Field, Q
 from django.utils import timezone
 
+from kube.logging import runtime_logger
 from kube.models import MirroredResource, MirrorHistory
 
 from .decide import EVENT_TYPES, Action, Folded, Stored, Transition, deletion, fold
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 MAX_ATTEMPTS = 5
 _STORED_COLUMNS = (
@@ -166,7 +166,7 @@ class MirrorHandler:
     """A watch handler `(event_type, obj)` mirroring into `model`, for a controller's `mirror=`.
 
     The controller runtime never calls it: its writer thread batches the events of every handler of one
-    model into `apply_events` (kube/mirror/writer.py). Called directly (an Informer's handler, a tool), it
+    model into `apply_events` (writer.py). Called directly (an Informer's handler, a tool), it
     writes the one event at once. Handlers of one model compare equal, so a controllers module imported
     twice registers the same controller again. Threads that live for days never see Django's request
     signals, so each event first drops a database connection that broke or outlived CONN_MAX_AGE

@@ -10,7 +10,6 @@ watch is restarted (the watchdog). Nothing here decodes typed models: events are
 
 from __future__ import annotations
 
-import logging
 import random
 import threading
 import time
@@ -18,11 +17,12 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import KubeClient, WatchStream
-from .errors import ApiError, Gone, ServerError
-from .resources import ResourceType
+from kube.client import KubeClient, WatchStream
+from kube.errors import ApiError, Gone, ServerError
+from kube.logging import runtime_logger
+from kube.resources import ResourceType
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 ObjectKey = tuple[str, str]  # (namespace, name); namespace is "" for cluster-scoped objects
 Handler = Callable[[str, dict[str, Any]], None]  # (ADDED | MODIFIED | DELETED, object)

@@ -7,7 +7,8 @@ controller failed to create later. The rules and reasons follow the reference im
 its own, with its path. Malformed values (a string where a bool belongs) are not flagged here: the
 schema refuses them, and a value that is not `true` does not grant the privilege. No Django, no I/O.
 The standard's allow-lists (capabilities, sysctls, volume sources, profiles) are data in
-`kube.podsecurity_lists`.
+`podsecurity.lists`. A ground floor beside `fields`: the pure cores that build pods (jobs' spec, workflows'
+pods) and access's per-namespace policy import it; it imports nothing of ours but `fields`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import fields
-from kube import podsecurity_lists as lists
+
+from . import lists
 
 PRIVILEGED = "privileged"
 BASELINE = "baseline"

@@ -12,7 +12,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from .config import service_account_dir
+from kube.config import service_account_dir
+
 from .leader import LeaseConfig
 
 DEFAULT_LEASE_NAME = "argoml-controllers"

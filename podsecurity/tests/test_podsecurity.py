@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kube import podsecurity
-from kube.podsecurity import BASELINE, PRIVILEGED, RESTRICTED, Violation, check_pod
+import podsecurity
+from podsecurity import BASELINE, PRIVILEGED, RESTRICTED, Violation, check_pod
 
 # A pod that passes restricted: every other case changes one thing in a copy of it.
 RESTRICTED_CONTAINER: dict[str, Any] = {

@@ -14,16 +14,17 @@ parses options before the worker imports task modules); kube/tasks.py adds the b
 from __future__ import annotations
 
 import gc
-import logging
 from typing import TYPE_CHECKING, Any
 
 import click
 from celery import Celery, bootsteps
 
+from kube.logging import runtime_logger
+
 if TYPE_CHECKING:
     from .runtime import ControllerManager
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 # One instance, so that installing twice adds the option once (user_options holds sets).
 CONTROLLERS_OPTION = click.Option(

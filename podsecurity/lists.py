@@ -1,6 +1,6 @@
 """What the Pod Security Standards allow, as data: the capabilities, sysctls, SELinux types, volume sources
 and AppArmor and seccomp profiles each level lets a pod use (kubernetes/pod-security-admission,
-`policy/check_*.go`). `kube.podsecurity` checks pods against these lists; they change with the standard's
+`policy/check_*.go`). `podsecurity` checks pods against these lists; they change with the standard's
 version, the checks seldom do.
 """
 

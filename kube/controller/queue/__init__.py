@@ -1,17 +1,17 @@
 """The never-lost reconcile queue on Celery + Redis (docs/concurrency.md).
 
-from kube.queue import enqueue, reconciler
+    from kube.controller.queue import enqueue
 
-@reconciler("ConfigMap")          # in <app>/reconcile.py, discovered by the worker
-def reconcile_configmap(namespace: str, name: str) -> float | None: ...
+    enqueue("ConfigMap", "default", "settings")   # from a watch event, an action or the resync
 
-enqueue("ConfigMap", "default", "settings")   # from a watch event, an action or the resync
+A worker runs each key with the reconciler its kind's controller registered
+(`kube.controller.registry.register` in `<app>/controllers.py`).
 """
 
 from .conf import QueueConf
 from .core import QUEUE_NAME, TASK_NAME, CelerySender, ReconcileQueue, default_queue, enqueue, losses
 from .keys import ObjectKey
-from .registry import Reconciler, Registry, UnknownKindError, reconciler, register, registry
+from .registry import Reconciler, Registry, UnknownKindError, registry
 from .store import Enqueued, QueueStore, Result
 
 __all__ = [
@@ -30,7 +30,5 @@ __all__ = [
     "default_queue",
     "enqueue",
     "losses",
-    "reconciler",
-    "register",
     "registry",
 ]

@@ -25,11 +25,12 @@ from typing import Any
 
 from prometheus_client import Gauge
 
-from .client import KubeClient
-from .errors import ApiError, Conflict, NotFound
-from .resources import LEASE
+from kube.client import KubeClient
+from kube.errors import ApiError, Conflict, NotFound
+from kube.logging import runtime_logger
+from kube.resources import LEASE
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 leader_election_master_status = Gauge(
     "leader_election_master_status",

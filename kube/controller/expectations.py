@@ -15,7 +15,7 @@ busy controller: a cache thousands of events behind makes its reconciles wait, n
 The event of a key's own write of its object (the status it wrote) needs no run of its own: the run that
 wrote it decided with it in mind (controller-runtime filters such events with predicates). So `observe`
 says whether an item was one of the key's own, and `take_held` whether a run was held back meanwhile and
-is now free to go: only then does that event enqueue the key (kube/runtime.py).
+is now free to go: only then does that event enqueue the key (kube/controller/runtime.py).
 
 Nor does the event of one of several children a run created: a run it enqueued would find the others
 still pending and do nothing. `observe_awaited` holds the key instead, and the event of the last item

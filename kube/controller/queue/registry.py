@@ -1,15 +1,9 @@
-"""Which function reconciles which kind.
+"""Which function reconciles which kind: the queue's table, looked up for every key a worker runs.
 
-An app declares its reconciler in `<app>/reconcile.py`, which the registry imports by itself (like admin.py):
-
-    from kube.queue import reconciler
-
-    @reconciler("TFJob")
-    def reconcile_tfjob(namespace: str, name: str) -> float | None:
-        ...  # converge; return None, or seconds after which to reconcile again
-
-`register(kind, func)` does the same from anywhere, e.g. an AppConfig.ready(). A raised exception is a
-failure (retried with backoff); adding a controller never touches `kube`.
+Apps fill it through `kube.controller.registry.register` in `<app>/controllers.py` (the one way to add a
+controller), which this table imports by itself in every installed app the first time a kind is looked up,
+so a worker that watches nothing still knows every reconciler. A reconciler returns None, or seconds after
+which to reconcile again; a raised exception is a failure (retried with backoff).
 """
 
 from __future__ import annotations
@@ -21,7 +15,8 @@ from django.utils.module_loading import autodiscover_modules
 
 Reconciler = Callable[[str, str], float | None]
 
-RECONCILE_MODULE = "reconcile"
+#: The module of each installed app that registers its controllers (and so their reconcilers).
+CONTROLLERS_MODULE = "controllers"
 
 
 class UnknownKindError(LookupError):
@@ -46,15 +41,6 @@ class Registry:
             )
         self._reconcilers[kind] = func
 
-    def reconciler(self, kind: str) -> Callable[[Reconciler], Reconciler]:
-        """Decorator form of `register`."""
-
-        def decorate(func: Reconciler) -> Reconciler:
-            self.register(kind, func)
-            return func
-
-        return decorate
-
     def lookup(self, kind: str) -> Reconciler:
         self.discover()
         try:
@@ -62,8 +48,8 @@ class Registry:
         except KeyError:
             known = ", ".join(sorted(self._reconcilers)) or "none"
             raise UnknownKindError(
-                f"No reconciler is registered for kind {kind!r} (registered: {known}). Declare one with "
-                f"@reconciler({kind!r}) in an installed app's {RECONCILE_MODULE}.py."
+                f"No reconciler is registered for kind {kind!r} (registered: {known}). Register its "
+                f"controller in an installed app's {CONTROLLERS_MODULE}.py (kube.controller.registry)."
             ) from None
 
     def kinds(self) -> list[str]:
@@ -71,15 +57,13 @@ class Registry:
         return sorted(self._reconcilers)
 
     def discover(self) -> None:
-        """Import every installed app's reconcile module once (needs the Django app registry ready)."""
+        """Import every installed app's controllers module once (needs the Django app registry ready)."""
         if self._discovered:
             return
         with self._lock:
             if not self._discovered:
-                autodiscover_modules(RECONCILE_MODULE)
+                autodiscover_modules(CONTROLLERS_MODULE)
                 self._discovered = True
 
 
 registry = Registry()
-register = registry.register
-reconciler = registry.reconciler

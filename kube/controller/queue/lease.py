@@ -9,16 +9,17 @@ to join it afterwards.
 from __future__ import annotations
 
 import contextvars
-import logging
 import os
 import threading
 import time
 from types import TracebackType
 
+from kube.logging import runtime_logger
+
 from .keys import ObjectKey
 from .store import QueueStore
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 
 class LeaseKeeper:

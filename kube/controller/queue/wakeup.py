@@ -14,7 +14,6 @@ watches, so the loop's next turn sees the free slot and sends BRPOP again.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -24,7 +23,9 @@ from celery import bootsteps
 from celery.concurrency.thread import TaskPool as ThreadTaskPool
 from kombu.asynchronous import Hub
 
-logger = logging.getLogger(__name__)
+from kube.logging import runtime_logger
+
+logger = runtime_logger(__name__)
 
 
 class EventLoopWaker:

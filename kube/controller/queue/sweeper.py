@@ -8,7 +8,6 @@ can send those messages again once its heartbeat lapses.
 
 from __future__ import annotations
 
-import logging
 import os
 import uuid
 from typing import Any
@@ -18,9 +17,11 @@ from celery.signals import task_received
 from celery.worker.consumer import Consumer
 from celery.worker.request import Request
 
+from kube.logging import runtime_logger
+
 from .core import QUEUE_NAME, TASK_NAME, default_queue
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 # This worker's id while it consumes `reconcile` (None elsewhere). Unique per start, so a restarted worker
 # with the same host name and pid (pid 1 in a container) is still a new worker, and the old one is dead.

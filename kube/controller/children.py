@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -28,14 +27,16 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from kube.client import KubeClient
+from kube.errors import ApiError, Conflict, Forbidden, NotFound
+from kube.events import EventRecorder
+from kube.logging import runtime_logger
+from kube.resources import ResourceType
+
 from . import expectations
 from .cachedview import CachedView
-from .client import KubeClient
-from .errors import ApiError, Conflict, Forbidden, NotFound
-from .events import EventRecorder
-from .resources import ResourceType
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 T = TypeVar("T")
 
 #: Never requeue sooner than this: a deadline or TTL that is due now is handled by the next run anyway.

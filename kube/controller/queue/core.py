@@ -6,7 +6,6 @@ delivered message may run. docs/concurrency.md explains the states and why no cr
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from contextlib import AbstractContextManager
@@ -17,16 +16,17 @@ import redis
 from celery import Celery, current_app
 from django.conf import settings
 
-from .. import metrics
-from ..errors import Conflict
-from ..logging import LogContext, log_context, resource_key
+from kube import metrics
+from kube.errors import Conflict
+from kube.logging import LogContext, log_context, resource_key, runtime_logger
+
 from .conf import QueueConf, queue_conf_from_settings
 from .keys import ObjectKey
 from .lease import LeaseKeeper
 from .registry import Registry, registry
 from .store import Claimed, Enqueued, Finished, QueueStore, Result
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 TASK_NAME = "kube.reconcile_key"
 QUEUE_NAME = "reconcile"

@@ -1,5 +1,5 @@
 """A reconcile's read of the leader's informer cache: one controller's objects and children, and the
-expectations its writes leave for the next run (see kube/runtime.py and kube/expectations.py)."""
+expectations its writes leave for the next run (see runtime.py and expectations.py beside it)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import expectations
-from .controllers import Controller
 from .informer import Informer
 from .queue import ObjectKey
+from .registry import Controller
 
 #: The child informers' index of objects by the reconcile keys of their owners.
 OWNER_INDEX = "owner"

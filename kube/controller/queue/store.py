@@ -133,7 +133,7 @@ class QueueStore:
 
     The store remembers, per kind, the epoch this process last saw, and passes it to every step: that is
     how a process that saw an earlier life of the data notices the loss. `losses(kind)` counts the losses
-    noticed; the leader re-enqueues every key it knows when that count grows (kube/runtime.py).
+    noticed; the leader re-enqueues every key it knows when that count grows (kube/controller/runtime.py).
     """
 
     def __init__(self, client: redis.Redis, fence_ms: int = DEFAULT_FENCE_MS) -> None:

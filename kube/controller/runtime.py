@@ -7,7 +7,6 @@ what the periodic resync task calls. See docs/controllers.md.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -16,11 +15,15 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
+from kube.client import KubeClient, get_client
+from kube.config import new_api_client
+from kube.logging import runtime_logger
+from kube.ratelimit import TokenBucket
+from kube.resources import ResourceType
+
 from . import expectations
 from .cachedview import OWNER_INDEX, CachedView
-from .client import KubeClient, get_client
-from .config import new_api_client
-from .controllers import Controller, Owns, registry
+from .conf import RuntimeConf, lease_config_from_settings, runtime_conf_from_settings
 from .informer import Informer
 from .keysink import Enqueue, KeySink
 from .leader import LeaderElector, LeaseConfig
@@ -29,13 +32,11 @@ from .queue import ObjectKey
 from .queue import enqueue as queue_enqueue
 from .queue import losses as queue_losses
 from .queue import registry as reconcilers
-from .ratelimit import TokenBucket
-from .resources import ResourceType
-from .runtimeconf import RuntimeConf, lease_config_from_settings, runtime_conf_from_settings
+from .registry import Controller, Owns, registry
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
-#: Of a kind: how many times this process found its queue data lost (kube.queue.losses).
+#: Of a kind: how many times this process found its queue data lost (kube.controller.queue.losses).
 QueueLosses = Callable[[str], int]
 
 
@@ -113,8 +114,8 @@ class ControllerRuntime:
         conf: RuntimeConf | None = None,
         losses: QueueLosses | None = None,
     ) -> None:
-        """`losses` counts the losses of the queue `enqueue` feeds: kube.queue's own by default; with
-        another `enqueue` (a test's, a benchmark's) and no `losses`, nothing watches for a loss."""
+        """`losses` counts the losses of the queue `enqueue` feeds: kube.controller.queue's own by default;
+        with another `enqueue` (a test's, a benchmark's) and no `losses`, nothing watches for a loss."""
         self.controllers = list(controllers)
         self.conf = conf or RuntimeConf()
         self.sink = KeySink(enqueue)
@@ -217,7 +218,7 @@ class ControllerRuntime:
     def _mirror(
         self, controller: Controller, key: ObjectKey, mirror: Callable[..., None], event_type: str, obj: Any
     ) -> None:
-        """Queue the event for the mirror's writer thread: the watch goes on at once (see kube/mirror/)."""
+        """Queue the event for the mirror's writer thread: the watch goes on at once (see mirror/)."""
         pending = Pending(mirror, event_type, obj, controller.kind.lower(), f"{key.namespace}/{key.name}")
         self.mirror_writer.put(pending)
 
@@ -380,8 +381,8 @@ def check_reconcilers(controllers: Iterable[Controller]) -> None:
     missing = sorted(controller.kind for controller in controllers if controller.kind not in known)
     if missing:
         raise ImproperlyConfigured(
-            f"Controllers without a reconciler: {', '.join(missing)}. Declare one with @reconciler(kind) "
-            "in the app's reconcile.py."
+            f"Controllers without a reconciler: {', '.join(missing)}. Register each with its reconcile "
+            "function: kube.controller.registry.register(rtype, reconcile, ...) in the app's controllers.py."
         )
 
 

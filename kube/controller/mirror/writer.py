@@ -17,7 +17,6 @@ tried again at once, on a new connection (`MAX_TRIES_WHILE_ANSWERING` times, the
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -26,12 +25,12 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError, close_old_connections, connection
 
-from kube.logging import log_context
+from kube.logging import log_context, runtime_logger
 from kube.models import MirroredResource
 
 from .apply import MirrorHandler, Outcome, apply_events
 
-logger = logging.getLogger(__name__)
+logger = runtime_logger(__name__)
 
 DEFAULT_MAX_BATCH = 200
 DEFAULT_MAX_PENDING = 5000

@@ -1,20 +1,25 @@
-"""Controller registration: the kind an app reconciles, the child kinds that lead back to it, its mirror.
+"""The one way to add a controller: `register` in `<app>/controllers.py`, the module the runtime and the
+queue import by themselves in every installed app (as Django imports admin.py).
 
-An app declares its controllers in `<app>/controllers.py`, which the runtime imports by itself (like
-admin.py); the reconcile function is registered separately with `@reconciler(kind)` in `<app>/reconcile.py`:
-
-    from kube.controllers import Owns, register
+    from kube.controller.registry import Owns, register
     from kube.resources import POD, SERVICE
 
+    from .reconcile import reconcile_tfjob   # (namespace, name) -> None, or seconds until it runs again
+
     register(
-        TFJOB,
+        TFJOB,                         # the kind reconciled (a ResourceType)
+        reconcile_tfjob,               # what runs each of its reconcile keys, in any worker
         owns=[Owns(POD, label_selector="argoml.io/job-name"), SERVICE],
         mirror=mirror_tfjob,           # optional: called with (event type, object) for every TFJob event
     )
 
-A child event reconciles the owner named by the child's controller ownerReference, or, with `owner_label`,
-by a label holding the owner's name (for children made by someone else, e.g. pods of an Argo Workflow).
-Adding a controller never touches `kube`.
+One call says everything the runtime needs of a controller: the queue's reconciler of the kind (its
+keys run in every worker), and what the leader watches (the kind, its children, their mirrors). A child
+event reconciles the owner named by the child's controller ownerReference, or, with `owner_label`, by a
+label holding the owner's name (for children made by someone else, e.g. pods of an Argo Workflow).
+`watch=False` registers the reconciler only: a kind whose CRDs this deployment does not install (Kubeflow's
+group without JOBS_KUBEFLOW_V1, Trainer's kinds without TRAINER_ENABLED) is not watched, and a key of it
+enqueued anyway still runs. Adding a controller never touches `kube`.
 """
 
 from __future__ import annotations
@@ -26,12 +31,13 @@ from typing import Any
 
 from django.utils.module_loading import autodiscover_modules
 
-from .queue import ObjectKey
-from .resources import ResourceType
+from kube.resources import ResourceType
+
+from .queue import ObjectKey, Reconciler, Registry
+from .queue import registry as queue_reconcilers
+from .queue.registry import CONTROLLERS_MODULE
 
 MirrorFunc = Callable[[str, dict[str, Any]], None]  # (ADDED | MODIFIED | DELETED, object)
-
-CONTROLLERS_MODULE = "controllers"
 
 
 @dataclass(frozen=True)
@@ -150,31 +156,39 @@ def _group(api_version: str) -> str:
 
 
 class ControllerRegistry:
-    """The controllers of the installed apps, one per reconciled kind."""
+    """The controllers of the installed apps, one per reconciled kind, and the queue's table of their
+    reconcilers (`reconcilers`: the process's own, or a table of a test's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reconcilers: Registry = queue_reconcilers) -> None:
         self._controllers: dict[str, Controller] = {}
         self._discovered = False
         self._lock = threading.Lock()
+        self.reconcilers = reconcilers
 
     def register(
         self,
         rtype: ResourceType,
+        reconcile: Reconciler,
         *,
         owns: Iterable[Owns | ResourceType] = (),
         mirror: MirrorFunc | None = None,
         label_selector: str | None = None,
         namespace: str | None = None,
         name: str | None = None,
+        watch: bool = True,
     ) -> Controller:
-        """Declare the controller of `rtype`; a bare ResourceType in `owns` means Owns(rtype); `name`
-        (`Kind.group`) when the kind is also served under another group (see Controller).
+        """Declare the controller of `rtype`, reconciled by `reconcile(namespace, name)`; a bare
+        ResourceType in `owns` means Owns(rtype); `name` (`Kind.group`) when the kind is also served under
+        another group (see Controller); `watch=False`: reconciled, not watched (see the module's doc).
 
         Registering an identical controller again (a module imported twice) is fine; a different one for
         the same kind is an error naming both.
         """
         children = tuple(_owns(child) for child in owns)
         controller = Controller(rtype, children, mirror, label_selector, namespace, name)
+        self.reconcilers.register(controller.kind, reconcile)
+        if not watch:
+            return controller
         with self._lock:
             current = self._controllers.get(controller.kind)
             if current is not None and current != controller:
@@ -185,7 +199,7 @@ class ControllerRegistry:
         return controller
 
     def controllers(self) -> list[Controller]:
-        """Every registered controller, by kind, after importing each app's controllers module once."""
+        """Every watched controller, by kind, after importing each app's controllers module once."""
         self.discover()
         return [self._controllers[kind] for kind in sorted(self._controllers)]
 
