@@ -116,15 +116,15 @@ class TestThePodsOfTheResolvedJob:
 class TestQuantitiesAreCheapWhateverTheirSize:
     @pytest.mark.parametrize("amount", ["1e999999", "1e1000000", "1e" + "9" * 5000, "1Ei", "9" * 5000])
     def test_a_huge_or_odd_quantity_is_read_at_once_and_capped_as_kubernetes_caps_it(self, amount):
-        started = time.perf_counter()
+        started = time.process_time()
         counted = readers.cpus_per_node({"requests": {"cpu": amount}})
-        assert time.perf_counter() - started < 0.5
+        assert time.process_time() - started < 0.5
         assert 0 <= counted <= 2**63 - 1
 
     def test_a_huge_cpu_request_plans_at_once(self):
         job = f.train_job(trainer={"resourcesPerNode": {"requests": {"cpu": "1e999999"}}})
-        started = time.perf_counter()
+        started = time.process_time()
         desired = plan.plan(resolve(job, f.torch_runtime()))
-        assert time.perf_counter() - started < 0.5
+        assert time.process_time() - started < 0.5
         env = {e["name"]: e.get("value") for e in desired.pods[0]["spec"]["containers"][0]["env"]}
         assert env["PET_NPROC_PER_NODE"] == str(2**63 - 1)

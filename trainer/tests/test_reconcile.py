@@ -325,9 +325,9 @@ def test_a_trainjob_past_the_node_bound_fails_naming_the_field_and_the_bound_wit
     monkeypatch.setattr("trainer.operator.plan.plan", never)
     sim.store.create(train_job("huge", ns, "torch-distributed", trainer={"numNodes": 100_000}))
 
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: planning 100,000 pods would cost seconds of it
     assert reconcile_train_job(ns, "huge") is None  # nothing to look at again: no reconcile can plan it
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
     failed = get_train_job(sim, ns, "huge")
     assert conditions(failed) == {"Failed": ("True", "LimitExceeded")}
