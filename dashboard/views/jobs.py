@@ -68,7 +68,7 @@ def status_context(job: TrainingJob) -> dict[str, Any]:
         wanted = {}
     grid = replica_grid(wanted, replicas, job.phase)
     stopped_after_success = any(cell.stopped for row in grid for cell in row.cells)
-    return mirrors.status_context(
+    return JOBS.status_context(
         job, finished=job.phase in FINISHED, grid=grid, stopped_after_success=stopped_after_success
     )
 

@@ -1,6 +1,6 @@
-"""What the pages of the mirrored resources share: the filtered list, newest first (jobs, TrainJobs,
-sweeps); the status fragment's history and polling (jobs, TrainJobs); the page a submit leads to, by name;
-and Stop, which deletes the resource from the cluster (and TensorBoards')."""
+"""What the pages of the mirrored resources share: each kind's `MirrorPages` (jobs, TrainJobs, sweeps: the
+filtered list, newest first; a row's page with its polled status fragment; its Events; Stop, which deletes
+the resource from the cluster), the page a submit leads to, by name, and Stop for any row (TensorBoards')."""
 
 from __future__ import annotations
 
@@ -105,6 +105,20 @@ class MirrorPages(Generic[M]):
     def url(self, row: M) -> str:
         return reverse(f"dashboard:{self.name}", args=[row.pk])
 
+    def status_context(self, row: M, *, finished: bool, **shown: Any) -> dict[str, Any]:
+        """What the row's status fragment (`dashboard/_status.html`, extended) shows besides `shown`: the row
+        (as `job`, which the conditions and history partial reads too), the `resource` it is (the fragment's
+        ids and the URL it polls), its history, and whether it polls (`live`: neither deleted nor
+        `finished`)."""
+        return {
+            "job": row,
+            "resource": self.name,
+            **shown,
+            "history": list(row.history.all()),  # type: ignore[attr-defined]
+            "live": row.deleted_at is None and not finished,
+            "poll_seconds": POLL_SECONDS,
+        }
+
     def status_or_page(
         self, request: HttpRequest, row: M, status: dict[str, Any], page_only: Callable[[], dict[str, Any]]
     ) -> HttpResponse:
@@ -182,16 +196,3 @@ def stop_view(
         return redirect(back(row))
 
     return view
-
-
-def status_context(row: Any, *, finished: bool, **shown: Any) -> dict[str, Any]:
-    """What a job's or a TrainJob's status fragment shows besides `shown`: the row (as `job`, which the
-    conditions and history partial reads), its history, and whether the fragment polls (`live`: neither
-    deleted nor `finished`)."""
-    return {
-        "job": row,
-        **shown,
-        "history": list(row.history.all()),
-        "live": row.deleted_at is None and not finished,
-        "poll_seconds": POLL_SECONDS,
-    }

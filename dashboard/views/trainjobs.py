@@ -21,7 +21,7 @@ from trainer.models.trainjobs import PHASES
 from trainer.runtimes import actions
 from web import csp
 
-from . import mirrors, tensorboards
+from . import tensorboards
 from .common import POLL_SECONDS, is_fragment, manifest_of, page
 from .logs import FINISHED_POD_PHASES, TAIL_LINES, read_logs
 from .mirrors import ListFilters, MirrorPages, name_prefix_field
@@ -89,7 +89,7 @@ def status_context(job: TrainJob) -> dict[str, Any]:
     pods = list(TrainJobPod.objects.filter(train_job=job).only(*POD_COLUMNS).order_by("created_at", "id"))
     reported = job.status.get("trainerStatus") if isinstance(job.status, dict) else None
     metrics = reported.get("metrics") if isinstance(reported, dict) else None
-    return mirrors.status_context(
+    return TRAIN_JOBS.status_context(
         job, finished=job.is_finished, steps=steps_of(pods),
         metrics=[m for m in metrics if isinstance(m, dict)] if isinstance(metrics, list) else [],
     )  # fmt: skip
