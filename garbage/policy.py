@@ -180,20 +180,25 @@ def finish_time(pod: fields.RawDict) -> datetime | None:
     only says *whether* the pod finished.)
     """
     status = fields.as_dict(pod.get("status"))
-    finished = [
+    finished = _latest(
         parse_time(fields.as_dict(fields.as_dict(container.get("state")).get("terminated")).get("finishedAt"))
         for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
         for container in _list(status.get(key))
-    ]
-    known = [moment for moment in finished if moment is not None]
-    if known:
-        return max(known)
-    stopped_ready = [
+    )
+    return finished if finished is not None else _last_turned(status, READINESS_CONDITIONS, "False")
+
+
+def _last_turned(status: fields.RawDict, types: tuple[str, ...], to: str) -> datetime | None:
+    """When the last of the conditions of `types` turned `to` ("True" or "False"); None if none did."""
+    return _latest(
         parse_time(condition.get("lastTransitionTime"))
         for condition in _list(status.get("conditions"))
-        if condition.get("type") in READINESS_CONDITIONS and condition.get("status") == "False"
-    ]
-    known = [moment for moment in stopped_ready if moment is not None]
+        if condition.get("type") in types and condition.get("status") == to
+    )
+
+
+def _latest(moments: Iterable[datetime | None]) -> datetime | None:
+    known = [moment for moment in moments if moment is not None]
     return max(known) if known else None
 
 
@@ -278,15 +283,7 @@ class JobState:
 def job_finish_time(status: fields.RawDict) -> datetime | None:
     """`completionTime`, or when the Succeeded/Failed condition became True."""
     completion = parse_time(status.get("completionTime"))
-    if completion is not None:
-        return completion
-    moments = [
-        parse_time(condition.get("lastTransitionTime"))
-        for condition in _list(status.get("conditions"))
-        if condition.get("type") in FINISHED_PHASES and condition.get("status") == "True"
-    ]
-    known = [moment for moment in moments if moment is not None]
-    return max(known) if known else None
+    return completion if completion is not None else _last_turned(status, FINISHED_PHASES, "True")
 
 
 class OwnerRef(NamedTuple):

@@ -11,9 +11,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fields import FieldError
 from workflows.lint import API_VERSION, lint_document
-
-from .review import Cause
 
 # More warnings than this would be truncated by the apiserver anyway; the rest are counted.
 MAX_REFERENCE_WARNINGS = 5
@@ -25,7 +24,7 @@ SWEPT_VALUE_PLACEHOLDER = "0"
 class Findings:
     """What a lint found: problems that deny (with the lines users read) and warnings that do not."""
 
-    causes: tuple[Cause, ...] = ()
+    causes: tuple[FieldError, ...] = ()
     lines: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
@@ -39,7 +38,7 @@ def lint_argo_document(document: dict[str, Any]) -> Findings:
     result = lint_document(document)
     spec_path = "spec.workflowSpec" if result.kind == "CronWorkflow" else "spec"
     causes = tuple(
-        Cause(error.path if _rooted(error.path) else spec_path, error.message) for error in result.errors
+        FieldError(error.path if _rooted(error.path) else spec_path, error.message) for error in result.errors
     )
     return Findings(causes, tuple(error.message for error in result.errors), reference_warnings(document))
 
@@ -70,7 +69,7 @@ def lint_embedded_workflow(
             message = error.message.replace(error.path, field, 1)
         else:
             field, message = path, error.message
-        causes.append(Cause(field, message))
+        causes.append(FieldError(field, message))
         lines.append(message if message.startswith(field) else f"{field}: {message}")
     return Findings(tuple(causes), tuple(lines), reference_warnings(workflow_spec, path))
 

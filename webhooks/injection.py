@@ -16,15 +16,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kube.names import NameFormat
+from workflows.lint.names import label_key_problems, label_value_problems
+
 from .jsonpatch import Operation, escape
 
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 CONTAINER_LISTS = ("initContainers", "containers")
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _NAMESPACE_PATTERN = re.compile(r"^[a-z0-9*?]([-a-z0-9*?]*[a-z0-9*?])?$")
-_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 
@@ -237,23 +237,18 @@ def label_problems(labels: object, what: str, *, values_are_labels: bool = True)
             )
         if not isinstance(value, str):
             problems.append(f"{what}: the value of {key!r} must be a string")
-        elif values_are_labels and (len(value) > 63 or not _LABEL_VALUE.match(value)):
+        elif values_are_labels and label_value_problems(value):
             problems.append(f"{what}: {value!r} is not a valid label value")
     return problems
 
 
 def label_key_ok(key: object) -> bool:
     """Kubernetes' qualified name: `[prefix/]name`, a DNS-subdomain prefix and a 63-character name."""
-    if not isinstance(key, str):
-        return False
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return False
-    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
+    return isinstance(key, str) and not label_key_problems(key)
 
 
 def secret_name_ok(name: object) -> bool:
-    return isinstance(name, str) and 0 < len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
+    return isinstance(name, str) and not NameFormat.SUBDOMAIN.problems(name)
 
 
 def secret_key_ok(key: object) -> bool:

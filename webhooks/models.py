@@ -122,10 +122,7 @@ class InjectionRule(RulesChangeOnWrite):
 
     def as_rule(self) -> injection.Rule:
         """The in-memory rule the webhook applies; raises ValueError when a stored value is malformed."""
-        try:
-            self.clean()
-        except ValidationError as invalid:
-            raise ValueError(f"injection rule {self.name!r} is invalid: {invalid.messages}") from invalid
+        _require_clean(self, f"injection rule {self.name!r}")
         return injection.Rule(
             name=self.name,
             namespaces=tuple(self.namespaces or ()),
@@ -179,11 +176,17 @@ class SecretEnvVar(RulesChangeOnWrite):
             raise ValidationError(problems)
 
     def as_secret_env(self) -> injection.SecretEnv:
-        try:
-            self.clean()
-        except ValidationError as invalid:
-            raise ValueError(f"env var {self.name!r} is invalid: {invalid.messages}") from invalid
+        _require_clean(self, f"env var {self.name!r}")
         return injection.SecretEnv(self.name, self.secret_name, self.secret_key, self.optional)
+
+
+def _require_clean(row: models.Model, what: str) -> None:
+    """A ValueError naming `what` when a stored row fails its own clean() (edited outside the admin, say):
+    the webhook applies no malformed rule."""
+    try:
+        row.clean()
+    except ValidationError as invalid:
+        raise ValueError(f"{what} is invalid: {invalid.messages}") from invalid
 
 
 def _secret_name_problems(names: object) -> list[str]:

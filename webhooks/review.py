@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from fields import FieldError
+
 API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
@@ -79,21 +81,14 @@ class AdmissionRequest:
 
 
 @dataclass(frozen=True)
-class Cause:
-    """One problem with one field, as `metav1.StatusCause` says it (kubectl and clients list these)."""
-
-    field: str
-    message: str
-
-
-@dataclass(frozen=True)
 class Verdict:
-    """A webhook's answer before encoding: allowed or denied (with an HTTP code), warnings, and a patch."""
+    """A webhook's answer before encoding: allowed or denied (with an HTTP code and the fields at fault,
+    sent as `metav1.StatusFieldError`s that kubectl and clients list), warnings, and a patch."""
 
     allowed: bool
     code: int = 200
     message: str = ""
-    causes: tuple[Cause, ...] = ()
+    causes: tuple[FieldError, ...] = ()
     warnings: tuple[str, ...] = ()
     patch: tuple[dict[str, Any], ...] = ()
 
@@ -108,7 +103,7 @@ class Verdict:
         cls,
         code: int,
         message: str,
-        causes: tuple[Cause, ...] | list[Cause] = (),
+        causes: tuple[FieldError, ...] | list[FieldError] = (),
         warnings: tuple[str, ...] | list[str] = (),
     ) -> Verdict:
         if code < 400:
@@ -171,7 +166,7 @@ def review_response(request: AdmissionRequest, verdict: Verdict) -> dict[str, An
                 "group": request.kind.group,
                 "kind": request.kind.kind,
                 "causes": [
-                    {"type": "FieldValueInvalid", "field": cause.field, "message": cause.message}
+                    {"type": "FieldValueInvalid", "field": cause.path, "message": cause.message}
                     for cause in verdict.causes
                 ],
             }

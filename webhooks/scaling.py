@@ -22,7 +22,7 @@ from kube.client import get_client
 from kube.errors import NotFound
 
 from .configurations import SCALED_KINDS
-from .review import AdmissionRequest, Cause, Verdict
+from .review import AdmissionRequest, Verdict
 from .validating import invalid_message
 
 SCALE = "scale"
@@ -56,7 +56,7 @@ def review(request: AdmissionRequest, read_job: JobReader) -> Verdict:
     return Verdict.deny(
         422,
         invalid_message(f'{kind} "{request.name}"', [str(problem)]),
-        [Cause(problem.path, problem.message)],
+        [problem],
     )
 
 

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from fields import SpecError
+from fields import FieldError, SpecError
 from kube.client import get_client
 from kube.errors import InvalidName, NotFound
 from trainer import constants
@@ -22,7 +22,7 @@ from trainer.operator import resolution, spec
 from trainer.runtimes import crd as runtime_crds
 
 from . import failures
-from .review import AdmissionRequest, Cause, Verdict
+from .review import AdmissionRequest, Verdict
 from .validating import INTERNAL_ERROR, VALIDATED_OPERATIONS, invalid_message
 
 logger = logging.getLogger(__name__)
@@ -63,11 +63,11 @@ def review(request: AdmissionRequest, read_runtime: RuntimeReader) -> Verdict:
         return failures.undecided(request, INTERNAL_ERROR)
     if not causes:
         return Verdict.allow()
-    lines = [f"{cause.field}: {cause.message}" for cause in causes]
+    lines = [str(cause) for cause in causes]
     return Verdict.deny(422, invalid_message(request.display_name, lines), causes)
 
 
-def runtime_problems(obj: dict[str, Any]) -> list[Cause]:
+def runtime_problems(obj: dict[str, Any]) -> list[FieldError]:
     try:
         spec.parse_runtime(obj)
     except SpecError as invalid:
@@ -77,7 +77,7 @@ def runtime_problems(obj: dict[str, Any]) -> list[Cause]:
 
 def train_job_problems(
     obj: dict[str, Any], old: dict[str, Any] | None, namespace: str, read_runtime: RuntimeReader
-) -> list[Cause]:
+) -> list[FieldError]:
     """What is wrong with a TrainJob: its own fields, changes to immutable ones, then its runtime."""
     changed = immutable_changes(obj, old)
     try:
@@ -91,11 +91,11 @@ def train_job_problems(
     try:
         manifest = read_runtime(ref.kind, where, ref.name)
     except InvalidName as invalid:
-        return [Cause("spec.runtimeRef.name", "; ".join(invalid.problems) or str(invalid))]
+        return [FieldError("spec.runtimeRef.name", "; ".join(invalid.problems) or str(invalid))]
     if manifest is None:
         scope = f" in namespace {where!r}" if ref.kind == constants.TRAINING_RUNTIME else ""
         return [
-            Cause(
+            FieldError(
                 "spec.runtimeRef.name",
                 f"{ref.kind} {ref.name!r} does not exist{scope}: create the runtime before the TrainJob",
             )
@@ -103,7 +103,7 @@ def train_job_problems(
     try:
         runtime = spec.parse_runtime(manifest)
     except SpecError as invalid:
-        return [Cause("spec.runtimeRef.name", f"{ref.kind} {ref.name!r} is invalid: {invalid}")]
+        return [FieldError("spec.runtimeRef.name", f"{ref.kind} {ref.name!r} is invalid: {invalid}")]
     try:
         resolution.resolve(job, runtime)
     except SpecError as invalid:
@@ -111,7 +111,7 @@ def train_job_problems(
     return []
 
 
-def immutable_changes(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+def immutable_changes(obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
     """The immutable fields an UPDATE changes (as a CEL transition rule: only fields set before and after)."""
     if old is None:
         return []
@@ -119,7 +119,7 @@ def immutable_changes(obj: dict[str, Any], old: dict[str, Any] | None) -> list[C
     if not isinstance(new_spec, dict) or not isinstance(old_spec, dict):
         return []
     return [
-        Cause(f"spec.{name}", "field is immutable")
+        FieldError(f"spec.{name}", "field is immutable")
         for name in IMMUTABLE_FIELDS
         if name in new_spec and name in old_spec and new_spec[name] != old_spec[name]
     ]
@@ -134,5 +134,7 @@ def read_runtime(kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return None
 
 
-def _causes(invalid: SpecError) -> list[Cause]:
-    return [Cause(error.path, error.message) for error in invalid.errors]
+def _causes(invalid: SpecError) -> list[FieldError]:
+    """The errors as plain FieldErrors: a cause says the field and the message, not the parser's subclass
+    (TooMany, which tells the controller that a bound was passed)."""
+    return [FieldError(error.path, error.message) for error in invalid.errors]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from access import podsecurity
-from fields import SpecError
+from fields import FieldError, SpecError
 from hyperparam import manifests as sweep_manifests
 from hyperparam.sweep import parse_sweep
 from jobs import apigroups
@@ -29,7 +29,7 @@ from workflows.pods import workflow_pod_views
 
 from . import failures, suggest
 from .argo import Findings, lint_argo_document, lint_embedded_workflow
-from .review import AdmissionRequest, Cause, GroupVersionKind, Verdict
+from .review import AdmissionRequest, GroupVersionKind, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -71,11 +71,11 @@ def with_hints(findings: Findings, kind: str) -> Findings:
 
     Each check lists its lines in the order of its causes, so a line gets its cause's hint.
     """
-    hints = [suggest.hint(cause.field, cause.message, kind) for cause in findings.causes]
+    hints = [suggest.hint(cause.path, cause.message, kind) for cause in findings.causes]
     if not any(hints):
         return findings
     pairs = zip(findings.causes, hints, strict=True)
-    causes = tuple(Cause(cause.field, cause.message + hint) for cause, hint in pairs)
+    causes = tuple(FieldError(cause.path, cause.message + hint) for cause, hint in pairs)
     lines = findings.lines
     if len(lines) == len(hints):
         lines = tuple(line + hint for line, hint in zip(lines, hints, strict=True))
@@ -100,15 +100,13 @@ def checker(kind: GroupVersionKind) -> Check | None:
 def check_job(job: dict[str, Any], framework: Framework) -> Findings:
     """A training job of any kind, as the operator will read it."""
     errors = validate_job(job, framework)
-    return Findings(
-        tuple(Cause(error.path, error.message) for error in errors), tuple(str(error) for error in errors)
-    )
+    return Findings(tuple(errors), tuple(str(error) for error in errors))
 
 
 def check_hyperparam_workflow(hpw: dict[str, Any]) -> Findings:
     """The sweep (search space, algorithm, objective) and the Argo spec every trial runs."""
     spec = hpw.get("spec")
-    causes: list[Cause] = []
+    causes: list[FieldError] = []
     lines: list[str] = []
     try:
         sweep = parse_sweep(spec)
@@ -116,7 +114,7 @@ def check_hyperparam_workflow(hpw: dict[str, Any]) -> Findings:
         # Workflows the sweep makes (arithmetic on the spec; no trial is planned).
         sweep_manifests.plan_batches(hpw, sweep)
     except SpecError as invalid:
-        causes += [Cause(error.path, error.message) for error in invalid.errors]
+        causes += invalid.errors
         lines += [str(error) for error in invalid.errors]
     if not isinstance(spec, dict) or not isinstance(workflow := spec.get("workflow"), dict):
         return Findings(tuple(causes), tuple(lines))
@@ -138,7 +136,7 @@ def pod_security(kind: GroupVersionKind, obj: dict[str, Any], namespace: str) ->
         except UnknownKind:
             return Findings()
     violations = podsecurity.check(namespace or job_namespace(obj), views)
-    return Findings(tuple(Cause(v.path, v.message) for v in violations), tuple(map(str, violations)))
+    return Findings(tuple(FieldError(v.path, v.message) for v in violations), tuple(map(str, violations)))
 
 
 def _merged(first: Findings, second: Findings) -> Findings:

@@ -131,11 +131,11 @@ def scan(text: str, budget: Limits = DEFAULT_LIMITS) -> None:
             elif isinstance(event, yaml.AliasEvent):
                 nodes += 1
                 if event.anchor in collections:
-                    raise YamlRefused(
+                    raise _refused_at(
+                        event,
                         f"*{event.anchor} is an alias of a mapping or a sequence; such aliases (and << merge "
                         "keys) are not accepted, write the values out (aliases of plain values are fine)",
-                        limit="alias",
-                        line=_line(event),
+                        "alias",
                     )
                 expanded += scalars.get(event.anchor, 0)
             elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
@@ -145,26 +145,18 @@ def scan(text: str, budget: Limits = DEFAULT_LIMITS) -> None:
                     collections.add(event.anchor)
                 if depth > max_depth.value:
                     deep = f"more than {max_depth.value} levels deep{max_depth.note}"
-                    raise YamlRefused(
-                        f"the YAML nests mappings and sequences {deep}",
-                        limit="depth",
-                        line=_line(event),
-                    )
+                    raise _refused_at(event, f"the YAML nests mappings and sequences {deep}", "depth")
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
             if nodes > max_nodes.value:
                 many = f"more than {max_nodes.value} values (scalars, mappings and sequences){max_nodes.note}"
-                raise YamlRefused(
-                    f"the YAML has {many}",
-                    limit="nodes",
-                    line=_line(event),
-                )
+                raise _refused_at(event, f"the YAML has {many}", "nodes")
             if expanded > max_expanded.value:
-                raise YamlRefused(
+                raise _refused_at(
+                    event,
                     "the YAML's values, with every alias written out in full, come to more than the limit "
                     f"of {max_expanded.value} bytes{max_expanded.note}",
-                    limit="expanded",
-                    line=_line(event),
+                    "expanded",
                 )
     except yaml.YAMLError as error:
         raise _syntax_error(error) from None
@@ -333,8 +325,10 @@ def _utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
-def _line(event: yaml.Event) -> int:
-    return event.start_mark.line + 1 if event.start_mark is not None else 0
+def _refused_at(event: yaml.Event, problem: str, limit: str) -> YamlRefused:
+    """The document is refused at `event`, for breaking `limit`; the error names the event's line."""
+    line = event.start_mark.line + 1 if event.start_mark is not None else 0
+    return YamlRefused(problem, limit=limit, line=line)
 
 
 def _syntax_error(error: yaml.YAMLError) -> YamlRefused:

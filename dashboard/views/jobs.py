@@ -10,12 +10,11 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from access.scopes import request_scope
-from dashboard.access import get_readable, require_editor
+from dashboard.access import require_editor
 from dashboard.cluster import cluster_client
 from dashboard.jobgrid import replica_grid
 from jobs import actions, apigroups
@@ -25,9 +24,9 @@ from jobs.spec import replica_counts
 from jobs.status import CONDITION_TYPES
 from kube.errors import ApiError
 
-from . import events, mirrors, tensorboards
-from .common import POLL_SECONDS, choices, is_fragment, manifest_of, page
-from .mirrors import ListFilters, ListPage, name_prefix_field
+from . import mirrors, tensorboards
+from .common import choices, manifest_of, page
+from .mirrors import ListFilters, MirrorPages, name_prefix_field
 
 FINISHED = ("Succeeded", "Failed")
 LIST_COLUMNS = (
@@ -53,17 +52,11 @@ class JobFilters(ListFilters):
         choices(self, "kind", [("", "any kind")] + [(k, k) for k in kinds()])
 
 
-JOBS = ListPage(
-    TrainingJob, JobFilters, LIST_COLUMNS, "dashboard:jobs", "dashboard/jobs",
+JOBS = MirrorPages(
+    TrainingJob, "job", JobFilters, LIST_COLUMNS,
     is_live=lambda job: job.phase not in FINISHED and job.deleted_at is None,
 )  # fmt: skip
-
-
-job_list = JOBS.view()
-
-
-def _job(request: HttpRequest, pk: int) -> TrainingJob:
-    return get_readable(request, TrainingJob.objects.all(), pk=pk)
+job_list = JOBS.list_view()
 
 
 def status_context(job: TrainingJob) -> dict[str, Any]:
@@ -74,26 +67,21 @@ def status_context(job: TrainingJob) -> dict[str, Any]:
     except UnknownKind:
         wanted = {}
     grid = replica_grid(wanted, replicas, job.phase)
-    return {
-        "job": job,
-        "grid": grid,
-        "stopped_after_success": any(cell.stopped for row in grid for cell in row.cells),
-        "history": list(job.history.all()),
-        "live": job.deleted_at is None and job.phase not in FINISHED,
-        "poll_seconds": POLL_SECONDS,
-    }
+    stopped_after_success = any(cell.stopped for row in grid for cell in row.cells)
+    return JOBS.status_context(
+        job, finished=job.phase in FINISHED, grid=grid, stopped_after_success=stopped_after_success
+    )
 
 
 @page
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = _job(request, pk)
-    context = status_context(job)
-    if is_fragment(request):
-        return render(request, "dashboard/jobs/_status.html", context)
-    context["manifest"] = manifest_of(job, job.api_version, job.kind)
-    context["can_write"] = request_scope(request).can_write(job.namespace)
-    context["tensorboard_refusal"] = tensorboard_refusal(job)
-    return render(request, "dashboard/jobs/detail.html", context)
+    job = JOBS.row(request, pk)
+
+    def page_only() -> dict[str, Any]:
+        manifest = manifest_of(job, job.api_version, job.kind)
+        return {"manifest": manifest, "tensorboard_refusal": tensorboard_refusal(job)}
+
+    return JOBS.status_or_page(request, job, status_context(job), page_only)
 
 
 def tensorboard_refusal(job: TrainingJob) -> str:
@@ -105,11 +93,7 @@ def tensorboard_refusal(job: TrainingJob) -> str:
     return ""
 
 
-@page
-def job_events(request: HttpRequest, pk: int) -> HttpResponse:
-    """The job's Kubernetes Events, a lazy fragment (`events.events_context`)."""
-    job = _job(request, pk)
-    return render(request, "dashboard/jobs/_events.html", events.events_context(job.namespace, job.uid))
+job_events = JOBS.events_view()
 
 
 @page
@@ -119,32 +103,17 @@ def job_by_name(request: HttpRequest, namespace: str, kind: str, name: str) -> H
     return mirrors.by_name(request, jobs, "dashboard:job", namespace=namespace, kind=kind, name=name)
 
 
-@page
-@require_POST
-def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
-    job = _job(request, pk)
-    return mirrors.stop(
-        request, job, lambda: actions.delete_job(job.kind, job.namespace, job.name, job.uid, job.api_version),
-        name=f"{job.kind} {job.name}", consequence="its pods are deleted",
-        back=reverse("dashboard:job", args=[job.pk]),
-    )  # fmt: skip
+job_stop = JOBS.stop_view(
+    lambda job: actions.delete_job(job.kind, job.namespace, job.name, job.uid, job.api_version),
+    title=lambda job: f"{job.kind} {job.name}", consequence="its pods are deleted",
+)  # fmt: skip
 
 
-@page
-@require_POST
-def job_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
-    """Open the job in TensorBoard at the log directory an administrator configured for training jobs."""
-    job = _job(request, pk)
-    back = reverse("dashboard:job", args=[job.pk])
-    refusal = tensorboard_refusal(job)
-    if refusal:
-        require_editor(request, job.namespace)
-        messages.error(request, f"No TensorBoard for {job.name}: {refusal}")
-        return redirect(back)
-    return tensorboards.spawn_for_source(
-        request, namespace=job.namespace, kind=job.kind, source=job.name, back=back,
-        contents=f"the logs of {job.kind} {job.name}",
-    )  # fmt: skip
+# Open the job in TensorBoard at the log directory an administrator configured for training jobs.
+job_tensorboard = tensorboards.source_view(
+    JOBS, kind=lambda job: job.kind, contents=lambda job: f"the logs of {job.kind} {job.name}",
+    refusal=tensorboard_refusal,
+)  # fmt: skip
 
 
 def resubmitted_name(name: str) -> str:
@@ -157,7 +126,7 @@ def resubmitted_name(name: str) -> str:
 @page
 @require_POST
 def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
-    job = _job(request, pk)
+    job = JOBS.row(request, pk)
     require_editor(request, job.namespace)
     manifest = manifest_of(job, job.api_version, job.kind)
     manifest["metadata"]["name"] = resubmitted_name(job.name)

@@ -1,12 +1,12 @@
-"""What the pages of the mirrored resources share: the filtered list, newest first (jobs, TrainJobs,
-sweeps); the page a submit leads to, by name; and Stop, which deletes the resource from the cluster (and
-TensorBoards')."""
+"""What the pages of the mirrored resources share: each kind's `MirrorPages` (jobs, TrainJobs, sweeps: the
+filtered list, newest first; a row's page with its polled status fragment; its Events; Stop, which deletes
+the resource from the cluster), the page a submit leads to, by name, and Stop for any row (TensorBoards')."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from django import forms
 from django.contrib import messages
@@ -14,14 +14,16 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from access.scopes import request_scope
-from dashboard.access import readable, require_editor, visible_namespaces
+from dashboard.access import get_readable, readable, require_editor, visible_namespaces
 from dashboard.cluster import cluster_client
 from dashboard.pagination import BadCursor, newest_first
 from kube.errors import ApiError
 from kube.models import MirroredResource
 
+from . import events
 from .common import LIST_POLL_SECONDS, POLL_SECONDS, choices, is_fragment, page
 
 
@@ -60,35 +62,90 @@ class ListFilters(forms.Form):
         return queryset
 
 
-@dataclass(frozen=True)
-class ListPage:
-    """One resource's list page (`view`): `templates`/list.html, or its `_table.html` for htmx's poll,
-    which refreshes the table while `is_live` holds for a row shown; `context` adds to what it shows."""
+M = TypeVar("M", bound=MirroredResource)
 
-    model: type[MirroredResource]
+
+@dataclass(frozen=True)
+class MirrorPages(Generic[M]):
+    """One mirrored resource's pages, named by the dashboard's conventions from `name` ("job"): its list
+    (`dashboard:<name>s`), a row's page (`dashboard:<name>`, at `url(row)`) with its status fragment, its
+    Events and Stop.
+
+    The list renders `dashboard/<name>s/list.html`, or its `_table.html` for htmx's poll, which refreshes
+    the table while `is_live` holds for a row shown; `context` adds to what it shows."""
+
+    model: type[M]
+    name: str
     filters: type[ListFilters]
     columns: tuple[str, ...]
-    url_name: str
-    templates: str
-    is_live: Callable[[Any], bool]
+    is_live: Callable[[M], bool]
     context: Mapping[str, Any] = field(default_factory=dict)
 
-    def view(self) -> Callable[[HttpRequest], HttpResponse]:
-        return page(self.render)
+    def list_view(self) -> Callable[[HttpRequest], HttpResponse]:
+        return page(self.render_list)
 
-    def render(self, request: HttpRequest) -> HttpResponse:
+    def render_list(self, request: HttpRequest) -> HttpResponse:
         filters = self.filters(request.GET, visible_namespaces(request, self.model))
         rows = filters.filter(readable(request, self.model._default_manager.only(*self.columns)))
         try:
             found = newest_first(rows, "created_at", request.GET.get("after"))
         except BadCursor:
             messages.error(request, "That page link is out of date; here is the first page.")
-            return redirect(reverse(self.url_name))
+            return redirect(reverse(f"dashboard:{self.name}s"))
         live = any(self.is_live(row) for row in found.rows)
         context = {**self.context, "filters": filters, "page": found, "live": live}
         context.setdefault("poll_seconds", LIST_POLL_SECONDS)
         template = "_table.html" if is_fragment(request) else "list.html"
-        return render(request, f"{self.templates}/{template}", context)
+        return render(request, f"dashboard/{self.name}s/{template}", context)
+
+    def row(self, request: HttpRequest, pk: int) -> M:
+        """Row `pk`, when the user may read its namespace (else 404)."""
+        return get_readable(request, self.model._default_manager.all(), pk=pk)
+
+    def url(self, row: M) -> str:
+        return reverse(f"dashboard:{self.name}", args=[row.pk])
+
+    def status_context(self, row: M, *, finished: bool, **shown: Any) -> dict[str, Any]:
+        """What the row's status fragment (`dashboard/_status.html`, extended) shows besides `shown`: the row
+        (as `job`, which the conditions and history partial reads too), the `resource` it is (the fragment's
+        ids and the URL it polls), its history, and whether it polls (`live`: neither deleted nor
+        `finished`)."""
+        return {
+            "job": row,
+            "resource": self.name,
+            **shown,
+            "history": list(row.history.all()),  # type: ignore[attr-defined]
+            "live": row.deleted_at is None and not finished,
+            "poll_seconds": POLL_SECONDS,
+        }
+
+    def status_or_page(
+        self, request: HttpRequest, row: M, status: dict[str, Any], page_only: Callable[[], dict[str, Any]]
+    ) -> HttpResponse:
+        """While htmx polls, the status fragment alone (`_status.html`, showing `status`); else the row's page
+        (`detail.html`): `status`, whether the user may write in its namespace, and `page_only()`, read only
+        for the page (its manifest, say)."""
+        if is_fragment(request):
+            return render(request, f"dashboard/{self.name}s/_status.html", status)
+        context = {**status, "can_write": request_scope(request).can_write(row.namespace), **page_only()}
+        return render(request, f"dashboard/{self.name}s/detail.html", context)
+
+    def events_view(self) -> Callable[[HttpRequest, int], HttpResponse]:
+        """The row's Kubernetes Events, a lazy fragment (`events.events_context`)."""
+
+        @page
+        def view(request: HttpRequest, pk: int) -> HttpResponse:
+            row = self.row(request, pk)
+            context = events.events_context(row.namespace, row.uid)
+            return render(request, "dashboard/jobs/_events.html", context)
+
+        return view
+
+    def stop_view(
+        self, delete: Callable[[M], bool], *, title: Callable[[M], str], consequence: str
+    ) -> Callable[[HttpRequest, int], HttpResponse]:
+        """Stop (`stop_view`) for a row of this resource, back to the row's page."""
+        return stop_view(self.row, delete, title=title, back=self.url, consequence=consequence)
 
 
 def by_name(
@@ -112,21 +169,30 @@ def by_name(
     return redirect(url)
 
 
-def stop(
-    request: HttpRequest, row: MirroredResource, delete: Callable[[], bool], *, name: str, back: str,
-    consequence: str = "",
-) -> HttpResponse:  # fmt: skip
-    """Stop `row` (`name` says which: "TFJob mnist"): `delete` deletes it from the cluster and says whether
-    it was still there; then back to `back`, with a message saying which (and the `consequence`)."""
-    require_editor(request, row.namespace)
-    try:
-        cluster_client()
-        deleted = delete()
-    except ApiError as error:
-        messages.error(request, f"The cluster did not accept the stop: {error}")
-    else:
-        if deleted:
-            messages.success(request, f"{name} is being stopped{f': {consequence}' if consequence else ''}.")
+def stop_view(
+    row_of: Callable[[HttpRequest, int], M], delete: Callable[[M], bool], *, title: Callable[[M], str],
+    back: Callable[[M], str], consequence: str = "",
+) -> Callable[[HttpRequest, int], HttpResponse]:  # fmt: skip
+    """The POST behind a resource's Stop button, for an editor of its namespace: `delete` deletes the row
+    `row_of` reads from the cluster and says whether it was still there; then back to `back(row)`, with a
+    message saying which, naming the row as `title(row)` ("TFJob mnist") and the `consequence`."""
+
+    @page
+    @require_POST
+    def view(request: HttpRequest, pk: int) -> HttpResponse:
+        row = row_of(request, pk)
+        require_editor(request, row.namespace)
+        try:
+            cluster_client()
+            deleted = delete(row)
+        except ApiError as error:
+            messages.error(request, f"The cluster did not accept the stop: {error}")
         else:
-            messages.info(request, f"{name} was already gone from the cluster.")
-    return redirect(back)
+            if deleted:
+                said = f": {consequence}" if consequence else ""
+                messages.success(request, f"{title(row)} is being stopped{said}.")
+            else:
+                messages.info(request, f"{title(row)} was already gone from the cluster.")
+        return redirect(back(row))
+
+    return view

@@ -8,13 +8,10 @@ from typing import Any
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
-from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 import limits
 from access.scopes import request_scope
 from dashboard import plots
-from dashboard.access import get_readable
 from hyperparam import actions
 from hyperparam.api.export import csv_response
 from hyperparam.api.filters import trial_ordering
@@ -27,7 +24,7 @@ from web import csp
 
 from . import mirrors, tensorboards
 from .common import POLL_SECONDS, is_fragment, manifest_of, page
-from .mirrors import ListFilters, ListPage, name_prefix_field
+from .mirrors import ListFilters, MirrorPages, name_prefix_field
 from .trainjobs import sweep_figures, sweep_train_jobs
 
 LIST_COLUMNS = (
@@ -52,17 +49,11 @@ class SweepFilters(ListFilters):
     name = name_prefix_field()
 
 
-SWEEPS = ListPage(
-    Sweep, SweepFilters, LIST_COLUMNS, "dashboard:sweeps", "dashboard/sweeps",
+SWEEPS = MirrorPages(
+    Sweep, "sweep", SweepFilters, LIST_COLUMNS,
     is_live=lambda sweep: sweep.phase not in TERMINAL_PHASES, context={"trial_phases": TRIAL_PHASES},
 )  # fmt: skip
-
-
-sweep_list = SWEEPS.view()
-
-
-def _sweep(request: HttpRequest, pk: int) -> Sweep:
-    return get_readable(request, Sweep.objects.all(), pk=pk)
+sweep_list = SWEEPS.list_view()
 
 
 def _base_context(request: HttpRequest, sweep: Sweep, tab: str) -> dict[str, Any]:
@@ -82,7 +73,7 @@ def _base_context(request: HttpRequest, sweep: Sweep, tab: str) -> dict[str, Any
 def sweep_detail(request: HttpRequest, pk: int, tab: str = "overview") -> HttpResponse:
     if tab not in TABS:
         raise Http404("No such tab.")
-    sweep = _sweep(request, pk)
+    sweep = SWEEPS.row(request, pk)
     context = _base_context(request, sweep, tab)
     if is_fragment(request):
         return render(request, "dashboard/sweeps/_status.html", context)
@@ -139,7 +130,7 @@ def _trials_context(request: HttpRequest, sweep: Sweep) -> dict[str, Any]:
 def sweep_plots(request: HttpRequest, pk: int) -> JsonResponse:
     """The figures of the Overview tab as Plotly JSON, drawn from every trial that reported a metric and
     downsampled in dashboard.plots so 10,000 trials stay responsive."""
-    sweep = _sweep(request, pk)
+    sweep = SWEEPS.row(request, pk)
     rows = Trial.objects.filter(sweep=sweep, metric__isnull=False).values_list("index", "params", "metric")
     points = [
         plots.TrialPoint(index, params, metric)
@@ -161,12 +152,12 @@ def sweep_plots(request: HttpRequest, pk: int) -> JsonResponse:
 @page
 def sweep_trainjob_plots(request: HttpRequest, pk: int) -> JsonResponse:
     """Each metric of every trial's TrainJob side by side (dashboard.trainplots.side_by_side)."""
-    return JsonResponse(sweep_figures(_sweep(request, pk)))
+    return JsonResponse(sweep_figures(SWEEPS.row(request, pk)))
 
 
 @page
 def sweep_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    sweep = _sweep(request, pk)
+    sweep = SWEEPS.row(request, pk)
     ordering = request.GET.get("order", "best")
     trials = Trial.objects.filter(sweep=sweep).order_by(
         *trial_ordering(ordering if ordering in TRIAL_ORDERINGS else "best", sweep.goal)
@@ -174,26 +165,16 @@ def sweep_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     return csv_response(sweep, trials)
 
 
-@page
-@require_POST
-def sweep_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
-    """Open all of the sweep's trials in one TensorBoard (tensorboard.actions.spawn, idempotent)."""
-    sweep = _sweep(request, pk)
-    return tensorboards.spawn_for_source(
-        request, namespace=sweep.namespace, kind=KIND, source=sweep.name,
-        back=reverse("dashboard:sweep", args=[sweep.pk]), contents=f"every trial of {sweep.name}",
-    )  # fmt: skip
+# Open all of the sweep's trials in one TensorBoard (tensorboard.actions.spawn, idempotent).
+sweep_tensorboard = tensorboards.source_view(
+    SWEEPS, kind=lambda _: KIND, contents=lambda sweep: f"every trial of {sweep.name}"
+)
 
 
-@page
-@require_POST
-def sweep_stop(request: HttpRequest, pk: int) -> HttpResponse:
-    sweep = _sweep(request, pk)
-    return mirrors.stop(
-        request, sweep, lambda: actions.delete_sweep(sweep.namespace, sweep.name, sweep.uid),
-        name=f"Sweep {sweep.name}", consequence="its Workflows are deleted",
-        back=reverse("dashboard:sweep", args=[sweep.pk]),
-    )  # fmt: skip
+sweep_stop = SWEEPS.stop_view(
+    lambda sweep: actions.delete_sweep(sweep.namespace, sweep.name, sweep.uid),
+    title=lambda sweep: f"Sweep {sweep.name}", consequence="its Workflows are deleted",
+)  # fmt: skip
 
 
 @page

@@ -5,6 +5,7 @@ tensorboard.actions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -33,6 +34,7 @@ from tensorboard.status import FAILED, PENDING, READY
 
 from . import mirrors
 from .common import choices, page
+from .mirrors import M, MirrorPages
 
 LIST_COLUMNS = ("id", "uid", "namespace", "name", "phase", "url", "source_kind", "source_name",
                 "last_access", "created_at", "deleted_at")  # fmt: skip
@@ -99,24 +101,53 @@ def tensorboard_open(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
-@page
-@require_POST
-def tensorboard_stop(request: HttpRequest, pk: int) -> HttpResponse:
-    tensorboard = get_readable(request, Tensorboard.objects.all(), pk=pk)
-    return mirrors.stop(
-        request, tensorboard,
-        lambda: actions.stop(cluster_client(), tensorboard.namespace, tensorboard.name, tensorboard.uid),
-        name=f"TensorBoard {tensorboard.name}", back=reverse("dashboard:tensorboards"),
-    )  # fmt: skip
+def _tensorboard(request: HttpRequest, pk: int) -> Tensorboard:
+    return get_readable(request, Tensorboard.objects.all(), pk=pk)
+
+
+tensorboard_stop = mirrors.stop_view(
+    _tensorboard, lambda board: actions.stop(cluster_client(), board.namespace, board.name, board.uid),
+    title=lambda board: f"TensorBoard {board.name}", back=lambda _: reverse("dashboard:tensorboards"),
+)  # fmt: skip
+
+
+def source_view(
+    pages: MirrorPages[M], *, kind: Callable[[M], str], contents: Callable[[M], str],
+    refusal: Callable[[M], str] = lambda _: "",
+) -> Callable[[HttpRequest, int], HttpResponse]:  # fmt: skip
+    """The POST behind the TensorBoard button of a page of `pages` (`spawn_for_source`): `kind(row)` is the
+    source's kind, `contents(row)` what the instance shows, and `refusal(row)` why the button is disabled
+    ("": it may be pressed), said again here to whoever posts anyway."""
+
+    @page
+    @require_POST
+    def view(request: HttpRequest, pk: int) -> HttpResponse:
+        row = pages.row(request, pk)
+        back = pages.url(row)
+        refused = refusal(row)
+        if refused:
+            require_editor(request, row.namespace)
+            messages.error(request, f"No TensorBoard for {row.name}: {refused}")
+            return redirect(back)
+        return spawn_for_source(
+            request,
+            namespace=row.namespace,
+            kind=kind(row),
+            source=row.name,
+            back=back,
+            contents=contents(row),
+        )
+
+    return view
 
 
 def spawn_for_source(
     request: HttpRequest, *, namespace: str, kind: str, source: str, back: str, contents: str
 ) -> HttpResponse:
-    """The POST behind a source page's TensorBoard button: spawn (or refresh) the source's instance through
-    the API's own action, then go to the TensorBoards of the namespace. A refusal (no artifacts, no log
-    directory configured for the kind, the cluster saying no) is a message on the source's page at `back`.
-    `contents` says what the instance shows ("every trial of mnist")."""
+    """Spawn (or refresh) the source's instance through the API's own action, then go to the TensorBoards of
+    the namespace. A refusal (no artifacts, no log directory configured for the kind, the cluster saying no)
+    is a message on the source's page at `back`. `contents` says what the instance shows ("every trial of
+    mnist")."""
     require_editor(request, namespace)
     try:
         spawned = actions.spawn(

@@ -10,10 +10,7 @@ from django import forms
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.urls import reverse
-from django.views.decorators.http import require_POST
 
-from access.scopes import request_scope
 from dashboard import trainplots
 from dashboard.access import get_readable
 from hyperparam.models import Sweep
@@ -24,10 +21,10 @@ from trainer.models.trainjobs import PHASES
 from trainer.runtimes import actions
 from web import csp
 
-from . import events, mirrors, tensorboards
+from . import tensorboards
 from .common import POLL_SECONDS, is_fragment, manifest_of, page
 from .logs import FINISHED_POD_PHASES, TAIL_LINES, read_logs
-from .mirrors import ListFilters, ListPage, name_prefix_field
+from .mirrors import ListFilters, MirrorPages, name_prefix_field
 
 LIST_COLUMNS = (
     "id", "uid", "namespace", "name", "phase", "state_reason", "runtime_kind", "runtime_name",
@@ -52,17 +49,11 @@ class TrainJobFilters(ListFilters):
     columns = {"runtime": "runtime_name"}
 
 
-TRAIN_JOBS = ListPage(
-    TrainJob, TrainJobFilters, LIST_COLUMNS, "dashboard:trainjobs", "dashboard/trainjobs",
+TRAIN_JOBS = MirrorPages(
+    TrainJob, "trainjob", TrainJobFilters, LIST_COLUMNS,
     is_live=lambda job: not job.is_finished and job.deleted_at is None,
 )  # fmt: skip
-
-
-trainjob_list = TRAIN_JOBS.view()
-
-
-def _train_job(request: HttpRequest, pk: int) -> TrainJob:
-    return get_readable(request, TrainJob.objects.all(), pk=pk)
+trainjob_list = TRAIN_JOBS.list_view()
 
 
 def steps_of(pods: list[TrainJobPod]) -> list[dict[str, Any]]:
@@ -98,27 +89,23 @@ def status_context(job: TrainJob) -> dict[str, Any]:
     pods = list(TrainJobPod.objects.filter(train_job=job).only(*POD_COLUMNS).order_by("created_at", "id"))
     reported = job.status.get("trainerStatus") if isinstance(job.status, dict) else None
     metrics = reported.get("metrics") if isinstance(reported, dict) else None
-    return {
-        "job": job,
-        "steps": steps_of(pods),
-        "metrics": [m for m in metrics if isinstance(m, dict)] if isinstance(metrics, list) else [],
-        "history": list(job.history.all()),
-        "live": job.deleted_at is None and not job.is_finished,
-        "poll_seconds": POLL_SECONDS,
-    }
+    return TRAIN_JOBS.status_context(
+        job, finished=job.is_finished, steps=steps_of(pods),
+        metrics=[m for m in metrics if isinstance(m, dict)] if isinstance(metrics, list) else [],
+    )  # fmt: skip
 
 
 @page
 def trainjob_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = _train_job(request, pk)
-    context = status_context(job)
-    if is_fragment(request):
-        return render(request, "dashboard/trainjobs/_status.html", context)
-    context.update(runtime_context(job))
-    context["manifest"] = manifest_of(job, c.API_VERSION, c.TRAIN_JOB_KIND)
-    context["reports"] = TrainerStatusUpdate.objects.of(job).exists()
-    context["can_write"] = request_scope(request).can_write(job.namespace)
-    return csp.allow_plots(render(request, "dashboard/trainjobs/detail.html", context))
+    job = TRAIN_JOBS.row(request, pk)
+
+    def page_only() -> dict[str, Any]:
+        manifest = manifest_of(job, c.API_VERSION, c.TRAIN_JOB_KIND)
+        reports = TrainerStatusUpdate.objects.of(job).exists()
+        return {**runtime_context(job), "manifest": manifest, "reports": reports}
+
+    # The fragment too sends the page's policy: htmx swaps it into the page that draws the plots.
+    return csp.allow_plots(TRAIN_JOBS.status_or_page(request, job, status_context(job), page_only))
 
 
 def reports_of(jobs: list[TrainJob]) -> dict[str, list[trainplots.Report]]:
@@ -138,40 +125,25 @@ def reports_of(jobs: list[TrainJob]) -> dict[str, list[trainplots.Report]]:
 @page
 def trainjob_plots(request: HttpRequest, pk: int) -> JsonResponse:
     """Progress % and each metric over time, from every report the job's pods pushed."""
-    job = _train_job(request, pk)
+    job = TRAIN_JOBS.row(request, pk)
     reports = reports_of([job])[str(job.uid)]
     return JsonResponse(trainplots.job_figures(reports))
 
 
-@page
-def trainjob_events(request: HttpRequest, pk: int) -> HttpResponse:
-    """The TrainJob's Kubernetes Events, a lazy fragment (`events.events_context`)."""
-    job = _train_job(request, pk)
-    return render(request, "dashboard/jobs/_events.html", events.events_context(job.namespace, job.uid))
+trainjob_events = TRAIN_JOBS.events_view()
 
 
-@page
-@require_POST
-def trainjob_stop(request: HttpRequest, pk: int) -> HttpResponse:
-    """Delete the TrainJob from the cluster (trainer.runtimes.actions.delete_train_job); its pods go with
-    it."""
-    job = _train_job(request, pk)
-    return mirrors.stop(
-        request, job, lambda: actions.delete_train_job(job.namespace, job.name, job.uid),
-        name=f"TrainJob {job.name}", consequence="it and its pods are deleted",
-        back=reverse("dashboard:trainjob", args=[job.pk]),
-    )  # fmt: skip
+# Delete the TrainJob from the cluster (trainer.runtimes.actions.delete_train_job); its pods go with it.
+trainjob_stop = TRAIN_JOBS.stop_view(
+    lambda job: actions.delete_train_job(job.namespace, job.name, job.uid),
+    title=lambda job: f"TrainJob {job.name}", consequence="it and its pods are deleted",
+)  # fmt: skip
 
 
-@page
-@require_POST
-def trainjob_tensorboard(request: HttpRequest, pk: int) -> HttpResponse:
-    """Open the TrainJob in TensorBoard at the log directory an administrator configured for training jobs."""
-    job = _train_job(request, pk)
-    return tensorboards.spawn_for_source(
-        request, namespace=job.namespace, kind=c.TRAIN_JOB_KIND, source=job.name,
-        back=reverse("dashboard:trainjob", args=[job.pk]), contents=f"the logs of TrainJob {job.name}",
-    )  # fmt: skip
+# Open the TrainJob in TensorBoard at the log directory an administrator configured for training jobs.
+trainjob_tensorboard = tensorboards.source_view(
+    TRAIN_JOBS, kind=lambda _: c.TRAIN_JOB_KIND, contents=lambda job: f"the logs of TrainJob {job.name}"
+)
 
 
 @page

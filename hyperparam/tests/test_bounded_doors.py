@@ -98,7 +98,7 @@ def test_the_webhook_denies_it_naming_the_field(hostile):
     with measured() as cost:
         verdict = validating.review(review)
     assert not verdict.allowed
-    assert field in {cause.field for cause in verdict.causes}
+    assert field in {cause.path for cause in verdict.causes}
     assert_cheap(cost, seconds=2, mib=16)
 
 

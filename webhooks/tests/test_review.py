@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from webhooks.review import Cause, MalformedReview, Verdict, parse_review, review_response
+from fields import FieldError
+from webhooks.review import MalformedReview, Verdict, parse_review, review_response
 from webhooks.tests.conftest import admission_review, tf_job
 
 
@@ -87,7 +88,7 @@ def test_an_allowed_response_echoes_the_uid_and_nothing_else():
 
 
 def test_a_denial_carries_code_message_reason_and_causes():
-    verdict = Verdict.deny(422, 'TFJob "x" is invalid: spec: bad', [Cause("spec", "bad")], ["careful"])
+    verdict = Verdict.deny(422, 'TFJob "x" is invalid: spec: bad', [FieldError("spec", "bad")], ["careful"])
     response = review_response(REQUEST, verdict)["response"]
     assert response["allowed"] is False
     assert response["status"] == {

@@ -13,8 +13,9 @@ import pytest
 from django.test import Client
 
 import limits
+from fields import FieldError
 from webhooks import failures, scaling, views
-from webhooks.review import Cause, parse_review
+from webhooks.review import parse_review
 from webhooks.tests.conftest import container, pytorch_job
 
 pytestmark = pytest.mark.urls("argoml_site.webhook_urls")
@@ -77,7 +78,7 @@ def test_a_scale_outside_the_bounds_is_refused_naming_the_field(replicas, bounds
     assert not verdict.allowed
     assert verdict.code == 422
     problem = f"{replicas} is outside the elastic policy's {bounds}"
-    assert verdict.causes == (Cause("spec.pytorchReplicaSpecs.Worker.replicas", problem),)
+    assert verdict.causes == (FieldError("spec.pytorchReplicaSpecs.Worker.replicas", problem),)
     assert (
         verdict.message
         == f'PyTorchJob "elastic" is invalid: spec.pytorchReplicaSpecs.Worker.replicas: {problem}'
@@ -94,14 +95,14 @@ def test_a_scale_past_the_bound_on_replicas_is_refused_naming_the_field(policy):
         refused = decide(5, job)
     assert (refused.allowed, refused.code) == (False, 422)
     problem = "must be at most 4 replicas (MAX_REPLICAS_PER_JOB), not 5"
-    assert refused.causes == (Cause("spec.pytorchReplicaSpecs.Worker.replicas", problem),)
+    assert refused.causes == (FieldError("spec.pytorchReplicaSpecs.Worker.replicas", problem),)
 
 
 def test_the_default_bound_refuses_a_scale_to_a_hundred_thousand_workers():
     job = elastic_job()
     del job["spec"]["elasticPolicy"]
     (cause,) = decide(100_000, job).causes
-    assert cause == Cause(
+    assert cause == FieldError(
         "spec.pytorchReplicaSpecs.Worker.replicas",
         "must be at most 1000 replicas (MAX_REPLICAS_PER_JOB), not 100000",
     )

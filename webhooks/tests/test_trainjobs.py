@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 
 from argoml_site.crds import TRAINER_RESOURCES
+from fields import FieldError
 from kube.client import get_client, reset_client
 from kube.crds.install import install, wait_established
 from kube.resources import NAMESPACE
@@ -20,7 +21,7 @@ from kubesim.testing import running_simulator
 from trainer.runtimes.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME
 from trainer.tests import factories as f
 from webhooks import configurations, failures, trainjobs
-from webhooks.review import Cause, parse_review
+from webhooks.review import parse_review
 from webhooks.tests.conftest import admission_review
 
 TRAINER_GVK = {
@@ -54,7 +55,7 @@ def reader(*runtimes: dict[str, Any]):
 TORCH = f.torch_runtime()
 
 
-def denied_causes(verdict) -> list[Cause]:
+def denied_causes(verdict) -> list[FieldError]:
     assert not verdict.allowed
     assert verdict.code == 422
     return list(verdict.causes)
@@ -71,7 +72,7 @@ def test_a_trainjob_on_an_existing_runtime_is_allowed():
 def test_a_trainjob_naming_a_runtime_that_does_not_exist_is_denied_naming_spec_runtimeref_name():
     verdict = trainjobs.review(request(f.train_job(runtime_name="torch-distributed")), reader(TORCH))
     assert denied_causes(verdict) == [
-        Cause(
+        FieldError(
             "spec.runtimeRef.name",
             "ClusterTrainingRuntime 'torch-distributed' does not exist: "
             "create the runtime before the TrainJob",
@@ -89,7 +90,7 @@ def test_a_namespaced_runtime_is_looked_up_in_the_trainjobs_own_namespace():
     )
     job = f.train_job(namespace="team-a", runtime_kind="TrainingRuntime")
     (cause,) = denied_causes(trainjobs.review(request(job), reader(theirs)))
-    assert cause.field == "spec.runtimeRef.name"
+    assert cause.path == "spec.runtimeRef.name"
     assert "does not exist in namespace 'team-a'" in cause.message
     mine = f.train_job(namespace="team-b", runtime_kind="TrainingRuntime")
     assert trainjobs.review(request(mine), reader(theirs)).allowed
@@ -98,14 +99,14 @@ def test_a_namespaced_runtime_is_looked_up_in_the_trainjobs_own_namespace():
 def test_every_field_the_parser_refuses_is_listed_at_once():
     job = f.train_job(managedBy="someone/else", activeDeadlineSeconds=0)
     job["spec"]["runtimeRef"]["kind"] = "JobSet"
-    fields = [cause.field for cause in denied_causes(trainjobs.review(request(job), reader(TORCH)))]
+    fields = [cause.path for cause in denied_causes(trainjobs.review(request(job), reader(TORCH)))]
     assert set(fields) == {"spec.runtimeRef.kind", "spec.managedBy", "spec.activeDeadlineSeconds"}
 
 
 def test_a_trainjob_that_does_not_resolve_against_its_runtime_is_denied_by_field():
     job = f.train_job(trainer={"env": [{"name": "PET_NNODES", "value": "9"}, {"name": "PET_MASTER_PORT"}]})
     assert denied_causes(trainjobs.review(request(job), reader(TORCH))) == [
-        Cause("spec.trainer.env", "must not set the reserved variables PET_MASTER_PORT, PET_NNODES")
+        FieldError("spec.trainer.env", "must not set the reserved variables PET_MASTER_PORT, PET_NNODES")
     ]
 
 
@@ -113,7 +114,7 @@ def test_a_runtime_that_exists_but_is_invalid_is_named_on_the_runtime_ref():
     broken = copy.deepcopy(TORCH)
     broken["spec"]["mlPolicy"]["numNodes"] = "many"
     (cause,) = denied_causes(trainjobs.review(request(f.train_job()), reader(broken)))
-    assert cause.field == "spec.runtimeRef.name"
+    assert cause.path == "spec.runtimeRef.name"
     assert "ClusterTrainingRuntime 'test-runtime' is invalid: spec.mlPolicy.numNodes" in cause.message
 
 
@@ -124,7 +125,7 @@ def test_a_runtime_name_that_cannot_be_a_path_segment_is_refused_before_any_requ
 
     job = f.train_job(runtime_name="../secrets")
     (cause,) = denied_causes(trainjobs.review(request(job), path_only))
-    assert cause.field == "spec.runtimeRef.name"
+    assert cause.path == "spec.runtimeRef.name"
 
 
 def test_an_update_of_an_immutable_field_is_denied_and_a_suspend_is_allowed():
@@ -133,7 +134,7 @@ def test_an_update_of_an_immutable_field_is_denied_and_a_suspend_is_allowed():
     changed["spec"]["trainer"]["numNodes"] = 4
     changed["spec"]["runtimeRef"]["name"] = "other"
     verdict = trainjobs.review(request(changed, operation="UPDATE", old=old), reader(TORCH))
-    assert {cause.field for cause in denied_causes(verdict)} == {"spec.trainer", "spec.runtimeRef"}
+    assert {cause.path for cause in denied_causes(verdict)} == {"spec.trainer", "spec.runtimeRef"}
     suspended = copy.deepcopy(old)
     suspended["spec"]["suspend"] = True
     assert trainjobs.review(request(suspended, operation="UPDATE", old=old), reader(TORCH)).allowed
@@ -166,8 +167,8 @@ def test_a_failing_read_denies_without_saying_why_as_trainers_kinds_fail_closed(
 def test_a_trainjob_past_the_node_and_process_bounds_is_denied_naming_each_field_and_bound():
     job = f.train_job(trainer={"numNodes": 100_000, "numProcPerNode": 100_000})
     assert denied_causes(trainjobs.review(request(job), reader(TORCH))) == [
-        Cause("spec.trainer.numNodes", "must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000"),
-        Cause(
+        FieldError("spec.trainer.numNodes", "must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000"),
+        FieldError(
             "spec.trainer.numProcPerNode",
             "must be at most 1024 processes (MAX_PROCESSES_PER_NODE), not 100000",
         ),
@@ -182,7 +183,7 @@ def test_a_trainjob_whose_pods_with_its_runtimes_come_past_the_bound_is_denied()
     (cause,) = denied_causes(
         trainjobs.review(request(f.train_job(trainer={"numNodes": 1000})), reader(runtime))
     )
-    assert cause.field == "spec.trainer.numNodes"
+    assert cause.path == "spec.trainer.numNodes"
     assert "must be at most 1000 pods (MAX_REPLICAS_PER_JOB), not 1001" in cause.message
 
 
@@ -195,7 +196,7 @@ def test_a_valid_runtime_is_allowed_and_an_invalid_one_denied_with_every_field()
         f.replicated_job("node", f.container()),
         ml_policy={"numNodes": 0, "torch": {}, "mpi": {}},
     )
-    fields = {cause.field for cause in denied_causes(trainjobs.review(request(bad), reader()))}
+    fields = {cause.path for cause in denied_causes(trainjobs.review(request(bad), reader()))}
     assert fields
     assert all(field.startswith("spec.") for field in fields)
 
@@ -203,10 +204,10 @@ def test_a_valid_runtime_is_allowed_and_an_invalid_one_denied_with_every_field()
 def test_a_runtime_past_the_node_bound_is_denied_and_so_is_a_trainjob_naming_it():
     huge = f.torch_runtime(num_nodes=100_000)
     assert denied_causes(trainjobs.review(request(huge), reader())) == [
-        Cause("spec.mlPolicy.numNodes", "must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000")
+        FieldError("spec.mlPolicy.numNodes", "must be at most 1000 nodes (MAX_REPLICAS_PER_JOB), not 100000")
     ]
     (cause,) = denied_causes(trainjobs.review(request(f.train_job()), reader(huge)))
-    assert cause.field == "spec.runtimeRef.name"
+    assert cause.path == "spec.runtimeRef.name"
     assert "spec.mlPolicy.numNodes: must be at most 1000 nodes" in cause.message
 
 

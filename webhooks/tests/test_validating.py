@@ -34,7 +34,7 @@ def verdict(obj, **options) -> Verdict:
 
 
 def causes(result: Verdict) -> dict[str, str]:
-    return {cause.field: cause.message for cause in result.causes}
+    return {cause.path: cause.message for cause in result.causes}
 
 
 # -- our job kinds --------------------------------------------------------------------------------------

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from fields import as_dict
+from kube.names import NameFormat
 from workflows.lint.cron import check_cron_spec
 from workflows.lint.errors import LintError, LintResult
 from workflows.lint.loader import load_file
 from workflows.lint.model import SpecContext, TemplateIndex
-from workflows.lint.names import dns1123_subdomain_problems, text
+from workflows.lint.names import text
 from workflows.lint.schema import document_schema
 from workflows.lint.spec import SpecOwner, lint_workflow_spec
 from workflows.lint.structure import check_structure, json_kind
@@ -126,7 +127,7 @@ def _metadata_errors(kind: str, metadata: dict[str, Any]) -> list[LintError]:
     if name:
         errors += [
             LintError("metadata.name", f'metadata.name: Invalid value: "{name}": {problem}')
-            for problem in dns1123_subdomain_problems(name)
+            for problem in NameFormat.SUBDOMAIN.problems(name)
         ]
         if kind in _NAME_WORDING and len(name) > _NAME_MAX:
             errors.append(
@@ -143,6 +144,6 @@ def _metadata_errors(kind: str, metadata: dict[str, Any]) -> list[LintError]:
             LintError(
                 "metadata.generateName", f'metadata.generateName: Invalid value: "{generate_name}": {problem}'
             )
-            for problem in dns1123_subdomain_problems(masked)
+            for problem in NameFormat.SUBDOMAIN.problems(masked)
         ]
     return errors

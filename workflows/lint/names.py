@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kube.names import NameFormat
 from workflows.lint.errors import LintError
 
 WORKFLOW_FIELD_NAME_MAX = 128
@@ -19,28 +20,29 @@ _PARAM_NAME_MESSAGE = (
     "Parameter/Artifact name must consist of alpha-numeric characters, '_' or '-' e.g. my_param_1, MY-PARAM-1"
 )
 
-DNS1123_SUBDOMAIN_MAX = 253
-_DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
-_DNS1123_SUBDOMAIN_MESSAGE = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must"
-    " start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is"
-    " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_VALUE_MESSAGE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.',"
+    " and must start and end with an alphanumeric character"
+)
 LABEL_VALUE_MAX = 63
 QUALIFIED_NAME_MAX = 63
 
 
+def _problems(value: str, max_length: int, pattern: re.Pattern[str], message: str) -> list[str]:
+    """Kubernetes' two checks of a name: its length, then its form (`message` when `pattern` refuses it)."""
+    problems = []
+    if len(value) > max_length:
+        problems.append(f"must be no more than {max_length} characters")
+    if not pattern.fullmatch(value):
+        problems.append(message)
+    return problems
+
+
 def workflow_field_name_problems(name: str) -> list[str]:
     """Why a template, step or task name is invalid (Argo's isValidWorkflowFieldName); empty when valid."""
-    problems = []
-    if len(name) > WORKFLOW_FIELD_NAME_MAX:
-        problems.append(f"must be no more than {WORKFLOW_FIELD_NAME_MAX} characters")
-    if not _WORKFLOW_FIELD_NAME.fullmatch(name):
-        problems.append(_WORKFLOW_FIELD_NAME_MESSAGE)
-    return problems
+    return _problems(name, WORKFLOW_FIELD_NAME_MAX, _WORKFLOW_FIELD_NAME, _WORKFLOW_FIELD_NAME_MESSAGE)
 
 
 def param_name_problems(name: str) -> list[str]:
@@ -93,22 +95,14 @@ def text(value: Any) -> str:
     return str(value)
 
 
-def dns1123_subdomain_problems(name: str) -> list[str]:
-    """Why a Kubernetes object name is invalid (an RFC 1123 subdomain); empty when valid."""
-    problems = []
-    if len(name) > DNS1123_SUBDOMAIN_MAX:
-        problems.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(name):
-        problems.append(_DNS1123_SUBDOMAIN_MESSAGE)
-    return problems
-
-
 def label_key_problems(key: str) -> list[str]:
     """Why a label or annotation key is not a valid qualified name (``[prefix/]name``); empty when valid."""
     prefix, _, name = key.rpartition("/")
     problems = []
-    if "/" in key and (not prefix or dns1123_subdomain_problems(prefix)):
-        problems.append("prefix part " + (_DNS1123_SUBDOMAIN_MESSAGE if prefix else "must be non-empty"))
+    if "/" in key and not prefix:
+        problems.append("prefix part must be non-empty")
+    elif "/" in key:
+        problems += [f"prefix part {problem}" for problem in NameFormat.SUBDOMAIN.problems(prefix)]
     if not name:
         problems.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX:
@@ -123,12 +117,4 @@ def label_key_problems(key: str) -> list[str]:
 
 def label_value_problems(value: str) -> list[str]:
     """Why a label value is invalid; empty when valid."""
-    problems = []
-    if len(value) > LABEL_VALUE_MAX:
-        problems.append(f"must be no more than {LABEL_VALUE_MAX} characters")
-    if not _LABEL_VALUE.fullmatch(value):
-        problems.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.',"
-            " and must start and end with an alphanumeric character"
-        )
-    return problems
+    return _problems(value, LABEL_VALUE_MAX, _LABEL_VALUE, _LABEL_VALUE_MESSAGE)

@@ -30,19 +30,6 @@ from typing import Any
 from pydantic import BaseModel, RootModel
 
 from workflows.lint import schema
-from workflows.lint.schema import (
-    BOOLEAN,
-    INT_OR_STRING,
-    INTEGER,
-    LIST,
-    MAP,
-    NUMBER,
-    OBJECT,
-    SCALAR,
-    SCALAR_KINDS,
-    STRING,
-    SchemaNode,
-)
 
 # Go types whose JSON decoding accepts any object (Plugin holds the plugin's own configuration; FieldsV1 is
 # server-side-apply bookkeeping) although the generated model has no fields.
@@ -59,76 +46,76 @@ class _Compiler:
     """Turns pydantic model classes into SchemaNodes, each class once (the API types are recursive)."""
 
     def __init__(self) -> None:
-        self._objects: dict[type, SchemaNode] = {}
+        self._objects: dict[type, schema.SchemaNode] = {}
 
-    def node_for(self, annotation: Any) -> SchemaNode:
+    def node_for(self, annotation: Any) -> schema.SchemaNode:
         origin = typing.get_origin(annotation)
         if origin is typing.Annotated:
             return self.node_for(typing.get_args(annotation)[0])
         if origin in (typing.Union, types.UnionType):
             return self._union(typing.get_args(annotation))
         if origin is list:
-            return SchemaNode(LIST, item=self.node_for(typing.get_args(annotation)[0]))
+            return schema.SchemaNode(schema.LIST, item=self.node_for(typing.get_args(annotation)[0]))
         if origin is dict:
-            return SchemaNode(MAP, item=self.node_for(typing.get_args(annotation)[1]))
+            return schema.SchemaNode(schema.MAP, item=self.node_for(typing.get_args(annotation)[1]))
         if origin is typing.Literal:
-            return SchemaNode(STRING)
+            return schema.SchemaNode(schema.STRING)
         if isinstance(annotation, type):
             return self._class(annotation)
         return schema.ANY_NODE
 
-    def _union(self, members: tuple[Any, ...]) -> SchemaNode:
+    def _union(self, members: tuple[Any, ...]) -> schema.SchemaNode:
         nodes = [self.node_for(member) for member in members if member is not type(None)]
         if len(nodes) == 1:
             return nodes[0]
         kinds = {node.kind for node in nodes}
-        if kinds == {STRING, INTEGER}:
-            return SchemaNode(INT_OR_STRING)
-        if kinds <= SCALAR_KINDS:
-            return SchemaNode(SCALAR)
+        if kinds == {schema.STRING, schema.INTEGER}:
+            return schema.SchemaNode(schema.INT_OR_STRING)
+        if kinds <= schema.SCALAR_KINDS:
+            return schema.SchemaNode(schema.SCALAR)
         return schema.ANY_NODE
 
-    def _class(self, cls: type) -> SchemaNode:
+    def _class(self, cls: type) -> schema.SchemaNode:
         if issubclass(cls, RootModel):
             return self._root_model(cls)
         if issubclass(cls, BaseModel):
             return self._object(cls)
         if issubclass(cls, bool):
-            return SchemaNode(BOOLEAN)
+            return schema.SchemaNode(schema.BOOLEAN)
         if issubclass(cls, int):
-            return SchemaNode(INTEGER)
+            return schema.SchemaNode(schema.INTEGER)
         if issubclass(cls, float):
-            return SchemaNode(NUMBER)
+            return schema.SchemaNode(schema.NUMBER)
         if issubclass(cls, str | enum.Enum):
-            return SchemaNode(STRING)
+            return schema.SchemaNode(schema.STRING)
         return schema.ANY_NODE
 
-    def _root_model(self, cls: type[RootModel[Any]]) -> SchemaNode:
+    def _root_model(self, cls: type[RootModel[Any]]) -> schema.SchemaNode:
         if cls.__name__ in _SCALAR_MODELS:
-            return SchemaNode(SCALAR, cls.__name__)
+            return schema.SchemaNode(schema.SCALAR, cls.__name__)
         if cls.__name__ == "IntOrString":
-            return SchemaNode(INT_OR_STRING, cls.__name__)
+            return schema.SchemaNode(schema.INT_OR_STRING, cls.__name__)
         return self.node_for(cls.model_fields["root"].annotation)
 
-    def _object(self, cls: type[BaseModel]) -> SchemaNode:
+    def _object(self, cls: type[BaseModel]) -> schema.SchemaNode:
         if cls.__name__ in _FREE_FORM_MODELS:
             return schema.ANY_NODE
         known = self._objects.get(cls)
         if known is not None:
             return known
-        node = SchemaNode(OBJECT, cls.__name__)
+        node = schema.SchemaNode(schema.OBJECT, cls.__name__)
         self._objects[cls] = node  # registered before the fields so recursive types end here
         for name, info in cls.model_fields.items():
             key = info.alias or name
             if (cls.__name__, key) in _ANY_STRING_FIELDS:
-                scalar = SchemaNode(SCALAR)
-                node.fields[key] = SchemaNode(LIST, item=scalar) if key == "enum" else scalar
+                scalar = schema.SchemaNode(schema.SCALAR)
+                node.fields[key] = schema.SchemaNode(schema.LIST, item=scalar) if key == "enum" else scalar
             else:
                 node.fields[key] = self.node_for(info.annotation)
         return node
 
 
-def compile_documents() -> dict[str, SchemaNode]:
+def compile_documents() -> dict[str, schema.SchemaNode]:
     """Every linted kind's schema, compiled from hera's models."""
     from hera.workflows.models.io.argoproj.workflow import v1alpha1
 
@@ -150,31 +137,34 @@ def _add_argo_v41_fields(compiler: _Compiler) -> None:
     from hera.workflows.models.io.k8s.apimachinery.pkg.apis.meta.v1 import ObjectMeta
 
     # Kubernetes core/v1 PodResourceClaim, which hera's model set does not include.
-    pod_resource_claim = SchemaNode(
-        OBJECT,
+    pod_resource_claim = schema.SchemaNode(
+        schema.OBJECT,
         "PodResourceClaim",
-        {name: SchemaNode(STRING) for name in ("name", "resourceClaimName", "resourceClaimTemplateName")},
+        {
+            name: schema.SchemaNode(schema.STRING)
+            for name in ("name", "resourceClaimName", "resourceClaimTemplateName")
+        },
     )
     # An executor plugin's spec is the plugin's own configuration, which Argo passes on as it is.
-    executor_plugin = SchemaNode(
-        OBJECT, "ExecutorPlugin", {"metadata": compiler.node_for(ObjectMeta), "spec": schema.ANY_NODE}
+    executor_plugin = schema.SchemaNode(
+        schema.OBJECT, "ExecutorPlugin", {"metadata": compiler.node_for(ObjectMeta), "spec": schema.ANY_NODE}
     )
     for owner in (v1alpha1.WorkflowSpec, v1alpha1.Template):
         node = compiler.node_for(owner)
         node.fields.setdefault("podResources", compiler.node_for(v1.ResourceRequirements))
-        node.fields.setdefault("resourceClaims", SchemaNode(LIST, item=pod_resource_claim))
+        node.fields.setdefault("resourceClaims", schema.SchemaNode(schema.LIST, item=pod_resource_claim))
     spec = compiler.node_for(v1alpha1.WorkflowSpec)
-    spec.fields.setdefault("executorPlugins", SchemaNode(LIST, item=executor_plugin))
+    spec.fields.setdefault("executorPlugins", schema.SchemaNode(schema.LIST, item=executor_plugin))
 
 
-def encode(documents: dict[str, SchemaNode]) -> dict[str, Any]:
+def encode(documents: dict[str, schema.SchemaNode]) -> dict[str, Any]:
     """The graph as JSON: each object node once in ``objects`` (types are recursive), referred to by its
     index; any other node written out where it is used."""
     objects: list[dict[str, Any]] = []
     index: dict[int, int] = {}
 
-    def node(value: SchemaNode) -> Any:
-        if value.kind == OBJECT:
+    def node(value: schema.SchemaNode) -> Any:
+        if value.kind == schema.OBJECT:
             known = index.get(id(value))
             if known is None:
                 known = index[id(value)] = len(objects)

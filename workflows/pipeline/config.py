@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.names import NameFormat
+
 from .errors import Problems, unknown_key_message
 from .quantity import QuantityError, parse_quantity
 
@@ -32,7 +34,6 @@ MAGNUS_SERVICES = ("run_log_store", "catalog", "secrets", "experiment_tracker")
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SECRET_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
@@ -330,7 +331,7 @@ def parse_secret_entry(entry: Any, *, mapping: bool = False) -> SecretEnv:
         raise ValueError(shape)
     if not _ENV_NAME.match(env_name):
         raise ValueError(f"{env_name!r} is not a valid environment variable name")
-    if not _SECRET_NAME.match(secret_name) or len(secret_name) > 253:
+    if NameFormat.SUBDOMAIN.problems(secret_name):
         raise ValueError(f"{secret_name!r} is not a valid Secret name (a lowercase DNS name)")
     if not _SECRET_KEY.match(secret_key):
         raise ValueError(f"{secret_key!r} is not a valid Secret key")

@@ -303,29 +303,40 @@ def _read_task(
 def _read_parallel(
     raw: Mapping[str, Any], common: dict[str, Any], where: str, scope: _Scope, problems: Problems
 ) -> Step:
-    branches_doc = raw.get("branches")
-    branches: dict[str, Graph] = {}
-    if _too_deep(scope, where, "branches", problems):
+    branches_doc = _nested(raw, "branches", "branch name: {start_at, steps}", where, scope, problems)
+    if branches_doc is None:
         return ParallelStep(**common)
-    if not isinstance(branches_doc, Mapping) or not branches_doc:
-        problems.add(where, "branches", "must be a non-empty mapping of branch name: {start_at, steps}")
-    else:
-        for branch_name, branch_doc in branches_doc.items():
-            if not isinstance(branch_name, str) or not STEP_NAME.match(branch_name):
-                problems.add(where, f"branches.{branch_name}", "is not a valid branch name")
-                continue
-            graph = _read_graph(
-                branch_doc,
-                where,
-                f"branches.{branch_name}.",
-                f"{common['path']}.{branch_name}.",
-                scope.inside(),
-                problems,
-            )
-            if graph is not None:
-                branches[branch_name] = graph
-        _check_task_name_clashes(list(branches_doc), f"{common['path']}.", problems)
+    branches: dict[str, Graph] = {}
+    for branch_name, branch_doc in branches_doc.items():
+        if not isinstance(branch_name, str) or not STEP_NAME.match(branch_name):
+            problems.add(where, f"branches.{branch_name}", "is not a valid branch name")
+            continue
+        graph = _read_graph(
+            branch_doc,
+            where,
+            f"branches.{branch_name}.",
+            f"{common['path']}.{branch_name}.",
+            scope.inside(),
+            problems,
+        )
+        if graph is not None:
+            branches[branch_name] = graph
+    _check_task_name_clashes(list(branches_doc), f"{common['path']}.", problems)
     return ParallelStep(**common, branches=branches)
+
+
+def _nested(
+    raw: Mapping[str, Any], field_name: str, entries: str, where: str, scope: _Scope, problems: Problems
+) -> Mapping[Any, Any] | None:
+    """What a parallel or dag step nests under `field_name`: a non-empty mapping (of `entries`, as the
+    problem words it), or None when it is not one or nests too deep."""
+    if _too_deep(scope, where, field_name, problems):
+        return None
+    nested = raw.get(field_name)
+    if not isinstance(nested, Mapping) or not nested:
+        problems.add(where, field_name, f"must be a non-empty mapping of {entries}")
+        return None
+    return nested
 
 
 def _read_map(
@@ -373,13 +384,10 @@ def _read_map(
 def _read_dag(
     raw: Mapping[str, Any], common: dict[str, Any], where: str, scope: _Scope, problems: Problems
 ) -> Step:
-    tasks_doc = raw.get("tasks")
+    tasks_doc = _nested(raw, "tasks", "name: step (with depends)", where, scope, problems)
+    if tasks_doc is None:
+        return DagStep(**common)
     tasks: dict[str, Step] = {}
-    if _too_deep(scope, where, "tasks", problems):
-        return DagStep(**common)
-    if not isinstance(tasks_doc, Mapping) or not tasks_doc:
-        problems.add(where, "tasks", "must be a non-empty mapping of name: step (with depends)")
-        return DagStep(**common)
     for name, task_doc in tasks_doc.items():
         step = _read_named_step(
             name, task_doc, f"{common['path']}.", scope.inside(), in_dag=True, problems=problems
