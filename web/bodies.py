@@ -17,7 +17,7 @@ the header is checking the body.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -34,12 +34,20 @@ class RequestTooLarge(exceptions.APIException):
     default_code = "request_too_large"
 
 
+def declared_length(meta: Mapping[str, Any]) -> int | None:
+    """The body length a request declares (0 when it declares none), or None when its Content-Length is not
+    a number (Django then reads the body as empty). What Django will read, no more: checked before reading."""
+    try:
+        return int(meta.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+
+
 def check_content_length(meta: dict[str, Any], limit: int) -> None:
     """RequestTooLarge naming `limit` when the request says its body is longer."""
-    try:
-        length = int(meta.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        raise exceptions.ParseError("Content-Length is not a number.") from None
+    length = declared_length(meta)
+    if length is None:
+        raise exceptions.ParseError("Content-Length is not a number.")
     if length > limit:
         raise RequestTooLarge(f"The request body is {length} bytes; the limit is {limit} bytes.")
 

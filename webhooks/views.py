@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
+from web import bodies
 from workflows import safeyaml
 
 from . import failures, mutating, scaling, trainjobs, validating
@@ -122,10 +123,7 @@ class MutateView(AdmissionView):
 def _body_too_big(request: Request) -> str:
     """Why the body is refused unread, or "". The declared length is what Django will read, no more."""
     limit = settings.WEBHOOK_MAX_BODY_BYTES
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return ""  # Django reads such a body as empty
+    length = bodies.declared_length(request.META) or 0  # not a number: Django reads the body as empty
     if length > limit:
         return f"the body is {length} bytes; an AdmissionReview may have at most {limit} bytes"
     return ""

@@ -26,6 +26,7 @@ from kube import names
 from trainer import constants as c
 from trainer.progress import reporting
 from trainer.progress import update as progress_update
+from web import bodies
 from workflows import safeyaml
 
 logger = logging.getLogger(__name__)
@@ -114,10 +115,7 @@ def _which(error: Exception) -> str:
 
 def _too_big(request: HttpRequest) -> str:
     limit = settings.TRAINER_STATUS_MAX_BODY_BYTES
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return ""  # Django reads such a body as empty
+    length = bodies.declared_length(request.META) or 0  # not a number: Django reads the body as empty
     if length > limit:
         return f"Payload too large: the body is {length} bytes; a status update may have at most {limit}"
     return ""
