@@ -150,7 +150,7 @@ def validate(spec: dict[str, Any], worker_key: str | None, worker_replicas: int 
     if given is None:
         return []
     if not isinstance(given, dict):
-        return [FieldError(PATH, "must be a mapping")]
+        return [FieldError(PATH, fields.not_an_object(given))]
     errors = [FieldError(f"{PATH}.{key}", "unknown field") for key in given if key not in FIELDS]
     if worker_key is None:
         errors.append(
