@@ -280,11 +280,8 @@ def _validate_run_policy(policy: object, total_replicas: int) -> list[FieldError
         policy,
         {"backoffLimit": 0, "ttlSecondsAfterFinished": 0, "activeDeadlineSeconds": 1},
     )
+    fields.flag(found, "spec.runPolicy.suspend", policy.get("suspend"))
     errors += found.errors
-    if policy.get("suspend") is not None and not isinstance(policy["suspend"], bool):
-        errors.append(
-            FieldError("spec.runPolicy.suspend", f"must be true or false, not {policy['suspend']!r}")
-        )
     errors += _validate_scheduling_policy(policy.get("schedulingPolicy"), total_replicas)
     return errors
 

@@ -221,8 +221,9 @@ def _validate_rendezvous(given: dict[str, Any]) -> list[FieldError]:
         value = given.get(field)
         if value is not None and (not isinstance(value, str) or not value):
             errors.append(FieldError(f"{PATH}.{field}", f"must be a non-empty string, not {value!r}"))
-    if given.get("standalone") is not None and not isinstance(given["standalone"], bool):
-        errors.append(FieldError(f"{PATH}.standalone", f"must be true or false, not {given['standalone']!r}"))
+    found = fields.ErrorList()
+    fields.flag(found, f"{PATH}.standalone", given.get("standalone"))
+    errors += found.errors
     conf = given.get("rdzvConf")
     if conf is not None and not isinstance(conf, list):
         errors.append(FieldError(f"{PATH}.rdzvConf", "must be a list of {key, value}"))
