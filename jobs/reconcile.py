@@ -394,11 +394,11 @@ class Applied:
 
 
 def _apply_pod_group(writer: children.ChildWriter, change: PodGroupChange) -> bool:
-    """Create, replace or delete the job's PodGroup (`kube.children.write_pod_group`); True when it could
-    not be created or replaced (no child is created then). A write the cluster refuses for good (its CRD
-    missing, RBAC) gives a Warning that says what to fix; other errors are raised by the writer, for the
-    queue to retry. 409 on create means it exists (the next run reads it), 409 on replace that it changed
-    since read (the next run decides again), 404/409 on delete that it is gone or not the one we read."""
+    """Create, replace or delete the job's PodGroup (`children.write_pod_group`); True when it could not be
+    created or replaced (no child is created then). A write the cluster refuses for good (its CRD missing,
+    RBAC) gives a Warning that says what to fix; other errors are raised by the writer, for the queue to
+    retry. 409 on create means it exists (the next run reads it), 409 on replace that it changed since read
+    (the next run decides again), 404/409 on delete that it is gone or not the one we read."""
     verb = POD_GROUP_VERBS[change.verb]
     holds_pods = change.verb != "delete"
     wording = replace(POD_GROUP_WORDING, missing=POD_GROUP_WORDING.missing.format(change.resource))
