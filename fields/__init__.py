@@ -109,9 +109,15 @@ def obj(found: ErrorList, path: str, value: object, *, required: bool = False) -
             found.add(path, "is required")
         return {}
     if not isinstance(value, dict):
-        found.add(path, f"must be an object, not {type(value).__name__}")
+        found.add(path, not_an_object(value))
         return {}
     return value
+
+
+def not_an_object(value: object, holding: str = "") -> str:
+    """What is wrong with `value` where an object belongs, in `obj`'s words (`holding` says what it holds:
+    `must be an object (replicas, template), not list`); for validators that build their list themselves."""
+    return f"must be an object{f' {holding}' if holding else ''}, not {type(value).__name__}"
 
 
 def items(found: ErrorList, path: str, value: object, *, max_items: int | None = None) -> list[Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import fields
 from access import podsecurity
 from fields import FieldError, SpecError
 from hyperparam import manifests
@@ -36,7 +37,7 @@ def check_manifest(manifest: Any) -> list[FieldError]:
     the namespace's Pod Security policy, and what our linter says about the first Workflow it would
     generate."""
     if not isinstance(manifest, Mapping):
-        return [FieldError("", "a HyperparamWorkflow must be a mapping")]
+        return [FieldError("", f"a HyperparamWorkflow {fields.not_an_object(manifest)}")]
     errors: list[FieldError] = []
     if manifest.get("kind", manifests.KIND) != manifests.KIND:
         errors.append(FieldError("kind", f"must be {manifests.KIND}, not {manifest.get('kind')!r}"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import fields
 from access import podsecurity
 from fields import FieldError, as_dict
 from jobs import apigroups
@@ -30,7 +31,7 @@ def check_manifest(manifest: Any) -> list[FieldError]:
     """What is wrong with a job manifest before it may go to the cluster: its kind, its namespace (the
     API needs it to check access), and everything `jobs.validation` checks."""
     if not isinstance(manifest, dict):
-        return [FieldError("", "a job must be a mapping")]
+        return [FieldError("", f"a job {fields.not_an_object(manifest)}")]
     try:
         framework = framework_class(manifest.get("kind"))()
     except UnknownKind:

@@ -149,10 +149,18 @@ def plan(parsed: ParsedJob, observed: Observed, previous: dict[str, Any], now: d
     framework, spec = parsed.framework, parsed.spec
     if parsed.deleting:
         return Plan(status=previous)
-    pods, services = list(observed.pods), list(observed.services)
+    seen = _Round(
+        spec,
+        framework,
+        previous,
+        list(observed.pods),
+        list(observed.services),
+        list(observed.config_maps),
+        now,
+    )
     gang_step = _GangStep(observed.scheduler, observed.pod_group, observed.priorities, spec.uid)
     if is_finished(previous):
-        return gang_step.removed(_finished(spec, previous, framework, pods, services, now))
+        return gang_step.removed(_finished(seen))
     if parsed.problems:
         problems = "; ".join(map(str, parsed.problems))
         message = f"{framework.kind} {spec.namespace}/{spec.name} is invalid: " + problems
@@ -160,8 +168,8 @@ def plan(parsed: ParsedJob, observed: Observed, previous: dict[str, Any], now: d
         status = aggregate(spec, previous, [], now, framework=framework, failure=failure)
         return Plan(status=status, events=_transition_events(previous, status))
     if spec.run_policy.suspend:
-        return gang_step.removed(_suspended(spec, previous, framework, pods, services, now))
-    decided = _active(spec, previous, framework, pods, services, list(observed.config_maps), now)
+        return gang_step.removed(_suspended(seen))
+    decided = _active(seen)
     if is_finished(decided.status):
         return gang_step.removed(decided)
     return gang_step.applied(spec, framework, decided)
@@ -218,60 +226,62 @@ class _GangStep:
         return self.observed is not None and controlled_by(self.observed, self.job_uid)
 
 
-def _finished(
-    job: JobSpec[Any],
-    previous: dict[str, Any],
-    framework: Framework[Any],
-    pods: list[dict[str, Any]],
-    services: list[dict[str, Any]],
-    now: datetime,
-) -> Plan:
+@dataclass(frozen=True)
+class _Round:
+    """What one plan of a job that is planned reads: the parsed job, its framework, its previous status,
+    the children observed, and the time."""
+
+    job: JobSpec[Any]
+    framework: Framework[Any]
+    previous: dict[str, Any]
+    pods: list[dict[str, Any]]
+    services: list[dict[str, Any]]
+    config_maps: list[dict[str, Any]]
+    now: datetime
+
+    def status(self, failure: Failure | None = None) -> dict[str, Any]:
+        """The status the pods make of the previous one (`failure`, decided outside them, wins)."""
+        return aggregate(
+            self.job, self.previous, self.pods, self.now, framework=self.framework, failure=failure
+        )
+
+
+def _finished(seen: _Round) -> Plan:
     """A finished job only cleans up: cleanPodPolicy, then ttlSecondsAfterFinished."""
-    status = aggregate(job, previous, pods, now, framework=framework)
-    policy = job.run_policy
-    deletions = _clean_up(pods, services, policy.clean_pod_policy)
+    status = seen.status()
+    policy = seen.job.run_policy
+    deletions = _clean_up(seen.pods, seen.services, policy.clean_pod_policy)
     ttl = policy.ttl_seconds_after_finished
-    remaining = seconds_until(parse_time(status.get("completionTime")), ttl, now)
+    remaining = seconds_until(parse_time(status.get("completionTime")), ttl, seen.now)
     if remaining is not None and remaining <= 0:
-        event = Event("Normal", "TTLExpired", f"Deleting {framework.kind} {job.name}: finished {ttl}s ago")
+        message = f"Deleting {seen.framework.kind} {seen.job.name}: finished {ttl}s ago"
+        event = Event("Normal", "TTLExpired", message)
         return Plan(status=status, delete=tuple(deletions), events=(event,), delete_job=True)
     return Plan(status=status, delete=tuple(deletions), requeue_after=remaining)
 
 
-def _suspended(
-    job: JobSpec[Any],
-    previous: dict[str, Any],
-    framework: Framework[Any],
-    pods: list[dict[str, Any]],
-    services: list[dict[str, Any]],
-    now: datetime,
-) -> Plan:
+def _suspended(seen: _Round) -> Plan:
     """A suspended job keeps no pods or services; resuming recreates them and restarts the deadline."""
-    status = aggregate(job, previous, pods, now, framework=framework)
-    deletions = [_deletion("Pod", p, "Suspend", "job suspended") for p in pods if not is_terminating(p)]
-    deletions += [
-        _deletion("Service", s, "Suspend", "job suspended") for s in services if not is_terminating(s)
+    status = seen.status()
+    deletions = [
+        _deletion(kind, child, "Suspend", "job suspended")
+        for kind, children in (("Pod", seen.pods), ("Service", seen.services))
+        for child in children
+        if not is_terminating(child)
     ]
-    return Plan(status=status, delete=tuple(deletions), events=_transition_events(previous, status))
+    return Plan(status=status, delete=tuple(deletions), events=_transition_events(seen.previous, status))
 
 
-def _active(
-    job: JobSpec[Any],
-    previous: dict[str, Any],
-    framework: Framework[Any],
-    pods: list[dict[str, Any]],
-    services: list[dict[str, Any]],
-    config_maps: list[dict[str, Any]],
-    now: datetime,
-) -> Plan:
+def _active(seen: _Round) -> Plan:
     """A running job: count restarts, apply deadline and backoff, then converge children or finish."""
+    job, framework, pods, services = seen.job, seen.framework, seen.pods, seen.services
     policy = job.run_policy
     to_recreate = _failed_pods_to_recreate(job, framework, pods)
-    ledger = RestartLedger.from_status(previous)
+    ledger = RestartLedger.from_status(seen.previous)
     after_recreation = ledger.recreating(to_recreate)
-    failure = _forced_failure(job, framework, previous, policy, after_recreation.total(pods), now)
-    status = aggregate(job, previous, pods, now, framework=framework, failure=failure)
-    events = _transition_events(previous, status)
+    failure = _forced_failure(job, framework, seen.previous, policy, after_recreation.total(pods), seen.now)
+    status = seen.status(failure)
+    events = _transition_events(seen.previous, status)
 
     if is_finished(status):
         status["restarts"], status["restartLedger"] = ledger.total(pods), ledger.to_status()
@@ -297,14 +307,15 @@ def _active(
         )
         for pod in to_recreate
     ]
-    creates, updates, scaled_down = _converge(job, framework, pods, services, config_maps)
+    creates, updates, scaled_down = _converge(job, framework, pods, services, seen.config_maps)
+    deadline = policy.active_deadline_seconds
     return Plan(
         status=status,
         create=tuple(creates),
         update=tuple(updates),
         delete=tuple(deletions + scaled_down),
         events=events,
-        requeue_after=seconds_until(parse_time(status.get("startTime")), policy.active_deadline_seconds, now),
+        requeue_after=seconds_until(parse_time(status.get("startTime")), deadline, seen.now),
     )
 
 

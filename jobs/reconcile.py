@@ -35,7 +35,6 @@ from kube import resources
 from kube.client import KubeClient, get_client
 from kube.controller import children, expectations
 from kube.controller.cachedview import CachedView
-from kube.controller.children import Event
 from kube.controller.runtime import cached_view
 from kube.errors import AlreadyExists, ApiError, Conflict, Forbidden, NotFound
 from kube.events import EventRecorder, recorder_for
@@ -395,37 +394,22 @@ class Applied:
 
 
 def _apply_pod_group(writer: children.ChildWriter, change: PodGroupChange) -> bool:
-    """Create, replace or delete the job's PodGroup; True when it could not be created or replaced (no
-    child is created then). A write the cluster refuses for good (its CRD missing, RBAC) gives a Warning
-    that says what to fix; other errors are raised by the writer, for the queue to retry. 409 on create
-    means it exists (the next run reads it), 409 on replace that it changed since read (the next run
-    decides again), 404/409 on delete that it is gone or not the one we read."""
-    metadata = change.manifest["metadata"]
-    name, namespace = metadata["name"], metadata.get("namespace")
+    """Create, replace or delete the job's PodGroup (`children.write_pod_group`); True when it could not be
+    created or replaced (no child is created then). A write the cluster refuses for good (its CRD missing,
+    RBAC) gives a Warning that says what to fix; other errors are raised by the writer, for the queue to
+    retry. 409 on create means it exists (the next run reads it), 409 on replace that it changed since read
+    (the next run decides again), 404/409 on delete that it is gone or not the one we read."""
     verb = POD_GROUP_VERBS[change.verb]
     holds_pods = change.verb != "delete"
+    wording = replace(POD_GROUP_WORDING, missing=POD_GROUP_WORDING.missing.format(change.resource))
     try:
-        if change.verb == "create":
-            writer.client.create(change.resource, change.manifest, namespace)
-        elif change.verb == "replace":
-            writer.client.replace(change.resource, change.manifest)
-        else:
-            writer.client.delete(change.resource, name, namespace, uid=str(metadata.get("uid") or ""))
-    except Conflict:
-        return False
-    except (NotFound, Forbidden) as refused:
-        if isinstance(refused, NotFound) and not holds_pods:
-            return False
-        wording = replace(POD_GROUP_WORDING, missing=POD_GROUP_WORDING.missing.format(change.resource))
-        writer.events.append(
-            (children.refused_pod_group_event(refused, change.resource, verb, name, wording), verb)
-        )
-        return holds_pods
+        written = children.write_pod_group(writer.client, change.resource, verb, change.manifest, wording)
     except ApiError as error:
         writer.failed(error, f"Failed{verb}PodGroup", "Reconcile")
         return holds_pods
-    writer.events.append((Event("Normal", f"Successful{verb}PodGroup", f"{verb}d PodGroup: {name}"), verb))
-    return False
+    if written.event is not None:
+        writer.events.append((written.event, verb))
+    return written.refused and holds_pods
 
 
 @cache

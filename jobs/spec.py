@@ -13,7 +13,7 @@ import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypedDict, TypeVar, cast
 
 import podsecurity
 from fields import as_dict, as_int
@@ -62,6 +62,36 @@ class JobKind(Protocol[OptionsT_co]):
     def default_extra_fields(self, spec: dict[str, Any]) -> None: ...
 
     def parse_options(self, spec: Mapping[str, Any], job: JobSpec[None]) -> OptionsT_co: ...
+
+
+class RawReplicaSpec(TypedDict, total=False):
+    """A replica spec as written (Kubeflow's `ReplicaSpec`): each value as given, read tolerantly here and
+    checked by `validation.py`."""
+
+    replicas: object
+    restartPolicy: object
+    template: object
+
+
+class RawRunPolicy(TypedDict, total=False):
+    """`spec.runPolicy` as written (Kubeflow's `RunPolicy`), each value as given."""
+
+    cleanPodPolicy: object
+    ttlSecondsAfterFinished: object
+    activeDeadlineSeconds: object
+    backoffLimit: object
+    suspend: object
+    schedulingPolicy: object
+
+
+class RawSchedulingPolicy(TypedDict, total=False):
+    """`spec.runPolicy.schedulingPolicy` as written (Kubeflow's `SchedulingPolicy`), each value as given."""
+
+    minAvailable: object
+    queue: object
+    minResources: object
+    priorityClass: object
+    scheduleTimeoutSeconds: object
 
 
 @dataclass(frozen=True)
@@ -214,17 +244,17 @@ def job_spec(job: dict[str, Any]) -> dict[str, Any]:
     return as_dict(job.get("spec"))
 
 
-def replica_specs(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, dict[str, Any]]:
+def replica_specs(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, RawReplicaSpec]:
     """Replica specs keyed by canonical type (`worker` → `Worker`), in the framework's order.
 
     Keys the framework does not know, and values that are not mappings, are left out.
     """
     given = as_dict(job_spec(job).get(framework.spec_key))
-    by_type: dict[str, dict[str, Any]] = {}
+    by_type: dict[str, RawReplicaSpec] = {}
     for key, spec in given.items():
         replica_type = framework.canonical_replica_type(key)
         if replica_type is not None and isinstance(spec, dict):
-            by_type[replica_type] = spec
+            by_type[replica_type] = cast(RawReplicaSpec, spec)
     return {rt: by_type[rt] for rt in framework.replica_types if rt in by_type}
 
 
@@ -255,7 +285,7 @@ def pod_views(job: dict[str, Any], framework: JobKind[Any]) -> list[podsecurity.
     return views
 
 
-def replica_count(spec: dict[str, Any], default: int = 1) -> int:
+def replica_count(spec: Mapping[str, object], default: int = 1) -> int:
     """`replicas`, defaulting to `default` (1, as Kubeflow does for most types; an MPIJob's Worker: 0);
     negative counts read as 0, malformed ones as the default."""
     if "replicas" not in spec or spec["replicas"] is None:
@@ -264,9 +294,11 @@ def replica_count(spec: dict[str, Any], default: int = 1) -> int:
     return default if count is None else max(count, 0)
 
 
-def replica_restart_policy(spec: dict[str, Any], framework: JobKind[Any]) -> str:
+def replica_restart_policy(spec: RawReplicaSpec, framework: JobKind[Any]) -> str:
     policy = spec.get("restartPolicy")
-    return policy if policy in RESTART_POLICIES else framework.default_restart_policy
+    return (
+        policy if isinstance(policy, str) and policy in RESTART_POLICIES else framework.default_restart_policy
+    )
 
 
 def replica_counts(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, int]:
@@ -278,14 +310,16 @@ def replica_counts(job: dict[str, Any], framework: JobKind[Any]) -> dict[str, in
 
 
 def run_policy(job: dict[str, Any], framework: JobKind[Any]) -> RunPolicy:
-    given = as_dict(job_spec(job).get("runPolicy"))
+    given = cast(RawRunPolicy, as_dict(job_spec(job).get("runPolicy")))
     return RunPolicy(
         clean_pod_policy=clean_pod_policy(job, framework),
         ttl_seconds_after_finished=_non_negative(given.get("ttlSecondsAfterFinished")),
         active_deadline_seconds=_non_negative(given.get("activeDeadlineSeconds")),
         backoff_limit=_non_negative(given.get("backoffLimit")),
         suspend=given.get("suspend") is True,
-        scheduling_policy=_scheduling_policy(as_dict(given.get("schedulingPolicy"))),
+        scheduling_policy=_scheduling_policy(
+            cast(RawSchedulingPolicy, as_dict(given.get("schedulingPolicy")))
+        ),
     )
 
 
@@ -299,7 +333,7 @@ def clean_pod_policy(job: dict[str, Any], framework: JobKind[Any]) -> str:
     return apigroups.default_clean_pod_policy(job, framework.default_clean_pod_policy)
 
 
-def _scheduling_policy(given: dict[str, Any]) -> SchedulingPolicy:
+def _scheduling_policy(given: RawSchedulingPolicy) -> SchedulingPolicy:
     min_resources = given.get("minResources")
     queue, priority_class = given.get("queue"), given.get("priorityClass")
     return SchedulingPolicy(

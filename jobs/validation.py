@@ -45,7 +45,7 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
     until its counts are within their bounds.
     """
     if not isinstance(job, dict):
-        return [FieldError("", "a job must be a mapping")]
+        return [FieldError("", f"a job {fields.not_an_object(job)}")]
     errors: list[FieldError] = []
     if framework is None:
         try:
@@ -63,8 +63,10 @@ def validate(job: object, framework: Framework | None = None) -> list[FieldError
     name_errors = _validate_name(name)
     errors += name_errors
     spec = job.get("spec")
+    if spec is None:
+        return [*errors, FieldError("spec", "is required")]
     if not isinstance(spec, dict):
-        return [*errors, FieldError("spec", "is required and must be a mapping")]
+        return [*errors, FieldError("spec", fields.not_an_object(spec))]
     errors += _validate_spec_fields(spec, framework)
     checked_name = None if name_errors else name
     errors += _validate_replica_specs(spec.get(framework.spec_key), framework, checked_name)
@@ -146,7 +148,7 @@ def _validate_replica_spec(
 ) -> tuple[list[FieldError], int | None]:
     """Errors of one replica spec, and its replica count when that is readable."""
     if not isinstance(spec, dict):
-        return [FieldError(path, "must be a mapping with replicas, restartPolicy and template")], None
+        return [FieldError(path, fields.not_an_object(spec, "(replicas, restartPolicy, template)"))], None
     errors = [FieldError(f"{path}.{key}", "unknown field") for key in spec if key not in REPLICA_SPEC_FIELDS]
     count: int | None = framework.default_replicas.get(replica_type, 1)
     if spec.get("replicas") is not None:
@@ -179,7 +181,7 @@ def _validate_template(template: object, path: str, framework: Framework) -> lis
             FieldError(f"{path}.spec.containers", "is required: a pod template with at least one container")
         ]
     errors = [
-        FieldError(f"{path}.spec.containers[{i}]", "must be a mapping")
+        FieldError(f"{path}.spec.containers[{i}]", fields.not_an_object(container))
         for i, container in enumerate(containers)
         if not isinstance(container, dict)
     ]
@@ -259,7 +261,7 @@ def _validate_run_policy(policy: object, total_replicas: int) -> list[FieldError
     if policy is None:
         return []
     if not isinstance(policy, dict):
-        return [FieldError("spec.runPolicy", "must be a mapping")]
+        return [FieldError("spec.runPolicy", fields.not_an_object(policy))]
     errors = [
         FieldError(f"spec.runPolicy.{key}", "unknown field") for key in policy if key not in RUN_POLICY_FIELDS
     ]
@@ -278,11 +280,8 @@ def _validate_run_policy(policy: object, total_replicas: int) -> list[FieldError
         policy,
         {"backoffLimit": 0, "ttlSecondsAfterFinished": 0, "activeDeadlineSeconds": 1},
     )
+    fields.flag(found, "spec.runPolicy.suspend", policy.get("suspend"))
     errors += found.errors
-    if policy.get("suspend") is not None and not isinstance(policy["suspend"], bool):
-        errors.append(
-            FieldError("spec.runPolicy.suspend", f"must be true or false, not {policy['suspend']!r}")
-        )
     errors += _validate_scheduling_policy(policy.get("schedulingPolicy"), total_replicas)
     return errors
 
@@ -294,7 +293,7 @@ def _validate_scheduling_policy(policy: object, total_replicas: int) -> list[Fie
     if policy is None:
         return []
     if not isinstance(policy, dict):
-        return [FieldError(path, "must be a mapping")]
+        return [FieldError(path, fields.not_an_object(policy))]
     errors = [
         FieldError(f"{path}.{key}", "unknown field") for key in policy if key not in SCHEDULING_POLICY_FIELDS
     ]
@@ -320,7 +319,11 @@ def _validate_scheduling_policy(policy: object, total_replicas: int) -> list[Fie
             errors.append(FieldError(f"{path}.{field}", f"{value!r} is not a valid name: {problems[0]}"))
     resources = policy.get("minResources")
     if resources is not None and not isinstance(resources, dict):
-        errors.append(FieldError(f"{path}.minResources", "must be a mapping of resource name to quantity"))
+        errors.append(
+            FieldError(
+                f"{path}.minResources", fields.not_an_object(resources, "of quantities by resource name")
+            )
+        )
     for name, quantity in resources.items() if isinstance(resources, dict) else ():
         problem = gang.quantity_problem(quantity)
         if problem is not None:

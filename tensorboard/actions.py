@@ -15,15 +15,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fields import SpecError
-from hyperparam.crd import HYPERPARAM_WORKFLOW
 from hyperparam.manifests import LABEL_BATCH, sweep_selector
-from jobs.crd import JAXJOB, MPIJOB, MXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from kube.client import KubeClient
 from kube.conditions import is_true, timestamp
 from kube.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kube.events import recorder_for
 from kube.resources import CONFIGMAP, WORKFLOW, ResourceType, label_selector
-from trainer.crd import TRAIN_JOB
 
 from .artifacts import (
     Collection,
@@ -70,19 +67,17 @@ class SourceKind:
     suffix: str  # "" for a Workflow: the instance takes the workflow's name
 
 
-SOURCE_KINDS: dict[str, SourceKind] = {
-    "Workflow": SourceKind("Workflow", WORKFLOW, ""),
-    "HyperparamWorkflow": SourceKind("HyperparamWorkflow", HYPERPARAM_WORKFLOW.resource_type, "hpw"),
-    "TFJob": SourceKind("TFJob", TFJOB.resource_type, "tfjob"),
-    "MXJob": SourceKind("MXJob", MXJOB.resource_type, "mxjob"),
-    "PyTorchJob": SourceKind("PyTorchJob", PYTORCHJOB.resource_type, "pytorchjob"),
-    "XGBoostJob": SourceKind("XGBoostJob", XGBOOSTJOB.resource_type, "xgboostjob"),
-    "JAXJob": SourceKind("JAXJob", JAXJOB.resource_type, "jaxjob"),
-    "PaddleJob": SourceKind("PaddleJob", PADDLEJOB.resource_type, "paddlejob"),
-    "MPIJob": SourceKind("MPIJob", MPIJOB.resource_type, "mpijob"),
-    # Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1): a training job like the v1 kinds above.
-    "TrainJob": SourceKind("TrainJob", TRAIN_JOB.resource_type, "trainjob"),
-}
+#: Argo's Workflow is known here; the site, which knows every app, registers the other kinds (a sweep, the
+#: training jobs) at start-up (`register_source`, argoml_site/apps.py): their group, version and plural
+#: reach the spawner without an arrow from tensorboard to jobs, hyperparam or trainer.
+SOURCE_KINDS: dict[str, SourceKind] = {"Workflow": SourceKind("Workflow", WORKFLOW, "")}
+
+
+def register_source(rtype: ResourceType, suffix: str) -> None:
+    """Let TensorBoards be opened for objects of `rtype`; their instances are named `<name>-<suffix>`."""
+    SOURCE_KINDS[rtype.kind] = SourceKind(rtype.kind, rtype, suffix)
+
+
 # A job is over once one of these is True: Succeeded/Failed for the v1 kinds, Complete/Failed for a TrainJob.
 JOB_FINISHED_CONDITIONS = ("Succeeded", "Complete", "Failed")
 

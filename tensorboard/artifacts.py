@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import fields
 import limits
 from workflows import safeyaml
 
@@ -42,7 +43,6 @@ ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar", ".zip")
 REPOSITORIES_CONFIGMAP = "artifact-repositories"
 DEFAULT_REPOSITORY_ANNOTATION = "workflows.argoproj.io/default-artifact-repository"
 
-Json = Mapping[str, Any]
 
 #: One repository of an `artifact-repositories` ConfigMap is a few hundred bytes (a bucket, an endpoint, two
 #: Secret references); Argo's deepest repository field is four levels down.
@@ -120,7 +120,7 @@ class Collection:
 
 
 # -- nodes ---------------------------------------------------------------------------------------------
-def workflow_nodes(workflow: Json) -> dict[str, Any]:
+def workflow_nodes(workflow: fields.RawDict) -> dict[str, Any]:
     """`status.nodes`, or `status.compressedNodes` decoded (base64 of gzipped JSON)."""
     name = _name(workflow)
     status = workflow.get("status") or {}
@@ -193,7 +193,7 @@ def _secret(value: object) -> SecretRef | None:
     return None
 
 
-def _store(s3: Json, fallback: ObjectStore) -> ObjectStore:
+def _store(s3: fields.RawDict, fallback: ObjectStore) -> ObjectStore:
     """An artifact's (or a repository's) S3 fields over the fallback's, field by field."""
     return ObjectStore(
         endpoint=_text(s3.get("endpoint")) or fallback.endpoint,
@@ -204,14 +204,14 @@ def _store(s3: Json, fallback: ObjectStore) -> ObjectStore:
     )
 
 
-def resolved_repository(workflow: Json) -> Json | None:
+def resolved_repository(workflow: fields.RawDict) -> fields.RawDict | None:
     """The repository Argo (>= 3.1) recorded as used: status.artifactRepositoryRef.artifactRepository."""
     ref = (workflow.get("status") or {}).get("artifactRepositoryRef") or {}
     resolved = ref.get("artifactRepository") if isinstance(ref, Mapping) else None
-    return resolved if isinstance(resolved, Mapping) else None
+    return resolved if isinstance(resolved, dict) else None
 
 
-def repository_ref(workflow: Json) -> tuple[str, str | None]:
+def repository_ref(workflow: fields.RawDict) -> tuple[str, str | None]:
     """(ConfigMap, key or None for its annotated default) Argo reads the workflow's repository from:
     `spec.artifactRepositoryRef`, whose ConfigMap defaults to `artifact-repositories`."""
     ref = (workflow.get("spec") or {}).get("artifactRepositoryRef")
@@ -220,7 +220,7 @@ def repository_ref(workflow: Json) -> tuple[str, str | None]:
     return _text(ref.get("configMap")) or REPOSITORIES_CONFIGMAP, _text(ref.get("key")) or None
 
 
-def repository_from_configmap(configmap: Json, key: str | None) -> Json | None:
+def repository_from_configmap(configmap: fields.RawDict, key: str | None) -> fields.RawDict | None:
     """The repository under `key` of an `artifact-repositories`-style ConfigMap (a YAML value), or under the
     key its annotation names as the default; None when there is none, or it is not a YAML map the bounded
     reader reads (a tenant writes this ConfigMap; the controller reads it on every reconcile)."""
@@ -233,10 +233,12 @@ def repository_from_configmap(configmap: Json, key: str | None) -> Json | None:
         repository = safeyaml.load(text, REPOSITORY_LIMITS)
     except safeyaml.YamlRefused:
         return None
-    return repository if isinstance(repository, Mapping) else None
+    return repository if isinstance(repository, dict) else None
 
 
-def workflow_repository(workflow: Json, default: Repository, configured: Json | None = None) -> Repository:
+def workflow_repository(
+    workflow: fields.RawDict, default: Repository, configured: fields.RawDict | None = None
+) -> Repository:
     """The repository the workflow used over the default: Argo's resolved one, else `configured` (read by the
     caller from the ConfigMap Argo would use)."""
     resolved = resolved_repository(workflow) or configured
@@ -252,7 +254,7 @@ def workflow_repository(workflow: Json, default: Repository, configured: Json | 
     )
 
 
-def _repository_hint(workflow: Json) -> str:
+def _repository_hint(workflow: fields.RawDict) -> str:
     ref = (workflow.get("status") or {}).get("artifactRepositoryRef") or {}
     if isinstance(ref, Mapping) and ref.get("configMap"):
         return (
@@ -266,7 +268,7 @@ def _repository_hint(workflow: Json) -> str:
 
 
 # -- one artifact --------------------------------------------------------------------------------------
-def archive_kind(artifact: Json, key: str) -> str:
+def archive_kind(artifact: fields.RawDict, key: str) -> str:
     """ "none" for files saved as they are, "tar" for a tar or tar.gz to unpack, "zip" for a zip archive.
 
     An explicit `archive` decides. Without one, Argo tars and gzips (its default) and names the key
@@ -288,7 +290,7 @@ def archive_kind(artifact: Json, key: str) -> str:
 Location = tuple[str, ObjectStore | None, SecretRef | None]
 
 
-def _locate(artifact: Json, repository: Repository, workflow: Json) -> Location | str:
+def _locate(artifact: fields.RawDict, repository: Repository, workflow: fields.RawDict) -> Location | str:
     """(path, S3 store, GCS key Secret) of a readable artifact, or the reason it cannot be read."""
     if isinstance(artifact.get("s3"), Mapping):
         s3 = artifact["s3"]
@@ -324,7 +326,7 @@ def _locate(artifact: Json, repository: Repository, workflow: Json) -> Location 
     return "no storage location was recorded"
 
 
-def _key(artifact: Json) -> str:
+def _key(artifact: fields.RawDict) -> str:
     for storage in READABLE_STORAGES:
         location = artifact.get(storage)
         if isinstance(location, Mapping):
@@ -334,10 +336,10 @@ def _key(artifact: Json) -> str:
 
 # -- a workflow ----------------------------------------------------------------------------------------
 def collect(
-    workflow: Json,
+    workflow: fields.RawDict,
     *,
     default_repository: Repository | None = None,
-    configured_repository: Json | None = None,
+    configured_repository: fields.RawDict | None = None,
     artifact_name: str = ARTIFACT_NAME,
 ) -> Collection:
     """Every output artifact named `artifact_name` of the workflow's nodes, sorted into readable and skipped
@@ -354,7 +356,7 @@ def collect(
             outputs = {}
         display = str(node.get("displayName") or node.get("name") or node_id)
         for artifact in outputs.get("artifacts") or ():
-            if not isinstance(artifact, Mapping):
+            if not isinstance(artifact, dict):
                 continue
             if artifact.get("name") != artifact_name:
                 if artifact.get("name"):
@@ -470,6 +472,6 @@ def run_names(artifacts: Sequence[Artifact]) -> list[str]:
     return names
 
 
-def _name(workflow: Json) -> str:
+def _name(workflow: fields.RawDict) -> str:
     metadata = workflow.get("metadata") or {}
     return str(metadata.get("name") or "(unnamed workflow)")

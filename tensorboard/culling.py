@@ -6,11 +6,10 @@ was never opened; it may stay idle for `spec.idleTimeout` (a Go duration) or the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
+import fields
 from kube.models import parse_time
 
 from .durations import parse_duration
@@ -30,7 +29,7 @@ class Idleness:
         return self.idle > self.timeout
 
 
-def idle_timeout(tensorboard: Mapping[str, Any], default: timedelta) -> timedelta:
+def idle_timeout(tensorboard: fields.RawDict, default: timedelta) -> timedelta:
     """`spec.idleTimeout`, or the default when it is absent or malformed (the schema refuses malformed
     values, so a bad one here was written around validation and must not make the instance immortal)."""
     text = (tensorboard.get("spec") or {}).get("idleTimeout")
@@ -42,7 +41,7 @@ def idle_timeout(tensorboard: Mapping[str, Any], default: timedelta) -> timedelt
         return default
 
 
-def idleness(tensorboard: Mapping[str, Any], now: datetime, default_timeout: timedelta) -> Idleness | None:
+def idleness(tensorboard: fields.RawDict, now: datetime, default_timeout: timedelta) -> Idleness | None:
     """How idle the instance is at `now`; None when it cannot be told (no creation time: never culled)."""
     created = parse_time((tensorboard.get("metadata") or {}).get("creationTimestamp"))
     accessed = parse_time(last_access(tensorboard))
@@ -52,7 +51,7 @@ def idleness(tensorboard: Mapping[str, Any], now: datetime, default_timeout: tim
     return Idleness(since, max(now - since, timedelta(0)), idle_timeout(tensorboard, default_timeout))
 
 
-def should_cull(tensorboard: Mapping[str, Any], now: datetime, default_timeout: timedelta) -> bool:
+def should_cull(tensorboard: fields.RawDict, now: datetime, default_timeout: timedelta) -> bool:
     """True when the instance has been idle longer than its timeout and is not already being deleted."""
     if (tensorboard.get("metadata") or {}).get("deletionTimestamp"):
         return False

@@ -82,8 +82,6 @@ POD_SECURITY_CONTEXT = {
 }
 CONTAINER_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
-Json = Mapping[str, Any]
-
 
 # -- names ---------------------------------------------------------------------------------------------
 def child_name(tensorboard_name: str) -> str:
@@ -217,22 +215,15 @@ def merge_plans(current: Plan | None, desired: Plan) -> Plan:
 def build_plan_configmap(identity: Identity, plan: Plan) -> dict[str, Any]:
     """The ConfigMap holding the fetch plan as `plan.json`, controlled by the Tensorboard."""
     data = {PLAN_KEY: encode_plan(plan)}
-    child_labels = labels(identity.name)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {
-            "name": plan_configmap_name(identity.name),
-            "namespace": identity.namespace,
-            "labels": child_labels,
-            "annotations": {ANNOTATION_SPEC_HASH: spec_hash(child_labels, data)},
-            "ownerReferences": [owner_reference(identity)],
-        },
+        "metadata": _metadata(identity, plan_configmap_name(identity.name), data),
         "data": data,
     }
 
 
-def plan_of_configmap(configmap: Json | None) -> Plan | None:
+def plan_of_configmap(configmap: fields.RawDict | None) -> Plan | None:
     """The plan a ConfigMap holds, or None when there is none or it is not a plan (it is then rewritten)."""
     text = ((configmap or {}).get("data") or {}).get(PLAN_KEY)
     if not isinstance(text, str):
@@ -391,18 +382,24 @@ def build_service(identity: Identity) -> dict[str, Any]:
 
 
 def _child(api_version: str, kind: str, identity: Identity, spec: dict[str, Any]) -> dict[str, Any]:
-    child_labels = labels(identity.name)
     return {
         "apiVersion": api_version,
         "kind": kind,
-        "metadata": {
-            "name": child_name(identity.name),
-            "namespace": identity.namespace,
-            "labels": child_labels,
-            "annotations": {ANNOTATION_SPEC_HASH: spec_hash(child_labels, spec)},
-            "ownerReferences": [owner_reference(identity)],
-        },
+        "metadata": _metadata(identity, child_name(identity.name), spec),
         "spec": spec,
+    }
+
+
+def _metadata(identity: Identity, name: str, content: Mapping[str, Any]) -> dict[str, Any]:
+    """A child's metadata: its name, the Tensorboard's labels and controller reference, and the hash of
+    `content`, what we asked for (the spec; a ConfigMap's data)."""
+    child_labels = labels(identity.name)
+    return {
+        "name": name,
+        "namespace": identity.namespace,
+        "labels": child_labels,
+        "annotations": {ANNOTATION_SPEC_HASH: spec_hash(child_labels, content)},
+        "ownerReferences": [owner_reference(identity)],
     }
 
 
@@ -412,11 +409,11 @@ def spec_hash(child_labels: Mapping[str, str], spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def desired_hash(child: Json) -> str:
+def desired_hash(child: fields.RawDict) -> str:
     return str(((child.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_SPEC_HASH) or "")
 
 
-def updated_child(current: Json, desired: Json) -> dict[str, Any]:
+def updated_child(current: fields.RawDict, desired: fields.RawDict) -> dict[str, Any]:
     """`desired` carrying what the server owns on `current` (resourceVersion, a Service's clusterIP), for a
     replace that keeps the object's identity."""
     body = copy.deepcopy(dict(desired))
@@ -428,7 +425,7 @@ def updated_child(current: Json, desired: Json) -> dict[str, Any]:
     return body
 
 
-def is_controlled_by(child: Json, identity: Identity) -> bool:
+def is_controlled_by(child: fields.RawDict, identity: Identity) -> bool:
     return any(
         reference.get("controller") and reference.get("uid") == identity.uid
         for reference in (child.get("metadata") or {}).get("ownerReferences") or ()

@@ -26,8 +26,6 @@ PVC_MOUNT_ROOT = "/logdirs"
 _UNSAFE_RUN_CHARACTERS = re.compile(r"[^A-Za-z0-9._()=+\-\[\]]+")
 _PATH_SCHEMES = ("s3://", "gs://", "pvc://", "http://", "https://")
 
-Json = Mapping[str, Any]
-
 
 @dataclass(frozen=True)
 class PvcPath:
@@ -100,7 +98,7 @@ class TensorboardSpec:
         return _resync_after(self.source, self.sync_seconds)
 
 
-def parse(tensorboard: Json) -> TensorboardSpec:
+def parse(tensorboard: fields.RawDict) -> TensorboardSpec:
     """The Tensorboard as a `TensorboardSpec`; raises SpecError naming every field the builders cannot use."""
     found = fields.ErrorList()
     metadata = fields.as_dict(tensorboard.get("metadata"))
@@ -130,7 +128,7 @@ def parse(tensorboard: Json) -> TensorboardSpec:
     )
 
 
-def resync_after(tensorboard: Json) -> float | None:
+def resync_after(tensorboard: fields.RawDict) -> float | None:
     """Seconds until the source is read again for new runs: `spec.syncSeconds` of a Tensorboard with a
     source (`spec.workflowRef`), None otherwise (logdirs named directly have no source to read). Read from
     the object as it is, so that a Tensorboard whose spec cannot run still comes back on time."""
@@ -142,19 +140,19 @@ def _resync_after(source: Source | None, sync_seconds: int | None) -> float | No
     return float(sync_seconds) if source is not None and sync_seconds is not None else None
 
 
-def _sync_seconds(spec: Json) -> int | None:
+def _sync_seconds(spec: fields.RawDict) -> int | None:
     seconds = spec.get("syncSeconds")
     return seconds if isinstance(seconds, int) and seconds > 0 else None
 
 
-def _source(spec: Json) -> Source | None:
+def _source(spec: fields.RawDict) -> Source | None:
     reference = spec.get("workflowRef")
     if not reference or not isinstance(reference, Mapping):
         return None
     return Source(str(reference.get("kind") or "Workflow"), str(reference.get("name") or ""))
 
 
-def with_source_runs(spec: TensorboardSpec, entries: Sequence[Json]) -> TensorboardSpec:
+def with_source_runs(spec: TensorboardSpec, entries: Sequence[fields.RawDict]) -> TensorboardSpec:
     """The spec with the fetched `entries` its source records now (`{name, path, archive?}`, as the spawner
     collects them) added after its logdirs where their path is not listed yet, checked as the spec's own
     are. Only for building the fetch plan: the Deployment stays the user's spec's."""
@@ -236,7 +234,7 @@ def _logdirs(
     return tuple(result)
 
 
-def _object_store(s3: Json) -> ObjectStore:
+def _object_store(s3: fields.RawDict) -> ObjectStore:
     """`spec.s3` as an ObjectStore (endpoint, region, TLS, credential Secret keys)."""
     return ObjectStore(
         endpoint=str(s3.get("endpoint") or ""),

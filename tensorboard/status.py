@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import fields
 from kube.conditions import FALSE, TRUE, find_condition, set_condition
 from kube.models import parse_time
 from workflows import safeyaml
@@ -25,10 +26,8 @@ READY_CONDITION = "Ready"
 FETCHED_CONDITION = "ArtifactsFetched"
 MAX_PROBLEMS_IN_MESSAGE = 3
 
-Json = Mapping[str, Any]
 
-
-def last_access(tensorboard: Json) -> str | None:
+def last_access(tensorboard: fields.RawDict) -> str | None:
     """The later of the API's annotation and status.lastAccess (RFC 3339), or None if never opened."""
     annotations = (tensorboard.get("metadata") or {}).get("annotations") or {}
     candidates = [
@@ -39,7 +38,7 @@ def last_access(tensorboard: Json) -> str | None:
     return max(parsed)[1] if parsed else None
 
 
-def deployment_state(tensorboard: Json, deployment: Json | None) -> tuple[str, str, str]:
+def deployment_state(tensorboard: fields.RawDict, deployment: fields.RawDict | None) -> tuple[str, str, str]:
     """(phase, reason, message) read from the Deployment the controller made."""
     if deployment is None:
         return PENDING, "Creating", "The TensorBoard Deployment is being created."
@@ -61,11 +60,11 @@ def deployment_state(tensorboard: Json, deployment: Json | None) -> tuple[str, s
     return PENDING, "DeploymentNotAvailable", f"TensorBoard is starting: {detail}"
 
 
-def fetch_report(pods: Sequence[Json]) -> dict[str, Any] | None:
+def fetch_report(pods: Sequence[fields.RawDict]) -> dict[str, Any] | None:
     """The report the newest pod's fetcher left as its termination message ({runs, failed, more?}), or None
     while no pod has finished fetching (or the pod fetches nothing)."""
 
-    def created(pod: Json) -> str:
+    def created(pod: fields.RawDict) -> str:
         return str((pod.get("metadata") or {}).get("creationTimestamp") or "")
 
     for pod in sorted(pods, key=created, reverse=True):
@@ -115,13 +114,13 @@ def _fetch_fields(report: Mapping[str, Any]) -> tuple[list[dict[str, str]], str,
 
 
 def tensorboard_status(
-    tensorboard: Json,
-    deployment: Json | None,
+    tensorboard: fields.RawDict,
+    deployment: fields.RawDict | None,
     conf: TensorboardConf,
     now: datetime,
     *,
     problem: tuple[str, str] | None = None,
-    pods: Sequence[Json] = (),
+    pods: Sequence[fields.RawDict] = (),
 ) -> dict[str, Any]:
     """The desired status. `problem` is (reason, message) when the spec cannot run (phase Failed); `pods` are
     the Deployment's, whose fetcher reports what could not be fetched."""

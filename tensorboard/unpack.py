@@ -14,9 +14,11 @@ import shutil
 import stat
 import tarfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 MAX_ENTRIES = 100_000
 MAX_BYTES = 20 * 1024**3  # 20 GiB of event files is far past anything a TensorBoard pod can show
@@ -62,39 +64,67 @@ def check_member(member: tarfile.TarInfo) -> str | None:
     return path or None
 
 
+class _Target:
+    """The folder an archive is unpacked into: where each entry lands (never outside), and the files and
+    bytes written so far, the bytes bounded by `limits.max_bytes`."""
+
+    def __init__(self, target: Path, limits: Limits) -> None:
+        target.mkdir(parents=True, exist_ok=True)
+        self.root = target.resolve()
+        self.limits = limits
+        self.files = self.written = 0
+
+    def add(
+        self,
+        relative: str | None,
+        entry: str,
+        *,
+        folder: bool,
+        size: int,
+        open_entry: Callable[[], IO[bytes] | None],
+    ) -> None:
+        """Write the entry `entry` at `relative` (None: the archive's root, nothing to write): a folder, or a
+        file of `size` bytes read from what `open_entry` opens (None: no data to write)."""
+        if relative is None:
+            return
+        destination = inside(self.root, relative, entry)
+        if folder:
+            destination.mkdir(parents=True, exist_ok=True)
+            return
+        self.written += size
+        if self.written > self.limits.max_bytes:
+            raise UnsafeArchive(f"more than {self.limits.max_bytes} bytes once unpacked")
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        stream = open_entry()
+        if stream is None:  # pragma: no cover - isfile() members always have data
+            return
+        with stream, destination.open("wb") as out:
+            shutil.copyfileobj(stream, out)
+        self.files += 1
+
+
 def extract(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS) -> int:
     """Unpack a tar or tar.gz stream into `target` (created); returns the number of files written.
 
     Raises UnsafeArchive (nothing is left half-checked: the caller discards `target` on error) or
     tarfile.TarError for what is not a tar archive at all.
     """
-    target.mkdir(parents=True, exist_ok=True)
-    root = target.resolve()
-    entries = files = written = 0
+    unpacked = _Target(target, limits)
+    entries = 0
     # "r|*": a stream, gzip detected from its magic bytes; members are read in order, once.
     with tarfile.open(fileobj=source, mode="r|*") as archive:
         for member in archive:
             entries += 1
             if entries > limits.max_entries:
                 raise UnsafeArchive(f"more than {limits.max_entries} entries")
-            relative = check_member(member)
-            if relative is None:
-                continue
-            destination = inside(root, relative, member.name)
-            if member.isdir():
-                destination.mkdir(parents=True, exist_ok=True)
-                continue
-            written += member.size
-            if written > limits.max_bytes:
-                raise UnsafeArchive(f"more than {limits.max_bytes} bytes once unpacked")
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            stream = archive.extractfile(member)
-            if stream is None:  # pragma: no cover - isfile() members always have data
-                continue
-            with stream, destination.open("wb") as out:
-                shutil.copyfileobj(stream, out)
-            files += 1
-    return files
+            unpacked.add(
+                check_member(member),
+                member.name,
+                folder=member.isdir(),
+                size=member.size,
+                open_entry=partial(archive.extractfile, member),
+            )
+    return unpacked.files
 
 
 def inside(root: Path, relative: str, entry: str) -> Path:
@@ -123,31 +153,22 @@ def check_zip_member(member: zipfile.ZipInfo) -> str | None:
 def extract_zip(source: BinaryIO, target: Path, limits: Limits = DEFAULT_LIMITS) -> int:
     """Unpack a zip archive (a seekable file: zip keeps its index at the end) into `target`; returns the
     number of files written. Raises UnsafeArchive or zipfile.BadZipFile, as `extract` does."""
-    target.mkdir(parents=True, exist_ok=True)
-    root = target.resolve()
-    files = written = 0
+    unpacked = _Target(target, limits)
     with zipfile.ZipFile(source) as archive:
         members = archive.infolist()
         if len(members) > limits.max_entries:
             raise UnsafeArchive(f"more than {limits.max_entries} entries")
         for member in members:
-            relative = check_zip_member(member)
-            if relative is None:
-                continue
-            destination = inside(root, relative, member.filename)
-            if member.is_dir():
-                destination.mkdir(parents=True, exist_ok=True)
-                continue
-            # zipfile stops reading an entry at its declared size (and checks its CRC), so the declared
-            # sizes bound what is written.
-            written += member.file_size
-            if written > limits.max_bytes:
-                raise UnsafeArchive(f"more than {limits.max_bytes} bytes once unpacked")
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(member) as stream, destination.open("wb") as out:
-                shutil.copyfileobj(stream, out)
-            files += 1
-    return files
+            # zipfile stops reading an entry at its declared size (and checks its CRC), so the declared sizes
+            # bound what is written.
+            unpacked.add(
+                check_zip_member(member),
+                member.filename,
+                folder=member.is_dir(),
+                size=member.file_size,
+                open_entry=partial(archive.open, member),
+            )
+    return unpacked.files
 
 
 def single_root(target: Path) -> Path:

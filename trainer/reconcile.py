@@ -26,7 +26,7 @@ from kube.client import KubeClient, get_client
 from kube.controller import children
 from kube.controller.cachedview import CachedView
 from kube.controller.runtime import cached_view
-from kube.errors import Conflict, Forbidden, NotFound
+from kube.errors import Conflict, NotFound
 from kube.events import EventRecorder, recorder_for
 from kube.resources import CONFIGMAP, CORE_EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE, ResourceType
 from kube.times import parse_time
@@ -288,22 +288,17 @@ def _ensure_pod_group(
     exists (only runs that create pods get here: the start, a resume, a recreated pod), as Trainer's plugins
     rebuild it while a TrainJob is suspended. False when the cluster refuses for good (no CRD, RBAC): a
     Warning event says what to fix, and no pod is created."""
-    metadata = group["metadata"]
-    name, namespace = metadata["name"], metadata["namespace"]
-    try:
-        client.create(pod_group_type, group, namespace)
-    except Conflict:
+    written = children.write_pod_group(client, pod_group_type, "Create", group, POD_GROUP_WORDING)
+    if written.conflict:
+        metadata = group["metadata"]
         try:
-            client.patch(pod_group_type, name, {"spec": group["spec"]}, namespace)
+            client.patch(pod_group_type, metadata["name"], {"spec": group["spec"]}, metadata["namespace"])
         except NotFound:
             return False  # deleted meanwhile: the next run creates it
         return True
-    except (NotFound, Forbidden) as error:
-        event = children.refused_pod_group_event(error, pod_group_type, "Create", name, POD_GROUP_WORDING)
-        children.record(recorder, job, event, "Create")
-        return False
-    recorder.event(job, "Normal", "SuccessfulCreatePodGroup", f"Created PodGroup: {name}", action="Create")
-    return True
+    if written.event is not None:
+        children.record(recorder, job, written.event, "Create")
+    return not written.refused
 
 
 def _record_runtime_generation(

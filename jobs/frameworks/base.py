@@ -59,7 +59,8 @@ class Framework(Generic[jobspec.OptionsT]):
     """Base class of a framework plugin; subclasses set the class attributes and `environment()`, and those
     with spec fields of their own subclass `Framework[TheirOptions]` and override `parse_options()`."""
 
-    #: Custom resource kind, plural and short name: `TFJob`, `tfjobs`, `tfjob`.
+    #: Custom resource kind, plural and short name: `TFJob`, `tfjobs`, `tfjob` (the last two follow from the
+    #: kind, as Kubeflow names them, unless the class sets them).
     kind: ClassVar[str]
     plural: ClassVar[str]
     short_name: ClassVar[str]
@@ -78,6 +79,7 @@ class Framework(Generic[jobspec.OptionsT]):
     container_name: ClassVar[str]
     #: Whether the first container stands in for one of another name (jobs.spec.framework_container).
     first_container_runs_code: ClassVar[bool] = False
+    #: The container port's name; by default `<short name>-port` (`tfjob-port`), as Kubeflow names it.
     port_name: ClassVar[str]
     default_port: ClassVar[int]
     default_restart_policy: ClassVar[str] = "Never"
@@ -93,6 +95,16 @@ class Framework(Generic[jobspec.OptionsT]):
     #: Kinds of the children `extra_children()` returns beyond Services: a ConfigMap is watched (and
     #: updated when it differs); a Secret is only ever created, never read (the operator may not read them).
     extra_child_kinds: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Fill in the names that follow from a new `kind` (plural, short name, port name) that the class
+        does not set itself."""
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            return
+        cls.short_name = cls.__dict__.get("short_name", cls.kind.lower())
+        cls.plural = cls.__dict__.get("plural", f"{cls.kind.lower()}s")
+        cls.port_name = cls.__dict__.get("port_name", f"{cls.short_name}-port")
 
     def __init__(self, cluster_domain: str = "") -> None:
         """`cluster_domain` (e.g. `cluster.local`) is appended to fully qualified service names."""

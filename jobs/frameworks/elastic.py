@@ -150,7 +150,7 @@ def validate(spec: dict[str, Any], worker_key: str | None, worker_replicas: int 
     if given is None:
         return []
     if not isinstance(given, dict):
-        return [FieldError(PATH, "must be a mapping")]
+        return [FieldError(PATH, fields.not_an_object(given))]
     errors = [FieldError(f"{PATH}.{key}", "unknown field") for key in given if key not in FIELDS]
     if worker_key is None:
         errors.append(
@@ -221,8 +221,9 @@ def _validate_rendezvous(given: dict[str, Any]) -> list[FieldError]:
         value = given.get(field)
         if value is not None and (not isinstance(value, str) or not value):
             errors.append(FieldError(f"{PATH}.{field}", f"must be a non-empty string, not {value!r}"))
-    if given.get("standalone") is not None and not isinstance(given["standalone"], bool):
-        errors.append(FieldError(f"{PATH}.standalone", f"must be true or false, not {given['standalone']!r}"))
+    found = fields.ErrorList()
+    fields.flag(found, f"{PATH}.standalone", given.get("standalone"))
+    errors += found.errors
     conf = given.get("rdzvConf")
     if conf is not None and not isinstance(conf, list):
         errors.append(FieldError(f"{PATH}.rdzvConf", "must be a list of {key, value}"))

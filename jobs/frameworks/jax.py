@@ -13,16 +13,11 @@ from jobs.spec import JobSpec
 @register
 class JAX(Framework[None]):
     kind = "JAXJob"
-    plural = "jaxjobs"
-    short_name = "jaxjob"
     spec_key = "jaxReplicaSpecs"
     replica_types = ("Worker",)
     required_types = ("Worker",)
     container_name = "jax"
-    port_name = "jaxjob-port"
     default_port = 6666
-    default_restart_policy = "Never"
-    default_clean_pod_policy = "None"
 
     def environment(self, job: JobSpec[None], replica_type: str, index: int) -> Environment:
         """Worker 0 is the coordinator; every worker is one process, its index the process id."""

@@ -77,8 +77,6 @@ class MPIOptions:
 @register
 class MPI(Framework[MPIOptions]):
     kind = "MPIJob"
-    plural = "mpijobs"
-    short_name = "mpijob"
     spec_key = "mpiReplicaSpecs"
     replica_types = ("Launcher", "Worker")
     chief_types = ("Launcher",)
@@ -90,8 +88,6 @@ class MPI(Framework[MPIOptions]):
     first_container_runs_code = True
     port_name = "mpi-port"
     default_port = 9999
-    default_restart_policy = "Never"
-    default_clean_pod_policy = "None"
     default_replicas = {"Worker": 0}
     replica_services = False
     extra_child_kinds = ("ConfigMap", "Secret")

@@ -29,16 +29,11 @@ class MXOptions:
 @register
 class MXNet(Framework[MXOptions]):
     kind = "MXJob"
-    plural = "mxjobs"
-    short_name = "mxjob"
     spec_key = "mxReplicaSpecs"
     replica_types = ("Scheduler", "Server", "Worker")
     singleton_types = ("Scheduler",)
     container_name = "mxnet"
-    port_name = "mxjob-port"
     default_port = 9091
-    default_restart_policy = "Never"
-    default_clean_pod_policy = "None"
     extra_spec_fields = {"jobMode": "MXTrain"}
 
     def environment(self, job: JobSpec[MXOptions], replica_type: str, index: int) -> dict[str, str]:

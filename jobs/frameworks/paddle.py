@@ -23,8 +23,6 @@ POD_IP = "POD_IP_DUMMY"
 @register
 class Paddle(Framework[None]):
     kind = "PaddleJob"
-    plural = "paddlejobs"
-    short_name = "paddlejob"
     spec_key = "paddleReplicaSpecs"
     replica_types = ("Master", "Worker")
     chief_types = ("Master",)
@@ -32,7 +30,6 @@ class Paddle(Framework[None]):
     port_name = "master"
     default_port = 36543
     default_restart_policy = "OnFailure"
-    default_clean_pod_policy = "None"
     optional_spec_fields = ("elasticPolicy",)
 
     def environment(self, job: JobSpec[None], replica_type: str, index: int) -> Environment:
@@ -76,7 +73,7 @@ class Paddle(Framework[None]):
         if given is None:
             return []
         if not isinstance(given, dict):
-            return [FieldError(ELASTIC_PATH, "must be a mapping")]
+            return [FieldError(ELASTIC_PATH, fields.not_an_object(given))]
         errors = [
             FieldError(f"{ELASTIC_PATH}.{key}", f"unknown field; expected one of {', '.join(ELASTIC_FIELDS)}")
             for key in given

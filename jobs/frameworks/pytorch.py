@@ -28,17 +28,13 @@ class PyTorchOptions:
 @register
 class PyTorch(Framework[PyTorchOptions]):
     kind = "PyTorchJob"
-    plural = "pytorchjobs"
-    short_name = "pytorchjob"
     spec_key = "pytorchReplicaSpecs"
     replica_types = ("Master", "Worker")
     chief_types = ("Master",)
     singleton_types = ("Master",)
     container_name = "pytorch"
-    port_name = "pytorchjob-port"
     default_port = 23456
     default_restart_policy = "OnFailure"
-    default_clean_pod_policy = "None"
     extra_spec_fields = {"nprocPerNode": "auto"}
     optional_spec_fields = ("elasticPolicy",)
 

@@ -28,16 +28,12 @@ class TFOptions:
 @register
 class TensorFlow(Framework[TFOptions]):
     kind = "TFJob"
-    plural = "tfjobs"
-    short_name = "tfjob"
     spec_key = "tfReplicaSpecs"
     replica_types = ("Chief", "Master", "PS", "Worker", "Evaluator")
     chief_types = ("Chief", "Master")
     singleton_types = ("Chief", "Master", "Evaluator")
     container_name = "tensorflow"
-    port_name = "tfjob-port"
     default_port = 2222
-    default_restart_policy = "Never"
     default_clean_pod_policy = "Running"
     extra_spec_fields = {"successPolicy": ""}
 

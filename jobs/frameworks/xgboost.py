@@ -23,18 +23,13 @@ class XGBoostOptions:
 @register
 class XGBoost(Framework[XGBoostOptions]):
     kind = "XGBoostJob"
-    plural = "xgboostjobs"
-    short_name = "xgboostjob"
     spec_key = "xgbReplicaSpecs"
     replica_types = ("Master", "Worker")
     chief_types = ("Master",)
     required_types = ("Master",)
     singleton_types = ("Master",)
     container_name = "xgboost"
-    port_name = "xgboostjob-port"
     default_port = 9999
-    default_restart_policy = "Never"
-    default_clean_pod_policy = "None"
 
     def environment(self, job: JobSpec[XGBoostOptions], replica_type: str, index: int) -> Environment:
         """The Master is rank 0 and workers rank after it; WORLD_SIZE counts every pod. A job of more than

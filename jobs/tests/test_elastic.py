@@ -293,7 +293,7 @@ class TestValidation:
                 "spec.elasticPolicy.metrics[0].pods: is required for a Pods metric",
             ),
             ({"Worker": 1}, {"minReplica": 1}, "spec.elasticPolicy.minReplica: unknown field"),
-            ({"Worker": 1}, [], "spec.elasticPolicy: must be a mapping"),
+            ({"Worker": 1}, [], "spec.elasticPolicy: must be an object, not list"),
         ],
     )
     def test_each_problem_names_its_field(self, replicas, policy, expected):

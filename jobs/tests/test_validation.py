@@ -61,7 +61,7 @@ class TestIdentity:
         ]
 
     def test_a_job_that_is_not_a_mapping_is_one_error(self):
-        assert messages(["not", "a", "job"]) == [": a job must be a mapping"]
+        assert messages(["not", "a", "job"]) == [": a job must be an object, not list"]
 
     def test_the_name_is_required(self):
         job = tf_job()
@@ -91,7 +91,7 @@ class TestSpec:
     def test_the_spec_is_required(self):
         job = tf_job()
         del job["spec"]
-        assert messages(job) == ["spec: is required and must be a mapping"]
+        assert messages(job) == ["spec: is required"]
 
     def test_the_replica_specs_are_required(self):
         assert messages(make_job("TFJob", {})) == [
@@ -225,7 +225,7 @@ class TestRunPolicy:
         assert messages(tf_job(run_policy={field: value})) == [f"spec.runPolicy.{field}: {message}"]
 
     def test_run_policy_must_be_a_mapping(self):
-        assert messages(tf_job(run_policy=["All"])) == ["spec.runPolicy: must be a mapping"]
+        assert messages(tf_job(run_policy=["All"])) == ["spec.runPolicy: must be an object, not list"]
 
     @pytest.mark.parametrize(
         ("policy", "message"),
@@ -233,7 +233,10 @@ class TestRunPolicy:
             ({"minAvailable": 0}, "minAvailable: must be at least 1, not 0"),
             ({"scheduleTimeoutSeconds": -1}, "scheduleTimeoutSeconds: must be at least 0, not -1"),
             ({"queue": 3}, "queue: must be a string"),
-            ({"minResources": "4 cpus"}, "minResources: must be a mapping of resource name to quantity"),
+            (
+                {"minResources": "4 cpus"},
+                "minResources: must be an object of quantities by resource name, not str",
+            ),
             ({"gang": True}, "gang: unknown field"),
         ],
     )

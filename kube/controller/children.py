@@ -10,8 +10,9 @@ children, their names and env, the order of a Plan's steps around these) stay wi
   queue retries the key. With a cache `view`, each write is expected before it is sent, so the next run
   waits until the cache shows it; a write that fails or finds the object there is no longer expected.
 - `write_status` replaces the status subresource with the object's resourceVersion as the precondition.
-- `refused_pod_group_event` turns a PodGroup write the cluster refuses for good (404: its CRD missing; 403:
-  RBAC) into a Warning event saying what to fix.
+- `write_pod_group` creates, updates or deletes an operator's PodGroup and says what came of it: a write
+  the cluster refuses for good (404: its CRD missing; 403: RBAC) is a Warning event saying what to fix
+  (`refused_pod_group_event`), not an error to retry at once.
 """
 
 from __future__ import annotations
@@ -307,6 +308,41 @@ def refused_pod_group_event(
     else:
         detail = f"the {wording.actor} may not {verb.lower()} {where} ({error}); {wording.forbidden}"
     return Event("Warning", f"Failed{verb}PodGroup", f"Error {wording.doing} PodGroup {name}: {detail}")
+
+
+@dataclass(frozen=True)
+class PodGroupWritten:
+    """What a PodGroup write came to: the event to record on its owner (None: nothing to say), whether the
+    cluster refused it for good (no pod may be created then), and whether it answered 409 (create: it
+    exists; update: it changed since read; delete: not the object read)."""
+
+    event: Event | None = None
+    refused: bool = False
+    conflict: bool = False
+
+
+def write_pod_group(
+    client: KubeClient, rtype: ResourceType, verb: str, manifest: dict[str, Any], wording: PodGroupWording
+) -> PodGroupWritten:
+    """`verb` (Create, Update: replace with its resourceVersion, Delete: with its uid) the PodGroup
+    `manifest`. 404 on delete is success (gone already); 404 otherwise and 403 are refusals, a Warning that
+    says what to fix; other errors are raised, for the queue to retry."""
+    metadata = manifest["metadata"]
+    name, namespace = metadata["name"], metadata.get("namespace")
+    try:
+        if verb == "Create":
+            client.create(rtype, manifest, namespace)
+        elif verb == "Update":
+            client.replace(rtype, manifest)
+        else:
+            client.delete(rtype, name, namespace, uid=str(metadata.get("uid") or ""))
+    except Conflict:
+        return PodGroupWritten(conflict=True)
+    except (NotFound, Forbidden) as refused:
+        if isinstance(refused, NotFound) and verb == "Delete":
+            return PodGroupWritten()
+        return PodGroupWritten(refused_pod_group_event(refused, rtype, verb, name, wording), refused=True)
+    return PodGroupWritten(Event("Normal", f"Successful{verb}PodGroup", f"{verb}d PodGroup: {name}"))
 
 
 def list_all(client: KubeClient, rtype: ResourceType, namespace: str, selector: str) -> list[dict[str, Any]]:

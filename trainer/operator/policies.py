@@ -113,13 +113,7 @@ def _mpi(found: fields.ErrorList, raw: object) -> MPIPolicy:
             "spec.mlPolicy.mpi.mpiImplementation",
             f"must be one of {', '.join(c.MPI_IMPLEMENTATIONS)}, not {implementation!r}",
         )
-    slots = readers.count(
-        found,
-        "spec.mlPolicy.mpi.numProcPerNode",
-        mpi_spec.get("numProcPerNode"),
-        what="processes",
-        bound="processes_per_node",
-    )
+    slots = readers.processes(found, "spec.mlPolicy.mpi.numProcPerNode", mpi_spec.get("numProcPerNode"))
     return MPIPolicy(
         num_proc_per_node=1 if slots is None else slots,
         mpi_implementation=implementation,

@@ -50,6 +50,11 @@ def count(found: fields.ErrorList, path: str, value: object, *, what: str, bound
     return number
 
 
+def processes(found: fields.ErrorList, path: str, value: object) -> int | None:
+    """A count of processes in one node (`numProcPerNode`), bounded by `processes_per_node`."""
+    return count(found, path, value, what="processes", bound="processes_per_node")
+
+
 def past_bound(found: fields.ErrorList, path: str, message: str) -> None:
     """Record `message` (`limits.too_many`'s wording) as the field's `TooMany` error."""
     found.extend([TooMany(path, message)])

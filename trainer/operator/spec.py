@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import fields
 from kube import podresources
@@ -158,11 +158,33 @@ class Runtime:
 # --- Parsing --------------------------------------------------------------------------------------------
 
 
+class RawTrainJobSpec(TypedDict, total=False):
+    """A TrainJob's `spec` as written (Trainer's `TrainJobSpec`): the fields `parse_train_job` reads, each
+    value as given, until its reader checks it."""
+
+    runtimeRef: object
+    trainer: object
+    initializer: object
+    runtimePatches: object
+    suspend: object
+    managedBy: object
+    activeDeadlineSeconds: object
+
+
+class RawRuntimeSpec(TypedDict, total=False):
+    """A (Cluster)TrainingRuntime's `spec` as written (Trainer's `TrainingRuntimeSpec`), each value as
+    given, until its reader checks it."""
+
+    mlPolicy: object
+    podGroupPolicy: object
+    template: object
+
+
 def parse_train_job(obj: Mapping[str, Any]) -> TrainJob:
     """A TrainJob manifest → `TrainJob`, or `SpecError` naming every wrong field."""
     found = fields.ErrorList()
     metadata = fields.obj(found, "metadata", obj.get("metadata"))
-    spec = fields.obj(found, "spec", obj.get("spec"))
+    spec = cast(RawTrainJobSpec, fields.obj(found, "spec", obj.get("spec")))
     name = fields.text(found, "metadata.name", metadata.get("name"), required=True) or ""
     ref = fields.obj(found, "spec.runtimeRef", spec.get("runtimeRef"), required=True)
     kind = fields.text(found, "spec.runtimeRef.kind", ref.get("kind")) or c.CLUSTER_TRAINING_RUNTIME
@@ -206,7 +228,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
     if kind not in c.RUNTIME_KINDS:
         found.add("kind", f"must be one of {', '.join(c.RUNTIME_KINDS)}, not {kind!r}")
     metadata = fields.obj(found, "metadata", obj.get("metadata"))
-    spec = fields.obj(found, "spec", obj.get("spec"))
+    spec = cast(RawRuntimeSpec, fields.obj(found, "spec", obj.get("spec")))
     template = fields.obj(found, "spec.template", spec.get("template"))
     template_metadata = fields.obj(found, "spec.template.metadata", template.get("metadata"))
     template_spec = fields.obj(found, "spec.template.spec", template.get("spec"))
@@ -253,13 +275,7 @@ def _trainer(found: fields.ErrorList, raw: object) -> Trainer | None:
         num_nodes=readers.count(
             found, "spec.trainer.numNodes", spec.get("numNodes"), what="nodes", bound="replicas_per_job"
         ),
-        num_proc_per_node=readers.count(
-            found,
-            "spec.trainer.numProcPerNode",
-            spec.get("numProcPerNode"),
-            what="processes",
-            bound="processes_per_node",
-        ),
+        num_proc_per_node=readers.processes(found, "spec.trainer.numProcPerNode", spec.get("numProcPerNode")),
         resources_per_node=copy.deepcopy(resources),
     )
 
@@ -339,39 +355,38 @@ def _runtime_patches(found: fields.ErrorList, raw: object) -> tuple[RuntimePatch
             jspec = fields.obj(found, f"{jpath}.template.spec", jtemplate.get("spec"))
             pod = fields.obj(found, f"{jpath}.template.spec.template", jspec.get("template"))
             pmeta = fields.obj(found, f"{jpath}.template.spec.template.metadata", pod.get("metadata"))
+            name = fields.text(found, f"{jpath}.name", rdict.get("name"), required=True) or ""
+            job_labels, job_annotations = _labels_and_annotations(found, f"{jpath}.template.metadata", jmeta)
+            pod_labels, pod_annotations = _labels_and_annotations(
+                found, f"{jpath}.template.spec.template.metadata", pmeta
+            )
             jobs.append(
                 ReplicatedJobPatch(
-                    name=fields.text(found, f"{jpath}.name", rdict.get("name"), required=True) or "",
-                    job_labels=fields.text_map(
-                        found, f"{jpath}.template.metadata.labels", jmeta.get("labels")
-                    ),
-                    job_annotations=fields.text_map(
-                        found, f"{jpath}.template.metadata.annotations", jmeta.get("annotations")
-                    ),
-                    pod_labels=fields.text_map(
-                        found, f"{jpath}.template.spec.template.metadata.labels", pmeta.get("labels")
-                    ),
-                    pod_annotations=fields.text_map(
-                        found,
-                        f"{jpath}.template.spec.template.metadata.annotations",
-                        pmeta.get("annotations"),
-                    ),
+                    name=name,
+                    job_labels=job_labels,
+                    job_annotations=job_annotations,
+                    pod_labels=pod_labels,
+                    pod_annotations=pod_annotations,
                     pod_spec=copy.deepcopy(
                         fields.obj(found, f"{jpath}.template.spec.template.spec", pod.get("spec"))
                     ),
                 )
             )
+        labels, annotations = _labels_and_annotations(found, f"{tpath}.metadata", metadata)
         patches.append(
-            RuntimePatch(
-                manager=manager,
-                labels=fields.text_map(found, f"{tpath}.metadata.labels", metadata.get("labels")),
-                annotations=fields.text_map(
-                    found, f"{tpath}.metadata.annotations", metadata.get("annotations")
-                ),
-                replicated_jobs=tuple(jobs),
-            )
+            RuntimePatch(manager=manager, labels=labels, annotations=annotations, replicated_jobs=tuple(jobs))
         )
     return tuple(patches)
+
+
+def _labels_and_annotations(
+    found: fields.ErrorList, path: str, metadata: fields.RawDict
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The `labels` and `annotations` of the metadata at `path`, each a map of names to strings."""
+    return (
+        fields.text_map(found, f"{path}.labels", metadata.get("labels")),
+        fields.text_map(found, f"{path}.annotations", metadata.get("annotations")),
+    )
 
 
 def _volume_claims(found: fields.ErrorList, raw: object) -> tuple[ClaimTemplate, ...]:
@@ -398,13 +413,12 @@ def _volume_claims(found: fields.ErrorList, raw: object) -> tuple[ClaimTemplate,
             )
             if any(claim.name == name for claim in claims):
                 found.add(f"{tpath}.metadata.name", f"{name!r} is used by an earlier claim template")
+            labels, annotations = _labels_and_annotations(found, f"{tpath}.metadata", metadata)
             claims.append(
                 ClaimTemplate(
                     name=name,
-                    labels=fields.text_map(found, f"{tpath}.metadata.labels", metadata.get("labels")),
-                    annotations=fields.text_map(
-                        found, f"{tpath}.metadata.annotations", metadata.get("annotations")
-                    ),
+                    labels=labels,
+                    annotations=annotations,
                     spec=fields.obj(found, f"{tpath}.spec", template.get("spec")),
                     owned=when_deleted != "Retain",
                 )

@@ -185,12 +185,24 @@ def _metrics(found: fields.ErrorList, value: object) -> tuple[Metric, ...]:
     return tuple(metrics)
 
 
-def _metric_text(found: fields.ErrorList, path: str, value: object) -> str | None:
+def _given_text(
+    found: fields.ErrorList, path: str, value: object, *, missing: str, expected: str
+) -> str | None:
+    """`value` when it is a string that is not empty; else None, with `missing` recorded when it is unset or
+    empty, `must be <expected>, not <its type>` when it is not a string."""
     if value is None or value == "":
-        found.add(path, "is required")
+        found.add(path, missing)
         return None
     if not isinstance(value, str):
-        found.add(path, f'must be a string (send numbers as text, e.g. "0.25"), not {_type(value)}')
+        found.add(path, f"must be {expected}, not {_type(value)}")
+        return None
+    return value
+
+
+def _metric_text(found: fields.ErrorList, path: str, value: object) -> str | None:
+    expected = 'a string (send numbers as text, e.g. "0.25")'
+    value = _given_text(found, path, value, missing="is required", expected=expected)
+    if value is None:
         return None
     if len(value) > MAX_METRIC_TEXT:
         found.add(path, f"must have at most {MAX_METRIC_TEXT} characters, not {len(value)}")
@@ -214,12 +226,10 @@ def _storable(text: str) -> bool:
 
 def _time(found: fields.ErrorList, path: str, value: object) -> datetime | None:
     """An RFC 3339 date-time with its offset (what metav1.Time reads)."""
-    if value is None or value == "":
-        # Trainer's CRD: "lastUpdatedTime is required when trainerStatus is present".
-        found.add(path, "is required when trainerStatus is present")
-        return None
-    if not isinstance(value, str):
-        found.add(path, f"must be an RFC 3339 date-time string, not {_type(value)}")
+    # Trainer's CRD: "lastUpdatedTime is required when trainerStatus is present".
+    missing = "is required when trainerStatus is present"
+    value = _given_text(found, path, value, missing=missing, expected="an RFC 3339 date-time string")
+    if value is None:
         return None
     try:
         moment = datetime.fromisoformat(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import fields
 from fields import FieldError, SpecError
 from kube.client import get_client
 from kube.errors import Conflict, NotFound
@@ -62,7 +63,7 @@ def parse_spec(runtime: RuntimeIdentity, text: str) -> dict[str, Any]:
     except safeyaml.YamlRefused as error:
         raise RuntimeRejected([FieldError("spec", str(error))]) from None
     if not isinstance(document, dict):
-        raise RuntimeRejected([FieldError("spec", "must be a mapping (mlPolicy, template, …)")])
+        raise RuntimeRejected([FieldError("spec", fields.not_an_object(document, "(mlPolicy, template, …)"))])
     metadata = {"name": runtime.name, **({"namespace": runtime.namespace} if runtime.namespace else {})}
     try:
         spec.parse_runtime({"kind": runtime.kind, "metadata": metadata, "spec": document})
@@ -128,7 +129,7 @@ def check_train_job(manifest: Any) -> list[FieldError]:
     (the API checks access there) and everything `spec.parse_train_job` refuses. What depends on the
     runtime (it exists, the overrides resolve) is the admission webhook's to say."""
     if not isinstance(manifest, dict):
-        return [FieldError("", "a TrainJob must be a mapping")]
+        return [FieldError("", f"a TrainJob {fields.not_an_object(manifest)}")]
     errors = []
     if manifest.get("kind") != c.TRAIN_JOB_KIND:
         errors.append(FieldError("kind", f"must be {c.TRAIN_JOB_KIND}, not {manifest.get('kind')!r}"))

@@ -161,7 +161,7 @@ def test_a_spec_that_trainer_would_refuse_is_answered_with_its_field_paths(sim, 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("- a list", "spec: must be a mapping"),
+        ("- a list", "spec: must be an object (mlPolicy, template, …), not list"),
         ("a: &x [1]\nb: *x", "is an alias"),
         ("a: [", "not valid YAML"),
     ],

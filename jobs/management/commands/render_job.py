@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+import fields
 from jobs import bounds, conf, gang
 from jobs import spec as jobspec
 from jobs.autoscaling import desired_hpa
@@ -65,7 +66,7 @@ def render(
     """The job's HPA (if any), PodGroup (with a gang scheduler), Services then Pods; CommandError naming every
     invalid field (exit code 2 and one line for a count past its bound, checked before anything else)."""
     if not isinstance(job, dict):
-        raise CommandError(f"{where}: a job must be a mapping, not {type(job).__name__}")
+        raise CommandError(f"{where}: a job {fields.not_an_object(job)}")
     try:
         framework = framework_for(job.get("kind"), cluster_domain=domain)
     except UnknownKind as error:
