@@ -481,7 +481,8 @@ def _replicated_jobs(found: fields.ErrorList, raw: object) -> tuple[ReplicatedJo
                 ),
                 pod_template=copy.deepcopy(pod_template),
                 depends_on=tuple(depends_on),
-                group_name=fields.text(found, f"{path}.groupName", entry.get("groupName"))
+                # A label value on every pod: a DNS-1035 label, as JobSet's webhook validates it.
+                group_name=readers.dns_label(found, f"{path}.groupName", entry.get("groupName"))
                 or c.DEFAULT_GROUP_NAME,
                 backoff_limit=_backoff_limit(found, f"{path}.template.spec.backoffLimit", job_spec),
             )

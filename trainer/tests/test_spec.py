@@ -277,6 +277,13 @@ class TestParseRuntime:
             ("workers", 0),
             ("default", 6),
         ]
+        grouped["groupName"] = "x" * 64  # a label value on every pod: JobSet's DNS-1035 label
+        with pytest.raises(SpecError) as error:
+            spec.parse_runtime(f.runtime(grouped))
+        assert (
+            "must be no more than 63 characters"
+            in problems(error)["spec.template.spec.replicatedJobs[0].groupName"]
+        )
 
     def test_a_runtime_without_replicated_jobs_is_refused(self):
         with pytest.raises(SpecError) as error:
