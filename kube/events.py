@@ -245,50 +245,36 @@ class EventRecorder:
         action: str,
         related: ObjectRef | None,
     ) -> dict[str, Any]:
-        """The Event without its name and time, which each new occurrence gets."""
-        if self.api is CORE_EVENT:
-            return self._core_body(ref, type_, reason, note, action, related)
+        """The Event without its name and time, which each new occurrence gets. A core v1 Event is made as
+        client-go's recorder makes it: `source.component` is what `kubectl describe` shows as From,
+        `reportingComponent`/`reportingInstance` what newer readers look at."""
         body: dict[str, Any] = {
-            "apiVersion": EVENT.api_version,
-            "kind": EVENT.kind,
+            "apiVersion": self.api.api_version,
+            "kind": self.api.kind,
             # An event lives in its object's namespace; one about a cluster-scoped object in "default".
             "metadata": {"namespace": ref.get("namespace") or "default"},
-            "reportingController": self.reporting_controller,
-            "reportingInstance": self.instance,
-            "action": action,
-            "reason": reason,
-            "note": note,
-            "type": type_,
-            "regarding": ref,
         }
-        if related is not None:
-            body["related"] = related
-        return body
-
-    def _core_body(
-        self,
-        ref: ObjectRef,
-        type_: str,
-        reason: str,
-        note: str,
-        action: str,
-        related: ObjectRef | None,
-    ) -> dict[str, Any]:
-        """A core v1 Event as client-go's recorder makes it: `source.component` is what `kubectl describe`
-        shows as From, `reportingComponent`/`reportingInstance` what newer readers look at."""
-        body: dict[str, Any] = {
-            "apiVersion": CORE_EVENT.api_version,
-            "kind": CORE_EVENT.kind,
-            "metadata": {"namespace": ref.get("namespace") or "default"},
-            "involvedObject": ref,
-            "reason": reason,
-            "message": note,
-            "type": type_,
-            "action": action,
-            "source": {"component": self.reporting_controller},
-            "reportingComponent": self.reporting_controller,
-            "reportingInstance": self.instance,
-        }
+        if self.api is CORE_EVENT:
+            body |= {
+                "involvedObject": ref,
+                "reason": reason,
+                "message": note,
+                "type": type_,
+                "action": action,
+                "source": {"component": self.reporting_controller},
+                "reportingComponent": self.reporting_controller,
+                "reportingInstance": self.instance,
+            }
+        else:
+            body |= {
+                "reportingController": self.reporting_controller,
+                "reportingInstance": self.instance,
+                "action": action,
+                "reason": reason,
+                "note": note,
+                "type": type_,
+                "regarding": ref,
+            }
         if related is not None:
             body["related"] = related
         return body

@@ -29,6 +29,12 @@ def _described(schema: Schema, description: str) -> Schema:
     return {**head, "description": description, **schema}
 
 
+def _given(schema: Schema, **keywords: Any) -> Schema:
+    """`schema` with the keywords the caller set (None: left out), in the order the rendered YAML shows."""
+    schema.update((keyword, value) for keyword, value in keywords.items() if value is not None)
+    return schema
+
+
 def obj(
     properties: Mapping[str, Schema],
     description: str = "",
@@ -74,18 +80,14 @@ def string(
     min_length: int | None = None,
     max_length: int | None = None,
 ) -> Schema:
-    schema: Schema = _described({"type": "string"}, description)
-    if enum is not None:
-        schema["enum"] = list(enum)
-    if pattern is not None:
-        schema["pattern"] = pattern
-    if format is not None:
-        schema["format"] = format
-    if min_length is not None:
-        schema["minLength"] = min_length
-    if max_length is not None:
-        schema["maxLength"] = max_length
-    return schema
+    return _given(
+        _described({"type": "string"}, description),
+        enum=None if enum is None else list(enum),
+        pattern=pattern,
+        format=format,
+        minLength=min_length,
+        maxLength=max_length,
+    )
 
 
 def date_time(description: str = "") -> Schema:
@@ -97,12 +99,8 @@ def integer(
 ) -> Schema:
     if bits not in (32, 64):
         raise ValueError(f"bits must be 32 or 64, not {bits}")
-    schema: Schema = _described({"type": "integer", "format": f"int{bits}"}, description)
-    if minimum is not None:
-        schema["minimum"] = minimum
-    if maximum is not None:
-        schema["maximum"] = maximum
-    return schema
+    schema = _described({"type": "integer", "format": f"int{bits}"}, description)
+    return _given(schema, minimum=minimum, maximum=maximum)
 
 
 def number(description: str = "") -> Schema:
@@ -118,11 +116,7 @@ def int_or_string(description: str = "") -> Schema:
 
 
 def array(items: Schema, description: str = "", *, min_items: int | None = None) -> Schema:
-    schema: Schema = _described({"type": "array"}, description)
-    if min_items is not None:
-        schema["minItems"] = min_items
-    schema["items"] = items
-    return schema
+    return _given(_described({"type": "array"}, description), minItems=min_items, items=items)
 
 
 def list_map(items: Schema, keys: Iterable[str], description: str = "") -> Schema:

@@ -76,6 +76,18 @@ class Outcome:
     requeue_after: float | None = None
 
 
+@dataclass(frozen=True)
+class _Run:
+    """A node's run of a template once `execute` resolved it: the node's name, the template with its inputs
+    substituted, the template's name, the boundary the node is in, and the input parameters."""
+
+    name: str
+    template: dict[str, Any]
+    template_name: str
+    boundary_id: str
+    inputs: list[dict[str, Any]]
+
+
 class Operation(Walker):
     """One pass over one Workflow; node bookkeeping is NodeBook's, the walk over templates is here."""
 
@@ -302,41 +314,38 @@ class Operation(Walker):
         resolved = substitute(template, scope)
         if artifacts:
             resolved["inputs"] = {**(resolved.get("inputs") or {}), "artifacts": artifacts}
+        run = _Run(name, resolved, template_name, boundary_id, inputs)
         if resolved.get("retryStrategy") and attempt is None:
-            return self._execute_retry(name, resolved, template_name, arguments, boundary_id, inputs)
+            return self._execute_retry(run, arguments)
         if existing is None and "__shutdown__" in self.scope:
             return None
         if kind in _LEAF_KINDS:
-            return self._execute_pod(name, resolved, template_name, boundary_id, inputs, attempt or 0)
+            return self._execute_pod(run, attempt or 0)
         if kind == "suspend":
-            return self._execute_suspend(name, resolved, template_name, boundary_id, inputs)
+            return self._execute_suspend(run)
+        node = existing or self._start(run, node_kind, RUNNING)
         if kind == "steps":
-            node = existing or self.init_node(
-                name, "Steps", template_name, boundary_id, RUNNING, inputs=inputs
-            )
             return steps.execute_steps(self, node, resolved, scope)
-        node = existing or self.init_node(name, "DAG", template_name, boundary_id, RUNNING, inputs=inputs)
         return dag.execute_dag(self, node, resolved, scope)
 
-    def _execute_pod(
-        self,
-        name: str,
-        template: dict[str, Any],
-        template_name: str,
-        boundary_id: str,
-        inputs: list[dict[str, Any]],
-        attempt: int,
-    ) -> dict[str, Any] | None:
-        node = self.node(name)
+    def _start(self, run: _Run, node_kind: str, phase: str) -> dict[str, Any]:
+        """The run's node, new in `phase`."""
+        return self.init_node(
+            run.name, node_kind, run.template_name, run.boundary_id, phase, inputs=run.inputs
+        )
+
+    def _execute_pod(self, run: _Run, attempt: int) -> dict[str, Any] | None:
+        template = run.template
+        node = self.node(run.name)
         if node is None:
             limit = self.spec.get("parallelism")
             active = sum(1 for n in self.nodes.values() if n["type"] == "Pod" and not fulfilled(n))
             if limit is not None and active >= int(limit):
                 return None
-            node = self.init_node(name, "Pod", template_name, boundary_id, PENDING, inputs=inputs)
+            node = self._start(run, "Pod", PENDING)
             if (template.get("inputs") or {}).get("artifacts"):
                 node.setdefault("inputs", {})["artifacts"] = template["inputs"]["artifacts"]
-            self._create_pod(node, template, template_name, inputs, attempt)
+            self._create_pod(node, run, attempt)
             return node
         pod = self.pods.get(node["id"])
         if pod is None:
@@ -354,22 +363,15 @@ class Operation(Walker):
                 phase, message = ERROR, problem
         return self.mark(node, phase, message)
 
-    def _create_pod(
-        self,
-        node: dict[str, Any],
-        template: dict[str, Any],
-        template_name: str,
-        inputs: list[dict[str, Any]],
-        attempt: int,
-    ) -> None:
+    def _create_pod(self, node: dict[str, Any], run: _Run, attempt: int) -> None:
         name = node["name"]
         context = NodeContext(
             workflow=self.name,
             namespace=self.namespace,
             node_name=name,
             display_name=node["displayName"],
-            template=template_name,
-            inputs={p["name"]: p["value"] for p in inputs},
+            template=run.template_name,
+            inputs={p["name"]: p["value"] for p in run.inputs},
             attempt=attempt,
         )
         try:
@@ -379,8 +381,8 @@ class Operation(Walker):
             return
         manifest = pod_manifest(
             self.workflow,
-            template,
-            name=pod_name(self.name, name, template_name),
+            run.template,
+            name=pod_name(self.name, name, run.template_name),
             node_name=name,
             node_id=node["id"],
             annotations=annotations,
@@ -388,18 +390,9 @@ class Operation(Walker):
         node["podName"] = manifest["metadata"]["name"]
         self.outcome.create[node["id"]] = manifest
 
-    def _execute_suspend(
-        self,
-        name: str,
-        template: dict[str, Any],
-        template_name: str,
-        boundary_id: str,
-        inputs: list[dict[str, Any]],
-    ) -> dict[str, Any]:
-        node = self.node(name) or self.init_node(
-            name, "Suspend", template_name, boundary_id, RUNNING, inputs=inputs
-        )
-        duration = (template.get("suspend") or {}).get("duration")
+    def _execute_suspend(self, run: _Run) -> dict[str, Any]:
+        node = self.node(run.name) or self._start(run, "Suspend", RUNNING)
+        duration = (run.template.get("suspend") or {}).get("duration")
         if duration is None:
             return node
         remaining = parse_timestamp(node["startedAt"]).timestamp() + parse_duration(str(duration)) - self.now
@@ -408,21 +401,15 @@ class Operation(Walker):
         self.requeue(remaining)
         return node
 
-    def _execute_retry(
-        self,
-        name: str,
-        template: dict[str, Any],
-        template_name: str,
-        arguments: dict[str, Any] | None,
-        boundary_id: str,
-        inputs: list[dict[str, Any]],
-    ) -> dict[str, Any] | None:
-        strategy = template["retryStrategy"]
+    def _execute_retry(self, run: _Run, arguments: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The Retry node: each attempt executes the template again, with the arguments the node was given."""
+        name, template_name, boundary_id = run.name, run.template_name, run.boundary_id
+        strategy = run.template["retryStrategy"]
         node = self.node(name)
         if node is None:
             if boundary_id and self.start_blocker(boundary_id) is not None:
                 return None
-            node = self.init_node(name, "Retry", template_name, boundary_id, RUNNING, inputs=inputs)
+            node = self._start(run, "Retry", RUNNING)
         attempts = [self.nodes[c] for c in node.get("children") or []]
         if attempts and not fulfilled(attempts[-1]):
             self.execute(

@@ -14,7 +14,6 @@ makes the pods.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -22,9 +21,9 @@ from typing import Any
 from kubesim.errors import ApiError
 from kubesim.jsonutil import clone
 from kubesim.kubelet import ownership, progress, rollout
-from kubesim.kubelet.resyncs import Resyncs
+from kubesim.kubelet.resyncs import OwnerController
 from kubesim.kubelet.rollout import Rollout
-from kubesim.store import DELETED, Store, Subscriptions
+from kubesim.store import DELETED
 
 log = logging.getLogger(__name__)
 
@@ -35,32 +34,16 @@ class _Requeue(Exception):
     """The sync stops here and runs again on the event its own write causes (or on a retry timer)."""
 
 
-class DeploymentController:
-    """Rolls out every Deployment through its ReplicaSets; `start()` subscribes, `stop()` ends it."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._lock = threading.RLock()
-        self._subscriptions = Subscriptions()
-        self._resyncs = Resyncs(store.clock)  # by Deployment uid: the progress-deadline check or a retry
+class DeploymentController(OwnerController):
+    """Rolls out every Deployment through its ReplicaSets; `start()` subscribes, `stop()` ends it. A
+    Deployment's re-sync is its progress-deadline check or a retry."""
 
     def start(self) -> None:
         self._subscriptions = self.store.list_then_watch(
-            (DEPLOYMENTS, self._on_deployment), (REPLICA_SETS, self._on_replica_set), ("pods", self._on_pod)
+            (DEPLOYMENTS, self._on_owner), (REPLICA_SETS, self._on_replica_set), ("pods", self._on_pod)
         )
 
-    def stop(self) -> None:
-        self._subscriptions.cancel()
-        self._resyncs.cancel_all()
-
     # --- events --------------------------------------------------------------------------------------
-
-    def _on_deployment(self, event_type: str, deployment: dict[str, Any]) -> None:
-        metadata = deployment["metadata"]
-        if event_type == DELETED:
-            self._resyncs.forget(metadata["uid"])
-            return
-        self.reconcile(metadata.get("namespace", ""), metadata["name"])
 
     def _on_replica_set(self, event_type: str, replica_set: dict[str, Any]) -> None:
         namespace = replica_set["metadata"].get("namespace", "")

@@ -13,7 +13,6 @@ while pods cannot be created (retried with a doubling back-off).
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -21,9 +20,9 @@ from typing import Any
 from kubesim.clock import parse_timestamp
 from kubesim.errors import ApiError
 from kubesim.kubelet import ownership
-from kubesim.kubelet.resyncs import Resyncs
+from kubesim.kubelet.resyncs import OwnerController
 from kubesim.selectors import match_labels_selector
-from kubesim.store import DELETED, Store, Subscriptions
+from kubesim.store import DELETED
 
 log = logging.getLogger(__name__)
 
@@ -130,30 +129,14 @@ def pod_for(replica_set: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata, "spec": template.get("spec") or {}}
 
 
-class ReplicaSetController:
-    """Keeps every ReplicaSet's pods; `start()` subscribes, `stop()` ends it."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._lock = threading.RLock()
-        self._subscriptions = Subscriptions()
-        self._resyncs = Resyncs(store.clock)  # by ReplicaSet uid: a minReadySeconds re-check or a retry
+class ReplicaSetController(OwnerController):
+    """Keeps every ReplicaSet's pods; `start()` subscribes, `stop()` ends it. A ReplicaSet's re-sync is a
+    minReadySeconds re-check or a retry."""
 
     def start(self) -> None:
         self._subscriptions = self.store.list_then_watch(
-            ("replicasets.apps", self._on_replica_set), ("pods", self._on_pod)
+            ("replicasets.apps", self._on_owner), ("pods", self._on_pod)
         )
-
-    def stop(self) -> None:
-        self._subscriptions.cancel()
-        self._resyncs.cancel_all()
-
-    def _on_replica_set(self, event_type: str, replica_set: dict[str, Any]) -> None:
-        metadata = replica_set["metadata"]
-        if event_type == DELETED:
-            self._resyncs.forget(metadata["uid"])
-            return
-        self.reconcile(metadata.get("namespace", ""), metadata["name"])
 
     def _on_pod(self, event_type: str, pod: dict[str, Any]) -> None:
         """A pod changed: its owner syncs; an orphan may be adopted by a ReplicaSet that selects it."""

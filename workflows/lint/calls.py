@@ -184,3 +184,12 @@ def check_hooks(ctx: SpecContext, hooks: Any, where: str) -> None:
         _, problem = ctx.resolve(hook)
         if problem:
             ctx.report(hook_path, problem)
+
+
+def check_exit_handlers(ctx: SpecContext, node: dict[str, Any], where: str) -> None:
+    """A step's or task's hooks, and the template its ``onExit`` names, which must exist."""
+    check_hooks(ctx, node.get("hooks"), where)
+    if text(node.get("onExit")):
+        _, problem = ctx.resolve({"template": node["onExit"]})
+        if problem:
+            ctx.report(f"{where}.onExit", problem)

@@ -11,11 +11,11 @@ from typing import Any
 
 from fields import as_dict
 from workflows.lint.arguments import check_arguments
-from workflows.lint.calls import add_loop_items, add_node_outputs, check_call, check_hooks, is_looped
+from workflows.lint.calls import add_loop_items, add_node_outputs, check_call, check_exit_handlers, is_looped
 from workflows.lint.model import SpecContext, as_list
 from workflows.lint.names import check_named_list, named_items, text
-from workflows.lint.steps import InlineLinter
-from workflows.lint.variables import Globals, Scope, is_parameter_reference, unresolved_tags
+from workflows.lint.steps import NodeTemplate
+from workflows.lint.variables import Scope, is_parameter_reference, unresolved_tags
 
 # Argo's own patterns for the operands of a depends expression ("task" or "task.Result").
 _OPERAND = re.compile(r"([a-zA-Z0-9][-a-zA-Z0-9]*?\.[A-Z][a-zA-Z]+)|([a-zA-Z0-9][-a-zA-Z0-9]*)")
@@ -152,16 +152,10 @@ class Lineage:
         return False
 
 
-def lint_dag(
-    ctx: SpecContext,
-    template: dict[str, Any],
-    prefix: str,
-    scope: Scope,
-    globals_: Globals,
-    lint_inline: InlineLinter,
-) -> None:
-    """Check every task of a DAG template; ``scope`` ends up holding all the tasks' outputs."""
-    dag = as_dict(template.get("dag"))
+def lint_dag(dag_template: NodeTemplate) -> None:
+    """Check every task of a DAG template; its scope ends up holding all the tasks' outputs."""
+    ctx, prefix, scope = dag_template.ctx, dag_template.prefix, dag_template.scope
+    dag = as_dict(dag_template.template.get("dag"))
     listed = as_list(dag.get("tasks"))
     if not listed:
         ctx.report(prefix, "must have at least one task")
@@ -176,12 +170,12 @@ def lint_dag(
     cycle = find_cycle({name: [dep for dep in deps if dep in tasks] for name, deps in graph.items()})
     if cycle:
         ctx.report(f"{prefix}.tasks", f"dependency cycle detected: {'->'.join(cycle)}")
-    _check_targets(ctx, text(dag.get("target")), tasks, prefix, scope, globals_)
+    _check_targets(dag_template, text(dag.get("target")), tasks)
     scope.names.update(
         f"tasks.{name}.status" for name, task in tasks.items() if task.get("hooks") is not None
     )
     for name, task in tasks.items():
-        _check_task_body(ctx, task, name, prefix, scope, globals_, graph, tasks, lint_inline)
+        _check_task_body(dag_template, task, name, graph, tasks)
 
 
 def _check_tasks(ctx: SpecContext, tasks: dict[str, dict[str, Any]], prefix: str, scope: Scope) -> None:
@@ -214,11 +208,7 @@ def _check_tasks(ctx: SpecContext, tasks: dict[str, dict[str, Any]], prefix: str
                     f"dependency '{dependency}' uses an items-based condition such as .AnySucceeded or"
                     " .AllFailed but does not contain any items",
                 )
-        check_hooks(ctx, task.get("hooks"), where)
-        if text(task.get("onExit")):
-            _, problem = ctx.resolve({"template": task["onExit"]})
-            if problem:
-                ctx.report(f"{where}.onExit", problem)
+        check_exit_handlers(ctx, task, where)
 
 
 def _loops(task: dict[str, Any]) -> bool:
@@ -229,13 +219,12 @@ def _loops(task: dict[str, Any]) -> bool:
     )
 
 
-def _check_targets(
-    ctx: SpecContext, target: str, tasks: dict[str, Any], prefix: str, scope: Scope, globals_: Globals
-) -> None:
+def _check_targets(dag_template: NodeTemplate, target: str, tasks: dict[str, Any]) -> None:
     if not target:
         return
-    where = f"{prefix}.targets"
-    for tag in unresolved_tags(target, scope, globals_):
+    ctx = dag_template.ctx
+    where = f"{dag_template.prefix}.targets"
+    for tag in unresolved_tags(target, dag_template.scope, dag_template.globals_):
         ctx.report(where, f"failed to resolve {{{{{tag}}}}}")
     for name in target.split(" "):
         if not is_parameter_reference(name) and name not in tasks:
@@ -243,31 +232,28 @@ def _check_targets(
 
 
 def _check_task_body(
-    ctx: SpecContext,
+    dag_template: NodeTemplate,
     task: dict[str, Any],
     name: str,
-    prefix: str,
-    scope: Scope,
-    globals_: Globals,
     graph: dict[str, list[str]],
     tasks: dict[str, dict[str, Any]],
-    lint_inline: InlineLinter,
 ) -> None:
-    where = f"{prefix}.tasks.{name}"
-    # The ancestors' outputs are in `scope` already (_check_tasks); only their `status` is theirs alone.
+    ctx = dag_template.ctx
+    where = f"{dag_template.prefix}.tasks.{name}"
+    # The ancestors' outputs are in the DAG's scope already (_check_tasks); only their `status` is theirs.
     lineage = Lineage(graph, name)
-    task_scope = scope.child()
+    task_scope = dag_template.scope.child()
     task_scope.is_ancestor = lambda task_name: task_name in tasks and task_name in lineage
     for problem in add_loop_items(task, task_scope):
         ctx.report(where, problem)
     outside_inline = {key: value for key, value in task.items() if key != "inline"}
-    for tag in unresolved_tags(outside_inline, task_scope, globals_):
+    for tag in unresolved_tags(outside_inline, task_scope, dag_template.globals_):
         ctx.report(where, f"failed to resolve {{{{{tag}}}}}")
     arguments = task.get("arguments")
     check_arguments(ctx, f"{where}.arguments.", arguments, allow_empty_values=False)
     _check_argument_dependencies(ctx, as_dict(arguments), lineage, where)
     if isinstance(task.get("inline"), dict):
-        lint_inline(task["inline"], f"{where}.inline", task_scope)
+        dag_template.lint_inline(task["inline"], f"{where}.inline", task_scope)
 
 
 def _check_argument_dependencies(

@@ -7,6 +7,7 @@ A step sees the outputs of every step listed before it (Argo adds them to scope 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from workflows.lint.arguments import check_arguments
@@ -14,7 +15,7 @@ from workflows.lint.calls import (
     add_loop_items,
     add_node_outputs,
     check_call,
-    check_hooks,
+    check_exit_handlers,
     has_exit_hook,
     is_looped,
 )
@@ -25,26 +26,30 @@ from workflows.lint.variables import Globals, Scope, unresolved_tags
 InlineLinter = Callable[[dict[str, Any], str, Scope], None]
 
 
-def lint_steps(
-    ctx: SpecContext,
-    template: dict[str, Any],
-    prefix: str,
-    scope: Scope,
-    globals_: Globals,
-    lint_inline: InlineLinter,
-) -> None:
-    """Check every step of a steps template; ``scope`` ends up holding all the steps' outputs.
+@dataclass(frozen=True)
+class NodeTemplate:
+    """A steps or DAG template as `lint_template` hands it on, with what checking each of its nodes needs:
+    the spec's context, how messages name the template (``prefix``), the scope its nodes' outputs go into,
+    the globals it sees, and ``lint_inline``, which checks a node's inline template in the node's scope."""
 
-    ``lint_inline`` checks a step's inline template, given the scope the step sees.
-    """
+    ctx: SpecContext
+    template: dict[str, Any]
+    prefix: str
+    scope: Scope
+    globals_: Globals
+    lint_inline: InlineLinter
+
+
+def lint_steps(steps: NodeTemplate) -> None:
+    """Check every step of a steps template; its scope ends up holding all the steps' outputs."""
     seen: set[str] = set()
-    for group_index, group in enumerate(as_list(template.get("steps"))):
+    for group_index, group in enumerate(as_list(steps.template.get("steps"))):
         for step in as_list(group):
             if not isinstance(step, dict):
                 continue
-            name = _check_step_name(ctx, step, f"{prefix}.steps[{group_index}]", seen)
+            name = _check_step_name(steps.ctx, step, f"{steps.prefix}.steps[{group_index}]", seen)
             if name is not None:
-                _lint_step(ctx, step, prefix, group_index, name, scope, globals_, lint_inline)
+                _lint_step(steps, step, group_index, name)
 
 
 def _check_step_name(ctx: SpecContext, step: dict[str, Any], group_path: str, seen: set[str]) -> str | None:
@@ -61,16 +66,8 @@ def _check_step_name(ctx: SpecContext, step: dict[str, Any], group_path: str, se
     return name
 
 
-def _lint_step(
-    ctx: SpecContext,
-    step: dict[str, Any],
-    prefix: str,
-    group_index: int,
-    name: str,
-    scope: Scope,
-    globals_: Globals,
-    lint_inline: InlineLinter,
-) -> None:
+def _lint_step(steps: NodeTemplate, step: dict[str, Any], group_index: int, name: str) -> None:
+    ctx, prefix, scope = steps.ctx, steps.prefix, steps.scope
     where = f"{prefix}.steps[{group_index}].{name}"
     node_prefix = f"steps.{name}"
     scope.names.add(f"{node_prefix}.status")
@@ -80,17 +77,13 @@ def _lint_step(
     resolved = check_call(ctx, step, where)
     if has_exit_hook(step):
         add_node_outputs(ctx, resolved, node_prefix, scope, aggregate=False)
-    check_hooks(ctx, step.get("hooks"), where)
-    if text(step.get("onExit")):
-        _, exit_problem = ctx.resolve({"template": step["onExit"]})
-        if exit_problem:
-            ctx.report(f"{where}.onExit", exit_problem)
+    check_exit_handlers(ctx, step, where)
 
     step_scope = scope.child()
     # The inline template is checked on its own, in its own scope plus the step's.
     outside_inline = {key: value for key, value in step.items() if key != "inline"}
-    for tag in unresolved_tags(outside_inline, step_scope, globals_):
+    for tag in unresolved_tags(outside_inline, step_scope, steps.globals_):
         ctx.report_message(where, f"{prefix}.steps failed to resolve {{{{{tag}}}}}")
     if isinstance(step.get("inline"), dict):
-        lint_inline(step["inline"], f"{where}.inline", step_scope)
+        steps.lint_inline(step["inline"], f"{where}.inline", step_scope)
     add_node_outputs(ctx, resolved, node_prefix, scope, aggregate=is_looped(step))

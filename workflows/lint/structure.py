@@ -8,6 +8,7 @@ string "1" or "true"), but an integer field wants an integer and a boolean field
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from workflows.lint.errors import LintError
@@ -49,22 +50,16 @@ def _walk(value: Any, node: SchemaNode, path: str, errors: list[LintError]) -> N
                 errors.append(LintError(child_path, f'unknown field "{child_path}"'))
             else:
                 _walk(child, child_node, child_path, errors)
-    elif kind == LIST:
-        if not isinstance(value, list):
+    elif kind in (LIST, MAP):  # every entry of a list or of a map has the shape of `node.item`
+        is_list = kind == LIST
+        if not isinstance(value, list if is_list else dict):
             errors.append(_type_error(value, node, path))
             return
         item = node.item
         assert item is not None
-        for index, child in enumerate(value):
-            _walk(child, item, f"{path}[{index}]", errors)
-    elif kind == MAP:
-        if not isinstance(value, dict):
-            errors.append(_type_error(value, node, path))
-            return
-        item = node.item
-        assert item is not None
-        for key, child in value.items():
-            _walk(child, item, f"{path}.{key}", errors)
+        entries: Iterable[tuple[Any, Any]] = enumerate(value) if is_list else value.items()
+        for key, child in entries:
+            _walk(child, item, f"{path}[{key}]" if is_list else f"{path}.{key}", errors)
     elif not _scalar_fits(value, kind):
         errors.append(_type_error(value, node, path))
 

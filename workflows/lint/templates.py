@@ -20,7 +20,7 @@ from workflows.lint.model import (
 )
 from workflows.lint.names import check_named_list, named_items, text
 from workflows.lint.outputs import check_outputs
-from workflows.lint.steps import lint_steps
+from workflows.lint.steps import NodeTemplate, lint_steps
 from workflows.lint.variables import Scope, contains_tag, unresolved_tags
 
 RETRY_POLICIES = ("Always", "OnError", "OnFailure", "OnTransientError", "")
@@ -55,9 +55,9 @@ def lint_template(
         lint_template(ctx, inline, where, name, inline_scope)
 
     if kind == "steps":
-        lint_steps(ctx, template, prefix, scope, globals_, lint_inline)
+        lint_steps(NodeTemplate(ctx, template, prefix, scope, globals_, lint_inline))
     elif kind == "dag":
-        lint_dag(ctx, template, prefix, scope, globals_, lint_inline)
+        lint_dag(NodeTemplate(ctx, template, prefix, scope, globals_, lint_inline))
     else:
         for tag in unresolved_tags(_leaf_view(template), scope, globals_):
             ctx.report_message(prefix, f"{prefix}: failed to resolve {{{{{tag}}}}}")

@@ -159,12 +159,7 @@ def _read_graph(
     if not isinstance(raw_steps, Mapping) or not raw_steps:
         problems.add(where, f"{field_prefix}steps", "must be a non-empty mapping of step name: step")
         return None
-    steps: dict[str, Step] = {}
-    for name, raw in raw_steps.items():
-        step = _read_named_step(name, raw, path_prefix, scope, in_dag=False, problems=problems)
-        if step is not None:
-            steps[step.name] = step
-    _check_task_name_clashes(list(raw_steps), path_prefix, problems)
+    steps = _read_steps(raw_steps, path_prefix, scope, in_dag=False, problems=problems)
     start_at = document.get("start_at")
     if not isinstance(start_at, str) or start_at not in raw_steps:
         problems.add(where, f"{field_prefix}start_at", f"{start_at!r} is not one of the steps")
@@ -206,6 +201,20 @@ def _check_flow(steps: dict[str, Step], start_at: str, path_prefix: str, problem
     if cycle:
         loop, field_name = cycle
         problems.add(describe(loop[-2]), field_name, f"makes a cycle: {' -> '.join(loop)}")
+
+
+def _read_steps(
+    raw_steps: Mapping[Any, Any], path_prefix: str, scope: _Scope, *, in_dag: bool, problems: Problems
+) -> dict[str, Step]:
+    """The steps of a graph or of a dag step, by name (those that could not be read are left out, their
+    problems added); then their names are checked for clashing as Argo task names."""
+    steps: dict[str, Step] = {}
+    for name, raw in raw_steps.items():
+        step = _read_named_step(name, raw, path_prefix, scope, in_dag=in_dag, problems=problems)
+        if step is not None:
+            steps[step.name] = step
+    _check_task_name_clashes(list(raw_steps), path_prefix, problems)
+    return steps
 
 
 def _check_task_name_clashes(names: list[Any], path_prefix: str, problems: Problems) -> None:
@@ -304,8 +313,6 @@ def _read_parallel(
     raw: Mapping[str, Any], common: dict[str, Any], where: str, scope: _Scope, problems: Problems
 ) -> Step:
     branches_doc = _nested(raw, "branches", "branch name: {start_at, steps}", where, scope, problems)
-    if branches_doc is None:
-        return ParallelStep(**common)
     branches: dict[str, Graph] = {}
     for branch_name, branch_doc in branches_doc.items():
         if not isinstance(branch_name, str) or not STEP_NAME.match(branch_name):
@@ -327,15 +334,15 @@ def _read_parallel(
 
 def _nested(
     raw: Mapping[str, Any], field_name: str, entries: str, where: str, scope: _Scope, problems: Problems
-) -> Mapping[Any, Any] | None:
+) -> Mapping[Any, Any]:
     """What a parallel or dag step nests under `field_name`: a non-empty mapping (of `entries`, as the
-    problem words it), or None when it is not one or nests too deep."""
+    problem words it), or an empty one, with the problem added, when it is not one or nests too deep."""
     if _too_deep(scope, where, field_name, problems):
-        return None
+        return {}
     nested = raw.get(field_name)
     if not isinstance(nested, Mapping) or not nested:
         problems.add(where, field_name, f"must be a non-empty mapping of {entries}")
-        return None
+        return {}
     return nested
 
 
@@ -385,16 +392,7 @@ def _read_dag(
     raw: Mapping[str, Any], common: dict[str, Any], where: str, scope: _Scope, problems: Problems
 ) -> Step:
     tasks_doc = _nested(raw, "tasks", "name: step (with depends)", where, scope, problems)
-    if tasks_doc is None:
-        return DagStep(**common)
-    tasks: dict[str, Step] = {}
-    for name, task_doc in tasks_doc.items():
-        step = _read_named_step(
-            name, task_doc, f"{common['path']}.", scope.inside(), in_dag=True, problems=problems
-        )
-        if step is not None:
-            tasks[step.name] = step
-    _check_task_name_clashes(list(tasks_doc), f"{common['path']}.", problems)
+    tasks = _read_steps(tasks_doc, f"{common['path']}.", scope.inside(), in_dag=True, problems=problems)
 
     def edges(name: str) -> list[tuple[str, str]]:
         return [("depends", dependency) for dependency in tasks[name].depends]

@@ -16,11 +16,16 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
 
 #: the most a single non-blocking send hands to the socket (a TLS write must be retried with the same bytes)
 _SEND_CHUNK = 64 * 1024
 #: how often a waiting thread looks at the clock and at `close()` (poll also wakes on the close pipe)
 _TICK = 1.0
+
+_Result = TypeVar("_Result")
 
 
 class StreamClosed(ConnectionError):
@@ -52,21 +57,10 @@ class Transport:
             data, self._pending = self._pending[:limit], self._pending[limit:]
             return data
         while True:
-            wait_for = select.POLLIN
-            with self._io_lock:
-                if self._closed:
-                    raise StreamClosed("stream closed")
-                try:
-                    data = self._sock.recv(limit)
-                except (ssl.SSLWantReadError, BlockingIOError, InterruptedError):
-                    pass
-                except ssl.SSLWantWriteError:
-                    wait_for = select.POLLOUT
-                except OSError as error:
-                    raise StreamClosed(str(error)) from error
-                else:
-                    self._last_activity = time.monotonic()
-                    return data
+            received, wait_for = self._attempt(partial(self._sock.recv, limit), select.POLLIN)
+            if received is not None:
+                self._last_activity = time.monotonic()
+                return received
             if self.idle_for() >= self.idle_timeout:
                 raise StreamClosed(f"idle for {self.idle_timeout:g}s")
             self._wait(wait_for)
@@ -89,19 +83,7 @@ class Transport:
         with self._write_lock:
             stalled_since = time.monotonic()
             while view:
-                chunk = view[:_SEND_CHUNK]
-                wait_for = select.POLLOUT
-                with self._io_lock:
-                    if self._closed:
-                        raise StreamClosed("stream closed")
-                    try:
-                        sent = self._sock.send(chunk)
-                    except (ssl.SSLWantWriteError, BlockingIOError, InterruptedError):
-                        sent = 0
-                    except ssl.SSLWantReadError:
-                        sent, wait_for = 0, select.POLLIN
-                    except OSError as error:
-                        raise StreamClosed(str(error)) from error
+                sent, wait_for = self._attempt(partial(self._sock.send, view[:_SEND_CHUNK]), select.POLLOUT)
                 if sent:
                     view = view[sent:]
                     stalled_since = self._last_activity = time.monotonic()
@@ -109,6 +91,24 @@ class Transport:
                 if time.monotonic() - stalled_since >= self.idle_timeout:
                     raise StreamClosed(f"the peer read nothing for {self.idle_timeout:g}s")
                 self._wait(wait_for)
+
+    def _attempt(self, operation: Callable[[], _Result], ready_for: int) -> tuple[_Result | None, int]:
+        """One non-blocking `recv` or `send` under the I/O lock: its result, or None and what readiness to
+        wait for: `ready_for` when the socket is not ready, the other way when TLS must first read to
+        write or write to read. StreamClosed once closed or when the peer is gone."""
+        with self._io_lock:
+            if self._closed:
+                raise StreamClosed("stream closed")
+            try:
+                return operation(), ready_for
+            except (BlockingIOError, InterruptedError):
+                return None, ready_for
+            except ssl.SSLWantReadError:
+                return None, select.POLLIN
+            except ssl.SSLWantWriteError:
+                return None, select.POLLOUT
+            except OSError as error:
+                raise StreamClosed(str(error)) from error
 
     def close(self) -> None:
         """End the stream: wake both directions, then close the socket. Safe to call twice."""
