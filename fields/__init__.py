@@ -42,6 +42,21 @@ class SpecError(ValueError):
         super().__init__("; ".join(str(error) for error in errors))
 
 
+class Rejected(ValueError):
+    """A manifest (or spec) that cannot go to the cluster; `errors` name each field and its problem. Each
+    app's actions raise their own subclass (JobRejected, SweepRejected, …): a caller catches what it sent."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(map(str, errors)))
+        self.errors = errors
+
+    @classmethod
+    def raise_if_any(cls, errors: list[FieldError]) -> None:
+        """The check before a submit: nothing when `errors` is empty, else this rejection carrying them."""
+        if errors:
+            raise cls(errors)
+
+
 #: A report lists this many problems and counts the rest (the one figure every report uses).
 MAX_LISTED = limits.PROBLEMS_LISTED
 

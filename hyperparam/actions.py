@@ -24,12 +24,8 @@ from workflows.pods import workflow_pod_views
 _LINT_NAME = "lint-check"
 
 
-class SweepRejected(ValueError):
-    """The manifest cannot be submitted; `errors` name each field and its problem."""
-
-    def __init__(self, errors: list[FieldError]) -> None:
-        super().__init__("; ".join(map(str, errors)))
-        self.errors = errors
+class SweepRejected(fields.Rejected):
+    """A HyperparamWorkflow manifest that cannot be submitted."""
 
 
 def check_manifest(manifest: Any) -> list[FieldError]:
@@ -89,9 +85,7 @@ def submit_sweep(manifest: dict[str, Any]) -> dict[str, Any]:
     Raises SweepRejected for an invalid manifest, and kube's errors from the API server (AlreadyExists when
     the name is taken, Invalid when the server's schema refuses it).
     """
-    errors = check_manifest(manifest)
-    if errors:
-        raise SweepRejected(errors)
+    SweepRejected.raise_if_any(check_manifest(manifest))
     body = {**manifest, "apiVersion": manifests.API_VERSION, "kind": manifests.KIND}
     return get_client().create(HPW, body, body["metadata"]["namespace"])
 

@@ -19,12 +19,8 @@ from kube.client import get_client
 from kube.errors import Conflict, NotFound
 
 
-class JobRejected(ValueError):
-    """The manifest cannot be submitted; `errors` name each field and its problem."""
-
-    def __init__(self, errors: list[FieldError]) -> None:
-        super().__init__("; ".join(map(str, errors)))
-        self.errors = errors
+class JobRejected(fields.Rejected):
+    """A job manifest that cannot be submitted."""
 
 
 def check_manifest(manifest: Any) -> list[FieldError]:
@@ -58,9 +54,7 @@ def submit_job(manifest: dict[str, Any]) -> dict[str, Any]:
     Raises JobRejected for an invalid manifest, and kube's errors from the API server (AlreadyExists when
     the name is taken, Invalid when the server's schema refuses it).
     """
-    errors = check_manifest(manifest)
-    if errors:
-        raise JobRejected(errors)
+    JobRejected.raise_if_any(check_manifest(manifest))
     body = {**manifest, "apiVersion": apigroups.api_version_of(manifest)}
     resource = apigroups.job_resource(framework_class(body["kind"]), body["apiVersion"])
     return get_client().create(resource, body, body["metadata"]["namespace"])

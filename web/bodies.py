@@ -43,6 +43,14 @@ def declared_length(meta: Mapping[str, Any]) -> int | None:
         return None
 
 
+def past_limit(meta: Mapping[str, Any], limit: int, sentence: str) -> str:
+    """Why a body is refused unread, or "": `sentence` with the declared `{length}` and the `{limit}` filled
+    in when the body is longer than `limit`. A Content-Length that is not a number is not too long: Django
+    reads that body as empty."""
+    length = declared_length(meta) or 0
+    return sentence.format(length=length, limit=limit) if length > limit else ""
+
+
 def check_content_length(meta: dict[str, Any], limit: int) -> None:
     """RequestTooLarge naming `limit` when the request says its body is longer."""
     length = declared_length(meta)

@@ -122,8 +122,5 @@ class MutateView(AdmissionView):
 
 def _body_too_big(request: Request) -> str:
     """Why the body is refused unread, or "". The declared length is what Django will read, no more."""
-    limit = settings.WEBHOOK_MAX_BODY_BYTES
-    length = bodies.declared_length(request.META) or 0  # not a number: Django reads the body as empty
-    if length > limit:
-        return f"the body is {length} bytes; an AdmissionReview may have at most {limit} bytes"
-    return ""
+    sentence = "the body is {length} bytes; an AdmissionReview may have at most {limit} bytes"
+    return bodies.past_limit(request.META, settings.WEBHOOK_MAX_BODY_BYTES, sentence)

@@ -10,14 +10,7 @@ from rest_framework import serializers
 from hyperparam import manifests
 from hyperparam.actions import check_manifest
 from hyperparam.models import Sweep, SweepHistory, Trial
-from web.api import (
-    DETAIL_FIELDS,
-    HistorySerializer,
-    ManifestMetadataSerializer,
-    ManifestSerializer,
-    ReadOnlyModelSerializer,
-    metadata_field,
-)
+from web import api
 
 SWEEP_FIELDS: tuple[str, ...] = (
     "id",
@@ -52,12 +45,12 @@ TRIAL_FIELDS: tuple[str, ...] = (
 )
 
 
-class SweepHistorySerializer(HistorySerializer):
-    class Meta(HistorySerializer.Meta):
+class SweepHistorySerializer(api.HistorySerializer):
+    class Meta(api.HistorySerializer.Meta):
         model = SweepHistory
 
 
-class SweepSerializer(ReadOnlyModelSerializer):
+class SweepSerializer(api.ReadOnlyModelSerializer):
     """A sweep in a list: identity, phase, counts and the best trial (one row, no joins)."""
 
     class Meta:
@@ -71,16 +64,16 @@ class SweepDetailSerializer(SweepSerializer):
     history = SweepHistorySerializer(many=True, read_only=True)
 
     class Meta(SweepSerializer.Meta):
-        fields = (*SWEEP_FIELDS, *DETAIL_FIELDS, "workflows", "history")
+        fields = (*SWEEP_FIELDS, *api.DETAIL_FIELDS, "workflows", "history")
 
 
-class TrialSerializer(ReadOnlyModelSerializer):
+class TrialSerializer(api.ReadOnlyModelSerializer):
     class Meta:
         model = Trial
         fields = TRIAL_FIELDS
 
 
-class SweepManifestSerializer(ManifestSerializer):
+class SweepManifestSerializer(api.ManifestSerializer):
     """A HyperparamWorkflow manifest, as `kubectl apply` would take it (apiVersion and kind optional).
 
     Errors are keyed by field path (`spec.hyperparams[0].range.max`), as the admission webhook names them.
@@ -88,7 +81,7 @@ class SweepManifestSerializer(ManifestSerializer):
 
     apiVersion = serializers.ChoiceField(choices=[manifests.API_VERSION], required=False)
     kind = serializers.ChoiceField(choices=[manifests.KIND], required=False)
-    metadata = metadata_field(ManifestMetadataSerializer)
+    metadata = api.metadata_field(api.ManifestMetadataSerializer)
     spec = serializers.DictField(help_text="The workflow template, the hyperparameters and the objective.")
 
     def check(self, manifest: dict[str, Any]) -> list[Any]:

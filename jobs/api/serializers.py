@@ -12,17 +12,7 @@ from jobs.actions import check_manifest
 from jobs.frameworks import kinds
 from jobs.models import Replica, TrainingJob, TrainingJobHistory
 from kube import names
-from web.api import (
-    DETAIL_FIELDS,
-    POD_FIELDS,
-    HistorySerializer,
-    ManifestMetadataSerializer,
-    ManifestSerializer,
-    ObservedPodSerializer,
-    ReadOnlyModelSerializer,
-    metadata_field,
-    name_field,
-)
+from web import api
 
 JOB_FIELDS: tuple[str, ...] = (
     "id",
@@ -44,18 +34,18 @@ JOB_FIELDS: tuple[str, ...] = (
 )
 
 
-class ReplicaSerializer(ObservedPodSerializer):
+class ReplicaSerializer(api.ObservedPodSerializer):
     class Meta:
         model = Replica
-        fields = ("replica_type", "replica_index", *POD_FIELDS)
+        fields = ("replica_type", "replica_index", *api.POD_FIELDS)
 
 
-class TrainingJobHistorySerializer(HistorySerializer):
-    class Meta(HistorySerializer.Meta):
+class TrainingJobHistorySerializer(api.HistorySerializer):
+    class Meta(api.HistorySerializer.Meta):
         model = TrainingJobHistory
 
 
-class TrainingJobSerializer(ReadOnlyModelSerializer):
+class TrainingJobSerializer(api.ReadOnlyModelSerializer):
     """A job in a list: identity, state and the replica summary (one row, no joins)."""
 
     class Meta:
@@ -70,22 +60,22 @@ class TrainingJobDetailSerializer(TrainingJobSerializer):
     history = TrainingJobHistorySerializer(many=True, read_only=True)
 
     class Meta(TrainingJobSerializer.Meta):
-        fields = (*JOB_FIELDS, *DETAIL_FIELDS, "replicas", "history")
+        fields = (*JOB_FIELDS, *api.DETAIL_FIELDS, "replicas", "history")
 
 
-class JobMetadataSerializer(ManifestMetadataSerializer):
+class JobMetadataSerializer(api.ManifestMetadataSerializer):
     """A job's name is a DNS-1035 label: its pods and services are named after it."""
 
-    name = name_field(names.NameFormat.DNS1035_LABEL)
+    name = api.name_field(names.NameFormat.DNS1035_LABEL)
 
 
-class JobManifestSerializer(ManifestSerializer):
+class JobManifestSerializer(api.ManifestSerializer):
     """A training job manifest of any kind, as `kubectl apply` would take it (apiVersion optional)."""
 
     metadata_serializer = JobMetadataSerializer
     apiVersion = serializers.ChoiceField(choices=list(apigroups.API_VERSIONS), required=False)
     kind = serializers.ChoiceField(choices=kinds())
-    metadata = metadata_field(JobMetadataSerializer)
+    metadata = api.metadata_field(JobMetadataSerializer)
     spec = serializers.DictField(help_text="The kind's spec: its replica specs and runPolicy.")
 
     def check(self, manifest: dict[str, Any]) -> list[Any]:

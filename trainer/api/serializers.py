@@ -11,26 +11,9 @@ from rest_framework import serializers
 
 from kube import names
 from trainer import constants as c
-from trainer.models import (
-    RuntimeRevision,
-    TrainerStatusUpdate,
-    TrainingRuntime,
-    TrainJob,
-    TrainJobHistory,
-    TrainJobPod,
-)
+from trainer import models
 from trainer.runtimes.actions import check_train_job
-from web.api import (
-    DETAIL_FIELDS,
-    POD_FIELDS,
-    HistorySerializer,
-    ManifestMetadataSerializer,
-    ManifestSerializer,
-    ObservedPodSerializer,
-    ReadOnlyModelSerializer,
-    metadata_field,
-    name_field,
-)
+from web import api
 
 TRAIN_JOB_FIELDS: tuple[str, ...] = (
     "id",
@@ -54,26 +37,26 @@ TRAIN_JOB_FIELDS: tuple[str, ...] = (
 )
 
 
-class TrainJobPodSerializer(ObservedPodSerializer):
+class TrainJobPodSerializer(api.ObservedPodSerializer):
     """A pod of one of the job's steps (replicated jobs): node, launcher, dataset-initializer, …"""
 
     class Meta:
-        model = TrainJobPod
-        fields = ("step", "job_index", "completion_index", *POD_FIELDS)
+        model = models.TrainJobPod
+        fields = ("step", "job_index", "completion_index", *api.POD_FIELDS)
 
 
-class TrainJobHistorySerializer(HistorySerializer):
-    class Meta(HistorySerializer.Meta):
-        model = TrainJobHistory
+class TrainJobHistorySerializer(api.HistorySerializer):
+    class Meta(api.HistorySerializer.Meta):
+        model = models.TrainJobHistory
 
 
-class RuntimeRevisionSerializer(ReadOnlyModelSerializer):
+class RuntimeRevisionSerializer(api.ReadOnlyModelSerializer):
     """The revision of the runtime the job started from (`argoml.io/runtime-generation`)."""
 
     runtime_id = serializers.IntegerField(read_only=True)
 
     class Meta:
-        model = RuntimeRevision
+        model = models.RuntimeRevision
         fields = ("runtime_id", "generation", "changed_by", "recorded_at", "diff")
 
 
@@ -82,13 +65,13 @@ class ProgressMetricSerializer(serializers.Serializer):
     value = serializers.CharField(read_only=True)
 
 
-class TrainerStatusUpdateSerializer(ReadOnlyModelSerializer):
+class TrainerStatusUpdateSerializer(api.ReadOnlyModelSerializer):
     """One progress report a pod pushed (KEP-2779): progress, ETA and metrics as text, as reported."""
 
     metrics = ProgressMetricSerializer(many=True, read_only=True)
 
     class Meta:
-        model = TrainerStatusUpdate
+        model = models.TrainerStatusUpdate
         fields = (
             "id",
             "pod",
@@ -100,11 +83,11 @@ class TrainerStatusUpdateSerializer(ReadOnlyModelSerializer):
         )
 
 
-class TrainJobSerializer(ReadOnlyModelSerializer):
+class TrainJobSerializer(api.ReadOnlyModelSerializer):
     """A TrainJob in a list: identity, state, runtime, progress and the steps' summary (one row, no joins)."""
 
     class Meta:
-        model = TrainJob
+        model = models.TrainJob
         fields = TRAIN_JOB_FIELDS
 
 
@@ -118,10 +101,10 @@ class TrainJobDetailSerializer(TrainJobSerializer):
     revision = serializers.SerializerMethodField()
 
     class Meta(TrainJobSerializer.Meta):
-        fields = (*TRAIN_JOB_FIELDS, *DETAIL_FIELDS, "metrics", "revision", "steps", "history")
+        fields = (*TRAIN_JOB_FIELDS, *api.DETAIL_FIELDS, "metrics", "revision", "steps", "history")
 
     @extend_schema_field(ProgressMetricSerializer(many=True))
-    def get_metrics(self, job: TrainJob) -> list[dict[str, str]]:
+    def get_metrics(self, job: models.TrainJob) -> list[dict[str, str]]:
         trainer_status = job.status.get("trainerStatus") if isinstance(job.status, dict) else None
         reported = trainer_status.get("metrics") if isinstance(trainer_status, dict) else None
         if not isinstance(reported, list):
@@ -133,16 +116,16 @@ class TrainJobDetailSerializer(TrainJobSerializer):
         ]
 
     @extend_schema_field(RuntimeRevisionSerializer(allow_null=True))
-    def get_revision(self, job: TrainJob) -> dict[str, Any] | None:
+    def get_revision(self, job: models.TrainJob) -> dict[str, Any] | None:
         if job.runtime_generation is None or not job.runtime_name:
             return None
-        revision = RuntimeRevision.objects.revision_of(
+        revision = models.RuntimeRevision.objects.revision_of(
             job.runtime_kind, job.namespace, job.runtime_name, job.runtime_generation, job.created_at
         )
         return None if revision is None else dict(RuntimeRevisionSerializer(revision).data)
 
 
-class TrainingRuntimeSerializer(ReadOnlyModelSerializer):
+class TrainingRuntimeSerializer(api.ReadOnlyModelSerializer):
     """A TrainingRuntime or ClusterTrainingRuntime (namespace ""), with how many TrainJobs name it and
     whether one does, as far as the namespaces you may read tell (`TrainingRuntime.objects.seen_from`)."""
 
@@ -156,7 +139,7 @@ class TrainingRuntimeSerializer(ReadOnlyModelSerializer):
     )
 
     class Meta:
-        model = TrainingRuntime
+        model = models.TrainingRuntime
         fields = (
             "id",
             "uid",
@@ -173,19 +156,19 @@ class TrainingRuntimeSerializer(ReadOnlyModelSerializer):
         )
 
 
-class TrainJobMetadataSerializer(ManifestMetadataSerializer):
+class TrainJobMetadataSerializer(api.ManifestMetadataSerializer):
     """A TrainJob's name is a DNS-1035 label (Trainer's CEL rule): its pods and Service are named after it."""
 
-    name = name_field(names.NameFormat.DNS1035_LABEL)
+    name = api.name_field(names.NameFormat.DNS1035_LABEL)
 
 
-class TrainJobManifestSerializer(ManifestSerializer):
+class TrainJobManifestSerializer(api.ManifestSerializer):
     """A TrainJob manifest as `kubectl apply` would take it (apiVersion optional)."""
 
     metadata_serializer = TrainJobMetadataSerializer
     apiVersion = serializers.ChoiceField(choices=[c.API_VERSION], required=False)
     kind = serializers.ChoiceField(choices=[c.TRAIN_JOB_KIND])
-    metadata = metadata_field(TrainJobMetadataSerializer)
+    metadata = api.metadata_field(TrainJobMetadataSerializer)
     spec = serializers.DictField(help_text="Trainer's TrainJob spec: runtimeRef, trainer, initializer, …")
 
     def check(self, manifest: dict[str, Any]) -> list[Any]:

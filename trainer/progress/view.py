@@ -114,11 +114,8 @@ def _which(error: Exception) -> str:
 
 
 def _too_big(request: HttpRequest) -> str:
-    limit = settings.TRAINER_STATUS_MAX_BODY_BYTES
-    length = bodies.declared_length(request.META) or 0  # not a number: Django reads the body as empty
-    if length > limit:
-        return f"Payload too large: the body is {length} bytes; a status update may have at most {limit}"
-    return ""
+    sentence = "Payload too large: the body is {length} bytes; a status update may have at most {limit}"
+    return bodies.past_limit(request.META, settings.TRAINER_STATUS_MAX_BODY_BYTES, sentence)
 
 
 def _parse(request: HttpRequest, name: str) -> progress_update.TrainerStatus | None:

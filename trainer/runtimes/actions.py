@@ -35,12 +35,8 @@ class RuntimeIdentity:
     resource_version: str
 
 
-class RuntimeRejected(ValueError):
-    """The spec cannot be written; `errors` name each field (`spec.mlPolicy.numNodes`, …)."""
-
-    def __init__(self, errors: list[FieldError]) -> None:
-        super().__init__("; ".join(map(str, errors)))
-        self.errors = errors
+class RuntimeRejected(fields.Rejected):
+    """A runtime's spec that cannot be written; `errors` name each field (`spec.mlPolicy.numNodes`, …)."""
 
 
 class ChangedMeanwhile(Exception):
@@ -147,9 +143,7 @@ def submit_train_job(manifest: dict[str, Any]) -> dict[str, Any]:
     """Create the TrainJob in the cluster; returns the object as the API server stored it. Raises
     TrainJobRejected for an invalid manifest, and kube's errors (AlreadyExists, Invalid from the
     webhook, e.g. a runtime that does not exist)."""
-    errors = check_train_job(manifest)
-    if errors:
-        raise TrainJobRejected(errors)
+    TrainJobRejected.raise_if_any(check_train_job(manifest))
     body = {**manifest, "apiVersion": c.API_VERSION}
     return get_client().create(TRAIN_JOB, body, body["metadata"]["namespace"])
 
@@ -165,9 +159,5 @@ def delete_train_job(namespace: str, name: str, uid: str) -> bool:
     return True
 
 
-class TrainJobRejected(ValueError):
-    """The TrainJob cannot be submitted; `errors` name each field."""
-
-    def __init__(self, errors: list[FieldError]) -> None:
-        super().__init__("; ".join(map(str, errors)))
-        self.errors = errors
+class TrainJobRejected(fields.Rejected):
+    """A TrainJob manifest that cannot be submitted."""
