@@ -78,8 +78,6 @@ TFEVENT_COLLECTOR = "TensorFlowEvent"
 PROMETHEUS_COLLECTOR = "PrometheusMetric"
 CUSTOM_COLLECTOR = "Custom"
 PUSH_COLLECTOR = "Push"
-#: Katib's AutoInjectMetricsCollectorList: the kinds whose sidecar image katib-config must name.
-AUTO_INJECT_COLLECTORS = (STDOUT_COLLECTOR, TFEVENT_COLLECTOR, FILE_COLLECTOR, PROMETHEUS_COLLECTOR)
 
 DEFAULT_FILE_PATH = "/var/log/katib/metrics.log"
 DEFAULT_TFEVENT_DIR_PATH = "/var/log/katib/tfevent/"

@@ -26,6 +26,7 @@ from hyperparam.space import Choice, Domain, IntUniform, Range, SearchSpace, Uni
 from hyperparam.space.domains import render_scalar
 from hyperparam.space.numbers import as_decimal, written_as_integer
 from katib import constants as k
+from katib.wording import cut
 
 _INT64 = 2**63
 
@@ -134,17 +135,19 @@ def _number(
         return None
     number = as_decimal(raw) if isinstance(raw, str) else None
     if number is None:
-        errors.append(FieldError(field, f"must be a number written as a string, not {_shown(raw)}"))
+        errors.append(FieldError(field, f"must be a number written as a string, not {cut(repr(raw))}"))
         return None
     if integer:
         if not written_as_integer(number) or number != number.to_integral_value():
-            errors.append(FieldError(field, f"must be an integer for parameterType int, not {_shown(raw)}"))
+            errors.append(
+                FieldError(field, f"must be an integer for parameterType int, not {cut(repr(raw))}")
+            )
             return None
         if not -_INT64 <= number < _INT64:
-            errors.append(FieldError(field, f"must be a 64-bit integer, not {_shown(raw)}"))
+            errors.append(FieldError(field, f"must be a 64-bit integer, not {cut(repr(raw))}"))
             return None
     elif not math.isfinite(float(number)) or (float(number) == 0 and number != 0):
-        errors.append(FieldError(field, f"must be a number a 64-bit float holds, not {_shown(raw)}"))
+        errors.append(FieldError(field, f"must be a number a 64-bit float holds, not {cut(repr(raw))}"))
         return None
     return number
 
@@ -194,8 +197,3 @@ def continuous_count(parameters: object) -> int:
         for entry in entries
         if isinstance(entry, Mapping) and entry.get("parameterType") in (k.PARAMETER_INT, k.PARAMETER_DOUBLE)
     )
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fields import FieldError
+from fields import FieldError, as_dict
 from katib import constants as k
 from katib import served
 from katib.wording import cut, go_list, go_parameters, go_trial_parameters, invalid, required
@@ -51,13 +51,19 @@ _JOB_SPEC_FIELDS = frozenset(
     }
 )
 _POD_TEMPLATE_FIELDS = frozenset({"metadata", "spec"})
+# The typed Job's levels down to the pod spec: (where, Go's type, the fields it declares, the next level).
+_JOB_LEVELS = (
+    ("", "Job", _JOB_FIELDS, "spec"),
+    ("spec", "JobSpec", _JOB_SPEC_FIELDS, "template"),
+    ("spec.template", "PodTemplateSpec", _POD_TEMPLATE_FIELDS, "spec"),
+)
 
 
 def validate_trial_template(
     experiment: Mapping[str, Any], configmaps: ConfigMapReader | None = None
 ) -> list[FieldError]:
     """Katib's validateTrialTemplate, in its order and with its early returns."""
-    spec = _object(experiment.get("spec"))
+    spec = as_dict(experiment.get("spec"))
     template = spec.get("trialTemplate")
     if not isinstance(template, Mapping):
         return [required(PATH, "must be specified")]
@@ -85,7 +91,7 @@ def validate_trial_template(
                 "only one of spec.trialTemplate.trialSpec or spec.trialTemplate.configMap can be specified",
             ),
         ]
-    source = _object(config_map)
+    source = as_dict(config_map)
     if config_map is not None and not all(
         source.get(key) for key in ("configMapName", "configMapNamespace", "templatePath")
     ):
@@ -123,7 +129,7 @@ def _check_text(
     names: set[str] = set()
     references: set[str] = set()
     for index, parameter in enumerate(_list(parameters)):
-        entry = _object(parameter)
+        entry = as_dict(parameter)
         name, reference = entry.get("name") or "", entry.get("reference") or ""
         path = f"{PARAMETERS_PATH}[{index}]"
         if not isinstance(name, str) or not isinstance(reference, str):
@@ -194,7 +200,7 @@ def _check_text(
             *errors,
             invalid(PATH, "", f"unable to convert spec.trialTemplate: {cut(text)} to unstructured"),
         ]
-    metadata = _object(trial.get("metadata"))
+    metadata = as_dict(trial.get("metadata"))
     if metadata.get("name") or metadata.get("namespace"):
         errors.append(
             invalid(PATH, "", "metadata.name and metadata.namespace in spec.trialTemplate must be omitted")
@@ -230,37 +236,26 @@ def validate_trial_job(trial: Mapping[str, Any]) -> str | None:
     other kind is not checked here. What is wrong, in Katib's words, or None."""
     if trial.get("apiVersion") != "batch/v1" or trial.get("kind") != k.JOB_KIND:
         return None
-    unknown = _unknown(trial, _JOB_FIELDS)
-    if unknown:
-        return _lost(f"/{unknown}", trial[unknown])
-    job_spec = trial.get("spec")
-    if job_spec is None:
+    value: object = trial
+    for field, go_type, known, child in _JOB_LEVELS:
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            return _wrong_type(field, go_type, value)
+        unknown = _unknown(value, known)
+        if unknown is not None:
+            return _lost("/" + "/".join([*filter(None, field.split(".")), unknown]), value[unknown])
+        value = value.get(child)
+    if value is None:
         return None
-    if not isinstance(job_spec, Mapping):
-        return _wrong_type("spec", "JobSpec", job_spec)
-    unknown = _unknown(job_spec, _JOB_SPEC_FIELDS)
-    if unknown:
-        return _lost(f"/spec/{unknown}", job_spec[unknown])
-    pod_template = job_spec.get("template")
-    if pod_template is None:
-        return None
-    if not isinstance(pod_template, Mapping):
-        return _wrong_type("spec.template", "PodTemplateSpec", pod_template)
-    unknown = _unknown(pod_template, _POD_TEMPLATE_FIELDS)
-    if unknown:
-        return _lost(f"/spec/template/{unknown}", pod_template[unknown])
-    pod_spec = pod_template.get("spec")
-    if pod_spec is None:
-        return None
-    if not isinstance(pod_spec, Mapping):
-        return _wrong_type("spec.template.spec", "PodSpec", pod_spec)
+    if not isinstance(value, Mapping):
+        return _wrong_type("spec.template.spec", "PodSpec", value)
+    pod_spec = value
     for key in ("containers", "initContainers"):
         containers = pod_spec.get(key)
-        if containers is None:
-            continue
-        if not isinstance(containers, list):
+        if containers is not None and not isinstance(containers, list):
             return _wrong_type(f"spec.template.spec.{key}", "[]Container", containers)
-        for index, container in enumerate(containers):
+        for index, container in enumerate(_list(containers)):
             if not isinstance(container, Mapping):
                 return _wrong_type(f"spec.template.spec.{key}[{index}]", "Container", container)
     return None
@@ -313,10 +308,6 @@ def _unstructured(text: str) -> Mapping[str, Any] | None:
     if not isinstance(value, Mapping) or not value.get("kind"):
         return None
     return value
-
-
-def _object(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _list(value: object) -> list[Any]:

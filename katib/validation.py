@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import fields
-from fields import FieldError
+from fields import FieldError, as_dict
 from katib import constants as k
 from katib import served
 from katib.template import ConfigMapReader, validate_trial_template
@@ -42,7 +42,7 @@ def validate(
 ) -> list[FieldError]:
     """Every problem Katib's admission finds in `experiment` (and, on an update, against `old`), and every
     part of it we do not run; empty when it may be stored."""
-    spec = _object(experiment.get("spec"))
+    spec = as_dict(experiment.get("spec"))
     errors = _name(experiment) + _counts(spec)
     if old is not None:
         errors += _restart(spec, old)
@@ -75,7 +75,7 @@ def validate(
 
 
 def _name(experiment: Mapping[str, Any]) -> list[FieldError]:
-    name = _object(experiment.get("metadata")).get("name") or ""
+    name = as_dict(experiment.get("metadata")).get("name") or ""
     if not isinstance(name, str) or not NAME_PATTERN.match(name) or len(name) > NAME_MAX:
         return [invalid("metadata.name", name, NAME_MESSAGE)]
     return []
@@ -120,7 +120,7 @@ def _restart(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError
     budget, resumePolicy LongRunning or FromVolume), with more trials than it ran; and only the three
     budgets may change. Specs compare as Go's semantic equality does (a field unset equals its zero value)."""
     errors: list[FieldError] = []
-    old_spec = _object(old.get("spec"))
+    old_spec = as_dict(old.get("spec"))
     restarting = _semantic(spec) != _semantic(old_spec)
     if restarting and _completed(old) and not _restartable(old):
         errors.append(
@@ -133,7 +133,7 @@ def _restart(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError
             )
         )
     trials = fields.as_int(spec.get("maxTrialCount"))
-    ran = fields.as_int(_object(old.get("status")).get("trials")) or 0
+    ran = fields.as_int(as_dict(old.get("status")).get("trials")) or 0
     if restarting and trials is not None and trials <= ran:
         errors.append(invalid("spec.maxTrialCount", trials, "must be greater than status.trials count"))
     edited = {key: value for key, value in old_spec.items() if key not in _COUNTS}
@@ -149,7 +149,7 @@ def _restart(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError
 
 
 def _condition(experiment: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    conditions = _object(experiment.get("status")).get("conditions")
+    conditions = as_dict(experiment.get("status")).get("conditions")
     for condition in conditions if isinstance(conditions, list) else []:
         if isinstance(condition, Mapping) and condition.get("type") == kind:
             return condition
@@ -168,7 +168,7 @@ def _completed(experiment: Mapping[str, Any]) -> bool:
 def _restartable(experiment: Mapping[str, Any]) -> bool:
     """Katib's IsCompletedExperimentRestartable."""
     succeeded = _condition(experiment, "Succeeded")
-    resume = _object(experiment.get("spec")).get("resumePolicy")
+    resume = as_dict(experiment.get("spec")).get("resumePolicy")
     return (
         _true(experiment, "Succeeded")
         and succeeded is not None
@@ -191,7 +191,7 @@ def _semantic(value: object) -> object:
 def _objective(raw: object) -> list[FieldError]:
     if raw is None:
         return [required("spec.objective", "must be specified")]
-    objective = _object(raw)
+    objective = as_dict(raw)
     errors: list[FieldError] = []
     kind = objective.get("type") or ""
     if kind not in (k.OBJECTIVE_MINIMIZE, k.OBJECTIVE_MAXIMIZE):
@@ -214,36 +214,26 @@ def _objective(raw: object) -> list[FieldError]:
 
 
 def _algorithm(raw: object) -> list[FieldError]:
-    """Katib asks katib-config for the algorithm's suggestion service; we run the ones `served` lists."""
     if raw is None:
         return [required("spec.algorithm", "must be specified")]
-    name = _object(raw).get("algorithmName") or ""
-    if not name:
-        return [required("spec.algorithm.algorithmName", "must be specified")]
-    if name not in served.ALGORITHMS:
-        return [
-            invalid(
-                "spec.algorithm.algorithmName",
-                name,
-                served.not_served(f"the {go_value(name)} algorithm", served.ALGORITHMS),
-            )
-        ]
-    return []
+    return _served_name(raw, "spec.algorithm", served.ALGORITHMS, "algorithm")
 
 
 def _early_stopping(raw: object) -> list[FieldError]:
     if raw is None:
         return []
-    name = _object(raw).get("algorithmName") or ""
+    return _served_name(raw, "spec.earlyStopping", served.EARLY_STOPPING, "early stopping algorithm")
+
+
+def _served_name(raw: object, path: str, names: tuple[str, ...], what: str) -> list[FieldError]:
+    """`<path>.algorithmName`: required, and one our engine runs. Katib asks katib-config for the service
+    that runs it (and words a missing one as a lookup failure); we answer from `served`."""
+    name = as_dict(raw).get("algorithmName") or ""
     if not name:
-        return [required("spec.earlyStopping.algorithmName", "must be specified")]
-    if name not in served.EARLY_STOPPING:
+        return [required(f"{path}.algorithmName", "must be specified")]
+    if name not in names:
         return [
-            invalid(
-                "spec.earlyStopping.algorithmName",
-                name,
-                served.not_served(f"the {go_value(name)} early stopping algorithm", served.EARLY_STOPPING),
-            )
+            invalid(f"{path}.algorithmName", name, served.not_served(f"the {go_value(name)} {what}", names))
         ]
     return []
 
@@ -254,11 +244,11 @@ def validate_parameters(parameters: object) -> list[FieldError]:
     errors: list[FieldError] = []
     for index, raw in enumerate(parameters if isinstance(parameters, list) else []):
         path = f"spec.parameters[{index}]"
-        parameter = _object(raw)
+        parameter = as_dict(raw)
         kind = parameter.get("parameterType") or ""
         if kind not in k.PARAMETER_TYPES:
             errors.append(invalid(f"{path}.parameterType", kind, f"parameterType: {kind} is not supported"))
-        space = _object(parameter.get("feasibleSpace"))
+        space = as_dict(parameter.get("feasibleSpace"))
         distribution = space.get("distribution") or ""
         if distribution and distribution not in k.DISTRIBUTIONS:
             errors.append(
@@ -302,7 +292,7 @@ def validate_parameters(parameters: object) -> list[FieldError]:
 def _metrics_collector(spec: Mapping[str, Any]) -> list[FieldError]:
     """Katib's validateMetricsCollector. Where Katib asks katib-config for a collector's sidecar, we refuse
     the kinds whose metrics we do not read; Katib's own checks of the kind follow either way."""
-    collector_spec = _object(spec.get("metricsCollectorSpec"))
+    collector_spec = as_dict(spec.get("metricsCollectorSpec"))
     if not isinstance(collector_spec.get("collector"), Mapping):
         return []  # the defaults name StdOut; an undefaulted spec has nothing to check yet
     kind = collector_spec["collector"].get("kind") or ""
@@ -317,9 +307,9 @@ def _metrics_collector(spec: Mapping[str, Any]) -> list[FieldError]:
             )
         )
     source = collector_spec.get("source")
-    source_spec = _object(source)
+    source_spec = as_dict(source)
     system_path = source_spec.get("fileSystemPath")
-    file_system = _object(system_path)
+    file_system = as_dict(system_path)
     if kind in (k.PUSH_COLLECTOR, k.STDOUT_COLLECTOR):
         return errors
     if kind == k.FILE_COLLECTOR:
@@ -355,7 +345,7 @@ def _metrics_collector(spec: Mapping[str, Any]) -> list[FieldError]:
                 invalid(f"{path}.source.fileSystemPath.format", file_system["format"], "must be empty")
             )
     elif kind == k.PROMETHEUS_COLLECTOR:
-        errors += _prometheus(_object(source_spec.get("httpGet")), kind)
+        errors += _prometheus(as_dict(source_spec.get("httpGet")), kind)
     elif kind == k.CUSTOM_COLLECTOR:
         if collector_spec["collector"].get("customCollector") is None:
             errors.append(
@@ -370,7 +360,7 @@ def _metrics_collector(spec: Mapping[str, Any]) -> list[FieldError]:
             )
     else:
         errors.append(invalid(f"{path}.collector.kind", kind, f"invalid metrics collector kind: {kind}"))
-    return errors + _metrics_format(_object(source_spec.get("filter")).get("metricsFormat"))
+    return errors + _metrics_format(as_dict(source_spec.get("filter")).get("metricsFormat"))
 
 
 def _prometheus(http_get: Mapping[str, Any], kind: str) -> list[FieldError]:
@@ -407,7 +397,3 @@ def _metrics_format(formats: object) -> list[FieldError]:
 
 def _absolute(path: object) -> bool:
     return isinstance(path, str) and path.startswith("/")
-
-
-def _object(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
