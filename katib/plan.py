@@ -164,7 +164,9 @@ def _objective(raw: Mapping[str, Any], problems: list[FieldError]) -> Objective 
         problems.append(FieldError("spec.objective.goal", f"must be a finite number, not {goal!r}"))
     additional = raw.get("additionalMetricNames")
     names = additional if isinstance(additional, list) else []
-    if not all(isinstance(name, str) and name for name in names):
+    if (additional is not None and not isinstance(additional, list)) or not all(
+        isinstance(name, str) and name for name in names
+    ):
         problems.append(FieldError("spec.objective.additionalMetricNames", "must list metric names"))
     strategies: list[tuple[str, str]] = []
     listed = raw.get("metricStrategies")

@@ -186,6 +186,14 @@ def test_median_stop_defaults_and_settings_as_its_service_reads_them():
     assert read_early_stopping(None, errors) is None
 
 
+def test_malformed_median_stop_settings_are_refused():
+    errors = []
+    assert read_early_stopping({"algorithmName": "medianstop", "algorithmSettings": {}}, errors) is None
+    assert [str(error) for error in errors] == [
+        "spec.earlyStopping.algorithmSettings: must be a list, not dict"
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "value", "wanted"),
     [

@@ -257,6 +257,10 @@ def test_every_parameter_gets_a_uniform_distribution_unless_it_names_one():
     assert spec["parameters"][2]["feasibleSpace"] == {"distribution": "uniform"}
 
 
+def test_a_parameter_that_is_not_an_object_is_left_for_validation():
+    assert spec_of(fake.experiment(parameters=["lr"]))["parameters"] == ["lr"]
+
+
 def test_unknown_fields_are_left_as_they_are():
     given = edited(VALID, "spec.somethingNew", {"x": 1})
     assert with_defaults(given)["spec"]["somethingNew"] == {"x": 1}

@@ -62,6 +62,10 @@ def test_an_objective_plan_refuses_what_no_engine_reads():
     assert refusals(edited(VALID, "spec.objective.goal", "high")) == [
         "spec.objective.goal: must be a finite number, not 'high'"
     ]
+    for names in (["loss", 3], "loss"):
+        assert refusals(edited(VALID, "spec.objective.additionalMetricNames", names)) == [
+            "spec.objective.additionalMetricNames: must list metric names"
+        ]
     strategies = [{"name": "testme", "value": "median"}]
     assert refusals(edited(VALID, "spec.objective.metricStrategies", strategies)) == [
         "spec.objective.metricStrategies[0].value: must be one of min, max, latest, not 'median'"

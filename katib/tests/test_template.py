@@ -340,6 +340,41 @@ def test_validate_trial_job(text, fails):
     assert (validate_trial_job(_job(text)) is not None) == fails
 
 
+def test_a_job_the_typed_job_cannot_hold_is_refused_at_admission():
+    job = fake.batch_job()
+    job["spec"]["template"]["invalidSpec"] = "not-job-format"
+    errors = validate_trial_template(edited(VALID, "spec.trialTemplate.trialSpec", job))
+    assert [str(error) for error in errors] == [
+        'spec.trialTemplate: Invalid value: "": invalid spec.trialTemplate: unable to convert: '
+        '/spec/template/invalidSpec - "not-job-format" to Job'
+    ]
+
+
+def test_a_config_map_template_that_is_not_yaml_cannot_be_converted():
+    experiment, reader = from_config_map(
+        "kind: Job\nargs: [${trialParameters.learningRate}, ${trialParameters.momentum}\n"
+    )
+    errors = validate_trial_template(experiment, reader)
+    assert kinds(errors) == [(TEMPLATE, INVALID)]
+    assert errors[0].message.startswith('Invalid value: "": unable to convert spec.trialTemplate: kind: Job')
+
+
+@pytest.mark.parametrize(
+    ("job", "wanted"),
+    [
+        ({}, None),
+        ({"spec": {}}, None),
+        ({"spec": {"template": {}}}, None),
+        ({"spec": {"template": {"spec": []}}}, "PodSpec"),
+        ({"spec": {"template": {"spec": {"containers": ["x"]}}}}, "Container"),
+        ({"spec": {"template": {"spec": {"initContainers": {}}}}}, "[]Container"),
+    ],
+)
+def test_each_level_of_the_typed_job_is_checked(job, wanted):
+    problem = validate_trial_job({"apiVersion": "batch/v1", "kind": "Job", **job})
+    assert (problem is None) if wanted is None else problem.endswith(f"into Go value of type {wanted}")
+
+
 def test_a_job_field_the_typed_job_drops_is_named():
     assert validate_trial_job({"apiVersion": "batch/v1", "kind": "Job", "spec": {"backoffLimitt": 3}}) == (
         "unable to convert: /spec/backoffLimitt - 3 to Job"
