@@ -97,7 +97,7 @@ EXPERIMENT_MAX_TRIALS_REACHED_REASON = "ExperimentMaxTrialsReached"
 # --- Trial template substitution (controller.v1beta1/consts/const.go) ----------------------------------
 
 TRIAL_PARAMETER_FORMAT = "${{trialParameters.{}}}"
-TRIAL_PARAMETER_PATTERN = re.compile(r"\$\{trialParameters\..+?\}")
+TRIAL_PARAMETER_PATTERN = re.compile(r"\$\{trialParameters\.(.+?)\}")
 TRIAL_META_PATTERN = re.compile(r"\$\{trialSpec\.(.+?)\}")
 TRIAL_META_INDEX_PATTERN = re.compile(r"(.+)\[(.+)]")
 TRIAL_META_KEYS = ("Name", "Namespace", "Kind", "APIVersion", "Annotations", "Labels")

@@ -4,6 +4,8 @@ the same text inline (trialSpec) or behind a ConfigMap reader, the two ways a te
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from katib import served
@@ -407,3 +409,27 @@ def test_meta_keys_are_katibs(reference, meta):
 
 def test_the_template_text_is_gos_json():
     assert go_json({"b": "<a&b>", "a": [1, "\u2028"]}) == '{"a":[1,"\\u2028"],"b":"\\u003ca\\u0026b\\u003e"}'
+
+
+def test_thousands_of_parameters_in_a_large_template_cost_one_scan_not_one_per_parameter():
+    count = 20_000
+    job = fake.batch_job()
+    job["spec"]["template"]["spec"]["containers"][0]["args"] = [
+        f"--p{index}=${{trialParameters.p{index}}}" for index in range(count)
+    ] + ["x" * 2_000_000]
+    parameters = [
+        {"name": f"p{index}", "reference": f"${{trialSpec.Labels[l{index}]}}"} for index in range(count)
+    ]
+    experiment = edited(
+        edited(VALID, "spec.trialTemplate.trialSpec", job), "spec.trialTemplate.trialParameters", parameters
+    )
+    experiment = edited(experiment, "spec.parameters", None)
+    started = time.monotonic()
+    errors = validate_trial_template(experiment)
+    assert time.monotonic() - started < 5
+    assert kinds(errors) == [(TEMPLATE, INVALID)]  # the fake job's own two placeholders have no parameter
+    duplicates = [{"name": "p0", "reference": f"${{trialSpec.Labels[r{index}]}}"} for index in range(count)]
+    started = time.monotonic()
+    errors = validate_trial_template(edited(experiment, "spec.trialTemplate.trialParameters", duplicates))
+    assert time.monotonic() - started < 5
+    assert len(errors) == count
