@@ -19,7 +19,7 @@ from typing import Any
 
 import fields
 import limits
-from fields import FieldError, RawDict, SpecError
+from fields import FieldError, RawDict
 from hyperparam import sweep
 from hyperparam.space import SearchSpace
 from hyperparam.space.counts import HUGE, too_many
@@ -70,11 +70,12 @@ class ExperimentPlan:
 
 def experiment_plan(experiment: RawDict) -> ExperimentPlan:
     """The plan of `experiment` (defaulted here, so a stored or a raw Experiment give the same plan);
-    SpecError listing every problem, each with its field, when it cannot run on our engine."""
+    SpecError naming the fields at fault (the first `fields.MAX_LISTED`, and a count of the rest) when it
+    cannot run on our engine."""
     defaulted = with_defaults(experiment)
     errors = validate(defaulted)
     if errors:
-        raise SpecError(errors)
+        _refuse(errors)
     spec: Mapping[str, Any] = defaulted["spec"]
     metadata = fields.as_dict(defaulted.get("metadata"))
     uid = metadata.get("uid")
@@ -88,7 +89,7 @@ def experiment_plan(experiment: RawDict) -> ExperimentPlan:
     objective = _objective(fields.as_dict(spec.get("objective")), problems)
     early_stopping = read_early_stopping(spec.get("earlyStopping"), problems)
     if problems:
-        raise SpecError(problems)
+        _refuse(problems)
     assert space is not None, "problems were raised"
     assert algorithm is not None, "problems were raised"
     assert objective is not None, "problems were raised"
@@ -100,6 +101,13 @@ def experiment_plan(experiment: RawDict) -> ExperimentPlan:
         early_stopping=early_stopping,
         resume_policy=str(spec.get("resumePolicy")),
     )
+
+
+def _refuse(errors: list[FieldError]) -> None:
+    """SpecError listing the first problems and counting the rest, as every parser's refusal does."""
+    found = fields.ErrorList()
+    found.extend(errors)
+    found.raise_if_any()
 
 
 def _budget(spec: Mapping[str, Any], problems: list[FieldError]) -> Budget:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import fields
 import limits
 from fields import SpecError
 from hyperparam import sweep
@@ -173,3 +174,14 @@ def test_early_stopping_settings_are_checked_by_the_plan():
         "spec.earlyStopping.algorithmSettings[0]: min_trials_required must be greater than zero (>0)"
     ]
     assert experiment_plan(edited(VALID, "spec.earlyStopping", None)).early_stopping is None
+
+
+def test_a_refusal_lists_the_first_problems_and_counts_the_rest():
+    unknown = [{"name": f"p{index}", "parameterType": "unknown"} for index in range(500)]
+    errors = refusals(edited(VALID, "spec.parameters", VALID["spec"]["parameters"] + unknown))
+    assert len(errors) == fields.MAX_LISTED + 1
+    unlisted = 500 - fields.MAX_LISTED - 1
+    assert errors[-1].endswith(
+        f"this and {unlisted} more problems after it are not listed (a report lists the first "
+        f"{fields.MAX_LISTED})"
+    )
