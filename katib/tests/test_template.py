@@ -424,12 +424,12 @@ def test_thousands_of_parameters_in_a_large_template_cost_one_scan_not_one_per_p
         edited(VALID, "spec.trialTemplate.trialSpec", job), "spec.trialTemplate.trialParameters", parameters
     )
     experiment = edited(experiment, "spec.parameters", None)
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: a loaded machine's wall clock counts other processes too
     errors = validate_trial_template(experiment)
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert kinds(errors) == [(TEMPLATE, INVALID)]  # the fake job's own two placeholders have no parameter
     duplicates = [{"name": "p0", "reference": f"${{trialSpec.Labels[r{index}]}}"} for index in range(count)]
-    started = time.monotonic()
+    started = time.process_time()
     errors = validate_trial_template(edited(experiment, "spec.trialTemplate.trialParameters", duplicates))
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert len(errors) == count
