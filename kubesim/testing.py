@@ -35,11 +35,28 @@ def running_simulator(
     Other keyword options go to `Simulator` (e.g. `event_log_size`, `bookmark_interval`, `state_dir`).
     """
     clock = clock or Clock(start_time, frozen=frozen_clock)
-    with tempfile.TemporaryDirectory(prefix="kubesim-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="kubesim-") as scratch, _kubectl_cache(Path(scratch)):
         path = kubeconfig_path or Path(scratch) / "kubeconfig"
         simulator = Simulator(clock=clock, kubeconfig_path=path, **options)
         with simulator:
             yield simulator
+
+
+@contextmanager
+def _kubectl_cache(scratch: Path) -> Iterator[None]:
+    """A kubectl discovery cache of this simulator's own while it runs (KUBECACHEDIR, which every kubectl
+    the tests start inherits). kubectl keeps what it discovered for six hours under ~/.kube/cache, keyed by
+    host and port only; a later simulator on a port an earlier one used (with other CRDs) would otherwise be
+    read through the earlier one's list: `kubectl get argoml` then asked for a kind this server never had."""
+    previous = os.environ.get("KUBECACHEDIR")
+    os.environ["KUBECACHEDIR"] = str(scratch / "kubectl-cache")
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("KUBECACHEDIR", None)
+        else:
+            os.environ["KUBECACHEDIR"] = previous
 
 
 def run_kubectl(

@@ -24,6 +24,7 @@ from argoml_site.crds import CUSTOM_RESOURCES
 from hyperparam.models import Sweep, Trial
 from hyperparam.reconcile import HPW
 from hyperparam.tests.conftest import make_hpw, make_spec
+from kube.controller.queue import QueueStore
 from kube.crds.install import install
 from kube.errors import NotFound
 from kube.resources import WORKFLOW
@@ -103,6 +104,26 @@ def worker(sim, client, tmp_path_factory, django_db_setup, django_db_blocker) ->
     finally:
         started.stop()
         connection_.flushdb()
+
+
+@pytest.fixture(autouse=True)
+def _worker_done_writing(sim, worker) -> Iterator[None]:
+    """After each test, wait until the worker has nothing left to write: no reconcile owed and the cluster
+    unchanged for a moment (so the mirror caught up). pytest-django empties the tables after a test; a
+    mirror write still in flight then deadlocked against that TRUNCATE (make test, 2026-12-08)."""
+    yield
+    queue = QueueStore(redis.Redis.from_url(f"redis://{REDIS_HOST}/{REDIS_DB}"))
+    last = [sim.store.resource_version, 0]
+
+    def quiet() -> bool:
+        sim.store.wait_idle()
+        if sim.store.resource_version != last[0] or queue.status(HPW.kind).owed_now:
+            last[:] = [sim.store.resource_version, 0]
+            return False
+        last[1] += 1
+        return last[1] >= 10  # ~0.2 s without a change, as jobs' operator tests wait (leases renew often)
+
+    wait_for(quiet, 60, "the worker to finish its writes")
 
 
 def kubectl(sim: Simulator, *args: str, stdin: str | None = None) -> str:
