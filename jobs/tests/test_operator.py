@@ -175,7 +175,14 @@ def quiet(sim: Simulator, redis: redis_lib.Redis, timeout: float = WAIT) -> None
         last[1] += 1
         return last[1] >= 10  # ~0.2 s without a change
 
-    wait_for(settled, timeout, "the operator to settle")
+    try:
+        wait_for(settled, timeout, "the operator to settle")
+    except AssertionError as timed_out:
+        store = QueueStore(redis)
+        owed = {kind: status for kind in KINDS if (status := store.status(kind)).owed_now}
+        raise AssertionError(
+            f"{timed_out}: resourceVersion {sim.store.resource_version}, owed {owed}"
+        ) from None
 
 
 def queue_idle(redis: redis_lib.Redis) -> bool:
