@@ -39,7 +39,7 @@ def jobset_keys(
             break
         earlier += other.replicas
     group = [other for other in resolved.replicated_jobs if other.group_name == rjob.group_name]
-    earlier_in_group = sum(other.replicas for other in group[: group.index(rjob)])
+    earlier_in_group = sum(other.replicas for other in group[: [o.name for o in group].index(rjob.name)])
     name = job_name(resolved.name, rjob.name, replica)
     return {
         c.LABEL_JOBSET_NAME: resolved.name,
@@ -57,24 +57,19 @@ def jobset_keys(
     }
 
 
-def pod_labels(
+def pod_metadata(
     resolved: resolution.ResolvedSpec, rjob: resolution.ResolvedJob, replica: int, index: int
-) -> dict[str, str]:
-    """JobSet's keys, the Job controller's (job name, completion index), and the step's ancestor label
-    (JobSet leaves that on the Job; with no Job in between, the pod carries it so tools can find a step's
-    pods)."""
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(labels, annotations) of one pod: JobSet's keys in both (computed once); the Job controller's job
+    name and completion index (the annotation is what the pods' rank env reads); and the step's ancestor
+    label (JobSet leaves that on the Job; with no Job in between, the pod carries it so tools can find a
+    step's pods)."""
+    keys = jobset_keys(resolved, rjob, replica)
     labels = {
-        **jobset_keys(resolved, rjob, replica),
+        **keys,
         c.LABEL_JOB_NAME: job_name(resolved.name, rjob.name, replica),
         c.LABEL_COMPLETION_INDEX: str(index),
     }
     if rjob.ancestor:
         labels[c.LABEL_ANCESTOR] = rjob.ancestor
-    return labels
-
-
-def pod_annotations(
-    resolved: resolution.ResolvedSpec, rjob: resolution.ResolvedJob, replica: int, index: int
-) -> dict[str, str]:
-    """JobSet's keys again, and the Job controller's completion index (which the pods' rank env reads)."""
-    return {**jobset_keys(resolved, rjob, replica), c.ANNOTATION_COMPLETION_INDEX: str(index)}
+    return labels, {**keys, c.ANNOTATION_COMPLETION_INDEX: str(index)}

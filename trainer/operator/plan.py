@@ -182,11 +182,9 @@ def _pod(
     pod_spec["hostname"] = name
     pod_spec["subdomain"] = resolved.subdomain
     pod_spec.setdefault("restartPolicy", DEFAULT_RESTART_POLICY)
-    labels = {**metadata.get("labels", {}), **jobsetkeys.pod_labels(resolved, rjob, replica, index)}
-    annotations = {
-        **metadata.get("annotations", {}),
-        **jobsetkeys.pod_annotations(resolved, rjob, replica, index),
-    }
+    ours, our_annotations = jobsetkeys.pod_metadata(resolved, rjob, replica, index)
+    labels = {**metadata.get("labels", {}), **ours}
+    annotations = {**metadata.get("annotations", {}), **our_annotations}
     gang = resolved.runtime.pod_group_policy
     if gang is not None and gang.scheduler == "coscheduling":
         labels[c.COSCHEDULING_POD_GROUP_LABEL] = resolved.name

@@ -119,6 +119,15 @@ def printed(call: Callable[[], Any]) -> list[str]:
     return output.getvalue().splitlines()
 
 
+def wait_for_complete(sdk: TrainerClient, calls: Calls, name: str) -> None:
+    """The user's wait for the job to complete (the SDK raises if it fails first), recorded as a call."""
+    calls(
+        "wait_for_job_status(Complete)",
+        lambda: sdk.wait_for_job_status(name, timeout=WAIT, polling_interval=1),
+        job,
+    )
+
+
 def custom_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:
     """A training function on `num_nodes` nodes, followed from Running to Complete, logs streamed."""
     name = calls(
@@ -144,11 +153,7 @@ def custom_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any])
     )
     calls("get_job(running)", lambda: sdk.get_job(name), job)
     calls("get_job_logs(follow)", lambda: list(sdk.get_job_logs(name, follow=True)))
-    calls(
-        "wait_for_job_status(Complete)",
-        lambda: sdk.wait_for_job_status(name, timeout=WAIT, polling_interval=1),
-        job,
-    )
+    wait_for_complete(sdk, calls, name)
     calls("get_job", lambda: sdk.get_job(name), job)
     calls("get_job_logs", lambda: list(sdk.get_job_logs(name)))
     calls("get_job_logs(node-1)", lambda: list(sdk.get_job_logs(name, step="node-1")))
@@ -170,11 +175,7 @@ def container_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, An
     )
     if name is None:
         return
-    calls(
-        "wait_for_job_status(Complete)",
-        lambda: sdk.wait_for_job_status(name, timeout=WAIT, polling_interval=1),
-        job,
-    )
+    wait_for_complete(sdk, calls, name)
     calls("list_jobs", sdk.list_jobs, names)
     calls(
         "list_jobs(runtime)",
@@ -199,11 +200,7 @@ def failing_trainer(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]
     )
     if name is None:
         return
-    calls(
-        "wait_for_job_status(Complete)",
-        lambda: sdk.wait_for_job_status(name, timeout=WAIT, polling_interval=1),
-        job,
-    )
+    wait_for_complete(sdk, calls, name)
     calls(
         "wait_for_job_status(Failed)",
         lambda: sdk.wait_for_job_status(name, status={"Failed"}, timeout=WAIT, polling_interval=1),
@@ -224,11 +221,7 @@ def builtin_torchtune(sdk: TrainerClient, calls: Calls, parameters: dict[str, An
     )
     if name is None:
         return
-    calls(
-        "wait_for_job_status(Complete)",
-        lambda: sdk.wait_for_job_status(name, timeout=WAIT, polling_interval=1),
-        job,
-    )
+    wait_for_complete(sdk, calls, name)
 
 
 def events_and_delete(sdk: TrainerClient, calls: Calls, parameters: dict[str, Any]) -> None:
